@@ -1,0 +1,173 @@
+# jbpfprof build.
+#
+#   make                  build/jbpfprof (release: -O2, BPF skeletons embedded)
+#   make test             unit tests under ASan+UBSan, then root integration tests
+#   make check-unit       unit tests only
+#   make check-integration  integration tests only (root; skip with a reason otherwise)
+#   make bench            the benchmarks in bench/ (see docs/benchmarks.md)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make check-headers    compile every header on its own
+#
+# vmlinux.h is generated from the build machine's kernel BTF (VMLINUX_BTF);
+# CO-RE relocations make the result run on any kernel with BTF.
+
+OUTPUT ?= build
+PREFIX ?= /usr/local
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+V ?= 0
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ifeq ($(filter x86 arm64,$(ARCH)),)
+$(error unsupported architecture $(ARCH): only x86_64 and aarch64 are built)
+endif
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+WARNINGS := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
+	    -Wmissing-prototypes -Wformat=2 -Wvla -Wno-unused-parameter
+BASE_CFLAGS := -std=gnu11 -g -fno-omit-frame-pointer -D_GNU_SOURCE $(WARNINGS) \
+	       -I. -I$(OUTPUT) $(EXTRA_CFLAGS)
+RELEASE_CFLAGS := $(BASE_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+ASAN_CFLAGS := $(BASE_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
+LIBS := -lbpf -lelf -lz -lstdc++ -lpthread $(EXTRA_LDFLAGS)
+
+# Code shared by the profiler and the unit tests: everything but main().
+LIB_SRCS := $(wildcard symbolizer/*.c) $(wildcard output/*.c) \
+	    $(filter-out user/main.c,$(wildcard user/*.c))
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+# Files pulled into objects with .incbin (the flame graph page).
+EMBEDDED := $(wildcard output/*.html)
+
+RELEASE_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/release/%.o,$(LIB_SRCS))
+ASAN_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/asan/%.o,$(LIB_SRCS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
+INTEGRATION_SRCS := $(wildcard tests/integration/test_*.c)
+INTEGRATION_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/%,$(INTEGRATION_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c) $(wildcard examples/*.c)
+WORKLOADS := $(patsubst %.c,$(OUTPUT)/workloads/%,$(notdir $(WORKLOAD_SRCS)))
+
+# Fixtures built at test time (ELF files for the symbolizer tests).
+FIXTURES :=
+-include tests/fixtures/fixtures.mk
+
+# clang's own system include directories, appended after vmlinux.h so that
+# asm/ headers pulled in by libbpf's headers are found on multiarch Debian.
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
+.PHONY: all test check-unit check-integration check-headers bench install clean workloads fixtures
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(OUTPUT)/jbpfprof $(WORKLOADS)
+
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)test -r $(VMLINUX_BTF) || { echo "error: no kernel BTF at $(VMLINUX_BTF); set VMLINUX_BTF=<file with BTF>" >&2; exit 1; }
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(OUTPUT)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-I$(OUTPUT) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $(@:.o=.tmp.o)
+	$(Q)$(BPFTOOL) gen object $@ $(@:.o=.tmp.o)
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(OUTPUT)/release/%.o: %.c $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(RELEASE_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/asan/%.o: %.c $(SKELS)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
+
+# The flame graph page is embedded with .incbin: rebuild when it changes.
+$(filter $(OUTPUT)/release/output/%,$(RELEASE_LIB_OBJS)) \
+$(filter $(OUTPUT)/asan/output/%,$(ASAN_LIB_OBJS)): $(EMBEDDED)
+
+$(OUTPUT)/jbpfprof: $(OUTPUT)/release/user/main.o $(RELEASE_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(RELEASE_CFLAGS) $^ $(LIBS) -o $@
+
+$(OUTPUT)/asan/jbpfprof: $(OUTPUT)/asan/user/main.o $(ASAN_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ASAN_CFLAGS) $^ $(LIBS) -o $@
+
+$(OUTPUT)/asan/tests/%: $(OUTPUT)/asan/tests/unit/%.o $(ASAN_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_CFLAGS) $^ $(LIBS) -lcmocka -o $@
+
+$(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) tests/integration/harness.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_CFLAGS) -Itests/integration $< tests/integration/harness.c -lcmocka -lm -o $@
+
+# Workloads and demos: plain C, frame pointers kept, calls not inlined, so
+# that the profile names the functions the source names.
+WORKLOAD_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+		   -D_GNU_SOURCE -Wall -Wextra -Werror -pthread
+$(OUTPUT)/workloads/%: tests/workloads/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -lm
+$(OUTPUT)/workloads/%: examples/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -lm
+
+$(OUTPUT):
+	$(Q)mkdir -p $@
+
+workloads: $(WORKLOADS)
+fixtures: $(FIXTURES)
+
+check-unit: $(UNIT_TESTS) $(FIXTURES)
+	$(Q)status=0; for t in $(UNIT_TESTS); do \
+		FIXTURE_DIR=$(OUTPUT)/fixtures $$t || status=1; \
+	done; exit $$status
+
+check-integration: $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) $(WORKLOADS)
+	$(Q)status=0; for t in $(INTEGRATION_TESTS); do \
+		JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads $$t || status=1; \
+	done; exit $$status
+
+# Unit tests first: they are fast and say more precisely what broke.
+test: all
+	$(Q)$(MAKE) --no-print-directory check-unit
+	$(Q)$(MAKE) --no-print-directory check-integration
+
+check-headers: $(SKELS)
+	$(Q)for h in $(wildcard user/*.h symbolizer/*.h output/*.h); do \
+		printf '#include "%s"\n#include "%s"\n' $$h $$h | \
+		$(CC) $(RELEASE_CFLAGS) -x c -fsyntax-only - || exit 1; \
+	done; echo "headers: each compiles on its own"
+
+bench: all
+	$(Q)bash bench/run.sh
+
+install: $(OUTPUT)/jbpfprof
+	install -m 0755 -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(OUTPUT)/jbpfprof $(DESTDIR)$(PREFIX)/bin/jbpfprof
+
+clean:
+	rm -rf $(OUTPUT)
+
+-include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

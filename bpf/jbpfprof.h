@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Types shared by the BPF programs (bpf/) and the profiler (user/).
+ *
+ * Everything that crosses the kernel boundary is defined here and nowhere
+ * else. Only fixed-width types and fixed-size arrays: this header compiles
+ * both against vmlinux.h (BPF side) and against <linux/types.h> (userspace).
+ */
+#ifndef JBPFPROF_H
+#define JBPFPROF_H
+
+/*
+ * perf_event_open's own ceiling on stack depth (kernel.perf_event_max_stack
+ * defaults to 127); bpf_get_stack never returns more frames than this.
+ */
+#define JBPF_MAX_STACK_DEPTH 127
+
+/* Number of processes -p may name; the BPF tgid filter map has this size. */
+#define JBPF_MAX_TARGETS 64
+
+#define JBPF_COMM_LEN 16
+
+/* Ring buffer record types: the first field of every record. */
+enum jbpf_record_type {
+	JBPF_RECORD_CPU_SAMPLE = 1,
+};
+
+/*
+ * One CPU sample, variable length: the header is followed by kstack_len
+ * kernel addresses, then ustack_len user addresses, innermost frame first.
+ * The BPF side only sends the frames it captured, so a shallow stack costs a
+ * shallow record.
+ */
+struct jbpf_sample {
+	__u32 type;          /* JBPF_RECORD_CPU_SAMPLE */
+	__u32 cpu;
+	__u64 time_ns;       /* bpf_ktime_get_ns (CLOCK_MONOTONIC) */
+	__u32 tgid;          /* process id as the root pid namespace sees it */
+	__u32 tid;           /* thread id, same namespace */
+	__u16 kstack_len;    /* number of kernel frames that follow */
+	__u16 ustack_len;    /* number of user frames after the kernel ones */
+	__s16 kstack_err;    /* bpf_get_stack error for the kernel stack, or 0 */
+	__s16 ustack_err;    /* same for the user stack */
+	char comm[JBPF_COMM_LEN]; /* thread name at the sampled instant */
+	__u64 ips[];         /* kstack_len + ustack_len addresses */
+};
+
+/*
+ * Loss counters, one slot each in a per-CPU array that userspace sums and
+ * reports. Every event the BPF side drops or damages lands in exactly one.
+ */
+enum jbpf_counter {
+	JBPF_CNT_TICKS,          /* perf events seen, before thinning */
+	JBPF_CNT_SAMPLES,        /* ticks kept by thinning that matched the filter */
+	JBPF_CNT_RINGBUF_FULL,   /* sample dropped: ring buffer had no room */
+	JBPF_CNT_KSTACK_FAILED,  /* kernel stack could not be read (sent without it) */
+	JBPF_CNT_USTACK_FAILED,  /* user stack could not be read (sent without it) */
+	JBPF_CNT_NR,
+};
+
+#endif /* JBPFPROF_H */

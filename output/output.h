@@ -1,0 +1,41 @@
+/*
+ * output: the writers that turn a profile into a file a person reads.
+ *
+ *   collapsed   "frame;frame;... COUNT" per distinct stack, root first,
+ *               lines sorted, the input of every flame graph tool
+ *   flamegraph  one self-contained HTML page (no network, script inline)
+ *   text        the top functions by self and by total count
+ *
+ * Every writer takes the profile and what is known about the recording,
+ * writes to an open stream, and returns 0 or a negative errno (a failed
+ * write included). None of them changes the profile.
+ */
+#ifndef JBPF_OUTPUT_H
+#define JBPF_OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "user/profile.h"
+
+enum output_format {
+	OUTPUT_COLLAPSED,
+	OUTPUT_FLAMEGRAPH,
+	OUTPUT_TEXT,
+};
+
+/* What the recording was; shown in titles and summaries. */
+struct output_meta {
+	const char *title;     /* e.g. "CPU profile of pid 1234 (demo)"; may be NULL */
+	const char *unit;      /* what a count is: "samples"; NULL means samples */
+	double duration_s;     /* length of the recording */
+	unsigned frequency_hz; /* mean sampling frequency, 0 if not sampled */
+	const char *summary;   /* one line: taken, written, lost by cause; may be NULL */
+};
+
+int output_collapsed_write(const struct profile *profile, FILE *out);
+int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
+/* top: rows in each table (by self, by total); 0 means a default of 30. */
+int output_text_write(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out);
+
+#endif /* JBPF_OUTPUT_H */

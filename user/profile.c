@@ -1,0 +1,315 @@
+/*
+ * profile: interned frames and counted stacks (contract in profile.h).
+ *
+ * Layout:
+ *   frames[]      one entry per distinct (name, kind), indexed by frame id
+ *   frame_index   open-addressing hash table of frame ids, keyed by (name, kind)
+ *   stack_ids     all stacks' frame ids end to end; stacks[i] points into it
+ *   stack_index   open-addressing hash table of stack numbers, keyed by ids
+ *
+ * Both hash tables hold indices + 1 (0 marks an empty slot), stay at most
+ * half full, and double when they would not; lookups are linear probes.
+ */
+#include "profile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_MAX_FRAMES (1u << 20)
+#define DEFAULT_MAX_STACKS (4u << 20)
+/* 127 kernel + 127 user frames (perf's limit each) plus roots, with room. */
+#define DEFAULT_MAX_DEPTH 512
+
+struct frame {
+	char *name;
+	enum frame_kind kind;
+	uint64_t hash;
+};
+
+struct stack {
+	size_t first;   /* offset of the first id in stack_ids */
+	uint32_t depth;
+	uint64_t count;
+	uint64_t hash;
+};
+
+struct profile {
+	struct profile_limits limits;
+	struct frame *frames;
+	size_t nr_frames, cap_frames;
+	uint32_t *frame_index;
+	size_t frame_index_cap;
+
+	uint32_t *stack_ids;
+	size_t nr_stack_ids, cap_stack_ids;
+	struct stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	uint32_t *stack_index;
+	size_t stack_index_cap;
+
+	uint64_t total;
+};
+
+static const char *const kind_names[FRAME_KIND_NR] = {
+	[FRAME_KIND_NATIVE] = "native",
+	[FRAME_KIND_KERNEL] = "kernel",
+	[FRAME_KIND_JIT] = "jit",
+	[FRAME_KIND_JAVA_INLINED] = "inlined",
+	[FRAME_KIND_JAVA_INTERP] = "interpreted",
+	[FRAME_KIND_THREAD] = "thread",
+	[FRAME_KIND_PROCESS] = "process",
+	[FRAME_KIND_LOST] = "lost",
+};
+
+const char *frame_kind_name(enum frame_kind kind)
+{
+	if ((unsigned)kind >= FRAME_KIND_NR)
+		return "unknown";
+	return kind_names[kind];
+}
+
+/* FNV-1a, then a final mix so that low bits (the probe index) are good. */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static uint64_t hash_finish(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
+#define HASH_SEED 0xcbf29ce484222325ull
+
+struct profile *profile__new(const struct profile_limits *limits)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	if (limits)
+		p->limits = *limits;
+	if (!p->limits.max_frames)
+		p->limits.max_frames = DEFAULT_MAX_FRAMES;
+	if (!p->limits.max_stacks)
+		p->limits.max_stacks = DEFAULT_MAX_STACKS;
+	if (!p->limits.max_depth)
+		p->limits.max_depth = DEFAULT_MAX_DEPTH;
+	return p;
+}
+
+void profile__free(struct profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nr_frames; i++)
+		free(p->frames[i].name);
+	free(p->frames);
+	free(p->frame_index);
+	free(p->stack_ids);
+	free(p->stacks);
+	free(p->stack_index);
+	free(p);
+}
+
+/* Grows *array so it holds at least need elements of size elem. */
+static int reserve(void **array, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 64;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / elem)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	n = realloc(*array, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*array = n;
+	*cap = ncap;
+	return 0;
+}
+
+/*
+ * Rebuilds a hash index of nr entries at twice the capacity. hash_of gives
+ * entry i's hash; entries are stored as i + 1.
+ */
+static int index_grow(uint32_t **index, size_t *cap, size_t nr,
+		      uint64_t (*hash_of)(const struct profile *, size_t), const struct profile *p)
+{
+	size_t ncap = *cap ? *cap * 2 : 256;
+	uint32_t *n = calloc(ncap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		size_t slot = hash_of(p, i) & (ncap - 1);
+
+		while (n[slot])
+			slot = (slot + 1) & (ncap - 1);
+		n[slot] = (uint32_t)(i + 1);
+	}
+	free(*index);
+	*index = n;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t frame_hash_of(const struct profile *p, size_t i)
+{
+	return p->frames[i].hash;
+}
+
+static uint64_t stack_hash_of(const struct profile *p, size_t i)
+{
+	return p->stacks[i].hash;
+}
+
+int64_t profile__intern(struct profile *p, const char *name, enum frame_kind kind)
+{
+	uint64_t h = hash_finish(hash_bytes(hash_bytes(HASH_SEED, &kind, sizeof(kind)), name, strlen(name)));
+	size_t slot;
+	int err;
+
+	if (p->frame_index_cap) {
+		slot = h & (p->frame_index_cap - 1);
+		while (p->frame_index[slot]) {
+			const struct frame *f = &p->frames[p->frame_index[slot] - 1];
+
+			if (f->hash == h && f->kind == kind && !strcmp(f->name, name))
+				return p->frame_index[slot] - 1;
+			slot = (slot + 1) & (p->frame_index_cap - 1);
+		}
+	}
+	if (p->nr_frames >= p->limits.max_frames || p->nr_frames >= UINT32_MAX - 1)
+		return -ENOSPC;
+	err = reserve((void **)&p->frames, &p->cap_frames, p->nr_frames + 1, sizeof(*p->frames));
+	if (err)
+		return err;
+	if ((p->nr_frames + 1) * 2 > p->frame_index_cap) {
+		err = index_grow(&p->frame_index, &p->frame_index_cap, p->nr_frames, frame_hash_of, p);
+		if (err)
+			return err;
+	}
+	struct frame *f = &p->frames[p->nr_frames];
+
+	f->name = strdup(name);
+	if (!f->name)
+		return -ENOMEM;
+	f->kind = kind;
+	f->hash = h;
+	slot = h & (p->frame_index_cap - 1);
+	while (p->frame_index[slot])
+		slot = (slot + 1) & (p->frame_index_cap - 1);
+	p->frame_index[slot] = (uint32_t)(p->nr_frames + 1);
+	return (int64_t)p->nr_frames++;
+}
+
+int profile__add(struct profile *p, const uint32_t *frames, size_t depth, uint64_t count)
+{
+	uint64_t h;
+	size_t slot;
+	int err;
+
+	if (depth > p->limits.max_depth) {
+		/* Keep the leaf end: that is where the time was spent. */
+		frames += depth - p->limits.max_depth;
+		depth = p->limits.max_depth;
+	}
+	for (size_t i = 0; i < depth; i++)
+		if (frames[i] >= p->nr_frames)
+			return -EINVAL;
+	h = hash_finish(hash_bytes(HASH_SEED, frames, depth * sizeof(*frames)));
+	if (p->stack_index_cap) {
+		slot = h & (p->stack_index_cap - 1);
+		while (p->stack_index[slot]) {
+			struct stack *s = &p->stacks[p->stack_index[slot] - 1];
+
+			if (s->hash == h && s->depth == depth &&
+			    !memcmp(&p->stack_ids[s->first], frames, depth * sizeof(*frames))) {
+				s->count += count;
+				p->total += count;
+				return 0;
+			}
+			slot = (slot + 1) & (p->stack_index_cap - 1);
+		}
+	}
+	if (p->nr_stacks >= p->limits.max_stacks || p->nr_stacks >= UINT32_MAX - 1)
+		return -ENOSPC;
+	err = reserve((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks));
+	if (!err)
+		err = reserve((void **)&p->stack_ids, &p->cap_stack_ids, p->nr_stack_ids + depth,
+			      sizeof(*p->stack_ids));
+	if (!err && (p->nr_stacks + 1) * 2 > p->stack_index_cap)
+		err = index_grow(&p->stack_index, &p->stack_index_cap, p->nr_stacks, stack_hash_of, p);
+	if (err)
+		return err;
+
+	struct stack *s = &p->stacks[p->nr_stacks];
+
+	s->first = p->nr_stack_ids;
+	s->depth = (uint32_t)depth;
+	s->count = count;
+	s->hash = h;
+	if (depth)
+		memcpy(&p->stack_ids[p->nr_stack_ids], frames, depth * sizeof(*frames));
+	p->nr_stack_ids += depth;
+	slot = h & (p->stack_index_cap - 1);
+	while (p->stack_index[slot])
+		slot = (slot + 1) & (p->stack_index_cap - 1);
+	p->stack_index[slot] = (uint32_t)(p->nr_stacks + 1);
+	p->nr_stacks++;
+	p->total += count;
+	return 0;
+}
+
+size_t profile__frame_count(const struct profile *p)
+{
+	return p->nr_frames;
+}
+
+const char *profile__frame_name(const struct profile *p, uint32_t frame)
+{
+	return frame < p->nr_frames ? p->frames[frame].name : "[invalid]";
+}
+
+enum frame_kind profile__frame_kind(const struct profile *p, uint32_t frame)
+{
+	return frame < p->nr_frames ? p->frames[frame].kind : FRAME_KIND_LOST;
+}
+
+size_t profile__stack_count(const struct profile *p)
+{
+	return p->nr_stacks;
+}
+
+const uint32_t *profile__stack(const struct profile *p, size_t i, size_t *depth, uint64_t *count)
+{
+	if (i >= p->nr_stacks) {
+		*depth = 0;
+		*count = 0;
+		return NULL;
+	}
+	*depth = p->stacks[i].depth;
+	*count = p->stacks[i].count;
+	return &p->stack_ids[p->stacks[i].first];
+}
+
+uint64_t profile__total(const struct profile *p)
+{
+	return p->total;
+}

@@ -1,0 +1,75 @@
+/*
+ * profile: the aggregate every output is written from.
+ *
+ * A profile is a set of distinct stacks, each a sequence of frames read root
+ * first, with a count (samples for a CPU profile). Frames are interned: each
+ * distinct (name, kind) pair gets a small id, so a stack is an array of ids
+ * and comparing stacks is comparing integers.
+ *
+ * Names are stored as they are printed in the collapsed format, suffix
+ * included (kernel frames end in "_[k]"); the kind is kept beside the name
+ * so that a writer can colour or group frames without parsing names.
+ *
+ * Memory is bounded by the limits given to profile__new; an add past them
+ * fails with -ENOSPC and changes nothing, so the caller can count the loss.
+ * Not thread-safe: one profile belongs to one thread.
+ */
+#ifndef JBPF_PROFILE_H
+#define JBPF_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum frame_kind {
+	FRAME_KIND_NATIVE,       /* user-space code of an ELF file */
+	FRAME_KIND_KERNEL,       /* kernel code, name ends in "_[k]" */
+	FRAME_KIND_JIT,          /* JIT code named by a perf map or the JVM */
+	FRAME_KIND_JAVA_INLINED, /* Java method inlined into a compiled one */
+	FRAME_KIND_JAVA_INTERP,  /* Java method run by the interpreter */
+	FRAME_KIND_THREAD,       /* the "[name tid=N]" root added by --threads */
+	FRAME_KIND_PROCESS,      /* a process root frame, "name (pid N)" */
+	FRAME_KIND_LOST,         /* a placeholder naming why frames are missing */
+	FRAME_KIND_NR,
+};
+
+/* A short lowercase word for a kind ("kernel", "native", ...), never NULL. */
+const char *frame_kind_name(enum frame_kind kind);
+
+struct profile;
+
+struct profile_limits {
+	size_t max_frames;  /* distinct frames kept, 0 for the default */
+	size_t max_stacks;  /* distinct stacks kept, 0 for the default */
+	size_t max_depth;   /* frames in one stack; longer ones are cut at the root end */
+};
+
+/* An empty profile; NULL when out of memory. limits may be NULL for defaults. */
+struct profile *profile__new(const struct profile_limits *limits);
+void profile__free(struct profile *profile);
+
+/*
+ * The id of the frame (name, kind), adding it if new. name is copied.
+ * Returns the id (>= 0), or -ENOSPC past max_frames, -ENOMEM.
+ */
+int64_t profile__intern(struct profile *profile, const char *name, enum frame_kind kind);
+
+/*
+ * Adds count to the stack frames[0..depth), root first. An existing stack's
+ * count grows; a new one is stored. Returns 0, -EINVAL for a frame id that
+ * was not interned, -ENOSPC past max_stacks, or -ENOMEM.
+ */
+int profile__add(struct profile *profile, const uint32_t *frames, size_t depth, uint64_t count);
+
+size_t profile__frame_count(const struct profile *profile);
+const char *profile__frame_name(const struct profile *profile, uint32_t frame);
+enum frame_kind profile__frame_kind(const struct profile *profile, uint32_t frame);
+
+/* Stacks are numbered 0..profile__stack_count()-1 in the order first added. */
+size_t profile__stack_count(const struct profile *profile);
+/* The frames (root first, valid until the next add) and count of stack i. */
+const uint32_t *profile__stack(const struct profile *profile, size_t i, size_t *depth, uint64_t *count);
+
+/* Sum of all stack counts. */
+uint64_t profile__total(const struct profile *profile);
+
+#endif /* JBPF_PROFILE_H */
