@@ -37,16 +37,37 @@ struct symbolizer_config {
 	const char *proc_root;     /* NULL: "/proc"; tests point it at a fixture tree */
 	const char *kallsyms_path; /* NULL: "/proc/kallsyms" */
 	const char *debug_root;    /* NULL: "/usr/lib/debug" */
-	size_t max_processes;      /* 0: default; processes whose maps are kept */
-	size_t max_files;          /* 0: default; ELF files kept open and parsed */
+	size_t max_processes;      /* 0: 1024; processes whose maps are kept */
+	size_t max_files;          /* 0: 512; ELF files kept open (one fd each until
+				      parsed, on first lookup) or parsed */
 };
 
-/* What a resolved address turned out to be. */
+/*
+ * What a resolved address turned out to be, and what buf holds:
+ *
+ *   SYM_FOUND    the function's name, C++ demangled, without an offset.
+ *                Among aliases of one address: global before weak before
+ *                local, then fewer leading underscores (as perf picks:
+ *                glibc's getpid resolves to "__getpid").
+ *   SYM_JIT      the name a perf map gives, as written there
+ *   SYM_OFFSET   no symbol covers it, but its mapping is known:
+ *                  "<file basename>+0x<file offset>"  in a file mapping
+ *                  "[vdso]+0x<offset>"                 in the vDSO
+ *                  "[anon]"                            anonymous executable
+ *                        memory with no perf-map entry; no offset, since
+ *                        JIT code moves and offsets would only split one
+ *                        unknown frame into many
+ *                  "<[name]>+0x<offset in mapping>"   [vsyscall] and other
+ *                        pseudo-mappings
+ *   SYM_UNKNOWN  "[unknown]": no mapping holds it, or the process was
+ *                never readable; for the kernel, no symbol (or kallsyms
+ *                addresses hidden by kptr_restrict)
+ */
 enum sym_status {
-	SYM_FOUND,      /* buf holds a function name */
-	SYM_JIT,        /* buf holds a name from a perf map (JIT code) */
-	SYM_OFFSET,     /* no symbol covers it: buf holds "file+0xOFFSET" (file offset) */
-	SYM_UNKNOWN,    /* not even the mapping is known: buf holds "[unknown]" */
+	SYM_FOUND,
+	SYM_JIT,
+	SYM_OFFSET,
+	SYM_UNKNOWN,
 };
 
 /* NULL on out of memory. config may be NULL for every default. */
@@ -62,8 +83,9 @@ enum sym_status symbolizer__kernel(struct symbolizer *sym, uint64_t addr, char *
 
 /*
  * Reads tgid's mappings now and holds its files open. Call it as early as
- * possible for processes that may exit. Returns 0, or -ESRCH if the process
- * is gone, or another negative errno.
+ * possible for processes that may exit. A process already known has its
+ * maps read again unless that happened within the last second. Returns 0,
+ * or -ESRCH if the process is gone, or another negative errno.
  */
 int symbolizer__add_process(struct symbolizer *sym, uint32_t tgid);
 
@@ -75,7 +97,11 @@ int symbolizer__add_process(struct symbolizer *sym, uint32_t tgid);
 enum sym_status symbolizer__user(struct symbolizer *sym, uint32_t tgid, uint64_t addr, char *buf,
 				 size_t size);
 
-/* The process's name (comm) as first seen, or NULL if unknown. */
+/*
+ * The process's name (comm) as read when the process was first loaded
+ * (loading it now if it is not known), or NULL if unknown. Valid until the
+ * next call into the symbolizer.
+ */
 const char *symbolizer__process_name(struct symbolizer *sym, uint32_t tgid);
 
 struct symbolizer_stats {

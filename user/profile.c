@@ -239,8 +239,9 @@ int profile__add(struct profile *p, const uint32_t *frames, size_t depth, uint64
 		while (p->stack_index[slot]) {
 			struct stack *s = &p->stacks[p->stack_index[slot] - 1];
 
+			/* With no frames stack_ids may still be NULL: memcmp must not see it. */
 			if (s->hash == h && s->depth == depth &&
-			    !memcmp(&p->stack_ids[s->first], frames, depth * sizeof(*frames))) {
+			    (!depth || !memcmp(&p->stack_ids[s->first], frames, depth * sizeof(*frames)))) {
 				s->count += count;
 				p->total += count;
 				return 0;

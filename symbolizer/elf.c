@@ -1,0 +1,282 @@
+/*
+ * elf: PT_LOAD segments, build-id, debuglink and function symbols of one
+ * ELF file (contract, address spaces and the bias formula in elf.h).
+ *
+ * Only what libelf has bounds-checked is read, and each value taken from
+ * the file is checked once more before use: segment ranges must not wrap,
+ * a debuglink must be a plain file name followed by its CRC inside the
+ * section, a symbol's size must be plausible.
+ */
+#include "symbolizer/elf.h"
+#include "symbolizer/symtab.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * A function larger than this is a corrupt size: it would swallow every
+ * address after it. Such a symbol is kept, as if it had no size.
+ */
+#define MAX_FUNCTION_SIZE (256u << 20)
+/* Notes are a few dozen bytes; a larger PT_NOTE is not worth reading. */
+#define MAX_NOTE_SEGMENT (64u << 10)
+
+static int libelf_ready(void)
+{
+	static int ready = -1;
+
+	if (ready < 0)
+		ready = elf_version(EV_CURRENT) != EV_NONE;
+	return ready;
+}
+
+static void read_loads(Elf *elf, struct elf_image *img)
+{
+	size_t i, phnum;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return;
+	for (i = 0; i < phnum && img->nr_loads < ELF_MAX_LOADS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_offset > UINT64_MAX - ph.p_filesz || ph.p_vaddr > UINT64_MAX - ph.p_filesz)
+			continue;
+		img->loads[img->nr_loads].offset = ph.p_offset;
+		img->loads[img->nr_loads].vaddr = ph.p_vaddr;
+		img->loads[img->nr_loads].filesz = ph.p_filesz;
+		img->nr_loads++;
+	}
+}
+
+/* Looks for NT_GNU_BUILD_ID in one block of notes. Returns 1 when found. */
+static int build_id_from_notes(Elf_Data *data, struct elf_image *img)
+{
+	size_t offset = 0, next, name_off, desc_off;
+	GElf_Nhdr nhdr;
+
+	while (offset < data->d_size &&
+	       (next = gelf_getnote(data, offset, &nhdr, &name_off, &desc_off)) > 0) {
+		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
+		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) && nhdr.n_descsz > 0 &&
+		    nhdr.n_descsz <= ELF_MAX_BUILD_ID) {
+			memcpy(img->build_id, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
+			img->build_id_len = nhdr.n_descsz;
+			return 1;
+		}
+		offset = next;
+	}
+	return 0;
+}
+
+/* Files without section headers (and some images) only have PT_NOTE. */
+static void build_id_from_segments(Elf *elf, struct elf_image *img)
+{
+	size_t i, phnum;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return;
+	for (i = 0; i < phnum && !img->build_id_len; i++) {
+		GElf_Phdr ph;
+		Elf_Data *data;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+		    ph.p_filesz > MAX_NOTE_SEGMENT)
+			continue;
+		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		if (data)
+			build_id_from_notes(data, img);
+	}
+}
+
+/*
+ * .gnu_debuglink: the debug file's name, NUL, padding to 4 bytes, then the
+ * CRC-32 of the debug file in the ELF file's byte order.
+ */
+static void read_debuglink(Elf *elf, Elf_Scn *scn, struct elf_image *img)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	const char *name;
+	size_t len, crc_off;
+	uint32_t crc;
+	GElf_Ehdr ehdr;
+
+	if (!data || !data->d_buf || !gelf_getehdr(elf, &ehdr))
+		return;
+	name = data->d_buf;
+	len = strnlen(name, data->d_size);
+	if (len == 0 || len >= ELF_MAX_DEBUGLINK || len == data->d_size)
+		return;
+	if (memchr(name, '/', len) || !strcmp(name, ".") || !strcmp(name, ".."))
+		return;
+	crc_off = (len + 1 + 3) & ~(size_t)3;
+	if (crc_off > data->d_size || data->d_size - crc_off < 4)
+		return;
+	memcpy(&crc, (const char *)data->d_buf + crc_off, 4);
+	crc = ehdr.e_ident[EI_DATA] == ELFDATA2MSB ? be32toh(crc) : le32toh(crc);
+	memcpy(img->debuglink, name, len);
+	img->debuglink[len] = '\0';
+	img->debuglink_crc = crc;
+}
+
+static enum symtab_binding binding_of(unsigned char st_info)
+{
+	switch (GELF_ST_BIND(st_info)) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return SYMTAB_BIND_GLOBAL;
+	case STB_WEAK:
+		return SYMTAB_BIND_WEAK;
+	default:
+		return SYMTAB_BIND_LOCAL;
+	}
+}
+
+static void read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, struct elf_image *img,
+			 struct symtab *symbols)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, count, entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+
+	if (!data || !entsize)
+		return;
+	count = data->d_size / entsize;
+	for (i = 0; i < count; i++) {
+		GElf_Sym sym;
+		const char *name;
+		int type;
+		uint64_t size;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_value == 0)
+			continue;
+		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+		if (!name || !name[0])
+			continue;
+		if (shdr->sh_type == SHT_SYMTAB)
+			img->has_symtab = 1;
+		img->nr_symbols++;
+		if (!symbols)
+			continue;
+		size = sym.st_size > MAX_FUNCTION_SIZE ? 0 : sym.st_size;
+		if (symtab__add(symbols, sym.st_value, size, name, strlen(name),
+				symtab__alias_priority(binding_of(sym.st_info), name)))
+			break;
+	}
+}
+
+static int read_elf(Elf *elf, struct elf_image *img, struct symtab *symbols)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Ehdr ehdr;
+
+	memset(img, 0, sizeof(*img));
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
+		return -ENOEXEC;
+	read_loads(elf, img);
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		shstrndx = SHN_UNDEF;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		switch (shdr.sh_type) {
+		case SHT_SYMTAB:
+		case SHT_DYNSYM:
+			read_symbols(elf, scn, &shdr, img, symbols);
+			break;
+		case SHT_NOTE:
+			if (!img->build_id_len) {
+				Elf_Data *data = elf_getdata(scn, NULL);
+
+				if (data)
+					build_id_from_notes(data, img);
+			}
+			break;
+		case SHT_PROGBITS:
+			name = shstrndx != SHN_UNDEF ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
+			if (name && !strcmp(name, ".gnu_debuglink"))
+				read_debuglink(elf, scn, img);
+			break;
+		default:
+			break;
+		}
+	}
+	if (!img->build_id_len)
+		build_id_from_segments(elf, img);
+	return 0;
+}
+
+int elf__read_fd(int fd, struct elf_image *img, struct symtab *symbols)
+{
+	Elf *elf;
+	int err;
+
+	memset(img, 0, sizeof(*img));
+	if (!libelf_ready())
+		return -ENOEXEC;
+	/* ELF_C_READ: pread on demand; a file shrinking under an mmap would SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	err = read_elf(elf, img, symbols);
+	elf_end(elf);
+	return err;
+}
+
+int elf__read_memory(const void *image, size_t size, struct elf_image *img,
+		     struct symtab *symbols)
+{
+	char *copy;
+	Elf *elf;
+	int err;
+
+	memset(img, 0, sizeof(*img));
+	if (!libelf_ready() || !size)
+		return -ENOEXEC;
+	/* elf_memory takes a writable buffer; never hand it memory we do not own. */
+	copy = malloc(size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, image, size);
+	elf = elf_memory(copy, size);
+	if (!elf) {
+		free(copy);
+		return -ENOEXEC;
+	}
+	err = read_elf(elf, img, symbols);
+	elf_end(elf);
+	free(copy);
+	return err;
+}
+
+int elf__vaddr(const struct elf_image *img, uint64_t map_start, uint64_t map_pgoff, uint64_t addr,
+	       uint64_t *vaddr)
+{
+	uint64_t file_offset;
+	size_t i;
+
+	if (addr < map_start || addr - map_start > UINT64_MAX - map_pgoff)
+		return -ENOENT;
+	file_offset = addr - map_start + map_pgoff;
+	for (i = 0; i < img->nr_loads; i++) {
+		const struct elf_load *load = &img->loads[i];
+
+		if (file_offset >= load->offset && file_offset - load->offset < load->filesz) {
+			*vaddr = file_offset - load->offset + load->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

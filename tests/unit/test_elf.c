@@ -1,0 +1,356 @@
+/*
+ * elf and debuginfo: symbols at their runtime addresses through the bias
+ * formula (fixture libraries dlopened here, so the loader decides the
+ * addresses), build-id and debuglink reading, separate debug files, and
+ * hostile files: truncated, garbage and bit-flipped ELF.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "symbolizer/debuginfo.h"
+#include "symbolizer/elf.h"
+#include "symbolizer/procmaps.h"
+#include "symbolizer/symtab.h"
+#include "symbolizer_fixture.h"
+
+/* A fixture library loaded into this process, and one symbol looked up in it. */
+static void *fixture_dlopen(const char *name)
+{
+	char path[PATH_MAX];
+	void *handle = dlopen(fixture_path(name, path, sizeof(path)), RTLD_NOW | RTLD_LOCAL);
+
+	if (!handle)
+		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+	assert_non_null(handle);
+	return handle;
+}
+
+static void *fixture_dlsym(void *handle, const char *name)
+{
+	void *addr = dlsym(handle, name);
+
+	assert_non_null(addr);
+	return addr;
+}
+
+/* Calls a fixture's *_address function: the runtime address of a static function. */
+static uint64_t hidden_address(void *handle, const char *getter)
+{
+	void *(*get)(void);
+	void *fn = fixture_dlsym(handle, getter);
+
+	memcpy(&get, &fn, sizeof(get));
+	return (uint64_t)(uintptr_t)get();
+}
+
+/* Our own mapping holding addr. */
+static struct procmaps_entry own_mapping(uint64_t addr)
+{
+	struct procmaps_entry *entries, found = { 0 };
+	size_t i, nr;
+
+	assert_int_equal(procmaps__read("/proc/self/maps", 1, &entries, &nr), 0);
+	for (i = 0; i < nr; i++) {
+		if (addr >= entries[i].start && addr < entries[i].end) {
+			found = entries[i];
+			entries[i].path = NULL;
+		}
+	}
+	procmaps__free(entries, nr);
+	assert_true(found.end > 0);
+	return found;
+}
+
+/* The symbols of a file, sealed. */
+static struct symtab *read_symbols(const char *path, struct elf_image *img)
+{
+	struct symtab *st = symtab__new();
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(elf__read_fd(fd, img, st), 0);
+	close(fd);
+	symtab__finish(st, SYMTAB_OVERLAP_NEST);
+	return st;
+}
+
+/* Resolves runtime address addr of this process through the file mapped there. */
+static void assert_resolves(const char *file, uint64_t addr, const char *expected,
+			    uint64_t *vaddr_out)
+{
+	char path[PATH_MAX];
+	struct procmaps_entry m = own_mapping(addr);
+	struct elf_image img;
+	struct symtab *st;
+	uint64_t vaddr;
+	long idx;
+
+	fixture_path(file, path, sizeof(path));
+	assert_string_equal(m.path, path);
+	st = read_symbols(path, &img);
+	assert_int_equal(elf__vaddr(&img, m.start, m.pgoff, addr, &vaddr), 0);
+	idx = symtab__lookup(st, vaddr);
+	assert_true(idx >= 0);
+	assert_string_equal(symtab__name(st, idx), expected);
+	if (vaddr_out)
+		*vaddr_out = vaddr;
+	symtab__free(st);
+	free(m.path);
+}
+
+static void library_symbols_resolve_at_runtime_addresses(void **state)
+{
+	void *h = fixture_dlopen("libplain.so");
+	uint64_t square = (uint64_t)(uintptr_t)fixture_dlsym(h, "plain_square");
+
+	assert_resolves("libplain.so", square, "plain_square", NULL);
+	assert_resolves("libplain.so", square + 1, "plain_square", NULL);
+	assert_resolves("libplain.so", (uint64_t)(uintptr_t)fixture_dlsym(h, "plain_cube"),
+			"plain_cube", NULL);
+	assert_resolves("libplain.so", hidden_address(h, "plain_hidden_address"),
+			"plain_hidden_helper", NULL);
+	dlclose(h);
+}
+
+/* libvaddr.so is linked at 0x10000000: p_vaddr != p_offset, and the bias is not the map start. */
+static void segment_vaddr_unlike_file_offset(void **state)
+{
+	void *h = fixture_dlopen("libvaddr.so");
+	uint64_t square = (uint64_t)(uintptr_t)fixture_dlsym(h, "vaddr_square"), vaddr;
+	struct procmaps_entry m = own_mapping(square);
+
+	assert_resolves("libvaddr.so", square, "vaddr_square", &vaddr);
+	assert_true(vaddr >= 0x10000000);
+	assert_true(vaddr != square - m.start + m.pgoff);
+	assert_resolves("libvaddr.so", hidden_address(h, "vaddr_hidden_address"),
+			"vaddr_hidden_helper", NULL);
+	free(m.path);
+	dlclose(h);
+}
+
+static void reads_build_id_as_laid_out_in_debug_root(void **state)
+{
+	char path[PATH_MAX], debug[PATH_MAX + 200], hex[2 * ELF_MAX_BUILD_ID + 1];
+	struct elf_image img;
+	struct symtab *st;
+	size_t i;
+
+	st = read_symbols(fixture_path("libbuildid.so", path, sizeof(path)), &img);
+	assert_int_equal(img.build_id_len, 20);
+	for (i = 0; i < img.build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", img.build_id[i]);
+	/* The Makefile named the debug file after readelf's view of the build-id. */
+	snprintf(debug, sizeof(debug), "%s/.build-id/%.2s/%s.debug",
+		 fixture_path("debugroot", path, sizeof(path)), hex, hex + 2);
+	assert_int_equal(access(debug, R_OK), 0);
+	/* Stripped: .dynsym only, which has the exported functions but not the static one. */
+	assert_false(img.has_symtab);
+	assert_true(img.nr_symbols > 0);
+	assert_true(img.nr_loads >= 2);
+	symtab__free(st);
+}
+
+static void reads_debuglink_and_its_crc(void **state)
+{
+	char path[PATH_MAX];
+	struct elf_image img;
+	struct symtab *st;
+	uint32_t crc;
+	int fd;
+
+	st = read_symbols(fixture_path("libdebuglink.so", path, sizeof(path)), &img);
+	assert_string_equal(img.debuglink, "libdebuglink.so.dbg");
+	fd = open(fixture_path("libdebuglink.so.dbg", path, sizeof(path)), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(debuginfo__crc32(fd, &crc), 0);
+	assert_int_equal(crc, img.debuglink_crc);
+	close(fd);
+	symtab__free(st);
+
+	st = read_symbols(fixture_path("libbadcrc.so", path, sizeof(path)), &img);
+	assert_string_equal(img.debuglink, "libbadcrc.so.dbg");
+	fd = open(fixture_path("libbadcrc.so.dbg", path, sizeof(path)), O_RDONLY | O_CLOEXEC);
+	assert_int_equal(debuginfo__crc32(fd, &crc), 0);
+	assert_int_not_equal(crc, img.debuglink_crc);
+	close(fd);
+	symtab__free(st);
+
+	/* Unstripped files have a .symtab and no debuglink. */
+	st = read_symbols(fixture_path("libplain.so", path, sizeof(path)), &img);
+	assert_true(img.has_symtab);
+	assert_string_equal(img.debuglink, "");
+	symtab__free(st);
+}
+
+/* Finds the debug file of a fixture, and resolves its static function with it. */
+static int debug_file_names_hidden(const char *lib, const char *getter, const char *expected)
+{
+	char path[PATH_MAX], root[PATH_MAX];
+	void *h = fixture_dlopen(lib);
+	uint64_t addr = hidden_address(h, getter), vaddr;
+	struct procmaps_entry m = own_mapping(addr);
+	struct debuginfo_where where = {
+		.proc_root = "/proc",
+		.tgid = (uint32_t)getpid(),
+		.debug_root = fixture_path("debugroot", root, sizeof(root)),
+		.path = fixture_path(lib, path, sizeof(path)),
+	};
+	struct elf_image img, debug_img;
+	struct symtab *st = read_symbols(path, &img), *debug_st;
+	long idx;
+	int fd, found;
+
+	/* The stripped file alone cannot name it. */
+	assert_int_equal(elf__vaddr(&img, m.start, m.pgoff, addr, &vaddr), 0);
+	idx = symtab__lookup(st, vaddr);
+	assert_true(idx < 0 || strcmp(symtab__name(st, idx), expected) != 0);
+	symtab__free(st);
+
+	fd = debuginfo__open(&where, &img);
+	found = fd >= 0;
+	if (found) {
+		debug_st = symtab__new();
+		assert_int_equal(elf__read_fd(fd, &debug_img, debug_st), 0);
+		close(fd);
+		symtab__finish(debug_st, SYMTAB_OVERLAP_NEST);
+		idx = symtab__lookup(debug_st, vaddr);
+		assert_true(idx >= 0);
+		assert_string_equal(symtab__name(debug_st, idx), expected);
+		symtab__free(debug_st);
+	}
+	free(m.path);
+	dlclose(h);
+	return found;
+}
+
+static void finds_debug_files_by_build_id_and_debuglink(void **state)
+{
+	assert_true(debug_file_names_hidden("libbuildid.so", "buildid_hidden_address",
+					    "buildid_hidden_helper"));
+	assert_true(debug_file_names_hidden("libdebuglink.so", "debuglink_hidden_address",
+					    "debuglink_hidden_helper"));
+	assert_true(debug_file_names_hidden("libdotdebug.so", "dotdebug_hidden_address",
+					    "dotdebug_hidden_helper"));
+	/* Its debuglink file has the wrong CRC: refused. */
+	assert_false(debug_file_names_hidden("libbadcrc.so", "badcrc_hidden_address",
+					     "badcrc_hidden_helper"));
+}
+
+static void vaddr_conversion_checks_ranges(void **state)
+{
+	struct elf_image img = { 0 };
+	uint64_t vaddr = 0;
+
+	img.nr_loads = 2;
+	img.loads[0] = (struct elf_load){ .offset = 0, .vaddr = 0x400000, .filesz = 0x800 };
+	img.loads[1] = (struct elf_load){ .offset = 0x1000, .vaddr = 0x601000, .filesz = 0x2000 };
+	/* A mapping at 0x7f0000001000 of file offset 0x1000. */
+	assert_int_equal(elf__vaddr(&img, 0x7f0000001000ull, 0x1000, 0x7f0000001234ull, &vaddr), 0);
+	assert_true(vaddr == 0x601234);
+	assert_int_equal(elf__vaddr(&img, 0x7f0000000000ull, 0, 0x7f0000000010ull, &vaddr), 0);
+	assert_true(vaddr == 0x400010);
+	/* Between segments, past the end, below the mapping, and wrapping offsets. */
+	assert_int_equal(elf__vaddr(&img, 0x7f0000000000ull, 0, 0x7f0000000900ull, &vaddr), -ENOENT);
+	assert_int_equal(elf__vaddr(&img, 0x7f0000001000ull, 0x1000, 0x7f0000003000ull, &vaddr), -ENOENT);
+	assert_int_equal(elf__vaddr(&img, 0x7f0000001000ull, 0x1000, 0x1000, &vaddr), -ENOENT);
+	assert_int_equal(elf__vaddr(&img, 0, UINT64_MAX, 0x10, &vaddr), -ENOENT);
+}
+
+/* Reads data as an ELF file; whatever it returns, it must not crash. */
+static int read_bytes(const char *dir, const unsigned char *data, size_t len)
+{
+	char path[PATH_MAX + 16];
+	struct elf_image img;
+	struct symtab *st = symtab__new();
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/hostile", dir);
+	fixture_write(path, data, len);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	err = elf__read_fd(fd, &img, st);
+	close(fd);
+	symtab__finish(st, SYMTAB_OVERLAP_NEST);
+	/* Exercise the result too: lookups over whatever was read. */
+	symtab__lookup(st, 0x1000);
+	symtab__free(st);
+	assert_true(img.nr_loads <= ELF_MAX_LOADS && img.build_id_len <= ELF_MAX_BUILD_ID);
+	assert_true(strlen(img.debuglink) < ELF_MAX_DEBUGLINK);
+	return err;
+}
+
+static void hostile_files_resolve_nothing_and_never_crash(void **state)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	static const size_t cuts[] = { 0, 1, 4, 16, 52, 63, 64, 65, 100, 500, 1000, 4096, 8000 };
+	unsigned char *good, *copy;
+	size_t len, i;
+	uint32_t seed = 12345;
+	unsigned char junk[4096];
+
+	fixture_tmpdir(dir, sizeof(dir));
+	good = (unsigned char *)fixture_read(fixture_path("libdebuglink.so", path, sizeof(path)), &len);
+	copy = malloc(len);
+
+	/* Truncated: the ELF header alone is 64 bytes; anything shorter is no ELF at all. */
+	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		int err = read_bytes(dir, good, cuts[i] < len ? cuts[i] : len - 1);
+
+		if (cuts[i] < 64)
+			assert_int_equal(err, -ENOEXEC);
+	}
+	read_bytes(dir, good, len / 2);
+	read_bytes(dir, good, len - 1);
+
+	/* Garbage, with and without the ELF magic. */
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)((i * 2654435761u) >> 13);
+	assert_int_equal(read_bytes(dir, junk, sizeof(junk)), -ENOEXEC);
+	memcpy(junk, good, 16);
+	read_bytes(dir, junk, sizeof(junk));
+
+	/* Bit flips anywhere: headers, section table, symbol and string tables. */
+	for (i = 0; i < 300; i++) {
+		size_t flips, f;
+
+		memcpy(copy, good, len);
+		flips = 1 + i % 8;
+		for (f = 0; f < flips; f++) {
+			seed = seed * 1103515245u + 12345u;
+			copy[(seed >> 8) % len] ^= (unsigned char)(1u << (seed % 8));
+		}
+		read_bytes(dir, copy, len);
+	}
+	/* In memory too, as for the vDSO. */
+	{
+		struct elf_image img;
+		struct symtab *st = symtab__new();
+
+		assert_int_equal(elf__read_memory(junk + 16, 100, &img, st), -ENOEXEC);
+		elf__read_memory(good, len / 3, &img, st);
+		symtab__free(st);
+	}
+	free(copy);
+	free(good);
+	fixture_rmtree(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(library_symbols_resolve_at_runtime_addresses),
+		cmocka_unit_test(segment_vaddr_unlike_file_offset),
+		cmocka_unit_test(reads_build_id_as_laid_out_in_debug_root),
+		cmocka_unit_test(reads_debuglink_and_its_crc),
+		cmocka_unit_test(finds_debug_files_by_build_id_and_debuglink),
+		cmocka_unit_test(vaddr_conversion_checks_ranges),
+		cmocka_unit_test(hostile_files_resolve_nothing_and_never_crash),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

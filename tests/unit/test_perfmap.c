@@ -1,0 +1,181 @@
+/*
+ * perfmap: line format, later-wins, garbage and huge sizes, bounds, and
+ * resolution of JIT addresses through a fake process whose perf map lives
+ * in its own root under its namespace pid.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "symbolizer/perfmap.h"
+#include "symbolizer/symbolizer.h"
+#include "symbolizer/symtab.h"
+#include "symbolizer_fixture.h"
+
+static const char *name_at(struct symtab *st, uint64_t addr)
+{
+	long idx = symtab__lookup(st, addr);
+
+	return idx < 0 ? NULL : symtab__name(st, idx);
+}
+
+/* Parses text as a perf map file. */
+static struct symtab *load_text(const char *text, size_t len)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	struct symtab *st = NULL;
+	int fd;
+
+	fixture_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/perf.map", dir);
+	fixture_write(path, text, len);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(perfmap__read_fd(fd, &st), 0);
+	close(fd);
+	fixture_rmtree(dir);
+	return st;
+}
+
+static void parses_hex_with_or_without_prefix_and_spaced_names(void **state)
+{
+	uint64_t start, size;
+	const char *name;
+	size_t len;
+
+	assert_int_equal(perfmap__parse_line("7f3c1d2e4a80 1c0 Ljava/lang/String;::hashCode\n", &start,
+					     &size, &name, &len), 1);
+	assert_true(start == 0x7f3c1d2e4a80ull && size == 0x1c0);
+	assert_int_equal(len, strlen("Ljava/lang/String;::hashCode"));
+	assert_int_equal(perfmap__parse_line("0x1000 0X20 LazyCompile:*fib /app/x.js:3\r\n", &start,
+					     &size, &name, &len), 1);
+	assert_true(start == 0x1000 && size == 0x20);
+	assert_memory_equal(name, "LazyCompile:*fib /app/x.js:3", len);
+	assert_int_equal(len, strlen("LazyCompile:*fib /app/x.js:3"));
+
+	assert_int_equal(perfmap__parse_line("1000 20\n", &start, &size, &name, &len), 0);
+	assert_int_equal(perfmap__parse_line("1000 20 \n", &start, &size, &name, &len), 0);
+	assert_int_equal(perfmap__parse_line("xyz 20 name\n", &start, &size, &name, &len), 0);
+	assert_int_equal(perfmap__parse_line("1000 20name\n", &start, &size, &name, &len), 0);
+	assert_int_equal(perfmap__parse_line("10000000000000000 20 n\n", &start, &size, &name, &len), 0);
+	assert_int_equal(perfmap__parse_line("0x 20 n\n", &start, &size, &name, &len), 0);
+}
+
+static void later_entries_win(void **state)
+{
+	static const char text[] = "1000 100 old_code\n"
+				   "2000 40 stub\n"
+				   "1000 80 new_code\n"
+				   "3000 100 first\n"
+				   "2f80 100 replaces_first\n";
+	struct symtab *st = load_text(text, strlen(text));
+
+	assert_string_equal(name_at(st, 0x1010), "new_code");
+	assert_null(name_at(st, 0x10a0)); /* old_code's tail was freed with it */
+	assert_string_equal(name_at(st, 0x2010), "stub");
+	assert_string_equal(name_at(st, 0x3010), "replaces_first");
+	assert_null(name_at(st, 0x3090));
+	symtab__free(st);
+}
+
+static void garbage_and_huge_sizes_are_skipped(void **state)
+{
+	char text[16384];
+	size_t len = 0, i;
+	struct symtab *st;
+
+	len += (size_t)snprintf(text + len, sizeof(text) - len,
+				"0 ffffffffffffffff covers_everything\n"
+				"5000 0 empty\n"
+				"6000 40000001 over_a_gigabyte\n"
+				"7000 10 good\n"
+				"\x01\x02\x03 binary junk\n"
+				"8000 -10 negative\n");
+	/* One line longer than any reader buffer. */
+	text[len++] = '9';
+	text[len++] = ' ';
+	text[len++] = '1';
+	text[len++] = ' ';
+	for (i = 0; i < 9000; i++)
+		text[len++] = 'n';
+	text[len++] = '\n';
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "a000 10 after_long_line\nb000 10 no_newline");
+	st = load_text(text, len);
+	assert_null(name_at(st, 0x10));
+	assert_null(name_at(st, 0x5000));
+	assert_null(name_at(st, 0x6000));
+	assert_string_equal(name_at(st, 0x7008), "good");
+	assert_null(name_at(st, 0x8000));
+	assert_null(name_at(st, 0x9));
+	assert_string_equal(name_at(st, 0xa000), "after_long_line");
+	assert_string_equal(name_at(st, 0xb00f), "no_newline");
+	symtab__free(st);
+}
+
+static void empty_file_gives_empty_table(void **state)
+{
+	struct symtab *st = load_text("", 0);
+
+	assert_int_equal(symtab__count(st), 0);
+	assert_null(name_at(st, 0));
+	symtab__free(st);
+}
+
+/*
+ * A process in its own pid namespace (NSpid 7) with anonymous executable
+ * memory, whose runtime wrote /tmp/perf-7.map inside its root.
+ */
+static void resolves_jit_frames_of_a_namespaced_process(void **state)
+{
+	char tree[PATH_MAX], path[PATH_MAX + 64], buf[128];
+	struct symbolizer_config config = { 0 };
+	struct symbolizer *sym;
+
+	fixture_tmpdir(tree, sizeof(tree));
+	fake_process(tree, 4242, "java", 1000, 7,
+		     "7f0000000000-7f0000100000 rwxp 00000000 00:00 0 \n"
+		     "7f1000000000-7f1000001000 r-xp 00000000 00:00 0 [anon:stubs]\n",
+		     NULL);
+	snprintf(path, sizeof(path), "%s/4242/root/tmp", tree);
+	fixture_mkdirs(path);
+	snprintf(path, sizeof(path), "%s/4242/root/tmp/perf-7.map", tree);
+	fixture_write_str(path, "7f0000001000 100 Interpreter\n"
+				"0x7f0000002000 0x80 LFoo;::bar (compiled)\n"
+				"7f2000000000 10 outside_every_mapping\n");
+	/* The host-side pid's file must not be read. */
+	snprintf(path, sizeof(path), "%s/4242/root/tmp/perf-4242.map", tree);
+	fixture_write_str(path, "7f0000003000 100 wrong_namespace\n");
+
+	config.proc_root = tree;
+	sym = symbolizer__new(&config);
+	assert_int_equal(symbolizer__user(sym, 4242, 0x7f0000001010ull, buf, sizeof(buf)), SYM_JIT);
+	assert_string_equal(buf, "Interpreter");
+	assert_int_equal(symbolizer__user(sym, 4242, 0x7f000000207full, buf, sizeof(buf)), SYM_JIT);
+	assert_string_equal(buf, "LFoo;::bar (compiled)");
+	assert_int_equal(symbolizer__user(sym, 4242, 0x7f0000003000ull, buf, sizeof(buf)), SYM_OFFSET);
+	assert_string_equal(buf, "[anon]");
+	assert_int_equal(symbolizer__user(sym, 4242, 0x7f1000000010ull, buf, sizeof(buf)), SYM_OFFSET);
+	assert_string_equal(buf, "[anon]");
+	assert_int_equal(symbolizer__user(sym, 4242, 0x7f2000000004ull, buf, sizeof(buf)), SYM_JIT);
+	assert_string_equal(buf, "outside_every_mapping");
+	assert_int_equal(symbolizer__user(sym, 4242, 0x10, buf, sizeof(buf)), SYM_UNKNOWN);
+	assert_string_equal(buf, "[unknown]");
+	symbolizer__free(sym);
+	fixture_rmtree(tree);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parses_hex_with_or_without_prefix_and_spaced_names),
+		cmocka_unit_test(later_entries_win),
+		cmocka_unit_test(garbage_and_huge_sizes_are_skipped),
+		cmocka_unit_test(empty_file_gives_empty_table),
+		cmocka_unit_test(resolves_jit_frames_of_a_namespaced_process),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
