@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * CPU sampler: runs on every tick of a per-CPU software cpu-clock perf
+ * event, and for ticks that land on a target thread sends one variable-length
+ * struct jbpf_sample (kernel and user stacks inline) through a ring buffer.
+ *
+ * Randomised intervals. A fixed sampling period lines up with periodic work:
+ * a loop whose cycle equals the period is always sampled at the same phase.
+ * Userspace therefore opens the perf event at a base period b chosen at
+ * random for each recording, 0.5 to 0.8 of the mean interval 1/F, and this
+ * program keeps each tick with probability b*F (keep_threshold / 2^32).
+ * Intervals between kept ticks are then geometric multiples of b with mean
+ * exactly 1/F, and because b is drawn at random it shares no period with the
+ * workload, so tick phases spread evenly over any cycle the workload has.
+ *
+ * Stacks are read into a per-CPU scratch buffer, kernel frames first and
+ * user frames right after them, and only the captured frames are copied to
+ * the ring buffer. Nothing is lost silently: every drop or damaged stack
+ * increments a counter in `counters` (enum jbpf_counter).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "jbpfprof.h"
+
+/* Set by userspace between open and load; the verifier prunes dead branches. */
+const volatile bool filter_by_tgid = false;
+const volatile bool thin_ticks = false;
+const volatile __u32 keep_threshold = 0; /* keep a tick when prandom < this */
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, JBPF_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* Resized by userspace before load (bpf_map__set_max_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, JBPF_CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+#define SAMPLE_MAX_SIZE (sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64))
+
+struct scratch {
+	__u8 bytes[SAMPLE_MAX_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *value = bpf_map_lookup_elem(&counters, &which);
+
+	if (value)
+		*value += 1;
+}
+
+/*
+ * Wake the reader only when the ring is getting full; otherwise it drains on
+ * its own timer. One wakeup per sample would cost more than the sample.
+ */
+static __always_inline __u64 wakeup_flags(void)
+{
+	__u64 used = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+
+	return used > size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+SEC("perf_event")
+int sample_cpu(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct jbpf_sample *sample;
+	__u32 zero = 0;
+	long kbytes, ubytes;
+	__u64 kn, un, size;
+
+	count(JBPF_CNT_TICKS);
+	if (thin_ticks && bpf_get_prandom_u32() >= keep_threshold)
+		return 0;
+	/* tid 0 is the idle task: a CPU with nothing to run. */
+	if (tid == 0)
+		return 0;
+	if (filter_by_tgid && !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	count(JBPF_CNT_SAMPLES);
+
+	sample = bpf_map_lookup_elem(&scratch, &zero);
+	if (!sample)
+		return 0;
+	sample->type = JBPF_RECORD_CPU_SAMPLE;
+	sample->cpu = bpf_get_smp_processor_id();
+	sample->time_ns = bpf_ktime_get_ns();
+	sample->tgid = tgid;
+	sample->tid = tid;
+	bpf_get_current_comm(sample->comm, sizeof(sample->comm));
+
+	kbytes = bpf_get_stack(ctx, sample->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), 0);
+	sample->kstack_err = kbytes < 0 ? kbytes : 0;
+	if (kbytes < 0) {
+		count(JBPF_CNT_KSTACK_FAILED);
+		kbytes = 0;
+	}
+	kn = (__u64)kbytes / sizeof(__u64);
+	if (kn > JBPF_MAX_STACK_DEPTH)
+		kn = JBPF_MAX_STACK_DEPTH;
+
+	ubytes = bpf_get_stack(ctx, &sample->ips[kn], JBPF_MAX_STACK_DEPTH * sizeof(__u64),
+			       BPF_F_USER_STACK);
+	sample->ustack_err = ubytes < 0 ? ubytes : 0;
+	if (ubytes < 0) {
+		count(JBPF_CNT_USTACK_FAILED);
+		ubytes = 0;
+	}
+	un = (__u64)ubytes / sizeof(__u64);
+	if (un > JBPF_MAX_STACK_DEPTH)
+		un = JBPF_MAX_STACK_DEPTH;
+
+	sample->kstack_len = kn;
+	sample->ustack_len = un;
+	size = sizeof(*sample) + (kn + un) * sizeof(__u64);
+	if (size > SAMPLE_MAX_SIZE)
+		return 0;
+	if (bpf_ringbuf_output(&events, sample, size, wakeup_flags()))
+		count(JBPF_CNT_RINGBUF_FULL);
+	return 0;
+}

@@ -1,0 +1,231 @@
+/*
+ * collapsed: the "folded stacks" text every flame graph tool reads.
+ *
+ *   root;caller;...;leaf COUNT
+ *
+ * One line per stack, frames root first, the count after the last space.
+ * Lines are sorted bytewise (as strcmp orders them) so that two runs over
+ * the same profile give the same file, and diffs between files line up.
+ *
+ * Names are written as the profile stores them, with two substitutions that
+ * keep every line parseable whatever the target's symbol tables hold:
+ *
+ *   ';'                      becomes ','  (it would split the frame)
+ *   bytes 0x00-0x1F and 0x7F become '?'  (a newline would split the line)
+ *
+ * Spaces stay: a reader takes the count after the last space. After these
+ * substitutions two different stacks can print the same text (names that
+ * differed only in a ';', or the same name with two kinds, a distinction
+ * this format cannot show); such lines are merged into one with the sum of
+ * their counts, so every line of the file names a different stack. A stack
+ * with no frames prints nothing.
+ *
+ * Lines are never built in memory: a profile can hold millions of deep
+ * stacks. Sorting compares the text of two lines through a cursor that
+ * walks the sanitised frame names of each stack.
+ */
+#include "output.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+
+struct line {
+	const uint32_t *frames;
+	size_t depth;
+	uint64_t count;
+};
+
+/* Walks the bytes of one line: names joined by ';', then an optional tail. */
+struct cursor {
+	const char *const *names; /* sanitised name of each frame id */
+	const uint32_t *frames;
+	size_t depth, next;       /* next: index of the frame after the current one */
+	const char *p;            /* position in the current name, or the tail */
+	const char *tail;         /* " COUNT", or "" to compare frames only */
+	int in_tail;
+};
+
+static void cursor_init(struct cursor *c, const char *const *names, const struct line *l,
+			const char *tail)
+{
+	c->names = names;
+	c->frames = l->frames;
+	c->depth = l->depth;
+	c->next = 1;
+	c->p = names[l->frames[0]];
+	c->tail = tail;
+	c->in_tail = 0;
+}
+
+/* The next byte of the line, or -1 at its end. */
+static int cursor_next(struct cursor *c)
+{
+	if (*c->p)
+		return (unsigned char)*c->p++;
+	if (c->in_tail)
+		return -1;
+	if (c->next < c->depth) {
+		c->p = c->names[c->frames[c->next++]];
+		return ';';
+	}
+	c->in_tail = 1;
+	c->p = c->tail;
+	return *c->p ? (unsigned char)*c->p++ : -1;
+}
+
+struct sort_ctx {
+	const char *const *names;
+	int with_count;
+};
+
+static int line_compare(const void *a, const void *b, void *arg)
+{
+	const struct sort_ctx *ctx = arg;
+	const struct line *la = a, *lb = b;
+	char tail_a[24] = "", tail_b[24] = "";
+	struct cursor ca, cb;
+
+	if (ctx->with_count) {
+		snprintf(tail_a, sizeof(tail_a), " %" PRIu64, la->count);
+		snprintf(tail_b, sizeof(tail_b), " %" PRIu64, lb->count);
+	}
+	cursor_init(&ca, ctx->names, la, tail_a);
+	cursor_init(&cb, ctx->names, lb, tail_b);
+	for (;;) {
+		int x = cursor_next(&ca), y = cursor_next(&cb);
+
+		if (x != y)
+			return x < y ? -1 : 1;
+		if (x < 0)
+			return 0;
+	}
+}
+
+static int needs_sanitising(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == ';' || c < 0x20 || c == 0x7F)
+			return 1;
+	}
+	return 0;
+}
+
+static char *sanitised_copy(const char *s)
+{
+	char *copy = strdup(s);
+
+	if (!copy)
+		return NULL;
+	for (char *p = copy; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == ';')
+			*p = ',';
+		else if (c < 0x20 || c == 0x7F)
+			*p = '?';
+	}
+	return copy;
+}
+
+/*
+ * names[i] is frame i's name as printed: the profile's own string, or a
+ * sanitised copy listed in owned[] so it can be freed.
+ */
+static int build_names(const struct profile *profile, const char ***names_out, char ***owned_out,
+		       size_t *nr_owned)
+{
+	size_t nr = profile__frame_count(profile);
+	const char **names = calloc(nr ? nr : 1, sizeof(*names));
+	char **owned = calloc(nr ? nr : 1, sizeof(*owned));
+
+	*nr_owned = 0;
+	if (!names || !owned)
+		goto nomem;
+	for (size_t i = 0; i < nr; i++) {
+		const char *name = profile__frame_name(profile, (uint32_t)i);
+
+		if (needs_sanitising(name)) {
+			owned[*nr_owned] = sanitised_copy(name);
+			if (!owned[*nr_owned])
+				goto nomem;
+			name = owned[(*nr_owned)++];
+		}
+		names[i] = name;
+	}
+	*names_out = names;
+	*owned_out = owned;
+	return 0;
+nomem:
+	for (size_t i = 0; owned && i < *nr_owned; i++)
+		free(owned[i]);
+	free(owned);
+	free(names);
+	return -ENOMEM;
+}
+
+static void write_line(FILE *out, const char *const *names, const struct line *l)
+{
+	for (size_t i = 0; i < l->depth; i++) {
+		if (i)
+			fputc(';', out);
+		fputs(names[l->frames[i]], out);
+	}
+	fprintf(out, " %" PRIu64 "\n", l->count);
+}
+
+int output_collapsed_write(const struct profile *profile, FILE *out)
+{
+	size_t nr_stacks = profile__stack_count(profile), nr_lines = 0, nr_owned = 0;
+	struct line *lines = calloc(nr_stacks ? nr_stacks : 1, sizeof(*lines));
+	const char **names = NULL;
+	char **owned = NULL;
+	struct sort_ctx ctx;
+	int err;
+
+	if (!lines)
+		return -ENOMEM;
+	err = build_names(profile, &names, &owned, &nr_owned);
+	if (err) {
+		free(lines);
+		return err;
+	}
+	for (size_t i = 0; i < nr_stacks; i++) {
+		struct line *l = &lines[nr_lines];
+
+		l->frames = profile__stack(profile, i, &l->depth, &l->count);
+		if (l->depth)
+			nr_lines++;
+	}
+
+	/* Group equal texts, merge each group, then order by the full line. */
+	ctx.names = names;
+	ctx.with_count = 0;
+	qsort_r(lines, nr_lines, sizeof(*lines), line_compare, &ctx);
+	size_t merged = 0;
+
+	for (size_t i = 0; i < nr_lines; i++) {
+		if (merged && !line_compare(&lines[merged - 1], &lines[i], &ctx))
+			lines[merged - 1].count += lines[i].count;
+		else
+			lines[merged++] = lines[i];
+	}
+	ctx.with_count = 1;
+	qsort_r(lines, merged, sizeof(*lines), line_compare, &ctx);
+
+	emit__begin(out);
+	for (size_t i = 0; i < merged && !ferror(out); i++)
+		write_line(out, names, &lines[i]);
+
+	for (size_t i = 0; i < nr_owned; i++)
+		free(owned[i]);
+	free(owned);
+	free(names);
+	free(lines);
+	return emit__finish(out);
+}

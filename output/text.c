@@ -1,0 +1,227 @@
+/*
+ * text: a report for a terminal, the quickest answer to "where did the
+ * time go".
+ *
+ *   title
+ *   Duration: 30.0 s   Frequency: 99 Hz   Total: 2970 samples
+ *   summary
+ *
+ *   Top 30 functions by self samples
+ *     SELF  PERCENT  FUNCTION
+ *     1234   41.55%  crc32_z
+ *   ...
+ *   Top 30 functions by total samples
+ *   ...
+ *
+ * A function is a frame name: frames with the same name and different kinds
+ * (a Java method seen both interpreted and compiled, say) are one row.
+ * Self counts the samples whose stack ends in the function; total those
+ * whose stack contains it anywhere, each sample once even when the
+ * function recurses, so a total never exceeds 100%. Percentages are of the
+ * profile's total. Rows with a count of zero are left out; ties are broken
+ * by name so the report is the same on every run.
+ *
+ * Names are printed in full, never cut, in the last column so that long
+ * C++ and Java names do not break the alignment. Control characters in
+ * names become '?' (see emit.h): a name must not be able to move the
+ * cursor or retitle the terminal.
+ */
+#include "output.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+
+#define DEFAULT_TOP 30
+
+struct function {
+	const char *name;
+	uint64_t self;
+	uint64_t total;
+	size_t last_stack; /* stack number + 1 that last added to total */
+};
+
+struct functions {
+	struct function *items;
+	size_t nr;
+	uint32_t *of_frame; /* frame id -> index in items */
+};
+
+static int frame_name_compare(const void *a, const void *b, void *arg)
+{
+	const struct profile *profile = arg;
+
+	return strcmp(profile__frame_name(profile, *(const uint32_t *)a),
+		      profile__frame_name(profile, *(const uint32_t *)b));
+}
+
+/* Groups frames by name; each group becomes one function. */
+static int functions_build(const struct profile *profile, struct functions *fns)
+{
+	size_t nr_frames = profile__frame_count(profile);
+	uint32_t *by_name = malloc((nr_frames ? nr_frames : 1) * sizeof(*by_name));
+
+	fns->nr = 0;
+	fns->items = calloc(nr_frames ? nr_frames : 1, sizeof(*fns->items));
+	fns->of_frame = malloc((nr_frames ? nr_frames : 1) * sizeof(*fns->of_frame));
+	if (!by_name || !fns->items || !fns->of_frame) {
+		free(by_name);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr_frames; i++)
+		by_name[i] = (uint32_t)i;
+	qsort_r(by_name, nr_frames, sizeof(*by_name), frame_name_compare, (void *)profile);
+	for (size_t i = 0; i < nr_frames; i++) {
+		const char *name = profile__frame_name(profile, by_name[i]);
+
+		if (!fns->nr || strcmp(fns->items[fns->nr - 1].name, name))
+			fns->items[fns->nr++].name = name;
+		fns->of_frame[by_name[i]] = (uint32_t)(fns->nr - 1);
+	}
+	free(by_name);
+
+	for (size_t s = 0; s < profile__stack_count(profile); s++) {
+		size_t depth;
+		uint64_t count;
+		const uint32_t *frames = profile__stack(profile, s, &depth, &count);
+
+		if (!depth)
+			continue;
+		fns->items[fns->of_frame[frames[depth - 1]]].self += count;
+		for (size_t d = 0; d < depth; d++) {
+			struct function *f = &fns->items[fns->of_frame[frames[d]]];
+
+			if (f->last_stack != s + 1) {
+				f->last_stack = s + 1;
+				f->total += count;
+			}
+		}
+	}
+	return 0;
+}
+
+static void functions_free(struct functions *fns)
+{
+	free(fns->items);
+	free(fns->of_frame);
+}
+
+static int compare_counts(uint64_t a, uint64_t b, const char *name_a, const char *name_b)
+{
+	if (a != b)
+		return a > b ? -1 : 1;
+	return strcmp(name_a, name_b);
+}
+
+static int by_self(const void *a, const void *b)
+{
+	const struct function *fa = *(struct function *const *)a, *fb = *(struct function *const *)b;
+
+	return compare_counts(fa->self, fb->self, fa->name, fb->name);
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct function *fa = *(struct function *const *)a, *fb = *(struct function *const *)b;
+
+	return compare_counts(fa->total, fb->total, fa->name, fb->name);
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static int decimal_width(uint64_t v)
+{
+	int w = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		w++;
+	}
+	return w;
+}
+
+static void write_table(FILE *out, const struct functions *fns, struct function **sorted, size_t top,
+			int use_total, const char *unit, uint64_t grand_total)
+{
+	const char *column = use_total ? "TOTAL" : "SELF";
+	size_t rows = 0;
+	int width = (int)strlen(column);
+
+	qsort(sorted, fns->nr, sizeof(*sorted), use_total ? by_total : by_self);
+	while (rows < top && rows < fns->nr && (use_total ? sorted[rows]->total : sorted[rows]->self))
+		rows++;
+	for (size_t i = 0; i < rows; i++) {
+		int w = decimal_width(use_total ? sorted[i]->total : sorted[i]->self);
+
+		if (w > width)
+			width = w;
+	}
+
+	fprintf(out, "\nTop %zu functions by %s ", top, use_total ? "total" : "self");
+	emit__terminal(out, unit);
+	fputc('\n', out);
+	if (!rows) {
+		fputs("  (none)\n", out);
+		return;
+	}
+	fprintf(out, "  %*s  %7s  FUNCTION\n", width, column, "PERCENT");
+	for (size_t i = 0; i < rows; i++) {
+		uint64_t v = use_total ? sorted[i]->total : sorted[i]->self;
+
+		fprintf(out, "  %*" PRIu64 "  %6.2f%%  ", width, v, percent(v, grand_total));
+		emit__terminal(out, sorted[i]->name);
+		fputc('\n', out);
+	}
+}
+
+int output_text_write(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out)
+{
+	const char *unit = meta && meta->unit ? meta->unit : "samples";
+	uint64_t grand_total = profile__total(profile);
+	struct functions fns = { 0 };
+	struct function **sorted;
+	int err;
+
+	if (!top)
+		top = DEFAULT_TOP;
+	err = functions_build(profile, &fns);
+	if (err) {
+		functions_free(&fns);
+		return err;
+	}
+	sorted = malloc((fns.nr ? fns.nr : 1) * sizeof(*sorted));
+	if (!sorted) {
+		functions_free(&fns);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < fns.nr; i++)
+		sorted[i] = &fns.items[i];
+
+	emit__begin(out);
+	emit__terminal(out, meta && meta->title && *meta->title ? meta->title : "Profile");
+	fputc('\n', out);
+	if (meta && meta->duration_s > 0)
+		fprintf(out, "Duration: %.1f s   ", meta->duration_s);
+	if (meta && meta->frequency_hz)
+		fprintf(out, "Frequency: %u Hz   ", meta->frequency_hz);
+	fprintf(out, "Total: %" PRIu64 " ", grand_total);
+	emit__terminal(out, unit);
+	fputc('\n', out);
+	if (meta && meta->summary && *meta->summary) {
+		emit__terminal(out, meta->summary);
+		fputc('\n', out);
+	}
+
+	write_table(out, &fns, sorted, top, 0, unit, grand_total);
+	write_table(out, &fns, sorted, top, 1, unit, grand_total);
+
+	free(sorted);
+	functions_free(&fns);
+	return emit__finish(out);
+}

@@ -1,0 +1,215 @@
+/*
+ * Option parsing: values, ranges, conflicts, and formats implied by file
+ * names. Every mistake must be OPTIONS_USAGE, never a silent default.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "user/options.h"
+
+#define ARGC(argv) ((int)(sizeof(argv) / sizeof((argv)[0])) - 1)
+
+/* options_parse reports mistakes on stderr; keep the test output readable. */
+static enum options_result parse_quietly(int argc, char **argv, struct options *opts)
+{
+	FILE *saved = stderr;
+	enum options_result r;
+
+	stderr = fopen("/dev/null", "w");
+	r = options_parse(argc, argv, opts);
+	fclose(stderr);
+	stderr = saved;
+	return r;
+}
+
+static void parse_u64_accepts_whole_numbers_in_range(void **state)
+{
+	char err[128];
+	uint64_t v = 0;
+
+	assert_int_equal(parse_u64("-F", "997", 1, 10000, &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 997);
+	assert_int_equal(parse_u64("-F", "1", 1, 10000, &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(parse_u64("-F", "10000", 1, 10000, &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 10000);
+}
+
+static void parse_u64_rejects_junk_and_range(void **state)
+{
+	const char *bad[] = { "", "abc", "99x", " 5", "-5", "+5", "1e3", "5 " };
+	char err[128];
+	uint64_t v = 42;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse_u64("-F", bad[i], 1, 100, &v, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "-F"));
+	}
+	assert_int_equal(parse_u64("-F", "0", 1, 100, &v, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "out of range (1 to 100)"));
+	assert_int_equal(parse_u64("-F", "101", 1, 100, &v, err, sizeof(err)), -1);
+	assert_int_equal(parse_u64("-F", "99999999999999999999999", 1, UINT64_MAX, &v, err, sizeof(err)), -1);
+	assert_int_equal(v, 42);
+}
+
+static void parse_duration_units(void **state)
+{
+	const uint64_t s = 1000000000ull;
+	char err[128];
+	uint64_t ns;
+
+	assert_int_equal(parse_duration("-d", "30", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(ns, 30 * s);
+	assert_int_equal(parse_duration("-d", "1.5s", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(ns, 1500000000ull);
+	assert_int_equal(parse_duration("-d", "200ms", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(ns, 200000000ull);
+	assert_int_equal(parse_duration("-d", "2m", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(ns, 120 * s);
+	assert_int_equal(parse_duration("-d", "1h", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(ns, 3600 * s);
+	assert_int_equal(parse_duration("-d", "250us", 1, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(ns, 250000);
+}
+
+static void parse_duration_rejects(void **state)
+{
+	const char *bad[] = { "", "-1", "s", "10parsecs", "1.5.5", "ten", "nan", "inf" };
+	char err[128];
+	uint64_t ns = 7;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(parse_duration("-d", bad[i], 1000000000ull, 1000000, 1000000000000ull, &ns, err,
+						sizeof(err)),
+				 -1);
+	/* Below the minimum and above the maximum. */
+	assert_int_equal(parse_duration("-d", "0", 1000000000ull, 1000000, 1000000000000ull, &ns, err, sizeof(err)), -1);
+	assert_int_equal(parse_duration("-d", "2000s", 1000000000ull, 1, 1000000000000ull, &ns, err, sizeof(err)), -1);
+	assert_int_equal(ns, 7);
+}
+
+static void defaults(void **state)
+{
+	char *argv[] = { "jbpfprof", "-p", "1234", NULL };
+	struct options o;
+
+	assert_int_equal(options_parse(ARGC(argv), argv, &o), OPTIONS_RUN);
+	assert_int_equal(o.nr_pids, 1);
+	assert_int_equal(o.pids[0], 1234);
+	assert_int_equal(o.frequency_hz, DEFAULT_FREQUENCY_HZ);
+	assert_int_equal(o.duration_ns, 0);
+	assert_int_equal(o.format, OUTPUT_FLAMEGRAPH);
+	assert_null(o.output_path);
+	assert_false(o.threads);
+	assert_false(o.all);
+}
+
+static void every_option(void **state)
+{
+	char *argv[] = { "jbpfprof", "-p", "1,2,3", "-d", "10", "-F", "997", "-o", "text",
+			 "-f", "out.report", "--threads", "--top", "5", "-v", NULL };
+	struct options o;
+
+	assert_int_equal(options_parse(ARGC(argv), argv, &o), OPTIONS_RUN);
+	assert_int_equal(o.nr_pids, 3);
+	assert_int_equal(o.pids[2], 3);
+	assert_int_equal(o.duration_ns, 10000000000ull);
+	assert_int_equal(o.frequency_hz, 997);
+	assert_int_equal(o.format, OUTPUT_TEXT);
+	assert_string_equal(o.output_path, "out.report");
+	assert_true(o.threads);
+	assert_int_equal(o.text_top, 5);
+	assert_int_equal(o.verbose, 1);
+}
+
+static void format_from_file_name(void **state)
+{
+	char *html[] = { "jbpfprof", "-a", "-f", "x.html", NULL };
+	char *collapsed[] = { "jbpfprof", "-a", "-f", "dir.d/x.collapsed", NULL };
+	char *txt[] = { "jbpfprof", "-a", "-f", "x.txt", NULL };
+	char *explicit[] = { "jbpfprof", "-a", "-o", "flamegraph", "-f", "x.txt", NULL };
+	char *dash[] = { "jbpfprof", "-a", "-f", "-", NULL };
+	char *unknown[] = { "jbpfprof", "-a", "-f", "x.pdf", NULL };
+	char *dot_in_dir[] = { "jbpfprof", "-a", "-f", "out.d/profile", NULL };
+	struct options o;
+
+	assert_int_equal(options_parse(ARGC(html), html, &o), OPTIONS_RUN);
+	assert_int_equal(o.format, OUTPUT_FLAMEGRAPH);
+	assert_int_equal(options_parse(ARGC(collapsed), collapsed, &o), OPTIONS_RUN);
+	assert_int_equal(o.format, OUTPUT_COLLAPSED);
+	assert_int_equal(options_parse(ARGC(txt), txt, &o), OPTIONS_RUN);
+	assert_int_equal(o.format, OUTPUT_COLLAPSED);
+	assert_int_equal(options_parse(ARGC(explicit), explicit, &o), OPTIONS_RUN);
+	assert_int_equal(o.format, OUTPUT_FLAMEGRAPH);
+	assert_int_equal(options_parse(ARGC(dash), dash, &o), OPTIONS_RUN);
+	assert_int_equal(o.format, OUTPUT_COLLAPSED);
+	assert_int_equal(parse_quietly(ARGC(unknown), unknown, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(dot_in_dir), dot_in_dir, &o), OPTIONS_USAGE);
+	assert_string_equal(format_extension(OUTPUT_FLAMEGRAPH), "html");
+	assert_string_equal(format_extension(OUTPUT_COLLAPSED), "collapsed");
+	assert_string_equal(format_extension(OUTPUT_TEXT), "txt");
+}
+
+static void usage_mistakes(void **state)
+{
+	char *none[] = { "jbpfprof", NULL };
+	char *both[] = { "jbpfprof", "-a", "-p", "1", NULL };
+	char *dup[] = { "jbpfprof", "-p", "5,5", NULL };
+	char *empty_item[] = { "jbpfprof", "-p", "5,", NULL };
+	char *zero_pid[] = { "jbpfprof", "-p", "0", NULL };
+	char *freq_high[] = { "jbpfprof", "-a", "-F", "10001", NULL };
+	char *bad_format[] = { "jbpfprof", "-a", "-o", "svg", NULL };
+	char *stray[] = { "jbpfprof", "-a", "extra", NULL };
+	char *missing[] = { "jbpfprof", "-a", "-F", NULL };
+	char *unknown[] = { "jbpfprof", "-a", "--frobnicate", NULL };
+	char *empty_file[] = { "jbpfprof", "-a", "-f", "", NULL };
+	struct options o;
+
+	assert_int_equal(parse_quietly(ARGC(none), none, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(both), both, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(dup), dup, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(empty_item), empty_item, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(zero_pid), zero_pid, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(freq_high), freq_high, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(bad_format), bad_format, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(stray), stray, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(missing), missing, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(unknown), unknown, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(empty_file), empty_file, &o), OPTIONS_USAGE);
+}
+
+static void too_many_pids(void **state)
+{
+	char list[OPTIONS_MAX_PIDS * 8 + 16];
+	char *argv[] = { "jbpfprof", "-p", list, NULL };
+	size_t used = 0;
+	struct options o;
+
+	for (int i = 1; i <= OPTIONS_MAX_PIDS + 1; i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d", i > 1 ? "," : "", i);
+	assert_int_equal(parse_quietly(ARGC(argv), argv, &o), OPTIONS_USAGE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parse_u64_accepts_whole_numbers_in_range),
+		cmocka_unit_test(parse_u64_rejects_junk_and_range),
+		cmocka_unit_test(parse_duration_units),
+		cmocka_unit_test(parse_duration_rejects),
+		cmocka_unit_test(defaults),
+		cmocka_unit_test(every_option),
+		cmocka_unit_test(format_from_file_name),
+		cmocka_unit_test(usage_mistakes),
+		cmocka_unit_test(too_many_pids),
+	};
+
+	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
+}

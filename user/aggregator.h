@@ -1,0 +1,59 @@
+/*
+ * aggregator: turns the sampler's records into stacks in a profile.
+ *
+ * For each record it resolves the frames through the symbolizer and adds one
+ * stack, root first:
+ *
+ *   [process root]  with -a or several -p: the process's name
+ *   [thread root]   with --threads: "[<thread name> tid=<tid>]"
+ *   user frames     outermost first; return addresses are looked up one byte
+ *                   back, so a call that ends its function names the caller
+ *   kernel frames   suffixed "_[k]"
+ *
+ * A stack part that could not be read is replaced by one frame naming the
+ * reason, so the sample still counts where it is known to belong. Records
+ * are validated before use; a malformed one is counted and dropped.
+ */
+#ifndef JBPF_AGGREGATOR_H
+#define JBPF_AGGREGATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolizer/symbolizer.h"
+#include "user/profile.h"
+
+enum aggregator_root {
+	AGGREGATOR_ROOT_NONE,
+	AGGREGATOR_ROOT_PROCESS_NAME,     /* "name" */
+	AGGREGATOR_ROOT_PROCESS_PID,      /* "name (pid N)" */
+};
+
+struct aggregator_config {
+	enum aggregator_root process_root;
+	bool thread_root;
+};
+
+struct aggregator_stats {
+	uint64_t received;        /* records handed to aggregator__add */
+	uint64_t written;         /* samples now counted in the profile */
+	uint64_t malformed;       /* records that failed validation */
+	uint64_t profile_full;    /* dropped: the profile reached its bounds */
+	uint64_t no_user_stack;   /* kept, user part replaced by a reason frame */
+	uint64_t no_kernel_stack; /* kept, kernel part replaced by a reason frame */
+};
+
+struct aggregator;
+
+/* sym and profile stay owned by the caller and must outlive the aggregator. */
+struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
+				   struct profile *profile);
+void aggregator__free(struct aggregator *agg);
+
+/* One ring buffer record (any type); unknown types count as malformed. */
+void aggregator__add(struct aggregator *agg, const void *record, size_t size);
+
+void aggregator__stats(const struct aggregator *agg, struct aggregator_stats *stats);
+
+#endif /* JBPF_AGGREGATOR_H */

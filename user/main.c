@@ -1,0 +1,380 @@
+/*
+ * jbpfprof: the command. Parses options, checks the machine, records, and
+ * writes the chosen output, then one summary line on stderr.
+ *
+ * Exit status: 0 when a profile was written, 1 when the recording or the
+ * output failed, 2 for a mistake on the command line.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output/output.h"
+#include "symbolizer/symbolizer.h"
+#include "user/aggregator.h"
+#include "user/checks.h"
+#include "user/options.h"
+#include "user/profile.h"
+#include "user/sampler.h"
+#include "user/session.h"
+
+#define BTF_PATH "/sys/kernel/btf/vmlinux"
+
+struct recording {
+	struct options opts;
+	uint32_t tgids[OPTIONS_MAX_PIDS];
+	size_t nr_tgids;
+	struct symbolizer *sym;
+	struct profile *profile;
+	struct aggregator *agg;
+	struct sampler *sampler;
+	struct session_result session;
+	uint64_t counters[JBPF_CNT_NR];
+	char path[4096];
+};
+
+/*
+ * The symbolizer holds each mapped file open until it has read its symbols,
+ * up to its file cache's bound (512); with one perf event per CPU and the
+ * BPF maps, a large host would pass the usual soft limit of 1024. Raise the
+ * soft limit to the hard one.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit limit;
+
+	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+		limit.rlim_cur = limit.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &limit);
+	}
+}
+
+static void on_record(void *ctx, const void *data, size_t size)
+{
+	aggregator__add(ctx, data, size);
+}
+
+static uint64_t samples_so_far(void *ctx)
+{
+	struct aggregator_stats stats;
+
+	aggregator__stats(ctx, &stats);
+	return stats.written;
+}
+
+/* -p names processes or threads; the BPF filter wants distinct processes. */
+static int resolve_targets(struct recording *rec)
+{
+	char err[256];
+
+	for (size_t i = 0; i < rec->opts.nr_pids; i++) {
+		uint32_t pid = rec->opts.pids[i], tgid;
+		bool seen = false;
+
+		if (checks__resolve_pid("/proc", pid, &tgid, err, sizeof(err))) {
+			fprintf(stderr, "jbpfprof: %s\n", err);
+			return -1;
+		}
+		if (tgid != pid)
+			fprintf(stderr, "jbpfprof: %u is a thread of process %u; profiling the process\n", pid,
+				tgid);
+		for (size_t j = 0; j < rec->nr_tgids; j++)
+			seen |= rec->tgids[j] == tgid;
+		if (!seen)
+			rec->tgids[rec->nr_tgids++] = tgid;
+	}
+	return 0;
+}
+
+static void describe_targets(const struct recording *rec, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	if (rec->opts.all) {
+		snprintf(buf, size, "all processes");
+		return;
+	}
+	for (size_t i = 0; i < rec->nr_tgids && used < size; i++) {
+		const char *name = symbolizer__process_name(rec->sym, rec->tgids[i]);
+
+		used += (size_t)snprintf(buf + used, size - used, "%spid %u%s%s%s", i ? ", " : "", rec->tgids[i],
+					 name ? " (" : "", name ? name : "", name ? ")" : "");
+	}
+}
+
+static void default_path(const struct recording *rec, char *buf, size_t size)
+{
+	char stamp[32], who[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	if (rec->opts.all)
+		snprintf(who, sizeof(who), "all");
+	else
+		snprintf(who, sizeof(who), "%u", rec->tgids[0]);
+	snprintf(buf, size, "jbpfprof-%s-%s.%s", who, stamp, format_extension(rec->opts.format));
+}
+
+/*
+ * Under sudo the file would belong to root in the user's own directory; hand
+ * it to the user who asked for it.
+ */
+static void give_to_sudo_user(int fd)
+{
+	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
+
+	if (geteuid() != 0 || !uid || !gid)
+		return;
+	if (fchown(fd, (uid_t)strtoul(uid, NULL, 10), (gid_t)strtoul(gid, NULL, 10)))
+		return; /* the file is still usable by root; not worth failing over */
+}
+
+static const char *format_noun(enum output_format format)
+{
+	switch (format) {
+	case OUTPUT_COLLAPSED:
+		return "collapsed stacks";
+	case OUTPUT_TEXT:
+		return "text report";
+	case OUTPUT_FLAMEGRAPH:
+		break;
+	}
+	return "flame graph";
+}
+
+/* The losses and damage, e.g. "lost 3 (ring buffer full 3)"; empty when none. */
+static void describe_losses(const struct recording *rec, const struct aggregator_stats *stats,
+			    uint64_t unaccounted, char *buf, size_t size)
+{
+	uint64_t lost = rec->counters[JBPF_CNT_RINGBUF_FULL] + stats->profile_full + stats->malformed + unaccounted;
+	size_t used;
+
+	used = (size_t)snprintf(buf, size, "%llu lost", (unsigned long long)lost);
+	if (lost) {
+		const char *sep = " (";
+		struct {
+			const char *what;
+			uint64_t n;
+		} causes[] = {
+			{ "ring buffer full", rec->counters[JBPF_CNT_RINGBUF_FULL] },
+			{ "profile full", stats->profile_full },
+			{ "malformed", stats->malformed },
+			{ "not delivered", unaccounted },
+		};
+
+		for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]) && used < size; i++) {
+			if (!causes[i].n)
+				continue;
+			used += (size_t)snprintf(buf + used, size - used, "%s%s %llu", sep, causes[i].what,
+						 (unsigned long long)causes[i].n);
+			sep = ", ";
+		}
+		if (used < size)
+			used += (size_t)snprintf(buf + used, size - used, ")");
+	}
+	if (stats->no_user_stack && used < size)
+		used += (size_t)snprintf(buf + used, size - used, "; %llu without a user stack",
+					 (unsigned long long)stats->no_user_stack);
+	if (stats->no_kernel_stack && used < size)
+		snprintf(buf + used, size - used, "; %llu without a kernel stack",
+			 (unsigned long long)stats->no_kernel_stack);
+}
+
+static int write_output(struct recording *rec, const char *summary)
+{
+	const struct options *o = &rec->opts;
+	struct output_meta meta = {
+		.unit = "samples",
+		.duration_s = rec->session.elapsed_s,
+		.frequency_hz = o->frequency_hz,
+		.summary = summary,
+	};
+	char title[512], targets[256];
+	bool to_stdout = o->output_path && !strcmp(o->output_path, "-");
+	FILE *out = stdout;
+	int error, fd;
+
+	describe_targets(rec, targets, sizeof(targets));
+	snprintf(title, sizeof(title), "CPU profile of %s", targets);
+	meta.title = title;
+	if (!to_stdout) {
+		if (o->output_path)
+			snprintf(rec->path, sizeof(rec->path), "%s", o->output_path);
+		else
+			default_path(rec, rec->path, sizeof(rec->path));
+		fd = open(rec->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0 || !(out = fdopen(fd, "w"))) {
+			fprintf(stderr, "jbpfprof: cannot write %s: %s\n", rec->path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		give_to_sudo_user(fd);
+	}
+	switch (o->format) {
+	case OUTPUT_COLLAPSED:
+		error = output_collapsed_write(rec->profile, out);
+		break;
+	case OUTPUT_TEXT:
+		error = output_text_write(rec->profile, &meta, o->text_top, out);
+		break;
+	default:
+		error = output_flamegraph_write(rec->profile, &meta, out);
+		break;
+	}
+	if (to_stdout)
+		error = fflush(out) ? -errno : error;
+	else if (fclose(out) && !error)
+		error = -errno;
+	if (error) {
+		fprintf(stderr, "jbpfprof: writing %s failed: %s\n", to_stdout ? "standard output" : rec->path,
+			strerror(-error));
+		return -1;
+	}
+	return 0;
+}
+
+static int record(struct recording *rec)
+{
+	const struct options *o = &rec->opts;
+	struct aggregator_config agg_config = {
+		.process_root = o->all ? AGGREGATOR_ROOT_PROCESS_NAME
+			       : rec->nr_tgids > 1 ? AGGREGATOR_ROOT_PROCESS_PID
+						   : AGGREGATOR_ROOT_NONE,
+		.thread_root = o->threads,
+	};
+	struct sampler_config sampler_config = {
+		.tgids = rec->tgids,
+		.nr_tgids = rec->nr_tgids,
+		.frequency_hz = o->frequency_hz,
+		.fixed_interval = o->fixed_interval,
+		.verbose = o->verbose,
+		.on_record = on_record,
+	};
+	struct session_config session_config = {
+		.duration_ns = o->duration_ns,
+		.tgids = rec->tgids,
+		.nr_tgids = rec->nr_tgids,
+		.progress = isatty(STDERR_FILENO),
+		.samples_so_far = samples_so_far,
+	};
+	char err[512], targets[256], duration[64];
+	sigset_t stop_signals;
+	int error;
+
+	/*
+	 * From here on SIGINT and SIGTERM wait for the session to read them: one
+	 * that comes while the sampler is being set up must end the recording,
+	 * not kill the process before the output is written.
+	 */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
+
+	rec->sym = symbolizer__new(NULL);
+	rec->profile = profile__new(NULL);
+	if (!rec->sym || !rec->profile)
+		goto oom;
+	/* Read the targets' maps now, so a target that exits early still resolves. */
+	for (size_t i = 0; i < rec->nr_tgids; i++)
+		symbolizer__add_process(rec->sym, rec->tgids[i]);
+	rec->agg = aggregator__new(&agg_config, rec->sym, rec->profile);
+	if (!rec->agg)
+		goto oom;
+	sampler_config.ctx = rec->agg;
+	session_config.ctx = rec->agg;
+	if (sampler__open(&sampler_config, &rec->sampler, err, sizeof(err))) {
+		fprintf(stderr, "jbpfprof: %s\n", err);
+		return -1;
+	}
+	describe_targets(rec, targets, sizeof(targets));
+	if (o->duration_ns)
+		snprintf(duration, sizeof(duration), "for %g s", (double)o->duration_ns / 1e9);
+	else
+		snprintf(duration, sizeof(duration), "until Ctrl-C");
+	fprintf(stderr, "jbpfprof: sampling %s at %u Hz%s on %u CPUs %s\n", targets, o->frequency_hz,
+		o->fixed_interval ? " (fixed interval)" : "", sampler__cpus(rec->sampler), duration);
+	error = session__run(rec->sampler, &session_config, &rec->session, err, sizeof(err));
+	sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
+	if (error) {
+		fprintf(stderr, "jbpfprof: %s\n", err);
+		return -1;
+	}
+	sampler__counters(rec->sampler, rec->counters);
+	return 0;
+oom:
+	fprintf(stderr, "jbpfprof: out of memory\n");
+	return -1;
+}
+
+static void cleanup(struct recording *rec)
+{
+	sampler__close(rec->sampler);
+	aggregator__free(rec->agg);
+	profile__free(rec->profile);
+	symbolizer__free(rec->sym);
+}
+
+int main(int argc, char **argv)
+{
+	static struct recording rec;
+	struct aggregator_stats stats;
+	char err[512], losses[512], summary[1024];
+	uint64_t taken, unaccounted;
+	int status = 1;
+
+	switch (options_parse(argc, argv, &rec.opts)) {
+	case OPTIONS_DONE:
+		return 0;
+	case OPTIONS_USAGE:
+		return 2;
+	case OPTIONS_RUN:
+		break;
+	}
+	if (checks__environment(BTF_PATH, err, sizeof(err))) {
+		fprintf(stderr, "jbpfprof: %s\n", err);
+		return 1;
+	}
+	if (resolve_targets(&rec))
+		return 1;
+	raise_fd_limit();
+	if (record(&rec))
+		goto out;
+
+	aggregator__stats(rec.agg, &stats);
+	taken = rec.counters[JBPF_CNT_SAMPLES];
+	/* Every sample taken is written or lost for a counted reason; say so if not. */
+	unaccounted = taken - rec.counters[JBPF_CNT_RINGBUF_FULL] - stats.received;
+	if (unaccounted > taken)
+		unaccounted = 0;
+	describe_losses(&rec, &stats, unaccounted, losses, sizeof(losses));
+	snprintf(summary, sizeof(summary), "%llu samples taken, %llu written, %s",
+		 (unsigned long long)taken, (unsigned long long)stats.written, losses);
+	if (write_output(&rec, summary))
+		goto out;
+	fprintf(stderr, "jbpfprof: %s in %.1f s\n", summary, rec.session.elapsed_s);
+	if (!stats.written)
+		fprintf(stderr, "jbpfprof: no samples: the target%s did not run on a CPU while recording\n",
+			rec.nr_tgids > 1 ? "s" : "");
+	if (rec.session.nr_exited && rec.nr_tgids)
+		fprintf(stderr, "jbpfprof: %s exited during the recording; the profile covers the time before\n",
+			rec.session.all_exited && rec.nr_tgids == 1 ? "the target" : "some targets");
+	if (rec.opts.output_path && !strcmp(rec.opts.output_path, "-"))
+		status = 0;
+	else {
+		fprintf(stderr, "jbpfprof: wrote %s to %s\n", format_noun(rec.opts.format), rec.path);
+		status = 0;
+	}
+out:
+	cleanup(&rec);
+	return status;
+}

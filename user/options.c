@@ -1,0 +1,330 @@
+/*
+ * options: parsing and checking the command line (contract in options.h).
+ *
+ * Every mistake ends in one line on stderr, "jbpfprof: <what is wrong>",
+ * followed by a hint to --help, and OPTIONS_USAGE (exit status 2).
+ * Conflicts between options are checked once, after all are read.
+ */
+#include "options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "version.h"
+
+#define NS_PER_SEC 1000000000ull
+/* A recording longer than a year is a typo, not a plan. */
+#define MAX_DURATION_NS (366ull * 24 * 3600 * NS_PER_SEC)
+
+enum {
+	OPT_THREADS = 0x100,
+	OPT_FIXED_INTERVAL,
+	OPT_TOP,
+};
+
+static const struct option long_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "format", required_argument, NULL, 'o' },
+	{ "file", required_argument, NULL, 'f' },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "fixed-interval", no_argument, NULL, OPT_FIXED_INTERVAL },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void options_print_help(FILE *out)
+{
+	fprintf(out,
+"Usage: jbpfprof [-p PID[,PID...] | -a] [-d SECONDS] [-F HZ] [-o FORMAT] [-f FILE] [--threads]\n"
+"\n"
+"Sample where processes spend CPU time, with kernel and user frames in one\n"
+"stack, and write a flame graph, collapsed stacks or a text report.\n"
+"\n"
+"  -p, --pid PID[,PID...]   profile these processes (a thread id means its process)\n"
+"  -a, --all                profile every process on the host\n"
+"  -d, --duration SECONDS   stop after this long (units ms, s, m, h accepted);\n"
+"                           default: until Ctrl-C or every target has exited\n"
+"  -F, --frequency HZ       mean samples per second per CPU, 1 to %u (default %u);\n"
+"                           intervals are randomised around 1/HZ\n"
+"  -o, --format FORMAT      flamegraph (HTML page), collapsed or text;\n"
+"                           default: from FILE's extension (.html flamegraph,\n"
+"                           .collapsed or .txt collapsed), else flamegraph\n"
+"  -f, --file FILE          where to write; '-' for standard output; default:\n"
+"                           jbpfprof-<pid>-<YYYYmmdd-HHMMSS>.<ext> here\n"
+"      --threads            start each stack with a [<thread name> tid=<tid>] frame\n"
+"      --top N              rows in each table of the text report (default %u)\n"
+"      --fixed-interval     sample at exactly 1/HZ, without randomisation; this\n"
+"                           aliases with periodic work and exists for comparison\n"
+"  -v, --verbose            more detail: libbpf messages, cache statistics\n"
+"  -h, --help               this help\n"
+"  -V, --version            the version\n"
+"\n"
+"Ctrl-C (SIGINT) or SIGTERM ends the recording early; the output is still\n"
+"written. At the end one line on stderr says how many samples were taken,\n"
+"written and lost, and why. Needs root (or CAP_BPF and CAP_PERFMON) and a\n"
+"kernel with BTF.\n"
+"\n"
+"Examples:\n"
+"  jbpfprof -p 1234 -d 30                    30 s of pid 1234 into an HTML flame graph\n"
+"  jbpfprof -p 1234 -F 997 -f out.collapsed  until Ctrl-C, collapsed stacks\n"
+"  jbpfprof -a -d 10 -o text -f -            the whole host, top functions on stdout\n",
+		MAX_FREQUENCY_HZ, DEFAULT_FREQUENCY_HZ, DEFAULT_TEXT_TOP);
+}
+
+int parse_u64(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out,
+	      char *err, size_t err_size)
+{
+	unsigned long long value;
+	char *end;
+
+	/* strtoull accepts leading blanks and a minus sign; we want neither. */
+	if (!isdigit((unsigned char)arg[0])) {
+		snprintf(err, err_size, "%s: '%s' is not a whole number", option, arg);
+		return -1;
+	}
+	errno = 0;
+	value = strtoull(arg, &end, 10);
+	if (*end) {
+		snprintf(err, err_size, "%s: '%s' is not a whole number", option, arg);
+		return -1;
+	}
+	if (errno == ERANGE || value < min || value > max) {
+		snprintf(err, err_size, "%s: %s is out of range (%llu to %llu)", option, arg,
+			 (unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	*out = value;
+	return 0;
+}
+
+static const struct {
+	const char *suffix;
+	uint64_t ns;
+} duration_units[] = {
+	{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", NS_PER_SEC },
+	{ "m", 60 * NS_PER_SEC }, { "h", 3600 * NS_PER_SEC },
+};
+
+int parse_duration(const char *option, const char *arg, uint64_t default_unit_ns, uint64_t min_ns,
+		   uint64_t max_ns, uint64_t *out_ns, char *err, size_t err_size)
+{
+	uint64_t unit = default_unit_ns;
+	double number, ns;
+	char *end;
+
+	if (!isdigit((unsigned char)arg[0]) && arg[0] != '.') {
+		snprintf(err, err_size, "%s: '%s' is not a duration (try 30, 1.5s or 200ms)", option, arg);
+		return -1;
+	}
+	errno = 0;
+	number = strtod(arg, &end);
+	if (*end) {
+		size_t i;
+
+		for (i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++)
+			if (!strcmp(end, duration_units[i].suffix))
+				break;
+		if (i == sizeof(duration_units) / sizeof(duration_units[0]) || end == arg) {
+			snprintf(err, err_size, "%s: '%s' is not a duration (try 30, 1.5s or 200ms)", option,
+				 arg);
+			return -1;
+		}
+		unit = duration_units[i].ns;
+	}
+	ns = number * (double)unit;
+	if (errno == ERANGE || !isfinite(ns) || ns < (double)min_ns || ns > (double)max_ns) {
+		snprintf(err, err_size, "%s: %s is out of range", option, arg);
+		return -1;
+	}
+	*out_ns = (uint64_t)llround(ns);
+	return 0;
+}
+
+int format_from_path(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (!dot || strchr(dot, '/'))
+		return -1;
+	if (!strcmp(dot, ".html") || !strcmp(dot, ".htm"))
+		return OUTPUT_FLAMEGRAPH;
+	if (!strcmp(dot, ".collapsed") || !strcmp(dot, ".txt") || !strcmp(dot, ".folded"))
+		return OUTPUT_COLLAPSED;
+	return -1;
+}
+
+const char *format_extension(enum output_format format)
+{
+	switch (format) {
+	case OUTPUT_COLLAPSED:
+		return "collapsed";
+	case OUTPUT_TEXT:
+		return "txt";
+	case OUTPUT_FLAMEGRAPH:
+		break;
+	}
+	return "html";
+}
+
+static int parse_format(const char *arg, enum output_format *format)
+{
+	if (!strcmp(arg, "flamegraph") || !strcmp(arg, "html"))
+		*format = OUTPUT_FLAMEGRAPH;
+	else if (!strcmp(arg, "collapsed"))
+		*format = OUTPUT_COLLAPSED;
+	else if (!strcmp(arg, "text"))
+		*format = OUTPUT_TEXT;
+	else
+		return -1;
+	return 0;
+}
+
+/* Splits "1,2,3" into opts->pids; empty items and duplicates are mistakes. */
+static int parse_pid_list(const char *arg, struct options *opts, char *err, size_t err_size)
+{
+	const char *p = arg;
+
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		char item[32];
+		uint64_t pid;
+
+		if (len == 0 || len >= sizeof(item)) {
+			snprintf(err, err_size, "-p: '%s' is not a list of process ids", arg);
+			return -1;
+		}
+		memcpy(item, p, len);
+		item[len] = '\0';
+		if (parse_u64("-p", item, 1, INT32_MAX, &pid, err, err_size))
+			return -1;
+		for (size_t i = 0; i < opts->nr_pids; i++) {
+			if (opts->pids[i] == pid) {
+				snprintf(err, err_size, "-p: process %s is named twice", item);
+				return -1;
+			}
+		}
+		if (opts->nr_pids == OPTIONS_MAX_PIDS) {
+			snprintf(err, err_size, "-p: at most %d processes can be named", OPTIONS_MAX_PIDS);
+			return -1;
+		}
+		opts->pids[opts->nr_pids++] = (uint32_t)pid;
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+static enum options_result usage_error(const char *message)
+{
+	fprintf(stderr, "jbpfprof: %s\nTry 'jbpfprof --help' for more information.\n", message);
+	return OPTIONS_USAGE;
+}
+
+enum options_result options_parse(int argc, char **argv, struct options *opts)
+{
+	bool format_given = false;
+	char err[256];
+	uint64_t value;
+	int c;
+
+	*opts = (struct options){
+		.frequency_hz = DEFAULT_FREQUENCY_HZ,
+		.format = OUTPUT_FLAMEGRAPH,
+		.text_top = DEFAULT_TEXT_TOP,
+	};
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:ad:F:o:f:vhV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pid_list(optarg, opts, err, sizeof(err)))
+				return usage_error(err);
+			break;
+		case 'a':
+			opts->all = true;
+			break;
+		case 'd':
+			if (parse_duration("-d", optarg, NS_PER_SEC, 1000000, MAX_DURATION_NS,
+					   &opts->duration_ns, err, sizeof(err)))
+				return usage_error(err);
+			break;
+		case 'F':
+			if (parse_u64("-F", optarg, 1, MAX_FREQUENCY_HZ, &value, err, sizeof(err)))
+				return usage_error(err);
+			opts->frequency_hz = (unsigned)value;
+			break;
+		case 'o':
+			if (parse_format(optarg, &opts->format)) {
+				snprintf(err, sizeof(err),
+					 "-o: unknown format '%s' (flamegraph, collapsed or text)", optarg);
+				return usage_error(err);
+			}
+			format_given = true;
+			break;
+		case 'f':
+			if (!optarg[0])
+				return usage_error("-f: the file name is empty");
+			opts->output_path = optarg;
+			break;
+		case OPT_THREADS:
+			opts->threads = true;
+			break;
+		case OPT_FIXED_INTERVAL:
+			opts->fixed_interval = true;
+			break;
+		case OPT_TOP:
+			if (parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))
+				return usage_error(err);
+			opts->text_top = (size_t)value;
+			break;
+		case 'v':
+			opts->verbose++;
+			break;
+		case 'h':
+			options_print_help(stdout);
+			return OPTIONS_DONE;
+		case 'V':
+			printf("jbpfprof %s\n", JBPFPROF_VERSION);
+			return OPTIONS_DONE;
+		case ':':
+			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
+			return usage_error(err);
+		default:
+			snprintf(err, sizeof(err), "unknown option '%s'", argv[optind - 1]);
+			return usage_error(err);
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, sizeof(err), "unexpected argument '%s'", argv[optind]);
+		return usage_error(err);
+	}
+	if (opts->all && opts->nr_pids)
+		return usage_error("-p and -a exclude each other: name processes or profile all");
+	if (!opts->all && !opts->nr_pids)
+		return usage_error("say what to profile: -p PID or -a");
+	if (!format_given && opts->output_path && strcmp(opts->output_path, "-")) {
+		int format = format_from_path(opts->output_path);
+
+		if (format < 0) {
+			snprintf(err, sizeof(err),
+				 "-f: cannot tell the format from '%s'; add -o flamegraph, collapsed or text",
+				 opts->output_path);
+			return usage_error(err);
+		}
+		opts->format = (enum output_format)format;
+	}
+	if (!format_given && opts->output_path && !strcmp(opts->output_path, "-"))
+		opts->format = OUTPUT_COLLAPSED;
+	return OPTIONS_RUN;
+}

@@ -1,0 +1,66 @@
+/*
+ * options: the command line, parsed and checked once.
+ *
+ * options_parse fills struct options from argv, reporting any mistake as one
+ * line on stderr. Value parsers are exposed for the unit tests and for later
+ * options; they check the whole argument and its range, never clamp quietly.
+ */
+#ifndef JBPF_OPTIONS_H
+#define JBPF_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "output/output.h"
+
+#define OPTIONS_MAX_PIDS 64 /* equals JBPF_MAX_TARGETS, the BPF filter's size */
+#define DEFAULT_FREQUENCY_HZ 99
+#define MAX_FREQUENCY_HZ 10000
+#define DEFAULT_TEXT_TOP 30
+
+struct options {
+	uint32_t pids[OPTIONS_MAX_PIDS]; /* as typed; main resolves threads to processes */
+	size_t nr_pids;
+	bool all;                        /* -a: every process */
+	uint64_t duration_ns;            /* 0: until Ctrl-C or the targets exit */
+	unsigned frequency_hz;
+	enum output_format format;
+	const char *output_path;         /* NULL: a name made from pid and time; "-": stdout */
+	bool threads;                    /* root frame per thread */
+	bool fixed_interval;             /* sample at exactly 1/F (aliases; for comparison) */
+	size_t text_top;
+	int verbose;
+};
+
+enum options_result {
+	OPTIONS_RUN,        /* go on and record */
+	OPTIONS_DONE,       /* --help or --version was printed: exit 0 */
+	OPTIONS_USAGE,      /* a mistake was reported: exit 2 */
+};
+
+enum options_result options_parse(int argc, char **argv, struct options *opts);
+void options_print_help(FILE *out);
+
+/*
+ * Parses a whole decimal integer in [min, max]. On error writes a one-line
+ * reason naming option into err and returns -1.
+ */
+int parse_u64(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out,
+	      char *err, size_t err_size);
+
+/*
+ * Parses a duration: a decimal number with an optional unit, ns, us, ms, s, m
+ * or h; a bare number is in default_unit_ns. Result in nanoseconds, in
+ * [min_ns, max_ns]. On error as parse_u64.
+ */
+int parse_duration(const char *option, const char *arg, uint64_t default_unit_ns, uint64_t min_ns,
+		   uint64_t max_ns, uint64_t *out_ns, char *err, size_t err_size);
+
+/* The output format a file name implies, or -1 if its extension says nothing. */
+int format_from_path(const char *path);
+/* The file extension written for a format, without the dot. */
+const char *format_extension(enum output_format format);
+
+#endif /* JBPF_OPTIONS_H */

@@ -1,0 +1,55 @@
+/*
+ * sampler: the BPF CPU sampler's lifecycle in userspace.
+ *
+ * sampler__open loads bpf/sample.bpf.c, fills its tgid filter, opens one
+ * software cpu-clock perf event per online CPU and attaches the program to
+ * each. From then on records arrive through the ring buffer: the caller
+ * waits on sampler__fd and calls sampler__drain, which hands each record to
+ * the callback given at open. sampler__close detaches everything; it is safe
+ * on NULL and on a half-opened sampler.
+ *
+ * Failures are reported as one line in err (what failed, the likely cause,
+ * what to do) and a negative errno.
+ */
+#ifndef JBPF_SAMPLER_H
+#define JBPF_SAMPLER_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/jbpfprof.h"
+
+/* Called for each ring buffer record; data is valid only during the call. */
+typedef void (*sampler_record_fn)(void *ctx, const void *data, size_t size);
+
+struct sampler_config {
+	const uint32_t *tgids;   /* processes to sample; NULL with nr_tgids 0 for all */
+	size_t nr_tgids;
+	unsigned frequency_hz;   /* mean samples per second per CPU */
+	bool fixed_interval;     /* exactly 1/F, no randomisation */
+	size_t ringbuf_bytes;    /* power of two, 0 for the default */
+	int verbose;             /* >0: libbpf's own messages on stderr */
+	sampler_record_fn on_record;
+	void *ctx;
+};
+
+struct sampler;
+
+int sampler__open(const struct sampler_config *config, struct sampler **out, char *err, size_t err_size);
+void sampler__close(struct sampler *sampler);
+
+/* A descriptor that becomes readable when records are waiting. */
+int sampler__fd(const struct sampler *sampler);
+/* Hands every waiting record to the callback. Returns records or -errno. */
+int sampler__drain(struct sampler *sampler);
+
+/* Sums of the BPF loss counters over all CPUs, indexed by enum jbpf_counter. */
+int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_NR]);
+
+/* CPUs sampled, and the perf event's base period in ns (before thinning). */
+unsigned sampler__cpus(const struct sampler *sampler);
+uint64_t sampler__base_period_ns(const struct sampler *sampler);
+
+#endif /* JBPF_SAMPLER_H */

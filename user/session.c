@@ -1,0 +1,161 @@
+/*
+ * session: the recording loop (contract in session.h).
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * The BPF side wakes us only when the ring is a quarter full, so this timer
+ * is what normally drains it: often enough that a 16 MiB ring never fills at
+ * 10 kHz on many CPUs, rarely enough to cost nothing.
+ */
+#define DRAIN_INTERVAL_MS 100
+#define PROGRESS_INTERVAL_NS 1000000000ull
+#define NS_PER_SEC 1000000000ull
+
+enum { POLL_RINGBUF, POLL_SIGNAL, POLL_FIRST_PIDFD };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void draw_progress(const struct session_config *config, uint64_t elapsed_ns)
+{
+	uint64_t samples = config->samples_so_far ? config->samples_so_far(config->ctx) : 0;
+
+	if (config->duration_ns)
+		fprintf(stderr, "\rjbpfprof: recording %.0f s / %.0f s, %llu samples\033[K",
+			(double)elapsed_ns / NS_PER_SEC, (double)config->duration_ns / NS_PER_SEC,
+			(unsigned long long)samples);
+	else
+		fprintf(stderr, "\rjbpfprof: recording %.0f s (Ctrl-C to stop), %llu samples\033[K",
+			(double)elapsed_ns / NS_PER_SEC, (unsigned long long)samples);
+}
+
+int session__run(struct sampler *sampler, const struct session_config *config,
+		 struct session_result *result, char *err, size_t err_size)
+{
+	size_t nr_fds = POLL_FIRST_PIDFD + config->nr_tgids;
+	struct pollfd *fds = calloc(nr_fds, sizeof(*fds));
+	uint64_t start = now_ns(), next_progress = start + PROGRESS_INTERVAL_NS;
+	sigset_t stop_signals, old_mask;
+	bool stop = false;
+	int error = 0;
+
+	memset(result, 0, sizeof(*result));
+	if (!fds) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr_fds; i++)
+		fds[i].fd = -1;
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop_signals, &old_mask);
+
+	fds[POLL_RINGBUF] = (struct pollfd){ .fd = sampler__fd(sampler), .events = POLLIN };
+	fds[POLL_SIGNAL] = (struct pollfd){ .fd = signalfd(-1, &stop_signals, SFD_CLOEXEC), .events = POLLIN };
+	if (fds[POLL_SIGNAL].fd < 0) {
+		error = -errno;
+		snprintf(err, err_size, "cannot watch for Ctrl-C: %s", strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < config->nr_tgids; i++) {
+		struct pollfd *p = &fds[POLL_FIRST_PIDFD + i];
+
+		/* A pidfd polls readable once the process has exited. */
+		p->fd = (int)syscall(SYS_pidfd_open, config->tgids[i], 0);
+		p->events = POLLIN;
+		if (p->fd < 0) {
+			if (errno != ESRCH) {
+				error = -errno;
+				snprintf(err, err_size, "cannot watch process %u: %s", config->tgids[i],
+					 strerror(errno));
+				goto out;
+			}
+			fprintf(stderr, "jbpfprof: process %u exited before the recording started\n",
+				config->tgids[i]);
+			result->nr_exited++;
+		}
+	}
+	if (config->nr_tgids && result->nr_exited == config->nr_tgids)
+		stop = true;
+
+	while (!stop) {
+		uint64_t now = now_ns(), wait_ns = DRAIN_INTERVAL_MS * 1000000ull;
+		int ready;
+
+		if (config->duration_ns) {
+			if (now - start >= config->duration_ns)
+				break;
+			if (config->duration_ns - (now - start) < wait_ns)
+				wait_ns = config->duration_ns - (now - start);
+		}
+		ready = poll(fds, nr_fds, (int)((wait_ns + 999999) / 1000000));
+		if (ready < 0 && errno != EINTR) {
+			error = -errno;
+			snprintf(err, err_size, "waiting for samples failed: %s", strerror(errno));
+			break;
+		}
+		if (sampler__drain(sampler) < 0) {
+			error = -EIO;
+			snprintf(err, err_size, "reading the BPF ring buffer failed");
+			break;
+		}
+		if (fds[POLL_SIGNAL].revents & POLLIN) {
+			struct signalfd_siginfo info;
+
+			if (read(fds[POLL_SIGNAL].fd, &info, sizeof(info)) == sizeof(info))
+				result->stop_signal = (int)info.ssi_signo;
+			stop = true;
+		}
+		for (size_t i = POLL_FIRST_PIDFD; i < nr_fds; i++) {
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP)))
+				continue;
+			if (config->progress)
+				fputs("\r\033[K", stderr);
+			fprintf(stderr, "jbpfprof: process %u exited after %.1f s\n",
+				config->tgids[i - POLL_FIRST_PIDFD], (double)(now_ns() - start) / NS_PER_SEC);
+			close(fds[i].fd);
+			fds[i].fd = -1; /* poll ignores negative descriptors */
+			if (++result->nr_exited == config->nr_tgids)
+				stop = true;
+		}
+		now = now_ns();
+		if (config->progress && now >= next_progress) {
+			draw_progress(config, now - start);
+			next_progress = now + PROGRESS_INTERVAL_NS;
+		}
+	}
+	/* Records of samples taken before the stop may still be in the ring. */
+	if (sampler__drain(sampler) < 0 && !error) {
+		error = -EIO;
+		snprintf(err, err_size, "reading the BPF ring buffer failed");
+	}
+out:
+	result->elapsed_s = (double)(now_ns() - start) / NS_PER_SEC;
+	result->all_exited = config->nr_tgids && result->nr_exited == config->nr_tgids;
+	if (config->progress)
+		fputs("\r\033[K", stderr);
+	for (size_t i = POLL_SIGNAL; i < nr_fds; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	free(fds);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	return error;
+}

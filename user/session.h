@@ -1,0 +1,46 @@
+/*
+ * session: the recording loop.
+ *
+ * Waits on the sampler's ring buffer, SIGINT/SIGTERM (through a signalfd,
+ * so no handler races with the loop) and one pidfd per target process, and
+ * drains records at least every DRAIN_INTERVAL_MS. It stops at the deadline,
+ * on a signal, or when every target has exited, and drains once more before
+ * returning so nothing already sampled is left behind.
+ *
+ * The caller should block SIGINT and SIGTERM before it sets up the sampler,
+ * so that one arriving before the loop starts is not lost; the loop blocks
+ * them itself too, and restores the caller's mask on return.
+ *
+ * On a terminal it keeps a progress line on stderr (elapsed / total and
+ * samples so far), erased before it returns.
+ */
+#ifndef JBPF_SESSION_H
+#define JBPF_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "user/sampler.h"
+
+struct session_config {
+	uint64_t duration_ns;        /* 0: until a signal or the targets exit */
+	const uint32_t *tgids;       /* targets watched for exit; none with -a */
+	size_t nr_tgids;
+	bool progress;               /* draw the progress line */
+	uint64_t (*samples_so_far)(void *ctx); /* for the progress line */
+	void *ctx;
+};
+
+struct session_result {
+	double elapsed_s;
+	int stop_signal;             /* the signal that ended it, or 0 */
+	size_t nr_exited;            /* targets that exited during the recording */
+	bool all_exited;
+};
+
+/* Returns 0, or a negative errno with a one-line reason in err. */
+int session__run(struct sampler *sampler, const struct session_config *config,
+		 struct session_result *result, char *err, size_t err_size);
+
+#endif /* JBPF_SESSION_H */
