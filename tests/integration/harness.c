@@ -1,0 +1,313 @@
+/*
+ * harness: process plumbing and collapsed-stack parsing for the integration
+ * tests (contract in harness.h).
+ */
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *harness_profiler(void)
+{
+	const char *path = getenv("JBPFPROF");
+
+	return path ? path : "build/asan/jbpfprof";
+}
+
+char *harness_workload(const char *name)
+{
+	const char *dir = getenv("WORKLOAD_DIR");
+	char *path;
+
+	if (asprintf(&path, "%s/%s", dir ? dir : "build/workloads", name) < 0)
+		return NULL;
+	return path;
+}
+
+void harness_require_root(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIPPED: integration tests load BPF programs and need root\n");
+		skip();
+	}
+	if (access(harness_profiler(), X_OK)) {
+		fprintf(stderr, "SKIPPED: no profiler at %s (run make first)\n", harness_profiler());
+		skip();
+	}
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Children not reaped yet. A failed assertion leaves a test through longjmp,
+ * past its own clean-up; harness_teardown kills what it left running.
+ */
+#define MAX_LIVE 32
+static pid_t live[MAX_LIVE];
+
+static void track(pid_t pid)
+{
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (!live[i]) {
+			live[i] = pid;
+			return;
+		}
+}
+
+static void untrack(pid_t pid)
+{
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (live[i] == pid)
+			live[i] = 0;
+}
+
+int harness_teardown(void **state)
+{
+	for (int i = 0; i < MAX_LIVE; i++) {
+		if (!live[i])
+			continue;
+		kill(live[i], SIGKILL);
+		waitpid(live[i], NULL, 0);
+		live[i] = 0;
+	}
+	return 0;
+}
+
+/* Forks argv with its fd target_fd (1 or 2) on a pipe we read. */
+static int spawn(struct child *child, char *const argv[], int target_fd)
+{
+	int fds[2];
+
+	memset(child, 0, sizeof(*child));
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	child->pid = fork();
+	if (child->pid < 0)
+		return -1;
+	if (child->pid == 0) {
+		/* Should the test program die, its children go with it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fds[1], target_fd);
+		execv(argv[0], argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[1]);
+	child->out_fd = fds[0];
+	track(child->pid);
+	return 0;
+}
+
+/* Reads what is there, waiting up to timeout_ms. 0 read some, 1 EOF, -1 timeout. */
+static int read_some(struct child *child, int timeout_ms)
+{
+	struct pollfd p = { .fd = child->out_fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return -1;
+	n = read(child->out_fd, child->buf + child->len, sizeof(child->buf) - 1 - child->len);
+	if (n <= 0)
+		return 1;
+	child->len += (size_t)n;
+	child->buf[child->len] = '\0';
+	return 0;
+}
+
+int harness_wait_for(struct child *child, const char *text, int timeout_s)
+{
+	int64_t deadline = now_ms() + timeout_s * 1000;
+
+	while (!strstr(child->buf, text)) {
+		int64_t left = deadline - now_ms();
+
+		if (left <= 0 || child->len + 1 >= sizeof(child->buf) || read_some(child, (int)left))
+			return -1;
+	}
+	return 0;
+}
+
+int harness_start_workload(struct child *child, char *const argv[])
+{
+	if (spawn(child, argv, STDOUT_FILENO))
+		return -1;
+	if (harness_wait_for(child, "ready\n", 10)) {
+		kill(child->pid, SIGKILL);
+		waitpid(child->pid, NULL, 0);
+		untrack(child->pid);
+		return -1;
+	}
+	return 0;
+}
+
+int harness_finish(struct child *child, int timeout_s)
+{
+	int64_t deadline = now_ms() + timeout_s * 1000;
+	int status, killed = 0;
+
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		int r = left > 0 && child->len + 1 < sizeof(child->buf) ? read_some(child, (int)left) : -1;
+
+		if (r == 1)
+			break;
+		if (r == -1) {
+			kill(child->pid, SIGKILL);
+			killed = 1;
+			break;
+		}
+	}
+	close(child->out_fd);
+	waitpid(child->pid, &status, 0);
+	untrack(child->pid);
+	if (killed)
+		fprintf(stderr, "harness: pid %d did not finish in %d s and was killed; output:\n%s\n",
+			(int)child->pid, timeout_s, child->buf);
+	return killed || !WIFEXITED(status) ? -1 : WEXITSTATUS(status);
+}
+
+int harness_stop_workload(struct child *child)
+{
+	kill(child->pid, SIGTERM);
+	return harness_finish(child, 10);
+}
+
+int harness_start_command(struct child *child, char *const argv[], int fd)
+{
+	return spawn(child, argv, fd);
+}
+
+int harness_start_profiler(struct child *child, char *const args[])
+{
+	char *argv[64];
+	size_t n = 0;
+
+	argv[n++] = (char *)harness_profiler();
+	for (size_t i = 0; args[i] && n < 63; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	return spawn(child, argv, STDERR_FILENO);
+}
+
+int harness_run_profiler(struct child *child, char *const args[], int timeout_s)
+{
+	if (harness_start_profiler(child, args))
+		return -1;
+	return harness_finish(child, timeout_s);
+}
+
+int collapsed_load(const char *path, struct collapsed *c)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+
+	memset(c, 0, sizeof(*c));
+	if (!f)
+		return -1;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		char *space, *end;
+		unsigned long long count;
+
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		space = strrchr(line, ' ');
+		if (!space)
+			goto bad;
+		count = strtoull(space + 1, &end, 10);
+		if (*end || end == space + 1)
+			goto bad;
+		*space = '\0';
+		c->stacks = realloc(c->stacks, (c->n + 1) * sizeof(*c->stacks));
+		c->counts = realloc(c->counts, (c->n + 1) * sizeof(*c->counts));
+		c->stacks[c->n] = strdup(line);
+		c->counts[c->n] = count;
+		c->total += count;
+		c->n++;
+	}
+	free(line);
+	fclose(f);
+	return 0;
+bad:
+	fprintf(stderr, "harness: malformed collapsed line in %s: %s\n", path, line);
+	free(line);
+	fclose(f);
+	return -1;
+}
+
+void collapsed_free(struct collapsed *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->stacks[i]);
+	free(c->stacks);
+	free(c->counts);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Whether the ';'-separated stack has a frame equal to frame. */
+static int stack_has_frame(const char *stack, const char *frame)
+{
+	size_t len = strlen(frame);
+
+	for (const char *p = stack; p; p = strchr(p, ';') ? strchr(p, ';') + 1 : NULL)
+		if (!strncmp(p, frame, len) && (p[len] == ';' || p[len] == '\0'))
+			return 1;
+	return 0;
+}
+
+uint64_t collapsed_count_frame(const struct collapsed *c, const char *frame)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (stack_has_frame(c->stacks[i], frame))
+			n += c->counts[i];
+	return n;
+}
+
+long long harness_truth(const struct child *child, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = child->buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, name, len) && p[len] == ' ')
+			return atoll(p + len + 1);
+	return -1;
+}
+
+char *harness_tmpdir(void)
+{
+	char *dir = strdup("/tmp/jbpfprof-test-XXXXXX");
+
+	if (dir && !mkdtemp(dir)) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+char *harness_path(const char *dir, const char *file)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/%s", dir, file) < 0)
+		return NULL;
+	return path;
+}

@@ -1,0 +1,78 @@
+/*
+ * harness: what the integration tests share. They run the real profiler
+ * ($JBPFPROF) against real workloads ($WORKLOAD_DIR) and read its output.
+ *
+ * Synchronisation is by pipes, never by sleeping: a workload prints "ready"
+ * when it runs, and the profiler's stderr is read until it says it samples.
+ * Every wait has a deadline, so a hung profiler fails a test instead of
+ * hanging the suite.
+ */
+#ifndef JBPF_HARNESS_H
+#define JBPF_HARNESS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <sys/types.h>
+
+#include <cmocka.h>
+
+/* cmocka teardown for every test: kills and reaps children a failed test left. */
+int harness_teardown(void **state);
+#define HARNESS_TEST(f) cmocka_unit_test_teardown(f, harness_teardown)
+
+/* Skips the calling test unless root and the profiler binary are there. */
+void harness_require_root(void);
+
+const char *harness_profiler(void);
+/* Path of workload name; the returned string is owned by the caller. */
+char *harness_workload(const char *name);
+
+struct child {
+	pid_t pid;
+	int out_fd;  /* the child's stdout (workloads) or stderr (the profiler) */
+	char buf[65536];
+	size_t len;  /* bytes of output read so far, NUL-terminated in buf */
+};
+
+/* Starts argv with stdout piped and waits (10 s at most) for its "ready" line. */
+int harness_start_workload(struct child *child, char *const argv[]);
+/* SIGTERM, then reads the rest of its stdout and reaps it. Returns its exit status. */
+int harness_stop_workload(struct child *child);
+
+/* Starts argv (argv[0] a path) with its descriptor fd (1 or 2) piped. */
+int harness_start_command(struct child *child, char *const argv[], int fd);
+/* Starts the profiler with args (argv[0] is added) and stderr piped. */
+int harness_start_profiler(struct child *child, char *const args[]);
+/* Reads the child's pipe until text appears; -1 after timeout_s or EOF. */
+int harness_wait_for(struct child *child, const char *text, int timeout_s);
+/* Reads to EOF (timeout_s at most, then SIGKILL) and reaps. Returns the exit status, -1 if killed. */
+int harness_finish(struct child *child, int timeout_s);
+/* Starts the profiler and finishes it: exit status, stderr in child->buf. */
+int harness_run_profiler(struct child *child, char *const args[], int timeout_s);
+
+/* Collapsed stacks read back: one entry per line. */
+struct collapsed {
+	char **stacks;
+	uint64_t *counts;
+	size_t n;
+	uint64_t total;
+};
+
+int collapsed_load(const char *path, struct collapsed *c);
+void collapsed_free(struct collapsed *c);
+/* Samples whose stack has a frame exactly equal to frame. */
+uint64_t collapsed_count_frame(const struct collapsed *c, const char *frame);
+
+/*
+ * The workload's truth: the value printed after "name " in its output, or
+ * -1 if absent.
+ */
+long long harness_truth(const struct child *child, const char *name);
+
+/* A fresh temporary directory (caller frees the string) and a path in it. */
+char *harness_tmpdir(void);
+char *harness_path(const char *dir, const char *file);
+
+#endif /* JBPF_HARNESS_H */

@@ -1,0 +1,255 @@
+/*
+ * The command line as a user meets it: usage errors (exit 2, one line),
+ * runtime errors (exit 1, one line naming cause and fix), the default
+ * output file, --threads, standard output, and Ctrl-C ending a recording
+ * that still writes its output.
+ */
+#include "harness.h"
+
+#include <dirent.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The number of lines in s that start with "jbpfprof: ". */
+static int message_lines(const char *s)
+{
+	int n = 0;
+
+	for (const char *p = s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		n += !strncmp(p, "jbpfprof: ", 10);
+	return n;
+}
+
+static void expect_usage_error(char *const args[], const char *expected)
+{
+	struct child prof;
+	int status = harness_run_profiler(&prof, args, 10);
+
+	if (!strstr(prof.buf, expected))
+		fprintf(stderr, "stderr was:\n%s\n", prof.buf);
+	assert_int_equal(status, 2);
+	assert_non_null(strstr(prof.buf, expected));
+	assert_int_equal(message_lines(prof.buf), 1);
+}
+
+static void usage_errors_exit_2(void **state)
+{
+	if (access(harness_profiler(), X_OK))
+		skip();
+	expect_usage_error((char *[]){ NULL }, "say what to profile");
+	expect_usage_error((char *[]){ "-p", "1", "-a", NULL }, "exclude each other");
+	expect_usage_error((char *[]){ "-p", "abc", NULL }, "'abc' is not a whole number");
+	expect_usage_error((char *[]){ "-p", "1,,2", NULL }, "not a list of process ids");
+	expect_usage_error((char *[]){ "-a", "-F", "0", NULL }, "out of range");
+	expect_usage_error((char *[]){ "-a", "-F", "99x", NULL }, "not a whole number");
+	expect_usage_error((char *[]){ "-a", "-d", "-3", NULL }, "not a duration");
+	expect_usage_error((char *[]){ "-a", "-d", "10parsecs", NULL }, "not a duration");
+	expect_usage_error((char *[]){ "-a", "-o", "svg", NULL }, "unknown format 'svg'");
+	expect_usage_error((char *[]){ "-a", "-f", "out.pdf", NULL }, "cannot tell the format");
+	expect_usage_error((char *[]){ "-a", "--bogus", NULL }, "unknown option '--bogus'");
+	expect_usage_error((char *[]){ "-a", "-d", NULL }, "needs a value");
+}
+
+/* The README's usage block is --help, word for word. */
+static void help_matches_readme(void **state)
+{
+	char *argv[] = { (char *)harness_profiler(), "--help", NULL };
+	char readme[65536];
+	struct child prof;
+	size_t n;
+	FILE *f;
+
+	if (access(harness_profiler(), X_OK))
+		skip();
+	assert_int_equal(harness_start_command(&prof, argv, STDOUT_FILENO), 0);
+	assert_int_equal(harness_finish(&prof, 10), 0);
+	assert_non_null(strstr(prof.buf, "Usage: jbpfprof"));
+	f = fopen("README.md", "r");
+	assert_non_null(f);
+	n = fread(readme, 1, sizeof(readme) - 1, f);
+	readme[n] = '\0';
+	fclose(f);
+	if (!strstr(readme, prof.buf))
+		fprintf(stderr, "README.md does not hold this --help text:\n%s\n", prof.buf);
+	assert_non_null(strstr(readme, prof.buf));
+}
+
+static void version(void **state)
+{
+	char *argv[] = { (char *)harness_profiler(), "--version", NULL };
+	struct child prof;
+
+	if (access(harness_profiler(), X_OK))
+		skip();
+	assert_int_equal(harness_start_command(&prof, argv, STDOUT_FILENO), 0);
+	assert_int_equal(harness_finish(&prof, 10), 0);
+	assert_true(!strncmp(prof.buf, "jbpfprof ", 9));
+}
+
+/* A pid that existed and is gone: a reaped child's. */
+static void missing_pid_is_one_clear_line(void **state)
+{
+	struct child prof;
+	char pid[16];
+	pid_t child;
+
+	harness_require_root();
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	assert_int_equal(harness_run_profiler(&prof, (char *[]){ "-p", pid, "-d", "1", NULL }, 10), 1);
+	assert_non_null(strstr(prof.buf, "no process with PID"));
+	assert_int_equal(message_lines(prof.buf), 1);
+}
+
+/* Without root the profiler says so instead of failing somewhere deep. */
+static void not_root_is_one_clear_line(void **state)
+{
+	struct child prof;
+
+	harness_require_root();
+	if (access("/usr/bin/setpriv", X_OK))
+		skip();
+	char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			 "--inh-caps=-all", "--bounding-set=-all", (char *)harness_profiler(), "-a", "-d", "1",
+			 NULL };
+
+	assert_int_equal(harness_start_command(&prof, argv, STDERR_FILENO), 0);
+	assert_int_equal(harness_finish(&prof, 10), 1);
+	assert_non_null(strstr(prof.buf, "must run as root"));
+	assert_int_equal(message_lines(prof.buf), 1);
+}
+
+/* No -f: a flame graph named after the pid and the time, its path printed. */
+static void default_output_file(void **state)
+{
+	char *workload = harness_workload("cpu_split"), *dir = harness_tmpdir(), *cwd, pid[16];
+	char *wargv[] = { workload, NULL };
+	char name_pattern[64];
+	struct child w, prof;
+	struct dirent *entry;
+	int found = 0;
+	regex_t re;
+	DIR *d;
+
+	harness_require_root();
+	assert_int_equal(harness_start_workload(&w, wargv), 0);
+	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
+	cwd = getcwd(NULL, 0);
+	/* The harness resolves the profiler's path before the chdir. */
+	char *profiler = realpath(harness_profiler(), NULL);
+
+	assert_non_null(profiler);
+	setenv("JBPFPROF", profiler, 1);
+	assert_int_equal(chdir(dir), 0);
+	int status = harness_run_profiler(&prof, (char *[]){ "-p", pid, "-d", "1", NULL }, 30);
+
+	assert_int_equal(chdir(cwd), 0);
+	harness_stop_workload(&w);
+	assert_int_equal(status, 0);
+	snprintf(name_pattern, sizeof(name_pattern), "^jbpfprof-%s-[0-9]{8}-[0-9]{6}\\.html$", pid);
+	assert_int_equal(regcomp(&re, name_pattern, REG_EXTENDED | REG_NOSUB), 0);
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((entry = readdir(d))) {
+		if (regexec(&re, entry->d_name, 0, NULL, 0))
+			continue;
+		found++;
+		assert_non_null(strstr(prof.buf, entry->d_name));
+		char *path = harness_path(dir, entry->d_name);
+
+		unlink(path);
+		free(path);
+	}
+	closedir(d);
+	regfree(&re);
+	assert_int_equal(found, 1);
+	rmdir(dir);
+	free(profiler);
+	free(cwd);
+	free(dir);
+	free(workload);
+}
+
+/* --threads: every stack starts with "[<thread name> tid=<tid>]". */
+static void threads_root_frame(void **state)
+{
+	char *workload = harness_workload("cpu_split"), *dir = harness_tmpdir(), *file, pid[16];
+	char *wargv[] = { workload, "-t", "2", NULL };
+	struct child w, prof;
+	struct collapsed c;
+	regex_t re;
+
+	harness_require_root();
+	file = harness_path(dir, "threads.collapsed");
+	assert_int_equal(harness_start_workload(&w, wargv), 0);
+	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
+	assert_int_equal(harness_run_profiler(&prof, (char *[]){ "-p", pid, "-d", "1", "--threads", "-f", file, NULL }, 30), 0);
+	harness_stop_workload(&w);
+	assert_int_equal(collapsed_load(file, &c), 0);
+	assert_true(c.n > 0);
+	assert_int_equal(regcomp(&re, "^\\[cpu_split tid=[0-9]+\\];", REG_EXTENDED | REG_NOSUB), 0);
+	for (size_t i = 0; i < c.n; i++)
+		assert_int_equal(regexec(&re, c.stacks[i], 0, NULL, 0), 0);
+	regfree(&re);
+	collapsed_free(&c);
+	unlink(file);
+	rmdir(dir);
+	free(file);
+	free(dir);
+	free(workload);
+}
+
+/*
+ * No -d: the recording runs until SIGINT, which ends it and still writes the
+ * profile. The signal is sent once the profiler says it samples.
+ */
+static void sigint_stops_and_writes(void **state)
+{
+	char *workload = harness_workload("cpu_split"), *dir = harness_tmpdir(), *file, pid[16];
+	char *wargv[] = { workload, NULL };
+	struct child w, prof;
+	struct collapsed c;
+
+	harness_require_root();
+	file = harness_path(dir, "int.collapsed");
+	assert_int_equal(harness_start_workload(&w, wargv), 0);
+	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
+	assert_int_equal(harness_start_profiler(&prof, (char *[]){ "-p", pid, "-F", "997", "-f", file, NULL }), 0);
+	assert_int_equal(harness_wait_for(&prof, "jbpfprof: sampling", 20), 0);
+	kill(prof.pid, SIGINT);
+	assert_int_equal(harness_finish(&prof, 20), 0);
+	harness_stop_workload(&w);
+	assert_non_null(strstr(prof.buf, "samples taken"));
+	/* The file exists and parses, however short the recording was. */
+	assert_int_equal(collapsed_load(file, &c), 0);
+	collapsed_free(&c);
+	unlink(file);
+	rmdir(dir);
+	free(file);
+	free(dir);
+	free(workload);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		HARNESS_TEST(usage_errors_exit_2),
+		HARNESS_TEST(help_matches_readme),
+		HARNESS_TEST(version),
+		HARNESS_TEST(missing_pid_is_one_clear_line),
+		HARNESS_TEST(not_root_is_one_clear_line),
+		HARNESS_TEST(default_output_file),
+		HARNESS_TEST(threads_root_frame),
+		HARNESS_TEST(sigint_stops_and_writes),
+	};
+
+	return cmocka_run_group_tests_name("command line", tests, NULL, NULL);
+}

@@ -1,0 +1,28 @@
+#!/bin/bash
+# Runs test programs one after another and ends with one tally line,
+# "N passed, N failed, N skipped", summed from each program's cmocka
+# summary. Exits non-zero if any test failed or any program crashed.
+#
+#   tests/run-suite.sh NAME PROGRAM...
+set -u
+name=$1
+shift
+passed=0 failed=0 skipped=0 broken=0
+for t in "$@"; do
+	log=$(mktemp)
+	"$t" 2>&1 | tee "$log"
+	status=${PIPESTATUS[0]}
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log" | tail -1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s).*/\1/p' "$log" | tail -1)
+	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s).*/\1/p' "$log" | tail -1)
+	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
+	# A program that died before its summary counts as one failure.
+	if [ "$status" -ne 0 ] && [ -z "$f" ]; then
+		echo "$name: $t exited with status $status before reporting" >&2
+		broken=$((broken + 1))
+	fi
+	rm -f "$log"
+done
+failed=$((failed + broken))
+echo "$name: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
