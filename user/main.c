@@ -36,6 +36,7 @@ struct recording {
 	struct sampler *sampler;
 	struct session_result session;
 	uint64_t counters[JBPF_CNT_NR];
+	uint64_t base_period_ns;
 	char path[4096];
 };
 
@@ -310,10 +311,38 @@ static int record(struct recording *rec)
 		return -1;
 	}
 	sampler__counters(rec->sampler, rec->counters);
+	rec->base_period_ns = sampler__base_period_ns(rec->sampler);
 	return 0;
 oom:
 	fprintf(stderr, "jbpfprof: out of memory\n");
 	return -1;
+}
+
+/* -v: what the recording cost this process, and how the caches fared. */
+static void print_verbose_stats(const struct recording *rec)
+{
+	struct symbolizer_stats sym;
+	struct rusage usage;
+	double cpu_s;
+
+	if (getrusage(RUSAGE_SELF, &usage) == 0) {
+		cpu_s = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec / 1e6 +
+			(double)usage.ru_stime.tv_sec + (double)usage.ru_stime.tv_usec / 1e6;
+		fprintf(stderr, "jbpfprof: own CPU time %.3f s (%.2f%% of one CPU over %.1f s)\n", cpu_s,
+			rec->session.elapsed_s > 0 ? 100.0 * cpu_s / rec->session.elapsed_s : 0.0,
+			rec->session.elapsed_s);
+	}
+	fprintf(stderr, "jbpfprof: BPF ticks %llu, samples kept %llu, base period %llu ns\n",
+		(unsigned long long)rec->counters[JBPF_CNT_TICKS], (unsigned long long)rec->counters[JBPF_CNT_SAMPLES],
+		(unsigned long long)rec->base_period_ns);
+	symbolizer__stats(rec->sym, &sym);
+	fprintf(stderr,
+		"jbpfprof: symbolizer: %llu lookups (%llu unresolved), %llu maps reads, %llu files parsed "
+		"(%llu failed, %llu evicted), %llu processes evicted\n",
+		(unsigned long long)sym.lookups, (unsigned long long)sym.unknown,
+		(unsigned long long)sym.processes_loaded, (unsigned long long)sym.files_loaded,
+		(unsigned long long)sym.files_failed, (unsigned long long)sym.files_evicted,
+		(unsigned long long)sym.processes_evicted);
 }
 
 static void cleanup(struct recording *rec)
@@ -365,15 +394,14 @@ int main(int argc, char **argv)
 	if (!stats.written)
 		fprintf(stderr, "jbpfprof: no samples: the target%s did not run on a CPU while recording\n",
 			rec.nr_tgids > 1 ? "s" : "");
+	if (rec.opts.verbose)
+		print_verbose_stats(&rec);
 	if (rec.session.nr_exited && rec.nr_tgids)
 		fprintf(stderr, "jbpfprof: %s exited during the recording; the profile covers the time before\n",
 			rec.session.all_exited && rec.nr_tgids == 1 ? "the target" : "some targets");
-	if (rec.opts.output_path && !strcmp(rec.opts.output_path, "-"))
-		status = 0;
-	else {
+	if (!rec.opts.output_path || strcmp(rec.opts.output_path, "-"))
 		fprintf(stderr, "jbpfprof: wrote %s to %s\n", format_noun(rec.opts.format), rec.path);
-		status = 0;
-	}
+	status = 0;
 out:
 	cleanup(&rec);
 	return status;

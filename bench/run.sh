@@ -1,0 +1,7 @@
+#!/bin/bash
+# Runs every benchmark; docs/benchmarks.md quotes their output.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bench/overhead.sh "${RUNS:-7}"
+bench/sample_cost.sh
+bench/aliasing.sh
