@@ -9,7 +9,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
-	make gcc libc6-dev pkg-config binutils \
+	make gcc g++ libc6-dev pkg-config binutils \
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev linux-libc-dev \
 	libcmocka-dev util-linux >/dev/null
 echo "install-deps.sh: build and test dependencies are installed"
