@@ -3,6 +3,7 @@
  */
 #include "symbolizer/lines.h"
 
+#include <errno.h>
 #include <string.h>
 
 long lines__next(FILE *f, char *buf, size_t size, size_t *consumed)
@@ -26,4 +27,32 @@ long lines__next(FILE *f, char *buf, size_t size, size_t *consumed)
 	if (too_long)
 		return -1;
 	return (long)total;
+}
+
+int lines__parse_hex(const char **p, size_t max_digits, uint64_t *out)
+{
+	uint64_t value = 0;
+	size_t n = 0;
+	const char *s = *p;
+
+	for (;; s++, n++) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			break;
+		if (n == max_digits)
+			return -EINVAL;
+		value = value << 4 | (uint64_t)d;
+	}
+	if (!n)
+		return -EINVAL;
+	*p = s;
+	*out = value;
+	return 0;
 }

@@ -15,30 +15,15 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A hex number, "0x" optional, then one space; 1 on success, as the caller expects. */
 static int parse_hex_field(const char **p, uint64_t *out)
 {
 	const char *s = *p;
-	uint64_t value = 0;
-	size_t digits = 0;
+	uint64_t value;
 
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
-	for (;; s++, digits++) {
-		int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
-			break;
-		if (digits == 16)
-			return 0;
-		value = value << 4 | (uint64_t)d;
-	}
-	if (!digits || *s != ' ')
+	if (lines__parse_hex(&s, 16, &value) || *s != ' ')
 		return 0;
 	*p = s + 1;
 	*out = value;

@@ -15,35 +15,6 @@
 
 #define DELETED_SUFFIX " (deleted)"
 
-/* Parses 1..max_digits hex digits at *p; advances *p. Returns 0 or -EINVAL. */
-static int parse_hex(const char **p, size_t max_digits, uint64_t *out)
-{
-	uint64_t value = 0;
-	size_t n = 0;
-	const char *s = *p;
-
-	for (;; s++, n++) {
-		int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
-			break;
-		if (n == max_digits)
-			return -EINVAL;
-		value = value << 4 | (uint64_t)d;
-	}
-	if (!n)
-		return -EINVAL;
-	*p = s;
-	*out = value;
-	return 0;
-}
-
 static int parse_dec(const char **p, uint64_t *out)
 {
 	uint64_t value = 0;
@@ -92,16 +63,16 @@ int procmaps__parse_line(const char *line, struct procmaps_entry *entry)
 	size_t len;
 
 	memset(entry, 0, sizeof(*entry));
-	if (parse_hex(&p, 16, &entry->start) || expect(&p, '-') ||
-	    parse_hex(&p, 16, &entry->end) || expect(&p, ' '))
+	if (lines__parse_hex(&p, 16, &entry->start) || expect(&p, '-') ||
+	    lines__parse_hex(&p, 16, &entry->end) || expect(&p, ' '))
 		return -EINVAL;
 	if ((p[0] != 'r' && p[0] != '-') || (p[1] != 'w' && p[1] != '-') ||
 	    (p[2] != 'x' && p[2] != '-') || (p[3] != 'p' && p[3] != 's') || p[4] != ' ')
 		return -EINVAL;
 	entry->executable = p[2] == 'x';
 	p += 5;
-	if (parse_hex(&p, 16, &entry->pgoff) || expect(&p, ' ') ||
-	    parse_hex(&p, 8, &major) || expect(&p, ':') || parse_hex(&p, 8, &minor) ||
+	if (lines__parse_hex(&p, 16, &entry->pgoff) || expect(&p, ' ') ||
+	    lines__parse_hex(&p, 8, &major) || expect(&p, ':') || lines__parse_hex(&p, 8, &minor) ||
 	    expect(&p, ' ') || parse_dec(&p, &entry->inode))
 		return -EINVAL;
 	if (entry->end <= entry->start || entry->pgoff > UINT64_MAX - (entry->end - entry->start))
