@@ -311,3 +311,45 @@ char *harness_path(const char *dir, const char *file)
 		return NULL;
 	return path;
 }
+
+void harness_profile(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
+		     int timeout_s)
+{
+	char *workload = harness_workload(name), *wargv[32] = { workload }, *pargs[48], pid[16];
+	size_t n = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->dir = harness_tmpdir();
+	assert_non_null(r->dir);
+	r->file = harness_path(r->dir, "profile.collapsed");
+	for (size_t i = 0; wargs && wargs[i] && i + 2 < 32; i++)
+		wargv[i + 1] = wargs[i];
+	assert_int_equal(harness_start_workload(&r->workload, wargv), 0);
+	free(workload);
+	snprintf(pid, sizeof(pid), "%d", (int)r->workload.pid);
+	if (by_pid) {
+		pargs[n++] = "-p";
+		pargs[n++] = pid;
+	}
+	pargs[n++] = "-f";
+	pargs[n++] = r->file;
+	for (size_t i = 0; args[i] && n + 1 < 48; i++)
+		pargs[n++] = args[i];
+	pargs[n] = NULL;
+	r->profiler_status = harness_run_profiler(&r->profiler, pargs, timeout_s);
+	r->workload_status = harness_stop_workload(&r->workload);
+	if (r->profiler_status != 0)
+		fprintf(stderr, "profiler exited with %d; its stderr:\n%s\n", r->profiler_status, r->profiler.buf);
+	assert_int_equal(collapsed_load(r->file, &r->stacks), 0);
+}
+
+void harness_profiled_free(struct profiled *r)
+{
+	collapsed_free(&r->stacks);
+	if (r->file)
+		unlink(r->file);
+	if (r->dir)
+		rmdir(r->dir);
+	free(r->file);
+	free(r->dir);
+}

@@ -71,6 +71,27 @@ uint64_t collapsed_count_frame(const struct collapsed *c, const char *frame);
  */
 long long harness_truth(const struct child *child, const char *name);
 
+/* One workload profiled once, and what the test reads back. */
+struct profiled {
+	struct child workload;  /* its output: the truth it printed when stopped */
+	struct child profiler;  /* the profiler's stderr */
+	int workload_status;    /* exit status of each */
+	int profiler_status;
+	struct collapsed stacks;
+	char *dir, *file;
+};
+
+/*
+ * Starts the workload name with wargs, runs the profiler with args plus
+ * "-f FILE" (a fresh collapsed file) and, when by_pid, "-p PID", then stops
+ * the workload (SIGTERM; one that already exited is just reaped) and loads
+ * FILE. Fails the test if the workload does not start or FILE does not
+ * parse; the profiler's status is left for the test to check.
+ */
+void harness_profile(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
+		     int timeout_s);
+void harness_profiled_free(struct profiled *r);
+
 /* A fresh temporary directory (caller frees the string) and a path in it. */
 char *harness_tmpdir(void);
 char *harness_path(const char *dir, const char *file);

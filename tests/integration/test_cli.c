@@ -181,30 +181,19 @@ static void default_output_file(void **state)
 /* --threads: every stack starts with "[<thread name> tid=<tid>]". */
 static void threads_root_frame(void **state)
 {
-	char *workload = harness_workload("cpu_split"), *dir = harness_tmpdir(), *file, pid[16];
-	char *wargv[] = { workload, "-t", "2", NULL };
-	struct child w, prof;
-	struct collapsed c;
+	struct profiled r;
 	regex_t re;
 
 	harness_require_root();
-	file = harness_path(dir, "threads.collapsed");
-	assert_int_equal(harness_start_workload(&w, wargv), 0);
-	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
-	assert_int_equal(harness_run_profiler(&prof, (char *[]){ "-p", pid, "-d", "1", "--threads", "-f", file, NULL }, 30), 0);
-	harness_stop_workload(&w);
-	assert_int_equal(collapsed_load(file, &c), 0);
-	assert_true(c.n > 0);
+	harness_profile(&r, "cpu_split", (char *[]){ "-t", "2", NULL }, (char *[]){ "-d", "1", "--threads", NULL }, 1,
+			30);
+	assert_int_equal(r.profiler_status, 0);
+	assert_true(r.stacks.n > 0);
 	assert_int_equal(regcomp(&re, "^\\[cpu_split tid=[0-9]+\\];", REG_EXTENDED | REG_NOSUB), 0);
-	for (size_t i = 0; i < c.n; i++)
-		assert_int_equal(regexec(&re, c.stacks[i], 0, NULL, 0), 0);
+	for (size_t i = 0; i < r.stacks.n; i++)
+		assert_int_equal(regexec(&re, r.stacks.stacks[i], 0, NULL, 0), 0);
 	regfree(&re);
-	collapsed_free(&c);
-	unlink(file);
-	rmdir(dir);
-	free(file);
-	free(dir);
-	free(workload);
+	harness_profiled_free(&r);
 }
 
 /*

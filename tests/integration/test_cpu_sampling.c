@@ -20,39 +20,20 @@ struct shares {
 	uint64_t samples;
 };
 
-/*
- * Profiles cpu_split with workload_args at hz for seconds, into shares.
- * extra is one more profiler option or NULL.
- */
-static void profile_cpu_split(const char *workload_args[], const char *hz, const char *seconds,
-			      const char *extra, struct shares *out)
+/* Profiles cpu_split run with wargs, with the profiler options args, into shares. */
+static void profile_cpu_split(char *const wargs[], char *const args[], struct shares *out)
 {
-	char *workload = harness_workload("cpu_split"), *dir = harness_tmpdir(), *file, pid[16];
-	char *wargv[16] = { workload };
-	struct child w, prof;
-	struct collapsed c;
 	long long truth[3], truth_total = 0;
 	uint64_t counted = 0, n[3];
+	struct profiled r;
 
-	assert_non_null(dir);
-	file = harness_path(dir, "out.collapsed");
-	for (size_t i = 0; workload_args[i]; i++)
-		wargv[i + 1] = (char *)workload_args[i];
-	assert_int_equal(harness_start_workload(&w, wargv), 0);
-	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
-
-	char *args[] = { "-p", pid, "-F", (char *)hz, "-d", (char *)seconds, "-f", file, (char *)extra, NULL };
-	int status = harness_run_profiler(&prof, args, 120);
-
-	assert_int_equal(harness_stop_workload(&w), 0);
-	if (status != 0)
-		fprintf(stderr, "profiler stderr:\n%s\n", prof.buf);
-	assert_int_equal(status, 0);
-	assert_int_equal(collapsed_load(file, &c), 0);
+	harness_profile(&r, "cpu_split", wargs, args, 1, 120);
+	assert_int_equal(r.profiler_status, 0);
+	assert_int_equal(r.workload_status, 0);
 	for (int i = 0; i < 3; i++) {
-		n[i] = collapsed_count_frame(&c, functions[i]);
+		n[i] = collapsed_count_frame(&r.stacks, functions[i]);
 		counted += n[i];
-		truth[i] = harness_truth(&w, functions[i]);
+		truth[i] = harness_truth(&r.workload, functions[i]);
 		assert_true(truth[i] > 0);
 		truth_total += truth[i];
 	}
@@ -64,12 +45,7 @@ static void profile_cpu_split(const char *workload_args[], const char *hz, const
 			out->measured[i], out->truth[i], (unsigned long long)n[i]);
 	}
 	out->samples = counted;
-	collapsed_free(&c);
-	unlink(file);
-	rmdir(dir);
-	free(file);
-	free(dir);
-	free(workload);
+	harness_profiled_free(&r);
 }
 
 static double worst_error(const struct shares *s)
@@ -84,11 +60,10 @@ static double worst_error(const struct shares *s)
 /* 50/30/20 split by thread CPU time, two threads, 997 Hz: within 2 pp. */
 static void shares_at_997_hz(void **state)
 {
-	const char *args[] = { "-t", "2", "-c", "10", NULL };
 	struct shares s;
 
 	harness_require_root();
-	profile_cpu_split(args, "997", "6", NULL, &s);
+	profile_cpu_split((char *[]){ "-t", "2", "-c", "10", NULL }, (char *[]){ "-F", "997", "-d", "6", NULL }, &s);
 	/* Two busy threads for 6 s at 997 Hz: about 12,000 samples. */
 	assert_in_range(s.samples, 6000, 14000);
 	assert_true(worst_error(&s) <= 2.0);
@@ -101,11 +76,11 @@ static void shares_at_997_hz(void **state)
  */
 static void no_aliasing_at_100_hz(void **state)
 {
-	const char *args[] = { "-t", "2", "-c", "10", "-p", "-w", NULL };
 	struct shares s;
 
 	harness_require_root();
-	profile_cpu_split(args, "100", "20", NULL, &s);
+	profile_cpu_split((char *[]){ "-t", "2", "-c", "10", "-p", "-w", NULL },
+			  (char *[]){ "-F", "100", "-d", "20", NULL }, &s);
 	assert_true(s.samples > 2000);
 	assert_true(worst_error(&s) <= 3.0);
 }
@@ -116,61 +91,49 @@ static void no_aliasing_at_100_hz(void **state)
  */
 static void fixed_interval_aliases(void **state)
 {
-	const char *args[] = { "-t", "2", "-c", "10", "-p", "-w", NULL };
 	struct shares s;
 
 	harness_require_root();
-	profile_cpu_split(args, "100", "5", "--fixed-interval", &s);
+	profile_cpu_split((char *[]){ "-t", "2", "-c", "10", "-p", "-w", NULL },
+			  (char *[]){ "-F", "100", "-d", "5", "--fixed-interval", NULL }, &s);
 	assert_true(worst_error(&s) > 10.0);
 }
 
 /* Kernel frames sit above the user function that made the system call. */
 static void kernel_frames_under_user_frames(void **state)
 {
-	char *workload = harness_workload("syscall_heavy"), *dir = harness_tmpdir(), *file, pid[16];
-	char *wargv[] = { workload, NULL };
 	uint64_t in_func = 0, with_kernel = 0, kernel_frames = 0, unknown_kernel = 0;
-	struct child w, prof;
-	struct collapsed c;
+	struct profiled r;
 
 	harness_require_root();
-	file = harness_path(dir, "out.collapsed");
-	assert_int_equal(harness_start_workload(&w, wargv), 0);
-	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
-	char *args[] = { "-p", pid, "-F", "997", "-d", "3", "-f", file, NULL };
+	harness_profile(&r, "syscall_heavy", NULL, (char *[]){ "-F", "997", "-d", "3", NULL }, 1, 60);
+	assert_int_equal(r.profiler_status, 0);
+	for (size_t i = 0; i < r.stacks.n; i++) {
+		char *user = strstr(r.stacks.stacks[i], "read_zero_blocks;"), *frames, *save = NULL;
+		int all_kernel = 1, saw_kernel = 0;
 
-	assert_int_equal(harness_run_profiler(&prof, args, 60), 0);
-	harness_stop_workload(&w);
-	assert_int_equal(collapsed_load(file, &c), 0);
-	for (size_t i = 0; i < c.n; i++) {
-		char *user = strstr(c.stacks[i], "read_zero_blocks;");
-
-		if (!strstr(c.stacks[i], "read_zero_blocks"))
+		if (!strstr(r.stacks.stacks[i], "read_zero_blocks"))
 			continue;
-		in_func += c.counts[i];
-		/* Everything after the user function must be kernel frames. */
-		if (user) {
-			char *frames = strdup(user + strlen("read_zero_blocks;")), *save = NULL;
-			int all_kernel = 1;
+		in_func += r.stacks.counts[i];
+		if (!user)
+			continue;
+		/* After the user function: its raw_read helper, then kernel frames only. */
+		frames = strdup(user + strlen("read_zero_blocks;"));
+		for (char *f = strtok_r(frames, ";", &save); f; f = strtok_r(NULL, ";", &save)) {
+			size_t len = strlen(f);
 
-			for (char *f = strtok_r(frames, ";", &save); f; f = strtok_r(NULL, ";", &save)) {
-				size_t len = strlen(f);
-
-				/* libc's read wrapper may sit between the function and the kernel. */
-				if (len < 4 || strcmp(f + len - 4, "_[k]")) {
-					if (strstr(f, "read"))
-						continue;
-					all_kernel = 0;
-					continue;
-				}
-				kernel_frames += c.counts[i];
-				if (!strncmp(f, "[unknown]", 9))
-					unknown_kernel += c.counts[i];
+			if (len < 4 || strcmp(f + len - 4, "_[k]")) {
+				all_kernel &= !strcmp(f, "raw_read");
+				continue;
 			}
-			if (all_kernel)
-				with_kernel += c.counts[i];
-			free(frames);
+			saw_kernel = 1;
+			kernel_frames += r.stacks.counts[i];
+			if (!strncmp(f, "[unknown]", 9))
+				unknown_kernel += r.stacks.counts[i];
 		}
+		if (all_kernel && saw_kernel)
+			with_kernel += r.stacks.counts[i];
+		free(frames);
 	}
 	fprintf(stderr, "  read_zero_blocks: %llu samples, %llu with kernel frames above it\n",
 		(unsigned long long)in_func, (unsigned long long)with_kernel);
@@ -178,44 +141,27 @@ static void kernel_frames_under_user_frames(void **state)
 	/* Reading 1 MiB of zeros is almost all kernel work. */
 	assert_true(with_kernel * 100 >= in_func * 80);
 	assert_true(unknown_kernel * 100 <= kernel_frames);
-	collapsed_free(&c);
-	unlink(file);
-	rmdir(dir);
-	free(file);
-	free(dir);
-	free(workload);
+	harness_profiled_free(&r);
 }
 
 /* -a: the workload is found among every process on the host, under its name. */
 static void all_processes_finds_workload(void **state)
 {
-	char *workload = harness_workload("cpu_split"), *dir = harness_tmpdir(), *file;
-	char *wargv[] = { workload, "-t", "1", NULL };
-	struct child w, prof;
-	struct collapsed c;
+	struct profiled r;
 	uint64_t found = 0;
 
 	harness_require_root();
-	file = harness_path(dir, "all.collapsed");
-	assert_int_equal(harness_start_workload(&w, wargv), 0);
-	char *args[] = { "-a", "-F", "499", "-d", "2", "-f", file, NULL };
-
-	assert_int_equal(harness_run_profiler(&prof, args, 60), 0);
-	harness_stop_workload(&w);
-	assert_int_equal(collapsed_load(file, &c), 0);
-	for (size_t i = 0; i < c.n; i++)
-		if (!strncmp(c.stacks[i], "cpu_split;", 10) && strstr(c.stacks[i], ";share_50"))
-			found += c.counts[i];
+	harness_profile(&r, "cpu_split", (char *[]){ "-t", "1", NULL }, (char *[]){ "-a", "-F", "499", "-d", "2", NULL },
+			0, 60);
+	assert_int_equal(r.profiler_status, 0);
+	for (size_t i = 0; i < r.stacks.n; i++)
+		if (!strncmp(r.stacks.stacks[i], "cpu_split;", 10) && strstr(r.stacks.stacks[i], ";share_50"))
+			found += r.stacks.counts[i];
 	/* One busy thread for 2 s at 499 Hz is about 1000 samples; half go to share_50. */
-	fprintf(stderr, "  cpu_split;...;share_50 under -a: %llu samples of %llu\n",
-		(unsigned long long)found, (unsigned long long)c.total);
+	fprintf(stderr, "  cpu_split;...;share_50 under -a: %llu samples of %llu\n", (unsigned long long)found,
+		(unsigned long long)r.stacks.total);
 	assert_true(found >= 200);
-	collapsed_free(&c);
-	unlink(file);
-	rmdir(dir);
-	free(file);
-	free(dir);
-	free(workload);
+	harness_profiled_free(&r);
 }
 
 /*
@@ -224,30 +170,18 @@ static void all_processes_finds_workload(void **state)
  */
 static void target_exits_mid_recording(void **state)
 {
-	char *workload = harness_workload("cpu_split"), *dir = harness_tmpdir(), *file, pid[16];
-	char *wargv[] = { workload, "-t", "1", "-d", "2", NULL };
-	struct child w, prof;
-	struct collapsed c;
+	struct profiled r;
 
 	harness_require_root();
-	file = harness_path(dir, "exit.collapsed");
-	assert_int_equal(harness_start_workload(&w, wargv), 0);
-	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
-	char *args[] = { "-p", pid, "-F", "997", "-d", "60", "-f", file, NULL };
-
-	/* Well under the 60 s asked for: the exit must end the recording. */
-	assert_int_equal(harness_run_profiler(&prof, args, 30), 0);
-	assert_int_equal(harness_finish(&w, 10), 0);
-	assert_non_null(strstr(prof.buf, "exited after"));
-	assert_int_equal(collapsed_load(file, &c), 0);
-	assert_true(collapsed_count_frame(&c, "share_50") > 100);
-	assert_true(collapsed_count_frame(&c, "worker") > 100);
-	collapsed_free(&c);
-	unlink(file);
-	rmdir(dir);
-	free(file);
-	free(dir);
-	free(workload);
+	/* The workload ends after 2 s; the recording asks for 60 but must end with it. */
+	harness_profile(&r, "cpu_split", (char *[]){ "-t", "1", "-d", "2", NULL },
+			(char *[]){ "-F", "997", "-d", "60", NULL }, 1, 30);
+	assert_int_equal(r.profiler_status, 0);
+	assert_int_equal(r.workload_status, 0);
+	assert_non_null(strstr(r.profiler.buf, "exited after"));
+	assert_true(collapsed_count_frame(&r.stacks, "share_50") > 100);
+	assert_true(collapsed_count_frame(&r.stacks, "worker") > 100);
+	harness_profiled_free(&r);
 }
 
 int main(void)
