@@ -84,6 +84,25 @@ static __always_inline __u64 wakeup_flags(void)
 	return used > size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
+/*
+ * Reads one stack (flags: 0 kernel, BPF_F_USER_STACK user) into ips and
+ * returns its frame count; a failure is recorded in *error and counted.
+ */
+static __always_inline __u64 read_stack(struct bpf_perf_event_data *ctx, __u64 *ips, __u64 flags,
+					__s16 *error, __u32 failed_counter)
+{
+	long bytes = bpf_get_stack(ctx, ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), flags);
+	__u64 n;
+
+	*error = bytes < 0 ? bytes : 0;
+	if (bytes < 0) {
+		count(failed_counter);
+		return 0;
+	}
+	n = (__u64)bytes / sizeof(__u64);
+	return n > JBPF_MAX_STACK_DEPTH ? JBPF_MAX_STACK_DEPTH : n;
+}
+
 SEC("perf_event")
 int sample_cpu(struct bpf_perf_event_data *ctx)
 {
@@ -91,7 +110,6 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct jbpf_sample *sample;
 	__u32 zero = 0;
-	long kbytes, ubytes;
 	__u64 kn, un, size;
 
 	count(JBPF_CNT_TICKS);
@@ -114,26 +132,9 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	sample->tid = tid;
 	bpf_get_current_comm(sample->comm, sizeof(sample->comm));
 
-	kbytes = bpf_get_stack(ctx, sample->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), 0);
-	sample->kstack_err = kbytes < 0 ? kbytes : 0;
-	if (kbytes < 0) {
-		count(JBPF_CNT_KSTACK_FAILED);
-		kbytes = 0;
-	}
-	kn = (__u64)kbytes / sizeof(__u64);
-	if (kn > JBPF_MAX_STACK_DEPTH)
-		kn = JBPF_MAX_STACK_DEPTH;
-
-	ubytes = bpf_get_stack(ctx, &sample->ips[kn], JBPF_MAX_STACK_DEPTH * sizeof(__u64),
-			       BPF_F_USER_STACK);
-	sample->ustack_err = ubytes < 0 ? ubytes : 0;
-	if (ubytes < 0) {
-		count(JBPF_CNT_USTACK_FAILED);
-		ubytes = 0;
-	}
-	un = (__u64)ubytes / sizeof(__u64);
-	if (un > JBPF_MAX_STACK_DEPTH)
-		un = JBPF_MAX_STACK_DEPTH;
+	/* User frames go right after the kernel ones: only used slots are sent. */
+	kn = read_stack(ctx, sample->ips, 0, &sample->kstack_err, JBPF_CNT_KSTACK_FAILED);
+	un = read_stack(ctx, &sample->ips[kn], BPF_F_USER_STACK, &sample->ustack_err, JBPF_CNT_USTACK_FAILED);
 
 	sample->kstack_len = kn;
 	sample->ustack_len = un;

@@ -92,11 +92,23 @@ void emit__json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* Writes the UTF-8 sequence at s, or U+FFFD for a byte that starts none; returns what follows. */
+static const char *copy_utf8(FILE *out, const char *s)
+{
+	size_t len = emit__utf8_length(s);
+
+	if (!len) {
+		fputs(REPLACEMENT, out);
+		return s + 1;
+	}
+	fwrite(s, 1, len, out);
+	return s + len;
+}
+
 void emit__html_text(FILE *out, const char *s)
 {
 	while (*s) {
 		unsigned char c = (unsigned char)*s;
-		size_t len;
 
 		switch (c) {
 		case '&': fputs("&amp;", out); s++; continue;
@@ -111,39 +123,24 @@ void emit__html_text(FILE *out, const char *s)
 			s++;
 			continue;
 		}
-		len = emit__utf8_length(s);
-		if (!len) {
-			fputs(REPLACEMENT, out);
-			s++;
-		} else {
-			fwrite(s, 1, len, out);
-			s += len;
-		}
+		s = copy_utf8(out, s);
 	}
 }
 
 void emit__terminal(FILE *out, const char *s)
 {
 	while (*s) {
-		unsigned char c = (unsigned char)*s;
-		size_t len;
+		unsigned char c = (unsigned char)*s, next = (unsigned char)s[1];
 
 		if (c < 0x20 || c == 0x7F) {
 			fputc('?', out);
 			s++;
-			continue;
-		}
-		len = emit__utf8_length(s);
-		if (!len) {
-			fputs(REPLACEMENT, out);
-			s++;
-		} else if (len == 2 && c == 0xC2 && (unsigned char)s[1] < 0xA0) {
+		} else if (c == 0xC2 && next >= 0x80 && next < 0xA0) {
 			/* U+0080..U+009F: C1 controls, CSI among them. */
 			fputc('?', out);
 			s += 2;
 		} else {
-			fwrite(s, 1, len, out);
-			s += len;
+			s = copy_utf8(out, s);
 		}
 	}
 }
