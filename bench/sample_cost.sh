@@ -9,8 +9,9 @@
 # Prints the mean time per program run (every timer tick; a thinned one ends
 # after a random number) and the program's whole run time divided by the
 # samples it kept (the cost of a sample, thinned ticks included), then the
-# profiler's own CPU time (its -v report) per sample. The timer interrupt
-# itself is in neither; bench/overhead.sh measures everything together.
+# profiler's own CPU time (its -v report) split into a fixed start-up cost
+# and a cost per sample, from a 2 s and a 12 s recording. The timer
+# interrupt itself is in neither; bench/overhead.sh measures everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prof=build/jbpfprof
@@ -22,6 +23,7 @@ old=$(cat /proc/sys/kernel/bpf_stats_enabled)
 wp=$!
 trap 'kill $wp 2>/dev/null; echo "$old" >/proc/sys/kernel/bpf_stats_enabled; rm -rf "$tmp"' EXIT
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
+"$prof" -v -p "$wp" -F 999 -d 2 -o collapsed -f "$tmp/short.collapsed" 2>"$tmp/short"
 mkfifo "$tmp/err"
 "$prof" -v -p "$wp" -F 999 -d 12 -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
 pp=$!
@@ -33,7 +35,7 @@ bpftool prog show name sample_cpu -j >"$tmp/prog.json"
 bpftool map dump name counters -j >"$tmp/counters.json"
 cat <&4 >"$tmp/summary"
 wait "$pp"
-python3 - "$tmp/prog.json" "$tmp/counters.json" "$tmp/summary" <<'PY'
+python3 - "$tmp/prog.json" "$tmp/counters.json" "$tmp/summary" "$tmp/short" <<'PY'
 import json, sys, time
 prog = json.load(open(sys.argv[1]))
 counters = json.load(open(sys.argv[2]))
@@ -50,14 +52,20 @@ runs, ns = prog["run_cnt"], prog["run_time_ns"]
 print(f"sample_cost.sh: {time.strftime('%Y-%m-%d')}, 999 Hz, {runs} program runs ({ticks} ticks), "
       f"{kept} samples kept")
 print(f"  {ns / runs:.0f} ns per program run, {ns / kept:.0f} ns of BPF time per sample kept")
-own_cpu = written = None
-for line in open(sys.argv[3]):
-    words = line.split()
-    if "own CPU time" in line:
-        own_cpu = float(words[4])
-    if "samples taken" in line:
-        written = int(words[4])
-if own_cpu is not None and written:
-    print(f"  profiler process: {own_cpu:.3f} s CPU for {written} samples written over 12 s, "
-          f"{own_cpu / written * 1e9:.0f} ns per sample (start-up and output included)")
+def own_cost(path):
+    cpu = written = None
+    for line in open(path):
+        words = line.split()
+        if "own CPU time" in line:
+            cpu = float(words[4])
+        if "samples taken" in line:
+            written = int(words[4])
+    return cpu, written
+long_cpu, long_n = own_cost(sys.argv[3])
+short_cpu, short_n = own_cost(sys.argv[4])
+if None not in (long_cpu, long_n, short_cpu, short_n) and long_n > short_n:
+    per_sample = (long_cpu - short_cpu) / (long_n - short_n)
+    print(f"  profiler process: {short_cpu:.3f} s CPU for 2 s ({short_n} samples), {long_cpu:.3f} s for 12 s "
+          f"({long_n} samples): {per_sample * 1e9:.0f} ns per sample, "
+          f"{(short_cpu - per_sample * short_n) * 1e3:.0f} ms fixed (start-up, output)")
 PY
