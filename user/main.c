@@ -37,6 +37,7 @@ struct recording {
 	struct session_result session;
 	uint64_t counters[JBPF_CNT_NR];
 	uint64_t base_period_ns;
+	FILE *out;            /* opened before recording; NULL once written */
 	char path[4096];
 };
 
@@ -189,6 +190,44 @@ static void describe_losses(const struct recording *rec, const struct aggregator
 			 (unsigned long long)stats->no_kernel_stack);
 }
 
+/*
+ * Opens the output before recording, so that a path that cannot be written
+ * is reported at once, not after the whole recording.
+ */
+static int open_output(struct recording *rec)
+{
+	const struct options *o = &rec->opts;
+	int fd;
+
+	if (o->output_path && !strcmp(o->output_path, "-")) {
+		rec->out = stdout;
+		return 0;
+	}
+	if (o->output_path)
+		snprintf(rec->path, sizeof(rec->path), "%s", o->output_path);
+	else
+		default_path(rec, rec->path, sizeof(rec->path));
+	fd = open(rec->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || !(rec->out = fdopen(fd, "w"))) {
+		fprintf(stderr, "jbpfprof: cannot write %s: %s\n", rec->path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	give_to_sudo_user(fd);
+	return 0;
+}
+
+/* A recording that failed leaves no empty file behind. */
+static void discard_output(struct recording *rec)
+{
+	if (!rec->out || rec->out == stdout)
+		return;
+	fclose(rec->out);
+	rec->out = NULL;
+	unlink(rec->path);
+}
+
 static int write_output(struct recording *rec, const char *summary)
 {
 	const struct options *o = &rec->opts;
@@ -199,27 +238,14 @@ static int write_output(struct recording *rec, const char *summary)
 		.summary = summary,
 	};
 	char title[512], targets[256];
-	bool to_stdout = o->output_path && !strcmp(o->output_path, "-");
-	FILE *out = stdout;
-	int error, fd;
+	bool to_stdout = rec->out == stdout;
+	FILE *out = rec->out;
+	int error;
 
 	describe_targets(rec, targets, sizeof(targets));
 	snprintf(title, sizeof(title), "CPU profile of %s", targets);
 	meta.title = title;
-	if (!to_stdout) {
-		if (o->output_path)
-			snprintf(rec->path, sizeof(rec->path), "%s", o->output_path);
-		else
-			default_path(rec, rec->path, sizeof(rec->path));
-		fd = open(rec->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0 || !(out = fdopen(fd, "w"))) {
-			fprintf(stderr, "jbpfprof: cannot write %s: %s\n", rec->path, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return -1;
-		}
-		give_to_sudo_user(fd);
-	}
+	rec->out = NULL;
 	switch (o->format) {
 	case OUTPUT_COLLAPSED:
 		error = output_collapsed_write(rec->profile, out);
@@ -376,8 +402,12 @@ int main(int argc, char **argv)
 	if (resolve_targets(&rec))
 		return 1;
 	raise_fd_limit();
-	if (record(&rec))
+	if (open_output(&rec))
+		return 1;
+	if (record(&rec)) {
+		discard_output(&rec);
 		goto out;
+	}
 
 	aggregator__stats(rec.agg, &stats);
 	taken = rec.counters[JBPF_CNT_SAMPLES];

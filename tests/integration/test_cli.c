@@ -127,6 +127,21 @@ static void not_root_is_one_clear_line(void **state)
 	assert_int_equal(message_lines(prof.buf), 1);
 }
 
+/*
+ * A path that cannot be written fails before the recording, not after it:
+ * a 30 s recording must end at once with one line.
+ */
+static void unwritable_output_fails_first(void **state)
+{
+	struct child prof;
+
+	harness_require_root();
+	assert_int_equal(harness_run_profiler(&prof, (char *[]){ "-a", "-d", "30", "-f", "/nonexistent-dir/p.html", NULL }, 10), 1);
+	assert_non_null(strstr(prof.buf, "cannot write /nonexistent-dir/p.html"));
+	assert_null(strstr(prof.buf, "sampling"));
+	assert_int_equal(message_lines(prof.buf), 1);
+}
+
 /* No -f: a flame graph named after the pid and the time, its path printed. */
 static void default_output_file(void **state)
 {
@@ -235,6 +250,7 @@ int main(void)
 		HARNESS_TEST(version),
 		HARNESS_TEST(missing_pid_is_one_clear_line),
 		HARNESS_TEST(not_root_is_one_clear_line),
+		HARNESS_TEST(unwritable_output_fails_first),
 		HARNESS_TEST(default_output_file),
 		HARNESS_TEST(threads_root_frame),
 		HARNESS_TEST(sigint_stops_and_writes),
