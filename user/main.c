@@ -422,8 +422,8 @@ int main(int argc, char **argv)
 		goto out;
 	fprintf(stderr, "jbpfprof: %s in %.1f s\n", summary, rec.session.elapsed_s);
 	if (!stats.written)
-		fprintf(stderr, "jbpfprof: no samples: the target%s did not run on a CPU while recording\n",
-			rec.nr_tgids > 1 ? "s" : "");
+		fprintf(stderr, "jbpfprof: no samples: %s did not run on a CPU while recording\n",
+			rec.opts.all ? "nothing" : rec.nr_tgids > 1 ? "the targets" : "the target");
 	if (rec.opts.verbose)
 		print_verbose_stats(&rec);
 	if (rec.session.nr_exited && rec.nr_tgids)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -275,6 +276,12 @@ void sampler__close(struct sampler *sampler)
 	ring_buffer__free(sampler->ringbuf);
 	sample_bpf__destroy(sampler->skel);
 	free(sampler);
+}
+
+void sampler__stop(struct sampler *sampler)
+{
+	for (unsigned i = 0; i < sampler->nr_cpus; i++)
+		ioctl(sampler->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 }
 
 int sampler__fd(const struct sampler *sampler)

@@ -40,6 +40,12 @@ struct sampler;
 int sampler__open(const struct sampler_config *config, struct sampler **out, char *err, size_t err_size);
 void sampler__close(struct sampler *sampler);
 
+/*
+ * Stops sampling on every CPU (the program stays loaded). After it, one
+ * more sampler__drain receives every record, and the counters are final.
+ */
+void sampler__stop(struct sampler *sampler);
+
 /* A descriptor that becomes readable when records are waiting. */
 int sampler__fd(const struct sampler *sampler);
 /* Hands every waiting record to the callback. Returns records or -errno. */

@@ -142,7 +142,11 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 			next_progress = now + PROGRESS_INTERVAL_NS;
 		}
 	}
-	/* Records of samples taken before the stop may still be in the ring. */
+	/*
+	 * Stop sampling, then drain: every record of a sample taken is then
+	 * received, and the loss counters read afterwards are final.
+	 */
+	sampler__stop(sampler);
 	if (sampler__drain(sampler) < 0 && !error) {
 		error = -EIO;
 		snprintf(err, err_size, "reading the BPF ring buffer failed");

@@ -4,8 +4,9 @@
  * Waits on the sampler's ring buffer, SIGINT/SIGTERM (through a signalfd,
  * so no handler races with the loop) and one pidfd per target process, and
  * drains records at least every DRAIN_INTERVAL_MS. It stops at the deadline,
- * on a signal, or when every target has exited, and drains once more before
- * returning so nothing already sampled is left behind.
+ * on a signal, or when every target has exited; then it stops the sampler
+ * and drains once more, so nothing already sampled is left behind and the
+ * sampler's counters are final.
  *
  * The caller should block SIGINT and SIGTERM before it sets up the sampler,
  * so that one arriving before the loop starts is not lost; the loop blocks
