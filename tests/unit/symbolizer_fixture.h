@@ -10,6 +10,7 @@
 #ifndef JBPF_TEST_SYMBOLIZER_FIXTURE_H
 #define JBPF_TEST_SYMBOLIZER_FIXTURE_H
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -20,6 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "symbolizer/procmaps.h"
 
 /* Aborts the test program: a fixture that cannot be set up is a broken test. */
 #define FIXTURE_CHECK(cond)                                                                    \
@@ -165,6 +168,38 @@ static inline unsigned long long fixture_inode(const char *path)
 
 	FIXTURE_CHECK(stat(path, &st) == 0);
 	return (unsigned long long)st.st_ino;
+}
+
+/*
+ * The runtime address a fixture's getter returns (the address of a static
+ * function the dynamic symbol table does not name).
+ */
+static inline uint64_t fixture_call_getter(void *handle, const char *getter)
+{
+	void *(*get)(void);
+	void *fn = dlsym(handle, getter);
+
+	FIXTURE_CHECK(fn != NULL);
+	memcpy(&get, &fn, sizeof(get));
+	return (uint64_t)(uintptr_t)get();
+}
+
+/* This process's mapping that holds addr, its path dropped. */
+static inline struct procmaps_entry fixture_own_mapping(uint64_t addr)
+{
+	struct procmaps_entry *entries, found = { 0 };
+	size_t i, nr;
+
+	FIXTURE_CHECK(procmaps__read("/proc/self/maps", 1, &entries, &nr) == 0);
+	for (i = 0; i < nr; i++) {
+		if (addr >= entries[i].start && addr < entries[i].end) {
+			found = entries[i];
+			entries[i].path = NULL;
+		}
+	}
+	procmaps__free(entries, nr);
+	FIXTURE_CHECK(found.end > 0);
+	return found;
 }
 
 #endif /* JBPF_TEST_SYMBOLIZER_FIXTURE_H */

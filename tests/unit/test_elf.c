@@ -38,34 +38,6 @@ static void *fixture_dlsym(void *handle, const char *name)
 	return addr;
 }
 
-/* Calls a fixture's *_address function: the runtime address of a static function. */
-static uint64_t hidden_address(void *handle, const char *getter)
-{
-	void *(*get)(void);
-	void *fn = fixture_dlsym(handle, getter);
-
-	memcpy(&get, &fn, sizeof(get));
-	return (uint64_t)(uintptr_t)get();
-}
-
-/* Our own mapping holding addr. */
-static struct procmaps_entry own_mapping(uint64_t addr)
-{
-	struct procmaps_entry *entries, found = { 0 };
-	size_t i, nr;
-
-	assert_int_equal(procmaps__read("/proc/self/maps", 1, &entries, &nr), 0);
-	for (i = 0; i < nr; i++) {
-		if (addr >= entries[i].start && addr < entries[i].end) {
-			found = entries[i];
-			entries[i].path = NULL;
-		}
-	}
-	procmaps__free(entries, nr);
-	assert_true(found.end > 0);
-	return found;
-}
-
 /* The symbols of a file, sealed. */
 static struct symtab *read_symbols(const char *path, struct elf_image *img)
 {
@@ -84,7 +56,7 @@ static void assert_resolves(const char *file, uint64_t addr, const char *expecte
 			    uint64_t *vaddr_out)
 {
 	char path[PATH_MAX];
-	struct procmaps_entry m = own_mapping(addr);
+	struct procmaps_entry m = fixture_own_mapping(addr);
 	struct elf_image img;
 	struct symtab *st;
 	uint64_t vaddr;
@@ -112,7 +84,7 @@ static void library_symbols_resolve_at_runtime_addresses(void **state)
 	assert_resolves("libplain.so", square + 1, "plain_square", NULL);
 	assert_resolves("libplain.so", (uint64_t)(uintptr_t)fixture_dlsym(h, "plain_cube"),
 			"plain_cube", NULL);
-	assert_resolves("libplain.so", hidden_address(h, "plain_hidden_address"),
+	assert_resolves("libplain.so", fixture_call_getter(h, "plain_hidden_address"),
 			"plain_hidden_helper", NULL);
 	dlclose(h);
 }
@@ -122,12 +94,12 @@ static void segment_vaddr_unlike_file_offset(void **state)
 {
 	void *h = fixture_dlopen("libvaddr.so");
 	uint64_t square = (uint64_t)(uintptr_t)fixture_dlsym(h, "vaddr_square"), vaddr;
-	struct procmaps_entry m = own_mapping(square);
+	struct procmaps_entry m = fixture_own_mapping(square);
 
 	assert_resolves("libvaddr.so", square, "vaddr_square", &vaddr);
 	assert_true(vaddr >= 0x10000000);
 	assert_true(vaddr != square - m.start + m.pgoff);
-	assert_resolves("libvaddr.so", hidden_address(h, "vaddr_hidden_address"),
+	assert_resolves("libvaddr.so", fixture_call_getter(h, "vaddr_hidden_address"),
 			"vaddr_hidden_helper", NULL);
 	free(m.path);
 	dlclose(h);
@@ -192,8 +164,8 @@ static int debug_file_names_hidden(const char *lib, const char *getter, const ch
 {
 	char path[PATH_MAX], root[PATH_MAX];
 	void *h = fixture_dlopen(lib);
-	uint64_t addr = hidden_address(h, getter), vaddr;
-	struct procmaps_entry m = own_mapping(addr);
+	uint64_t addr = fixture_call_getter(h, getter), vaddr;
+	struct procmaps_entry m = fixture_own_mapping(addr);
 	struct debuginfo_where where = {
 		.proc_root = "/proc",
 		.tgid = (uint32_t)getpid(),

@@ -91,35 +91,6 @@ static uint64_t fixture_sym(void *handle, const char *name)
 	return (uint64_t)(uintptr_t)addr;
 }
 
-/* The runtime address of a static function, from the fixture's *_address getter. */
-static uint64_t fixture_hidden(void *handle, const char *getter)
-{
-	void *(*get)(void);
-	void *fn = dlsym(handle, getter);
-
-	assert_non_null(fn);
-	memcpy(&get, &fn, sizeof(get));
-	return (uint64_t)(uintptr_t)get();
-}
-
-/* Our executable mapping holding addr. */
-static struct procmaps_entry own_mapping(uint64_t addr)
-{
-	struct procmaps_entry *entries, found = { 0 };
-	size_t i, nr;
-
-	assert_int_equal(procmaps__read("/proc/self/maps", 1, &entries, &nr), 0);
-	for (i = 0; i < nr; i++) {
-		if (addr >= entries[i].start && addr < entries[i].end) {
-			found = entries[i];
-			entries[i].path = NULL;
-		}
-	}
-	procmaps__free(entries, nr);
-	assert_true(found.end > 0);
-	return found;
-}
-
 /*
  * A fake maps line for the file mapping that holds addr in this process,
  * moved to fake_start (same length, offset and inode; path as given or
@@ -128,7 +99,7 @@ static struct procmaps_entry own_mapping(uint64_t addr)
 static void fake_line(char *buf, size_t size, uint64_t addr, uint64_t fake_start, const char *path,
 		      unsigned long long inode)
 {
-	struct procmaps_entry m = own_mapping(addr);
+	struct procmaps_entry m = fixture_own_mapping(addr);
 
 	snprintf(buf, size, "%llx-%llx r-xp %08llx 08:01 %llu %s\n", (unsigned long long)fake_start,
 		 (unsigned long long)(fake_start + (m.end - m.start)), (unsigned long long)m.pgoff,
@@ -139,7 +110,7 @@ static void fake_line(char *buf, size_t size, uint64_t addr, uint64_t fake_start
 /* The fake address that corresponds to our addr when its mapping is moved to fake_start. */
 static uint64_t moved(uint64_t addr, uint64_t fake_start)
 {
-	struct procmaps_entry m = own_mapping(addr);
+	struct procmaps_entry m = fixture_own_mapping(addr);
 	uint64_t result = addr - m.start + fake_start;
 
 	free(m.path);
@@ -205,7 +176,7 @@ static void resolves_the_vdso(void **state)
 	symbolizer__free(sym);
 
 	/* Another process's vDSO is the same image at another address. */
-	m = own_mapping(addr);
+	m = fixture_own_mapping(addr);
 	assert_int_equal(m.kind, PROCMAPS_VDSO);
 	snprintf(maps, sizeof(maps), "%llx-%llx r-xp 00000000 00:00 0 [vdso]\n", FAKE_BASE,
 		 FAKE_BASE + (unsigned long long)(m.end - m.start));
@@ -341,29 +312,29 @@ static void bias_debug_files_and_cxx_names(void **state)
 
 	assert_user(sym, FAKE_PID, moved(fixture_sym(plain, "plain_cube"), libs[0].base), SYM_FOUND,
 		    "plain_cube");
-	assert_user(sym, FAKE_PID, moved(fixture_hidden(plain, "plain_hidden_address"), libs[0].base),
+	assert_user(sym, FAKE_PID, moved(fixture_call_getter(plain, "plain_hidden_address"), libs[0].base),
 		    SYM_FOUND, "plain_hidden_helper");
 	assert_user(sym, FAKE_PID, moved(fixture_sym(vaddr, "vaddr_cube"), libs[1].base) + 2,
 		    SYM_FOUND, "vaddr_cube");
 	/* Stripped: static functions are named only by the debug files. */
-	assert_user(sym, FAKE_PID, moved(fixture_hidden(buildid, "buildid_hidden_address"), libs[2].base),
+	assert_user(sym, FAKE_PID, moved(fixture_call_getter(buildid, "buildid_hidden_address"), libs[2].base),
 		    SYM_FOUND, "buildid_hidden_helper");
 	assert_user(sym, FAKE_PID, moved(fixture_sym(buildid, "buildid_cube"), libs[2].base),
 		    SYM_FOUND, "buildid_cube");
 	assert_user(sym, FAKE_PID,
-		    moved(fixture_hidden(debuglink, "debuglink_hidden_address"), libs[3].base),
+		    moved(fixture_call_getter(debuglink, "debuglink_hidden_address"), libs[3].base),
 		    SYM_FOUND, "debuglink_hidden_helper");
 	assert_user(sym, FAKE_PID,
-		    moved(fixture_hidden(dotdebug, "dotdebug_hidden_address"), libs[4].base),
+		    moved(fixture_call_getter(dotdebug, "dotdebug_hidden_address"), libs[4].base),
 		    SYM_FOUND, "dotdebug_hidden_helper");
-	assert_user(sym, FAKE_PID, moved(fixture_hidden(cpp, "cpp_scale_address"), libs[5].base),
+	assert_user(sym, FAKE_PID, moved(fixture_call_getter(cpp, "cpp_scale_address"), libs[5].base),
 		    SYM_FOUND, "fixture::scale(int, double)");
-	assert_user(sym, FAKE_PID, moved(fixture_hidden(cpp, "cpp_sides_address"), libs[5].base),
+	assert_user(sym, FAKE_PID, moved(fixture_call_getter(cpp, "cpp_sides_address"), libs[5].base),
 		    SYM_FOUND, "fixture::Shape::sides(int)");
-	assert_user(sym, FAKE_PID, moved(fixture_hidden(cpp, "cpp_twice_address"), libs[5].base),
+	assert_user(sym, FAKE_PID, moved(fixture_call_getter(cpp, "cpp_twice_address"), libs[5].base),
 		    SYM_FOUND, "long fixture::twice<long>(long)");
 	/* Demangled once, stored: the second lookup gives the same. */
-	assert_user(sym, FAKE_PID, moved(fixture_hidden(cpp, "cpp_scale_address"), libs[5].base) + 1,
+	assert_user(sym, FAKE_PID, moved(fixture_call_getter(cpp, "cpp_scale_address"), libs[5].base) + 1,
 		    SYM_FOUND, "fixture::scale(int, double)");
 
 	symbolizer__stats(sym, &stats);
@@ -380,8 +351,8 @@ static void name_formats_without_symbols(void **state)
 {
 	struct fixture *f = *state;
 	void *badcrc = fixture_dlopen("libbadcrc.so");
-	uint64_t hidden = fixture_hidden(badcrc, "badcrc_hidden_address");
-	struct procmaps_entry m = own_mapping(hidden);
+	uint64_t hidden = fixture_call_getter(badcrc, "badcrc_hidden_address");
+	struct procmaps_entry m = fixture_own_mapping(hidden);
 	char maps[3 * PATH_MAX], line[PATH_MAX + 128], expected[128];
 	struct symbolizer *sym;
 
@@ -436,7 +407,7 @@ static void deleted_file_resolves_through_map_files(void **state)
 	struct fixture *f = *state;
 	void *plain = fixture_dlopen("libplain.so");
 	uint64_t square = fixture_sym(plain, "plain_square");
-	struct procmaps_entry m = own_mapping(square);
+	struct procmaps_entry m = fixture_own_mapping(square);
 	char line[PATH_MAX + 128], link[PATH_MAX + 128];
 	struct symbolizer *sym;
 
@@ -462,7 +433,7 @@ static void container_root_and_inode_check(void **state)
 	struct fixture *f = *state;
 	void *plain = fixture_dlopen("libplain.so");
 	uint64_t square = fixture_sym(plain, "plain_square");
-	struct procmaps_entry m = own_mapping(square);
+	struct procmaps_entry m = fixture_own_mapping(square);
 	char dir[PATH_MAX + 64], copy[PATH_MAX + 128], line[PATH_MAX + 128], expected[128];
 	char *content;
 	size_t len;
@@ -572,7 +543,7 @@ static void hostile_maps_and_files(void **state)
 	struct fixture *f = *state;
 	void *plain = fixture_dlopen("libplain.so");
 	uint64_t square = fixture_sym(plain, "plain_square");
-	struct procmaps_entry m = own_mapping(square);
+	struct procmaps_entry m = fixture_own_mapping(square);
 	char maps[3 * PATH_MAX], good[PATH_MAX + 128], junk_path[PATH_MAX + 64], cut_path[PATH_MAX + 64];
 	char copy_path[PATH_MAX + 64];
 	char expected[128], *content;
