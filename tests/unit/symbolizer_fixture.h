@@ -170,6 +170,18 @@ static inline unsigned long long fixture_inode(const char *path)
 	return (unsigned long long)st.st_ino;
 }
 
+/* A fixture library loaded into this process. */
+static inline void *fixture_dlopen(const char *name)
+{
+	char path[PATH_MAX];
+	void *handle = dlopen(fixture_path(name, path, sizeof(path)), RTLD_NOW | RTLD_LOCAL);
+
+	if (!handle)
+		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+	FIXTURE_CHECK(handle != NULL);
+	return handle;
+}
+
 /*
  * The runtime address a fixture's getter returns (the address of a static
  * function the dynamic symbol table does not name).

@@ -18,18 +18,6 @@
 #include "symbolizer/symtab.h"
 #include "symbolizer_fixture.h"
 
-/* A fixture library loaded into this process, and one symbol looked up in it. */
-static void *fixture_dlopen(const char *name)
-{
-	char path[PATH_MAX];
-	void *handle = dlopen(fixture_path(name, path, sizeof(path)), RTLD_NOW | RTLD_LOCAL);
-
-	if (!handle)
-		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
-	assert_non_null(handle);
-	return handle;
-}
-
 static void *fixture_dlsym(void *handle, const char *name)
 {
 	void *addr = dlsym(handle, name);

@@ -72,17 +72,6 @@ static struct symbolizer *new_symbolizer(struct fixture *f, size_t max_processes
 	return f->sym;
 }
 
-static void *fixture_dlopen(const char *name)
-{
-	char path[PATH_MAX];
-	void *handle = dlopen(fixture_path(name, path, sizeof(path)), RTLD_NOW | RTLD_LOCAL);
-
-	if (!handle)
-		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
-	assert_non_null(handle);
-	return handle;
-}
-
 static uint64_t fixture_sym(void *handle, const char *name)
 {
 	void *addr = dlsym(handle, name);
