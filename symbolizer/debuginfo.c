@@ -51,8 +51,8 @@ static int open_candidate(const struct debuginfo_where *where, int in_root, cons
 
 	if (in_root && where->tgid)
 		return procfs__open_in_root(where->proc_root, where->tgid, path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	fd = open(path, PROCFS_OPEN_FLAGS);
+	return procfs__regular_or_close(fd < 0 ? -errno : fd);
 }
 
 static int is_self(const struct debuginfo_where *where, int fd)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -145,11 +146,24 @@ uint32_t procfs__nspid(const char *proc_root, uint32_t tgid)
 	return nspid;
 }
 
+int procfs__regular_or_close(int fd)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 int procfs__open_in_root(const char *proc_root, uint32_t tgid, const char *path)
 {
 	char root[PATH_MAX], full[PATH_MAX];
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC,
+		.flags = PROCFS_OPEN_FLAGS,
 		.resolve = RESOLVE_IN_ROOT,
 	};
 	int dirfd, fd, n;
@@ -166,13 +180,13 @@ int procfs__open_in_root(const char *proc_root, uint32_t tgid, const char *path)
 		n = snprintf(full, sizeof(full), "%s%s", root, path);
 		if (n < 0 || (size_t)n >= sizeof(full))
 			return -ENAMETOOLONG;
-		fd = open(full, O_RDONLY | O_CLOEXEC);
-		return fd < 0 ? -errno : fd;
+		fd = open(full, PROCFS_OPEN_FLAGS);
+		return procfs__regular_or_close(fd < 0 ? -errno : fd);
 	}
 	if (fd < 0)
 		fd = -errno;
 	close(dirfd);
-	return fd;
+	return procfs__regular_or_close(fd);
 }
 
 int procfs__open_map_file(const char *proc_root, uint32_t tgid, uint64_t start, uint64_t end)
@@ -184,6 +198,6 @@ int procfs__open_map_file(const char *proc_root, uint32_t tgid, uint64_t start, 
 		     (unsigned long long)start, (unsigned long long)end);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	fd = open(path, PROCFS_OPEN_FLAGS);
+	return procfs__regular_or_close(fd < 0 ? -errno : fd);
 }

@@ -16,6 +16,7 @@
 #ifndef JBPF_PROCFS_H
 #define JBPF_PROCFS_H
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,12 +37,23 @@ uint32_t procfs__nspid(const char *proc_root, uint32_t tgid);
 
 /*
  * Opens path (absolute, as the process sees it) read-only inside the
- * process's root. Returns an fd (O_CLOEXEC) or a negative errno.
+ * process's root. Returns an fd (O_CLOEXEC) of a regular file, or a
+ * negative errno: -EINVAL for anything else (FIFO, device, directory).
  */
 int procfs__open_in_root(const char *proc_root, uint32_t tgid, const char *path);
 
-/* Opens the file mapped at [start, end) through map_files. fd or -errno. */
+/* Opens the file mapped at [start, end) through map_files. fd or -errno, as above. */
 int procfs__open_map_file(const char *proc_root, uint32_t tgid, uint64_t start, uint64_t end);
+
+/*
+ * Finishes opening a file the target controls: fd (or a negative errno,
+ * passed through) is kept only if it is a regular file, else closed and
+ * -EINVAL returned. Every open of such a file uses PROCFS_OPEN_FLAGS, whose
+ * O_NONBLOCK keeps a FIFO from blocking the open itself; for a regular file
+ * it changes nothing.
+ */
+int procfs__regular_or_close(int fd);
+#define PROCFS_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
 
 /*
  * Reads at most size - 1 bytes of path into buf and NUL-terminates it.

@@ -527,6 +527,37 @@ static void caches_stay_within_bounds(void **state)
 }
 
 /* Garbage maps lines around one good line; a mapped file that is not ELF, or is cut short. */
+/*
+ * A target can put a FIFO where a file is expected: its perf map, or a
+ * mapped path renamed after mmap. Opening a FIFO for reading blocks until a
+ * writer comes, so a profiler that opened it plainly would hang for good.
+ * The alarm turns such a hang into a failed test.
+ */
+static void fifos_do_not_hang(void **state)
+{
+	struct fixture *f = *state;
+	char dir[PATH_MAX + 64], perfmap[PATH_MAX + 128], pipe_so[PATH_MAX + 64], maps[512];
+	struct symbolizer *sym;
+
+	fake_process(f->tree, FAKE_PID, "fake", 1, FAKE_PID, "", NULL);
+	snprintf(dir, sizeof(dir), "%s/%d/root/tmp", f->tree, FAKE_PID);
+	fixture_mkdirs(dir);
+	snprintf(perfmap, sizeof(perfmap), "%s/perf-%d.map", dir, FAKE_PID);
+	assert_int_equal(mkfifo(perfmap, 0600), 0);
+	snprintf(pipe_so, sizeof(pipe_so), "%s/%d/root/pipe.so", f->tree, FAKE_PID);
+	assert_int_equal(mkfifo(pipe_so, 0600), 0);
+	snprintf(maps, sizeof(maps),
+		 "200000000-200001000 r-xp 00000000 00:00 0 \n"
+		 "300000000-300001000 r-xp 00000000 08:01 %llu /pipe.so\n",
+		 fixture_inode(pipe_so));
+	fake_process_file(f->tree, FAKE_PID, "maps", maps);
+	sym = new_symbolizer(f, 0, 0);
+	alarm(10);
+	assert_user(sym, FAKE_PID, 0x200000010ull, SYM_OFFSET, "[anon]");
+	assert_user(sym, FAKE_PID, 0x300000010ull, SYM_OFFSET, "pipe.so+0x10");
+	alarm(0);
+}
+
 static void hostile_maps_and_files(void **state)
 {
 	struct fixture *f = *state;
@@ -586,6 +617,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(rereads_maps_and_detects_pid_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(caches_stay_within_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile_maps_and_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(fifos_do_not_hang, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
