@@ -42,15 +42,20 @@ ASAN_CFLAGS := $(BASE_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-rec
 LIBS := -lbpf -lelf -lz -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS)
 
 # Code shared by the profiler and the unit tests: everything but main().
-LIB_SRCS := $(wildcard symbolizer/*.c) $(wildcard output/*.c) \
+# The symbolizer is a library of its own (libsymbolizer.a, API in
+# symbolizer/symbolizer.h); the rest is linked as objects.
+SYMBOLIZER_SRCS := $(wildcard symbolizer/*.c)
+LIB_SRCS := $(SYMBOLIZER_SRCS) $(wildcard output/*.c) \
 	    $(filter-out user/main.c,$(wildcard user/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 # Files pulled into objects with .incbin (the flame graph page).
 EMBEDDED := $(wildcard output/*.html)
 
-RELEASE_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/release/%.o,$(LIB_SRCS))
-ASAN_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/asan/%.o,$(LIB_SRCS))
+RELEASE_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/release/%.o,$(filter-out $(SYMBOLIZER_SRCS),$(LIB_SRCS))) \
+		    $(OUTPUT)/release/libsymbolizer.a
+ASAN_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/asan/%.o,$(filter-out $(SYMBOLIZER_SRCS),$(LIB_SRCS))) \
+		 $(OUTPUT)/asan/libsymbolizer.a
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
@@ -102,6 +107,16 @@ $(OUTPUT)/asan/%.o: %.c $(SKELS)
 # The flame graph page is embedded with .incbin: rebuild when it changes.
 $(filter $(OUTPUT)/release/output/%,$(RELEASE_LIB_OBJS)) \
 $(filter $(OUTPUT)/asan/output/%,$(ASAN_LIB_OBJS)): $(EMBEDDED)
+
+$(OUTPUT)/release/libsymbolizer.a: $(patsubst %.c,$(OUTPUT)/release/%.o,$(SYMBOLIZER_SRCS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(OUTPUT)/asan/libsymbolizer.a: $(patsubst %.c,$(OUTPUT)/asan/%.o,$(SYMBOLIZER_SRCS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
 $(OUTPUT)/jbpfprof: $(OUTPUT)/release/user/main.o $(RELEASE_LIB_OBJS)
 	$(call msg,LINK,$@)
