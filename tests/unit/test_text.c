@@ -1,9 +1,9 @@
 /*
- * The text report: self and total per function (a recursive function
- * counted once per sample), percentages of the whole, ordering, the top-N
- * cut, names that try to drive the terminal, and write errors.
+ * Unit tests for output/text.c: self and total counts, percentages, order,
+ * the top-N cut and alignment.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,154 +15,281 @@
 #include <cmocka.h>
 
 #include "output/output.h"
+#include "user/profile.h"
 
-static void add(struct profile *p, const char *const *names, size_t depth, uint64_t count)
+struct row {
+	uint64_t count;
+	double percent;
+	char name[256];
+	size_t name_column; /* offset of the name in its line */
+};
+
+struct table {
+	struct row rows[64];
+	size_t nr;
+};
+
+static uint32_t intern_ok(struct profile *p, const char *name, enum frame_kind kind)
 {
-	uint32_t ids[16];
+	int64_t id = profile__intern(p, name, kind);
 
-	for (size_t i = 0; i < depth; i++) {
-		int64_t id = profile__intern(p, names[i], FRAME_KIND_NATIVE);
-
-		assert_true(id >= 0);
-		ids[i] = (uint32_t)id;
-	}
-	assert_int_equal(profile__add(p, ids, depth, count), 0);
+	assert_true(id >= 0);
+	return (uint32_t)id;
 }
 
-#define ADD(p, count, ...)                                                                \
-	do {                                                                              \
-		const char *const names_[] = { __VA_ARGS__ };                             \
-		add(p, names_, sizeof(names_) / sizeof(names_[0]), count);                \
-	} while (0)
-
-/* The report for p, as a string the caller frees. */
-static char *report(const struct profile *p, size_t top)
+static char *report_of(const struct profile *p, const struct output_meta *meta, size_t top)
 {
-	struct output_meta meta = { .title = "Test profile", .duration_s = 2.0, .frequency_hz = 99 };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
 
 	assert_non_null(out);
-	assert_int_equal(output_text_write(p, &meta, top, out), 0);
-	fclose(out);
+	assert_int_equal(output_text_write(p, meta, top, out), 0);
+	assert_int_equal(fclose(out), 0);
 	return text;
 }
 
-/* The part of text from heading to the next blank line, last newline kept. */
-static char *section(const char *text, const char *heading)
+/*
+ * Parses the table whose heading starts with `heading`: a column header
+ * line, then "COUNT PERCENT% NAME" rows up to a blank line or the end.
+ */
+static void parse_table(const char *text, const char *heading, struct table *t)
 {
-	const char *start = strstr(text, heading), *end;
+	const char *line = strstr(text, heading);
 
-	assert_non_null(start);
-	end = strstr(start, "\n\n");
-	return strndup(start, end ? (size_t)(end - start) + 1 : strlen(start));
+	assert_non_null(line);
+	t->nr = 0;
+	line = strchr(line, '\n');
+	assert_non_null(line);
+	line = strchr(line + 1, '\n'); /* the column header */
+	assert_non_null(line);
+	for (line++; *line && *line != '\n'; ) {
+		const char *eol = strchr(line, '\n');
+		struct row *r = &t->rows[t->nr];
+		int used = 0;
+
+		assert_non_null(eol);
+		assert_true(t->nr < 64);
+		assert_int_equal(sscanf(line, " %" SCNu64 " %lf%% %n", &r->count, &r->percent, &used), 2);
+		assert_true(used > 0 && line + used <= eol);
+		r->name_column = (size_t)used;
+		assert_true((size_t)(eol - line - used) < sizeof(r->name));
+		memcpy(r->name, line + used, (size_t)(eol - line - used));
+		r->name[eol - line - used] = '\0';
+		t->nr++;
+		line = eol + 1;
+	}
+}
+
+static const struct row *find_row(const struct table *t, const char *name)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (!strcmp(t->rows[i].name, name))
+			return &t->rows[i];
+	return NULL;
 }
 
 /*
- * Six samples: main;a;b x3, main;a x2, main;c;c;c x1.
- * self: b 3, a 2, c 1.  total: main 6, a 5, b 3, c 1 (not 3).
+ *   main;a;b;a  3   (a recurses)
+ *   main;a      2
+ *   main;c      5
+ *   (no frames) 1   counted in the grand total only
  */
-static struct profile *sample_profile(void)
+static struct profile *recursive_profile(void)
 {
 	struct profile *p = profile__new(NULL);
+	uint32_t m, a, b, c, s[4];
 
-	ADD(p, 3, "main", "a", "b");
-	ADD(p, 2, "main", "a");
-	ADD(p, 1, "main", "c", "c", "c");
+	assert_non_null(p);
+	m = intern_ok(p, "main", FRAME_KIND_NATIVE);
+	a = intern_ok(p, "a", FRAME_KIND_NATIVE);
+	b = intern_ok(p, "b", FRAME_KIND_NATIVE);
+	c = intern_ok(p, "c", FRAME_KIND_NATIVE);
+	s[0] = m, s[1] = a, s[2] = b, s[3] = a;
+	assert_int_equal(profile__add(p, s, 4, 3), 0);
+	s[0] = m, s[1] = a;
+	assert_int_equal(profile__add(p, s, 2, 2), 0);
+	s[0] = m, s[1] = c;
+	assert_int_equal(profile__add(p, s, 2, 5), 0);
+	assert_int_equal(profile__add(p, s, 0, 1), 0);
 	return p;
 }
 
-static void self_table(void **state)
+static void check_row(const struct table *t, const char *name, uint64_t count, uint64_t grand_total)
 {
-	struct profile *p = sample_profile();
-	char *text = report(p, 0), *self = section(text, "Top 30 functions by self samples");
-	const char *b = strstr(self, "50.00%  b\n"), *a = strstr(self, "33.33%  a\n"), *c = strstr(self, "16.67%  c\n");
+	const struct row *r = find_row(t, name);
 
-	assert_non_null(b);
-	assert_non_null(a);
-	assert_non_null(c);
-	assert_true(b < a && a < c);
-	/* main has no self samples: no row. */
-	assert_null(strstr(self, "main"));
-	free(self);
+	assert_non_null(r);
+	assert_int_equal(r->count, count);
+	/* Printed with two decimals. */
+	assert_true(r->percent > 100.0 * (double)count / (double)grand_total - 0.006);
+	assert_true(r->percent < 100.0 * (double)count / (double)grand_total + 0.006);
+}
+
+static void self_and_total_count_recursion_once(void **state)
+{
+	struct profile *p = recursive_profile();
+	const uint64_t grand = 3 + 2 + 5 + 1;
+	struct table self, total;
+	char *text = report_of(p, NULL, 0);
+
+	parse_table(text, "Top 30 functions by self", &self);
+	parse_table(text, "Top 30 functions by total", &total);
+
+	/* Leaves: a (3 + 2) and c (5); main and b are never last. */
+	assert_int_equal(self.nr, 2);
+	check_row(&self, "a", 3 + 2, grand);
+	check_row(&self, "c", 5, grand);
+	assert_null(find_row(&self, "main"));
+
+	assert_int_equal(total.nr, 4);
+	check_row(&total, "main", 3 + 2 + 5, grand);
+	check_row(&total, "a", 3 + 2, grand); /* not 3 + 3 + 2 */
+	check_row(&total, "b", 3, grand);
+	check_row(&total, "c", 5, grand);
 	free(text);
 	profile__free(p);
 }
 
-static void total_table_counts_recursion_once(void **state)
+/* Recursion at the leaf: main;c;c;c is one sample of c, self and total. */
+static void recursive_leaf_counts_once(void **state)
 {
-	struct profile *p = sample_profile();
-	char *text = report(p, 0), *total = section(text, "Top 30 functions by total samples");
-	const char *main_row = strstr(total, "100.00%  main\n"), *a = strstr(total, "83.33%  a\n");
-	const char *b = strstr(total, "50.00%  b\n"), *c = strstr(total, "16.67%  c\n");
+	struct profile *p = profile__new(NULL);
+	uint32_t m, c, s[4];
+	struct table self, total;
+	char *text;
 
-	assert_non_null(main_row);
-	assert_non_null(a);
-	assert_non_null(b);
-	assert_non_null(c);
-	assert_true(main_row < a && a < b && b < c);
-	free(total);
+	assert_non_null(p);
+	m = intern_ok(p, "main", FRAME_KIND_NATIVE);
+	c = intern_ok(p, "c", FRAME_KIND_NATIVE);
+	s[0] = m, s[1] = c, s[2] = c, s[3] = c;
+	assert_int_equal(profile__add(p, s, 4, 1), 0);
+	s[0] = m;
+	assert_int_equal(profile__add(p, s, 1, 5), 0);
+	text = report_of(p, NULL, 0);
+	parse_table(text, "functions by self", &self);
+	parse_table(text, "functions by total", &total);
+	check_row(&self, "c", 1, 1 + 5);
+	check_row(&self, "main", 5, 1 + 5);
+	check_row(&total, "c", 1, 1 + 5);
+	check_row(&total, "main", 1 + 5, 1 + 5);
+	/* The exact row format: count, two-decimal percent, two spaces, name. */
+	assert_non_null(strstr(text, "  16.67%  c\n"));
+	assert_non_null(strstr(text, " 100.00%  main\n"));
 	free(text);
 	profile__free(p);
 }
 
-static void header_and_top_n(void **state)
+static void rows_are_ordered_by_count_then_name(void **state)
 {
-	struct profile *p = sample_profile();
-	char *text = report(p, 1), *self = section(text, "Top 1 functions by self"), *total;
-	int rows = 0;
+	struct profile *p = recursive_profile();
+	struct table self, total;
+	char *text = report_of(p, NULL, 0);
 
-	assert_true(!strncmp(text, "Test profile\n", 13));
-	assert_non_null(strstr(text, "Duration: 2.0 s"));
-	assert_non_null(strstr(text, "Frequency: 99 Hz"));
-	assert_non_null(strstr(text, "Total: 6 samples"));
-	for (const char *s = strchr(self, '%'); s; s = strchr(s + 1, '%'))
-		rows++;
-	assert_int_equal(rows, 1);
-	assert_non_null(strstr(self, "  b\n"));
-	total = section(text, "Top 1 functions by total");
-	assert_non_null(strstr(total, "main"));
-	assert_null(strstr(total, "  a"));
-	free(total);
-	free(self);
+	parse_table(text, "functions by self", &self);
+	parse_table(text, "functions by total", &total);
+	/* a and c tie at 5: by name. */
+	assert_string_equal(self.rows[0].name, "a");
+	assert_string_equal(self.rows[1].name, "c");
+	assert_string_equal(total.rows[0].name, "main");
+	assert_string_equal(total.rows[1].name, "a");
+	assert_string_equal(total.rows[2].name, "c");
+	assert_string_equal(total.rows[3].name, "b");
+	for (size_t i = 1; i < total.nr; i++)
+		assert_true(total.rows[i - 1].count >= total.rows[i].count);
 	free(text);
 	profile__free(p);
 }
 
-static void terminal_escapes_are_neutralised(void **state)
+static void top_limits_the_rows(void **state)
+{
+	struct profile *p = recursive_profile();
+	struct table total;
+	char *text = report_of(p, NULL, 2);
+
+	parse_table(text, "Top 2 functions by total", &total);
+	assert_int_equal(total.nr, 2);
+	assert_string_equal(total.rows[0].name, "main");
+	assert_string_equal(total.rows[1].name, "a");
+	free(text);
+	profile__free(p);
+}
+
+static void header_names_the_recording(void **state)
+{
+	struct profile *p = recursive_profile();
+	struct output_meta meta = { .title = "CPU profile of pid 7", .unit = "ms", .duration_s = 12.5,
+				    .frequency_hz = 49, .summary = "taken 11, lost 0" };
+	char *text = report_of(p, &meta, 0);
+
+	assert_int_equal(strncmp(text, "CPU profile of pid 7\n", 21), 0);
+	assert_non_null(strstr(text, "Duration: 12.5 s"));
+	assert_non_null(strstr(text, "Frequency: 49 Hz"));
+	assert_non_null(strstr(text, "Total: 11 ms\n"));
+	assert_non_null(strstr(text, "\ntaken 11, lost 0\n"));
+	assert_non_null(strstr(text, "functions by self ms\n"));
+	free(text);
+	profile__free(p);
+}
+
+/* Same name, two kinds: one function. Long names in full, aligned, tamed. */
+static void names_are_merged_aligned_and_sanitised(void **state)
+{
+	struct profile *p = profile__new(NULL);
+	char long_name[200];
+	uint32_t jit, interp, longf, evil, s[2];
+	struct table self;
+	char *text;
+
+	assert_non_null(p);
+	memset(long_name, 'L', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	jit = intern_ok(p, "Foo.bar", FRAME_KIND_JIT);
+	interp = intern_ok(p, "Foo.bar", FRAME_KIND_JAVA_INTERP);
+	longf = intern_ok(p, long_name, FRAME_KIND_NATIVE);
+	evil = intern_ok(p, "x\x1b]0;owned\x07y", FRAME_KIND_NATIVE);
+	assert_int_equal(profile__add(p, &jit, 1, 1000), 0);
+	assert_int_equal(profile__add(p, &interp, 1, 24), 0);
+	s[0] = jit, s[1] = longf;
+	assert_int_equal(profile__add(p, s, 2, 7), 0);
+	assert_int_equal(profile__add(p, &evil, 1, 3), 0);
+
+	text = report_of(p, NULL, 0);
+	assert_null(strchr(text, '\x1b'));
+	assert_null(strchr(text, '\x07'));
+	parse_table(text, "functions by self", &self);
+	assert_int_equal(self.nr, 3);
+	check_row(&self, "Foo.bar", 1000 + 24, 1000 + 24 + 7 + 3);
+	check_row(&self, long_name, 7, 1000 + 24 + 7 + 3);
+	/* ESC and BEL become '?'; the rest of the would-be sequence is inert text. */
+	check_row(&self, "x?]0;owned?y", 3, 1000 + 24 + 7 + 3);
+	/* Counts of different widths, names in one column. */
+	for (size_t i = 1; i < self.nr; i++)
+		assert_int_equal(self.rows[i].name_column, self.rows[0].name_column);
+	free(text);
+	profile__free(p);
+}
+
+static void empty_profile_says_none(void **state)
 {
 	struct profile *p = profile__new(NULL);
 	char *text;
 
-	ADD(p, 1, "main", "evil\x1b]0;owned\x07\x1b[2J");
-	text = report(p, 0);
-	assert_null(strchr(text, '\x1b'));
-	assert_null(strchr(text, '\x07'));
-	assert_non_null(strstr(text, "evil"));
+	assert_non_null(p);
+	text = report_of(p, NULL, 0);
+	assert_non_null(strstr(text, "Total: 0 samples\n"));
+	assert_int_equal((int)(strstr(strstr(text, "by total"), "(none)") != NULL), 1);
 	free(text);
 	profile__free(p);
 }
 
-static void empty_profile(void **state)
+static void failed_write_is_reported(void **state)
 {
-	struct profile *p = profile__new(NULL);
-	char *text = report(p, 0);
-
-	assert_non_null(strstr(text, "Total: 0 samples"));
-	assert_non_null(strstr(text, "(none)"));
-	free(text);
-	profile__free(p);
-}
-
-static void write_error_is_reported(void **state)
-{
-	struct profile *p = sample_profile();
+	struct profile *p = recursive_profile();
 	FILE *full = fopen("/dev/full", "w");
 
-	if (!full)
-		skip();
-	assert_true(output_text_write(p, NULL, 0, full) < 0);
+	assert_non_null(full);
+	assert_int_equal(output_text_write(p, NULL, 0, full), -ENOSPC);
 	fclose(full);
 	profile__free(p);
 }
@@ -170,13 +297,15 @@ static void write_error_is_reported(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(self_table),
-		cmocka_unit_test(total_table_counts_recursion_once),
-		cmocka_unit_test(header_and_top_n),
-		cmocka_unit_test(terminal_escapes_are_neutralised),
-		cmocka_unit_test(empty_profile),
-		cmocka_unit_test(write_error_is_reported),
+		cmocka_unit_test(self_and_total_count_recursion_once),
+		cmocka_unit_test(recursive_leaf_counts_once),
+		cmocka_unit_test(rows_are_ordered_by_count_then_name),
+		cmocka_unit_test(top_limits_the_rows),
+		cmocka_unit_test(header_names_the_recording),
+		cmocka_unit_test(names_are_merged_aligned_and_sanitised),
+		cmocka_unit_test(empty_profile_says_none),
+		cmocka_unit_test(failed_write_is_reported),
 	};
 
-	return cmocka_run_group_tests_name("text report", tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
