@@ -23,6 +23,16 @@
 /* Ring buffer record types: the first field of every record. */
 enum jbpf_record_type {
 	JBPF_RECORD_CPU_SAMPLE = 1,
+	JBPF_RECORD_EXEC = 2,
+};
+
+/*
+ * A target process replaced its program (execve): what was known of its
+ * memory maps and name no longer holds. Fixed size.
+ */
+struct jbpf_exec {
+	__u32 type;          /* JBPF_RECORD_EXEC */
+	__u32 tgid;
 };
 
 /*
@@ -55,6 +65,7 @@ enum jbpf_counter {
 	JBPF_CNT_RINGBUF_FULL,   /* sample dropped: ring buffer had no room */
 	JBPF_CNT_KSTACK_FAILED,  /* kernel stack could not be read (sent without it) */
 	JBPF_CNT_USTACK_FAILED,  /* user stack could not be read (sent without it) */
+	JBPF_CNT_EXEC_LOST,      /* exec record dropped: ring buffer had no room */
 	JBPF_CNT_NR,
 };
 

@@ -13,6 +13,10 @@
  * exactly 1/F, and because b is drawn at random it shares no period with the
  * workload, so tick phases spread evenly over any cycle the workload has.
  *
+ * A second program, on the sched_process_exec raw tracepoint, tells
+ * userspace when a target replaces its program, so that addresses sampled
+ * afterwards are not looked up in the old program's maps.
+ *
  * Stacks are read into a per-CPU scratch buffer, kernel frames first and
  * user frames right after them, and only the captured frames are copied to
  * the ring buffer. Nothing is lost silently: every drop or damaged stack
@@ -44,6 +48,19 @@ struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
+/*
+ * Processes sampled recently. The first sample of a process not in here
+ * wakes the reader at once instead of on its timer: the reader reads a
+ * process's memory maps when it first sees it, and a short-lived process
+ * may be gone by the next timer tick. LRU, so it never fills up.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} seen_tgids SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, JBPF_CNT_NR);
@@ -73,14 +90,20 @@ static __always_inline void count(__u32 which)
 }
 
 /*
- * Wake the reader only when the ring is getting full; otherwise it drains on
- * its own timer. One wakeup per sample would cost more than the sample.
+ * Wake the reader when the ring is getting full, or for a process's first
+ * sample (see seen_tgids); otherwise it drains on its own timer. One wakeup
+ * per sample would cost more than the sample.
  */
-static __always_inline __u64 wakeup_flags(void)
+static __always_inline __u64 wakeup_flags(__u32 tgid)
 {
 	__u64 used = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 	__u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+	__u8 one = 1;
 
+	if (!bpf_map_lookup_elem(&seen_tgids, &tgid)) {
+		bpf_map_update_elem(&seen_tgids, &tgid, &one, BPF_ANY);
+		return BPF_RB_FORCE_WAKEUP;
+	}
 	return used > size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
@@ -141,7 +164,28 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	size = sizeof(*sample) + (kn + un) * sizeof(__u64);
 	if (size > SAMPLE_MAX_SIZE)
 		return 0;
-	if (bpf_ringbuf_output(&events, sample, size, wakeup_flags()))
+	if (bpf_ringbuf_output(&events, sample, size, wakeup_flags(tgid)))
 		count(JBPF_CNT_RINGBUF_FULL);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int process_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct jbpf_exec *record;
+
+	if (filter_by_tgid && !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	/* Its next sample wakes the reader, which then reads the new maps. */
+	bpf_map_delete_elem(&seen_tgids, &tgid);
+	record = bpf_ringbuf_reserve(&events, sizeof(*record), 0);
+	if (!record) {
+		count(JBPF_CNT_EXEC_LOST);
+		return 0;
+	}
+	record->type = JBPF_RECORD_EXEC;
+	record->tgid = tgid;
+	bpf_ringbuf_submit(record, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -275,6 +275,16 @@ struct process *proccache__get(struct proccache *pc, uint32_t tgid, int *err)
 	return p;
 }
 
+void proccache__forget(struct proccache *pc, uint32_t tgid)
+{
+	struct process *p = pc->buckets[bucket_of(pc, tgid)];
+
+	while (p && p->tgid != tgid)
+		p = p->hash_next;
+	if (p)
+		process_remove(pc, p);
+}
+
 int proccache__refresh(struct proccache *pc, struct process *p)
 {
 	uint64_t start_time;

@@ -97,6 +97,9 @@ int proccache__reopen(struct proccache *pc, struct process *p, struct mapping *m
  */
 const char *proccache__perfmap_lookup(struct proccache *pc, struct process *p, uint64_t addr);
 
+/* Drops everything known of tgid (it exec'd or exited); nothing if unknown. */
+void proccache__forget(struct proccache *pc, uint32_t tgid);
+
 void proccache__stats(const struct proccache *pc, struct proccache_stats *stats);
 
 #endif /* JBPF_PROCCACHE_H */

@@ -308,3 +308,8 @@ void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *st
 	stats->lookups = sym->lookups;
 	stats->unknown = sym->unknown;
 }
+
+void symbolizer__forget_process(struct symbolizer *sym, uint32_t tgid)
+{
+	proccache__forget(sym->processes, tgid);
+}

@@ -90,6 +90,13 @@ enum sym_status symbolizer__kernel(struct symbolizer *sym, uint64_t addr, char *
 int symbolizer__add_process(struct symbolizer *sym, uint32_t tgid);
 
 /*
+ * Forgets tgid's maps and name: call it when the process replaced its
+ * program (execve), whose start time, and so the cache key, is unchanged.
+ * The next lookup reads the process again.
+ */
+void symbolizer__forget_process(struct symbolizer *sym, uint32_t tgid);
+
+/*
  * The function of process tgid containing the user address addr, written
  * into buf (always NUL-terminated, truncated to size). Reads the process's
  * maps first if it is not known yet.

@@ -160,6 +160,11 @@ void aggregator__add(struct aggregator *agg, const void *record, size_t size)
 	size_t depth = 0;
 	int error;
 
+	if (size >= sizeof(struct jbpf_exec) && s->type == JBPF_RECORD_EXEC) {
+		agg->stats.execs++;
+		symbolizer__forget_process(agg->sym, ((const struct jbpf_exec *)record)->tgid);
+		return;
+	}
 	agg->stats.received++;
 	if (size < sizeof(__u32) || s->type != JBPF_RECORD_CPU_SAMPLE || !sample_is_valid(s, size)) {
 		agg->stats.malformed++;

@@ -36,12 +36,13 @@ struct aggregator_config {
 };
 
 struct aggregator_stats {
-	uint64_t received;        /* records handed to aggregator__add */
+	uint64_t received;        /* sample records handed to aggregator__add */
 	uint64_t written;         /* samples now counted in the profile */
 	uint64_t malformed;       /* records that failed validation */
 	uint64_t profile_full;    /* dropped: the profile reached its bounds */
 	uint64_t no_user_stack;   /* kept, user part replaced by a reason frame */
 	uint64_t no_kernel_stack; /* kept, kernel part replaced by a reason frame */
+	uint64_t execs;           /* exec records: the process's maps were forgotten */
 };
 
 struct aggregator;
@@ -51,7 +52,11 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 				   struct profile *profile);
 void aggregator__free(struct aggregator *agg);
 
-/* One ring buffer record (any type); unknown types count as malformed. */
+/*
+ * One ring buffer record. A sample is added to the profile; an exec record
+ * makes the symbolizer forget that process, so samples after it are looked
+ * up in the new program. Unknown types count as malformed.
+ */
 void aggregator__add(struct aggregator *agg, const void *record, size_t size);
 
 void aggregator__stats(const struct aggregator *agg, struct aggregator_stats *stats);

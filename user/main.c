@@ -358,9 +358,13 @@ static void print_verbose_stats(const struct recording *rec)
 			rec->session.elapsed_s > 0 ? 100.0 * cpu_s / rec->session.elapsed_s : 0.0,
 			rec->session.elapsed_s);
 	}
-	fprintf(stderr, "jbpfprof: BPF ticks %llu, samples kept %llu, base period %llu ns\n",
+	struct aggregator_stats agg;
+
+	aggregator__stats(rec->agg, &agg);
+	fprintf(stderr, "jbpfprof: BPF ticks %llu, samples kept %llu, base period %llu ns, execs %llu (%llu lost)\n",
 		(unsigned long long)rec->counters[JBPF_CNT_TICKS], (unsigned long long)rec->counters[JBPF_CNT_SAMPLES],
-		(unsigned long long)rec->base_period_ns);
+		(unsigned long long)rec->base_period_ns, (unsigned long long)agg.execs,
+		(unsigned long long)rec->counters[JBPF_CNT_EXEC_LOST]);
 	symbolizer__stats(rec->sym, &sym);
 	fprintf(stderr,
 		"jbpfprof: symbolizer: %llu lookups (%llu unresolved), %llu maps reads, %llu files parsed "

@@ -36,6 +36,7 @@ struct sampler {
 	int *perf_fds;
 	struct bpf_link **links;
 	unsigned nr_cpus;           /* entries used in perf_fds and links */
+	struct bpf_link *exec_link; /* sched_process_exec */
 	uint64_t base_period_ns;
 	sampler_record_fn on_record;
 	void *ctx;
@@ -253,6 +254,12 @@ int sampler__open(const struct sampler_config *config, struct sampler **out, cha
 		snprintf(err, err_size, "cannot map the BPF ring buffer: %s", strerror(error));
 		goto fail;
 	}
+	sampler->exec_link = bpf_program__attach(sampler->skel->progs.process_exec);
+	if (!sampler->exec_link) {
+		error = errno;
+		snprintf(err, err_size, "cannot attach to the sched_process_exec tracepoint: %s", strerror(error));
+		goto fail;
+	}
 	error = -open_perf_events(sampler, err, err_size);
 	if (error)
 		goto fail;
@@ -273,6 +280,7 @@ void sampler__close(struct sampler *sampler)
 	}
 	free(sampler->links);
 	free(sampler->perf_fds);
+	bpf_link__destroy(sampler->exec_link);
 	ring_buffer__free(sampler->ringbuf);
 	sample_bpf__destroy(sampler->skel);
 	free(sampler);
