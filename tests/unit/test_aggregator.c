@@ -242,6 +242,35 @@ static void malformed_records_are_counted_not_used(void **state)
 	aggregator__free(agg);
 }
 
+/* An exec record makes the next sample read the process's maps again. */
+static void exec_record_forgets_the_process(void **state)
+{
+	struct fixture *f = *state;
+	struct aggregator_config config = { 0 };
+	struct aggregator *agg = aggregator__new(&config, f->sym, f->profile);
+	uint64_t uips[] = { (uint64_t)(uintptr_t)inner_function };
+	char buf[sizeof(struct jbpf_sample) + 16 * sizeof(uint64_t)], stack[512];
+	struct jbpf_exec exec = { .type = JBPF_RECORD_EXEC, .tgid = (uint32_t)getpid() };
+	struct symbolizer_stats before, after;
+	struct aggregator_stats stats;
+
+	aggregator__add(agg, buf, make_sample(buf, NULL, 0, uips, 1));
+	symbolizer__stats(f->sym, &before);
+	aggregator__add(agg, &exec, sizeof(exec));
+	aggregator__add(agg, buf, make_sample(buf, NULL, 0, uips, 1));
+	symbolizer__stats(f->sym, &after);
+	/* Within a second of the first read, only a forgotten process is read again. */
+	assert_int_equal(after.processes_loaded, before.processes_loaded + 1);
+	only_stack(f->profile, stack, sizeof(stack));
+	assert_string_equal(stack, "inner_function");
+	aggregator__stats(agg, &stats);
+	assert_int_equal(stats.execs, 1);
+	assert_int_equal(stats.received, 2);
+	assert_int_equal(stats.malformed, 0);
+	assert_int_equal(stats.written, 2);
+	aggregator__free(agg);
+}
+
 static void full_profile_is_counted(void **state)
 {
 	struct fixture *f = *state;
@@ -271,6 +300,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(full_length_comm, setup, teardown),
 		cmocka_unit_test_setup_teardown(unreadable_stacks_become_reason_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_records_are_counted_not_used, setup, teardown),
+		cmocka_unit_test_setup_teardown(exec_record_forgets_the_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(full_profile_is_counted, setup, teardown),
 	};
 
