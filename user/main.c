@@ -38,6 +38,7 @@ struct recording {
 	uint64_t counters[JBPF_CNT_NR];
 	uint64_t base_period_ns;
 	FILE *out;            /* opened before recording; NULL once written */
+	bool out_unnamed;     /* out is an O_TMPFILE, named when complete */
 	char path[4096];
 };
 
@@ -192,11 +193,16 @@ static void describe_losses(const struct recording *rec, const struct aggregator
 
 /*
  * Opens the output before recording, so that a path that cannot be written
- * is reported at once, not after the whole recording.
+ * is reported at once, not after the whole recording. The file is created
+ * unnamed (O_TMPFILE) in the target directory and given its name only when
+ * the profile is complete (publish_output): a recording that fails or is
+ * killed leaves no file behind and does not destroy an existing one. On a
+ * filesystem without O_TMPFILE the file is created under its name at once.
  */
 static int open_output(struct recording *rec)
 {
 	const struct options *o = &rec->opts;
+	char dir[sizeof(rec->path)], *slash;
 	int fd;
 
 	if (o->output_path && !strcmp(o->output_path, "-")) {
@@ -207,7 +213,18 @@ static int open_output(struct recording *rec)
 		snprintf(rec->path, sizeof(rec->path), "%s", o->output_path);
 	else
 		default_path(rec, rec->path, sizeof(rec->path));
-	fd = open(rec->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	snprintf(dir, sizeof(dir), "%s", rec->path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	rec->out_unnamed = fd >= 0;
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL))
+		fd = open(rec->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || !(rec->out = fdopen(fd, "w"))) {
 		fprintf(stderr, "jbpfprof: cannot write %s: %s\n", rec->path, strerror(errno));
 		if (fd >= 0)
@@ -218,14 +235,39 @@ static int open_output(struct recording *rec)
 	return 0;
 }
 
-/* A recording that failed leaves no empty file behind. */
+/*
+ * Gives the finished, flushed unnamed file its name: linked under a
+ * temporary name beside it, then renamed over path, so path always holds
+ * either the old file or the whole new one.
+ */
+static int publish_output(struct recording *rec, FILE *out)
+{
+	char fd_path[64], temp[sizeof(rec->path) + 32];
+
+	if (!rec->out_unnamed)
+		return 0;
+	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fileno(out));
+	snprintf(temp, sizeof(temp), "%s.%d.tmp", rec->path, (int)getpid());
+	if (linkat(AT_FDCWD, fd_path, AT_FDCWD, temp, AT_SYMLINK_FOLLOW))
+		return -errno;
+	if (rename(temp, rec->path)) {
+		int error = -errno;
+
+		unlink(temp);
+		return error;
+	}
+	return 0;
+}
+
+/* A recording that failed leaves no file behind (an unnamed one vanishes). */
 static void discard_output(struct recording *rec)
 {
 	if (!rec->out || rec->out == stdout)
 		return;
 	fclose(rec->out);
 	rec->out = NULL;
-	unlink(rec->path);
+	if (!rec->out_unnamed)
+		unlink(rec->path);
 }
 
 static int write_output(struct recording *rec, const char *summary)
@@ -257,9 +299,11 @@ static int write_output(struct recording *rec, const char *summary)
 		error = output_flamegraph_write(rec->profile, &meta, out);
 		break;
 	}
-	if (to_stdout)
-		error = fflush(out) ? -errno : error;
-	else if (fclose(out) && !error)
+	if (!error && fflush(out))
+		error = -errno;
+	if (!error && !to_stdout)
+		error = publish_output(rec, out);
+	if (!to_stdout && fclose(out) && !error)
 		error = -errno;
 	if (error) {
 		fprintf(stderr, "jbpfprof: writing %s failed: %s\n", to_stdout ? "standard output" : rec->path,
@@ -426,8 +470,8 @@ int main(int argc, char **argv)
 		goto out;
 	fprintf(stderr, "jbpfprof: %s in %.1f s\n", summary, rec.session.elapsed_s);
 	if (!stats.written)
-		fprintf(stderr, "jbpfprof: no samples: %s did not run on a CPU while recording\n",
-			rec.opts.all ? "nothing" : rec.nr_tgids > 1 ? "the targets" : "the target");
+		fprintf(stderr, "jbpfprof: no samples: %s on a CPU while recording\n",
+			rec.opts.all ? "no process ran" : rec.nr_tgids > 1 ? "the targets did not run" : "the target did not run");
 	if (rec.opts.verbose)
 		print_verbose_stats(&rec);
 	if (rec.session.nr_exited && rec.nr_tgids)

@@ -142,6 +142,48 @@ static void unwritable_output_fails_first(void **state)
 	assert_int_equal(message_lines(prof.buf), 1);
 }
 
+/*
+ * A recording killed outright (SIGKILL, no chance to clean up) leaves an
+ * existing output file as it was, and no half-written file beside it.
+ */
+static void killed_recording_keeps_existing_file(void **state)
+{
+	char *dir = harness_tmpdir(), *file, *content;
+	struct child prof;
+	size_t len;
+	int entries = 0;
+	DIR *d;
+	FILE *f;
+
+	harness_require_root();
+	file = harness_path(dir, "old.collapsed");
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fputs("main;old_profile 7\n", f);
+	fclose(f);
+	assert_int_equal(harness_start_profiler(&prof, (char *[]){ "-a", "-F", "997", "-f", file, NULL }), 0);
+	assert_int_equal(harness_wait_for(&prof, "jbpfprof: sampling", 20), 0);
+	kill(prof.pid, SIGKILL);
+	assert_int_equal(harness_finish(&prof, 10), -1);
+	f = fopen(file, "r");
+	assert_non_null(f);
+	content = NULL;
+	assert_true(getline(&content, &len, f) > 0);
+	fclose(f);
+	assert_string_equal(content, "main;old_profile 7\n");
+	d = opendir(dir);
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));)
+		entries += e->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(entries, 1);
+	unlink(file);
+	rmdir(dir);
+	free(content);
+	free(file);
+	free(dir);
+}
+
 /* No -f: a flame graph named after the pid and the time, its path printed. */
 static void default_output_file(void **state)
 {
@@ -251,6 +293,7 @@ int main(void)
 		HARNESS_TEST(missing_pid_is_one_clear_line),
 		HARNESS_TEST(not_root_is_one_clear_line),
 		HARNESS_TEST(unwritable_output_fails_first),
+		HARNESS_TEST(killed_recording_keeps_existing_file),
 		HARNESS_TEST(default_output_file),
 		HARNESS_TEST(threads_root_frame),
 		HARNESS_TEST(sigint_stops_and_writes),
