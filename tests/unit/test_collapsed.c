@@ -13,16 +13,10 @@
 
 #include <cmocka.h>
 
+#include "profile_fixture.h"
+
 #include "output/output.h"
 #include "user/profile.h"
-
-static uint32_t intern_ok(struct profile *p, const char *name, enum frame_kind kind)
-{
-	int64_t id = profile__intern(p, name, kind);
-
-	assert_true(id >= 0);
-	return (uint32_t)id;
-}
 
 /* The collapsed text of p; the caller frees it. */
 static char *collapse(const struct profile *p)

@@ -15,20 +15,14 @@
 
 #include <cmocka.h>
 
+#include "profile_fixture.h"
+
 #include "output/emit.h"
 #include "output/output.h"
 #include "user/profile.h"
 
 #define SCRIPT_INJECTION "</script><script>alert(1)</script>"
 #define IMG_INJECTION "<img src=x onerror=alert(1)>"
-
-static uint32_t intern_ok(struct profile *p, const char *name, enum frame_kind kind)
-{
-	int64_t id = profile__intern(p, name, kind);
-
-	assert_true(id >= 0);
-	return (uint32_t)id;
-}
 
 static char *page_of(const struct profile *p, const struct output_meta *meta, size_t *len)
 {

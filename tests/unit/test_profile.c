@@ -11,15 +11,9 @@
 
 #include <cmocka.h>
 
+#include "profile_fixture.h"
+
 #include "user/profile.h"
-
-static uint32_t intern_ok(struct profile *p, const char *name, enum frame_kind kind)
-{
-	int64_t id = profile__intern(p, name, kind);
-
-	assert_true(id >= 0);
-	return (uint32_t)id;
-}
 
 static void same_name_and_kind_interns_to_one_id(void **state)
 {

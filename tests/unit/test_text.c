@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "profile_fixture.h"
+
 #include "output/output.h"
 #include "user/profile.h"
 
@@ -28,14 +30,6 @@ struct table {
 	struct row rows[64];
 	size_t nr;
 };
-
-static uint32_t intern_ok(struct profile *p, const char *name, enum frame_kind kind)
-{
-	int64_t id = profile__intern(p, name, kind);
-
-	assert_true(id >= 0);
-	return (uint32_t)id;
-}
 
 static char *report_of(const struct profile *p, const struct output_meta *meta, size_t top)
 {
