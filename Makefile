@@ -64,6 +64,12 @@ INTEGRATION_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/%,$(INTEGR
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c) $(wildcard examples/*.c)
 WORKLOADS := $(patsubst %.c,$(OUTPUT)/workloads/%,$(notdir $(WORKLOAD_SRCS)))
 
+# The JVMTI agent, embedded into the profiler (user/agent_image.c), and the
+# Java workloads and demo.
+AGENT := $(OUTPUT)/libjbpfagent.so
+include jvmti-stub/stub.mk
+include tests/workloads/java/java.mk
+
 # Fixtures built at test time (ELF files for the symbolizer tests).
 FIXTURES :=
 -include tests/fixtures/fixtures.mk
@@ -77,7 +83,11 @@ CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(OUTPUT)/jbpfprof $(WORKLOADS)
+all: $(OUTPUT)/jbpfprof $(AGENT) $(WORKLOADS) $(JAVA_CLASSES_STAMP)
+
+$(OUTPUT)/release/user/agent_image.o $(OUTPUT)/asan/user/agent_image.o: $(AGENT)
+$(OUTPUT)/release/user/agent_image.o: RELEASE_CFLAGS += -DJBPF_AGENT_IMAGE='"$(AGENT)"'
+$(OUTPUT)/asan/user/agent_image.o: ASAN_CFLAGS += -DJBPF_AGENT_IMAGE='"$(AGENT)"'
 
 $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
@@ -138,6 +148,9 @@ $(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) tests
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) -O1 -Itests/integration $< tests/integration/harness.c -lcmocka -lm -o $@
 
+# test_stub drives pieces of the agent directly, compiled into it.
+$(OUTPUT)/tests/test_stub: $(AGENT_SRCS) $(AGENT_HDRS)
+
 # Workloads and demos: plain C, frame pointers kept in every function, calls
 # not inlined, so that the profile names the functions the source names.
 # clang, because GCC 12 leaves the frame pointer out of leaf functions that
@@ -163,20 +176,26 @@ fixtures: $(FIXTURES)
 check-unit: $(UNIT_TESTS) $(FIXTURES)
 	$(Q)FIXTURE_DIR=$(OUTPUT)/fixtures tests/run-suite.sh unit $(UNIT_TESTS)
 
-check-integration: $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) $(WORKLOADS)
+check-integration: $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) $(WORKLOADS) $(JAVA_CLASSES_STAMP)
 	$(Q)JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads \
+		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) \
 		tests/run-suite.sh integration $(INTEGRATION_TESTS)
 
 # Unit tests first: they are fast and say more precisely what broke. Both
 # suites run even if the first fails; the last line is the total.
 test: all $(UNIT_TESTS) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS)
 	$(Q)FIXTURE_DIR=$(OUTPUT)/fixtures JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads \
+		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) \
 		tests/run-suite.sh all $(UNIT_TESTS) $(INTEGRATION_TESTS)
 
 check-headers: $(SKELS)
 	$(Q)for h in $(wildcard user/*.h symbolizer/*.h output/*.h); do \
 		printf '#include "%s"\n#include "%s"\n' $$h $$h | \
 		$(CC) $(RELEASE_CFLAGS) -x c -fsyntax-only - || exit 1; \
+	done
+	$(Q)for h in $(wildcard jvmti-stub/*.h); do \
+		printf '#include "%s"\n#include "%s"\n' $$h $$h | \
+		$(CC) $(AGENT_CFLAGS) -x c -fsyntax-only - || exit 1; \
 	done; echo "headers: each compiles on its own"
 
 bench: all

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The byte stream between the agent (libjbpfagent.so, inside the target JVM)
+ * and the profiler (jbpfprof), over one Unix stream socket per recording.
+ *
+ * The agent writes messages; each is a struct jbpf_msg_header followed by
+ * `size` payload bytes. Both ends run on the same machine, so integers are
+ * in host byte order. The layouts below have no implicit padding.
+ *
+ * The profiler writes only single bytes (enum jbpf_request).
+ *
+ * The profiler runs as root and the agent runs inside a process it does not
+ * trust: the reader checks every size and count against the limits here and
+ * against the payload it actually received, and treats names as opaque
+ * bytes to be bounded and escaped. method_id is a key and nothing more.
+ */
+#ifndef JBPF_STREAM_H
+#define JBPF_STREAM_H
+
+#include <stdint.h>
+
+#define JBPF_STREAM_VERSION 1
+
+/* No payload is larger; a header announcing more ends the stream. */
+#define JBPF_STREAM_MAX_PAYLOAD (64u * 1024)
+/* Deepest Java stack a trace carries; deeper ones are cut at the root end. */
+#define JBPF_STREAM_MAX_FRAMES 256
+/* Longest name (method, thread, code blob) a message carries, in bytes. */
+#define JBPF_STREAM_MAX_NAME 1024
+
+enum jbpf_msg_type {
+	JBPF_MSG_HELLO = 1,       /* first message: struct jbpf_msg_hello */
+	JBPF_MSG_METHOD = 2,      /* a method's name, before any trace uses it */
+	JBPF_MSG_TRACE = 3,       /* one Java stack taken by the signal handler */
+	JBPF_MSG_THREAD = 4,      /* a Java thread's name */
+	JBPF_MSG_CODE_LOAD = 5,   /* compiled method or generated code appeared */
+	JBPF_MSG_CODE_UNLOAD = 6, /* compiled method removed; its addresses may be reused */
+	JBPF_MSG_STATS = 7,       /* the agent's own counters, cumulative */
+	JBPF_MSG_ERROR = 8,       /* why Agent_OnAttach is about to fail */
+	JBPF_MSG_FLUSHED = 9,     /* answer to JBPF_REQ_FLUSH: all traces so far are sent */
+};
+
+/* What the profiler may send: one byte each. */
+enum jbpf_request {
+	JBPF_REQ_FLUSH = 'F', /* drain the trace ring now, then send one JBPF_MSG_FLUSHED */
+};
+
+struct jbpf_msg_header {
+	uint32_t type; /* enum jbpf_msg_type */
+	uint32_t size; /* payload bytes after this header, <= JBPF_STREAM_MAX_PAYLOAD */
+};
+
+struct jbpf_msg_hello {
+	uint32_t version; /* JBPF_STREAM_VERSION */
+	uint32_t signo;   /* the signal the handler is installed on */
+	uint32_t pid;     /* getpid() in the JVM's own pid namespace */
+	uint32_t max_frames;
+	char vm_version[64]; /* java.vm.version, NUL-padded, maybe not terminated */
+};
+
+/* Followed by name_len bytes: "package.Class.method", not NUL-terminated. */
+struct jbpf_msg_method {
+	uint64_t method_id; /* the jmethodID, as an opaque key */
+	uint32_t name_len;  /* <= JBPF_STREAM_MAX_NAME */
+	uint32_t flags;     /* JBPF_METHOD_* */
+};
+
+#define JBPF_METHOD_NATIVE 1u /* a Java method implemented in native code (JNI) */
+
+/*
+ * status, when zero or negative, is why there are no frames: AsyncGetCallTrace's
+ * own codes (0 no Java frame, -1 no class load, -2 GC active, -3 unknown not
+ * Java, -4 not walkable not Java, -5 unknown Java, -6 not walkable Java,
+ * -7 unknown state, -8 thread exit, -9 deoptimizing, -10 safepoint) or the
+ * agent's (JBPF_TRACE_*). When positive it equals frame_count.
+ */
+#define JBPF_TRACE_NOT_JAVA_THREAD (-100) /* no JNIEnv (GC...), or the agent's own thread */
+#define JBPF_TRACE_NO_AGCT (-101)         /* the JVM exports no AsyncGetCallTrace */
+
+#define JBPF_TRACE_TRUNCATED 1u /* the stack was deeper than max_frames */
+
+struct jbpf_trace_frame {
+	uint64_t method_id;
+	int32_t bci;     /* bytecode index; -3 for a native method */
+	uint32_t unused; /* zero */
+};
+
+/* Followed by frame_count struct jbpf_trace_frame, innermost first. */
+struct jbpf_msg_trace {
+	uint64_t seq;     /* the value the BPF program sent with the signal */
+	uint64_t time_ns; /* CLOCK_MONOTONIC when the handler ran */
+	uint32_t tid;     /* gettid() in the JVM's pid namespace */
+	int32_t status;
+	uint32_t frame_count; /* <= JBPF_STREAM_MAX_FRAMES */
+	uint32_t flags;       /* JBPF_TRACE_* */
+};
+
+/* Followed by name_len bytes. tid as the JVM's pid namespace sees it. */
+struct jbpf_msg_thread {
+	uint32_t tid;
+	uint32_t name_len; /* <= JBPF_STREAM_MAX_NAME */
+};
+
+enum jbpf_code_kind {
+	JBPF_CODE_NMETHOD = 1, /* a compiled Java method (method_id is its root method) */
+	JBPF_CODE_STUB = 2,    /* code the VM generated: interpreter, stubs, adapters */
+};
+
+/* Followed by name_len bytes (the blob's name for JBPF_CODE_STUB, else none). */
+struct jbpf_msg_code_load {
+	uint64_t addr;
+	uint64_t size;
+	uint64_t time_ns; /* CLOCK_MONOTONIC when the agent saw the event */
+	uint64_t method_id; /* 0 for JBPF_CODE_STUB */
+	uint32_t kind;      /* enum jbpf_code_kind */
+	uint32_t name_len;  /* <= JBPF_STREAM_MAX_NAME */
+};
+
+struct jbpf_msg_code_unload {
+	uint64_t addr;
+	uint64_t time_ns;
+	uint64_t method_id;
+};
+
+/*
+ * Cumulative since the agent was attached for this recording;
+ * signals = traces + ring_full + foreign.
+ */
+struct jbpf_msg_stats {
+	uint64_t signals;      /* handler invocations */
+	uint64_t traces;       /* traces written to the ring */
+	uint64_t ring_full;    /* traces dropped: the ring had no free slot */
+	uint64_t foreign;      /* signals not from the BPF program, ignored */
+	uint64_t events_lost;  /* JVMTI events dropped: the send queue was full */
+	uint64_t handler_ns;   /* time spent in the signal handler, its clock reads included */
+};
+
+/* Followed by len bytes of text. */
+struct jbpf_msg_error {
+	uint32_t len; /* <= JBPF_STREAM_MAX_NAME */
+	uint32_t unused;
+};
+
+#endif /* JBPF_STREAM_H */

@@ -1,0 +1,32 @@
+# jvmti-stub/stub.mk: the JVMTI agent, $(OUTPUT)/libjbpfagent.so.
+#
+# Included by the top Makefile (which defines OUTPUT, WARNINGS, Q and msg);
+# also usable alone from the top of the tree: make -f jvmti-stub/stub.mk
+#
+# The agent runs inside someone else's JVM, so:
+#   -fvisibility=hidden   exports only Agent_OnLoad/OnAttach/OnUnload (JNIEXPORT);
+#   -z defs               no undefined symbol left for the JVM to resolve;
+#   -z nodelete           never unmapped: HotSpot dlcloses an agent whose
+#                         Agent_OnAttach fails, and our signal handler and
+#                         agent thread must outlive any one attach;
+#   -static-libgcc        no libgcc_s the JVM may not have;
+#   no sanitizers         the JVM does not load their runtimes first.
+# It links nothing from user/ or libbpf: jvmti-stub/stream.h is the interface.
+
+OUTPUT ?= build
+JAVA_HOME ?= /usr/lib/jvm/java-17-openjdk-amd64
+WARNINGS ?= -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
+	    -Wmissing-prototypes -Wformat=2 -Wvla -Wno-unused-parameter
+
+AGENT_SRCS := $(wildcard jvmti-stub/*.c)
+AGENT_HDRS := $(wildcard jvmti-stub/*.h)
+AGENT_CFLAGS = -std=gnu11 -O2 -g -fPIC -fvisibility=hidden -fno-omit-frame-pointer -D_GNU_SOURCE \
+	       $(WARNINGS) -Ijvmti-stub -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux $(EXTRA_CFLAGS)
+AGENT_LDFLAGS = -shared -Wl,-z,defs -Wl,-z,nodelete -Wl,-z,now -static-libgcc -pthread -ldl
+
+$(OUTPUT)/libjbpfagent.so: $(AGENT_SRCS) $(AGENT_HDRS) jvmti-stub/stub.mk
+	$(call msg,CC-AGENT,$@)
+	$(Q)test -r $(JAVA_HOME)/include/jvmti.h || \
+		{ echo "error: no JNI headers in $(JAVA_HOME)/include; set JAVA_HOME=<a JDK>" >&2; exit 1; }
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(AGENT_CFLAGS) $(AGENT_SRCS) $(AGENT_LDFLAGS) -o $@
