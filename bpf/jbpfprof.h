@@ -24,6 +24,28 @@
 enum jbpf_record_type {
 	JBPF_RECORD_CPU_SAMPLE = 1,
 	JBPF_RECORD_EXEC = 2,
+	JBPF_RECORD_SIGNAL_LOST = 3,
+};
+
+/* Bits of jbpf_sample.flags. */
+#define JBPF_SAMPLE_DEFERRED 1u /* its Java stack is taken when the thread leaves its system call */
+
+/* Signals the BPF programs may send to a JVM's threads, with the target's chosen number. */
+struct jbpf_java_target {
+	__u32 signo;
+	__u32 unused;
+};
+
+/*
+ * A signal for a deferred Java stack could not be sent at system call exit:
+ * the samples waiting for trace seq will get none.
+ */
+struct jbpf_signal_lost {
+	__u32 type;          /* JBPF_RECORD_SIGNAL_LOST */
+	__s32 error;         /* bpf_send_signal_task's error */
+	__u64 seq;
+	__u32 tgid;
+	__u32 tid;
 };
 
 /*
@@ -52,6 +74,15 @@ struct jbpf_sample {
 	__s16 kstack_err;    /* bpf_get_stack error for the kernel stack, or 0 */
 	__s16 ustack_err;    /* same for the user stack */
 	char comm[JBPF_COMM_LEN]; /* thread name at the sampled instant */
+	/*
+	 * For a thread of a JVM running the agent: the value sent with the
+	 * signal whose handler takes this sample's Java stack, shared by every
+	 * sample of one stay in a system call (JBPF_SAMPLE_DEFERRED). 0 when no
+	 * Java stack was asked for, or the signal failed (signal_err).
+	 */
+	__u64 java_seq;
+	__s32 signal_err;    /* bpf_send_signal_task's error, or 0 */
+	__u32 flags;         /* JBPF_SAMPLE_* */
 	__u64 ips[];         /* kstack_len + ustack_len addresses */
 };
 
@@ -66,6 +97,9 @@ enum jbpf_counter {
 	JBPF_CNT_KSTACK_FAILED,  /* kernel stack could not be read (sent without it) */
 	JBPF_CNT_USTACK_FAILED,  /* user stack could not be read (sent without it) */
 	JBPF_CNT_EXEC_LOST,      /* exec record dropped: ring buffer had no room */
+	JBPF_CNT_JAVA_SIGNALS,   /* signals sent to JVM threads for their Java stack */
+	JBPF_CNT_JAVA_DEFERRED,  /* samples in a system call, their signal deferred to its exit */
+	JBPF_CNT_SIGNAL_FAILED,  /* signals that could not be sent (sample kept without Java frames) */
 	JBPF_CNT_NR,
 };
 

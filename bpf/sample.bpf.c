@@ -17,6 +17,17 @@
  * userspace when a target replaces its program, so that addresses sampled
  * afterwards are not looked up in the old program's maps.
  *
+ * Java stacks. For a thread of a JVM that runs our agent (java_targets),
+ * the program also sends the thread a signal carrying a sequence number, and
+ * stores that number in the sample; the agent's handler takes the Java stack
+ * with AsyncGetCallTrace and tags it with the same number, so userspace
+ * joins each Java stack to exactly its sample. A signal must never cut a
+ * sleep short, so a sample taken inside a system call does not signal at
+ * once: the thread's number waits in `deferred` and a second program sends
+ * the signal when the system call returns, where the Java stack is still
+ * the one of the sample. Samples taken during one stay in the kernel share
+ * that one signal and its Java stack.
+ *
  * Stacks are read into a per-CPU scratch buffer, kernel frames first and
  * user frames right after them, and only the captured frames are copied to
  * the ring buffer. Nothing is lost silently: every drop or damaged stack
@@ -32,6 +43,19 @@
 const volatile bool filter_by_tgid = false;
 const volatile bool thin_ticks = false;
 const volatile __u32 keep_threshold = 0; /* keep a tick when prandom < this */
+/* [syscall_entry_lo, syscall_entry_hi): do_syscall_64, from kallsyms; 0 when unknown. */
+const volatile __u64 syscall_entry_lo = 0;
+const volatile __u64 syscall_entry_hi = 0;
+
+/* Next sequence number for a Java stack signal; 0 means none. */
+__u64 next_java_seq = 0;
+
+/*
+ * Sends sig to one thread with a value (kernel 6.13 and later). Weak: on a
+ * kernel without it the program still loads, and userspace, which checks
+ * for it before attaching an agent, never fills java_targets.
+ */
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type, __u64 value) __ksym __weak;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -41,6 +65,27 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } targets SEC(".maps");
+
+/* JVMs whose agent handles our signal: tgid to the signal it chose. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, JBPF_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct jbpf_java_target);
+} java_targets SEC(".maps");
+
+/*
+ * Threads sampled inside a system call whose Java stack signal waits for
+ * that call to return: tid to sequence number. LRU, so threads that exit in
+ * a system call never fill it; their samples are then reported without Java
+ * frames.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} deferred SEC(".maps");
 
 /* Resized by userspace before load (bpf_map__set_max_entries). */
 struct {
@@ -126,11 +171,74 @@ static __always_inline __u64 read_stack(struct bpf_perf_event_data *ctx, __u64 *
 	return n > JBPF_MAX_STACK_DEPTH ? JBPF_MAX_STACK_DEPTH : n;
 }
 
+/*
+ * Whether the kernel stack (innermost first) runs inside a system call: its
+ * outermost frames are the entry code and do_syscall_64. An interrupt or
+ * fault taken in user mode has neither, and returns to user mode at once.
+ */
+static __always_inline bool in_syscall(const __u64 *ips, __u64 kn)
+{
+	for (int i = 1; i <= 3; i++) {
+		__u64 at;
+
+		if (kn < (__u64)i)
+			break;
+		at = kn - i;
+		if (at >= JBPF_MAX_STACK_DEPTH)
+			break;
+		if (ips[at] >= syscall_entry_lo && ips[at] < syscall_entry_hi)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Asks the JVM's agent for the Java stack of this sample: a signal now, or
+ * at the end of the system call the thread is in (see `deferred`).
+ */
+static __always_inline void request_java_stack(struct jbpf_sample *sample, const struct jbpf_java_target *jt,
+					       __u64 kn)
+{
+	__u32 tid = sample->tid;
+	__u64 seq, *pending;
+	int err;
+
+	if (!bpf_send_signal_task)
+		return;
+	if (kn && in_syscall(sample->ips, kn)) {
+		sample->flags |= JBPF_SAMPLE_DEFERRED;
+		count(JBPF_CNT_JAVA_DEFERRED);
+		pending = bpf_map_lookup_elem(&deferred, &tid);
+		if (pending) {
+			sample->java_seq = *pending;
+			return;
+		}
+		seq = __sync_fetch_and_add(&next_java_seq, 1) + 1;
+		if (bpf_map_update_elem(&deferred, &tid, &seq, BPF_NOEXIST)) {
+			sample->signal_err = -16; /* EBUSY: lost a race for the slot */
+			count(JBPF_CNT_SIGNAL_FAILED);
+			return;
+		}
+		sample->java_seq = seq;
+		return;
+	}
+	seq = __sync_fetch_and_add(&next_java_seq, 1) + 1;
+	err = bpf_send_signal_task(bpf_get_current_task_btf(), jt->signo, PIDTYPE_PID, seq);
+	if (err) {
+		sample->signal_err = err;
+		count(JBPF_CNT_SIGNAL_FAILED);
+		return;
+	}
+	sample->java_seq = seq;
+	count(JBPF_CNT_JAVA_SIGNALS);
+}
+
 SEC("perf_event")
 int sample_cpu(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	const struct jbpf_java_target *jt;
 	struct jbpf_sample *sample;
 	__u32 zero = 0;
 	__u64 kn, un, size;
@@ -161,6 +269,12 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 
 	sample->kstack_len = kn;
 	sample->ustack_len = un;
+	sample->java_seq = 0;
+	sample->signal_err = 0;
+	sample->flags = 0;
+	jt = bpf_map_lookup_elem(&java_targets, &tgid);
+	if (jt)
+		request_java_stack(sample, jt, kn);
 	size = sizeof(*sample) + (kn + un) * sizeof(__u64);
 	if (size > SAMPLE_MAX_SIZE)
 		return 0;
@@ -179,6 +293,8 @@ int process_exec(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	/* Its next sample wakes the reader, which then reads the new maps. */
 	bpf_map_delete_elem(&seen_tgids, &tgid);
+	/* The new program has no handler for our signal: it would die of it. */
+	bpf_map_delete_elem(&java_targets, &tgid);
 	record = bpf_ringbuf_reserve(&events, sizeof(*record), 0);
 	if (!record) {
 		count(JBPF_CNT_EXEC_LOST);
@@ -187,5 +303,46 @@ int process_exec(struct bpf_raw_tracepoint_args *ctx)
 	record->type = JBPF_RECORD_EXEC;
 	record->tgid = tgid;
 	bpf_ringbuf_submit(record, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/*
+ * A system call returns: if the thread was sampled inside it, send the
+ * signal for its Java stack now, before it runs any more Java code. A
+ * tracepoint program, not a raw one: only these may call the kfunc.
+ */
+SEC("tp/raw_syscalls/sys_exit")
+int syscall_exit(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	const struct jbpf_java_target *jt;
+	struct jbpf_signal_lost *lost;
+	__u64 *pending, seq;
+	int err = -3; /* ESRCH: the JVM left java_targets (exec, or the agent went) */
+
+	pending = bpf_map_lookup_elem(&deferred, &tid);
+	if (!pending)
+		return 0;
+	seq = *pending;
+	bpf_map_delete_elem(&deferred, &tid);
+	jt = bpf_map_lookup_elem(&java_targets, &tgid);
+	if (jt && bpf_send_signal_task) {
+		err = bpf_send_signal_task(bpf_get_current_task_btf(), jt->signo, PIDTYPE_PID, seq);
+		if (!err) {
+			count(JBPF_CNT_JAVA_SIGNALS);
+			return 0;
+		}
+	}
+	count(JBPF_CNT_SIGNAL_FAILED);
+	lost = bpf_ringbuf_reserve(&events, sizeof(*lost), 0);
+	if (!lost)
+		return 0;
+	lost->type = JBPF_RECORD_SIGNAL_LOST;
+	lost->error = err;
+	lost->seq = seq;
+	lost->tgid = tgid;
+	lost->tid = tid;
+	bpf_ringbuf_submit(lost, 0);
 	return 0;
 }

@@ -140,14 +140,36 @@ static const char *symbol_at(struct symtab *table, uint64_t addr)
 	return symtab__name(table, idx);
 }
 
+static void load_kernel(struct symbolizer *sym)
+{
+	if (sym->kernel_state == NOT_TRIED)
+		sym->kernel_state = kallsyms__load(sym->kallsyms_path, &sym->kernel) ? UNAVAILABLE : LOADED;
+}
+
+int symbolizer__kernel_symbol(struct symbolizer *sym, const char *name, uint64_t *start, uint64_t *end)
+{
+	size_t n;
+
+	load_kernel(sym);
+	if (sym->kernel_state != LOADED)
+		return -ENOENT;
+	n = symtab__count(sym->kernel);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(symtab__name(sym->kernel, (long)i), name))
+			continue;
+		*start = symtab__start(sym->kernel, (long)i);
+		*end = symtab__end(sym->kernel, (long)i);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 enum sym_status symbolizer__kernel(struct symbolizer *sym, uint64_t addr, char *buf, size_t size)
 {
 	const char *name;
 
 	sym->lookups++;
-	if (sym->kernel_state == NOT_TRIED)
-		sym->kernel_state = kallsyms__load(sym->kallsyms_path, &sym->kernel) ? UNAVAILABLE :
-										     LOADED;
+	load_kernel(sym);
 	name = symbol_at(sym->kernel, addr);
 	if (name)
 		return put(buf, size, SYM_FOUND, "%s", name);

@@ -82,6 +82,14 @@ void symbolizer__free(struct symbolizer *sym);
 enum sym_status symbolizer__kernel(struct symbolizer *sym, uint64_t addr, char *buf, size_t size);
 
 /*
+ * The address range [start, end) of the kernel text symbol called name
+ * (the first one, if several share it), loading kallsyms if not yet done.
+ * Returns 0, or -ENOENT when there is no such symbol or kallsyms cannot be
+ * read.
+ */
+int symbolizer__kernel_symbol(struct symbolizer *sym, const char *name, uint64_t *start, uint64_t *end);
+
+/*
  * Reads tgid's mappings now and holds its files open. Call it as early as
  * possible for processes that may exit. A process already known has its
  * maps read again unless that happened within the last second. Returns 0,

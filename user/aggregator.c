@@ -10,10 +10,24 @@
 #include <string.h>
 
 #include "bpf/jbpfprof.h"
+#include "user/javamap.h"
+#include "user/join.h"
 
-/* Frames of one stack: two roots, two full perf stacks, two reason frames. */
-#define MAX_FRAMES (2 + 2 * JBPF_MAX_STACK_DEPTH + 2)
+/*
+ * Frames of one stack: two roots, two full perf stacks, a Java stack, two
+ * reason frames.
+ */
+#define MAX_FRAMES (2 + 2 * JBPF_MAX_STACK_DEPTH + JBPF_STREAM_MAX_FRAMES + 2)
 #define NAME_MAX_LEN 512
+
+/* One user frame of a JVM thread, named and classified. */
+struct jvm_frame {
+	char name[NAME_MAX_LEN];
+	enum frame_kind kind;
+	bool generated;          /* in the JVM's generated code, or unknown memory */
+	bool have_blob;
+	struct javamap_code blob;
+};
 
 struct aggregator {
 	struct aggregator_config config;
@@ -21,6 +35,7 @@ struct aggregator {
 	struct profile *profile;
 	struct aggregator_stats stats;
 	uint32_t frames[MAX_FRAMES];
+	struct jvm_frame *jvm_frames; /* JBPF_MAX_STACK_DEPTH, for JVM threads */
 };
 
 struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
@@ -30,6 +45,11 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 
 	if (!agg)
 		return NULL;
+	agg->jvm_frames = calloc(JBPF_MAX_STACK_DEPTH, sizeof(*agg->jvm_frames));
+	if (!agg->jvm_frames) {
+		free(agg);
+		return NULL;
+	}
 	agg->config = *config;
 	agg->sym = sym;
 	agg->profile = profile;
@@ -38,6 +58,8 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 
 void aggregator__free(struct aggregator *agg)
 {
+	if (agg)
+		free(agg->jvm_frames);
 	free(agg);
 }
 
@@ -83,7 +105,8 @@ static const char *stack_error_reason(int error, bool user)
 	}
 }
 
-static bool add_roots(struct aggregator *agg, const struct jbpf_sample *s, size_t *depth)
+static bool add_roots(struct aggregator *agg, const struct jbpf_sample *s, const char *thread_name,
+		      size_t *depth)
 {
 	char comm[JBPF_COMM_LEN + 1], name[NAME_MAX_LEN];
 
@@ -101,7 +124,7 @@ static bool add_roots(struct aggregator *agg, const struct jbpf_sample *s, size_
 			return false;
 	}
 	if (agg->config.thread_root) {
-		snprintf(name, sizeof(name), "[%s tid=%u]", comm, s->tid);
+		snprintf(name, sizeof(name), "[%s tid=%u]", thread_name ? thread_name : comm, s->tid);
 		if (!push(agg, depth, name, FRAME_KIND_THREAD))
 			return false;
 	}
@@ -145,9 +168,11 @@ static bool add_kernel_frames(struct aggregator *agg, const struct jbpf_sample *
 	return true;
 }
 
-static bool sample_is_valid(const struct jbpf_sample *s, size_t size)
+bool aggregator__sample_is_valid(const void *record, size_t size)
 {
-	if (size < sizeof(*s))
+	const struct jbpf_sample *s = record;
+
+	if (size < sizeof(*s) || s->type != JBPF_RECORD_CPU_SAMPLE)
 		return false;
 	if (s->kstack_len > JBPF_MAX_STACK_DEPTH || s->ustack_len > JBPF_MAX_STACK_DEPTH)
 		return false;
@@ -166,7 +191,7 @@ void aggregator__add(struct aggregator *agg, const void *record, size_t size)
 		return;
 	}
 	agg->stats.received++;
-	if (size < sizeof(__u32) || s->type != JBPF_RECORD_CPU_SAMPLE || !sample_is_valid(s, size)) {
+	if (!aggregator__sample_is_valid(s, size)) {
 		agg->stats.malformed++;
 		return;
 	}
@@ -174,7 +199,7 @@ void aggregator__add(struct aggregator *agg, const void *record, size_t size)
 		agg->stats.no_user_stack++;
 	if (s->kstack_err && !s->kstack_len)
 		agg->stats.no_kernel_stack++;
-	if (!add_roots(agg, s, &depth) || !add_user_frames(agg, s, &depth) ||
+	if (!add_roots(agg, s, NULL, &depth) || !add_user_frames(agg, s, &depth) ||
 	    !add_kernel_frames(agg, s, &depth)) {
 		agg->stats.profile_full++;
 		return;
@@ -185,4 +210,139 @@ void aggregator__add(struct aggregator *agg, const void *record, size_t size)
 		return;
 	}
 	agg->stats.written++;
+}
+
+/* ---- JVM threads ---- */
+
+
+/*
+ * Names user frame i (0 the innermost) of a JVM thread. Code the JVM
+ * generated lives in anonymous memory: the symbolizer calls it [anon] (or
+ * names it from a perf map), and the agent's code map says what it is.
+ */
+static void jvm_user_frame(struct aggregator *agg, const struct jbpf_sample *s, struct javamap *map, size_t i,
+			   struct jvm_frame *f)
+{
+	const __u64 *ips = s->ips + s->kstack_len;
+	uint64_t addr = i == 0 ? ips[i] : ips[i] - 1;
+	enum sym_status status = symbolizer__user(agg->sym, s->tgid, addr, f->name, sizeof(f->name));
+
+	f->kind = status == SYM_JIT ? FRAME_KIND_JIT : FRAME_KIND_NATIVE;
+	f->generated = status == SYM_JIT || status == SYM_UNKNOWN ||
+		       (status == SYM_OFFSET && !strcmp(f->name, "[anon]"));
+	f->have_blob = f->generated && map && javamap__code_at(map, addr, s->time_ns, &f->blob);
+	if (f->have_blob && f->blob.name) {
+		snprintf(f->name, sizeof(f->name), "%s", f->blob.name);
+		f->kind = f->blob.kind == JBPF_CODE_NMETHOD ? FRAME_KIND_JAVA : FRAME_KIND_JIT;
+	}
+}
+
+static const char *const annotations[FRAME_KIND_NR] = {
+	[FRAME_KIND_JIT] = "_[j]",
+	[FRAME_KIND_JAVA_INLINED] = "_[i]",
+	[FRAME_KIND_JAVA_INTERP] = "_[0]",
+};
+
+/*
+ * How each Java frame ran. The blob the innermost generated frame lies in
+ * is exact: in a compiled method M, the frames above M's own are inlined
+ * into it; in the interpreter, the innermost frame is interpreted. Frames
+ * further out are inferred: compiled if their method has live compiled
+ * code, interpreted if not (a method can have both).
+ */
+static void java_frame_kinds(struct javamap *map, const struct join_trace *t, const struct jvm_frame *cut,
+			     enum frame_kind *kinds)
+{
+	uint32_t n = t->frame_count;
+
+	for (uint32_t k = 0; k < n; k++)
+		kinds[k] = javamap__is_compiled(map, t->frames[k].method_id) ? FRAME_KIND_JIT : FRAME_KIND_JAVA_INTERP;
+	if (!cut || !cut->have_blob)
+		return;
+	if (cut->blob.kind == JBPF_CODE_NMETHOD) {
+		for (uint32_t j = 0; j < n; j++) {
+			if (t->frames[j].method_id != cut->blob.method_id)
+				continue;
+			for (uint32_t k = 0; k < j; k++)
+				kinds[k] = FRAME_KIND_JAVA_INLINED;
+			kinds[j] = FRAME_KIND_JIT;
+			break;
+		}
+	} else if (cut->blob.name && !strcmp(cut->blob.name, "Interpreter") && n) {
+		kinds[0] = FRAME_KIND_JAVA_INTERP;
+	}
+}
+
+static bool add_java_frames(struct aggregator *agg, struct javamap *map, const struct join_trace *t,
+			    const struct jvm_frame *cut, size_t *depth)
+{
+	enum frame_kind kinds[JBPF_STREAM_MAX_FRAMES];
+	char name[NAME_MAX_LEN];
+
+	java_frame_kinds(map, t, cut, kinds);
+	if ((t->flags & JBPF_TRACE_TRUNCATED) && !push(agg, depth, "[Java stack truncated]", FRAME_KIND_LOST))
+		return false;
+	for (uint32_t k = t->frame_count; k-- > 0;) {
+		const char *method = javamap__method(map, t->frames[k].method_id, NULL);
+		enum frame_kind kind = agg->config.annotate ? kinds[k] : FRAME_KIND_JAVA;
+
+		snprintf(name, sizeof(name), "%s%s", method ? method : "[unknown Java method]",
+			 agg->config.annotate && annotations[kind] ? annotations[kind] : "");
+		if (!push(agg, depth, name, kind))
+			return false;
+	}
+	return true;
+}
+
+void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *s, size_t size,
+			  const struct aggregator_java *java)
+{
+	const struct join_trace *t = java->trace && java->trace->status > 0 ? java->trace : NULL;
+	struct jvm_frame *frames = agg->jvm_frames;
+	size_t depth = 0, nr = 0, cut;
+
+	agg->stats.received++;
+	if (!aggregator__sample_is_valid(s, size)) {
+		agg->stats.malformed++;
+		return;
+	}
+	if (s->ustack_err && !s->ustack_len)
+		agg->stats.no_user_stack++;
+	if (s->kstack_err && !s->kstack_len)
+		agg->stats.no_kernel_stack++;
+	for (; nr < s->ustack_len; nr++)
+		jvm_user_frame(agg, s, java->map, nr, &frames[nr]);
+	/* With Java frames, the native ones end where generated code begins. */
+	for (cut = 0; t && cut < nr && !frames[cut].generated; cut++)
+		;
+	if (!t)
+		cut = nr;
+	if (!add_roots(agg, s, java->thread_name, &depth))
+		goto full;
+	if (t) {
+		if (!add_java_frames(agg, java->map, t, cut < nr ? &frames[cut] : NULL, &depth))
+			goto full;
+		/* A stub the Java code called (arraycopy and the like) is a frame of its own. */
+		if (cut < nr && frames[cut].have_blob && frames[cut].blob.kind == JBPF_CODE_STUB &&
+		    frames[cut].blob.name && strcmp(frames[cut].blob.name, "Interpreter") &&
+		    !push(agg, &depth, frames[cut].name, FRAME_KIND_JIT))
+			goto full;
+	} else {
+		if (java->reason && !push(agg, &depth, java->reason, FRAME_KIND_LOST))
+			goto full;
+		if (s->ustack_err && !s->ustack_len &&
+		    !push(agg, &depth, stack_error_reason(s->ustack_err, true), FRAME_KIND_LOST))
+			goto full;
+	}
+	for (size_t i = cut; i-- > 0;)
+		if (!push(agg, &depth, frames[i].name, frames[i].kind))
+			goto full;
+	if (!add_kernel_frames(agg, s, &depth))
+		goto full;
+	if (profile__add(agg->profile, agg->frames, depth, 1))
+		goto full;
+	agg->stats.written++;
+	return;
+full:
+	agg->stats.profile_full++;
 }

@@ -20,7 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/types.h>
 
+#include "bpf/jbpfprof.h"
 #include "symbolizer/symbolizer.h"
 #include "user/profile.h"
 
@@ -33,6 +35,25 @@ enum aggregator_root {
 struct aggregator_config {
 	enum aggregator_root process_root;
 	bool thread_root;
+	bool annotate;           /* suffix Java frames _[j] _[i] _[0] by how they ran */
+};
+
+struct javamap;
+struct join_trace;
+
+/*
+ * A sample of a thread of a JVM running the agent. With a trace whose
+ * status is positive the stack is merged: kernel frames, then the native
+ * frames down to the first one in the JVM's generated code (interpreter,
+ * compiled methods, stubs), then the trace's Java frames. Without one, the
+ * native stack is kept whole, with compiled code named from the code map,
+ * under a frame naming reason when reason is not NULL.
+ */
+struct aggregator_java {
+	struct javamap *map;
+	const struct join_trace *trace; /* NULL, or its frames */
+	const char *reason;             /* "[no Java frames: ...]" or NULL */
+	const char *thread_name;        /* the Java thread's name, or NULL for comm */
 };
 
 struct aggregator_stats {
@@ -58,6 +79,13 @@ void aggregator__free(struct aggregator *agg);
  * up in the new program. Unknown types count as malformed.
  */
 void aggregator__add(struct aggregator *agg, const void *record, size_t size);
+
+/* Adds one validated-here JVM thread sample as described above. */
+void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *sample, size_t size,
+			  const struct aggregator_java *java);
+
+/* Whether a record is a well-formed sample (the JVM path checks before joining). */
+bool aggregator__sample_is_valid(const void *record, size_t size);
 
 void aggregator__stats(const struct aggregator *agg, struct aggregator_stats *stats);
 

@@ -19,6 +19,7 @@
 #include "symbolizer/symbolizer.h"
 #include "user/aggregator.h"
 #include "user/checks.h"
+#include "user/java.h"
 #include "user/options.h"
 #include "user/profile.h"
 #include "user/sampler.h"
@@ -33,10 +34,13 @@ struct recording {
 	struct symbolizer *sym;
 	struct profile *profile;
 	struct aggregator *agg;
+	struct java *java;
+	size_t nr_jvms;       /* targets that took the agent */
 	struct sampler *sampler;
 	struct session_result session;
 	uint64_t counters[JBPF_CNT_NR];
 	uint64_t base_period_ns;
+	uint64_t start_ns;    /* CLOCK_MONOTONIC when the command started */
 	FILE *out;            /* opened before recording; NULL once written */
 	bool out_unnamed;     /* out is an O_TMPFILE, named when complete */
 	char path[4096];
@@ -60,15 +64,73 @@ static void raise_fd_limit(void)
 
 static void on_record(void *ctx, const void *data, size_t size)
 {
-	aggregator__add(ctx, data, size);
+	struct recording *rec = ctx;
+
+	java__record(rec->java, data, size);
 }
 
 static uint64_t samples_so_far(void *ctx)
 {
+	struct recording *rec = ctx;
 	struct aggregator_stats stats;
 
-	aggregator__stats(ctx, &stats);
+	aggregator__stats(rec->agg, &stats);
 	return stats.written;
+}
+
+static size_t hook_poll_fds(void *ctx, struct pollfd *fds, size_t max)
+{
+	return java__poll_fds(((struct recording *)ctx)->java, fds, max);
+}
+
+static void hook_on_poll(void *ctx, const struct pollfd *fds, size_t nr)
+{
+	java__on_poll(((struct recording *)ctx)->java, fds, nr);
+}
+
+static void hook_tick(void *ctx, uint64_t now_ns)
+{
+	java__tick(((struct recording *)ctx)->java, now_ns);
+}
+
+static void hook_finish(void *ctx)
+{
+	java__finish(((struct recording *)ctx)->java);
+}
+
+/*
+ * Loads the agent into every JVM among the targets. Without --java a JVM
+ * that refuses it is still profiled, with frame pointers and any perf map;
+ * with --java that, or a target that is no JVM, ends the run.
+ */
+static int attach_jvms(struct recording *rec)
+{
+	char err[512];
+
+	if (rec->opts.java == JAVA_OFF || rec->opts.all)
+		return 0;
+	for (size_t i = 0; i < rec->nr_tgids; i++) {
+		int rc = java__attach(rec->java, rec->tgids[i], err, sizeof(err));
+
+		if (rc == 0) {
+			rec->nr_jvms++;
+			if (rec->opts.verbose)
+				fprintf(stderr, "jbpfprof: agent loaded into JVM pid %u\n", rec->tgids[i]);
+		} else if (rec->opts.java == JAVA_REQUIRED) {
+			if (rc == 1)
+				fprintf(stderr, "jbpfprof: pid %u is not a Java virtual machine (no libjvm.so in its memory maps)\n",
+					rec->tgids[i]);
+			else
+				fprintf(stderr, "jbpfprof: %s\n", err);
+			return -1;
+		} else if (rc < 0) {
+			fprintf(stderr,
+				"jbpfprof: cannot load the agent into pid %u: %s; profiling it without Java frames "
+				"(frame pointers and any perf map)\n",
+				rec->tgids[i], err);
+		}
+	}
+	return 0;
 }
 
 /* -p names processes or threads; the BPF filter wants distinct processes. */
@@ -321,7 +383,9 @@ static int record(struct recording *rec)
 			       : rec->nr_tgids > 1 ? AGGREGATOR_ROOT_PROCESS_PID
 						   : AGGREGATOR_ROOT_NONE,
 		.thread_root = o->threads,
+		.annotate = o->annotate,
 	};
+	struct sampler_java_target java_targets[JBPF_MAX_TARGETS];
 	struct sampler_config sampler_config = {
 		.tgids = rec->tgids,
 		.nr_tgids = rec->nr_tgids,
@@ -336,6 +400,14 @@ static int record(struct recording *rec)
 		.nr_tgids = rec->nr_tgids,
 		.progress = isatty(STDERR_FILENO),
 		.samples_so_far = samples_so_far,
+		.ctx = rec,
+		.hooks = {
+			.ctx = rec,
+			.poll_fds = hook_poll_fds,
+			.on_poll = hook_on_poll,
+			.tick = hook_tick,
+			.finish = hook_finish,
+		},
 	};
 	char err[512], targets[256], duration[64];
 	sigset_t stop_signals;
@@ -361,19 +433,30 @@ static int record(struct recording *rec)
 	rec->agg = aggregator__new(&agg_config, rec->sym, rec->profile);
 	if (!rec->agg)
 		goto oom;
-	sampler_config.ctx = rec->agg;
-	session_config.ctx = rec->agg;
+	rec->java = java__new(rec->agg, rec->sym);
+	if (!rec->java)
+		goto oom;
+	if (attach_jvms(rec))
+		return -1;
+	sampler_config.java = java_targets;
+	sampler_config.nr_java = java__targets(rec->java, java_targets, JBPF_MAX_TARGETS);
+	sampler_config.ctx = rec;
+	if (sampler_config.nr_java)
+		symbolizer__kernel_symbol(rec->sym, "do_syscall_64", &sampler_config.syscall_entry_lo,
+					  &sampler_config.syscall_entry_hi);
 	if (sampler__open(&sampler_config, &rec->sampler, err, sizeof(err))) {
 		fprintf(stderr, "jbpfprof: %s\n", err);
 		return -1;
 	}
+	java__set_sampler(rec->java, rec->sampler);
 	describe_targets(rec, targets, sizeof(targets));
 	if (o->duration_ns)
 		snprintf(duration, sizeof(duration), "for %g s", (double)o->duration_ns / 1e9);
 	else
 		snprintf(duration, sizeof(duration), "until Ctrl-C");
-	fprintf(stderr, "jbpfprof: sampling %s at %u Hz%s on %u CPUs %s\n", targets, o->frequency_hz,
-		o->fixed_interval ? " (fixed interval)" : "", sampler__cpus(rec->sampler), duration);
+	fprintf(stderr, "jbpfprof: sampling %s at %u Hz%s on %u CPUs %s%s\n", targets, o->frequency_hz,
+		o->fixed_interval ? " (fixed interval)" : "", sampler__cpus(rec->sampler), duration,
+		rec->nr_jvms ? ", with Java frames" : "");
 	error = session__run(rec->sampler, &session_config, &rec->session, err, sizeof(err));
 	sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
 	if (error) {
@@ -409,6 +492,20 @@ static void print_verbose_stats(const struct recording *rec)
 		(unsigned long long)rec->counters[JBPF_CNT_TICKS], (unsigned long long)rec->counters[JBPF_CNT_SAMPLES],
 		(unsigned long long)rec->base_period_ns, (unsigned long long)agg.execs,
 		(unsigned long long)rec->counters[JBPF_CNT_EXEC_LOST]);
+	if (rec->nr_jvms) {
+		struct java_stats js;
+
+		java__stats(rec->java, &js);
+		if (js.first_joined_ns && js.first_joined_ns > rec->start_ns)
+			fprintf(stderr, "jbpfprof: first sample with Java frames %.0f ms after the start\n",
+				(double)(js.first_joined_ns - rec->start_ns) / 1e6);
+		fprintf(stderr, "jbpfprof: agents: %llu methods named, %llu code blobs, %llu traces dropped in the agent\n",
+			(unsigned long long)js.methods, (unsigned long long)js.blobs,
+			(unsigned long long)js.ring_full);
+		if (js.handler_calls)
+			fprintf(stderr, "jbpfprof: agent signal handler: %llu calls, %.2f us each\n",
+				(unsigned long long)js.handler_calls, (double)js.handler_ns / 1e3 / (double)js.handler_calls);
+	}
 	symbolizer__stats(rec->sym, &sym);
 	fprintf(stderr,
 		"jbpfprof: symbolizer: %llu lookups (%llu unresolved), %llu maps reads, %llu files parsed "
@@ -422,6 +519,7 @@ static void print_verbose_stats(const struct recording *rec)
 static void cleanup(struct recording *rec)
 {
 	sampler__close(rec->sampler);
+	java__free(rec->java);
 	aggregator__free(rec->agg);
 	profile__free(rec->profile);
 	symbolizer__free(rec->sym);
@@ -431,10 +529,16 @@ int main(int argc, char **argv)
 {
 	static struct recording rec;
 	struct aggregator_stats stats;
-	char err[512], losses[512], summary[1024];
+	char err[512], losses[512], summary[2048], java_line[768];
 	uint64_t taken, unaccounted;
 	int status = 1;
 
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		rec.start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
 	switch (options_parse(argc, argv, &rec.opts)) {
 	case OPTIONS_DONE:
 		return 0;
@@ -464,8 +568,11 @@ int main(int argc, char **argv)
 	if (unaccounted > taken)
 		unaccounted = 0;
 	describe_losses(&rec, &stats, unaccounted, losses, sizeof(losses));
-	snprintf(summary, sizeof(summary), "%llu samples taken, %llu written, %s",
-		 (unsigned long long)taken, (unsigned long long)stats.written, losses);
+	java_line[0] = '\0';
+	if (rec.nr_jvms)
+		java__describe(rec.java, java_line, sizeof(java_line));
+	snprintf(summary, sizeof(summary), "%llu samples taken, %llu written, %s%s%s", (unsigned long long)taken,
+		 (unsigned long long)stats.written, losses, java_line[0] ? "; " : "", java_line);
 	if (write_output(&rec, summary))
 		goto out;
 	fprintf(stderr, "jbpfprof: %s in %.1f s\n", summary, rec.session.elapsed_s);

@@ -24,6 +24,9 @@ enum {
 	OPT_THREADS = 0x100,
 	OPT_FIXED_INTERVAL,
 	OPT_TOP,
+	OPT_JAVA,
+	OPT_NO_JAVA,
+	OPT_ANNOTATE,
 };
 
 static const struct option long_options[] = {
@@ -36,6 +39,9 @@ static const struct option long_options[] = {
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "fixed-interval", no_argument, NULL, OPT_FIXED_INTERVAL },
 	{ "top", required_argument, NULL, OPT_TOP },
+	{ "java", no_argument, NULL, OPT_JAVA },
+	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
+	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -48,7 +54,9 @@ void options_print_help(FILE *out)
 "Usage: jbpfprof [-p PID[,PID...] | -a] [-d SECONDS] [-F HZ] [-o FORMAT] [-f FILE] [--threads]\n"
 "\n"
 "Sample where processes spend CPU time, with kernel and user frames in one\n"
-"stack, and write a flame graph, collapsed stacks or a text report.\n"
+"stack, and write a flame graph, collapsed stacks or a text report. In a\n"
+"JVM named with -p, a small agent loaded through the attach mechanism adds\n"
+"the Java frames of each sample: Java, then native, then kernel frames.\n"
 "\n"
 "  -p, --pid PID[,PID...]   profile these processes (a thread id means its process)\n"
 "  -a, --all                profile every process on the host\n"
@@ -63,6 +71,12 @@ void options_print_help(FILE *out)
 "                           unless -o says otherwise); default:\n"
 "                           jbpfprof-<pid>-<YYYYmmdd-HHMMSS>.<ext> here\n"
 "      --threads            start each stack with a [<thread name> tid=<tid>] frame\n"
+"      --annotate           mark Java frames _[j] compiled, _[i] inlined, _[0]\n"
+"                           interpreted\n"
+"      --java               require Java frames: fail unless every -p is a JVM\n"
+"                           that takes the agent (default: try, and fall back)\n"
+"      --no-java            never load the agent; JVMs get frame pointers and\n"
+"                           any /tmp/perf-PID.map only\n"
 "      --top N              rows in each table of the text report (default %u)\n"
 "      --fixed-interval     sample at exactly 1/HZ, without randomisation; this\n"
 "                           aliases with periodic work and exists for comparison\n"
@@ -284,6 +298,15 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		case OPT_FIXED_INTERVAL:
 			opts->fixed_interval = true;
 			break;
+		case OPT_JAVA:
+			opts->java = JAVA_REQUIRED;
+			break;
+		case OPT_NO_JAVA:
+			opts->java = JAVA_OFF;
+			break;
+		case OPT_ANNOTATE:
+			opts->annotate = true;
+			break;
 		case OPT_TOP:
 			if (parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))
 				return usage_error(err);
@@ -314,6 +337,8 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return usage_error("-p and -a exclude each other: name processes or profile all");
 	if (!opts->all && !opts->nr_pids)
 		return usage_error("say what to profile: -p PID or -a");
+	if (opts->all && opts->java == JAVA_REQUIRED)
+		return usage_error("--java needs -p: the agent is loaded only into processes named with -p");
 	if (!format_given && opts->output_path && strcmp(opts->output_path, "-")) {
 		int format = format_from_path(opts->output_path);
 

@@ -20,6 +20,12 @@
 #define MAX_FREQUENCY_HZ 10000
 #define DEFAULT_TEXT_TOP 30
 
+enum java_mode {
+	JAVA_AUTO,      /* load the agent into every JVM among -p; fall back if it fails */
+	JAVA_REQUIRED,  /* --java: every -p must be a JVM that takes the agent */
+	JAVA_OFF,       /* --no-java: never attach; frame pointers and perf maps only */
+};
+
 struct options {
 	uint32_t pids[OPTIONS_MAX_PIDS]; /* as typed; main resolves threads to processes */
 	size_t nr_pids;
@@ -32,6 +38,8 @@ struct options {
 	bool fixed_interval;             /* sample at exactly 1/F (aliases; for comparison) */
 	size_t text_top;
 	int verbose;
+	enum java_mode java;             /* whether to load the agent into JVMs */
+	bool annotate;                   /* suffix Java frames by how they ran */
 };
 
 enum options_result {

@@ -55,6 +55,7 @@ static const char *const kind_names[FRAME_KIND_NR] = {
 	[FRAME_KIND_NATIVE] = "native",
 	[FRAME_KIND_KERNEL] = "kernel",
 	[FRAME_KIND_JIT] = "jit",
+	[FRAME_KIND_JAVA] = "java",
 	[FRAME_KIND_JAVA_INLINED] = "inlined",
 	[FRAME_KIND_JAVA_INTERP] = "interpreted",
 	[FRAME_KIND_THREAD] = "thread",

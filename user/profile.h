@@ -23,7 +23,8 @@
 enum frame_kind {
 	FRAME_KIND_NATIVE,       /* user-space code of an ELF file */
 	FRAME_KIND_KERNEL,       /* kernel code, name ends in "_[k]" */
-	FRAME_KIND_JIT,          /* JIT code named by a perf map or the JVM */
+	FRAME_KIND_JIT,          /* JIT code named by a perf map, or a JIT-compiled Java method */
+	FRAME_KIND_JAVA,         /* Java method, how it ran not told (no --annotate) */
 	FRAME_KIND_JAVA_INLINED, /* Java method inlined into a compiled one */
 	FRAME_KIND_JAVA_INTERP,  /* Java method run by the interpreter */
 	FRAME_KIND_THREAD,       /* the "[name tid=N]" root added by --threads */

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -37,6 +39,7 @@ struct sampler {
 	struct bpf_link **links;
 	unsigned nr_cpus;           /* entries used in perf_fds and links */
 	struct bpf_link *exec_link; /* sched_process_exec */
+	struct bpf_link *sys_exit_link; /* raw_syscalls/sys_exit, with JVMs only */
 	uint64_t base_period_ns;
 	sampler_record_fn on_record;
 	void *ctx;
@@ -197,6 +200,46 @@ static int open_perf_events(struct sampler *sampler, char *err, size_t err_size)
 	return 0;
 }
 
+/*
+ * libbpf attaches tracepoint programs by the event's id, which only tracefs
+ * tells; a machine may not have it mounted. Mount it where the kernel
+ * expects it, once: harmless, and what perf and bpftrace do too.
+ */
+static void ensure_tracefs(void)
+{
+	struct stat st;
+
+	if (stat("/sys/kernel/tracing/events", &st) == 0 || stat("/sys/kernel/debug/tracing/events", &st) == 0)
+		return;
+	mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+}
+
+static int setup_java(struct sampler *sampler, const struct sampler_config *config, char *err, size_t err_size)
+{
+	int error;
+
+	for (size_t i = 0; i < config->nr_java; i++) {
+		struct jbpf_java_target target = { .signo = config->java[i].signo };
+
+		if (bpf_map__update_elem(sampler->skel->maps.java_targets, &config->java[i].tgid,
+					 sizeof(config->java[i].tgid), &target, sizeof(target), BPF_ANY)) {
+			error = errno;
+			snprintf(err, err_size, "cannot set the JVM signal map: %s", strerror(error));
+			return -error;
+		}
+	}
+	ensure_tracefs();
+	sampler->sys_exit_link = bpf_program__attach(sampler->skel->progs.syscall_exit);
+	if (!sampler->sys_exit_link) {
+		error = errno;
+		snprintf(err, err_size,
+			 "cannot attach to the raw_syscalls/sys_exit tracepoint (%s); is tracefs mountable?",
+			 strerror(error));
+		return -error;
+	}
+	return 0;
+}
+
 int sampler__open(const struct sampler_config *config, struct sampler **out, char *err, size_t err_size)
 {
 	struct sampler *sampler = calloc(1, sizeof(*sampler));
@@ -230,6 +273,8 @@ int sampler__open(const struct sampler_config *config, struct sampler **out, cha
 	sampler->skel->rodata->keep_threshold = keep_threshold;
 	bpf_map__set_max_entries(sampler->skel->maps.events,
 				 config->ringbuf_bytes ? config->ringbuf_bytes : DEFAULT_RINGBUF_BYTES);
+	sampler->skel->rodata->syscall_entry_lo = config->syscall_entry_lo;
+	sampler->skel->rodata->syscall_entry_hi = config->syscall_entry_hi;
 
 	error = sample_bpf__load(sampler->skel);
 	if (error) {
@@ -260,6 +305,11 @@ int sampler__open(const struct sampler_config *config, struct sampler **out, cha
 		snprintf(err, err_size, "cannot attach to the sched_process_exec tracepoint: %s", strerror(error));
 		goto fail;
 	}
+	if (config->nr_java) {
+		error = -setup_java(sampler, config, err, err_size);
+		if (error)
+			goto fail;
+	}
 	error = -open_perf_events(sampler, err, err_size);
 	if (error)
 		goto fail;
@@ -281,6 +331,7 @@ void sampler__close(struct sampler *sampler)
 	free(sampler->links);
 	free(sampler->perf_fds);
 	bpf_link__destroy(sampler->exec_link);
+	bpf_link__destroy(sampler->sys_exit_link);
 	ring_buffer__free(sampler->ringbuf);
 	sample_bpf__destroy(sampler->skel);
 	free(sampler);
@@ -290,6 +341,11 @@ void sampler__stop(struct sampler *sampler)
 {
 	for (unsigned i = 0; i < sampler->nr_cpus; i++)
 		ioctl(sampler->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+void sampler__forget_java(struct sampler *sampler, uint32_t tgid)
+{
+	bpf_map__delete_elem(sampler->skel->maps.java_targets, &tgid, sizeof(tgid), 0);
 }
 
 int sampler__fd(const struct sampler *sampler)

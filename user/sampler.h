@@ -3,7 +3,10 @@
  *
  * sampler__open loads bpf/sample.bpf.c, fills its tgid filter, opens one
  * software cpu-clock perf event per online CPU and attaches the program to
- * each. From then on records arrive through the ring buffer: the caller
+ * each. With JVMs to signal (config->java), it also fills java_targets and
+ * attaches the system call exit program, mounting tracefs if it is not
+ * mounted, since tracepoint programs are attached through its event ids.
+ * From then on records arrive through the ring buffer: the caller
  * waits on sampler__fd and calls sampler__drain, which hands each record to
  * the callback given at open. sampler__close detaches everything; it is safe
  * on NULL and on a half-opened sampler.
@@ -24,6 +27,12 @@
 /* Called for each ring buffer record; data is valid only during the call. */
 typedef void (*sampler_record_fn)(void *ctx, const void *data, size_t size);
 
+/* A JVM whose agent handles signal signo (see bpf/sample.bpf.c). */
+struct sampler_java_target {
+	uint32_t tgid;
+	uint32_t signo;
+};
+
 struct sampler_config {
 	const uint32_t *tgids;   /* processes to sample; NULL with nr_tgids 0 for all */
 	size_t nr_tgids;
@@ -31,6 +40,14 @@ struct sampler_config {
 	bool fixed_interval;     /* exactly 1/F, no randomisation */
 	size_t ringbuf_bytes;    /* power of two, 0 for the default */
 	int verbose;             /* >0: libbpf's own messages on stderr */
+	const struct sampler_java_target *java; /* JVMs to signal for Java stacks */
+	size_t nr_java;
+	/*
+	 * do_syscall_64's address range, which tells a sample inside a system
+	 * call (its signal waits for the call to return); 0, 0 when unknown,
+	 * and then every sample signals at once.
+	 */
+	uint64_t syscall_entry_lo, syscall_entry_hi;
 	sampler_record_fn on_record;
 	void *ctx;
 };
@@ -50,6 +67,9 @@ void sampler__stop(struct sampler *sampler);
 int sampler__fd(const struct sampler *sampler);
 /* Hands every waiting record to the callback. Returns records or -errno. */
 int sampler__drain(struct sampler *sampler);
+
+/* Stops signalling a JVM (its agent went away). */
+void sampler__forget_java(struct sampler *sampler, uint32_t tgid);
 
 /* Sums of the BPF loss counters over all CPUs, indexed by enum jbpf_counter. */
 int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_NR]);

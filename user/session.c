@@ -22,6 +22,8 @@
 #define DRAIN_INTERVAL_MS 100
 #define PROGRESS_INTERVAL_NS 1000000000ull
 #define NS_PER_SEC 1000000000ull
+/* Room for the hooks' descriptors (one per JVM target at most). */
+#define MAX_HOOK_FDS 64
 
 enum { POLL_RINGBUF, POLL_SIGNAL, POLL_FIRST_PIDFD };
 
@@ -49,8 +51,9 @@ static void draw_progress(const struct session_config *config, uint64_t elapsed_
 int session__run(struct sampler *sampler, const struct session_config *config,
 		 struct session_result *result, char *err, size_t err_size)
 {
-	size_t nr_fds = POLL_FIRST_PIDFD + config->nr_tgids;
-	struct pollfd *fds = calloc(nr_fds, sizeof(*fds));
+	const struct session_hooks *hooks = &config->hooks;
+	size_t nr_fds = POLL_FIRST_PIDFD + config->nr_tgids, nr_hook_fds = 0;
+	struct pollfd *fds = calloc(nr_fds + MAX_HOOK_FDS, sizeof(*fds));
 	uint64_t start = now_ns(), next_progress = start + PROGRESS_INTERVAL_NS;
 	sigset_t stop_signals, old_mask;
 	bool stop = false;
@@ -106,7 +109,8 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 			if (config->duration_ns - (now - start) < wait_ns)
 				wait_ns = config->duration_ns - (now - start);
 		}
-		ready = poll(fds, nr_fds, (int)((wait_ns + 999999) / 1000000));
+		nr_hook_fds = hooks->poll_fds ? hooks->poll_fds(hooks->ctx, fds + nr_fds, MAX_HOOK_FDS) : 0;
+		ready = poll(fds, nr_fds + nr_hook_fds, (int)((wait_ns + 999999) / 1000000));
 		if (ready < 0 && errno != EINTR) {
 			error = -errno;
 			snprintf(err, err_size, "waiting for samples failed: %s", strerror(errno));
@@ -117,6 +121,10 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 			snprintf(err, err_size, "reading the BPF ring buffer failed");
 			break;
 		}
+		if (ready > 0 && nr_hook_fds && hooks->on_poll)
+			hooks->on_poll(hooks->ctx, fds + nr_fds, nr_hook_fds);
+		if (hooks->tick)
+			hooks->tick(hooks->ctx, now_ns());
 		if (fds[POLL_SIGNAL].revents & POLLIN) {
 			struct signalfd_siginfo info;
 
@@ -151,6 +159,8 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 		error = -EIO;
 		snprintf(err, err_size, "reading the BPF ring buffer failed");
 	}
+	if (hooks->finish)
+		hooks->finish(hooks->ctx);
 out:
 	result->elapsed_s = (double)(now_ns() - start) / NS_PER_SEC;
 	result->all_exited = config->nr_tgids && result->nr_exited == config->nr_tgids;

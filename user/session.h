@@ -18,11 +18,27 @@
 #ifndef JBPF_SESSION_H
 #define JBPF_SESSION_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "user/sampler.h"
+
+/*
+ * More to wait on and do, for the Java agents' sockets (see user/java.h);
+ * every member may be NULL.
+ */
+struct session_hooks {
+	void *ctx;
+	/* Fills up to max descriptors to poll; called before every wait. */
+	size_t (*poll_fds)(void *ctx, struct pollfd *fds, size_t max);
+	void (*on_poll)(void *ctx, const struct pollfd *fds, size_t nr);
+	/* After every drain of the ring buffer. */
+	void (*tick)(void *ctx, uint64_t now_ns);
+	/* After the sampler stopped and its last records were drained. */
+	void (*finish)(void *ctx);
+};
 
 struct session_config {
 	uint64_t duration_ns;        /* 0: until a signal or the targets exit */
@@ -31,6 +47,7 @@ struct session_config {
 	bool progress;               /* draw the progress line */
 	uint64_t (*samples_so_far)(void *ctx); /* for the progress line */
 	void *ctx;
+	struct session_hooks hooks;
 };
 
 struct session_result {

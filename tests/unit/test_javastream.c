@@ -1,0 +1,242 @@
+/*
+ * javastream: the agent's stream is hostile input. Well-formed messages
+ * arrive with their fields; partial ones wait; any size, count or length
+ * that contradicts the bytes, or passes a limit, ends the stream; names are
+ * bounded and made safe.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "user/javastream.h"
+
+struct seen {
+	int hellos, methods, traces, threads, loads, unloads, flushed;
+	uint64_t method_id, trace_seq, load_addr;
+	char name[JBPF_STREAM_MAX_NAME + 1];
+	uint32_t frame_count;
+	uint64_t first_frame_method;
+};
+
+static void on_hello(void *ctx, const struct jbpf_msg_hello *m)
+{
+	struct seen *s = ctx;
+
+	s->hellos++;
+	assert_int_equal(m->version, JBPF_STREAM_VERSION);
+}
+
+static void on_method(void *ctx, uint64_t id, uint32_t flags, const char *name)
+{
+	struct seen *s = ctx;
+
+	s->methods++;
+	s->method_id = id;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+}
+
+static void on_trace(void *ctx, const struct jbpf_msg_trace *t, const struct jbpf_trace_frame *frames)
+{
+	struct seen *s = ctx;
+
+	s->traces++;
+	s->trace_seq = t->seq;
+	s->frame_count = t->frame_count;
+	s->first_frame_method = t->frame_count ? frames[0].method_id : 0;
+}
+
+static void on_thread(void *ctx, uint32_t tid, const char *name)
+{
+	struct seen *s = ctx;
+
+	s->threads++;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+}
+
+static void on_load(void *ctx, const struct jbpf_msg_code_load *m, const char *name)
+{
+	struct seen *s = ctx;
+
+	s->loads++;
+	s->load_addr = m->addr;
+}
+
+static void on_flushed(void *ctx)
+{
+	((struct seen *)ctx)->flushed++;
+}
+
+static struct javastream_handler handler(struct seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	return (struct javastream_handler){ .ctx = s, .hello = on_hello, .method = on_method, .trace = on_trace,
+					     .thread = on_thread, .code_load = on_load, .flushed = on_flushed };
+}
+
+/* Appends one message to buf at *len. */
+static void put(uint8_t *buf, size_t *len, uint32_t type, const void *payload, size_t size, const void *tail,
+		size_t tail_size)
+{
+	struct jbpf_msg_header h = { .type = type, .size = (uint32_t)(size + tail_size) };
+
+	memcpy(buf + *len, &h, sizeof(h));
+	*len += sizeof(h);
+	if (size)
+		memcpy(buf + *len, payload, size);
+	*len += size;
+	if (tail_size)
+		memcpy(buf + *len, tail, tail_size);
+	*len += tail_size;
+}
+
+static size_t put_method(uint8_t *buf, size_t len, uint64_t id, const char *name)
+{
+	struct jbpf_msg_method m = { .method_id = id, .name_len = (uint32_t)strlen(name) };
+
+	put(buf, &len, JBPF_MSG_METHOD, &m, sizeof(m), name, strlen(name));
+	return len;
+}
+
+static void parses_each_message_type(void **state)
+{
+	static uint8_t buf[8192];
+	struct jbpf_msg_hello hello = { .version = JBPF_STREAM_VERSION, .signo = 40 };
+	struct jbpf_msg_trace t = { .seq = 77, .status = 2, .frame_count = 2 };
+	struct jbpf_trace_frame frames[2] = { { .method_id = 5, .bci = 3 }, { .method_id = 6, .bci = 1 } };
+	struct jbpf_msg_code_load load = { .addr = 0x1000, .size = 0x40, .kind = JBPF_CODE_NMETHOD, .method_id = 5 };
+	struct jbpf_msg_thread th = { .tid = 9, .name_len = 4 };
+	struct seen s;
+	struct javastream_handler h = handler(&s);
+	size_t len = 0;
+
+	put(buf, &len, JBPF_MSG_HELLO, &hello, sizeof(hello), NULL, 0);
+	len = put_method(buf, len, 5, "a.B.c");
+	put(buf, &len, JBPF_MSG_TRACE, &t, sizeof(t), frames, sizeof(frames));
+	put(buf, &len, JBPF_MSG_CODE_LOAD, &load, sizeof(load), NULL, 0);
+	put(buf, &len, JBPF_MSG_THREAD, &th, sizeof(th), "main", 4);
+	put(buf, &len, 99, "future", 6, NULL, 0); /* unknown types are skipped */
+	put(buf, &len, JBPF_MSG_FLUSHED, NULL, 0, NULL, 0);
+	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(s.hellos, 1);
+	assert_int_equal(s.methods, 1);
+	assert_int_equal(s.method_id, 5);
+	assert_int_equal(s.traces, 1);
+	assert_int_equal(s.trace_seq, 77);
+	assert_int_equal(s.frame_count, 2);
+	assert_int_equal(s.first_frame_method, 5);
+	assert_int_equal(s.loads, 1);
+	assert_int_equal(s.load_addr, 0x1000);
+	assert_int_equal(s.threads, 1);
+	assert_string_equal(s.name, "main");
+	assert_int_equal(s.flushed, 1);
+}
+
+static void partial_message_waits_for_the_rest(void **state)
+{
+	static uint8_t buf[4096];
+	struct seen s;
+	struct javastream_handler h = handler(&s);
+	size_t len = put_method(buf, 0, 1, "x.Y.z"), first;
+
+	first = len;
+	len = put_method(buf, len, 2, "x.Y.w");
+	/* Everything but the last byte: the first message only. */
+	assert_int_equal(javastream_parse(buf, len - 1, &h), (ssize_t)first);
+	assert_int_equal(s.methods, 1);
+	/* A header alone is not a message either. */
+	assert_int_equal(javastream_parse(buf, sizeof(struct jbpf_msg_header), &h), 0);
+}
+
+static void names_are_bounded_and_made_safe(void **state)
+{
+	static uint8_t buf[4096];
+	struct seen s;
+	struct javastream_handler h = handler(&s);
+	size_t len = put_method(buf, 0, 1, "a;b\nc\x01" "d");
+
+	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_string_equal(s.name, "a?b?c?d");
+}
+
+static void contradictions_end_the_stream(void **state)
+{
+	static uint8_t buf[2 * JBPF_STREAM_MAX_PAYLOAD];
+	struct seen s;
+	struct javastream_handler h = handler(&s);
+	struct jbpf_msg_header big = { .type = JBPF_MSG_METHOD, .size = JBPF_STREAM_MAX_PAYLOAD + 1 };
+	struct jbpf_msg_method m = { .method_id = 1, .name_len = 100 };
+	struct jbpf_msg_trace t = { .seq = 1, .status = 3, .frame_count = 2 };
+	struct jbpf_msg_trace deep = { .seq = 1, .status = JBPF_STREAM_MAX_FRAMES + 1,
+				       .frame_count = JBPF_STREAM_MAX_FRAMES + 1 };
+	struct jbpf_trace_frame frames[2] = { { 0 } };
+	struct jbpf_msg_code_load wrap = { .addr = UINT64_MAX - 4, .size = 16, .kind = JBPF_CODE_STUB };
+	size_t len;
+
+	/* A payload over the limit, even before its bytes arrive. */
+	memcpy(buf, &big, sizeof(big));
+	assert_int_equal(javastream_parse(buf, sizeof(big), &h), -EPROTO);
+	/* A name longer than its message. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_METHOD, &m, sizeof(m), "short", 5);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	/* A status that disagrees with the frame count. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_TRACE, &t, sizeof(t), frames, sizeof(frames));
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	/* More frames than allowed, however the sizes add up. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_TRACE, &deep, sizeof(deep), NULL, 0);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	/* Code that wraps around the address space. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_CODE_LOAD, &wrap, sizeof(wrap), NULL, 0);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	/* A payload too short for its type. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_HELLO, "x", 1, NULL, 0);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(s.methods + s.traces + s.loads + s.hellos, 0);
+}
+
+static void reads_a_socket_in_pieces(void **state)
+{
+	static uint8_t buf[4096];
+	static struct javastream_reader reader;
+	struct seen s;
+	struct javastream_handler h = handler(&s);
+	size_t len = put_method(buf, 0, 1, "p.Q.r");
+	int sv[2];
+
+	len = put_method(buf, len, 2, "p.Q.s");
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+	assert_int_equal(write(sv[1], buf, 7), 7);
+	assert_int_equal(javastream_read(&reader, sv[0], &h), 0);
+	assert_int_equal(s.methods, 0);
+	assert_int_equal(write(sv[1], buf + 7, len - 7), (ssize_t)(len - 7));
+	assert_int_equal(javastream_read(&reader, sv[0], &h), 0);
+	assert_int_equal(s.methods, 2);
+	assert_string_equal(s.name, "p.Q.s");
+	close(sv[1]);
+	assert_int_equal(javastream_read(&reader, sv[0], &h), 1);
+	close(sv[0]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parses_each_message_type),
+		cmocka_unit_test(partial_message_waits_for_the_rest),
+		cmocka_unit_test(names_are_bounded_and_made_safe),
+		cmocka_unit_test(contradictions_end_the_stream),
+		cmocka_unit_test(reads_a_socket_in_pieces),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

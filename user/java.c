@@ -1,0 +1,619 @@
+/*
+ * java: attaching the agent and routing its stream (contract in java.h).
+ */
+#include "java.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "user/agent_image.h"
+#include "user/attach.h"
+#include "user/javamap.h"
+#include "user/javastream.h"
+#include "user/join.h"
+
+#define ATTACH_TIMEOUT_MS 10000
+#define CONNECT_TIMEOUT_MS 3000
+#define FLUSH_TIMEOUT_MS 1500
+#define NS_PER_MS 1000000ull
+
+struct java;
+
+struct jvm {
+	struct java *java;
+	uint32_t tgid;
+	int fd;                 /* the agent's socket; -1 once it is gone */
+	uint32_t signo;
+	bool hello, flushed;
+	struct javamap *map;
+	struct javastream_reader *reader;
+	struct jbpf_msg_stats agent_stats;
+	char error[256];        /* the agent's own JBPF_MSG_ERROR */
+};
+
+struct java {
+	struct aggregator *agg;
+	struct symbolizer *sym;
+	struct sampler *sampler;
+	struct join *join;
+	struct jvm jvms[JBPF_MAX_TARGETS];
+	size_t nr_jvms;
+	struct java_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct jvm *find_jvm(struct java *java, uint32_t tgid)
+{
+	for (size_t i = 0; i < java->nr_jvms; i++)
+		if (java->jvms[i].tgid == tgid)
+			return &java->jvms[i];
+	return NULL;
+}
+
+/* ---- the agent's messages ---- */
+
+static void on_hello(void *ctx, const struct jbpf_msg_hello *hello)
+{
+	struct jvm *jvm = ctx;
+
+	/* Only a real-time signal: never one whose meaning is fixed (SIGKILL...). */
+	if (hello->version != JBPF_STREAM_VERSION || hello->signo < (uint32_t)SIGRTMIN ||
+	    hello->signo > (uint32_t)SIGRTMAX)
+		return;
+	jvm->signo = hello->signo;
+	jvm->hello = true;
+}
+
+static void on_method(void *ctx, uint64_t method_id, uint32_t flags, const char *name)
+{
+	struct jvm *jvm = ctx;
+
+	javamap__add_method(jvm->map, method_id, flags, name);
+}
+
+static void on_trace(void *ctx, const struct jbpf_msg_trace *trace, const struct jbpf_trace_frame *frames)
+{
+	struct jvm *jvm = ctx;
+
+	join__add_trace(jvm->java->join, trace, frames, now_ns());
+}
+
+static void on_thread(void *ctx, uint32_t tid, const char *name)
+{
+	struct jvm *jvm = ctx;
+
+	javamap__add_thread(jvm->map, tid, name);
+}
+
+static void on_code_load(void *ctx, const struct jbpf_msg_code_load *load, const char *name)
+{
+	struct jvm *jvm = ctx;
+
+	javamap__add_code(jvm->map, load, name);
+}
+
+static void on_code_unload(void *ctx, const struct jbpf_msg_code_unload *unload)
+{
+	struct jvm *jvm = ctx;
+
+	javamap__unload_code(jvm->map, unload);
+}
+
+static void on_stats(void *ctx, const struct jbpf_msg_stats *stats)
+{
+	struct jvm *jvm = ctx;
+
+	jvm->agent_stats = *stats;
+}
+
+static void on_error(void *ctx, const char *text)
+{
+	struct jvm *jvm = ctx;
+
+	snprintf(jvm->error, sizeof(jvm->error), "%s", text);
+}
+
+static void on_flushed(void *ctx)
+{
+	struct jvm *jvm = ctx;
+
+	jvm->flushed = true;
+}
+
+static struct javastream_handler handler_for(struct jvm *jvm)
+{
+	return (struct javastream_handler){
+		.ctx = jvm,
+		.hello = on_hello,
+		.method = on_method,
+		.trace = on_trace,
+		.thread = on_thread,
+		.code_load = on_code_load,
+		.code_unload = on_code_unload,
+		.stats = on_stats,
+		.error = on_error,
+		.flushed = on_flushed,
+	};
+}
+
+/* The agent is gone or misbehaved: stop signalling that JVM. */
+static void detach(struct jvm *jvm, const char *why)
+{
+	if (jvm->fd < 0)
+		return;
+	close(jvm->fd);
+	jvm->fd = -1;
+	if (jvm->java->sampler)
+		sampler__forget_java(jvm->java->sampler, jvm->tgid);
+	fprintf(stderr, "jbpfprof: the agent in JVM pid %u %s; its later samples have no Java frames\n", jvm->tgid,
+		why);
+}
+
+/* Reads what the agent sent; false once it is gone. */
+static bool read_agent(struct jvm *jvm)
+{
+	struct javastream_handler handler = handler_for(jvm);
+	int rc;
+
+	if (jvm->fd < 0)
+		return false;
+	rc = javastream_read(jvm->reader, jvm->fd, &handler);
+	if (rc == 1)
+		detach(jvm, jvm->flushed ? "closed its connection" : "went away");
+	else if (rc == -EPROTO)
+		detach(jvm, "sent a malformed stream");
+	else if (rc < 0)
+		detach(jvm, "could not be read");
+	return jvm->fd >= 0;
+}
+
+/* Waits for the agent's first message (or its error) after the attach. */
+static int wait_for_hello(struct jvm *jvm, char *err, size_t err_size)
+{
+	uint64_t deadline = now_ns() + CONNECT_TIMEOUT_MS * NS_PER_MS;
+
+	while (!jvm->hello && !jvm->error[0]) {
+		struct pollfd p = { .fd = jvm->fd, .events = POLLIN };
+		uint64_t now = now_ns();
+
+		if (now >= deadline) {
+			snprintf(err, err_size, "the agent in JVM pid %u did not say hello within %d ms", jvm->tgid,
+				 CONNECT_TIMEOUT_MS);
+			return -1;
+		}
+		if (poll(&p, 1, (int)((deadline - now) / NS_PER_MS) + 1) < 0 && errno != EINTR)
+			break;
+		if (!read_agent(jvm) && !jvm->hello && !jvm->error[0]) {
+			snprintf(err, err_size, "the agent in JVM pid %u closed its connection before saying hello",
+				 jvm->tgid);
+			return -1;
+		}
+	}
+	if (jvm->error[0]) {
+		snprintf(err, err_size, "the agent failed in JVM pid %u: %s", jvm->tgid, jvm->error);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * After a failed load: the agent may have connected and said why before
+ * giving up, which says more than the JVM's return code.
+ */
+static void take_agent_error(struct jvm_target *t, int listen_fd, const char *sock, uint32_t tgid, char *err,
+			     size_t err_size)
+{
+	struct javastream_reader *reader = malloc(sizeof(*reader));
+	struct jvm probe = { .tgid = tgid };
+	char ignored[128];
+	int fd;
+
+	if (!reader)
+		return;
+	reader->len = 0;
+	fd = jvm_accept(t, listen_fd, sock, 200, ignored, sizeof(ignored));
+	if (fd >= 0) {
+		struct javastream_handler handler = handler_for(&probe);
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 200) > 0)
+			javastream_read(reader, fd, &handler);
+		close(fd);
+		if (probe.error[0])
+			snprintf(err, err_size, "the agent failed in JVM pid %u: %s", tgid, probe.error);
+	}
+	free(reader);
+}
+
+struct java *java__new(struct aggregator *agg, struct symbolizer *sym)
+{
+	struct java *java = calloc(1, sizeof(*java));
+
+	if (!java)
+		return NULL;
+	java->agg = agg;
+	java->sym = sym;
+	return java;
+}
+
+static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const struct join_trace *trace,
+		 enum join_outcome outcome);
+
+int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
+{
+	char agent_path[512], sock[256], options[512];
+	struct jvm_target target;
+	struct jvm *jvm;
+	const void *image;
+	size_t image_size;
+	uint64_t lo, hi;
+	int listen_fd = -1, rc;
+
+	rc = jvm_target_open((pid_t)tgid, &target, err, err_size);
+	if (rc == JVM_TARGET_NOT_JVM)
+		return 1;
+	if (rc)
+		return -1;
+	if (java->nr_jvms >= JBPF_MAX_TARGETS)
+		goto fail;
+	/* A kfunc is a kernel function like any other: kallsyms lists it. */
+	if (symbolizer__kernel_symbol(java->sym, "bpf_send_signal_task", &lo, &hi)) {
+		snprintf(err, err_size,
+			 "this kernel cannot signal a thread with a value from BPF (bpf_send_signal_task, Linux 6.13 "
+			 "and later)");
+		goto fail;
+	}
+	if (!java->join && !(java->join = join__new(emit, java))) {
+		snprintf(err, err_size, "out of memory");
+		goto fail;
+	}
+	image = agent_image(&image_size);
+	if (jvm_install_agent(&target, image, image_size, agent_path, sizeof(agent_path), err, err_size))
+		goto fail;
+	listen_fd = jvm_listen(&target, sock, sizeof(sock), err, err_size);
+	if (listen_fd < 0)
+		goto fail;
+	snprintf(options, sizeof(options), "socket=%s", sock);
+	if (jvm_load_agent(&target, agent_path, options, ATTACH_TIMEOUT_MS, err, err_size)) {
+		take_agent_error(&target, listen_fd, sock, tgid, err, err_size);
+		goto fail;
+	}
+	jvm = &java->jvms[java->nr_jvms];
+	*jvm = (struct jvm){ .java = java, .tgid = tgid, .fd = -1 };
+	jvm->map = javamap__new();
+	jvm->reader = malloc(sizeof(*jvm->reader));
+	if (!jvm->map || !jvm->reader) {
+		snprintf(err, err_size, "out of memory");
+		goto fail_jvm;
+	}
+	jvm->reader->len = 0;
+	jvm->fd = jvm_accept(&target, listen_fd, sock, CONNECT_TIMEOUT_MS, err, err_size);
+	if (jvm->fd < 0)
+		goto fail_jvm;
+	if (wait_for_hello(jvm, err, err_size)) {
+		close(jvm->fd);
+		goto fail_jvm;
+	}
+	jvm_unlisten(&target, listen_fd, sock);
+	jvm_target_close(&target);
+	java->nr_jvms++;
+	return 0;
+fail_jvm:
+	javamap__free(jvm->map);
+	free(jvm->reader);
+fail:
+	/* Closes it and removes its file, if the agent never came to take it. */
+	if (listen_fd >= 0)
+		jvm_unlisten(&target, listen_fd, sock);
+	jvm_target_close(&target);
+	return -1;
+}
+
+size_t java__targets(const struct java *java, struct sampler_java_target *targets, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < java->nr_jvms && n < max; i++)
+		if (java->jvms[i].fd >= 0)
+			targets[n++] = (struct sampler_java_target){ java->jvms[i].tgid, java->jvms[i].signo };
+	return n;
+}
+
+void java__set_sampler(struct java *java, struct sampler *sampler)
+{
+	java->sampler = sampler;
+}
+
+/* ---- samples ---- */
+
+/* AsyncGetCallTrace's failure codes, by -code. */
+static const char *const agct_reasons[] = {
+	[0] = "no Java frame",
+	[1] = "class load events off",
+	[2] = "GC active",
+	[3] = "unknown state, not in Java",
+	[4] = "not walkable, not in Java",
+	[5] = "unknown state in Java",
+	[6] = "not walkable in Java",
+	[7] = "unknown thread state",
+	[8] = "thread exiting",
+	[9] = "deoptimizing",
+	[10] = "at a safepoint",
+	[11] = "unknown code",
+};
+
+static const char *outcome_reason(enum join_outcome outcome)
+{
+	switch (outcome) {
+	case JOIN_NO_TRACE:
+		return "no stack from the agent";
+	case JOIN_IN_SYSCALL:
+		return "still in a system call";
+	case JOIN_SIGNAL_LOST:
+		return "signal not sent";
+	case JOIN_QUEUE_FULL:
+		return "join queue full";
+	default:
+		return "unknown";
+	}
+}
+
+static void count_outcome(struct java_stats *st, enum join_outcome outcome)
+{
+	switch (outcome) {
+	case JOIN_NO_TRACE:
+		st->no_trace++;
+		break;
+	case JOIN_IN_SYSCALL:
+		st->in_syscall++;
+		break;
+	case JOIN_SIGNAL_LOST:
+		st->signal_lost++;
+		break;
+	case JOIN_QUEUE_FULL:
+		st->queue_full++;
+		break;
+	default:
+		break;
+	}
+}
+
+static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const struct join_trace *trace,
+		 enum join_outcome outcome)
+{
+	struct java *java = ctx;
+	struct jvm *jvm = find_jvm(java, sample->tgid);
+	struct aggregator_java a = { .map = jvm ? jvm->map : NULL, .trace = trace };
+	char reason[128];
+
+	if (!jvm) {
+		aggregator__add(java->agg, sample, size);
+		return;
+	}
+	if (trace)
+		a.thread_name = javamap__thread(jvm->map, trace->tid);
+	if (outcome != JOIN_MATCHED) {
+		java->stats.failed++;
+		count_outcome(&java->stats, outcome);
+		snprintf(reason, sizeof(reason), "[no Java frames: %s]", outcome_reason(outcome));
+		a.reason = reason;
+	} else if (trace->status > 0) {
+		java->stats.with_java++;
+		if (!java->stats.first_joined_ns || sample->time_ns < java->stats.first_joined_ns)
+			java->stats.first_joined_ns = sample->time_ns;
+	} else if (trace->status == 0 || trace->status == JBPF_TRACE_NOT_JAVA_THREAD) {
+		/* GC, compiler and other VM threads: their native stack is the whole story. */
+		java->stats.vm_threads++;
+	} else {
+		int code = -trace->status;
+		const char *why;
+
+		java->stats.failed++;
+		if (trace->status == JBPF_TRACE_NO_AGCT) {
+			why = "the JVM has no AsyncGetCallTrace";
+			java->stats.unknown_status++;
+		} else if (code > 0 && code < 11) {
+			why = agct_reasons[code];
+			java->stats.agct[code]++;
+		} else {
+			why = agct_reasons[11];
+			java->stats.unknown_status++;
+		}
+		snprintf(reason, sizeof(reason), "[no Java frames: %s]", why);
+		a.reason = reason;
+	}
+	aggregator__add_java(java->agg, sample, size, &a);
+}
+
+void java__record(struct java *java, const void *record, size_t size)
+{
+	const struct jbpf_sample *s = record;
+	struct jvm *jvm;
+
+	if (size >= sizeof(struct jbpf_signal_lost) && s->type == JBPF_RECORD_SIGNAL_LOST) {
+		if (java->join)
+			join__signal_lost(java->join, ((const struct jbpf_signal_lost *)record)->seq, now_ns());
+		return;
+	}
+	if (size >= sizeof(struct jbpf_exec) && s->type == JBPF_RECORD_EXEC && (jvm = find_jvm(java, s->tgid)))
+		detach(jvm, "is gone: the process ran another program");
+	if (!aggregator__sample_is_valid(record, size) || !(jvm = find_jvm(java, s->tgid))) {
+		aggregator__add(java->agg, record, size);
+		return;
+	}
+	java->stats.jvm_samples++;
+	if (s->java_seq) {
+		join__add_sample(java->join, s, size, now_ns());
+		return;
+	}
+	{
+		struct aggregator_java a = { .map = jvm->map };
+		char reason[128];
+
+		java->stats.failed++;
+		if (s->signal_err)
+			java->stats.signal_failed++;
+		snprintf(reason, sizeof(reason), "[no Java frames: %s]",
+			 s->signal_err ? "signal failed" : "agent gone");
+		a.reason = reason;
+		aggregator__add_java(java->agg, s, size, &a);
+	}
+}
+
+/* ---- the session loop ---- */
+
+size_t java__poll_fds(struct java *java, struct pollfd *fds, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < java->nr_jvms && n < max; i++)
+		if (java->jvms[i].fd >= 0)
+			fds[n++] = (struct pollfd){ .fd = java->jvms[i].fd, .events = POLLIN };
+	return n;
+}
+
+void java__on_poll(struct java *java, const struct pollfd *fds, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		if (!fds[i].revents)
+			continue;
+		for (size_t j = 0; j < java->nr_jvms; j++)
+			if (java->jvms[j].fd == fds[i].fd)
+				read_agent(&java->jvms[j]);
+	}
+}
+
+void java__tick(struct java *java, uint64_t now)
+{
+	if (java->join)
+		join__expire(java->join, now);
+}
+
+void java__finish(struct java *java)
+{
+	uint64_t deadline = now_ns() + FLUSH_TIMEOUT_MS * NS_PER_MS;
+	struct pollfd fds[JBPF_MAX_TARGETS];
+	size_t waiting;
+
+	for (size_t i = 0; i < java->nr_jvms; i++) {
+		struct jvm *jvm = &java->jvms[i];
+		char request = JBPF_REQ_FLUSH;
+
+		jvm->flushed = false;
+		if (jvm->fd >= 0 && write(jvm->fd, &request, 1) != 1)
+			detach(jvm, "could not be asked for its last stacks");
+	}
+	for (;;) {
+		uint64_t now = now_ns();
+		size_t n = 0;
+
+		waiting = 0;
+		for (size_t i = 0; i < java->nr_jvms; i++) {
+			if (java->jvms[i].fd < 0 || java->jvms[i].flushed)
+				continue;
+			fds[n++] = (struct pollfd){ .fd = java->jvms[i].fd, .events = POLLIN };
+			waiting++;
+		}
+		if (!waiting || now >= deadline)
+			break;
+		if (poll(fds, n, (int)((deadline - now) / NS_PER_MS) + 1) < 0 && errno != EINTR)
+			break;
+		java__on_poll(java, fds, n);
+		/* Signals deferred to a system call's exit may still report a loss. */
+		if (java->sampler)
+			sampler__drain(java->sampler);
+	}
+	if (waiting)
+		fprintf(stderr, "jbpfprof: %zu agent(s) did not answer the final flush in time\n", waiting);
+	if (java->join)
+		join__finish(java->join);
+}
+
+void java__stats(const struct java *java, struct java_stats *stats)
+{
+	*stats = java->stats;
+	stats->ring_full = stats->handler_ns = stats->handler_calls = 0;
+	stats->methods = stats->blobs = 0;
+	for (size_t i = 0; i < java->nr_jvms; i++) {
+		struct javamap_stats ms;
+
+		stats->ring_full += java->jvms[i].agent_stats.ring_full;
+		stats->handler_ns += java->jvms[i].agent_stats.handler_ns;
+		stats->handler_calls += java->jvms[i].agent_stats.traces;
+		javamap__stats(java->jvms[i].map, &ms);
+		stats->methods += ms.methods;
+		stats->blobs += ms.blobs;
+	}
+}
+
+void java__describe(const struct java *java, char *buf, size_t size)
+{
+	struct java_stats st;
+	uint64_t java_threads;
+	size_t used;
+	const char *sep = "; without: ";
+
+	java__stats(java, &st);
+	java_threads = st.jvm_samples - st.vm_threads;
+	used = (size_t)snprintf(buf, size, "Java stacks: %llu of %llu joined (%.1f%%), %llu on VM threads",
+				(unsigned long long)st.with_java, (unsigned long long)java_threads,
+				java_threads ? 100.0 * (double)st.with_java / (double)java_threads : 100.0,
+				(unsigned long long)st.vm_threads);
+	for (int code = 1; code < 11 && used < size; code++) {
+		if (!st.agct[code])
+			continue;
+		used += (size_t)snprintf(buf + used, size - used, "%s%s %llu", sep, agct_reasons[code],
+					 (unsigned long long)st.agct[code]);
+		sep = ", ";
+	}
+	{
+		struct {
+			const char *what;
+			uint64_t n;
+		} causes[] = {
+			{ "signal failed", st.signal_failed },
+			{ "no stack from the agent", st.no_trace },
+			{ "still in a system call", st.in_syscall },
+			{ "signal not sent", st.signal_lost },
+			{ "join queue full", st.queue_full },
+			{ "other", st.unknown_status },
+		};
+
+		for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]) && used < size; i++) {
+			if (!causes[i].n)
+				continue;
+			used += (size_t)snprintf(buf + used, size - used, "%s%s %llu", sep, causes[i].what,
+						 (unsigned long long)causes[i].n);
+			sep = ", ";
+		}
+	}
+	if (st.ring_full && used < size)
+		snprintf(buf + used, size - used, "; agent ring full %llu", (unsigned long long)st.ring_full);
+}
+
+void java__free(struct java *java)
+{
+	if (!java)
+		return;
+	for (size_t i = 0; i < java->nr_jvms; i++) {
+		if (java->jvms[i].fd >= 0)
+			close(java->jvms[i].fd);
+		javamap__free(java->jvms[i].map);
+		free(java->jvms[i].reader);
+	}
+	join__free(java->join);
+	free(java);
+}

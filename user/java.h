@@ -1,0 +1,80 @@
+/*
+ * java: the profiler's side of the agent, for every JVM among the targets.
+ *
+ * java__attach loads the agent (libjbpfagent.so, embedded in the profiler)
+ * into a JVM through the HotSpot attach protocol, and keeps the socket the
+ * agent connects back on. From then on:
+ *
+ *   - every ring buffer record goes through java__record: samples of a JVM
+ *     the agent runs in wait in the join for their Java stack; all others
+ *     go straight to the aggregator;
+ *   - the session polls the agents' sockets (java__poll_fds, java__on_poll):
+ *     traces go to the join, method names, code and threads to the JVM's
+ *     javamap; a closed socket means the agent is gone, and the JVM is no
+ *     longer signalled;
+ *   - java__tick expires samples that waited too long, and java__finish, at
+ *     the end, asks every agent for what it still holds and empties the
+ *     join, so every sample is in the profile or counted.
+ *
+ * Nothing from an agent is trusted: see javastream.h.
+ */
+#ifndef JBPF_JAVA_H
+#define JBPF_JAVA_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "user/aggregator.h"
+#include "user/sampler.h"
+
+struct java;
+
+struct java_stats {
+	uint64_t jvm_samples;      /* samples of threads of JVMs with the agent */
+	uint64_t with_java;        /* ... that carry Java frames */
+	uint64_t vm_threads;       /* ... of threads running no Java (GC, compiler...) */
+	uint64_t failed;           /* ... on Java threads, without Java frames */
+	uint64_t signal_failed;    /* the BPF program could not send the signal */
+	uint64_t agct[12];         /* failures by AsyncGetCallTrace code 0..-11 (index = -code) */
+	uint64_t no_trace, in_syscall, signal_lost, queue_full, unknown_status;
+	uint64_t ring_full;        /* traces the agents dropped (their counters) */
+	uint64_t methods, blobs;   /* what the agents told */
+	uint64_t first_joined_ns;  /* CLOCK_MONOTONIC of the first sample with Java frames, or 0 */
+	uint64_t handler_ns, handler_calls; /* the agents' signal handler time, when they report it */
+};
+
+/* agg and sym stay the caller's and must outlive java. */
+struct java *java__new(struct aggregator *agg, struct symbolizer *sym);
+void java__free(struct java *java);
+
+/*
+ * Loads the agent into tgid. Returns 0 when attached, 1 when tgid is not a
+ * JVM (nothing was sent to it), -1 with a one-line reason in err.
+ */
+int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size);
+
+/* The attached JVMs and their signals, for the sampler. */
+size_t java__targets(const struct java *java, struct sampler_java_target *targets, size_t max);
+void java__set_sampler(struct java *java, struct sampler *sampler);
+
+/* A ring buffer record (the sampler's callback forwards every one here). */
+void java__record(struct java *java, const void *record, size_t size);
+
+/* The agents' sockets to poll, and what to do when they are ready. */
+size_t java__poll_fds(struct java *java, struct pollfd *fds, size_t max);
+void java__on_poll(struct java *java, const struct pollfd *fds, size_t nr);
+void java__tick(struct java *java, uint64_t now_ns);
+
+/*
+ * After the sampler stopped: asks each agent to flush (waiting at most
+ * about a second), then emits every sample still waiting.
+ */
+void java__finish(struct java *java);
+
+void java__stats(const struct java *java, struct java_stats *stats);
+/* One line on the Java side of the recording, e.g. for the summary. */
+void java__describe(const struct java *java, char *buf, size_t size);
+
+#endif /* JBPF_JAVA_H */

@@ -1,0 +1,60 @@
+/*
+ * javastream: the agent's byte stream (jvmti-stub/stream.h) parsed into
+ * checked messages.
+ *
+ * The agent runs inside a process the profiler does not trust, so every
+ * header, count and length is checked against the limits in stream.h and
+ * against the bytes actually received; a message that breaks them ends the
+ * stream (-EPROTO) rather than being half-believed. Names are handed on
+ * NUL-terminated, cut to JBPF_STREAM_MAX_NAME, with control characters and
+ * ';' (the collapsed format's separator) replaced by '?'.
+ *
+ * javastream_parse works on a buffer and is what the tests drive;
+ * javastream_read feeds it from a non-blocking socket.
+ */
+#ifndef JBPF_JAVASTREAM_H
+#define JBPF_JAVASTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "jvmti-stub/stream.h"
+
+/* Callbacks; any may be NULL. Pointers are valid only during the call. */
+struct javastream_handler {
+	void *ctx;
+	void (*hello)(void *ctx, const struct jbpf_msg_hello *hello);
+	void (*method)(void *ctx, uint64_t method_id, uint32_t flags, const char *name);
+	void (*trace)(void *ctx, const struct jbpf_msg_trace *trace, const struct jbpf_trace_frame *frames);
+	void (*thread)(void *ctx, uint32_t tid, const char *name);
+	void (*code_load)(void *ctx, const struct jbpf_msg_code_load *load, const char *name);
+	void (*code_unload)(void *ctx, const struct jbpf_msg_code_unload *unload);
+	void (*stats)(void *ctx, const struct jbpf_msg_stats *stats);
+	void (*error)(void *ctx, const char *text);
+	void (*flushed)(void *ctx);
+};
+
+/*
+ * Dispatches every complete message in buf[0..len). Returns the bytes
+ * consumed (a trailing partial message is left for the next call), or
+ * -EPROTO if the stream is malformed. Unknown message types are skipped.
+ */
+ssize_t javastream_parse(const void *buf, size_t len, const struct javastream_handler *handler);
+
+/* Room for the largest message twice over, so a partial one always fits. */
+#define JAVASTREAM_BUFFER (2 * (sizeof(struct jbpf_msg_header) + JBPF_STREAM_MAX_PAYLOAD))
+
+struct javastream_reader {
+	size_t len;
+	uint8_t buf[JAVASTREAM_BUFFER];
+};
+
+/*
+ * Reads what fd has (it must be non-blocking) and dispatches it. Returns 0
+ * while the stream goes on, 1 at its end (EOF), or a negative errno
+ * (-EPROTO for a malformed stream).
+ */
+int javastream_read(struct javastream_reader *reader, int fd, const struct javastream_handler *handler);
+
+#endif /* JBPF_JAVASTREAM_H */
