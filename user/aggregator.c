@@ -237,6 +237,16 @@ static void jvm_user_frame(struct aggregator *agg, const struct jbpf_sample *s, 
 	}
 }
 
+bool aggregator__in_generated_code(struct aggregator *agg, const struct jbpf_sample *s, struct javamap *map)
+{
+	for (size_t i = 0; i < s->ustack_len; i++) {
+		jvm_user_frame(agg, s, map, i, &agg->jvm_frames[0]);
+		if (agg->jvm_frames[0].generated)
+			return true;
+	}
+	return false;
+}
+
 static const char *const annotations[FRAME_KIND_NR] = {
 	[FRAME_KIND_JIT] = "_[j]",
 	[FRAME_KIND_JAVA_INLINED] = "_[i]",
@@ -244,42 +254,54 @@ static const char *const annotations[FRAME_KIND_NR] = {
 };
 
 /*
- * How each Java frame ran. The blob the innermost generated frame lies in
- * is exact: in a compiled method M, the frames above M's own are inlined
- * into it; in the interpreter, the innermost frame is interpreted. Frames
- * further out are inferred: compiled if their method has live compiled
+ * How each Java frame ran. The generated code the native stack shows is
+ * exact, walked from the innermost: a frame in compiled method M means the
+ * trace's frames down to M's are inlined into M and M is compiled; an
+ * interpreter frame is one interpreted Java frame. The walk goes on only
+ * through code that keeps the frame pointer (the interpreter, native
+ * method wrappers, stubs): compiled Java code does not, so the address
+ * read above it may belong to any frame further out. Frames the walk did
+ * not reach are inferred: compiled if their method has live compiled
  * code, interpreted if not (a method can have both).
  */
-static void java_frame_kinds(struct javamap *map, const struct join_trace *t, const struct jvm_frame *cut,
-			     enum frame_kind *kinds)
+static void java_frame_kinds(struct javamap *map, const struct join_trace *t, const struct jvm_frame *frames,
+			     size_t cut, size_t nr, enum frame_kind *kinds)
 {
-	uint32_t n = t->frame_count;
+	uint32_t n = t->frame_count, pos = 0;
 
 	for (uint32_t k = 0; k < n; k++)
 		kinds[k] = javamap__is_compiled(map, t->frames[k].method_id) ? FRAME_KIND_JIT : FRAME_KIND_JAVA_INTERP;
-	if (!cut || !cut->have_blob)
-		return;
-	if (cut->blob.kind == JBPF_CODE_NMETHOD) {
-		for (uint32_t j = 0; j < n; j++) {
-			if (t->frames[j].method_id != cut->blob.method_id)
-				continue;
-			for (uint32_t k = 0; k < j; k++)
-				kinds[k] = FRAME_KIND_JAVA_INLINED;
-			kinds[j] = FRAME_KIND_JIT;
+	for (size_t i = cut; i < nr && pos < n; i++) {
+		const struct jvm_frame *f = &frames[i];
+		uint32_t flags = 0, j;
+
+		if (!f->generated || !f->have_blob)
 			break;
+		if (f->blob.kind == JBPF_CODE_STUB) {
+			if (f->blob.name && !strcmp(f->blob.name, "Interpreter"))
+				kinds[pos++] = FRAME_KIND_JAVA_INTERP;
+			continue;
 		}
-	} else if (cut->blob.name && !strcmp(cut->blob.name, "Interpreter") && n) {
-		kinds[0] = FRAME_KIND_JAVA_INTERP;
+		for (j = pos; j < n && t->frames[j].method_id != f->blob.method_id; j++)
+			;
+		if (j == n)
+			break;
+		for (uint32_t k = pos; k < j; k++)
+			kinds[k] = FRAME_KIND_JAVA_INLINED;
+		kinds[j] = FRAME_KIND_JIT;
+		pos = j + 1;
+		if (!javamap__method(map, f->blob.method_id, &flags) || !(flags & JBPF_METHOD_NATIVE))
+			break;
 	}
 }
 
-static bool add_java_frames(struct aggregator *agg, struct javamap *map, const struct join_trace *t,
-			    const struct jvm_frame *cut, size_t *depth)
+static bool add_java_frames(struct aggregator *agg, struct javamap *map, const struct join_trace *t, size_t cut,
+			    size_t nr, size_t *depth)
 {
 	enum frame_kind kinds[JBPF_STREAM_MAX_FRAMES];
 	char name[NAME_MAX_LEN];
 
-	java_frame_kinds(map, t, cut, kinds);
+	java_frame_kinds(map, t, agg->jvm_frames, cut, nr, kinds);
 	if ((t->flags & JBPF_TRACE_TRUNCATED) && !push(agg, depth, "[Java stack truncated]", FRAME_KIND_LOST))
 		return false;
 	for (uint32_t k = t->frame_count; k-- > 0;) {
@@ -320,7 +342,7 @@ void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *s, s
 	if (!add_roots(agg, s, java->thread_name, &depth))
 		goto full;
 	if (t) {
-		if (!add_java_frames(agg, java->map, t, cut < nr ? &frames[cut] : NULL, &depth))
+		if (!add_java_frames(agg, java->map, t, cut, nr, &depth))
 			goto full;
 		/* A stub the Java code called (arraycopy and the like) is a frame of its own. */
 		if (cut < nr && frames[cut].have_blob && frames[cut].blob.kind == JBPF_CODE_STUB &&

@@ -84,6 +84,13 @@ void aggregator__add(struct aggregator *agg, const void *record, size_t size);
 void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *sample, size_t size,
 			  const struct aggregator_java *java);
 
+/*
+ * Whether any user frame of a JVM thread's sample lies in the JVM's
+ * generated code (or in memory no file backs): a thread with none runs no
+ * Java at that instant.
+ */
+bool aggregator__in_generated_code(struct aggregator *agg, const struct jbpf_sample *sample, struct javamap *map);
+
 /* Whether a record is a well-formed sample (the JVM path checks before joining). */
 bool aggregator__sample_is_valid(const void *record, size_t size);
 

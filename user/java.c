@@ -339,6 +339,9 @@ void java__set_sampler(struct java *java, struct sampler *sampler)
 
 /* ---- samples ---- */
 
+/* AsyncGetCallTrace's code for a thread outside Java whose top frame it cannot find. */
+#define AGCT_UNKNOWN_NOT_JAVA (-3)
+
 /* AsyncGetCallTrace's failure codes, by -code. */
 static const char *const agct_reasons[] = {
 	[0] = "no Java frame",
@@ -414,8 +417,16 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		java->stats.with_java++;
 		if (!java->stats.first_joined_ns || sample->time_ns < java->stats.first_joined_ns)
 			java->stats.first_joined_ns = sample->time_ns;
-	} else if (trace->status == 0 || trace->status == JBPF_TRACE_NOT_JAVA_THREAD) {
-		/* GC, compiler and other VM threads: their native stack is the whole story. */
+	} else if (trace->status == 0 || trace->status == JBPF_TRACE_NOT_JAVA_THREAD ||
+		   (trace->status == AGCT_UNKNOWN_NOT_JAVA && sample->ustack_len &&
+		    !aggregator__in_generated_code(java->agg, sample, jvm->map))) {
+		/*
+		 * GC, compiler and other VM threads: their native stack is the
+		 * whole story. AsyncGetCallTrace calls a thread outside Java
+		 * with no Java frame to walk from "unknown, not in Java"; when
+		 * no frame of its native stack is in generated code either, it
+		 * runs no Java (a compiler thread, say), and nothing is missing.
+		 */
 		java->stats.vm_threads++;
 	} else {
 		int code = -trace->status;
