@@ -61,7 +61,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
 INTEGRATION_SRCS := $(wildcard tests/integration/test_*.c)
 INTEGRATION_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/%,$(INTEGRATION_SRCS))
-WORKLOAD_SRCS := $(wildcard tests/workloads/*.c) $(wildcard examples/*.c)
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst %.c,$(OUTPUT)/workloads/%,$(notdir $(WORKLOAD_SRCS)))
 
 # The JVMTI agent, embedded into the profiler (user/agent_image.c), and the
@@ -151,7 +151,7 @@ $(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) tests
 # test_stub drives pieces of the agent directly, compiled into it.
 $(OUTPUT)/tests/test_stub: $(AGENT_SRCS) $(AGENT_HDRS)
 
-# Workloads and demos: plain C, frame pointers kept in every function, calls
+# Workloads: plain C, frame pointers kept in every function, calls
 # not inlined, so that the profile names the functions the source names.
 # clang, because GCC 12 leaves the frame pointer out of leaf functions that
 # need no stack even when told -mno-omit-leaf-frame-pointer.
@@ -162,11 +162,6 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) $< -o $@ -lm
-$(OUTPUT)/workloads/%: examples/%.c
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) $< -o $@ -lm
-
 $(OUTPUT):
 	$(Q)mkdir -p $@
 

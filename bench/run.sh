@@ -5,3 +5,5 @@ cd "$(dirname "$0")/.."
 bench/overhead.sh "${RUNS:-7}"
 bench/sample_cost.sh
 bench/aliasing.sh
+bench/java_overhead.sh "${RUNS:-7}"
+bench/java_sample_cost.sh

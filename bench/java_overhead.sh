@@ -1,0 +1,145 @@
+#!/bin/bash
+# Overhead of profiling a real Java workload: the JDK's own compiler.
+#
+#   [COMPILES=N] [JAVA=path] bench/java_overhead.sh [RUNS] [MODE...]
+#                            (root; default 7 runs of: off 99 999; COMPILES 3)
+#
+# A MODE is "off", a frequency in Hz, or a frequency with "f" appended for
+# --fixed-interval, as in bench/overhead.sh.
+#
+# The work: one JVM (JavacDriver, from tests/workloads/java, in build/java)
+# runs javac in process COMPILES times over a fixed set of sources:
+# java.base's java/util/*.java, java/util/function/*.java and
+# java/util/stream/*.java from JDK 17's source archive (package
+# openjdk-17-source), 202 files in 17.0.x, extracted once into a cache
+# directory. The first compile runs mostly interpreted and compiling, the
+# later ones mostly JIT-compiled, so both regimes are in the total.
+#
+# Each run starts the JVM and waits for its "ready"; a profiled run then
+# starts build/jbpfprof -p on it and waits for its "sampling" line (the time
+# from launch to that line is the attach latency, printed per run), and
+# only then releases the work. The JVM measures its own elapsed time from
+# release to the end of the last compile, so JVM start-up, the attach and
+# the writing of the profile are not counted. Modes take turns within each
+# round (order rotated each round) so a drift in machine speed hits them
+# alike. Prints each round, then each mode's median, min and max, the
+# median of its per-round ratios to the unprofiled run, the attach latency
+# and the share of samples with Java stacks joined (from the summary line;
+# "-" while the profiler has no Java support or the agent did not load).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-7}
+shift || true
+modes=("$@")
+[ ${#modes[@]} -gt 0 ] || modes=(off 99 999)
+compiles=${COMPILES:-3}
+java=${JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
+src_zip=/usr/lib/jvm/openjdk-17/src.zip
+prof=build/jbpfprof
+[ -x "$prof" ] && [ -f build/java/JavacDriver.class ] || { echo "java_overhead.sh: run make first" >&2; exit 1; }
+[ -x "$java" ] || { echo "java_overhead.sh: no JDK 17 at $java (apt-get install openjdk-17-jdk-headless, or set JAVA)" >&2; exit 1; }
+[ -r "$src_zip" ] || { echo "java_overhead.sh: no $src_zip (apt-get install openjdk-17-source)" >&2; exit 1; }
+
+# The sources, extracted once per version of the archive.
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/jbpfprof/javac-src-$(stat -L -c %s-%Y "$src_zip")
+if [ ! -f "$cache/files" ]; then
+	rm -rf "$cache"
+	mkdir -p "$cache"
+	unzip -q "$src_zip" 'java.base/java/util/*' -d "$cache"
+	(cd "$cache" && ls java.base/java/util/*.java java.base/java/util/function/*.java \
+		java.base/java/util/stream/*.java) >"$cache/files.tmp"
+	mv "$cache/files.tmp" "$cache/files"
+fi
+nfiles=$(wc -l <"$cache/files")
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# The sources patch java.base: compiled as that module, against the rest of the JDK.
+{
+	echo "-d $tmp/classes"
+	echo "--patch-module java.base=$cache/java.base"
+	echo "-proc:none -implicit:none -nowarn -Xlint:none"
+	sed "s|^|$cache/|" "$cache/files"
+} >"$tmp/javac.args"
+
+# One run of MODE $1: appends the elapsed ns to $tmp/$1, the attach latency
+# in ms to $tmp/$1.attach and the joined share to $tmp/$1.joined.
+run_once() {
+	local mode=$1 hz=$1 line wp pp="" fixed=() t0 t1 rest joined
+	case $1 in *[0-9]f) hz=${1%f} fixed=(--fixed-interval) ;; esac
+	mkfifo "$tmp/in" "$tmp/out"
+	"$java" -cp build/java JavacDriver "$compiles" "@$tmp/javac.args" <"$tmp/in" >"$tmp/out" &
+	wp=$!
+	exec 5>"$tmp/in" 3<"$tmp/out"
+	read -r line <&3 || { echo "java_overhead.sh: the JVM failed to start" >&2; exit 1; }   # "ready"
+	if [ "$hz" != off ]; then
+		mkfifo "$tmp/err"
+		t0=$(date +%s%N)
+		"$prof" -p "$wp" -F "$hz" "${fixed[@]}" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
+		pp=$!
+		exec 4<"$tmp/err"
+		# Release the work only once the profiler samples.
+		while read -r line <&4 || { echo "java_overhead.sh: the profiler failed to start" >&2; kill "$wp"; exit 1; }; do
+			case $line in
+			*"jbpfprof: sampling"*) break ;;
+			*"cannot load the agent"*) echo "java_overhead.sh: $line" >&2 ;;
+			esac
+		done
+		t1=$(date +%s%N)
+		echo $(((t1 - t0) / 1000000)) >>"$tmp/$mode.attach"
+	fi
+	echo go >&5
+	while read -r line <&3; do
+		case $line in elapsed_ns*) break ;; esac
+	done
+	wait "$wp" || { echo "java_overhead.sh: javac failed (status $?)" >&2; exit 1; }
+	exec 3<&- 5>&-
+	if [ -n "$pp" ]; then
+		wait "$pp" || { echo "java_overhead.sh: the profiler failed" >&2; exit 1; }   # it stops when the JVM exits
+		rest=$(cat <&4)
+		exec 4<&-
+		rm -f "$tmp/err"
+		joined=$(sed -n 's/.*Java stacks: \([0-9]*\) of \([0-9]*\) joined.*/\1 \2/p' <<<"$rest" |
+			awk '{ printf "%.1f", $2 ? 100 * $1 / $2 : 0 }')
+		echo "${joined:--}" >>"$tmp/$mode.joined"
+	fi
+	rm -f "$tmp/in" "$tmp/out"
+	echo "${line#elapsed_ns }" >>"$tmp/$mode"
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+label() { case $1 in off) echo off ;; *f) echo "${1%f} Hz fixed" ;; *) echo "$1 Hz" ;; esac; }
+
+echo "java_overhead.sh: $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), $runs runs per mode," \
+	"$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.runtime.version = //p'), javac x $compiles over $nfiles files"
+for ((r = 0; r < runs; r++)); do
+	for ((k = 0; k < ${#modes[@]}; k++)); do
+		run_once "${modes[$(((k + r) % ${#modes[@]}))]}"
+	done
+	printf '  round %d:' $((r + 1))
+	for m in "${modes[@]}"; do
+		ns=$(tail -1 "$tmp/$m")
+		printf '  %s %.2f s' "$(label "$m")" "$(awk -v ns="$ns" 'BEGIN { print ns / 1e9 }')"
+		if [ "$m" != off ]; then
+			[ -f "$tmp/off" ] && printf ' (x%.3f)' "$(awk -v a="$ns" -v b="$(tail -1 "$tmp/off")" 'BEGIN { print a / b }')"
+			printf ', attach %d ms' "$(tail -1 "$tmp/$m.attach")"
+		fi
+	done
+	echo
+done
+for m in "${modes[@]}"; do
+	med=$(median <"$tmp/$m")
+	lo=$(sort -n "$tmp/$m" | head -1)
+	hi=$(sort -n "$tmp/$m" | tail -1)
+	ratio=1
+	[ -f "$tmp/off" ] && ratio=$(paste "$tmp/$m" "$tmp/off" | awk '{ print $1 / $2 }' | median)
+	awk -v m="$(label "$m")" -v med="$med" -v lo="$lo" -v hi="$hi" -v ratio="$ratio" 'BEGIN {
+		printf "  %-12s median %.2f s (min %.2f, max %.2f)  per-round ratio to off: median %.4f (%+.2f%%)",
+			m, med / 1e9, lo / 1e9, hi / 1e9, ratio, (ratio - 1) * 100 }'
+	if [ "$m" != off ]; then
+		printf '  attach: median %s ms (min %s, max %s)  Java stacks joined: median %s%%' \
+			"$(median <"$tmp/$m.attach")" "$(sort -n "$tmp/$m.attach" | head -1)" \
+			"$(sort -n "$tmp/$m.attach" | tail -1)" "$(grep -v '^-$' "$tmp/$m.joined" | median)"
+	fi
+	echo
+done

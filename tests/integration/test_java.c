@@ -1,0 +1,706 @@
+/*
+ * Java, end to end: the real profiler attached with -p to real JVMs started
+ * with no special flags, once on JDK 17 and once on JDK 25, running the
+ * workloads in tests/workloads/java/ (class files in $JAVA_CLASSES, by
+ * default the java/ directory beside $WORKLOAD_DIR).
+ *
+ * What the output must show (collapsed stacks, root first): Java frames
+ * named package.Class.method, outermost first, then the native frames they
+ * called, then kernel frames (_[k]). With --annotate a Java frame ends in
+ * _[j], _[i] or _[0]; with --threads each stack starts with a
+ * [<thread name> tid=<tid>] frame. The summary line on stderr says "Java
+ * stacks: J of N joined".
+ *
+ * Each JVM runs in a temporary directory of its own, so a crash report
+ * (hs_err_pid*.log) it writes there is found; every test looks for one.
+ * JDK paths: $JAVA17 and $JAVA25 override the Debian and Temurin defaults; a
+ * JDK that is not there skips its variants with a message.
+ */
+#include "harness.h"
+
+#include <dirent.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct jdk {
+	const char *name; /* for messages */
+	const char *env;  /* variable that overrides path */
+	const char *path; /* the java launcher */
+};
+
+static const struct jdk jdk17 = { "JDK 17", "JAVA17", "/usr/lib/jvm/java-17-openjdk-amd64/bin/java" };
+static const struct jdk jdk25 = { "JDK 25", "JAVA25", "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java" };
+
+/* A JVM running one workload, in a directory of its own. */
+struct jvm {
+	struct child out; /* its stdout: ready, heartbeats, truth */
+	char *dir;
+	int status;       /* exit status once stopped */
+};
+
+/* Deepest stack read back: 127 kernel + 127 native + 256 Java frames, and roots. */
+#define MAX_FRAMES 1024
+
+/* One collapsed stack split into frames (names point into buf). */
+struct frames {
+	char *buf;
+	const char *f[MAX_FRAMES];
+	int n;
+};
+
+static const char *java_path(const struct jdk *jdk)
+{
+	const char *path = getenv(jdk->env);
+
+	return path && *path ? path : jdk->path;
+}
+
+/* Absolute directory of the workload classes; the caller frees it. */
+static char *class_dir(void)
+{
+	const char *dir = getenv("JAVA_CLASSES"), *workloads = getenv("WORKLOAD_DIR");
+	char path[PATH_MAX], *copy = NULL, *abs;
+
+	if (!dir && workloads) {
+		copy = strdup(workloads);
+		snprintf(path, sizeof(path), "%s/java", dirname(copy));
+		dir = path;
+	}
+	abs = realpath(dir ? dir : "build/java", NULL);
+	free(copy);
+	return abs;
+}
+
+/* Skips unless root, the profiler and the JDK are there; fails if the classes are not built. */
+static const struct jdk *require_java(void **state)
+{
+	const struct jdk *jdk = *state;
+	char *classes = class_dir(), probe[PATH_MAX];
+
+	harness_require_root();
+	if (access(java_path(jdk), X_OK)) {
+		fprintf(stderr, "SKIPPED: no %s at %s (set %s to its bin/java)\n", jdk->name, java_path(jdk), jdk->env);
+		skip();
+	}
+	snprintf(probe, sizeof(probe), "%s/CpuSplit.class", classes ? classes : "build/java");
+	if (access(probe, R_OK)) {
+		fprintf(stderr, "no %s: make compiles the Java workloads (tests/workloads/java/java.mk)\n", probe);
+		fail();
+	}
+	free(classes);
+	return jdk;
+}
+
+/*
+ * Starts "java -cp CLASSES class args..." in a fresh directory and waits for
+ * its "ready". The shell only changes directory and execs, so the child's
+ * pid is the JVM's.
+ */
+static void jvm_start(struct jvm *jvm, const struct jdk *jdk, const char *class, char *const args[])
+{
+	char *classes = class_dir(), *argv[32] = { "/bin/sh", "-c", "cd \"$0\" && exec \"$@\"" };
+	size_t n = 3;
+
+	memset(jvm, 0, sizeof(*jvm));
+	jvm->dir = harness_tmpdir();
+	assert_non_null(jvm->dir);
+	assert_non_null(classes);
+	argv[n++] = jvm->dir;
+	argv[n++] = (char *)java_path(jdk);
+	argv[n++] = "-cp";
+	argv[n++] = classes;
+	argv[n++] = (char *)class;
+	for (size_t i = 0; args && args[i] && n + 1 < 32; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if (harness_start_workload(&jvm->out, argv)) {
+		fprintf(stderr, "%s %s did not print ready in 10 s; its output:\n%s\n", jdk->name, class, jvm->out.buf);
+		fail();
+	}
+	free(classes);
+}
+
+/* Fails if the JVM left a crash report (hs_err_pid*.log) in its directory. */
+static void assert_no_crash_report(const struct jvm *jvm)
+{
+	DIR *d = opendir(jvm->dir);
+	struct dirent *e;
+	int found = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "hs_err_pid", 10)) {
+			fprintf(stderr, "the JVM crashed: %s/%s\n", jvm->dir, e->d_name);
+			found = 1;
+		}
+	closedir(d);
+	assert_false(found);
+}
+
+/*
+ * SIGTERM: the workload prints its truth from a shutdown hook, and the JVM
+ * exits with 143 (128 + SIGTERM) after running it. Then checks for a crash
+ * report and removes the directory with what the JVM wrote there.
+ */
+static void jvm_stop(struct jvm *jvm)
+{
+	DIR *d;
+	struct dirent *e;
+
+	jvm->status = harness_stop_workload(&jvm->out);
+	assert_no_crash_report(jvm);
+	if (jvm->status != 143)
+		fprintf(stderr, "the JVM exited with %d, not 143 (SIGTERM after its shutdown hooks); output:\n%s\n",
+			jvm->status, jvm->out.buf);
+	assert_int_equal(jvm->status, 143);
+	d = opendir(jvm->dir);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			char *path = harness_path(jvm->dir, e->d_name);
+
+			unlink(path);
+			free(path);
+		}
+	closedir(d);
+	rmdir(jvm->dir);
+	free(jvm->dir);
+	jvm->dir = NULL;
+}
+
+/* The last heartbeat ("alive N") the JVM printed, 0 if none yet. */
+static long last_heartbeat(const struct child *c)
+{
+	long last = 0;
+
+	for (const char *p = strstr(c->buf, "alive "); p; p = strstr(p + 1, "alive "))
+		if (p == c->buf || p[-1] == '\n')
+			last = atol(p + 6);
+	return last;
+}
+
+/* Reads what the child has written so far, without waiting. */
+static void drain(struct child *c)
+{
+	struct pollfd p = { .fd = c->out_fd, .events = POLLIN };
+	ssize_t n;
+
+	while (c->len + 1 < sizeof(c->buf) && poll(&p, 1, 0) == 1 &&
+	       (n = read(c->out_fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len)) > 0) {
+		c->len += (size_t)n;
+		c->buf[c->len] = '\0';
+	}
+}
+
+/*
+ * Waits (timeout_s at most) for beats more heartbeats than the JVM has
+ * printed so far; what sits unread in the pipe counts as printed.
+ */
+static int wait_heartbeats(struct child *c, long beats, int timeout_s)
+{
+	char line[32];
+
+	drain(c);
+	snprintf(line, sizeof(line), "\nalive %ld\n", last_heartbeat(c) + beats);
+	return harness_wait_for(c, line, timeout_s);
+}
+
+/* Fails if the profiler said it could not load its agent. */
+static void assert_agent_loaded(const struct child *profiler)
+{
+	if (strstr(profiler->buf, "jbpfprof: cannot load the agent")) {
+		fprintf(stderr, "the agent did not load; the profiler's stderr:\n%s\n", profiler->buf);
+		fail();
+	}
+}
+
+/*
+ * Records the JVM: the profiler with "-p PID -f FILE" and args, to the end.
+ * Fails unless it exits 0 with the agent loaded and FILE parses.
+ */
+static void record(struct child *profiler, struct collapsed *stacks, const struct jvm *jvm, char *const args[],
+		   int timeout_s)
+{
+	char pid[16], *file = harness_path(jvm->dir, "profile.collapsed"), *argv[48] = { "-p", pid, "-f", file };
+	size_t n = 4;
+	int status;
+
+	snprintf(pid, sizeof(pid), "%d", (int)jvm->out.pid);
+	for (size_t i = 0; args[i] && n + 1 < 48; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	status = harness_run_profiler(profiler, argv, timeout_s);
+	if (status != 0)
+		fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler->buf);
+	assert_int_equal(status, 0);
+	assert_agent_loaded(profiler);
+	assert_int_equal(collapsed_load(file, stacks), 0);
+	unlink(file);
+	free(file);
+}
+
+/* J and N of "Java stacks: J of N joined" in the profiler's summary; -1 if absent. */
+static int java_summary(const struct child *profiler, unsigned long long *joined, unsigned long long *on_jvm)
+{
+	const char *p = strstr(profiler->buf, "Java stacks: ");
+
+	if (!p || sscanf(p, "Java stacks: %llu of %llu joined", joined, on_jvm) != 2)
+		return -1;
+	return 0;
+}
+
+/* Prints the summary's Java part (with the reasons for stacks not joined), if there is one. */
+static void print_java_summary(const struct jdk *jdk, const struct child *profiler)
+{
+	const char *p = strstr(profiler->buf, "Java stacks: ");
+
+	if (p)
+		fprintf(stderr, "  %s: %.*s\n", jdk->name, (int)strcspn(p, "\n"), p);
+}
+
+static void frames_split(struct frames *fr, const char *stack)
+{
+	char *save = NULL;
+
+	fr->buf = strdup(stack);
+	assert_non_null(fr->buf);
+	fr->n = 0;
+	for (char *f = strtok_r(fr->buf, ";", &save); f && fr->n < MAX_FRAMES; f = strtok_r(NULL, ";", &save))
+		fr->f[fr->n++] = f;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t len = strlen(s), slen = strlen(suffix);
+
+	return len >= slen && !strcmp(s + len - slen, suffix);
+}
+
+/* Whether frame is name, alone or with an --annotate suffix such as _[j]. */
+static int frame_is(const char *frame, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(frame, name, len))
+		return 0;
+	frame += len;
+	return !*frame || (frame[0] == '_' && frame[1] == '[' && frame[2] && frame[3] == ']' && !frame[4]);
+}
+
+static int is_java_frame(const char *frame)
+{
+	return ends_with(frame, "_[j]") || ends_with(frame, "_[i]") || ends_with(frame, "_[0]");
+}
+
+/* Index of the first frame at or after from that is name, or -1. */
+static int find_frame(const struct frames *fr, int from, const char *name)
+{
+	for (int i = from; i < fr->n; i++)
+		if (frame_is(fr->f[i], name))
+			return i;
+	return -1;
+}
+
+/* Index of the first frame starting with prefix, or -1. */
+static int find_prefix(const struct frames *fr, const char *prefix)
+{
+	for (int i = 0; i < fr->n; i++)
+		if (!strncmp(fr->f[i], prefix, strlen(prefix)))
+			return i;
+	return -1;
+}
+
+/* Samples whose stack has a frame that is name (with or without an annotation). */
+static uint64_t count_frame(const struct collapsed *c, const char *name)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		struct frames fr;
+
+		frames_split(&fr, c->stacks[i]);
+		if (find_frame(&fr, 0, name) >= 0)
+			n += c->counts[i];
+		free(fr.buf);
+	}
+	return n;
+}
+
+/*
+ * With --threads: samples of the threads whose name starts with thread (the
+ * first frame is "[<name> tid=..."), and how many of them have a frame
+ * starting with java_prefix.
+ */
+static void count_thread_java(const struct collapsed *c, const char *thread, const char *java_prefix,
+			      uint64_t *on_thread, uint64_t *with_java)
+{
+	char root[64];
+
+	snprintf(root, sizeof(root), "[%s", thread);
+	*on_thread = *with_java = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct frames fr;
+
+		frames_split(&fr, c->stacks[i]);
+		if (fr.n > 0 && !strncmp(fr.f[0], root, strlen(root))) {
+			*on_thread += c->counts[i];
+			if (find_prefix(&fr, java_prefix) >= 0)
+				*with_java += c->counts[i];
+		}
+		free(fr.buf);
+	}
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* CpuSplit's three methods: frame names and the truth names it prints. */
+static const char *const share_frames[] = { "CpuSplit.share50", "CpuSplit.share30", "CpuSplit.share20" };
+static const char *const share_truths[] = { "share50", "share30", "share20" };
+
+/*
+ * Profiles CpuSplit run with wargs, with the profiler's args, and returns the
+ * worst difference in percentage points between a method's share of the
+ * three methods' samples and its share of their CPU time.
+ */
+static double cpu_split_worst_error(const struct jdk *jdk, char *const wargs[], char *const args[],
+				    uint64_t *samples)
+{
+	long long truth[3], truth_total = 0;
+	uint64_t n[3], counted = 0;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+	double worst = 0;
+
+	jvm_start(&jvm, jdk, "CpuSplit", wargs);
+	record(&profiler, &stacks, &jvm, args, 120);
+	jvm_stop(&jvm);
+	for (int i = 0; i < 3; i++) {
+		n[i] = count_frame(&stacks, share_frames[i]);
+		counted += n[i];
+		truth[i] = harness_truth(&jvm.out, share_truths[i]);
+		assert_true(truth[i] > 0);
+		truth_total += truth[i];
+	}
+	print_java_summary(jdk, &profiler);
+	assert_true(counted > 0);
+	for (int i = 0; i < 3; i++) {
+		double measured = percent(n[i], counted), real = 100.0 * (double)truth[i] / (double)truth_total;
+
+		fprintf(stderr, "  %s %s: measured %.1f%%, truth %.1f%% (%llu samples)\n", jdk->name, share_frames[i],
+			measured, real, (unsigned long long)n[i]);
+		worst = fmax(worst, fabs(measured - real));
+	}
+	*samples = counted;
+	collapsed_free(&stacks);
+	return worst;
+}
+
+/* 50/30/20 split by thread CPU time, two threads, 997 Hz for 8 s: within 2 pp. */
+static void cpu_split_shares(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	uint64_t samples;
+	double worst = cpu_split_worst_error(jdk, (char *[]){ "-t", "2", NULL },
+					     (char *[]){ "-F", "997", "-d", "8", NULL }, &samples);
+
+	/*
+	 * Two busy threads for 8 s at 997 Hz: 16,000 samples at most, fewer
+	 * when they share the CPUs; 5000 still resolve a share to about 1 pp.
+	 */
+	assert_in_range(samples, 5000, 18000);
+	assert_true(worst <= 2.0);
+}
+
+/*
+ * Phases on a 10 ms cycle of CLOCK_MONOTONIC, one thread pinned per CPU,
+ * sampled at 100 Hz on average: randomised intervals stay within 3 pp.
+ */
+static void cpu_split_no_aliasing_at_100_hz(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	uint64_t samples;
+	double worst = cpu_split_worst_error(jdk, (char *[]){ "-t", "2", "-c", "10", "-p", "-w", NULL },
+					     (char *[]){ "-F", "100", "-d", "20", NULL }, &samples);
+
+	/*
+	 * 100 Hz on two CPUs for 20 s is at most 4000 samples; the workers share
+	 * the CPUs with the JVM's own threads and the profiler.
+	 */
+	assert_true(samples > 1500);
+	assert_true(worst <= 3.0);
+}
+
+/* The control: with --fixed-interval the same workload aliases, so the test above can fail. */
+static void cpu_split_fixed_interval_aliases(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	uint64_t samples;
+	double worst = cpu_split_worst_error(jdk, (char *[]){ "-t", "2", "-c", "10", "-p", "-w", NULL },
+					     (char *[]){ "-F", "100", "-d", "5", "--fixed-interval", NULL }, &samples);
+
+	assert_true(samples > 300);
+	assert_true(worst > 10.0);
+}
+
+/*
+ * JniDeflate's threads spend nearly all their time in zlib. Among samples
+ * whose stack has the loop method JniDeflate.deflateLoop, at least 95% must
+ * also have Deflater's native method java.util.zip.Deflater.deflateBytesBytes
+ * (its name on JDK 17 and 25) under it, followed by at least one frame that
+ * is not a Java frame: the native code it called, joined under it.
+ */
+static void deflate_native_frames_under_java(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	uint64_t in_loop = 0, with_native = 0, on_threads, with_loop;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+
+	jvm_start(&jvm, jdk, "JniDeflate", (char *[]){ "2", NULL });
+	record(&profiler, &stacks, &jvm, (char *[]){ "-F", "997", "-d", "5", "--threads", "--annotate", NULL }, 60);
+	jvm_stop(&jvm);
+	assert_true(harness_truth(&jvm.out, "rounds") > 0);
+	for (size_t i = 0; i < stacks.n; i++) {
+		struct frames fr;
+		int loop, native;
+
+		frames_split(&fr, stacks.stacks[i]);
+		loop = find_frame(&fr, 0, "JniDeflate.deflateLoop");
+		if (loop >= 0) {
+			in_loop += stacks.counts[i];
+			native = find_frame(&fr, loop + 1, "java.util.zip.Deflater.deflateBytesBytes");
+			if (native >= 0 && native + 1 < fr.n && !is_java_frame(fr.f[native + 1]))
+				with_native += stacks.counts[i];
+		}
+		free(fr.buf);
+	}
+	count_thread_java(&stacks, "deflate-", "JniDeflate.deflateLoop", &on_threads, &with_loop);
+	fprintf(stderr,
+		"  %s: %llu samples in JniDeflate.deflateLoop, %.1f%% with native frames under "
+		"Deflater.deflateBytesBytes; %.1f%% of the deflate threads' %llu samples are in the loop\n",
+		jdk->name, (unsigned long long)in_loop, percent(with_native, in_loop), percent(with_loop, on_threads),
+		(unsigned long long)on_threads);
+	/* Two busy threads for 5 s at 997 Hz: 10,000 samples at most. */
+	assert_true(in_loop >= 2000);
+	assert_true(with_native * 100 >= in_loop * 95);
+	collapsed_free(&stacks);
+}
+
+/*
+ * FsyncLoop's thread calls FileChannel.force(true) in a loop. Among its
+ * samples in the native method that makes the fsync(2) call
+ * (sun.nio.ch.FileDispatcherImpl.force0 on JDK 17,
+ * sun.nio.ch.UnixFileDispatcherImpl.force0 on JDK 25), at least 95% must have
+ * kernel frames after it.
+ */
+static void fsync_kernel_frames_under_java(void **state)
+{
+	static const char *const force0[] = { "sun.nio.ch.FileDispatcherImpl.force0",
+					      "sun.nio.ch.UnixFileDispatcherImpl.force0" };
+	const struct jdk *jdk = require_java(state);
+	uint64_t in_force = 0, with_kernel = 0;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+
+	jvm_start(&jvm, jdk, "FsyncLoop", NULL);
+	/* The thread mostly waits for the disk: a few hundred samples a second on the CPU. */
+	record(&profiler, &stacks, &jvm, (char *[]){ "-F", "997", "-d", "8", "--threads", "--annotate", NULL }, 60);
+	jvm_stop(&jvm);
+	assert_true(harness_truth(&jvm.out, "syncs") > 0);
+	for (size_t i = 0; i < stacks.n; i++) {
+		struct frames fr;
+		int at = -1;
+
+		frames_split(&fr, stacks.stacks[i]);
+		if (fr.n > 0 && !strncmp(fr.f[0], "[fsync tid=", 11))
+			for (int k = 0; k < 2 && at < 0; k++)
+				at = find_frame(&fr, 0, force0[k]);
+		if (at >= 0) {
+			in_force += stacks.counts[i];
+			for (int k = at + 1; k < fr.n; k++)
+				if (ends_with(fr.f[k], "_[k]")) {
+					with_kernel += stacks.counts[i];
+					break;
+				}
+		}
+		free(fr.buf);
+	}
+	fprintf(stderr, "  %s: %llu samples of the fsync thread in force0, %.1f%% with kernel frames under it\n",
+		jdk->name, (unsigned long long)in_force, percent(with_kernel, in_force));
+	assert_true(in_force >= 200);
+	assert_true(with_kernel * 100 >= in_force * 95);
+	collapsed_free(&stacks);
+}
+
+/*
+ * One recording of a CpuSplit JVM (threads split-*), with --threads: fails
+ * unless at least 90% of the workers' samples have CpuSplit's Java frames.
+ */
+static void record_with_java_frames(const struct jdk *jdk, const struct jvm *jvm, const char *what)
+{
+	uint64_t on_threads, with_java;
+	struct child profiler;
+	struct collapsed stacks;
+
+	record(&profiler, &stacks, jvm, (char *[]){ "-F", "997", "-d", "2", "--threads", NULL }, 60);
+	count_thread_java(&stacks, "split-", "CpuSplit.", &on_threads, &with_java);
+	fprintf(stderr, "  %s, %s: %llu worker samples, %.1f%% with Java frames\n", jdk->name, what,
+		(unsigned long long)on_threads, percent(with_java, on_threads));
+	assert_true(on_threads >= 500);
+	assert_true(with_java * 100 >= on_threads * 90);
+	collapsed_free(&stacks);
+}
+
+/* Two recordings in a row of one JVM: the second attaches again and gets Java frames too. */
+static void attach_twice(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	struct jvm jvm;
+
+	jvm_start(&jvm, jdk, "CpuSplit", (char *[]){ "-t", "1", NULL });
+	record_with_java_frames(jdk, &jvm, "first recording");
+	record_with_java_frames(jdk, &jvm, "second recording");
+	jvm_stop(&jvm);
+	assert_true(harness_truth(&jvm.out, "share50") > 0);
+}
+
+/*
+ * The profiler SIGKILLed while it samples (no clean-up of its own): the JVM
+ * keeps running Java code (its heartbeat goes on), a new recording gets
+ * Java frames, and the JVM still stops cleanly with its truth.
+ */
+static void profiler_killed_jvm_serves(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	char pid[16], *file;
+	struct child profiler;
+	struct jvm jvm;
+
+	jvm_start(&jvm, jdk, "CpuSplit", (char *[]){ "-t", "1", "-b", NULL });
+	file = harness_path(jvm.dir, "killed.collapsed");
+	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-F", "997", "-d", "60",
+									"--threads", "-f", file, NULL }),
+			 0);
+	if (harness_wait_for(&profiler, "sampling", 30)) {
+		fprintf(stderr, "the profiler did not start sampling in 30 s; its stderr:\n%s\n", profiler.buf);
+		fail();
+	}
+	assert_agent_loaded(&profiler);
+	/* Half a second of recording, by the JVM's own clock, then the kill. */
+	assert_int_equal(wait_heartbeats(&jvm.out, 5, 10), 0);
+	kill(profiler.pid, SIGKILL);
+	assert_int_equal(harness_finish(&profiler, 10), -1);
+	/* A second of heartbeats after the kill, within 5 s. */
+	if (wait_heartbeats(&jvm.out, 10, 5)) {
+		fprintf(stderr, "%s stopped answering after the profiler was killed; its output:\n%s\n", jdk->name,
+			jvm.out.buf);
+		fail();
+	}
+	record_with_java_frames(jdk, &jvm, "recording after the kill");
+	assert_int_equal(wait_heartbeats(&jvm.out, 2, 5), 0);
+	jvm_stop(&jvm);
+	assert_true(harness_truth(&jvm.out, "share50") > 0);
+	free(file);
+}
+
+/*
+ * Stress (allocation and GC, deoptimisation, class loading and unloading)
+ * sampled at 10 kHz for 60 s: the JVM must live on (heartbeats after the
+ * recording), leave no crash report, stop cleanly with every stress thread
+ * still running (a failed one ends the JVM with status 1), and the summary
+ * must report joined Java stacks.
+ */
+static void stress_at_10_khz(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	unsigned long long joined = 0, on_jvm = 0;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+
+	jvm_start(&jvm, jdk, "Stress", NULL);
+	record(&profiler, &stacks, &jvm, (char *[]){ "-F", "10000", "-d", "60", NULL }, 240);
+	if (wait_heartbeats(&jvm.out, 5, 10)) {
+		fprintf(stderr, "%s stopped answering after the recording; its output:\n%s\n", jdk->name, jvm.out.buf);
+		fail();
+	}
+	assert_no_crash_report(&jvm);
+	jvm_stop(&jvm);
+	if (java_summary(&profiler, &joined, &on_jvm)) {
+		fprintf(stderr, "no \"Java stacks: J of N joined\" in the summary; the profiler's stderr:\n%s\n",
+			profiler.buf);
+		fail();
+	}
+	print_java_summary(jdk, &profiler);
+	fprintf(stderr,
+		"  %s: %llu samples written, %.1f%% of those on JVM threads joined; the JVM: %lld plugin rounds, "
+		"%lld classes unloaded, %lld collections, %lld MiB allocated\n",
+		jdk->name, (unsigned long long)stacks.total, percent(joined, on_jvm), harness_truth(&jvm.out, "plugin_rounds"), harness_truth(&jvm.out, "classes_unloaded"),
+		harness_truth(&jvm.out, "gc_count"), harness_truth(&jvm.out, "allocated_mb"));
+	assert_true(joined > 0);
+	/* The stress happened: classes came and went, and the collector ran. */
+	assert_true(harness_truth(&jvm.out, "plugin_rounds") > 10);
+	assert_true(harness_truth(&jvm.out, "classes_unloaded") > 0);
+	assert_true(harness_truth(&jvm.out, "gc_count") > 10);
+	collapsed_free(&stacks);
+}
+
+/*
+ * Threads running Java code: at least 99% of the CpuSplit workers' samples
+ * carry Java frames (a CpuSplit frame; a failed join leaves only
+ * "[no Java frames: <reason>]" and native frames).
+ */
+static void java_frames_on_java_threads(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	uint64_t on_threads, with_java;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+
+	jvm_start(&jvm, jdk, "CpuSplit", (char *[]){ "-t", "2", NULL });
+	record(&profiler, &stacks, &jvm, (char *[]){ "-F", "997", "-d", "8", "--threads", NULL }, 60);
+	jvm_stop(&jvm);
+	count_thread_java(&stacks, "split-", "CpuSplit.", &on_threads, &with_java);
+	print_java_summary(jdk, &profiler);
+	fprintf(stderr, "  %s: %llu samples on the worker threads, %.2f%% with Java frames\n", jdk->name,
+		(unsigned long long)on_threads, percent(with_java, on_threads));
+	/* Two busy threads for 8 s at 997 Hz: 16,000 samples at most. */
+	assert_true(on_threads >= 4000);
+	assert_true(with_java * 100 >= on_threads * 99);
+	collapsed_free(&stacks);
+}
+
+#define JDK_TEST(f, jdk) { #f " (" #jdk ")", f, NULL, harness_teardown, (void *)&(jdk) }
+#define JDK_TESTS(f) JDK_TEST(f, jdk17), JDK_TEST(f, jdk25)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		JDK_TESTS(cpu_split_shares),
+		JDK_TESTS(cpu_split_no_aliasing_at_100_hz),
+		JDK_TESTS(cpu_split_fixed_interval_aliases),
+		JDK_TESTS(deflate_native_frames_under_java),
+		JDK_TESTS(fsync_kernel_frames_under_java),
+		JDK_TESTS(attach_twice),
+		JDK_TESTS(profiler_killed_jvm_serves),
+		JDK_TESTS(java_frames_on_java_threads),
+		JDK_TESTS(stress_at_10_khz),
+	};
+
+	return cmocka_run_group_tests_name("java", tests, NULL, NULL);
+}
