@@ -205,6 +205,50 @@ static void disabled_jdk25(void **state)
 	disabled_jvm_is_refused(env_or("JAVA25", JAVA25_DEFAULT), (char *[]){ "-XX:+DisableAttachMechanism", NULL });
 }
 
+/*
+ * Without --java, a JVM that refuses the agent is still profiled, without
+ * Java frames, and the reason is given once.
+ */
+static void disabled_jvm_falls_back(void **state)
+{
+	const char *java = env_or("JAVA17", JAVA17_DEFAULT), *jc = getenv("JAVA_CLASSES");
+	char *dir, *file, pid[16], expect[128], *first;
+	struct collapsed stacks;
+	struct child jvm, prof;
+	int status;
+
+	harness_require_root();
+	if (access(java, X_OK) || !jc) {
+		fprintf(stderr, "SKIPPED: needs java at %s and JAVA_CLASSES (the built Java workloads)\n", java);
+		skip();
+	}
+	dir = harness_tmpdir();
+	file = harness_path(dir, "fallback.collapsed");
+	if (harness_start_workload(&jvm, (char *[]){ (char *)java, "-XX:+DisableAttachMechanism", "-cp", (char *)jc,
+						     "CpuSplit", "-t", "1", NULL }))
+		fail_msg("%s CpuSplit did not start", java);
+	snprintf(pid, sizeof(pid), "%d", (int)jvm.pid);
+	status = harness_run_profiler(&prof, (char *[]){ "-p", pid, "-d", "2", "-f", file, NULL }, 60);
+	fprintf(stderr, "  profiler: %s", prof.buf);
+	assert_int_equal(status, 0);
+	snprintf(expect, sizeof(expect), "cannot load the agent into pid %s: attach is disabled", pid);
+	first = strstr(prof.buf, expect);
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "cannot load the agent"));
+	assert_null(strstr(prof.buf, "with Java frames"));
+	assert_int_equal(collapsed_load(file, &stacks), 0);
+	assert_true(stacks.total > 0);
+	/* Frame pointers alone do not name the Java methods. */
+	assert_int_equal(collapsed_count_frame(&stacks, "CpuSplit.share50"), 0);
+	collapsed_free(&stacks);
+	assert_true(still_running(jvm.pid));
+	harness_stop_workload(&jvm);
+	unlink(file);
+	rmdir(dir);
+	free(file);
+	free(dir);
+}
+
 static int remove_classes(void **state)
 {
 	if (classes) {
@@ -227,6 +271,7 @@ int main(void)
 		HARNESS_TEST(disabled_jdk17),
 		HARNESS_TEST(disabled_jdk17_without_perfdata),
 		HARNESS_TEST(disabled_jdk25),
+		HARNESS_TEST(disabled_jvm_falls_back),
 	};
 
 	return cmocka_run_group_tests_name("attach refusals", tests, NULL, remove_classes);
