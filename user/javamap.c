@@ -119,7 +119,23 @@ struct javamap {
 	uint64_t max_blob_size;
 	bool sorted;
 	uint64_t refused;
+	size_t name_bytes;  /* against JAVAMAP_MAX_NAME_BYTES */
 };
+
+/* A copy of name within the names budget, or NULL (counted). */
+static char *copy_name(struct javamap *map, const char *name)
+{
+	size_t len = strlen(name) + 1;
+	char *copy;
+
+	if (map->name_bytes + len > JAVAMAP_MAX_NAME_BYTES || !(copy = malloc(len))) {
+		map->refused++;
+		return NULL;
+	}
+	memcpy(copy, name, len);
+	map->name_bytes += len;
+	return copy;
+}
 
 struct javamap *javamap__new(void)
 {
@@ -180,11 +196,11 @@ int javamap__add_method(struct javamap *map, uint64_t method_id, uint32_t flags,
 		map->refused++;
 		return -ENOSPC;
 	}
-	copy = strdup(name);
-	if (!copy) {
-		map->refused++;
-		return -ENOMEM;
-	}
+	copy = copy_name(map, name);
+	if (!copy)
+		return -ENOSPC;
+	if (m->name)
+		map->name_bytes -= strlen(m->name) + 1;
 	free(m->name);
 	m->name = copy;
 	m->flags = flags;
@@ -213,7 +229,7 @@ int javamap__add_code(struct javamap *map, const struct jbpf_msg_code_load *load
 {
 	struct blob *b;
 
-	if (map->nr_blobs >= JAVAMAP_MAX_BLOBS) {
+	if (map->nr_blobs >= JAVAMAP_MAX_BLOBS || load->size > JAVAMAP_MAX_BLOB_SIZE) {
 		map->refused++;
 		return -ENOSPC;
 	}
@@ -238,11 +254,9 @@ int javamap__add_code(struct javamap *map, const struct jbpf_msg_code_load *load
 		.kind = load->kind,
 	};
 	if (load->kind == JBPF_CODE_STUB && name[0]) {
-		b->name = strdup(name);
-		if (!b->name) {
-			map->refused++;
-			return -ENOMEM;
-		}
+		b->name = copy_name(map, name);
+		if (!b->name)
+			return -ENOSPC;
 	}
 	if (b->method_id) {
 		struct method *m = method_entry(map, b->method_id);
@@ -347,18 +361,17 @@ bool javamap__code_at(struct javamap *map, uint64_t addr, uint64_t time_ns, stru
 int javamap__add_thread(struct javamap *map, uint32_t tid, const char *name)
 {
 	uint32_t e = index_find(&map->thread_index, tid);
-	char *copy = strdup(name);
+	char *copy = copy_name(map, name);
 
-	if (!copy) {
-		map->refused++;
-		return -ENOMEM;
-	}
+	if (!copy)
+		return -ENOSPC;
 	if (e == NO_ENTRY) {
 		if (map->thread_index.nr == map->thread_index.cap || !map->threads) {
 			size_t cap = map->thread_index.cap ? map->thread_index.cap * 2 : 256;
 			char **threads = realloc(map->threads, cap * sizeof(*threads));
 
 			if (!threads) {
+				map->name_bytes -= strlen(copy) + 1;
 				free(copy);
 				map->refused++;
 				return -ENOMEM;
@@ -366,6 +379,7 @@ int javamap__add_thread(struct javamap *map, uint32_t tid, const char *name)
 			map->threads = threads;
 		}
 		if (index_add(&map->thread_index, tid, JAVAMAP_MAX_THREADS)) {
+			map->name_bytes -= strlen(copy) + 1;
 			free(copy);
 			map->refused++;
 			return -ENOSPC;
@@ -373,6 +387,8 @@ int javamap__add_thread(struct javamap *map, uint32_t tid, const char *name)
 		e = (uint32_t)(map->thread_index.nr - 1);
 		map->threads[e] = NULL;
 	}
+	if (map->threads[e])
+		map->name_bytes -= strlen(map->threads[e]) + 1;
 	free(map->threads[e]);
 	map->threads[e] = copy;
 	return 0;

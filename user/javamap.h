@@ -25,6 +25,10 @@
 #define JAVAMAP_MAX_METHODS (1u << 20)
 #define JAVAMAP_MAX_BLOBS (1u << 19)
 #define JAVAMAP_MAX_THREADS (1u << 16)
+/* All names together (methods, stubs, threads). */
+#define JAVAMAP_MAX_NAME_BYTES (64u << 20)
+/* No code blob is larger: HotSpot's whole code cache is at most 2 GiB. */
+#define JAVAMAP_MAX_BLOB_SIZE (2ull << 30)
 
 struct javamap;
 

@@ -24,6 +24,8 @@
 /* How long a deferred group's trace waits for the group's later samples. */
 #define TRACE_KEEP_NS (2000 * NS_PER_MS)
 #define MAX_WAITING_BYTES (64u << 20)
+/* Traces kept for samples still to come; the agent is not trusted to be brief. */
+#define MAX_TRACE_BYTES (64u << 20)
 #define NR_BUCKETS 65536
 /* status of a slot's stand-in trace when the signal was never sent */
 #define STATUS_SIGNAL_LOST INT32_MIN
@@ -62,7 +64,7 @@ struct join {
 	void *ctx;
 	struct slot *buckets[NR_BUCKETS];
 	struct list immediate, deferred, traces;
-	size_t waiting_bytes;
+	size_t waiting_bytes, trace_bytes;
 	struct join_stats stats;
 };
 
@@ -154,6 +156,7 @@ static void drop_trace(struct join *join, struct slot *s)
 	if (!s->matched && s->trace->status != STATUS_SIGNAL_LOST)
 		join->stats.traces_unmatched++;
 	list_remove(&s->trace_order);
+	join->trace_bytes -= sizeof(*s->trace) + s->trace->frame_count * sizeof(s->trace->frames[0]);
 	free(s->trace);
 	s->trace = NULL;
 }
@@ -248,6 +251,7 @@ static void keep_trace(struct join *join, uint64_t seq, struct join_trace *trace
 		return;
 	}
 	s->trace = trace;
+	join->trace_bytes += sizeof(*trace) + trace->frame_count * sizeof(trace->frames[0]);
 	s->trace_arrival_ns = now_ns;
 	list_append(&join->traces, &s->trace_order);
 	deferred_group = s->samples && (((const struct jbpf_sample *)s->samples->data)->flags & JBPF_SAMPLE_DEFERRED);
@@ -262,11 +266,14 @@ void join__add_trace(struct join *join, const struct jbpf_msg_trace *msg, const 
 		     uint64_t now_ns)
 {
 	size_t n = msg->frame_count <= JBPF_STREAM_MAX_FRAMES ? msg->frame_count : JBPF_STREAM_MAX_FRAMES;
-	struct join_trace *trace = malloc(sizeof(*trace) + n * sizeof(trace->frames[0]));
+	size_t bytes = sizeof(struct join_trace) + n * sizeof(struct jbpf_trace_frame);
+	struct join_trace *trace;
 
 	join->stats.traces++;
-	if (!trace)
+	if (join->trace_bytes + bytes > MAX_TRACE_BYTES || !(trace = malloc(bytes))) {
+		join->stats.traces_unmatched++;
 		return;
+	}
 	trace->seq = msg->seq;
 	trace->time_ns = msg->time_ns;
 	trace->tid = msg->tid;

@@ -113,6 +113,22 @@ static void unload_of_an_unknown_blob_changes_nothing(void **state)
 	javamap__free(map);
 }
 
+/* A hostile agent cannot make every lookup scan the whole map. */
+static void giant_blobs_are_refused(void **state)
+{
+	struct javamap *map = javamap__new();
+	struct jbpf_msg_code_load m = { .addr = 0x1000, .size = JAVAMAP_MAX_BLOB_SIZE + 1, .method_id = 1,
+					 .kind = JBPF_CODE_NMETHOD };
+	struct javamap_stats st;
+
+	assert_int_equal(javamap__add_code(map, &m, ""), -ENOSPC);
+	assert_int_equal(method_at(map, 0x2000, 10), 0);
+	javamap__stats(map, &st);
+	assert_int_equal(st.blobs, 0);
+	assert_int_equal(st.refused, 1);
+	javamap__free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -120,6 +136,7 @@ int main(void)
 		cmocka_unit_test(reused_address_resolves_by_time),
 		cmocka_unit_test(lookups_find_large_blobs_below_small_ones),
 		cmocka_unit_test(unload_of_an_unknown_blob_changes_nothing),
+		cmocka_unit_test(giant_blobs_are_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
