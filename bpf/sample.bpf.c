@@ -75,15 +75,16 @@ struct {
 } java_targets SEC(".maps");
 
 /*
- * Threads sampled inside a system call whose Java stack signal waits for
- * that call to return: tid to sequence number. LRU, so threads that exit in
- * a system call never fill it; their samples are then reported without Java
- * frames.
+ * For a thread sampled inside a system call, the sequence number whose
+ * signal waits for that call to return (0: none). Task storage, not a hash
+ * map: the system call exit program runs for every thread on the host, and
+ * for a thread without storage the lookup ends at once; the storage goes
+ * with the thread.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, __u64);
 } deferred SEC(".maps");
 
@@ -199,7 +200,6 @@ static __always_inline bool in_syscall(const __u64 *ips, __u64 kn)
 static __always_inline void request_java_stack(struct jbpf_sample *sample, const struct jbpf_java_target *jt,
 					       __u64 kn)
 {
-	__u32 tid = sample->tid;
 	__u64 seq, *pending;
 	int err;
 
@@ -208,18 +208,16 @@ static __always_inline void request_java_stack(struct jbpf_sample *sample, const
 	if (kn && in_syscall(sample->ips, kn)) {
 		sample->flags |= JBPF_SAMPLE_DEFERRED;
 		count(JBPF_CNT_JAVA_DEFERRED);
-		pending = bpf_map_lookup_elem(&deferred, &tid);
-		if (pending) {
-			sample->java_seq = *pending;
-			return;
-		}
-		seq = __sync_fetch_and_add(&next_java_seq, 1) + 1;
-		if (bpf_map_update_elem(&deferred, &tid, &seq, BPF_NOEXIST)) {
-			sample->signal_err = -16; /* EBUSY: lost a race for the slot */
+		pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0,
+					       BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!pending) {
+			sample->signal_err = -16; /* EBUSY: the storage could not be had now */
 			count(JBPF_CNT_SIGNAL_FAILED);
 			return;
 		}
-		sample->java_seq = seq;
+		if (!*pending)
+			*pending = __sync_fetch_and_add(&next_java_seq, 1) + 1;
+		sample->java_seq = *pending;
 		return;
 	}
 	seq = __sync_fetch_and_add(&next_java_seq, 1) + 1;
@@ -321,11 +319,11 @@ int syscall_exit(void *ctx)
 	__u64 *pending, seq;
 	int err = -3; /* ESRCH: the JVM left java_targets (exec, or the agent went) */
 
-	pending = bpf_map_lookup_elem(&deferred, &tid);
-	if (!pending)
+	pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0, 0);
+	if (!pending || !*pending)
 		return 0;
 	seq = *pending;
-	bpf_map_delete_elem(&deferred, &tid);
+	*pending = 0;
 	jt = bpf_map_lookup_elem(&java_targets, &tgid);
 	if (jt && bpf_send_signal_task) {
 		err = bpf_send_signal_task(bpf_get_current_task_btf(), jt->signo, PIDTYPE_PID, seq);
