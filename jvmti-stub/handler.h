@@ -33,7 +33,7 @@
 
 #include "ring.h"
 
-/* Ring geometry: 1024 slots of RING_MAX_FRAMES frames, 4.1 MiB, mapped once. */
+/* Ring geometry: 512 slots of RING_MAX_FRAMES frames, 2.1 MiB, mapped once. */
 #define HANDLER_RING_SLOTS 512
 
 /* Counters of the current recording; see struct jbpf_msg_stats. */

@@ -28,7 +28,7 @@
 #define OUTBOX_LIMIT (16u << 20)
 /* Queue memory comes in chunks this big (bigger for a bigger append). */
 #define OUTBOX_CHUNK (64u << 10)
-/* Set of named methods: 2^20 entries, 8 MiB, emptied when 3/4 full. */
+/* Set of named methods: 2^17 entries, 1 MiB, emptied when 3/4 full. */
 #define OUTBOX_METHODSET_LOG2 17
 
 struct outbox_chunk {

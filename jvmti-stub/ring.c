@@ -3,7 +3,7 @@
  * stacks (contract in ring.h).
  *
  * Memory: one anonymous mapping of nr_slots slots, each about 4 KiB
- * (RING_MAX_FRAMES frames of 16 bytes), so 1024 slots take 4.1 MiB. It is
+ * (RING_MAX_FRAMES frames of 16 bytes), so 512 slots take 2.1 MiB. It is
  * mapped with MAP_POPULATE so that no handler takes a page fault on it.
  */
 #include "ring.h"
