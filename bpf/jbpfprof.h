@@ -29,6 +29,13 @@ enum jbpf_record_type {
 
 /* Bits of jbpf_sample.flags. */
 #define JBPF_SAMPLE_DEFERRED 1u /* its Java stack is taken when the thread leaves its system call */
+#define JBPF_SAMPLE_NO_JAVA 2u  /* not signalled: its thread runs no Java (no_java_tids) */
+
+/*
+ * A thread known to run no Java (see no_java_tids) is still signalled once
+ * in this many samples, in case it starts to.
+ */
+#define JBPF_NO_JAVA_PROBE 64
 
 /* Signals the BPF programs may send to a JVM's threads, with the target's chosen number. */
 struct jbpf_java_target {

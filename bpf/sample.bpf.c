@@ -88,6 +88,18 @@ struct {
 	__type(value, __u64);
 } deferred SEC(".maps");
 
+/*
+ * Threads of those JVMs that userspace found to run no Java (GC and
+ * compiler threads): signalling them would cost a signal and a stack walk
+ * for nothing, so only one sample in JBPF_NO_JAVA_PROBE still asks.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} no_java_tids SEC(".maps");
+
 /* Resized by userspace before load (bpf_map__set_max_entries). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -205,6 +217,10 @@ static __always_inline void request_java_stack(struct jbpf_sample *sample, const
 
 	if (!bpf_send_signal_task)
 		return;
+	if (bpf_map_lookup_elem(&no_java_tids, &sample->tid) && bpf_get_prandom_u32() % JBPF_NO_JAVA_PROBE) {
+		sample->flags |= JBPF_SAMPLE_NO_JAVA;
+		return;
+	}
 	if (kn && in_syscall(sample->ips, kn)) {
 		sample->flags |= JBPF_SAMPLE_DEFERRED;
 		count(JBPF_CNT_JAVA_DEFERRED);

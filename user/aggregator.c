@@ -264,17 +264,20 @@ static const char *const annotations[FRAME_KIND_NR] = {
  * not reach are inferred: compiled if their method has live compiled
  * code, interpreted if not (a method can have both).
  */
-static void java_frame_kinds(struct javamap *map, const struct join_trace *t, const struct jvm_frame *frames,
-			     size_t cut, size_t nr, enum frame_kind *kinds)
+static void java_frame_kinds(struct aggregator *agg, const struct jbpf_sample *s, struct javamap *map,
+			     const struct join_trace *t, size_t cut, enum frame_kind *kinds)
 {
 	uint32_t n = t->frame_count, pos = 0;
 
 	for (uint32_t k = 0; k < n; k++)
 		kinds[k] = javamap__is_compiled(map, t->frames[k].method_id) ? FRAME_KIND_JIT : FRAME_KIND_JAVA_INTERP;
-	for (size_t i = cut; i < nr && pos < n; i++) {
-		const struct jvm_frame *f = &frames[i];
+	for (size_t i = cut; i < s->ustack_len && pos < n; i++) {
+		const struct jvm_frame *f = &agg->jvm_frames[i];
 		uint32_t flags = 0, j;
 
+		/* Frames past the cut are named only as far as this walk needs. */
+		if (i > cut)
+			jvm_user_frame(agg, s, map, i, &agg->jvm_frames[i]);
 		if (!f->generated || !f->have_blob)
 			break;
 		if (f->blob.kind == JBPF_CODE_STUB) {
@@ -295,24 +298,61 @@ static void java_frame_kinds(struct javamap *map, const struct join_trace *t, co
 	}
 }
 
-static bool add_java_frames(struct aggregator *agg, struct javamap *map, const struct join_trace *t, size_t cut,
-			    size_t nr, size_t *depth)
+/* Where a Java frame's id is kept in its method's slots (javamap__frame_slots). */
+static int kind_slot(enum frame_kind kind)
 {
-	enum frame_kind kinds[JBPF_STREAM_MAX_FRAMES];
+	switch (kind) {
+	case FRAME_KIND_JIT:
+		return 1;
+	case FRAME_KIND_JAVA_INLINED:
+		return 2;
+	case FRAME_KIND_JAVA_INTERP:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * One Java frame. Its profile id is kept in the method's slot for its
+ * kind, so a method met again costs no formatting and no hashing.
+ */
+static bool push_java(struct aggregator *agg, struct javamap *map, uint64_t method_id, enum frame_kind kind,
+		      size_t *depth)
+{
+	int64_t *slots = javamap__frame_slots(map, method_id), id;
 	char name[NAME_MAX_LEN];
 
-	java_frame_kinds(map, t, agg->jvm_frames, cut, nr, kinds);
+	if (slots && slots[kind_slot(kind)] >= 0) {
+		if (*depth < MAX_FRAMES)
+			agg->frames[(*depth)++] = (uint32_t)slots[kind_slot(kind)];
+		return true;
+	}
+	snprintf(name, sizeof(name), "%s%s", slots ? javamap__method(map, method_id, NULL) : "[unknown Java method]",
+		 agg->config.annotate && annotations[kind] ? annotations[kind] : "");
+	id = profile__intern(agg->profile, name, kind);
+	if (id < 0)
+		return false;
+	if (slots)
+		slots[kind_slot(kind)] = id;
+	if (*depth < MAX_FRAMES)
+		agg->frames[(*depth)++] = (uint32_t)id;
+	return true;
+}
+
+static bool add_java_frames(struct aggregator *agg, const struct jbpf_sample *s, struct javamap *map,
+			    const struct join_trace *t, size_t cut, size_t *depth)
+{
+	enum frame_kind kinds[JBPF_STREAM_MAX_FRAMES];
+
+	if (agg->config.annotate)
+		java_frame_kinds(agg, s, map, t, cut, kinds);
 	if ((t->flags & JBPF_TRACE_TRUNCATED) && !push(agg, depth, "[Java stack truncated]", FRAME_KIND_LOST))
 		return false;
-	for (uint32_t k = t->frame_count; k-- > 0;) {
-		const char *method = javamap__method(map, t->frames[k].method_id, NULL);
-		enum frame_kind kind = agg->config.annotate ? kinds[k] : FRAME_KIND_JAVA;
-
-		snprintf(name, sizeof(name), "%s%s", method ? method : "[unknown Java method]",
-			 agg->config.annotate && annotations[kind] ? annotations[kind] : "");
-		if (!push(agg, depth, name, kind))
+	for (uint32_t k = t->frame_count; k-- > 0;)
+		if (!push_java(agg, map, t->frames[k].method_id, agg->config.annotate ? kinds[k] : FRAME_KIND_JAVA,
+			       depth))
 			return false;
-	}
 	return true;
 }
 
@@ -332,17 +372,22 @@ void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *s, s
 		agg->stats.no_user_stack++;
 	if (s->kstack_err && !s->kstack_len)
 		agg->stats.no_kernel_stack++;
-	for (; nr < s->ustack_len; nr++)
+	/*
+	 * With Java frames, the native ones end where generated code begins:
+	 * frames beyond it are replaced, so they are not even named.
+	 */
+	for (; nr < s->ustack_len; nr++) {
 		jvm_user_frame(agg, s, java->map, nr, &frames[nr]);
-	/* With Java frames, the native ones end where generated code begins. */
-	for (cut = 0; t && cut < nr && !frames[cut].generated; cut++)
-		;
-	if (!t)
-		cut = nr;
+		if (t && frames[nr].generated) {
+			nr++;
+			break;
+		}
+	}
+	cut = t && nr && frames[nr - 1].generated ? nr - 1 : nr;
 	if (!add_roots(agg, s, java->thread_name, &depth))
 		goto full;
 	if (t) {
-		if (!add_java_frames(agg, java->map, t, cut, nr, &depth))
+		if (!add_java_frames(agg, s, java->map, t, cut, &depth))
 			goto full;
 		/* A stub the Java code called (arraycopy and the like) is a frame of its own. */
 		if (cut < nr && frames[cut].have_blob && frames[cut].blob.kind == JBPF_CODE_STUB &&

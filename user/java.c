@@ -37,8 +37,25 @@ struct jvm {
 	char error[256];        /* the agent's own JBPF_MSG_ERROR */
 };
 
+/*
+ * What the samples of a thread showed lately, to find the threads of a JVM
+ * that run no Java (GC, compiler): after NO_JAVA_AFTER samples in a row
+ * without Java, or at once for a thread with no JNIEnv, the BPF program is
+ * told to stop signalling it but for an occasional probe. One slot per
+ * tid modulo NO_JAVA_SLOTS; a collision only forgets a streak.
+ */
+#define NO_JAVA_SLOTS 4096
+#define NO_JAVA_AFTER 8
+
+struct thread_seen {
+	uint32_t tid;
+	uint8_t streak;  /* samples in a row without Java, saturating */
+	bool marked;     /* in the BPF map no_java_tids */
+};
+
 struct java {
 	struct aggregator *agg;
+	struct thread_seen threads[NO_JAVA_SLOTS];
 	struct symbolizer *sym;
 	struct sampler *sampler;
 	struct join *join;
@@ -339,6 +356,29 @@ void java__set_sampler(struct java *java, struct sampler *sampler)
 
 /* ---- samples ---- */
 
+static void note_thread(struct java *java, uint32_t tid, bool ran_java, bool certain)
+{
+	struct thread_seen *t = &java->threads[tid % NO_JAVA_SLOTS];
+	bool known = t->tid == tid;
+
+	if (!known)
+		*t = (struct thread_seen){ .tid = tid };
+	if (ran_java) {
+		/* A probe of a thread marked before its slot was taken over counts too. */
+		if ((t->marked || !known) && java->sampler)
+			sampler__set_no_java(java->sampler, tid, false);
+		t->streak = 0;
+		t->marked = false;
+		return;
+	}
+	if (t->streak < UINT8_MAX)
+		t->streak++;
+	if (!t->marked && (certain || t->streak >= NO_JAVA_AFTER) && java->sampler) {
+		sampler__set_no_java(java->sampler, tid, true);
+		t->marked = true;
+	}
+}
+
 /* AsyncGetCallTrace's code for a thread outside Java whose top frame it cannot find. */
 #define AGCT_UNKNOWN_NOT_JAVA (-3)
 
@@ -415,6 +455,7 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		a.reason = reason;
 	} else if (trace->status > 0) {
 		java->stats.with_java++;
+		note_thread(java, sample->tid, true, false);
 		if (!java->stats.first_joined_ns || sample->time_ns < java->stats.first_joined_ns)
 			java->stats.first_joined_ns = sample->time_ns;
 	} else if (trace->status == 0 || trace->status == JBPF_TRACE_NOT_JAVA_THREAD ||
@@ -428,6 +469,7 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		 * runs no Java (a compiler thread, say), and nothing is missing.
 		 */
 		java->stats.vm_threads++;
+		note_thread(java, sample->tid, false, trace->status == JBPF_TRACE_NOT_JAVA_THREAD);
 	} else {
 		int code = -trace->status;
 		const char *why;
@@ -466,6 +508,13 @@ void java__record(struct java *java, const void *record, size_t size)
 		return;
 	}
 	java->stats.jvm_samples++;
+	if (s->flags & JBPF_SAMPLE_NO_JAVA) {
+		struct aggregator_java a = { .map = jvm->map };
+
+		java->stats.vm_threads++;
+		aggregator__add_java(java->agg, s, size, &a);
+		return;
+	}
 	if (s->java_seq) {
 		join__add_sample(java->join, s, size, now_ns());
 		return;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #define NO_ENTRY UINT32_MAX
+#define RECENT_MAX 256
 #define LIVE UINT64_MAX
 
 /*
@@ -100,6 +101,7 @@ struct method {
 	char *name;
 	uint32_t flags;
 	uint32_t live_blobs; /* compiled code loaded and not unloaded */
+	int64_t slots[JAVAMAP_FRAME_SLOTS];
 };
 
 struct blob {
@@ -114,10 +116,17 @@ struct javamap {
 	struct method *methods;
 	struct index thread_index;
 	char **threads;
+	/*
+	 * blobs[0, nr_sorted) are sorted by address (then load time), and
+	 * reach[i] is the highest end address among blobs[0..i], so a lookup
+	 * walks down from the address only while some blob can still cover it.
+	 * Blobs after them arrived since and are few (RECENT_MAX): a lookup
+	 * scans them all, and when they are that many everything is sorted
+	 * again, rather than on every insertion.
+	 */
 	struct blob *blobs;
-	size_t nr_blobs, blob_cap;
-	uint64_t max_blob_size;
-	bool sorted;
+	uint64_t *reach;
+	size_t nr_blobs, nr_sorted, blob_cap;
 	uint64_t refused;
 	size_t name_bytes;  /* against JAVAMAP_MAX_NAME_BYTES */
 };
@@ -137,12 +146,12 @@ static char *copy_name(struct javamap *map, const char *name)
 	return copy;
 }
 
+static void sort_blobs(struct javamap *map);
+
 struct javamap *javamap__new(void)
 {
 	struct javamap *map = calloc(1, sizeof(*map));
 
-	if (map)
-		map->sorted = true;
 	return map;
 }
 
@@ -161,6 +170,7 @@ void javamap__free(struct javamap *map)
 	free(map->methods);
 	free(map->threads);
 	free(map->blobs);
+	free(map->reach);
 	free(map);
 }
 
@@ -184,6 +194,8 @@ static struct method *method_entry(struct javamap *map, uint64_t method_id)
 		return NULL;
 	e = (uint32_t)(map->method_index.nr - 1);
 	map->methods[e] = (struct method){ 0 };
+	for (int i = 0; i < JAVAMAP_FRAME_SLOTS; i++)
+		map->methods[e].slots[i] = -1;
 	return &map->methods[e];
 }
 
@@ -204,6 +216,8 @@ int javamap__add_method(struct javamap *map, uint64_t method_id, uint32_t flags,
 	free(m->name);
 	m->name = copy;
 	m->flags = flags;
+	for (int i = 0; i < JAVAMAP_FRAME_SLOTS; i++)
+		m->slots[i] = -1;
 	return 0;
 }
 
@@ -216,6 +230,13 @@ const char *javamap__method(const struct javamap *map, uint64_t method_id, uint3
 	if (flags)
 		*flags = map->methods[e].flags;
 	return map->methods[e].name;
+}
+
+int64_t *javamap__frame_slots(struct javamap *map, uint64_t method_id)
+{
+	uint32_t e = index_find(&map->method_index, method_id);
+
+	return e == NO_ENTRY || !map->methods[e].name ? NULL : map->methods[e].slots;
 }
 
 bool javamap__is_compiled(const struct javamap *map, uint64_t method_id)
@@ -236,12 +257,19 @@ int javamap__add_code(struct javamap *map, const struct jbpf_msg_code_load *load
 	if (map->nr_blobs == map->blob_cap) {
 		size_t cap = map->blob_cap ? map->blob_cap * 2 : 1024;
 		struct blob *blobs = realloc(map->blobs, cap * sizeof(*blobs));
+		uint64_t *reach;
 
 		if (!blobs) {
 			map->refused++;
 			return -ENOMEM;
 		}
 		map->blobs = blobs;
+		reach = realloc(map->reach, cap * sizeof(*reach));
+		if (!reach) {
+			map->refused++;
+			return -ENOMEM;
+		}
+		map->reach = reach;
 		map->blob_cap = cap;
 	}
 	b = &map->blobs[map->nr_blobs];
@@ -264,14 +292,9 @@ int javamap__add_code(struct javamap *map, const struct jbpf_msg_code_load *load
 		if (m)
 			m->live_blobs++;
 	}
-	if (map->nr_blobs && map->sorted) {
-		const struct blob *last = &map->blobs[map->nr_blobs - 1];
-
-		map->sorted = last->addr < b->addr || (last->addr == b->addr && last->load_ns <= b->load_ns);
-	}
-	if (b->size > map->max_blob_size)
-		map->max_blob_size = b->size;
 	map->nr_blobs++;
+	if (map->nr_blobs - map->nr_sorted >= RECENT_MAX)
+		sort_blobs(map);
 	return 0;
 }
 
@@ -286,15 +309,23 @@ static int compare_blobs(const void *a, const void *b)
 
 static void sort_blobs(struct javamap *map)
 {
-	if (!map->sorted)
-		qsort(map->blobs, map->nr_blobs, sizeof(*map->blobs), compare_blobs);
-	map->sorted = true;
+	uint64_t reach = 0;
+
+	if (map->nr_sorted == map->nr_blobs)
+		return;
+	qsort(map->blobs, map->nr_blobs, sizeof(*map->blobs), compare_blobs);
+	for (size_t i = 0; i < map->nr_blobs; i++) {
+		if (map->blobs[i].addr + map->blobs[i].size > reach)
+			reach = map->blobs[i].addr + map->blobs[i].size;
+		map->reach[i] = reach;
+	}
+	map->nr_sorted = map->nr_blobs;
 }
 
 /* Index one past the last blob starting at or below addr. */
 static size_t blobs_upper_bound(const struct javamap *map, uint64_t addr)
 {
-	size_t lo = 0, hi = map->nr_blobs;
+	size_t lo = 0, hi = map->nr_sorted;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -307,22 +338,42 @@ static size_t blobs_upper_bound(const struct javamap *map, uint64_t addr)
 	return lo;
 }
 
+/* Marks blob b unloaded if it is the live blob of the method unloaded at its address. */
+static bool unload_blob(struct javamap *map, struct blob *b, const struct jbpf_msg_code_unload *unload)
+{
+	uint32_t e;
+
+	if (b->addr != unload->addr || b->unload_ns != LIVE || b->kind != JBPF_CODE_NMETHOD ||
+	    b->method_id != unload->method_id)
+		return false;
+	b->unload_ns = unload->time_ns;
+	e = index_find(&map->method_index, b->method_id);
+	if (e != NO_ENTRY && map->methods[e].live_blobs)
+		map->methods[e].live_blobs--;
+	return true;
+}
+
 void javamap__unload_code(struct javamap *map, const struct jbpf_msg_code_unload *unload)
 {
-	sort_blobs(map);
-	for (size_t i = blobs_upper_bound(map, unload->addr); i-- > 0 && map->blobs[i].addr == unload->addr;) {
-		struct blob *b = &map->blobs[i];
+	for (size_t i = map->nr_sorted; i < map->nr_blobs; i++)
+		if (unload_blob(map, &map->blobs[i], unload))
+			return;
+	for (size_t i = blobs_upper_bound(map, unload->addr); i-- > 0 && map->blobs[i].addr == unload->addr;)
+		if (unload_blob(map, &map->blobs[i], unload))
+			return;
+}
 
-		if (b->unload_ns != LIVE || b->kind != JBPF_CODE_NMETHOD || b->method_id != unload->method_id)
-			continue;
-		b->unload_ns = unload->time_ns;
-		{
-			uint32_t e = index_find(&map->method_index, b->method_id);
-
-			if (e != NO_ENTRY && map->methods[e].live_blobs)
-				map->methods[e].live_blobs--;
-		}
+/* Keeps in *before / *after the best candidates so far (see javamap.h). */
+static void consider(const struct blob *b, uint64_t addr, uint64_t time_ns, const struct blob **before,
+		     const struct blob **after)
+{
+	if (addr < b->addr || addr - b->addr >= b->size || b->unload_ns <= time_ns)
 		return;
+	if (b->load_ns <= time_ns) {
+		if (!*before || b->load_ns > (*before)->load_ns)
+			*before = b;
+	} else if (!*after || b->load_ns < (*after)->load_ns) {
+		*after = b;
 	}
 }
 
@@ -330,22 +381,11 @@ bool javamap__code_at(struct javamap *map, uint64_t addr, uint64_t time_ns, stru
 {
 	const struct blob *before = NULL, *after = NULL;
 
-	sort_blobs(map);
-	/* Blobs starting more than the largest size below addr cannot hold it. */
-	for (size_t i = blobs_upper_bound(map, addr); i-- > 0;) {
-		const struct blob *b = &map->blobs[i];
-
-		if (addr - b->addr >= map->max_blob_size)
-			break;
-		if (addr - b->addr >= b->size || b->unload_ns <= time_ns)
-			continue;
-		if (b->load_ns <= time_ns) {
-			if (!before || b->load_ns > before->load_ns)
-				before = b;
-		} else if (!after || b->load_ns < after->load_ns) {
-			after = b;
-		}
-	}
+	for (size_t i = map->nr_sorted; i < map->nr_blobs; i++)
+		consider(&map->blobs[i], addr, time_ns, &before, &after);
+	/* Below the first blob whose reach ends at or before addr, none can hold it. */
+	for (size_t i = blobs_upper_bound(map, addr); i-- > 0 && map->reach[i] > addr;)
+		consider(&map->blobs[i], addr, time_ns, &before, &after);
 	if (!before)
 		before = after;
 	if (!before)

@@ -56,6 +56,14 @@ int javamap__add_code(struct javamap *map, const struct jbpf_msg_code_load *load
 void javamap__unload_code(struct javamap *map, const struct jbpf_msg_code_unload *unload);
 /* The blob holding addr at time_ns (see above); false when none. */
 bool javamap__code_at(struct javamap *map, uint64_t addr, uint64_t time_ns, struct javamap_code *code);
+/*
+ * JAVAMAP_FRAME_SLOTS places where a user of the map may keep what it made
+ * of a method (the profile keeps its frame ids there), all -1 at first and
+ * again whenever the method is renamed. NULL for a method never named.
+ */
+#define JAVAMAP_FRAME_SLOTS 4
+int64_t *javamap__frame_slots(struct javamap *map, uint64_t method_id);
+
 /* Whether the method has compiled code that has not been unloaded. */
 bool javamap__is_compiled(const struct javamap *map, uint64_t method_id);
 

@@ -343,6 +343,16 @@ void sampler__stop(struct sampler *sampler)
 		ioctl(sampler->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 }
 
+void sampler__set_no_java(struct sampler *sampler, uint32_t tid, bool no_java)
+{
+	__u8 one = 1;
+
+	if (no_java)
+		bpf_map__update_elem(sampler->skel->maps.no_java_tids, &tid, sizeof(tid), &one, sizeof(one), BPF_ANY);
+	else
+		bpf_map__delete_elem(sampler->skel->maps.no_java_tids, &tid, sizeof(tid), 0);
+}
+
 void sampler__forget_java(struct sampler *sampler, uint32_t tgid)
 {
 	bpf_map__delete_elem(sampler->skel->maps.java_targets, &tgid, sizeof(tgid), 0);

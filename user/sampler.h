@@ -68,6 +68,12 @@ int sampler__fd(const struct sampler *sampler);
 /* Hands every waiting record to the callback. Returns records or -errno. */
 int sampler__drain(struct sampler *sampler);
 
+/*
+ * Whether a JVM thread runs no Java: the program then rarely signals it
+ * (bpf/sample.bpf.c, no_java_tids).
+ */
+void sampler__set_no_java(struct sampler *sampler, uint32_t tid, bool no_java);
+
 /* Stops signalling a JVM (its agent went away). */
 void sampler__forget_java(struct sampler *sampler, uint32_t tgid);
 

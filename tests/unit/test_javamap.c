@@ -113,6 +113,36 @@ static void unload_of_an_unknown_blob_changes_nothing(void **state)
 	javamap__free(map);
 }
 
+/*
+ * Enough blobs that most are in the sorted part: a large blob far below
+ * small ones is still found, and history holds across a re-sort.
+ */
+static void many_blobs_resolve_after_sorting(void **state)
+{
+	struct javamap *map = javamap__new();
+	struct jbpf_msg_code_load interp = { .addr = 0x100000, .size = 0x80000, .time_ns = 1,
+					      .kind = JBPF_CODE_STUB };
+	struct javamap_code code;
+
+	assert_int_equal(javamap__add_code(map, &interp, "Interpreter"), 0);
+	/* 2000 methods of 0x100 bytes above it, added from the top down. */
+	for (uint64_t i = 2000; i-- > 0;)
+		load(map, 0x200000 + i * 0x100, 0x100, 1000 + i, 10);
+	unload(map, 0x200000 + 7 * 0x100, 1007, 20);
+	load(map, 0x200000 + 7 * 0x100, 0x100, 5000, 30);
+	for (int i = 0; i < 600; i++) /* pushes the reload into the sorted part */
+		load(map, 0x900000 + (uint64_t)i * 0x40, 0x40, 9000 + (uint64_t)i, 40);
+	assert_true(javamap__code_at(map, 0x17ffff, 50, &code));
+	assert_string_equal(code.name, "Interpreter");
+	assert_false(javamap__code_at(map, 0x180000, 50, &code));
+	assert_int_equal(method_at(map, 0x200000 + 1234 * 0x100 + 0x80, 50), 1000 + 1234);
+	assert_int_equal(method_at(map, 0x200000 + 7 * 0x100 + 4, 15), 1007);
+	assert_int_equal(method_at(map, 0x200000 + 7 * 0x100 + 4, 35), 5000);
+	assert_int_equal(method_at(map, 0x900000 + 599 * 0x40, 50), 9000 + 599);
+	assert_false(javamap__is_compiled(map, 1007));
+	javamap__free(map);
+}
+
 /* A hostile agent cannot make every lookup scan the whole map. */
 static void giant_blobs_are_refused(void **state)
 {
@@ -137,6 +167,7 @@ int main(void)
 		cmocka_unit_test(lookups_find_large_blobs_below_small_ones),
 		cmocka_unit_test(unload_of_an_unknown_blob_changes_nothing),
 		cmocka_unit_test(giant_blobs_are_refused),
+		cmocka_unit_test(many_blobs_resolve_after_sorting),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
