@@ -20,7 +20,11 @@
 # from launch to that line is the attach latency, printed per run), and
 # only then releases the work. The JVM measures its own elapsed time from
 # release to the end of the last compile, so JVM start-up, the attach and
-# the writing of the profile are not counted. Modes take turns within each
+# the writing of the profile are not counted. It also reports the CPU time
+# all its threads used meanwhile; to that the profiler's own CPU time (its
+# -v report) is added, and the ratio of that sum to the unprofiled run's
+# CPU time is the cost in CPU, which noise from other machines sharing the
+# host disturbs less than wall time. Modes take turns within each
 # round (order rotated each round) so a drift in machine speed hits them
 # alike. Prints each round, then each mode's median, min and max, the
 # median of its per-round ratios to the unprofiled run, the attach latency
@@ -75,7 +79,7 @@ run_once() {
 	if [ "$hz" != off ]; then
 		mkfifo "$tmp/err"
 		t0=$(date +%s%N)
-		"$prof" -p "$wp" -F "$hz" "${fixed[@]}" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
+		"$prof" -v -p "$wp" -F "$hz" "${fixed[@]}" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
 		pp=$!
 		exec 4<"$tmp/err"
 		# Release the work only once the profiler samples.
@@ -89,8 +93,12 @@ run_once() {
 		echo $(((t1 - t0) / 1000000)) >>"$tmp/$mode.attach"
 	fi
 	echo go >&5
+	cpu=0
 	while read -r line <&3; do
-		case $line in elapsed_ns*) break ;; esac
+		case $line in
+		cpu_ns*) cpu=${line#cpu_ns } ;;
+		elapsed_ns*) break ;;
+		esac
 	done
 	wait "$wp" || { echo "java_overhead.sh: javac failed (status $?)" >&2; exit 1; }
 	exec 3<&- 5>&-
@@ -102,7 +110,10 @@ run_once() {
 		joined=$(sed -n 's/.*Java stacks: \([0-9]*\) of \([0-9]*\) joined.*/\1 \2/p' <<<"$rest" |
 			awk '{ printf "%.1f", $2 ? 100 * $1 / $2 : 0 }')
 		echo "${joined:--}" >>"$tmp/$mode.joined"
+		own=$(sed -n 's/.*own CPU time \([0-9.]*\) s.*/\1/p' <<<"$rest")
+		cpu=$(awk -v a="$cpu" -v b="${own:-0}" 'BEGIN { printf "%.0f", a + b * 1e9 }')
 	fi
+	echo "$cpu" >>"$tmp/$mode.cpu"
 	rm -f "$tmp/in" "$tmp/out"
 	echo "${line#elapsed_ns }" >>"$tmp/$mode"
 }
@@ -131,11 +142,14 @@ for m in "${modes[@]}"; do
 	med=$(median <"$tmp/$m")
 	lo=$(sort -n "$tmp/$m" | head -1)
 	hi=$(sort -n "$tmp/$m" | tail -1)
-	ratio=1
+	ratio=1 cpu_ratio=1
 	[ -f "$tmp/off" ] && ratio=$(paste "$tmp/$m" "$tmp/off" | awk '{ print $1 / $2 }' | median)
+	[ -f "$tmp/off.cpu" ] && cpu_ratio=$(paste "$tmp/$m.cpu" "$tmp/off.cpu" | awk '{ print $1 / $2 }' | median)
 	awk -v m="$(label "$m")" -v med="$med" -v lo="$lo" -v hi="$hi" -v ratio="$ratio" 'BEGIN {
 		printf "  %-12s median %.2f s (min %.2f, max %.2f)  per-round ratio to off: median %.4f (%+.2f%%)",
 			m, med / 1e9, lo / 1e9, hi / 1e9, ratio, (ratio - 1) * 100 }'
+	awk -v c="$(median <"$tmp/$m.cpu")" -v r="$cpu_ratio" 'BEGIN {
+		printf "  CPU median %.2f s, per-round ratio %.4f (%+.2f%%)", c / 1e9, r, (r - 1) * 100 }'
 	if [ "$m" != off ]; then
 		printf '  attach: median %s ms (min %s, max %s)  Java stacks joined: median %s%%' \
 			"$(median <"$tmp/$m.attach")" "$(sort -n "$tmp/$m.attach" | head -1)" \

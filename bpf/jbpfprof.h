@@ -30,6 +30,15 @@ enum jbpf_record_type {
 /* Bits of jbpf_sample.flags. */
 #define JBPF_SAMPLE_DEFERRED 1u /* its Java stack is taken when the thread leaves its system call */
 #define JBPF_SAMPLE_NO_JAVA 2u  /* not signalled: its thread runs no Java (no_java_tids) */
+#define JBPF_SAMPLE_USER_CUT 4u /* user stack read only JBPF_JAVA_USER_DEPTH deep (see below) */
+
+/*
+ * User frames read for a sample that asks for its Java stack: the Java
+ * frames replace every native frame beyond the first in generated code,
+ * which is rarely deep, and a JVM's user stack often is (127 frames of
+ * interpreter and native code), so walking all of it would be wasted.
+ */
+#define JBPF_JAVA_USER_DEPTH 48
 
 /*
  * A thread known to run no Java (see no_java_tids) is still signalled once

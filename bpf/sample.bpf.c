@@ -166,13 +166,18 @@ static __always_inline __u64 wakeup_flags(__u32 tgid)
 }
 
 /*
- * Reads one stack (flags: 0 kernel, BPF_F_USER_STACK user) into ips and
- * returns its frame count; a failure is recorded in *error and counted.
+ * Reads one stack (flags: 0 kernel, BPF_F_USER_STACK user), at most depth
+ * frames, into ips and returns its frame count; a failure is recorded in
+ * *error and counted.
  */
-static __always_inline __u64 read_stack(struct bpf_perf_event_data *ctx, __u64 *ips, __u64 flags,
+static __always_inline __u64 read_stack(struct bpf_perf_event_data *ctx, __u64 *ips, __u32 depth, __u64 flags,
 					__s16 *error, __u32 failed_counter)
 {
-	long bytes = bpf_get_stack(ctx, ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), flags);
+	long bytes;
+
+	if (depth > JBPF_MAX_STACK_DEPTH)
+		depth = JBPF_MAX_STACK_DEPTH;
+	bytes = bpf_get_stack(ctx, ips, depth * sizeof(__u64), flags);
 	__u64 n;
 
 	*error = bytes < 0 ? bytes : 0;
@@ -254,7 +259,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	const struct jbpf_java_target *jt;
 	struct jbpf_sample *sample;
-	__u32 zero = 0;
+	__u32 zero = 0, depth;
 	__u64 kn, un, size;
 
 	count(JBPF_CNT_TICKS);
@@ -277,18 +282,24 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	sample->tid = tid;
 	bpf_get_current_comm(sample->comm, sizeof(sample->comm));
 
-	/* User frames go right after the kernel ones: only used slots are sent. */
-	kn = read_stack(ctx, sample->ips, 0, &sample->kstack_err, JBPF_CNT_KSTACK_FAILED);
-	un = read_stack(ctx, &sample->ips[kn], BPF_F_USER_STACK, &sample->ustack_err, JBPF_CNT_USTACK_FAILED);
-
+	kn = read_stack(ctx, sample->ips, JBPF_MAX_STACK_DEPTH, 0, &sample->kstack_err, JBPF_CNT_KSTACK_FAILED);
 	sample->kstack_len = kn;
-	sample->ustack_len = un;
 	sample->java_seq = 0;
 	sample->signal_err = 0;
 	sample->flags = 0;
 	jt = bpf_map_lookup_elem(&java_targets, &tgid);
 	if (jt)
 		request_java_stack(sample, jt, kn);
+	/*
+	 * User frames go right after the kernel ones: only used slots are
+	 * sent. With a Java stack coming, only the innermost native frames
+	 * are wanted (JBPF_JAVA_USER_DEPTH).
+	 */
+	depth = sample->java_seq ? JBPF_JAVA_USER_DEPTH : JBPF_MAX_STACK_DEPTH;
+	un = read_stack(ctx, &sample->ips[kn], depth, BPF_F_USER_STACK, &sample->ustack_err, JBPF_CNT_USTACK_FAILED);
+	if (sample->java_seq && un >= JBPF_JAVA_USER_DEPTH)
+		sample->flags |= JBPF_SAMPLE_USER_CUT;
+	sample->ustack_len = un;
 	size = sizeof(*sample) + (kn + un) * sizeof(__u64);
 	if (size > SAMPLE_MAX_SIZE)
 		return 0;

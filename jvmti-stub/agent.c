@@ -64,10 +64,13 @@ enum agent_status {
 /* Events a recording enables; all are disabled when it ends. */
 static const jvmtiEvent class_events[] = { JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE };
 static const jvmtiEvent code_events[] = {
-	JVMTI_EVENT_COMPILED_METHOD_LOAD,
-	JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
 	JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
 	JVMTI_EVENT_THREAD_START,
+};
+/* Only with the nmethods option: see options.h for why. */
+static const jvmtiEvent nmethod_events[] = {
+	JVMTI_EVENT_COMPILED_METHOD_LOAD,
+	JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
 };
 #define N_EVENTS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -272,6 +275,7 @@ static int set_events(jvmtiEventMode mode, const jvmtiEvent *events, size_t n, c
 static void disable_all_events(void)
 {
 	set_events(JVMTI_DISABLE, code_events, N_EVENTS(code_events), NULL, 0);
+	set_events(JVMTI_DISABLE, nmethod_events, N_EVENTS(nmethod_events), NULL, 0);
 	set_events(JVMTI_DISABLE, class_events, N_EVENTS(class_events), NULL, 0);
 }
 
@@ -295,7 +299,7 @@ static int walk_loaded_classes(JNIEnv *jni, char *err, size_t err_size)
 	return 0;
 }
 
-static int replay_code(char *err, size_t err_size)
+static int replay_code(bool nmethods, char *err, size_t err_size)
 {
 	jvmtiError e = (*ag.jvmti)->GenerateEvents(ag.jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
 
@@ -303,6 +307,8 @@ static int replay_code(char *err, size_t err_size)
 		jvmti_failed(err, err_size, "GenerateEvents(DYNAMIC_CODE_GENERATED)", e);
 		return -1;
 	}
+	if (!nmethods)
+		return 0;
 	e = (*ag.jvmti)->GenerateEvents(ag.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
 	if (e != JVMTI_ERROR_NONE) {
 		jvmti_failed(err, err_size, "GenerateEvents(COMPILED_METHOD_LOAD)", e);
@@ -435,7 +441,8 @@ static int start_session(JNIEnv *jni, const struct agent_options *opts, char *er
 	if (set_events(JVMTI_ENABLE, class_events, N_EVENTS(class_events), err, err_size) ||
 	    walk_loaded_classes(jni, err, err_size) ||
 	    set_events(JVMTI_ENABLE, code_events, N_EVENTS(code_events), err, err_size) ||
-	    replay_code(err, err_size))
+	    (opts->nmethods && set_events(JVMTI_ENABLE, nmethod_events, N_EVENTS(nmethod_events), err, err_size)) ||
+	    replay_code(opts->nmethods, err, err_size))
 		goto fail_events;
 	/* Counters reset before the agent thread can report them. */
 	handler__enable(session, opts->sigqueue);

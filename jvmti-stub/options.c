@@ -16,7 +16,7 @@ static bool is_key(const char *item, size_t len, const char *key)
 
 int options__parse(const char *text, struct agent_options *opts, char *err, size_t err_size)
 {
-	bool seen_socket = false, seen_sigqueue = false;
+	bool seen_socket = false, seen_sigqueue = false, seen_nmethods = false;
 	int bad = 0;
 
 	memset(opts, 0, sizeof(*opts));
@@ -53,10 +53,17 @@ int options__parse(const char *text, struct agent_options *opts, char *err, size
 				bad = snprintf(err, err_size, "option sigqueue takes no value");
 			seen_sigqueue = true;
 			opts->sigqueue = true;
+		} else if (is_key(item, len, "nmethods")) {
+			if (seen_nmethods)
+				bad = snprintf(err, err_size, "option nmethods given twice");
+			else if (len != 8)
+				bad = snprintf(err, err_size, "option nmethods takes no value");
+			seen_nmethods = true;
+			opts->nmethods = true;
 		} else if (!len) {
 			bad = snprintf(err, err_size, "empty item in options \"%.64s\"", text);
 		} else {
-			bad = snprintf(err, err_size, "unknown option \"%.*s\" (known: socket=PATH, sigqueue)", shown,
+			bad = snprintf(err, err_size, "unknown option \"%.*s\" (known: socket=PATH, nmethods, sigqueue)", shown,
 				       item);
 		}
 	}

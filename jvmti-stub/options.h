@@ -6,6 +6,11 @@
  *
  *   socket=PATH  Unix stream socket the profiler listens on (required for
  *                a recording; at start-up the agent connects at VMInit)
+ *   nmethods     also report compiled methods (CompiledMethodLoad/Unload,
+ *                with a replay of those already compiled). HotSpot builds
+ *                each method's address and inlining maps for the event,
+ *                which costs a compile-heavy JVM several percent, so the
+ *                profiler asks only when it needs them (--annotate).
  *   sigqueue     also accept signals sent with sigqueue(3) (si_code
  *                SI_QUEUE), not only those from the BPF program
  *                (SI_KERNEL). A hook for tests/integration/test_stub.c.
@@ -24,6 +29,7 @@
 struct agent_options {
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* "" when not given */
 	bool sigqueue;
+	bool nmethods;
 };
 
 /*

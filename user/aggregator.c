@@ -394,8 +394,14 @@ void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *s, s
 		    frames[cut].blob.name && strcmp(frames[cut].blob.name, "Interpreter") &&
 		    !push(agg, &depth, frames[cut].name, FRAME_KIND_JIT))
 			goto full;
+		/* The native frames read end before Java began: say that some are missing. */
+		if (cut == nr && (s->flags & JBPF_SAMPLE_USER_CUT) &&
+		    !push(agg, &depth, "[more native frames]", FRAME_KIND_LOST))
+			goto full;
 	} else {
 		if (java->reason && !push(agg, &depth, java->reason, FRAME_KIND_LOST))
+			goto full;
+		if (s->flags & JBPF_SAMPLE_USER_CUT && !push(agg, &depth, "[more native frames]", FRAME_KIND_LOST))
 			goto full;
 		if (s->ustack_err && !s->ustack_len &&
 		    !push(agg, &depth, stack_error_reason(s->ustack_err, true), FRAME_KIND_LOST))

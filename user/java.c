@@ -61,6 +61,7 @@ struct java {
 	struct join *join;
 	struct jvm jvms[JBPF_MAX_TARGETS];
 	size_t nr_jvms;
+	bool nmethods;
 	struct java_stats stats;
 };
 
@@ -303,7 +304,7 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 	listen_fd = jvm_listen(&target, sock, sizeof(sock), err, err_size);
 	if (listen_fd < 0)
 		goto fail;
-	snprintf(options, sizeof(options), "socket=%s", sock);
+	snprintf(options, sizeof(options), "socket=%s%s", sock, java->nmethods ? ",nmethods" : "");
 	if (jvm_load_agent(&target, agent_path, options, ATTACH_TIMEOUT_MS, err, err_size)) {
 		take_agent_error(&target, listen_fd, sock, tgid, err, err_size);
 		goto fail;
@@ -337,6 +338,11 @@ fail:
 		jvm_unlisten(&target, listen_fd, sock);
 	jvm_target_close(&target);
 	return -1;
+}
+
+void java__want_nmethods(struct java *java, bool want)
+{
+	java->nmethods = want;
 }
 
 size_t java__targets(const struct java *java, struct sampler_java_target *targets, size_t max)

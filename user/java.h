@@ -55,6 +55,14 @@ void java__free(struct java *java);
  */
 int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size);
 
+/*
+ * Whether agents attached from now on report compiled methods too (the
+ * code map's nmethods), which frame kinds (--annotate) need. Off by
+ * default: HotSpot's work for those events costs a compile-heavy JVM
+ * several percent.
+ */
+void java__want_nmethods(struct java *java, bool want);
+
 /* The attached JVMs and their signals, for the sampler. */
 size_t java__targets(const struct java *java, struct sampler_java_target *targets, size_t max);
 void java__set_sampler(struct java *java, struct sampler *sampler);

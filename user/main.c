@@ -436,6 +436,7 @@ static int record(struct recording *rec)
 	rec->java = java__new(rec->agg, rec->sym);
 	if (!rec->java)
 		goto oom;
+	java__want_nmethods(rec->java, o->annotate);
 	if (attach_jvms(rec))
 		return -1;
 	sampler_config.java = java_targets;

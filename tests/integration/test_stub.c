@@ -112,8 +112,11 @@ static void options_take_whole_keys(void **state)
 	assert_int_equal(options__parse("socket=/tmp/a.sock,sigqueue", &o, err, sizeof(err)), 0);
 	assert_string_equal(o.socket, "/tmp/a.sock");
 	assert_true(o.sigqueue);
-	assert_int_equal(options__parse("sigqueue,socket=/s", &o, err, sizeof(err)), 0);
+	assert_false(o.nmethods);
+	assert_int_equal(options__parse("sigqueue,socket=/s,nmethods", &o, err, sizeof(err)), 0);
 	assert_string_equal(o.socket, "/s");
+	assert_true(o.nmethods);
+	parse_fails("nmethods=yes", "takes no value");
 	assert_int_equal(options__parse(NULL, &o, err, sizeof(err)), 0);
 	assert_false(o.sigqueue);
 	assert_string_equal(o.socket, "");
@@ -916,7 +919,7 @@ static void startup_recording_takes_traces(void **state)
 
 	require_jvm(jdk);
 	lfd = listen_at(&dir, &path);
-	snprintf(options, sizeof(options), "socket=%s,sigqueue", path);
+	snprintf(options, sizeof(options), "socket=%s,sigqueue,nmethods", path);
 	start_probe(&jvm, jdk, options, &tid);
 	r = open_recording(lfd, tid);
 	assert_hello(r, jvm.pid);
@@ -962,7 +965,7 @@ static void jvm_outlives_profiler_and_reattaches(void **state)
 	require_jvm(jdk);
 	for (int i = 0; i < 3; i++)
 		lfd[i] = listen_at(&dir[i], &path[i]);
-	snprintf(options, sizeof(options), "socket=%s,sigqueue", path[0]);
+	snprintf(options, sizeof(options), "socket=%s,sigqueue,nmethods", path[0]);
 	start_probe(&jvm, jdk, options, &tid);
 	r = open_recording(lfd[0], tid);
 	assert_hello(r, jvm.pid);
@@ -978,7 +981,7 @@ static void jvm_outlives_profiler_and_reattaches(void **state)
 	queue_signal(jvm.pid, tid, (int)signo, 0xdead0010);
 	assert_still_runs(&jvm);
 
-	snprintf(options, sizeof(options), "socket=%s,sigqueue", path[1]);
+	snprintf(options, sizeof(options), "socket=%s,sigqueue,nmethods", path[1]);
 	rc = hotspot_load_agent(jvm.pid, options, 20);
 	assert_int_equal(rc, 0);
 	r = open_recording(lfd[1], tid);
@@ -987,7 +990,7 @@ static void jvm_outlives_profiler_and_reattaches(void **state)
 	signal_and_check(r, jvm.pid, 0x5eed000000000100ull, 8);
 
 	/* A second profiler while this one records. */
-	snprintf(options, sizeof(options), "socket=%s,sigqueue", path[2]);
+	snprintf(options, sizeof(options), "socket=%s,sigqueue,nmethods", path[2]);
 	rc = hotspot_load_agent(jvm.pid, options, 20);
 	assert_int_equal(rc, 4);
 	refused = open_recording(lfd[2], tid);
@@ -1026,7 +1029,7 @@ static void attach_to_running_jvm(void **state)
 	start_probe(&jvm, jdk, NULL, &tid);
 	/* Let the spinning loop be compiled first, so its code is replayed rather than seen live. */
 	assert_still_runs(&jvm);
-	snprintf(options, sizeof(options), "sigqueue,socket=%s", path[0]);
+	snprintf(options, sizeof(options), "sigqueue,nmethods,socket=%s", path[0]);
 	assert_int_equal(hotspot_load_agent(jvm.pid, options, 20), 0);
 	r = open_recording(lfd[0], tid);
 	assert_hello(r, jvm.pid);

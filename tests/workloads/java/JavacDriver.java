@@ -1,6 +1,7 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
@@ -16,7 +17,9 @@ import javax.tools.ToolProvider;
  * sends it once the profiler samples), then runs javac with the options and
  * files listed in ARGFILE (javac's own @file format) COMPILES times, in
  * this JVM, through javax.tools. After each it prints "compile_ms N"; at the
- * end "elapsed_ns N" for all of them, the time the benchmark compares. Any
+ * end "cpu_ns N", the CPU time the whole JVM used meanwhile (all its
+ * threads: compilers and GC too), then "elapsed_ns N" for all of them, the
+ * time the benchmark compares. Any
  * compilation error ends it with status 1. javac's diagnostics are
  * discarded (JDK sources draw hundreds of warnings that no option silences).
  */
@@ -41,6 +44,9 @@ public final class JavacDriver {
 		System.out.flush();
 		if (in.readLine() == null)
 			System.exit(1);
+		com.sun.management.OperatingSystemMXBean os =
+			(com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+		long cpuStart = os.getProcessCpuTime();
 		long start = System.nanoTime();
 		for (int i = 0; i < compiles; i++) {
 			long t = System.nanoTime();
@@ -54,7 +60,10 @@ public final class JavacDriver {
 			System.out.println("compile_ms " + (System.nanoTime() - t) / 1_000_000);
 			System.out.flush();
 		}
-		System.out.println("elapsed_ns " + (System.nanoTime() - start));
+		long elapsed = System.nanoTime() - start;
+
+		System.out.println("cpu_ns " + (os.getProcessCpuTime() - cpuStart));
+		System.out.println("elapsed_ns " + elapsed);
 		System.out.flush();
 	}
 }
