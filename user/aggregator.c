@@ -179,6 +179,21 @@ bool aggregator__sample_is_valid(const void *record, size_t size)
 	return size >= sizeof(*s) + ((size_t)s->kstack_len + s->ustack_len) * sizeof(__u64);
 }
 
+/* Counts a sample received, and its damage; false for a malformed one. */
+static bool accept_sample(struct aggregator *agg, const struct jbpf_sample *s, size_t size)
+{
+	agg->stats.received++;
+	if (!aggregator__sample_is_valid(s, size)) {
+		agg->stats.malformed++;
+		return false;
+	}
+	if (s->ustack_err && !s->ustack_len)
+		agg->stats.no_user_stack++;
+	if (s->kstack_err && !s->kstack_len)
+		agg->stats.no_kernel_stack++;
+	return true;
+}
+
 void aggregator__add(struct aggregator *agg, const void *record, size_t size)
 {
 	const struct jbpf_sample *s = record;
@@ -190,15 +205,8 @@ void aggregator__add(struct aggregator *agg, const void *record, size_t size)
 		symbolizer__forget_process(agg->sym, ((const struct jbpf_exec *)record)->tgid);
 		return;
 	}
-	agg->stats.received++;
-	if (!aggregator__sample_is_valid(s, size)) {
-		agg->stats.malformed++;
+	if (!accept_sample(agg, s, size))
 		return;
-	}
-	if (s->ustack_err && !s->ustack_len)
-		agg->stats.no_user_stack++;
-	if (s->kstack_err && !s->kstack_len)
-		agg->stats.no_kernel_stack++;
 	if (!add_roots(agg, s, NULL, &depth) || !add_user_frames(agg, s, &depth) ||
 	    !add_kernel_frames(agg, s, &depth)) {
 		agg->stats.profile_full++;
@@ -363,15 +371,8 @@ void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *s, s
 	struct jvm_frame *frames = agg->jvm_frames;
 	size_t depth = 0, nr = 0, cut;
 
-	agg->stats.received++;
-	if (!aggregator__sample_is_valid(s, size)) {
-		agg->stats.malformed++;
+	if (!accept_sample(agg, s, size))
 		return;
-	}
-	if (s->ustack_err && !s->ustack_len)
-		agg->stats.no_user_stack++;
-	if (s->kstack_err && !s->kstack_len)
-		agg->stats.no_kernel_stack++;
 	/*
 	 * With Java frames, the native ones end where generated code begins:
 	 * frames beyond it are replaced, so they are not even named.

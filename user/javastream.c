@@ -20,6 +20,19 @@ static void copy_name(char *dst, const uint8_t *src, size_t len)
 	dst[len] = '\0';
 }
 
+/*
+ * The name that follows a message's fixed part of fixed_size bytes: it must
+ * take the rest of the payload exactly. Returns 0 with the name in dst, or
+ * -EPROTO.
+ */
+static int name_after(const uint8_t *p, size_t size, size_t fixed_size, uint32_t name_len, char *dst)
+{
+	if (name_len > JBPF_STREAM_MAX_NAME || size != fixed_size + name_len)
+		return -EPROTO;
+	copy_name(dst, p + fixed_size, name_len);
+	return 0;
+}
+
 /* One message's payload; returns 0, or -EPROTO if it contradicts its size. */
 static int dispatch(uint32_t type, const uint8_t *p, size_t size, const struct javastream_handler *h)
 {
@@ -42,9 +55,8 @@ static int dispatch(uint32_t type, const uint8_t *p, size_t size, const struct j
 		if (size < sizeof(m))
 			return -EPROTO;
 		memcpy(&m, p, sizeof(m));
-		if (m.name_len > JBPF_STREAM_MAX_NAME || size != sizeof(m) + m.name_len)
+		if (name_after(p, size, sizeof(m), m.name_len, name))
 			return -EPROTO;
-		copy_name(name, p + sizeof(m), m.name_len);
 		if (h->method)
 			h->method(h->ctx, m.method_id, m.flags, name);
 		return 0;
@@ -73,9 +85,8 @@ static int dispatch(uint32_t type, const uint8_t *p, size_t size, const struct j
 		if (size < sizeof(m))
 			return -EPROTO;
 		memcpy(&m, p, sizeof(m));
-		if (m.name_len > JBPF_STREAM_MAX_NAME || size != sizeof(m) + m.name_len)
+		if (name_after(p, size, sizeof(m), m.name_len, name))
 			return -EPROTO;
-		copy_name(name, p + sizeof(m), m.name_len);
 		if (h->thread)
 			h->thread(h->ctx, m.tid, name);
 		return 0;
@@ -86,14 +97,13 @@ static int dispatch(uint32_t type, const uint8_t *p, size_t size, const struct j
 		if (size < sizeof(m))
 			return -EPROTO;
 		memcpy(&m, p, sizeof(m));
-		if (m.name_len > JBPF_STREAM_MAX_NAME || size != sizeof(m) + m.name_len)
+		if (name_after(p, size, sizeof(m), m.name_len, name))
 			return -EPROTO;
 		if (m.kind != JBPF_CODE_NMETHOD && m.kind != JBPF_CODE_STUB)
 			return -EPROTO;
 		/* A blob wrapping around the address space is no blob. */
 		if (m.size == 0 || m.addr + m.size < m.addr)
 			return -EPROTO;
-		copy_name(name, p + sizeof(m), m.name_len);
 		if (h->code_load)
 			h->code_load(h->ctx, &m, name);
 		return 0;
@@ -124,9 +134,8 @@ static int dispatch(uint32_t type, const uint8_t *p, size_t size, const struct j
 		if (size < sizeof(m))
 			return -EPROTO;
 		memcpy(&m, p, sizeof(m));
-		if (m.len > JBPF_STREAM_MAX_NAME || size != sizeof(m) + m.len)
+		if (name_after(p, size, sizeof(m), m.len, name))
 			return -EPROTO;
-		copy_name(name, p + sizeof(m), m.len);
 		if (h->error)
 			h->error(h->ctx, name);
 		return 0;
