@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "user/agent_image.h"
+#include "user/counts.h"
 #include "user/attach.h"
 #include "user/javamap.h"
 #include "user/javastream.h"
@@ -630,7 +631,6 @@ void java__describe(const struct java *java, char *buf, size_t size)
 	struct java_stats st;
 	uint64_t java_threads;
 	size_t used;
-	const char *sep = "; without: ";
 
 	java__stats(java, &st);
 	java_threads = st.jvm_samples - st.vm_threads;
@@ -638,33 +638,19 @@ void java__describe(const struct java *java, char *buf, size_t size)
 				(unsigned long long)st.with_java, (unsigned long long)java_threads,
 				java_threads ? 100.0 * (double)st.with_java / (double)java_threads : 100.0,
 				(unsigned long long)st.vm_threads);
-	for (int code = 1; code < 11 && used < size; code++) {
-		if (!st.agct[code])
-			continue;
-		used += (size_t)snprintf(buf + used, size - used, "%s%s %llu", sep, agct_reasons[code],
-					 (unsigned long long)st.agct[code]);
-		sep = ", ";
-	}
 	{
-		struct {
-			const char *what;
-			uint64_t n;
-		} causes[] = {
-			{ "signal failed", st.signal_failed },
-			{ "no stack from the agent", st.no_trace },
-			{ "still in a system call", st.in_syscall },
-			{ "signal not sent", st.signal_lost },
-			{ "join queue full", st.queue_full },
-			{ "other", st.unknown_status },
-		};
+		struct named_count causes[16];
+		size_t n = 0;
 
-		for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]) && used < size; i++) {
-			if (!causes[i].n)
-				continue;
-			used += (size_t)snprintf(buf + used, size - used, "%s%s %llu", sep, causes[i].what,
-						 (unsigned long long)causes[i].n);
-			sep = ", ";
-		}
+		for (int code = 1; code < 11; code++)
+			causes[n++] = (struct named_count){ agct_reasons[code], st.agct[code] };
+		causes[n++] = (struct named_count){ "signal failed", st.signal_failed };
+		causes[n++] = (struct named_count){ "no stack from the agent", st.no_trace };
+		causes[n++] = (struct named_count){ "still in a system call", st.in_syscall };
+		causes[n++] = (struct named_count){ "signal not sent", st.signal_lost };
+		causes[n++] = (struct named_count){ "join queue full", st.queue_full };
+		causes[n++] = (struct named_count){ "other", st.unknown_status };
+		used = counts__append(buf, size, used, "; without: ", causes, n);
 	}
 	if (st.ring_full && used < size)
 		snprintf(buf + used, size - used, "; agent ring full %llu", (unsigned long long)st.ring_full);

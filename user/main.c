@@ -19,6 +19,7 @@
 #include "symbolizer/symbolizer.h"
 #include "user/aggregator.h"
 #include "user/checks.h"
+#include "user/counts.h"
 #include "user/java.h"
 #include "user/options.h"
 #include "user/profile.h"
@@ -224,24 +225,14 @@ static void describe_losses(const struct recording *rec, const struct aggregator
 
 	used = (size_t)snprintf(buf, size, "%llu lost", (unsigned long long)lost);
 	if (lost) {
-		const char *sep = " (";
-		struct {
-			const char *what;
-			uint64_t n;
-		} causes[] = {
+		const struct named_count causes[] = {
 			{ "ring buffer full", rec->counters[JBPF_CNT_RINGBUF_FULL] },
 			{ "profile full", stats->profile_full },
 			{ "malformed", stats->malformed },
 			{ "not delivered", unaccounted },
 		};
 
-		for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]) && used < size; i++) {
-			if (!causes[i].n)
-				continue;
-			used += (size_t)snprintf(buf + used, size - used, "%s%s %llu", sep, causes[i].what,
-						 (unsigned long long)causes[i].n);
-			sep = ", ";
-		}
+		used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
 		if (used < size)
 			used += (size_t)snprintf(buf + used, size - used, ")");
 	}
