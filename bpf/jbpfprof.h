@@ -25,12 +25,36 @@ enum jbpf_record_type {
 	JBPF_RECORD_CPU_SAMPLE = 1,
 	JBPF_RECORD_EXEC = 2,
 	JBPF_RECORD_SIGNAL_LOST = 3,
+	JBPF_RECORD_WAIT = 4,        /* an off-CPU interval: struct jbpf_sample with state != RUNNING */
+	JBPF_RECORD_WAIT_END = 5,    /* struct jbpf_wait_end */
+	JBPF_RECORD_USER_STACK = 6,  /* struct jbpf_user_stack */
+	JBPF_RECORD_THREAD_EXIT = 7, /* struct jbpf_thread_exit */
+};
+
+/*
+ * Where a thread is, for wall-clock and off-CPU profiles (bpf/offcpu.bpf.c).
+ * RUNNABLE: preempted or woken, waiting for a CPU; SLEEPING: interruptible
+ * sleep (futex, nanosleep, pipe or socket read, poll); BLOCKED:
+ * uninterruptible sleep, typically disk I/O.
+ */
+enum jbpf_state {
+	JBPF_STATE_RUNNING = 0,
+	JBPF_STATE_RUNNABLE = 1,
+	JBPF_STATE_SLEEPING = 2,
+	JBPF_STATE_BLOCKED = 3,
+	JBPF_STATE_NR = 4,
 };
 
 /* Bits of jbpf_sample.flags. */
 #define JBPF_SAMPLE_DEFERRED 1u /* its Java stack is taken when the thread leaves its system call */
 #define JBPF_SAMPLE_NO_JAVA 2u  /* not signalled: its thread runs no Java (no_java_tids) */
 #define JBPF_SAMPLE_USER_CUT 4u /* user stack read only JBPF_JAVA_USER_DEPTH deep (see below) */
+/* Bits for JBPF_RECORD_WAIT only: */
+#define JBPF_WAIT_OPEN 8u        /* taken at switch-out; its end comes in a jbpf_wait_end with wait_id */
+#define JBPF_WAIT_UNKNOWN_START 16u /* off CPU since before the program saw the thread (see born_ns) */
+#define JBPF_WAIT_SAMPLED 32u    /* shorter than the full-wait threshold, picked at random (see offcpu.bpf.c) */
+#define JBPF_WAIT_NEW_THREAD 64u /* a new thread waiting for its first run: no stacks */
+#define JBPF_WAIT_NO_TASK 128u   /* the thread could not be looked up: no kernel stack */
 
 /*
  * User frames read for a sample that asks for its Java stack: the Java
@@ -98,8 +122,83 @@ struct jbpf_sample {
 	 */
 	__u64 java_seq;
 	__s32 signal_err;    /* bpf_send_signal_task's error, or 0 */
-	__u32 flags;         /* JBPF_SAMPLE_* */
+	__u32 flags;         /* JBPF_SAMPLE_*, JBPF_WAIT_* */
+	__u32 state;         /* enum jbpf_state: RUNNING for a CPU sample */
+	__u32 unused;
+	/*
+	 * A wait (JBPF_RECORD_WAIT) lasts from wait_start_ns to time_ns. Its
+	 * user stack, when the thread waited in a system call, is read when
+	 * the call returns and comes in a jbpf_user_stack with ustack_seq.
+	 */
+	__u64 wait_start_ns; /* 0 with JBPF_WAIT_UNKNOWN_START */
+	__u64 born_ns;       /* the thread's start time (CLOCK_MONOTONIC) */
+	__u64 wait_id;       /* with JBPF_WAIT_OPEN: the jbpf_wait_end that ends it */
+	__u64 ustack_seq;    /* nonzero: the user stack follows in a jbpf_user_stack */
 	__u64 ips[];         /* kstack_len + ustack_len addresses */
+};
+
+/*
+ * The end of a JBPF_WAIT_OPEN wait, when its thread got a CPU again; time_ns
+ * 0 when that moment was missed (the wait is then dropped, and counted).
+ */
+struct jbpf_wait_end {
+	__u32 type;          /* JBPF_RECORD_WAIT_END */
+	__u32 tid;
+	__u64 wait_id;
+	__u64 time_ns;
+};
+
+/*
+ * The user stack of a thread that waited inside a system call, read as the
+ * call returned (the user stack cannot change during the call). Every wait
+ * of that call with this ustack_seq gets these frames. Variable length.
+ */
+struct jbpf_user_stack {
+	__u32 type;          /* JBPF_RECORD_USER_STACK */
+	__u32 tid;
+	__u64 seq;
+	__u16 len;           /* user frames that follow */
+	__s16 err;           /* bpf_get_stack's error, or 0 */
+	__u32 unused;
+	__u64 ips[];
+};
+
+/*
+ * Per thread, what the scheduler program knows (the `waits` map, by tid).
+ * Userspace seeds it for threads alive at the start and reads it at the
+ * end; a thread's entry leaves with a jbpf_thread_exit.
+ */
+struct jbpf_thread_waits {
+	__u64 off_since;     /* when it left the CPU; 0 while on a CPU or unknown */
+	__u64 open_wait;     /* wait_id of a JBPF_WAIT_OPEN wait not yet ended */
+	__u64 sampled_out_ns;/* sleeping time in short waits not picked (no record) */
+	__u64 sampled_out_nr;
+	__u64 filtered_ns;   /* time in waits dropped by --min-block / --max-block */
+	__u32 state;         /* enum jbpf_state of the current wait */
+	__u32 tgid;
+	__u32 flags;         /* JBPF_THREAD_* */
+	__u32 unused;
+};
+#define JBPF_THREAD_SINCE_START 1u /* seeded by userspace; not yet seen by the program */
+#define JBPF_THREAD_NEW 2u         /* created during the recording, not yet run */
+
+/* A target's thread ended (its last switch-out); its totals go with it. */
+struct jbpf_thread_exit {
+	__u32 type;          /* JBPF_RECORD_THREAD_EXIT */
+	__u32 tid;
+	__u32 tgid;
+	__u32 unused;
+	__u64 time_ns;
+	struct jbpf_thread_waits waits;
+};
+
+/*
+ * What a system call's exit owes a thread (the `deferred` task storage):
+ * a signal for its Java stack, a read of its user stack, or both.
+ */
+struct jbpf_syscall_pending {
+	__u64 java_seq;      /* signal the JVM's handler with this number */
+	__u64 ustack_seq;    /* send a jbpf_user_stack with this number */
 };
 
 /*
@@ -116,6 +215,11 @@ enum jbpf_counter {
 	JBPF_CNT_JAVA_SIGNALS,   /* signals sent to JVM threads for their Java stack */
 	JBPF_CNT_JAVA_DEFERRED,  /* samples in a system call, their signal deferred to its exit */
 	JBPF_CNT_SIGNAL_FAILED,  /* signals that could not be sent (sample kept without Java frames) */
+	JBPF_CNT_SWITCHES,       /* context switches of target threads (wall and off-CPU modes) */
+	JBPF_CNT_WAITS_SENT,     /* waits sent with their stacks */
+	JBPF_CNT_WAITS_LOST,     /* waits, ends or user stacks dropped: ring buffer full */
+	JBPF_CNT_THREADS_FULL,   /* threads not followed: the waits map was full */
+	JBPF_CNT_SWITCH_MISSED,  /* a thread's switch in or out was never seen (see offcpu.bpf.c) */
 	JBPF_CNT_NR,
 };
 

@@ -37,7 +37,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "jbpfprof.h"
+#include "shared.bpf.h"
 
 /* Set by userspace between open and load; the verifier prunes dead branches. */
 const volatile bool filter_by_tgid = false;
@@ -59,35 +59,6 @@ extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, JBPF_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-/* JVMs whose agent handles our signal: tgid to the signal it chose. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, JBPF_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, struct jbpf_java_target);
-} java_targets SEC(".maps");
-
-/*
- * For a thread sampled inside a system call, the sequence number whose
- * signal waits for that call to return (0: none). Task storage, not a hash
- * map: the system call exit program runs for every thread on the host, and
- * for a thread without storage the lookup ends at once; the storage goes
- * with the thread.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u64);
-} deferred SEC(".maps");
-
 /*
  * Threads of those JVMs that userspace found to run no Java (GC and
  * compiler threads): signalling them would cost a signal and a stack walk
@@ -99,12 +70,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } no_java_tids SEC(".maps");
-
-/* Resized by userspace before load (bpf_map__set_max_entries). */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} events SEC(".maps");
 
 /*
  * Processes sampled recently. The first sample of a process not in here
@@ -119,13 +84,6 @@ struct {
 	__type(value, __u8);
 } seen_tgids SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, JBPF_CNT_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} counters SEC(".maps");
-
 #define SAMPLE_MAX_SIZE (sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64))
 
 struct scratch {
@@ -138,14 +96,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
-
-static __always_inline void count(__u32 which)
-{
-	__u64 *value = bpf_map_lookup_elem(&counters, &which);
-
-	if (value)
-		*value += 1;
-}
 
 /*
  * Wake the reader when the ring is getting full, or for a process's first
@@ -190,34 +140,14 @@ static __always_inline __u64 read_stack(struct bpf_perf_event_data *ctx, __u64 *
 }
 
 /*
- * Whether the kernel stack (innermost first) runs inside a system call: its
- * outermost frames are the entry code and do_syscall_64. An interrupt or
- * fault taken in user mode has neither, and returns to user mode at once.
- */
-static __always_inline bool in_syscall(const __u64 *ips, __u64 kn)
-{
-	for (int i = 1; i <= 3; i++) {
-		__u64 at;
-
-		if (kn < (__u64)i)
-			break;
-		at = kn - i;
-		if (at >= JBPF_MAX_STACK_DEPTH)
-			break;
-		if (ips[at] >= syscall_entry_lo && ips[at] < syscall_entry_hi)
-			return true;
-	}
-	return false;
-}
-
-/*
  * Asks the JVM's agent for the Java stack of this sample: a signal now, or
  * at the end of the system call the thread is in (see `deferred`).
  */
 static __always_inline void request_java_stack(struct jbpf_sample *sample, const struct jbpf_java_target *jt,
 					       __u64 kn)
 {
-	__u64 seq, *pending;
+	struct jbpf_syscall_pending *pending;
+	__u64 seq;
 	int err;
 
 	if (!bpf_send_signal_task)
@@ -226,7 +156,7 @@ static __always_inline void request_java_stack(struct jbpf_sample *sample, const
 		sample->flags |= JBPF_SAMPLE_NO_JAVA;
 		return;
 	}
-	if (kn && in_syscall(sample->ips, kn)) {
+	if (kn && stack_in_syscall(sample->ips, kn, syscall_entry_lo, syscall_entry_hi)) {
 		sample->flags |= JBPF_SAMPLE_DEFERRED;
 		count(JBPF_CNT_JAVA_DEFERRED);
 		pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0,
@@ -236,9 +166,9 @@ static __always_inline void request_java_stack(struct jbpf_sample *sample, const
 			count(JBPF_CNT_SIGNAL_FAILED);
 			return;
 		}
-		if (!*pending)
-			*pending = __sync_fetch_and_add(&next_java_seq, 1) + 1;
-		sample->java_seq = *pending;
+		if (!pending->java_seq)
+			pending->java_seq = __sync_fetch_and_add(&next_java_seq, 1) + 1;
+		sample->java_seq = pending->java_seq;
 		return;
 	}
 	seq = __sync_fetch_and_add(&next_java_seq, 1) + 1;
@@ -287,6 +217,12 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	sample->java_seq = 0;
 	sample->signal_err = 0;
 	sample->flags = 0;
+	sample->state = JBPF_STATE_RUNNING;
+	sample->unused = 0;
+	sample->wait_start_ns = 0;
+	sample->born_ns = 0;
+	sample->wait_id = 0;
+	sample->ustack_seq = 0;
 	jt = bpf_map_lookup_elem(&java_targets, &tgid);
 	if (jt)
 		request_java_stack(sample, jt, kn);
@@ -332,8 +268,38 @@ int process_exec(struct bpf_raw_tracepoint_args *ctx)
 }
 
 /*
- * A system call returns: if the thread was sampled inside it, send the
- * signal for its Java stack now, before it runs any more Java code. A
+ * The user stack of a thread that waited in this system call (see
+ * bpf/offcpu.bpf.c): the same as during the wait, since the call does not
+ * return to user code in between.
+ */
+static __always_inline void send_user_stack(void *ctx, __u32 tid, __u64 seq)
+{
+	struct jbpf_user_stack *record;
+	__u32 zero = 0;
+	long bytes;
+	__u64 n;
+
+	record = bpf_map_lookup_elem(&scratch, &zero);
+	if (!record)
+		return;
+	record->type = JBPF_RECORD_USER_STACK;
+	record->tid = tid;
+	record->seq = seq;
+	record->unused = 0;
+	bytes = bpf_get_stack(ctx, record->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
+	record->err = bytes < 0 ? bytes : 0;
+	n = bytes < 0 ? 0 : (__u64)bytes / sizeof(__u64);
+	if (n > JBPF_MAX_STACK_DEPTH)
+		n = JBPF_MAX_STACK_DEPTH;
+	record->len = n;
+	if (bpf_ringbuf_output(&events, record, sizeof(*record) + n * sizeof(__u64), 0))
+		count(JBPF_CNT_WAITS_LOST);
+}
+
+/*
+ * A system call returns: send what it owes the thread (`deferred`). If the
+ * thread was sampled inside it, the signal for its Java stack, now, before
+ * it runs any more Java code; if it waited inside it, its user stack. A
  * tracepoint program, not a raw one: only these may call the kfunc.
  */
 SEC("tp/raw_syscalls/sys_exit")
@@ -341,16 +307,23 @@ int syscall_exit(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct jbpf_syscall_pending *pending;
 	const struct jbpf_java_target *jt;
 	struct jbpf_signal_lost *lost;
-	__u64 *pending, seq;
+	__u64 seq;
 	int err = -3; /* ESRCH: the JVM left java_targets (exec, or the agent went) */
 
 	pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0, 0);
-	if (!pending || !*pending)
+	if (!pending)
 		return 0;
-	seq = *pending;
-	*pending = 0;
+	if (pending->ustack_seq) {
+		send_user_stack(ctx, tid, pending->ustack_seq);
+		pending->ustack_seq = 0;
+	}
+	if (!pending->java_seq)
+		return 0;
+	seq = pending->java_seq;
+	pending->java_seq = 0;
 	jt = bpf_map_lookup_elem(&java_targets, &tgid);
 	if (jt && bpf_send_signal_task) {
 		err = bpf_send_signal_task(bpf_get_current_task_btf(), jt->signo, PIDTYPE_PID, seq);

@@ -217,7 +217,8 @@ int output_collapsed_write(const struct profile *profile, FILE *out)
 		struct line *l = &lines[nr_lines];
 
 		l->frames = profile__stack(profile, i, &l->depth, &l->count);
-		if (l->depth)
+		/* A stack whose count was never settled (see profile__add_indexed) is not written. */
+		if (l->depth && l->count)
 			nr_lines++;
 	}
 

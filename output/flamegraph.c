@@ -172,6 +172,9 @@ static int build_tree(const struct profile *profile, struct tree *t)
 		uint64_t count;
 		const uint32_t *frames = profile__stack(profile, order[i], &depth, &count);
 
+		/* A stack whose count was never settled (see profile__add_indexed) is not drawn. */
+		if (!count)
+			continue;
 		while (common < depth && common < prev_depth && frames[common] == prev[common])
 			common++;
 		for (size_t l = common; l < depth; l++) {

@@ -88,7 +88,7 @@ static int functions_build(const struct profile *profile, struct functions *fns)
 		uint64_t count;
 		const uint32_t *frames = profile__stack(profile, s, &depth, &count);
 
-		if (!depth)
+		if (!depth || !count)
 			continue;
 		fns->items[fns->of_frame[frames[depth - 1]]].self += count;
 		for (size_t d = 0; d < depth; d++) {

@@ -12,6 +12,7 @@
 #include "bpf/jbpfprof.h"
 #include "user/javamap.h"
 #include "user/join.h"
+#include "user/shares.h"
 
 /*
  * Frames of one stack: two roots, two full perf stacks, a Java stack, two
@@ -36,6 +37,7 @@ struct aggregator {
 	struct aggregator_stats stats;
 	uint32_t frames[MAX_FRAMES];
 	struct jvm_frame *jvm_frames; /* JBPF_MAX_STACK_DEPTH, for JVM threads */
+	struct shares *shares;        /* with time_weights */
 };
 
 struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
@@ -53,13 +55,22 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 	agg->config = *config;
 	agg->sym = sym;
 	agg->profile = profile;
+	if (config->time_weights) {
+		agg->shares = shares__new(0);
+		if (!agg->shares) {
+			aggregator__free(agg);
+			return NULL;
+		}
+	}
 	return agg;
 }
 
 void aggregator__free(struct aggregator *agg)
 {
-	if (agg)
+	if (agg) {
 		free(agg->jvm_frames);
+		shares__free(agg->shares);
+	}
 	free(agg);
 }
 
@@ -100,6 +111,13 @@ static const char *stack_error_reason(int error, bool user)
 	case ENOMEM:
 	case ENOSPC:
 		return "[stack too deep]";
+	/* Set by user/wall.c for waits whose user stack never came. */
+	case EINPROGRESS:
+		return "[user stack: the system call had not returned]";
+	case ESRCH:
+		return "[user stack: still waiting at the end]";
+	case ENODATA:
+		return "[user stack: lost]";
 	default:
 		return user ? "[user stack failed]" : "[kernel stack failed]";
 	}
@@ -172,7 +190,7 @@ bool aggregator__sample_is_valid(const void *record, size_t size)
 {
 	const struct jbpf_sample *s = record;
 
-	if (size < sizeof(*s) || s->type != JBPF_RECORD_CPU_SAMPLE)
+	if (size < sizeof(*s) || (s->type != JBPF_RECORD_CPU_SAMPLE && s->type != JBPF_RECORD_WAIT))
 		return false;
 	if (s->kstack_len > JBPF_MAX_STACK_DEPTH || s->ustack_len > JBPF_MAX_STACK_DEPTH)
 		return false;
@@ -194,30 +212,100 @@ static bool accept_sample(struct aggregator *agg, const struct jbpf_sample *s, s
 	return true;
 }
 
+static const char *const state_frames[JBPF_STATE_NR] = {
+	[JBPF_STATE_RUNNING] = "[running]",
+	[JBPF_STATE_RUNNABLE] = "[runnable]",
+	[JBPF_STATE_SLEEPING] = "[sleeping]",
+	[JBPF_STATE_BLOCKED] = "[blocked]",
+};
+
+const char *aggregator__state_frame(enum jbpf_state state)
+{
+	return (unsigned)state < JBPF_STATE_NR ? state_frames[state] : "[unknown state]";
+}
+
+static uint64_t share_key(uint32_t tid, enum jbpf_state state)
+{
+	return (uint64_t)tid << 8 | (unsigned)state;
+}
+
+static uint64_t ns_to_us(uint64_t ns)
+{
+	return (ns + 500) / 1000;
+}
+
+/* Whether a sample's state is among those kept (always, without time weights). */
+static bool state_kept(struct aggregator *agg, const struct jbpf_sample *s)
+{
+	if (!agg->config.time_weights)
+		return true;
+	if (s->state < JBPF_STATE_NR && (agg->config.state_mask & (1u << s->state)))
+		return true;
+	agg->stats.state_filtered++;
+	return false;
+}
+
+/*
+ * Adds the stack built in agg->frames[0..depth) for sample s, with the
+ * weight the header describes. False when the profile is full.
+ */
+static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, size_t depth)
+{
+	bool share = false;
+	uint64_t count = 1;
+	uint32_t index;
+
+	if (agg->config.time_weights) {
+		if (!push(agg, &depth, aggregator__state_frame(s->state), FRAME_KIND_STATE))
+			return false;
+		share = s->type == JBPF_RECORD_CPU_SAMPLE || (s->flags & JBPF_WAIT_SAMPLED);
+		count = share || s->time_ns < s->wait_start_ns ? 0 : ns_to_us(s->time_ns - s->wait_start_ns);
+	}
+	if (profile__add_indexed(agg->profile, agg->frames, depth, count, &index))
+		return false;
+	if (share && shares__add(agg->shares, share_key(s->tid, s->state), index, 1))
+		agg->stats.shares_lost++;
+	agg->stats.written++;
+	return true;
+}
+
+bool aggregator__settle(struct aggregator *agg, uint32_t tid, enum jbpf_state state, uint64_t total_ns)
+{
+	if (!agg->shares)
+		return false;
+	return shares__settle(agg->shares, share_key(tid, state), ns_to_us(total_ns), agg->profile);
+}
+
+void aggregator__add_placeholder(struct aggregator *agg, uint32_t tgid, uint32_t tid, const char comm[JBPF_COMM_LEN],
+				 const char *thread_name, enum jbpf_state state, const char *reason, uint64_t ns)
+{
+	struct jbpf_sample s = { .type = JBPF_RECORD_WAIT, .tgid = tgid, .tid = tid, .state = state };
+	size_t depth = 0;
+
+	memcpy(s.comm, comm, JBPF_COMM_LEN);
+	s.time_ns = ns;
+	if (!state_kept(agg, &s) || !ns_to_us(ns))
+		return;
+	if (!add_roots(agg, &s, thread_name, &depth) || !push(agg, &depth, reason, FRAME_KIND_LOST) ||
+	    !finish_stack(agg, &s, depth))
+		agg->stats.profile_full++;
+}
+
 void aggregator__add(struct aggregator *agg, const void *record, size_t size)
 {
 	const struct jbpf_sample *s = record;
 	size_t depth = 0;
-	int error;
 
 	if (size >= sizeof(struct jbpf_exec) && s->type == JBPF_RECORD_EXEC) {
 		agg->stats.execs++;
 		symbolizer__forget_process(agg->sym, ((const struct jbpf_exec *)record)->tgid);
 		return;
 	}
-	if (!accept_sample(agg, s, size))
+	if (!accept_sample(agg, s, size) || !state_kept(agg, s))
 		return;
 	if (!add_roots(agg, s, NULL, &depth) || !add_user_frames(agg, s, &depth) ||
-	    !add_kernel_frames(agg, s, &depth)) {
+	    !add_kernel_frames(agg, s, &depth) || !finish_stack(agg, s, depth))
 		agg->stats.profile_full++;
-		return;
-	}
-	error = profile__add(agg->profile, agg->frames, depth, 1);
-	if (error) {
-		agg->stats.profile_full++;
-		return;
-	}
-	agg->stats.written++;
 }
 
 /* ---- JVM threads ---- */
@@ -371,7 +459,7 @@ void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *s, s
 	struct jvm_frame *frames = agg->jvm_frames;
 	size_t depth = 0, nr = 0, cut;
 
-	if (!accept_sample(agg, s, size))
+	if (!accept_sample(agg, s, size) || !state_kept(agg, s))
 		return;
 	/*
 	 * With Java frames, the native ones end where generated code begins:
@@ -411,11 +499,8 @@ void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *s, s
 	for (size_t i = cut; i-- > 0;)
 		if (!push(agg, &depth, frames[i].name, frames[i].kind))
 			goto full;
-	if (!add_kernel_frames(agg, s, &depth))
+	if (!add_kernel_frames(agg, s, &depth) || !finish_stack(agg, s, depth))
 		goto full;
-	if (profile__add(agg->profile, agg->frames, depth, 1))
-		goto full;
-	agg->stats.written++;
 	return;
 full:
 	agg->stats.profile_full++;

@@ -13,6 +13,13 @@
  * A stack part that could not be read is replaced by one frame naming the
  * reason, so the sample still counts where it is known to belong. Records
  * are validated before use; a malformed one is counted and dropped.
+ *
+ * With time_weights (wall-clock and off-CPU profiles) counts are
+ * microseconds and each stack ends in its state's frame ("[sleeping]"). A
+ * wait (JBPF_RECORD_WAIT) counts its own length; a CPU sample, or a wait
+ * recorded by chance (JBPF_WAIT_SAMPLED), is a share of its thread's exact
+ * time in that state, which aggregator__settle spreads at the end (see
+ * user/shares.h).
  */
 #ifndef JBPF_AGGREGATOR_H
 #define JBPF_AGGREGATOR_H
@@ -36,6 +43,8 @@ struct aggregator_config {
 	enum aggregator_root process_root;
 	bool thread_root;
 	bool annotate;           /* suffix Java frames _[j] _[i] _[0] by how they ran */
+	bool time_weights;       /* wall-clock or off-CPU profile, see above */
+	unsigned state_mask;     /* with time_weights: 1 << state for each state kept */
 };
 
 struct javamap;
@@ -64,6 +73,8 @@ struct aggregator_stats {
 	uint64_t no_user_stack;   /* kept, user part replaced by a reason frame */
 	uint64_t no_kernel_stack; /* kept, kernel part replaced by a reason frame */
 	uint64_t execs;           /* exec records: the process's maps were forgotten */
+	uint64_t state_filtered;  /* left out: their state is not among those kept */
+	uint64_t shares_lost;     /* CPU samples or short waits the share table had no room for */
 };
 
 struct aggregator;
@@ -95,5 +106,22 @@ bool aggregator__in_generated_code(struct aggregator *agg, const struct jbpf_sam
 bool aggregator__sample_is_valid(const void *record, size_t size);
 
 void aggregator__stats(const struct aggregator *agg, struct aggregator_stats *stats);
+
+/* "[sleeping]" and the like: the frame that ends a stack in that state. */
+const char *aggregator__state_frame(enum jbpf_state state);
+
+/*
+ * With time_weights, at the end: thread tid spent total_ns in state; the
+ * stacks that share it get their parts. False, adding nothing, when none
+ * does (the caller then adds a placeholder).
+ */
+bool aggregator__settle(struct aggregator *agg, uint32_t tid, enum jbpf_state state, uint64_t total_ns);
+
+/*
+ * Adds time with no stack known: the thread's root frames, then reason,
+ * then the state's frame. thread_name NULL for comm.
+ */
+void aggregator__add_placeholder(struct aggregator *agg, uint32_t tgid, uint32_t tid, const char comm[JBPF_COMM_LEN],
+				 const char *thread_name, enum jbpf_state state, const char *reason, uint64_t ns);
 
 #endif /* JBPF_AGGREGATOR_H */

@@ -25,6 +25,7 @@
 #include "user/profile.h"
 #include "user/sampler.h"
 #include "user/session.h"
+#include "user/wall.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 
@@ -36,6 +37,7 @@ struct recording {
 	struct profile *profile;
 	struct aggregator *agg;
 	struct java *java;
+	struct wall *wall;    /* -e wall or offcpu */
 	size_t nr_jvms;       /* targets that took the agent */
 	struct sampler *sampler;
 	struct session_result session;
@@ -63,11 +65,34 @@ static void raise_fd_limit(void)
 	}
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Records go through the wall accounting first, when there is one, then to the Java join. */
 static void on_record(void *ctx, const void *data, size_t size)
 {
 	struct recording *rec = ctx;
 
-	java__record(rec->java, data, size);
+	if (rec->wall)
+		wall__record(rec->wall, data, size);
+	else
+		java__record(rec->java, data, size);
+}
+
+static void forward_record(void *ctx, const void *data, size_t size)
+{
+	java__record(((struct recording *)ctx)->java, data, size);
+}
+
+/* A wait still going on at the end: no signal may reach the thread now. */
+static void add_wait_at_end(void *ctx, const void *data, size_t size)
+{
+	aggregator__add(((struct recording *)ctx)->agg, data, size);
 }
 
 static uint64_t samples_so_far(void *ctx)
@@ -94,9 +119,20 @@ static void hook_tick(void *ctx, uint64_t now_ns)
 	java__tick(((struct recording *)ctx)->java, now_ns);
 }
 
+/*
+ * The sampler has stopped and its last records are in: close the wall
+ * window first (its waits may still go through the Java join), then empty
+ * the join, then give every thread its exact times.
+ */
 static void hook_finish(void *ctx)
 {
-	java__finish(((struct recording *)ctx)->java);
+	struct recording *rec = ctx;
+
+	if (rec->wall)
+		wall__end(rec->wall, rec->sampler, sampler__stopped_ns(rec->sampler));
+	java__finish(rec->java);
+	if (rec->wall)
+		wall__settle(rec->wall);
 }
 
 /*
@@ -245,6 +281,44 @@ static void describe_losses(const struct recording *rec, const struct aggregator
 }
 
 /*
+ * The wall-clock part of the summary: the window, the waits, and what of
+ * them was lost, e.g. "; window 30.002 s, 1200 threads, 5400 waits (3 lost)".
+ */
+static void describe_wall(const struct recording *rec, char *buf, size_t size)
+{
+	struct wall_stats ws;
+	uint64_t lost;
+	size_t used;
+
+	wall__stats(rec->wall, &ws);
+	lost = rec->counters[JBPF_CNT_WAITS_LOST] + ws.ends_lost;
+	used = (size_t)snprintf(buf, size, "; window %.3f s, %llu threads, %llu waits",
+				(double)wall__window_ns(rec->wall) / 1e9, (unsigned long long)ws.threads,
+				(unsigned long long)ws.waits);
+	if (lost && used < size) {
+		const struct named_count causes[] = {
+			{ "ring buffer full", rec->counters[JBPF_CNT_WAITS_LOST] },
+			{ "end not seen", ws.ends_lost },
+		};
+
+		used += (size_t)snprintf(buf + used, size - used, ", %llu lost", (unsigned long long)lost);
+		used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
+		if (used < size)
+			used += (size_t)snprintf(buf + used, size - used, ")");
+	}
+	if (rec->counters[JBPF_CNT_SWITCH_MISSED] && used < size)
+		used += (size_t)snprintf(buf + used, size - used,
+					 "; %llu context switches not seen (another BPF program was running)",
+					 (unsigned long long)rec->counters[JBPF_CNT_SWITCH_MISSED]);
+	if (rec->counters[JBPF_CNT_THREADS_FULL] + ws.threads_full && used < size)
+		used += (size_t)snprintf(buf + used, size - used, "; %llu threads not followed (table full)",
+					 (unsigned long long)(rec->counters[JBPF_CNT_THREADS_FULL] + ws.threads_full));
+	if (ws.no_user_stack && used < size)
+		snprintf(buf + used, size - used, "; %llu waits without their user stack",
+			 (unsigned long long)ws.no_user_stack);
+}
+
+/*
  * Opens the output before recording, so that a path that cannot be written
  * is reported at once, not after the whole recording. The file is created
  * unnamed (O_TMPFILE) in the target directory and given its name only when
@@ -327,7 +401,7 @@ static int write_output(struct recording *rec, const char *summary)
 {
 	const struct options *o = &rec->opts;
 	struct output_meta meta = {
-		.unit = "samples",
+		.unit = o->event == EVENT_CPU ? "samples" : "microseconds",
 		.duration_s = rec->session.elapsed_s,
 		.frequency_hz = o->frequency_hz,
 		.summary = summary,
@@ -338,7 +412,8 @@ static int write_output(struct recording *rec, const char *summary)
 	int error;
 
 	describe_targets(rec, targets, sizeof(targets));
-	snprintf(title, sizeof(title), "CPU profile of %s", targets);
+	snprintf(title, sizeof(title), "%s profile of %s",
+		 o->event == EVENT_WALL ? "Wall-clock" : o->event == EVENT_OFFCPU ? "Off-CPU" : "CPU", targets);
 	meta.title = title;
 	rec->out = NULL;
 	switch (o->format) {
@@ -375,6 +450,8 @@ static int record(struct recording *rec)
 						   : AGGREGATOR_ROOT_NONE,
 		.thread_root = o->threads,
 		.annotate = o->annotate,
+		.time_weights = o->event != EVENT_CPU,
+		.state_mask = o->state_mask,
 	};
 	struct sampler_java_target java_targets[JBPF_MAX_TARGETS];
 	struct sampler_config sampler_config = {
@@ -427,28 +504,58 @@ static int record(struct recording *rec)
 	rec->java = java__new(rec->agg, rec->sym);
 	if (!rec->java)
 		goto oom;
+	if (o->event != EVENT_CPU) {
+		struct wall_config wall_config = {
+			.offcpu_only = o->event == EVENT_OFFCPU,
+			.min_block_ns = o->min_block_ns,
+			.max_block_ns = o->max_block_ns,
+			.forward = forward_record,
+			.end_wait = add_wait_at_end,
+			.ctx = rec,
+		};
+
+		rec->wall = wall__new(&wall_config, rec->agg, rec->sym);
+		if (!rec->wall)
+			goto oom;
+		wall__set_sample_period(rec->wall, 1000000000ull / o->frequency_hz);
+		sampler_config.waits = true;
+		sampler_config.no_cpu_samples = o->event == EVENT_OFFCPU;
+		/* Off-CPU stacks get the resolution of CPU samples (see bpf/offcpu.bpf.c). */
+		sampler_config.full_wait_ns = 1000000000ull / o->frequency_hz;
+		sampler_config.min_block_ns = o->min_block_ns;
+		sampler_config.max_block_ns = o->max_block_ns;
+	}
 	java__want_nmethods(rec->java, o->annotate);
 	if (attach_jvms(rec))
 		return -1;
 	sampler_config.java = java_targets;
 	sampler_config.nr_java = java__targets(rec->java, java_targets, JBPF_MAX_TARGETS);
 	sampler_config.ctx = rec;
-	if (sampler_config.nr_java)
+	if (sampler_config.nr_java || sampler_config.waits)
 		symbolizer__kernel_symbol(rec->sym, "do_syscall_64", &sampler_config.syscall_entry_lo,
 					  &sampler_config.syscall_entry_hi);
+	if (rec->wall)
+		wall__start(rec->wall, monotonic_ns());
 	if (sampler__open(&sampler_config, &rec->sampler, err, sizeof(err))) {
 		fprintf(stderr, "jbpfprof: %s\n", err);
 		return -1;
 	}
+	if (rec->wall)
+		wall__seed(rec->wall, rec->sampler, o->all ? NULL : rec->tgids, o->all ? 0 : rec->nr_tgids);
 	java__set_sampler(rec->java, rec->sampler);
 	describe_targets(rec, targets, sizeof(targets));
 	if (o->duration_ns)
 		snprintf(duration, sizeof(duration), "for %g s", (double)o->duration_ns / 1e9);
 	else
 		snprintf(duration, sizeof(duration), "until Ctrl-C");
-	fprintf(stderr, "jbpfprof: sampling %s at %u Hz%s on %u CPUs %s%s\n", targets, o->frequency_hz,
-		o->fixed_interval ? " (fixed interval)" : "", sampler__cpus(rec->sampler), duration,
-		rec->nr_jvms ? ", with Java frames" : "");
+	if (o->event == EVENT_OFFCPU)
+		fprintf(stderr, "jbpfprof: sampling %s off CPU, every context switch, %s%s\n", targets, duration,
+			rec->nr_jvms ? ", with Java frames" : "");
+	else
+		fprintf(stderr, "jbpfprof: sampling %s at %u Hz%s on %u CPUs%s %s%s\n", targets, o->frequency_hz,
+			o->fixed_interval ? " (fixed interval)" : "", sampler__cpus(rec->sampler),
+			o->event == EVENT_WALL ? " and every context switch" : "", duration,
+			rec->nr_jvms ? ", with Java frames" : "");
 	error = session__run(rec->sampler, &session_config, &rec->session, err, sizeof(err));
 	sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
 	if (error) {
@@ -484,6 +591,19 @@ static void print_verbose_stats(const struct recording *rec)
 		(unsigned long long)rec->counters[JBPF_CNT_TICKS], (unsigned long long)rec->counters[JBPF_CNT_SAMPLES],
 		(unsigned long long)rec->base_period_ns, (unsigned long long)agg.execs,
 		(unsigned long long)rec->counters[JBPF_CNT_EXEC_LOST]);
+	if (rec->wall) {
+		struct wall_stats ws;
+
+		wall__stats(rec->wall, &ws);
+		fprintf(stderr, "jbpfprof: window: %llu us\n", (unsigned long long)((wall__window_ns(rec->wall) + 500) / 1000));
+		fprintf(stderr,
+			"jbpfprof: context switches %llu, waits sent %llu, handed on %llu (%llu at the end), "
+			"dropped by --min/max-block %llu, shares lost %llu\n",
+			(unsigned long long)rec->counters[JBPF_CNT_SWITCHES],
+			(unsigned long long)rec->counters[JBPF_CNT_WAITS_SENT], (unsigned long long)ws.waits,
+			(unsigned long long)ws.waits_at_end, (unsigned long long)ws.filtered,
+			(unsigned long long)agg.shares_lost);
+	}
 	if (rec->nr_jvms) {
 		struct java_stats js;
 
@@ -512,6 +632,7 @@ static void cleanup(struct recording *rec)
 {
 	sampler__close(rec->sampler);
 	java__free(rec->java);
+	wall__free(rec->wall);
 	aggregator__free(rec->agg);
 	profile__free(rec->profile);
 	symbolizer__free(rec->sym);
@@ -521,16 +642,11 @@ int main(int argc, char **argv)
 {
 	static struct recording rec;
 	struct aggregator_stats stats;
-	char err[512], losses[512], summary[2048], java_line[768];
+	char err[512], losses[512], summary[2048], java_line[768], wall_line[512];
 	uint64_t taken, unaccounted;
 	int status = 1;
 
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		rec.start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	}
+	rec.start_ns = monotonic_ns();
 	switch (options_parse(argc, argv, &rec.opts)) {
 	case OPTIONS_DONE:
 		return 0;
@@ -563,8 +679,11 @@ int main(int argc, char **argv)
 	java_line[0] = '\0';
 	if (rec.nr_jvms)
 		java__describe(rec.java, java_line, sizeof(java_line));
-	snprintf(summary, sizeof(summary), "%llu samples taken, %llu written, %s%s%s", (unsigned long long)taken,
-		 (unsigned long long)stats.written, losses, java_line[0] ? "; " : "", java_line);
+	wall_line[0] = '\0';
+	if (rec.wall)
+		describe_wall(&rec, wall_line, sizeof(wall_line));
+	snprintf(summary, sizeof(summary), "%llu samples taken, %llu written, %s%s%s%s", (unsigned long long)taken,
+		 (unsigned long long)stats.written, losses, wall_line, java_line[0] ? "; " : "", java_line);
 	if (write_output(&rec, summary))
 		goto out;
 	fprintf(stderr, "jbpfprof: %s in %.1f s\n", summary, rec.session.elapsed_s);

@@ -16,6 +16,10 @@
 
 #include "version.h"
 
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
+
 #define NS_PER_SEC 1000000000ull
 /* A recording longer than a year is a typo, not a plan. */
 #define MAX_DURATION_NS (366ull * 24 * 3600 * NS_PER_SEC)
@@ -27,6 +31,9 @@ enum {
 	OPT_JAVA,
 	OPT_NO_JAVA,
 	OPT_ANNOTATE,
+	OPT_STATE,
+	OPT_MIN_BLOCK,
+	OPT_MAX_BLOCK,
 };
 
 static const struct option long_options[] = {
@@ -42,6 +49,10 @@ static const struct option long_options[] = {
 	{ "java", no_argument, NULL, OPT_JAVA },
 	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "event", required_argument, NULL, 'e' },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -51,15 +62,28 @@ static const struct option long_options[] = {
 void options_print_help(FILE *out)
 {
 	fprintf(out,
-"Usage: jbpfprof [-p PID[,PID...] | -a] [-d SECONDS] [-F HZ] [-o FORMAT] [-f FILE] [--threads]\n"
+"Usage: jbpfprof [-p PID[,PID...] | -a] [-e cpu|wall|offcpu] [-d SECONDS] [-F HZ]\n"
+"                [-o FORMAT] [-f FILE] [--threads]\n"
 "\n"
-"Sample where processes spend CPU time, with kernel and user frames in one\n"
-"stack, and write a flame graph, collapsed stacks or a text report. In a\n"
-"JVM named with -p, a small agent loaded through the attach mechanism adds\n"
-"the Java frames of each sample: Java, then native, then kernel frames.\n"
+"Sample where processes spend CPU time, or where their threads wait, with\n"
+"kernel and user frames in one stack, and write a flame graph, collapsed\n"
+"stacks or a text report. In a JVM named with -p, a small agent loaded\n"
+"through the attach mechanism adds the Java frames of each sample: Java,\n"
+"then native, then kernel frames.\n"
 "\n"
 "  -p, --pid PID[,PID...]   profile these processes (a thread id means its process)\n"
 "  -a, --all                profile every process on the host\n"
+"  -e, --event MODE         cpu (default): where CPU time goes, in samples;\n"
+"                           wall: every thread on and off CPU, in microseconds,\n"
+"                           each stack ending in its state: [running],\n"
+"                           [runnable], [sleeping] or [blocked];\n"
+"                           offcpu: only the time off CPU, in microseconds\n"
+"      --state LIST         with -e wall or offcpu, keep only these states\n"
+"                           (comma-separated; default: all)\n"
+"      --min-block DURATION with -e wall or offcpu, drop waits shorter than this\n"
+"                           (units ns, us, ms, s; a bare number is us); default 0:\n"
+"                           none dropped\n"
+"      --max-block DURATION the same for waits longer than this; default: none\n"
 "  -d, --duration SECONDS   stop after this long (units ms, s, m, h accepted);\n"
 "                           default: until Ctrl-C or every target has exited\n"
 "  -F, --frequency HZ       mean samples per second per CPU, 1 to %u (default %u);\n"
@@ -92,7 +116,9 @@ void options_print_help(FILE *out)
 "Examples:\n"
 "  jbpfprof -p 1234 -d 30                    30 s of pid 1234 into an HTML flame graph\n"
 "  jbpfprof -p 1234 -F 997 -f out.collapsed  until Ctrl-C, collapsed stacks\n"
-"  jbpfprof -a -d 10 -o text -f -            the whole host, top functions on stdout\n",
+"  jbpfprof -a -d 10 -o text -f -            the whole host, top functions on stdout\n"
+"  jbpfprof -p 1234 -e wall -d 30 --threads  where each thread's time goes, on\n"
+"                                            and off CPU\n",
 		MAX_FREQUENCY_HZ, DEFAULT_FREQUENCY_HZ, DEFAULT_TEXT_TOP);
 }
 
@@ -240,6 +266,50 @@ static int parse_pid_list(const char *arg, struct options *opts, char *err, size
 	}
 }
 
+static const char *const state_names[JBPF_STATE_NR] = {
+	[JBPF_STATE_RUNNING] = "running",
+	[JBPF_STATE_RUNNABLE] = "runnable",
+	[JBPF_STATE_SLEEPING] = "sleeping",
+	[JBPF_STATE_BLOCKED] = "blocked",
+};
+
+int parse_states(const char *arg, unsigned *mask, char *err, size_t err_size)
+{
+	const char *p = arg;
+
+	*mask = 0;
+	for (;;) {
+		size_t len = strcspn(p, ","), i;
+
+		for (i = 0; i < JBPF_STATE_NR; i++)
+			if (strlen(state_names[i]) == len && !strncmp(p, state_names[i], len))
+				break;
+		if (i == JBPF_STATE_NR) {
+			snprintf(err, err_size,
+				 "--state: '%.*s' is not a state (running, runnable, sleeping or blocked)",
+				 (int)(len < 64 ? len : 64), p);
+			return -1;
+		}
+		*mask |= 1u << i;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+static int parse_event(const char *arg, enum event_mode *event)
+{
+	if (!strcmp(arg, "cpu"))
+		*event = EVENT_CPU;
+	else if (!strcmp(arg, "wall"))
+		*event = EVENT_WALL;
+	else if (!strcmp(arg, "offcpu"))
+		*event = EVENT_OFFCPU;
+	else
+		return -1;
+	return 0;
+}
+
 static enum options_result usage_error(const char *message)
 {
 	fprintf(stderr, "jbpfprof: %s\nTry 'jbpfprof --help' for more information.\n", message);
@@ -248,7 +318,7 @@ static enum options_result usage_error(const char *message)
 
 enum options_result options_parse(int argc, char **argv, struct options *opts)
 {
-	bool format_given = false;
+	bool format_given = false, state_given = false, block_given = false;
 	char err[256];
 	uint64_t value;
 	int c;
@@ -257,10 +327,11 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		.frequency_hz = DEFAULT_FREQUENCY_HZ,
 		.format = OUTPUT_FLAMEGRAPH,
 		.text_top = DEFAULT_TEXT_TOP,
+		.state_mask = (1u << JBPF_STATE_NR) - 1,
 	};
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:ad:F:o:f:vhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:ae:d:F:o:f:vhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pid_list(optarg, opts, err, sizeof(err)))
@@ -307,6 +378,26 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		case OPT_ANNOTATE:
 			opts->annotate = true;
 			break;
+		case 'e':
+			if (parse_event(optarg, &opts->event)) {
+				snprintf(err, sizeof(err), "-e: unknown event '%s' (cpu, wall or offcpu)", optarg);
+				return usage_error(err);
+			}
+			break;
+		case OPT_STATE:
+			if (parse_states(optarg, &opts->state_mask, err, sizeof(err)))
+				return usage_error(err);
+			state_given = true;
+			break;
+		case OPT_MIN_BLOCK:
+		case OPT_MAX_BLOCK:
+			if (parse_duration(c == OPT_MIN_BLOCK ? "--min-block" : "--max-block", optarg, 1000, 0,
+					   MAX_DURATION_NS,
+					   c == OPT_MIN_BLOCK ? &opts->min_block_ns : &opts->max_block_ns, err,
+					   sizeof(err)))
+				return usage_error(err);
+			block_given = true;
+			break;
 		case OPT_TOP:
 			if (parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))
 				return usage_error(err);
@@ -339,6 +430,14 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return usage_error("say what to profile: -p PID or -a");
 	if (opts->all && opts->java == JAVA_REQUIRED)
 		return usage_error("--java needs -p: the agent is loaded only into processes named with -p");
+	if ((state_given || block_given) && opts->event == EVENT_CPU)
+		return usage_error("--state, --min-block and --max-block need -e wall or -e offcpu");
+	if (opts->event == EVENT_OFFCPU && state_given && opts->state_mask == 1u << JBPF_STATE_RUNNING)
+		return usage_error("--state running with -e offcpu keeps nothing; use -e wall");
+	if (opts->event == EVENT_OFFCPU)
+		opts->state_mask &= ~(1u << JBPF_STATE_RUNNING);
+	if (opts->max_block_ns && opts->max_block_ns < opts->min_block_ns)
+		return usage_error("--max-block is shorter than --min-block: nothing would be kept");
 	if (!format_given && opts->output_path && strcmp(opts->output_path, "-")) {
 		int format = format_from_path(opts->output_path);
 

@@ -20,6 +20,12 @@
 #define MAX_FREQUENCY_HZ 10000
 #define DEFAULT_TEXT_TOP 30
 
+enum event_mode {
+	EVENT_CPU,      /* CPU samples (the default) */
+	EVENT_WALL,     /* every thread, on and off CPU, in microseconds */
+	EVENT_OFFCPU,   /* only the time off CPU */
+};
+
 enum java_mode {
 	JAVA_AUTO,      /* load the agent into every JVM among -p; fall back if it fails */
 	JAVA_REQUIRED,  /* --java: every -p must be a JVM that takes the agent */
@@ -40,7 +46,17 @@ struct options {
 	int verbose;
 	enum java_mode java;             /* whether to load the agent into JVMs */
 	bool annotate;                   /* suffix Java frames by how they ran */
+	enum event_mode event;
+	unsigned state_mask;             /* 1 << enum jbpf_state for each state kept (wall, offcpu) */
+	uint64_t min_block_ns;           /* waits shorter than this are dropped; 0 keeps all */
+	uint64_t max_block_ns;           /* waits longer than this are dropped; 0: no limit */
 };
+
+/*
+ * Parses "sleeping,blocked" into a mask of 1 << enum jbpf_state; on error as
+ * parse_u64.
+ */
+int parse_states(const char *arg, unsigned *mask, char *err, size_t err_size);
 
 enum options_result {
 	OPTIONS_RUN,        /* go on and record */

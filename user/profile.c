@@ -61,6 +61,7 @@ static const char *const kind_names[FRAME_KIND_NR] = {
 	[FRAME_KIND_THREAD] = "thread",
 	[FRAME_KIND_PROCESS] = "process",
 	[FRAME_KIND_LOST] = "lost",
+	[FRAME_KIND_STATE] = "state",
 };
 
 const char *frame_kind_name(enum frame_kind kind)
@@ -222,6 +223,19 @@ int64_t profile__intern(struct profile *p, const char *name, enum frame_kind kin
 
 int profile__add(struct profile *p, const uint32_t *frames, size_t depth, uint64_t count)
 {
+	return profile__add_indexed(p, frames, depth, count, NULL);
+}
+
+void profile__add_to(struct profile *p, uint32_t index, uint64_t count)
+{
+	if (index >= p->nr_stacks)
+		return;
+	p->stacks[index].count += count;
+	p->total += count;
+}
+
+int profile__add_indexed(struct profile *p, const uint32_t *frames, size_t depth, uint64_t count, uint32_t *index)
+{
 	uint64_t h;
 	size_t slot;
 	int err;
@@ -245,6 +259,8 @@ int profile__add(struct profile *p, const uint32_t *frames, size_t depth, uint64
 			    (!depth || !memcmp(&p->stack_ids[s->first], frames, depth * sizeof(*frames)))) {
 				s->count += count;
 				p->total += count;
+				if (index)
+					*index = p->stack_index[slot] - 1;
 				return 0;
 			}
 			slot = (slot + 1) & (p->stack_index_cap - 1);
@@ -274,6 +290,8 @@ int profile__add(struct profile *p, const uint32_t *frames, size_t depth, uint64
 	while (p->stack_index[slot])
 		slot = (slot + 1) & (p->stack_index_cap - 1);
 	p->stack_index[slot] = (uint32_t)(p->nr_stacks + 1);
+	if (index)
+		*index = (uint32_t)p->nr_stacks;
 	p->nr_stacks++;
 	p->total += count;
 	return 0;

@@ -30,6 +30,7 @@ enum frame_kind {
 	FRAME_KIND_THREAD,       /* the "[name tid=N]" root added by --threads */
 	FRAME_KIND_PROCESS,      /* a process root frame, "name (pid N)" */
 	FRAME_KIND_LOST,         /* a placeholder naming why frames are missing */
+	FRAME_KIND_STATE,        /* a wall or off-CPU stack's last frame: "[sleeping]" and so on */
 	FRAME_KIND_NR,
 };
 
@@ -60,6 +61,15 @@ int64_t profile__intern(struct profile *profile, const char *name, enum frame_ki
  * was not interned, -ENOSPC past max_stacks, or -ENOMEM.
  */
 int profile__add(struct profile *profile, const uint32_t *frames, size_t depth, uint64_t count);
+/*
+ * The same, and *index is the stack's number (see profile__stack), for
+ * profile__add_to. A count of 0 makes the stack exist with nothing in it
+ * yet; writers leave out stacks whose count is still 0.
+ */
+int profile__add_indexed(struct profile *profile, const uint32_t *frames, size_t depth, uint64_t count,
+			 uint32_t *index);
+/* Adds count to stack index; an index not in the profile is ignored. */
+void profile__add_to(struct profile *profile, uint32_t index, uint64_t count);
 
 size_t profile__frame_count(const struct profile *profile);
 const char *profile__frame_name(const struct profile *profile, uint32_t frame);

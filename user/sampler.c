@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "offcpu.skel.h"
 #include "sample.skel.h"
 
 #define DEFAULT_RINGBUF_BYTES (16u << 20)
@@ -39,8 +40,11 @@ struct sampler {
 	struct bpf_link **links;
 	unsigned nr_cpus;           /* entries used in perf_fds and links */
 	struct bpf_link *exec_link; /* sched_process_exec */
-	struct bpf_link *sys_exit_link; /* raw_syscalls/sys_exit, with JVMs only */
+	struct bpf_link *sys_exit_link; /* raw_syscalls/sys_exit, with JVMs or waits */
+	struct offcpu_bpf *offcpu;      /* with waits */
+	struct bpf_link *switch_link, *fork_link;
 	uint64_t base_period_ns;
+	uint64_t stopped_ns;        /* CLOCK_MONOTONIC at sampler__stop, 0 before */
 	sampler_record_fn on_record;
 	void *ctx;
 };
@@ -214,6 +218,24 @@ static void ensure_tracefs(void)
 	mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
 }
 
+static int attach_sys_exit(struct sampler *sampler, char *err, size_t err_size)
+{
+	int error;
+
+	if (sampler->sys_exit_link)
+		return 0;
+	ensure_tracefs();
+	sampler->sys_exit_link = bpf_program__attach(sampler->skel->progs.syscall_exit);
+	if (!sampler->sys_exit_link) {
+		error = errno;
+		snprintf(err, err_size,
+			 "cannot attach to the raw_syscalls/sys_exit tracepoint (%s); is tracefs mountable?",
+			 strerror(error));
+		return -error;
+	}
+	return 0;
+}
+
 static int setup_java(struct sampler *sampler, const struct sampler_config *config, char *err, size_t err_size)
 {
 	int error;
@@ -228,12 +250,64 @@ static int setup_java(struct sampler *sampler, const struct sampler_config *conf
 			return -error;
 		}
 	}
-	ensure_tracefs();
-	sampler->sys_exit_link = bpf_program__attach(sampler->skel->progs.syscall_exit);
-	if (!sampler->sys_exit_link) {
+	return attach_sys_exit(sampler, err, err_size);
+}
+
+#define DEFAULT_MAX_THREADS 65536
+
+/*
+ * Loads the scheduler program with the sampler's own maps (filter, JVMs,
+ * system call exit duties, ring buffer, counters) and attaches it.
+ */
+static int setup_waits(struct sampler *sampler, const struct sampler_config *config, char *err, size_t err_size)
+{
+	struct offcpu_bpf *skel;
+	struct {
+		struct bpf_map *mine, *shared;
+	} reuse[5];
+	int error;
+
+	skel = offcpu_bpf__open();
+	if (!skel) {
 		error = errno;
-		snprintf(err, err_size,
-			 "cannot attach to the raw_syscalls/sys_exit tracepoint (%s); is tracefs mountable?",
+		snprintf(err, err_size, "cannot open the BPF scheduler program: %s", strerror(error));
+		return -error;
+	}
+	sampler->offcpu = skel;
+	reuse[0].mine = skel->maps.targets, reuse[0].shared = sampler->skel->maps.targets;
+	reuse[1].mine = skel->maps.java_targets, reuse[1].shared = sampler->skel->maps.java_targets;
+	reuse[2].mine = skel->maps.deferred, reuse[2].shared = sampler->skel->maps.deferred;
+	reuse[3].mine = skel->maps.events, reuse[3].shared = sampler->skel->maps.events;
+	reuse[4].mine = skel->maps.counters, reuse[4].shared = sampler->skel->maps.counters;
+	for (size_t i = 0; i < sizeof(reuse) / sizeof(reuse[0]); i++) {
+		if (bpf_map__reuse_fd(reuse[i].mine, bpf_map__fd(reuse[i].shared))) {
+			error = errno;
+			snprintf(err, err_size, "cannot share the BPF maps with the scheduler program: %s",
+				 strerror(error));
+			return -error;
+		}
+	}
+	skel->rodata->filter_by_tgid = config->nr_tgids > 0;
+	skel->rodata->full_wait_ns = config->full_wait_ns ? config->full_wait_ns : 1;
+	skel->rodata->min_block_ns = config->min_block_ns;
+	skel->rodata->max_block_ns = config->max_block_ns ? config->max_block_ns : UINT64_MAX;
+	skel->rodata->syscall_entry_lo = config->syscall_entry_lo;
+	skel->rodata->syscall_entry_hi = config->syscall_entry_hi;
+	bpf_map__set_max_entries(skel->maps.waits, config->max_threads ? config->max_threads : DEFAULT_MAX_THREADS);
+	error = offcpu_bpf__load(skel);
+	if (error) {
+		error = -error;
+		load_strerror(error, err, err_size);
+		return -error;
+	}
+	error = -attach_sys_exit(sampler, err, err_size);
+	if (error)
+		return -error;
+	sampler->fork_link = bpf_program__attach(skel->progs.process_fork);
+	sampler->switch_link = sampler->fork_link ? bpf_program__attach(skel->progs.sched_switch) : NULL;
+	if (!sampler->switch_link) {
+		error = errno;
+		snprintf(err, err_size, "cannot attach to the sched_switch and sched_process_fork tracepoints: %s",
 			 strerror(error));
 		return -error;
 	}
@@ -310,9 +384,16 @@ int sampler__open(const struct sampler_config *config, struct sampler **out, cha
 		if (error)
 			goto fail;
 	}
-	error = -open_perf_events(sampler, err, err_size);
-	if (error)
-		goto fail;
+	if (config->waits) {
+		error = -setup_waits(sampler, config, err, err_size);
+		if (error)
+			goto fail;
+	}
+	if (!config->no_cpu_samples) {
+		error = -open_perf_events(sampler, err, err_size);
+		if (error)
+			goto fail;
+	}
 	*out = sampler;
 	return 0;
 fail:
@@ -332,15 +413,59 @@ void sampler__close(struct sampler *sampler)
 	free(sampler->perf_fds);
 	bpf_link__destroy(sampler->exec_link);
 	bpf_link__destroy(sampler->sys_exit_link);
+	bpf_link__destroy(sampler->switch_link);
+	bpf_link__destroy(sampler->fork_link);
 	ring_buffer__free(sampler->ringbuf);
+	offcpu_bpf__destroy(sampler->offcpu);
 	sample_bpf__destroy(sampler->skel);
 	free(sampler);
 }
 
 void sampler__stop(struct sampler *sampler)
 {
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	sampler->stopped_ns = (uint64_t)now.tv_sec * NS_PER_SEC + (uint64_t)now.tv_nsec;
 	for (unsigned i = 0; i < sampler->nr_cpus; i++)
 		ioctl(sampler->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	bpf_link__destroy(sampler->switch_link);
+	bpf_link__destroy(sampler->fork_link);
+	sampler->switch_link = sampler->fork_link = NULL;
+}
+
+int sampler__seed_thread(struct sampler *sampler, uint32_t tid, uint32_t tgid, enum jbpf_state state)
+{
+	struct jbpf_thread_waits seed = {
+		.state = state,
+		.tgid = tgid,
+		.flags = JBPF_THREAD_SINCE_START,
+	};
+
+	if (!sampler->offcpu)
+		return -EINVAL;
+	if (bpf_map__update_elem(sampler->offcpu->maps.waits, &tid, sizeof(tid), &seed, sizeof(seed), BPF_NOEXIST))
+		return errno == EEXIST ? 0 : -errno;
+	return 0;
+}
+
+int sampler__for_each_thread(struct sampler *sampler, sampler_thread_fn fn, void *ctx)
+{
+	struct jbpf_thread_waits waits;
+	uint32_t key, next;
+	int nr = 0, error;
+
+	if (!sampler->offcpu)
+		return 0;
+	for (error = bpf_map__get_next_key(sampler->offcpu->maps.waits, NULL, &next, sizeof(next)); !error;
+	     error = bpf_map__get_next_key(sampler->offcpu->maps.waits, &key, &next, sizeof(next))) {
+		key = next;
+		if (bpf_map__lookup_elem(sampler->offcpu->maps.waits, &key, sizeof(key), &waits, sizeof(waits), 0))
+			continue;
+		fn(ctx, key, &waits);
+		nr++;
+	}
+	return error == -ENOENT ? nr : error;
 }
 
 void sampler__set_no_java(struct sampler *sampler, uint32_t tid, bool no_java)
@@ -393,6 +518,11 @@ int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_
 unsigned sampler__cpus(const struct sampler *sampler)
 {
 	return sampler->nr_cpus;
+}
+
+uint64_t sampler__stopped_ns(const struct sampler *sampler)
+{
+	return sampler->stopped_ns;
 }
 
 uint64_t sampler__base_period_ns(const struct sampler *sampler)

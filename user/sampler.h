@@ -48,6 +48,16 @@ struct sampler_config {
 	 * and then every sample signals at once.
 	 */
 	uint64_t syscall_entry_lo, syscall_entry_hi;
+	/*
+	 * Wall-clock and off-CPU profiles: follow the targets' context
+	 * switches (bpf/offcpu.bpf.c). full_wait_ns: sleeping waits at least
+	 * this long always keep their stacks, shorter ones are sampled;
+	 * waits outside [min_block_ns, max_block_ns] are only counted.
+	 */
+	bool waits;
+	bool no_cpu_samples;     /* -e offcpu: no perf events at all */
+	uint64_t full_wait_ns, min_block_ns, max_block_ns;
+	size_t max_threads;      /* threads followed at once, 0 for the default */
 	sampler_record_fn on_record;
 	void *ctx;
 };
@@ -58,7 +68,8 @@ int sampler__open(const struct sampler_config *config, struct sampler **out, cha
 void sampler__close(struct sampler *sampler);
 
 /*
- * Stops sampling on every CPU (the program stays loaded). After it, one
+ * Stops sampling on every CPU and following context switches (the
+ * programs stay loaded). After it, one
  * more sampler__drain receives every record, and the counters are final.
  */
 void sampler__stop(struct sampler *sampler);
@@ -77,11 +88,25 @@ void sampler__set_no_java(struct sampler *sampler, uint32_t tid, bool no_java);
 /* Stops signalling a JVM (its agent went away). */
 void sampler__forget_java(struct sampler *sampler, uint32_t tgid);
 
+/*
+ * A thread alive at the start, with its state from /proc: its first wait
+ * then starts at the recording's start (bpf/offcpu.bpf.c). Does nothing to
+ * a thread the program already follows. 0, or -errno (-E2BIG: map full).
+ */
+int sampler__seed_thread(struct sampler *sampler, uint32_t tid, uint32_t tgid, enum jbpf_state state);
+/*
+ * Every thread the scheduler program follows, with what it knows; for the
+ * end of a recording, after sampler__stop. Returns threads seen or -errno.
+ */
+typedef void (*sampler_thread_fn)(void *ctx, uint32_t tid, const struct jbpf_thread_waits *waits);
+int sampler__for_each_thread(struct sampler *sampler, sampler_thread_fn fn, void *ctx);
 /* Sums of the BPF loss counters over all CPUs, indexed by enum jbpf_counter. */
 int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_NR]);
 
 /* CPUs sampled, and the perf event's base period in ns (before thinning). */
 unsigned sampler__cpus(const struct sampler *sampler);
 uint64_t sampler__base_period_ns(const struct sampler *sampler);
+/* When sampler__stop ran (CLOCK_MONOTONIC ns): the end of the recording's window. */
+uint64_t sampler__stopped_ns(const struct sampler *sampler);
 
 #endif /* JBPF_SAMPLER_H */

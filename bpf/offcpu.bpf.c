@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Off-CPU time from the scheduler, for wall-clock and off-CPU profiles.
+ *
+ * On every context switch of a target thread the program notes when and
+ * why the thread left the CPU (`waits`, by tid), and when it comes back it
+ * knows the wait's exact length. A thread that sleeps ten seconds costs two
+ * context switches, not a thousand samples.
+ *
+ * Stacks are the expensive part (a kernel stack costs microseconds here,
+ * as much as a short context switch), so most are taken only once the
+ * wait is over and its length is known:
+ *
+ *   - A sleeping wait (interruptible: futex, nanosleep, reads, poll) at
+ *     least full_wait_ns long is always recorded; a shorter one with
+ *     probability length / full_wait_ns (JBPF_WAIT_SAMPLED). Waits not
+ *     picked cost no stack and no record: their time is only added to the
+ *     thread's sampled_out_ns, which userspace spreads over the ones that
+ *     were, so the time per thread stays exact. full_wait_ns is the CPU
+ *     sampling period: off-CPU stacks get the same resolution as on-CPU.
+ *     The kernel stack is read from the waking thread's saved state, and
+ *     when the wait was in a system call the user stack is read by the
+ *     system call exit program (sample.bpf.c), where it is still the same,
+ *     together with the Java stack signal for a JVM thread: a signal never
+ *     reaches a sleeping thread.
+ *   - A preempted (runnable) or uninterruptible (blocked) wait is rarer and
+ *     may happen outside any system call, so its stacks are read at
+ *     switch-out, from the thread itself (JBPF_WAIT_OPEN; its end follows
+ *     in a jbpf_wait_end).
+ *
+ * A tracepoint program rather than a raw one: reading the waking thread's
+ * stack and task storage needs a trusted pointer to it (bpf_task_from_pid),
+ * and kfuncs are not available to raw tracepoint programs.
+ *
+ * Missed switches. The kernel skips a tracepoint program while another
+ * tracing program runs on the same CPU, and a thread preempted inside one
+ * (our system call exit program, or another tool's) switches without us.
+ * A wait whose end was missed is ended with time 0 and dropped by
+ * userspace; a wait whose start was missed is not recorded; both are
+ * counted (JBPF_CNT_SWITCH_MISSED) and their time counts as running.
+ *
+ * Thread lifetimes: userspace seeds `waits` with the threads alive at the
+ * start (JBPF_THREAD_SINCE_START, with the state /proc gave), a new thread
+ * is added when created (sched_process_fork), and a thread's entry leaves
+ * with a jbpf_thread_exit record at its last switch-out.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "shared.bpf.h"
+
+/* Set by userspace between open and load. */
+const volatile bool filter_by_tgid = false;
+const volatile __u64 full_wait_ns = 10000000;
+const volatile __u64 min_block_ns = 0;
+const volatile __u64 max_block_ns = ~0ull;
+const volatile __u64 syscall_entry_lo = 0;
+const volatile __u64 syscall_entry_hi = 0;
+
+/* Wait numbers; the top bit keeps them apart from the CPU sampler's. */
+__u64 next_seq = 0;
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* The kernel's task state report bits, as the sched_switch tracepoint gives them. */
+#define REPORT_UNINTERRUPTIBLE 0x2
+#define REPORT_EXIT_DEAD 0x10
+#define REPORT_EXIT_ZOMBIE 0x20
+#define REPORT_MAX 0x100 /* preempted, whatever the state */
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+/* See sample.bpf.c: weak, and java_targets stays empty on a kernel without it. */
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type, __u64 value) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
+/* Resized by userspace before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct jbpf_thread_waits);
+} waits SEC(".maps");
+
+#define WAIT_MAX_SIZE (sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64))
+
+struct scratch {
+	__u8 bytes[WAIT_MAX_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+static __always_inline __u64 new_seq(void)
+{
+	return (__sync_fetch_and_add(&next_seq, 1) + 1) | (1ull << 63);
+}
+
+static __always_inline bool is_target(__u32 tgid)
+{
+	return !filter_by_tgid || bpf_map_lookup_elem(&targets, &tgid);
+}
+
+/* Wake the reader only when the ring is filling up; it drains on a timer anyway. */
+static __always_inline __u64 wakeup_flags(void)
+{
+	__u64 used = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+
+	return used > size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void send(void *record, __u64 size)
+{
+	if (size > WAIT_MAX_SIZE || bpf_ringbuf_output(&events, record, size, wakeup_flags()))
+		count(JBPF_CNT_WAITS_LOST);
+	else
+		count(JBPF_CNT_WAITS_SENT);
+}
+
+static __always_inline struct jbpf_sample *new_wait(__u32 tgid, __u32 tid, const char *comm, __u64 now)
+{
+	struct jbpf_sample *wait;
+	__u32 zero = 0;
+
+	wait = bpf_map_lookup_elem(&scratch, &zero);
+	if (!wait)
+		return NULL;
+	__builtin_memset(wait, 0, sizeof(*wait));
+	wait->type = JBPF_RECORD_WAIT;
+	wait->cpu = bpf_get_smp_processor_id();
+	wait->time_ns = now;
+	wait->tgid = tgid;
+	wait->tid = tid;
+	bpf_probe_read_kernel(wait->comm, sizeof(wait->comm), comm);
+	return wait;
+}
+
+static __always_inline __u64 stack_frames(long bytes, __s16 *error)
+{
+	__u64 n;
+
+	*error = bytes < 0 ? bytes : 0;
+	if (bytes < 0)
+		return 0;
+	n = (__u64)bytes / sizeof(__u64);
+	return n > JBPF_MAX_STACK_DEPTH ? JBPF_MAX_STACK_DEPTH : n;
+}
+
+/*
+ * The Java stack of a JVM thread's wait inside a system call: the signal
+ * waits for the call to return (sample.bpf.c), and a CPU sample already
+ * waiting there shares its number.
+ */
+static __always_inline void want_java_stack(struct jbpf_sample *wait, struct jbpf_syscall_pending *pending)
+{
+	if (!bpf_map_lookup_elem(&java_targets, &wait->tgid))
+		return;
+	if (!pending->java_seq)
+		pending->java_seq = new_seq();
+	wait->java_seq = pending->java_seq;
+	wait->flags |= JBPF_SAMPLE_DEFERRED;
+}
+
+/*
+ * The Java stack of a JVM thread preempted (or faulting) in user code: the
+ * signal is delivered when the thread next returns to user mode, before it
+ * runs another instruction, so its handler sees the stack of the wait. No
+ * system call is under way, so nothing can be interrupted.
+ */
+static __always_inline void signal_java_now(struct jbpf_sample *wait)
+{
+	const struct jbpf_java_target *jt = bpf_map_lookup_elem(&java_targets, &wait->tgid);
+	__u64 seq;
+	int err;
+
+	if (!jt || !bpf_send_signal_task)
+		return;
+	seq = new_seq();
+	err = bpf_send_signal_task(bpf_get_current_task_btf(), jt->signo, PIDTYPE_PID, seq);
+	if (err) {
+		wait->signal_err = err;
+		count(JBPF_CNT_SIGNAL_FAILED);
+		return;
+	}
+	wait->java_seq = seq;
+	count(JBPF_CNT_JAVA_SIGNALS);
+}
+
+/*
+ * A runnable or blocked thread leaves the CPU: its stacks now, from the
+ * thread itself, and the wait's end later.
+ */
+static void send_open_wait(struct trace_event_raw_sched_switch *ctx, struct jbpf_thread_waits *w, __u32 tid,
+			   __u64 now)
+{
+	struct jbpf_syscall_pending *pending;
+	struct jbpf_sample *wait;
+	__u64 kn, un;
+
+	wait = new_wait(w->tgid, tid, ctx->prev_comm, now);
+	if (!wait)
+		return;
+	wait->state = w->state;
+	wait->wait_start_ns = now;
+	wait->born_ns = BPF_CORE_READ(bpf_get_current_task_btf(), start_time);
+	wait->wait_id = new_seq();
+	wait->flags = JBPF_WAIT_OPEN;
+	kn = stack_frames(bpf_get_stack(ctx, wait->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), 0), &wait->kstack_err);
+	wait->kstack_len = kn;
+	if (kn > JBPF_MAX_STACK_DEPTH)
+		return;
+	un = stack_frames(bpf_get_stack(ctx, &wait->ips[kn], JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),
+			  &wait->ustack_err);
+	wait->ustack_len = un;
+	if (stack_in_syscall(wait->ips, kn, syscall_entry_lo, syscall_entry_hi)) {
+		pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0,
+					       BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (pending)
+			want_java_stack(wait, pending);
+	} else {
+		signal_java_now(wait);
+	}
+	w->open_wait = wait->wait_id;
+	send(wait, sizeof(*wait) + (kn + un) * sizeof(__u64));
+}
+
+static __always_inline void send_wait_end(__u32 tid, __u64 wait_id, __u64 time_ns)
+{
+	struct jbpf_wait_end *end = bpf_ringbuf_reserve(&events, sizeof(*end), 0);
+
+	if (!end) {
+		count(JBPF_CNT_WAITS_LOST);
+		return;
+	}
+	end->type = JBPF_RECORD_WAIT_END;
+	end->tid = tid;
+	end->wait_id = wait_id;
+	end->time_ns = time_ns;
+	bpf_ringbuf_submit(end, BPF_RB_NO_WAKEUP);
+}
+
+static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct jbpf_thread_waits *w, fresh = {};
+	long report = ctx->prev_state;
+	struct jbpf_thread_exit *exit;
+
+	if (tid == 0 || !is_target(tgid))
+		return;
+	count(JBPF_CNT_SWITCHES);
+	w = bpf_map_lookup_elem(&waits, &tid);
+	if (report & (REPORT_EXIT_DEAD | REPORT_EXIT_ZOMBIE)) {
+		exit = bpf_ringbuf_reserve(&events, sizeof(*exit), 0);
+		if (!exit) {
+			count(JBPF_CNT_WAITS_LOST);
+		} else {
+			exit->type = JBPF_RECORD_THREAD_EXIT;
+			exit->tid = tid;
+			exit->tgid = tgid;
+			exit->unused = 0;
+			exit->time_ns = now;
+			if (w)
+				exit->waits = *w;
+			else
+				__builtin_memset(&exit->waits, 0, sizeof(exit->waits));
+			bpf_ringbuf_submit(exit, BPF_RB_NO_WAKEUP);
+		}
+		bpf_map_delete_elem(&waits, &tid);
+		return;
+	}
+	if (!w) {
+		fresh.tgid = tgid;
+		bpf_map_update_elem(&waits, &tid, &fresh, BPF_NOEXIST);
+		w = bpf_map_lookup_elem(&waits, &tid);
+		if (!w) {
+			count(JBPF_CNT_THREADS_FULL);
+			return;
+		}
+	}
+	if (w->open_wait) {
+		/* It ran, so its last wait ended, but that switch was missed. */
+		count(JBPF_CNT_SWITCH_MISSED);
+		send_wait_end(tid, w->open_wait, 0);
+	}
+	w->off_since = now;
+	w->flags = 0;
+	w->open_wait = 0;
+	if (report == 0 || report >= REPORT_MAX)
+		w->state = JBPF_STATE_RUNNABLE;
+	else if (report & REPORT_UNINTERRUPTIBLE)
+		w->state = JBPF_STATE_BLOCKED;
+	else
+		w->state = JBPF_STATE_SLEEPING;
+	if (w->state != JBPF_STATE_SLEEPING)
+		send_open_wait(ctx, w, tid, now);
+}
+
+/*
+ * A sleeping wait (or one that began before the thread was seen) is over:
+ * record it with the waking thread's kernel stack, and ask its system
+ * call's exit for the user stack.
+ */
+static void send_wait(struct jbpf_thread_waits *w, __u32 tid, const char *comm, __u64 now, __u32 flags)
+{
+	struct jbpf_syscall_pending *pending;
+	struct task_struct *task;
+	struct jbpf_sample *wait;
+	__u64 kn = 0;
+
+	wait = new_wait(w->tgid, tid, comm, now);
+	if (!wait)
+		return;
+	wait->state = w->state;
+	wait->wait_start_ns = w->off_since;
+	wait->flags = flags;
+	task = bpf_task_from_pid(tid);
+	if (!task) {
+		wait->flags |= JBPF_WAIT_NO_TASK;
+		send(wait, sizeof(*wait));
+		return;
+	}
+	wait->born_ns = task->start_time;
+	if (!(flags & JBPF_WAIT_NEW_THREAD)) {
+		kn = stack_frames(bpf_get_task_stack(task, wait->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), 0),
+				  &wait->kstack_err);
+		wait->kstack_len = kn;
+		if (stack_in_syscall(wait->ips, kn, syscall_entry_lo, syscall_entry_hi)) {
+			pending = bpf_task_storage_get(&deferred, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (pending) {
+				if (!pending->ustack_seq)
+					pending->ustack_seq = new_seq();
+				wait->ustack_seq = pending->ustack_seq;
+				want_java_stack(wait, pending);
+			}
+		}
+	}
+	bpf_task_release(task);
+	if (kn > JBPF_MAX_STACK_DEPTH)
+		return;
+	send(wait, sizeof(*wait) + kn * sizeof(__u64));
+}
+
+static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
+{
+	__u32 tid = ctx->next_pid;
+	struct jbpf_thread_waits *w;
+	__u32 flags = 0;
+	__u64 length;
+
+	if (tid == 0)
+		return;
+	/* Only target threads have an entry: no filter lookup needed. */
+	w = bpf_map_lookup_elem(&waits, &tid);
+	if (!w)
+		return;
+	if (w->open_wait) {
+		send_wait_end(tid, w->open_wait, now);
+		w->open_wait = 0;
+		w->off_since = 0;
+		return;
+	}
+	if (w->flags & JBPF_THREAD_NEW) {
+		flags = JBPF_WAIT_NEW_THREAD;
+	} else if (w->flags & JBPF_THREAD_SINCE_START) {
+		flags = JBPF_WAIT_UNKNOWN_START;
+	} else if (!w->off_since) {
+		/* Its switch-out was missed: when this wait began is not known. */
+		count(JBPF_CNT_SWITCH_MISSED);
+		return;
+	} else {
+		length = now - w->off_since;
+		if (length < min_block_ns || length > max_block_ns) {
+			w->filtered_ns += length;
+			w->off_since = 0;
+			return;
+		}
+		if (length < full_wait_ns) {
+			if ((((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) {
+				w->sampled_out_ns += length;
+				w->sampled_out_nr++;
+				w->off_since = 0;
+				return;
+			}
+			flags = JBPF_WAIT_SAMPLED;
+		}
+	}
+	send_wait(w, tid, ctx->next_comm, now, flags);
+	w->flags = 0;
+	w->off_since = 0;
+}
+
+SEC("tp/sched/sched_switch")
+int sched_switch(struct trace_event_raw_sched_switch *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switched_out(ctx, now);
+	switched_in(ctx, now);
+	return 0;
+}
+
+/* A target creates a thread (or, with -a, anything is created): follow it from now. */
+SEC("raw_tp/sched_process_fork")
+int process_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	struct jbpf_thread_waits fresh = {};
+	__u32 tid = BPF_CORE_READ(child, pid);
+
+	fresh.tgid = BPF_CORE_READ(child, tgid);
+	if (!is_target(fresh.tgid))
+		return 0;
+	fresh.off_since = bpf_ktime_get_ns();
+	fresh.state = JBPF_STATE_RUNNABLE;
+	fresh.flags = JBPF_THREAD_NEW;
+	if (bpf_map_update_elem(&waits, &tid, &fresh, BPF_ANY))
+		count(JBPF_CNT_THREADS_FULL);
+	return 0;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Maps and helpers that every BPF object of the profiler shares. Each
+ * object declares these maps from this one definition; userspace creates
+ * them with the first object (sample.bpf.c) and hands the same maps to the
+ * others (bpf_map__reuse_fd) before they load, so all programs see one
+ * filter, one ring buffer and one set of counters.
+ */
+#ifndef JBPF_SHARED_BPF_H
+#define JBPF_SHARED_BPF_H
+
+#include "jbpfprof.h"
+
+/* Processes to follow (with -p); empty and unused with -a. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, JBPF_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* JVMs whose agent handles our signal: tgid to the signal it chose. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, JBPF_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct jbpf_java_target);
+} java_targets SEC(".maps");
+
+/*
+ * What the end of the current system call owes a thread (a Java stack
+ * signal, a user stack read). Task storage, not a hash map: the system
+ * call exit program runs for every thread on the host, and for a thread
+ * without storage the lookup ends at once; the storage goes with the thread.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct jbpf_syscall_pending);
+} deferred SEC(".maps");
+
+/* Resized by userspace before load (bpf_map__set_max_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, JBPF_CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *value = bpf_map_lookup_elem(&counters, &which);
+
+	if (value)
+		*value += 1;
+}
+
+/*
+ * Whether a kernel stack (innermost first) runs inside a system call: its
+ * outermost frames are the entry code and do_syscall_64, whose address
+ * range [lo, hi) userspace found in kallsyms. An interrupt or fault taken in
+ * user mode has neither.
+ */
+static __always_inline bool stack_in_syscall(const __u64 *ips, __u64 kn, __u64 lo, __u64 hi)
+{
+	for (int i = 1; i <= 3; i++) {
+		__u64 at;
+
+		if (kn < (__u64)i)
+			break;
+		at = kn - i;
+		if (at >= JBPF_MAX_STACK_DEPTH)
+			break;
+		if (ips[at] >= lo && ips[at] < hi)
+			return true;
+	}
+	return false;
+}
+
+#endif /* JBPF_SHARED_BPF_H */

@@ -1,0 +1,674 @@
+/*
+ * wall: see wall.h. Threads live in an open-addressing table keyed by tid;
+ * waits missing a piece sit in two short lists, one for waits whose user
+ * stack comes with their system call's exit (keyed by ustack_seq, which
+ * every wait of one system call shares) and one for waits whose end comes
+ * later (keyed by wait_id). The ring buffer keeps each CPU's records in
+ * order, and a piece always follows its wait on the same thread, so a
+ * piece with nothing waiting for it was for a wait that was lost.
+ */
+#include "user/wall.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_THREADS (1u << 20)
+#define MAX_PENDING 65536
+#define WAIT_BYTES (sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64))
+/* Distinct kernel function names remembered from /proc/TID/stack. */
+#define KERNEL_NAMES 256
+
+struct thread {
+	uint32_t tid;            /* 0: empty slot */
+	uint32_t tgid;
+	uint64_t born_ns;        /* after the start: born during the window; else 0 */
+	uint64_t exit_ns;        /* 0: alive at the end */
+	uint64_t off_ns;         /* waits counted at their own length */
+	uint64_t sampled_ns;     /* lengths of the short waits recorded by chance */
+	uint64_t sampled_out_ns; /* short waits not recorded (the BPF program's count) */
+	uint64_t bpf_filtered_ns;
+	uint64_t filtered_ns;
+	uint64_t cpu_samples;
+	bool followed;           /* the scheduler program knew it */
+	char comm[JBPF_COMM_LEN];
+};
+
+struct pending {
+	struct pending *next;
+	uint64_t key;
+	size_t size;
+	struct jbpf_sample wait; /* followed by room for WAIT_BYTES */
+};
+
+struct kernel_name {
+	char name[128];
+	uint64_t addr;           /* 0: not in kallsyms */
+};
+
+struct wall {
+	struct wall_config config;
+	struct aggregator *agg;
+	struct symbolizer *sym;
+	uint64_t start_ns, end_ns;
+	bool ended;
+	struct thread *threads;
+	size_t cap, nr;
+	struct pending *by_ustack, *by_end;
+	size_t nr_pending;
+	struct kernel_name *kernel_names;
+	size_t nr_kernel_names;
+	uint64_t sample_period_ns;
+	struct wall_stats stats;
+};
+
+struct wall *wall__new(const struct wall_config *config, struct aggregator *agg, struct symbolizer *sym)
+{
+	struct wall *wall = calloc(1, sizeof(*wall));
+
+	if (!wall)
+		return NULL;
+	wall->config = *config;
+	wall->agg = agg;
+	wall->sym = sym;
+	return wall;
+}
+
+static void free_list(struct pending *p)
+{
+	while (p) {
+		struct pending *next = p->next;
+
+		free(p);
+		p = next;
+	}
+}
+
+void wall__free(struct wall *wall)
+{
+	if (!wall)
+		return;
+	free_list(wall->by_ustack);
+	free_list(wall->by_end);
+	free(wall->threads);
+	free(wall->kernel_names);
+	free(wall);
+}
+
+void wall__start(struct wall *wall, uint64_t start_ns)
+{
+	wall->start_ns = start_ns;
+}
+
+void wall__set_sample_period(struct wall *wall, uint64_t period_ns)
+{
+	wall->sample_period_ns = period_ns;
+}
+
+uint64_t wall__window_ns(const struct wall *wall)
+{
+	return wall->ended && wall->end_ns > wall->start_ns ? wall->end_ns - wall->start_ns : 0;
+}
+
+void wall__stats(const struct wall *wall, struct wall_stats *stats)
+{
+	*stats = wall->stats;
+	stats->threads = wall->nr;
+}
+
+/* ---- threads ---- */
+
+static size_t slot_of(uint32_t tid, size_t cap)
+{
+	return (size_t)(tid * 0x9e3779b1u) & (cap - 1);
+}
+
+static bool grow(struct wall *wall)
+{
+	size_t cap = wall->cap ? wall->cap * 2 : 1024;
+	struct thread *threads = calloc(cap, sizeof(*threads));
+
+	if (!threads)
+		return false;
+	for (size_t i = 0; i < wall->cap; i++) {
+		size_t j;
+
+		if (!wall->threads[i].tid)
+			continue;
+		for (j = slot_of(wall->threads[i].tid, cap); threads[j].tid; j = (j + 1) & (cap - 1))
+			;
+		threads[j] = wall->threads[i];
+	}
+	free(wall->threads);
+	wall->threads = threads;
+	wall->cap = cap;
+	return true;
+}
+
+/* The thread tid, added if new; NULL when the table is full. */
+static struct thread *thread_of(struct wall *wall, uint32_t tid, uint32_t tgid)
+{
+	size_t i;
+
+	if (!tid)
+		return NULL;
+	if (wall->cap) {
+		for (i = slot_of(tid, wall->cap); wall->threads[i].tid; i = (i + 1) & (wall->cap - 1))
+			if (wall->threads[i].tid == tid)
+				return &wall->threads[i];
+	}
+	if (wall->nr >= MAX_THREADS || ((wall->nr + 1) * 2 > wall->cap && !grow(wall))) {
+		wall->stats.threads_full++;
+		return NULL;
+	}
+	for (i = slot_of(tid, wall->cap); wall->threads[i].tid; i = (i + 1) & (wall->cap - 1))
+		;
+	wall->threads[i].tid = tid;
+	wall->threads[i].tgid = tgid;
+	wall->nr++;
+	return &wall->threads[i];
+}
+
+/* ---- waits ---- */
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * A complete wait: clipped to the window, counted in its thread, then
+ * handed on (through end_wait for one still going on at the end).
+ */
+static void finish_wait(struct wall *wall, struct jbpf_sample *w, size_t size, bool at_end)
+{
+	struct thread *t = thread_of(wall, w->tid, w->tgid);
+	uint64_t start = w->wait_start_ns, end = w->time_ns, length;
+	wall_forward_fn hand_on = at_end && wall->config.end_wait ? wall->config.end_wait : wall->config.forward;
+
+	if (!t)
+		return;
+	t->followed = true;
+	memcpy(t->comm, w->comm, sizeof(t->comm));
+	if (w->born_ns > wall->start_ns && !t->born_ns)
+		t->born_ns = w->born_ns;
+	if ((w->flags & JBPF_WAIT_UNKNOWN_START) || start < wall->start_ns)
+		start = max_u64(wall->start_ns, w->born_ns);
+	if (wall->ended && end > wall->end_ns)
+		end = wall->end_ns;
+	length = end > start ? end - start : 0;
+	w->wait_start_ns = start;
+	w->time_ns = end;
+	if (w->flags & JBPF_WAIT_NEW_THREAD) {
+		t->born_ns = max_u64(start, wall->start_ns);
+		t->off_ns += length;
+		wall->stats.waits++;
+		aggregator__add_placeholder(wall->agg, w->tgid, w->tid, w->comm, NULL, JBPF_STATE_RUNNABLE,
+					    "[new thread, before its first run]", length);
+		return;
+	}
+	if (!(w->flags & JBPF_WAIT_SAMPLED) && !(w->flags & JBPF_WAIT_UNKNOWN_START) && !at_end &&
+	    (length < wall->config.min_block_ns || (wall->config.max_block_ns && length > wall->config.max_block_ns))) {
+		t->filtered_ns += length;
+		wall->stats.filtered++;
+		return;
+	}
+	if (w->flags & JBPF_WAIT_SAMPLED)
+		t->sampled_ns += length;
+	else
+		t->off_ns += length;
+	wall->stats.waits++;
+	if (at_end)
+		wall->stats.waits_at_end++;
+	hand_on(wall->config.ctx, w, size);
+}
+
+static void hold(struct wall *wall, struct pending **list, uint64_t key, const struct jbpf_sample *w, size_t size)
+{
+	struct pending *p;
+
+	if (wall->nr_pending >= MAX_PENDING || size > WAIT_BYTES ||
+	    !(p = malloc(sizeof(*p) - sizeof(p->wait) + WAIT_BYTES))) {
+		struct jbpf_sample *copy = malloc(WAIT_BYTES);
+
+		wall->stats.pending_full++;
+		if (!copy)
+			return;
+		memcpy(copy, w, size);
+		copy->ustack_err = -EINPROGRESS;
+		wall->stats.no_user_stack++;
+		finish_wait(wall, copy, size, false);
+		free(copy);
+		return;
+	}
+	p->key = key;
+	p->size = size;
+	memcpy(&p->wait, w, size);
+	p->next = *list;
+	*list = p;
+	wall->nr_pending++;
+}
+
+static struct pending *take(struct wall *wall, struct pending **list, uint64_t key)
+{
+	for (struct pending **at = list; *at; at = &(*at)->next) {
+		struct pending *p = *at;
+
+		if (p->key == key) {
+			*at = p->next;
+			wall->nr_pending--;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* The user stack of a system call: every wait of that call that waited for it. */
+static void user_stack(struct wall *wall, const struct jbpf_user_stack *u, size_t size)
+{
+	struct pending *p;
+
+	if (size < sizeof(*u) || u->len > JBPF_MAX_STACK_DEPTH || size < sizeof(*u) + u->len * sizeof(__u64)) {
+		wall->stats.malformed++;
+		return;
+	}
+	while ((p = take(wall, &wall->by_ustack, u->seq))) {
+		struct jbpf_sample *w = &p->wait;
+
+		memcpy(&w->ips[w->kstack_len], u->ips, u->len * sizeof(__u64));
+		w->ustack_len = u->len;
+		w->ustack_err = u->err;
+		w->ustack_seq = 0;
+		finish_wait(wall, w, sizeof(*w) + ((size_t)w->kstack_len + u->len) * sizeof(__u64), false);
+		free(p);
+	}
+}
+
+static void wait_end(struct wall *wall, const struct jbpf_wait_end *e, size_t size)
+{
+	struct pending *p;
+
+	if (size < sizeof(*e)) {
+		wall->stats.malformed++;
+		return;
+	}
+	p = take(wall, &wall->by_end, e->wait_id);
+	if (!p)
+		return;
+	if (!e->time_ns) {
+		/* The switch that ended it was missed (see bpf/offcpu.bpf.c). */
+		wall->stats.ends_lost++;
+		free(p);
+		return;
+	}
+	p->wait.time_ns = e->time_ns;
+	p->wait.flags &= ~JBPF_WAIT_OPEN;
+	finish_wait(wall, &p->wait, p->size, false);
+	free(p);
+}
+
+static void thread_exit(struct wall *wall, const struct jbpf_thread_exit *e, size_t size)
+{
+	struct thread *t;
+
+	if (size < sizeof(*e)) {
+		wall->stats.malformed++;
+		return;
+	}
+	t = thread_of(wall, e->tid, e->tgid);
+	if (!t)
+		return;
+	t->followed = true;
+	t->exit_ns = e->time_ns;
+	t->sampled_out_ns = e->waits.sampled_out_ns;
+	t->bpf_filtered_ns = e->waits.filtered_ns;
+}
+
+void wall__record(struct wall *wall, const void *record, size_t size)
+{
+	const struct jbpf_sample *s = record;
+	struct thread *t;
+
+	if (size < sizeof(__u32)) {
+		wall->stats.malformed++;
+		return;
+	}
+	switch (s->type) {
+	case JBPF_RECORD_WAIT:
+		if (!aggregator__sample_is_valid(record, size)) {
+			wall->stats.malformed++;
+			return;
+		}
+		if (s->flags & JBPF_WAIT_OPEN)
+			hold(wall, &wall->by_end, s->wait_id, s, size);
+		else if (s->ustack_seq)
+			hold(wall, &wall->by_ustack, s->ustack_seq, s, size);
+		else {
+			struct jbpf_sample *copy = malloc(WAIT_BYTES);
+
+			if (!copy || size > WAIT_BYTES) {
+				free(copy);
+				return;
+			}
+			memcpy(copy, record, size);
+			finish_wait(wall, copy, size, false);
+			free(copy);
+		}
+		return;
+	case JBPF_RECORD_USER_STACK:
+		user_stack(wall, record, size);
+		return;
+	case JBPF_RECORD_WAIT_END:
+		wait_end(wall, record, size);
+		return;
+	case JBPF_RECORD_THREAD_EXIT:
+		thread_exit(wall, record, size);
+		return;
+	case JBPF_RECORD_CPU_SAMPLE:
+		if (aggregator__sample_is_valid(record, size) && (t = thread_of(wall, s->tid, s->tgid)))
+			t->cpu_samples++;
+		break;
+	default:
+		break;
+	}
+	wall->config.forward(wall->config.ctx, record, size);
+}
+
+/* ---- the start ---- */
+
+/* The state letter of /proc/TGID/task/TID/stat, or 0. */
+static char proc_state(uint32_t tgid, uint32_t tid)
+{
+	char path[64], buf[512], *close;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", tgid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The name in parentheses is the thread's to choose: the state follows the last ')'. */
+	close = strrchr(buf, ')');
+	return close && close[1] == ' ' ? close[2] : 0;
+}
+
+static size_t seed_process(struct sampler *sampler, uint32_t tgid)
+{
+	char path[64];
+	struct dirent *d;
+	size_t nr = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", tgid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		char *end, letter;
+		unsigned long tid = strtoul(d->d_name, &end, 10);
+		enum jbpf_state state;
+
+		if (*end || !tid || tid > UINT32_MAX)
+			continue;
+		letter = proc_state(tgid, (uint32_t)tid);
+		switch (letter) {
+		case 0:
+		case 'Z':
+		case 'X':
+		case 'x':
+			continue;
+		case 'R':
+			state = JBPF_STATE_RUNNABLE;
+			break;
+		case 'D':
+			state = JBPF_STATE_BLOCKED;
+			break;
+		default:
+			state = JBPF_STATE_SLEEPING;
+		}
+		if (!sampler__seed_thread(sampler, (uint32_t)tid, tgid, state))
+			nr++;
+	}
+	closedir(dir);
+	return nr;
+}
+
+size_t wall__seed(struct wall *wall, struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids)
+{
+	struct dirent *d;
+	size_t nr = 0;
+	DIR *proc;
+
+	(void)wall;
+	for (size_t i = 0; i < nr_tgids; i++)
+		nr += seed_process(sampler, tgids[i]);
+	if (nr_tgids)
+		return nr;
+	proc = opendir("/proc");
+	if (!proc)
+		return 0;
+	while ((d = readdir(proc))) {
+		char *end;
+		unsigned long tgid = strtoul(d->d_name, &end, 10);
+
+		if (!*end && tgid && tgid <= UINT32_MAX)
+			nr += seed_process(sampler, (uint32_t)tgid);
+	}
+	closedir(proc);
+	return nr;
+}
+
+/* ---- the end ---- */
+
+/* A kernel function's address, from a cache of names already looked up. */
+static uint64_t kernel_address(struct wall *wall, const char *name)
+{
+	uint64_t start = 0, end;
+
+	for (size_t i = 0; i < wall->nr_kernel_names; i++)
+		if (!strcmp(wall->kernel_names[i].name, name))
+			return wall->kernel_names[i].addr;
+	if (symbolizer__kernel_symbol(wall->sym, name, &start, &end))
+		start = 0;
+	if (!wall->kernel_names)
+		wall->kernel_names = calloc(KERNEL_NAMES, sizeof(*wall->kernel_names));
+	if (wall->kernel_names && wall->nr_kernel_names < KERNEL_NAMES) {
+		struct kernel_name *k = &wall->kernel_names[wall->nr_kernel_names++];
+
+		snprintf(k->name, sizeof(k->name), "%s", name);
+		k->addr = start;
+	}
+	return start;
+}
+
+/*
+ * The kernel stack of a thread that is not running, from
+ * /proc/TGID/task/TID/stack: lines "[<0>] name+0xoff/0xsize", innermost
+ * first. The kernel prints the names; kallsyms gives them back addresses,
+ * so the frames are named like every other kernel frame.
+ */
+static uint16_t proc_kernel_stack(struct wall *wall, uint32_t tgid, uint32_t tid, __u64 *ips, __s16 *err)
+{
+	char path[64], line[256];
+	uint16_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stack", tgid, tid);
+	f = fopen(path, "re");
+	if (!f) {
+		*err = (__s16)-errno;
+		return 0;
+	}
+	while (n < JBPF_MAX_STACK_DEPTH && fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, ' '), *plus;
+		unsigned long long offset = 0;
+		uint64_t addr;
+
+		if (!name)
+			continue;
+		name++;
+		plus = strchr(name, '+');
+		if (plus) {
+			*plus = '\0';
+			offset = strtoull(plus + 1, NULL, 16);
+		} else {
+			name[strcspn(name, "\n")] = '\0';
+		}
+		addr = kernel_address(wall, name);
+		ips[n++] = addr ? addr + offset : 0;
+	}
+	fclose(f);
+	*err = 0;
+	return n;
+}
+
+static void proc_comm(uint32_t tgid, uint32_t tid, char comm[JBPF_COMM_LEN])
+{
+	char path[64];
+	size_t n = 0;
+	FILE *f;
+
+	memset(comm, 0, JBPF_COMM_LEN);
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, tid);
+	f = fopen(path, "re");
+	if (f) {
+		n = fread(comm, 1, JBPF_COMM_LEN - 1, f);
+		fclose(f);
+	}
+	if (n && comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+}
+
+/* A thread off CPU since `since` and still at the end: one wait up to the end. */
+static void wait_at_end(struct wall *wall, uint32_t tid, uint32_t tgid, enum jbpf_state state, uint64_t since)
+{
+	struct jbpf_sample *w = calloc(1, WAIT_BYTES);
+	const struct thread *t = thread_of(wall, tid, tgid);
+
+	if (!w)
+		return;
+	w->type = JBPF_RECORD_WAIT;
+	w->tgid = tgid;
+	w->tid = tid;
+	w->state = state;
+	w->wait_start_ns = since;
+	w->time_ns = wall->end_ns;
+	w->flags = since ? 0 : JBPF_WAIT_UNKNOWN_START;
+	proc_comm(tgid, tid, w->comm);
+	if (!w->comm[0] && t)
+		memcpy(w->comm, t->comm, sizeof(w->comm)); /* exited since: the last name seen */
+	w->kstack_len = proc_kernel_stack(wall, tgid, tid, w->ips, &w->kstack_err);
+	w->ustack_err = -ESRCH;
+	finish_wait(wall, w, sizeof(*w) + w->kstack_len * sizeof(__u64), true);
+	free(w);
+}
+
+void wall__end_thread(struct wall *wall, uint32_t tid, const struct jbpf_thread_waits *w)
+{
+	struct thread *t = thread_of(wall, tid, w->tgid);
+	struct pending *p;
+
+	if (!t)
+		return;
+	t->followed = true;
+	t->sampled_out_ns = w->sampled_out_ns;
+	t->bpf_filtered_ns = w->filtered_ns;
+	if (w->open_wait) {
+		p = take(wall, &wall->by_end, w->open_wait);
+		if (p) {
+			p->wait.time_ns = wall->end_ns;
+			p->wait.flags &= ~JBPF_WAIT_OPEN;
+			finish_wait(wall, &p->wait, p->size, true);
+			free(p);
+		}
+	} else if (w->flags & JBPF_THREAD_NEW) {
+		char comm[JBPF_COMM_LEN];
+		uint64_t length = wall->end_ns > w->off_since ? wall->end_ns - w->off_since : 0;
+
+		proc_comm(w->tgid, tid, comm);
+		t->born_ns = max_u64(w->off_since, wall->start_ns);
+		t->off_ns += length;
+		aggregator__add_placeholder(wall->agg, w->tgid, tid, comm, NULL, JBPF_STATE_RUNNABLE,
+					    "[new thread, before its first run]", length);
+	} else if (w->flags & JBPF_THREAD_SINCE_START) {
+		/* Never switched during the window: it ran throughout, or waited throughout. */
+		if (w->state != JBPF_STATE_RUNNABLE)
+			wait_at_end(wall, tid, w->tgid, w->state, 0);
+	} else if (w->off_since) {
+		wait_at_end(wall, tid, w->tgid, w->state, w->off_since);
+	}
+}
+
+static void end_thread_cb(void *ctx, uint32_t tid, const struct jbpf_thread_waits *waits)
+{
+	wall__end_thread(ctx, tid, waits);
+}
+
+void wall__end(struct wall *wall, struct sampler *sampler, uint64_t end_ns)
+{
+	struct pending *p;
+
+	wall->end_ns = end_ns;
+	wall->ended = true;
+	if (sampler)
+		sampler__for_each_thread(sampler, end_thread_cb, wall);
+	/* Runnable or blocked waits whose end never came: their end record was lost. */
+	while ((p = wall->by_end)) {
+		wall->by_end = p->next;
+		wall->nr_pending--;
+		wall->stats.ends_lost++;
+		free(p);
+	}
+	/* Waits whose system call had not returned: on without their user stack. */
+	while ((p = wall->by_ustack)) {
+		wall->by_ustack = p->next;
+		wall->nr_pending--;
+		p->wait.ustack_err = -EINPROGRESS;
+		p->wait.ustack_seq = 0;
+		wall->stats.no_user_stack++;
+		finish_wait(wall, &p->wait, p->size, false);
+		free(p);
+	}
+}
+
+/* ---- settling ---- */
+
+static uint64_t sub_clamped(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static void settle_thread(struct wall *wall, struct thread *t)
+{
+	uint64_t start = max_u64(wall->start_ns, t->born_ns);
+	uint64_t end = t->exit_ns && t->exit_ns < wall->end_ns ? t->exit_ns : wall->end_ns;
+	uint64_t life = sub_clamped(end, start), running, short_waits;
+
+	if (!t->followed) {
+		/* Not followed by the scheduler program (its table was full): samples times the period. */
+		running = t->cpu_samples * wall->sample_period_ns;
+		short_waits = 0;
+	} else {
+		short_waits = t->sampled_ns + t->sampled_out_ns;
+		running = sub_clamped(life, t->off_ns + short_waits + t->filtered_ns + t->bpf_filtered_ns);
+	}
+	if (!wall->config.offcpu_only && running &&
+	    !aggregator__settle(wall->agg, t->tid, JBPF_STATE_RUNNING, running))
+		aggregator__add_placeholder(wall->agg, t->tgid, t->tid, t->comm, NULL, JBPF_STATE_RUNNING,
+					    "[on CPU, no sample taken]", running);
+	if (short_waits && !aggregator__settle(wall->agg, t->tid, JBPF_STATE_SLEEPING, short_waits))
+		aggregator__add_placeholder(wall->agg, t->tgid, t->tid, t->comm, NULL, JBPF_STATE_SLEEPING,
+					    "[short waits, none recorded]", short_waits);
+}
+
+void wall__settle(struct wall *wall)
+{
+	for (size_t i = 0; i < wall->cap; i++)
+		if (wall->threads[i].tid)
+			settle_thread(wall, &wall->threads[i]);
+}

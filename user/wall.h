@@ -1,0 +1,110 @@
+/*
+ * wall: wall-clock and off-CPU profiles from the scheduler program's
+ * records (bpf/offcpu.bpf.c), with each thread's time accounted exactly
+ * over the recording's window.
+ *
+ * Every ring buffer record goes through wall__record first:
+ *   - a wait whose user stack comes later (from its system call's exit) or
+ *     whose end comes later (a runnable or blocked wait) waits here for that
+ *     piece, then goes on complete; the others go on at once;
+ *   - waits are clipped to the window: a thread off CPU since before the
+ *     start counts from the start, one born later from its birth;
+ *   - each thread's off-CPU time is summed by state, and its lifetime noted
+ *     (birth, exit), so that its running time is the rest of its life;
+ *   - all other records (CPU samples, execs...) go on untouched.
+ * "Go on" means the forward callback (the Java join, then the aggregator).
+ *
+ * wall__end, after the sampler stopped, closes the window: threads still
+ * off CPU get a wait up to the end, with their kernel stack from /proc (a
+ * sleeping thread's user stack cannot be read without waking it; a JVM
+ * thread's Java stack comes from its agent, see the end_wait callback).
+ * wall__settle, once every record reached the aggregator, gives each
+ * thread's exact running time, and the exact time of its short waits, to
+ * the CPU samples and sampled waits that share it (aggregator__settle).
+ *
+ * Bounded: threads followed and pieces waiting are capped; what does not
+ * fit is counted in wall_stats.
+ */
+#ifndef JBPF_WALL_H
+#define JBPF_WALL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
+#include "symbolizer/symbolizer.h"
+#include "user/aggregator.h"
+#include "user/sampler.h"
+
+/* Hands on a record, complete; data is valid only during the call. */
+typedef void (*wall_forward_fn)(void *ctx, const void *record, size_t size);
+
+struct wall_config {
+	bool offcpu_only;          /* -e offcpu: running time is not shown */
+	uint64_t min_block_ns;     /* waits shorter than this are dropped (counted) */
+	uint64_t max_block_ns;     /* and longer than this; 0: no limit */
+	wall_forward_fn forward;   /* every record, once complete */
+	/*
+	 * A wait still going on at the end (no user stack, java_seq 0). NULL:
+	 * forward. The caller may add the JVM thread's Java stack.
+	 */
+	wall_forward_fn end_wait;
+	void *ctx;
+};
+
+struct wall_stats {
+	uint64_t waits;            /* waits handed on */
+	uint64_t waits_at_end;     /* ... of which still going on at the end */
+	uint64_t no_user_stack;    /* waits handed on without the user stack they waited for */
+	uint64_t ends_lost;        /* runnable or blocked waits whose end never came (dropped) */
+	uint64_t filtered;         /* waits dropped by --min-block / --max-block, here and in BPF */
+	uint64_t threads;          /* threads accounted */
+	uint64_t threads_full;     /* threads not accounted: the table was full */
+	uint64_t pending_full;     /* waits handed on early: too many waiting for a piece */
+	uint64_t malformed;        /* records too short for their type */
+};
+
+struct wall;
+
+/* agg and sym stay the caller's. NULL when out of memory. */
+struct wall *wall__new(const struct wall_config *config, struct aggregator *agg, struct symbolizer *sym);
+void wall__free(struct wall *wall);
+
+/*
+ * The CPU sampling period: the running time of a thread the scheduler
+ * program could not follow is its samples times this.
+ */
+void wall__set_sample_period(struct wall *wall, uint64_t period_ns);
+
+/* The window opens at start_ns (CLOCK_MONOTONIC), before the scheduler program runs. */
+void wall__start(struct wall *wall, uint64_t start_ns);
+
+/*
+ * Tells the sampler about the threads alive now, with their state from
+ * /proc: those of tgids, or every thread on the host when nr_tgids is 0.
+ * Returns the threads seeded.
+ */
+size_t wall__seed(struct wall *wall, struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids);
+
+/* One ring buffer record (the sampler's callback). */
+void wall__record(struct wall *wall, const void *record, size_t size);
+
+/*
+ * The window closes at end_ns, when the sampler stopped; call after its
+ * last drain. Reads what the scheduler program still holds.
+ */
+void wall__end(struct wall *wall, struct sampler *sampler, uint64_t end_ns);
+
+/* What wall__end does for one thread the scheduler program held (tests call it directly). */
+void wall__end_thread(struct wall *wall, uint32_t tid, const struct jbpf_thread_waits *waits);
+
+/* After everything reached the aggregator: settles every thread's shares. */
+void wall__settle(struct wall *wall);
+
+/* end - start of the window, in ns (0 before wall__end). */
+uint64_t wall__window_ns(const struct wall *wall);
+void wall__stats(const struct wall *wall, struct wall_stats *stats);
+
+#endif /* JBPF_WALL_H */
