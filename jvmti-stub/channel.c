@@ -26,6 +26,7 @@
 #include "emit.h"
 #include "handler.h"
 #include "outbox.h"
+#include "threads.h"
 
 #define MS 1000000ull
 
@@ -55,6 +56,8 @@ struct serving {
 	unsigned int flushes;         /* 'F' requests not answered yet */
 	uint64_t flush_deadline;
 	uint64_t next_stats;
+	bool stacks_wanted;           /* a 'W' request not taken yet */
+	struct threads_stacks *stacks; /* taken, not all queued yet */
 };
 
 static void queue_stats(void)
@@ -149,12 +152,16 @@ static enum end_reason read_requests(struct serving *s, uint64_t now)
 		return PEER_CLOSED;
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? RUNNING : SOCKET_ERROR;
-	for (ssize_t i = 0; i < n; i++)
+	for (ssize_t i = 0; i < n; i++) {
 		if (buf[i] == JBPF_REQ_FLUSH && s->flushes < 1000) {
 			if (!s->flushes)
 				s->flush_deadline = now + CHANNEL_FLUSH_WAIT_MS * MS;
 			s->flushes++;
 		}
+		/* Requests while one is being sent are one request: the stacks are taken once. */
+		if (buf[i] == JBPF_REQ_THREAD_STACKS && !s->stacks)
+			s->stacks_wanted = true;
+	}
 	/* Other bytes are not requests this version knows; they are ignored. */
 	return RUNNING;
 }
@@ -169,16 +176,26 @@ static void serve(jvmtiEnv *jvmti, JNIEnv *jni, int fd, uint32_t session)
 	enum end_reason end = RUNNING;
 	struct pollfd fds[2];
 
+	threads__announce(jvmti, jni);
 	while (end == RUNNING) {
 		uint64_t now = emit__now_ns();
 
 		drain_ring(jvmti, jni, session);
+		if (s.stacks_wanted) {
+			s.stacks_wanted = false;
+			s.stacks = threads__take_stacks(jvmti, jni);
+		}
+		if (s.stacks && threads__send_stacks(s.stacks, jvmti, jni, ch.scratch)) {
+			threads__free_stacks(jvmti, s.stacks);
+			s.stacks = NULL;
+		}
 		/*
 		 * Answer a flush once every published trace is queued (not while a
 		 * full outbox holds them in the ring), and no handler is mid-way;
 		 * a slot a handler still fills after the deadline comes later.
+		 * Thread stacks asked for before are all queued first.
 		 */
-		if (s.flushes && !ring__peek(handler__ring()) &&
+		if (s.flushes && !s.stacks_wanted && !s.stacks && !ring__peek(handler__ring()) &&
 		    (ring__idle(handler__ring()) || now >= s.flush_deadline)) {
 			queue_stats();
 			for (; s.flushes; s.flushes--)
@@ -219,6 +236,7 @@ static void serve(jvmtiEnv *jvmti, JNIEnv *jni, int fd, uint32_t session)
 		outbox__done(s.sending);
 		s.sending = next;
 	}
+	threads__free_stacks(jvmti, s.stacks);
 }
 
 static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)

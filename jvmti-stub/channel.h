@@ -4,16 +4,20 @@
  * One Java thread ("jbpfprof agent", a JVMTI agent thread, so a daemon)
  * is started by the first recording and kept for the next ones. While a
  * recording is live it loops every CHANNEL_TICK_MS, or sooner when the
- * handler's eventfd or the socket wake it:
+ * handler's eventfd or the socket wake it. First it queues a THREAD for
+ * every thread already running (threads.h), then, each turn:
  *
  *   1. drains the trace ring into the outbox (METHODs, then the TRACE);
- *   2. writes the outbox to the socket, never blocking (MSG_DONTWAIT);
- *   3. reads requests: each 'F' (JBPF_REQ_FLUSH) is answered with a
+ *   2. on a 'W' (JBPF_REQ_THREAD_STACKS), takes every thread's stack, and
+ *      queues them (METHODs, then a THREAD_STACK each) while the outbox
+ *      has room, over as many turns as that takes;
+ *   3. writes the outbox to the socket, never blocking (MSG_DONTWAIT);
+ *   4. reads requests: each 'F' (JBPF_REQ_FLUSH) is answered with a
  *      STATS and a FLUSHED, queued after everything before them, once every
- *      trace published in the ring is queued and no handler is mid-way
- *      (after CHANNEL_FLUSH_WAIT_MS, a trace still being taken is left for
- *      later);
- *   4. queues a STATS every second.
+ *      trace published in the ring and every stack of an earlier 'W' is
+ *      queued and no handler is mid-way (after CHANNEL_FLUSH_WAIT_MS, a
+ *      trace still being taken is left for later);
+ *   5. queues a STATS every second.
  *
  * The recording ends on EOF or an error on the socket, or when queued data
  * has not moved for CHANNEL_STALL_S seconds (a profiler that stopped

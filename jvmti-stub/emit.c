@@ -176,6 +176,43 @@ void emit__trace(jvmtiEnv *jvmti, JNIEnv *jni, const struct ring_slot *slot, str
 	outbox__append(b.data, b.len, EMIT_AGENT_LIMIT, scratch->unnamed, n_unnamed);
 }
 
+_Static_assert(sizeof(struct jbpf_msg_thread_stack) <= sizeof(struct jbpf_msg_trace),
+	       "EMIT_TRACE_BATCH_MAX must hold a THREAD_STACK batch too");
+
+/* JVMTI's location of a native method's frame; AsyncGetCallTrace says -3. */
+#define JVMTI_NATIVE_LOCATION (-1)
+#define TRACE_NATIVE_BCI (-3)
+
+void emit__thread_stack(jvmtiEnv *jvmti, JNIEnv *jni, uint32_t tid, jint state, const jvmtiFrameInfo *frames,
+			jint count, struct emit_scratch *scratch)
+{
+	struct msgbuf b = { .data = scratch->batch, .cap = sizeof(scratch->batch) };
+	struct jbpf_msg_thread_stack t = { .tid = tid, .jvmti_state = state };
+	struct jbpf_trace_frame *out = scratch->frames;
+	size_t n_unnamed;
+
+	if (count > JBPF_STREAM_MAX_FRAMES) {
+		count = JBPF_STREAM_MAX_FRAMES;
+		t.flags |= JBPF_TRACE_TRUNCATED;
+	}
+	t.frame_count = count > 0 ? (uint32_t)count : 0;
+	for (uint32_t i = 0; i < t.frame_count; i++) {
+		jlocation loc = frames[i].location;
+
+		scratch->ids[i] = (uint64_t)(uintptr_t)frames[i].method;
+		out[i] = (struct jbpf_trace_frame){
+			.method_id = scratch->ids[i],
+			.bci = loc == JVMTI_NATIVE_LOCATION ? TRACE_NATIVE_BCI
+			       : loc < 0 || loc > INT32_MAX ? -1 : (int32_t)loc,
+		};
+	}
+	n_unnamed = outbox__unnamed(scratch->ids, t.frame_count, scratch->unnamed);
+	for (size_t i = 0; i < n_unnamed; i++)
+		put_method(&b, jvmti, jni, scratch->unnamed[i]);
+	put_msg(&b, JBPF_MSG_THREAD_STACK, &t, sizeof(t), out, t.frame_count * sizeof(*out));
+	outbox__append(b.data, b.len, EMIT_AGENT_LIMIT, scratch->unnamed, n_unnamed);
+}
+
 void emit__stats(const struct jbpf_msg_stats *stats)
 {
 	char buf[EMIT_HEADER + sizeof(struct jbpf_msg_stats)];

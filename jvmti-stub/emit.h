@@ -11,7 +11,8 @@
  *     socket, since Agent_OnAttach fails before any agent thread writes);
  *   - emit__thread, emit__*_load, emit__code_unload: JVMTI callbacks on JVM
  *     threads; they name methods with JVMTI, so they need the JNIEnv;
- *   - emit__trace, emit__stats, emit__flushed: the agent thread only.
+ *   - emit__trace, emit__thread_stack, emit__stats, emit__flushed: the
+ *     agent thread only (emit__thread too, for threads running at attach).
  * None of them is async-signal-safe, none waits for the profiler, and all
  * are thread-safe. A message that does not fit in the outbox is dropped
  * and counted there (events_lost).
@@ -32,7 +33,11 @@
 #define EMIT_METHOD_MAX (EMIT_HEADER + sizeof(struct jbpf_msg_method) + JBPF_STREAM_MAX_NAME)
 #define EMIT_TRACE_MAX \
 	(EMIT_HEADER + sizeof(struct jbpf_msg_trace) + JBPF_STREAM_MAX_FRAMES * sizeof(struct jbpf_trace_frame))
-/* One trace with a METHOD for each of its frames: what emit__trace appends at most (about 270 KiB). */
+/*
+ * One trace with a METHOD for each of its frames: what emit__trace appends
+ * at most (about 270 KiB). A THREAD_STACK's fixed part is smaller than a
+ * TRACE's, so emit__thread_stack appends no more.
+ */
 #define EMIT_TRACE_BATCH_MAX (JBPF_STREAM_MAX_FRAMES * EMIT_METHOD_MAX + EMIT_TRACE_MAX)
 #define EMIT_HELLO_SIZE (EMIT_HEADER + sizeof(struct jbpf_msg_hello))
 #define EMIT_ERROR_MAX (EMIT_HEADER + sizeof(struct jbpf_msg_error) + JBPF_STREAM_MAX_NAME)
@@ -70,6 +75,13 @@ void emit__code_unload(jmethodID method, const void *addr);
  * slot is a copy the caller owns (the ring slot may be reused meanwhile).
  */
 void emit__trace(jvmtiEnv *jvmti, JNIEnv *jni, const struct ring_slot *slot, struct emit_scratch *scratch);
+/*
+ * Agent thread: the METHODs a stack from GetAllStackTraces still needs,
+ * then its THREAD_STACK. count may be JBPF_STREAM_MAX_FRAMES + 1 (the
+ * stack is then cut and flagged); a negative count is sent as 0.
+ */
+void emit__thread_stack(jvmtiEnv *jvmti, JNIEnv *jni, uint32_t tid, jint state, const jvmtiFrameInfo *frames,
+			jint count, struct emit_scratch *scratch);
 void emit__stats(const struct jbpf_msg_stats *stats);
 void emit__flushed(void);
 

@@ -7,7 +7,9 @@
  * `size` payload bytes. Both ends run on the same machine, so integers are
  * in host byte order. The layouts below have no implicit padding.
  *
- * The profiler writes only single bytes (enum jbpf_request).
+ * The profiler writes only single bytes (enum jbpf_request). The agent
+ * answers in order: what a request makes it send is queued before the
+ * answer to any later request.
  *
  * The profiler runs as root and the agent runs inside a process it does not
  * trust: the reader checks every size and count against the limits here and
@@ -32,17 +34,27 @@ enum jbpf_msg_type {
 	JBPF_MSG_HELLO = 1,       /* first message: struct jbpf_msg_hello */
 	JBPF_MSG_METHOD = 2,      /* a method's name, before any trace uses it */
 	JBPF_MSG_TRACE = 3,       /* one Java stack taken by the signal handler */
-	JBPF_MSG_THREAD = 4,      /* a Java thread's name */
+	JBPF_MSG_THREAD = 4,      /* a Java thread's name and native tid */
 	JBPF_MSG_CODE_LOAD = 5,   /* compiled method or generated code appeared */
 	JBPF_MSG_CODE_UNLOAD = 6, /* compiled method removed; its addresses may be reused */
 	JBPF_MSG_STATS = 7,       /* the agent's own counters, cumulative */
 	JBPF_MSG_ERROR = 8,       /* why Agent_OnAttach is about to fail */
 	JBPF_MSG_FLUSHED = 9,     /* answer to JBPF_REQ_FLUSH: all traces so far are sent */
+	JBPF_MSG_THREAD_STACK = 10, /* answer to JBPF_REQ_THREAD_STACKS: one thread's Java stack */
 };
 
 /* What the profiler may send: one byte each. */
 enum jbpf_request {
 	JBPF_REQ_FLUSH = 'F', /* drain the trace ring now, then send one JBPF_MSG_FLUSHED */
+	/*
+	 * Take the Java stack of every live thread now and send one
+	 * JBPF_MSG_THREAD_STACK per thread whose native tid the agent knows
+	 * (each after the METHODs it needs). Costs the JVM one safepoint, so
+	 * the profiler asks once, at the end of a wall-clock or off-CPU
+	 * recording, just before its JBPF_REQ_FLUSH: the FLUSHED then comes
+	 * after every THREAD_STACK.
+	 */
+	JBPF_REQ_THREAD_STACKS = 'W',
 };
 
 struct jbpf_msg_header {
@@ -95,10 +107,33 @@ struct jbpf_msg_trace {
 	uint32_t flags;       /* JBPF_TRACE_* */
 };
 
-/* Followed by name_len bytes. tid as the JVM's pid namespace sees it. */
+/*
+ * Followed by name_len bytes. tid as the JVM's pid namespace sees it. Sent
+ * when a thread starts, and at the start of a recording for every thread
+ * already running whose tid the agent could read (HotSpot's VMStructs).
+ * A later THREAD for the same tid renames it.
+ */
 struct jbpf_msg_thread {
 	uint32_t tid;
 	uint32_t name_len; /* <= JBPF_STREAM_MAX_NAME */
+};
+
+/*
+ * Followed by frame_count struct jbpf_trace_frame, innermost first, in a
+ * TRACE's encoding: method_id a jmethodID some earlier METHOD named, bci
+ * the bytecode index (JVMTI location) of a Java method, -3 for a native
+ * one. Taken with JVMTI (GetAllStackTraces) at one safepoint, not by the
+ * signal handler: every live platform thread at that instant, also those
+ * blocked or waiting (virtual threads are not listed). A thread with no
+ * Java frame (native code attached through JNI, the agent's own thread)
+ * has frame_count 0.
+ * Sizes: 16 bytes, then 16 per frame, so at most 4,112 bytes.
+ */
+struct jbpf_msg_thread_stack {
+	uint32_t tid;         /* native tid, as the JVM's pid namespace sees it; never 0 */
+	int32_t jvmti_state;  /* JVMTI_THREAD_STATE_* bits (jvmti.h) at that instant */
+	uint32_t frame_count; /* <= JBPF_STREAM_MAX_FRAMES */
+	uint32_t flags;       /* JBPF_TRACE_TRUNCATED: deeper, cut at the root end */
 };
 
 enum jbpf_code_kind {

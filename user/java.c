@@ -16,12 +16,18 @@
 #include "user/counts.h"
 #include "user/attach.h"
 #include "user/javamap.h"
+#include "user/javastacks.h"
 #include "user/javastream.h"
 #include "user/join.h"
 
 #define ATTACH_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 3000
 #define FLUSH_TIMEOUT_MS 1500
+/*
+ * With thread stacks asked for, the flush waits for them too: a safepoint,
+ * then a message (and the names of its methods) per thread.
+ */
+#define STACKS_FLUSH_TIMEOUT_MS 5000
 #define NS_PER_MS 1000000ull
 
 struct java;
@@ -32,10 +38,14 @@ struct jvm {
 	int fd;                 /* the agent's socket; -1 once it is gone */
 	uint32_t signo;
 	bool hello, flushed;
+	bool own_pidns;         /* the JVM sees the same pids as we do */
 	struct javamap *map;
 	struct javastream_reader *reader;
 	struct jbpf_msg_stats agent_stats;
 	char error[256];        /* the agent's own JBPF_MSG_ERROR */
+	struct javastacks *stacks; /* THREAD_STACKs, made at the first one */
+	bool tids_stale;        /* read the tid map again before the next THREAD_STACK */
+	uint64_t stacks_lost;   /* THREAD_STACKs not kept: no memory for the store */
 };
 
 /*
@@ -63,6 +73,7 @@ struct java {
 	struct jvm jvms[JBPF_MAX_TARGETS];
 	size_t nr_jvms;
 	bool nmethods;
+	bool stacks_requested;  /* java__request_thread_stacks was called */
 	struct java_stats stats;
 };
 
@@ -93,6 +104,7 @@ static void on_hello(void *ctx, const struct jbpf_msg_hello *hello)
 	    hello->signo > (uint32_t)SIGRTMAX)
 		return;
 	jvm->signo = hello->signo;
+	jvm->own_pidns = hello->pid == jvm->tgid;
 	jvm->hello = true;
 }
 
@@ -152,6 +164,30 @@ static void on_flushed(void *ctx)
 	jvm->flushed = true;
 }
 
+/*
+ * The tids the agent sends are the JVM's own; the store files stacks by
+ * host tid, through the JVM's threads as /proc shows them when the first
+ * stack of a request arrives (its threads are alive then, or have no
+ * stack worth keeping).
+ */
+static void on_thread_stack(void *ctx, const struct jbpf_msg_thread_stack *stack,
+			    const struct jbpf_trace_frame *frames)
+{
+	struct jvm *jvm = ctx;
+
+	if (!jvm->java)
+		return; /* the attach's error probe keeps nothing */
+	if (!jvm->stacks && !(jvm->stacks = javastacks__new())) {
+		jvm->stacks_lost++;
+		return;
+	}
+	if (jvm->tids_stale) {
+		jvm->tids_stale = false;
+		javastacks__read_tids(jvm->stacks, "/proc", jvm->tgid);
+	}
+	javastacks__add(jvm->stacks, stack, frames, now_ns());
+}
+
 static struct javastream_handler handler_for(struct jvm *jvm)
 {
 	return (struct javastream_handler){
@@ -165,6 +201,7 @@ static struct javastream_handler handler_for(struct jvm *jvm)
 		.stats = on_stats,
 		.error = on_error,
 		.flushed = on_flushed,
+		.thread_stack = on_thread_stack,
 	};
 }
 
@@ -311,7 +348,7 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 		goto fail;
 	}
 	jvm = &java->jvms[java->nr_jvms];
-	*jvm = (struct jvm){ .java = java, .tgid = tgid, .fd = -1 };
+	*jvm = (struct jvm){ .java = java, .tgid = tgid, .fd = -1, .tids_stale = true };
 	jvm->map = javamap__new();
 	jvm->reader = malloc(sizeof(*jvm->reader));
 	if (!jvm->map || !jvm->reader) {
@@ -441,6 +478,18 @@ static void count_outcome(struct java_stats *st, enum join_outcome outcome)
 	}
 }
 
+/*
+ * The Java name of a sample's thread: the agent names threads by its own
+ * tids, which a trace carries; without a trace the sample's tid serves
+ * when the JVM sees the same pids as we do.
+ */
+static const char *thread_name(struct jvm *jvm, const struct jbpf_sample *sample, const struct join_trace *trace)
+{
+	if (trace)
+		return javamap__thread(jvm->map, trace->tid);
+	return jvm->own_pidns ? javamap__thread(jvm->map, sample->tid) : NULL;
+}
+
 static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const struct join_trace *trace,
 		 enum join_outcome outcome)
 {
@@ -453,8 +502,7 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		aggregator__add(java->agg, sample, size);
 		return;
 	}
-	if (trace)
-		a.thread_name = javamap__thread(jvm->map, trace->tid);
+	a.thread_name = thread_name(jvm, sample, trace);
 	if (outcome != JOIN_MATCHED) {
 		java->stats.failed++;
 		count_outcome(&java->stats, outcome);
@@ -534,7 +582,9 @@ void java__record(struct java *java, const void *record, size_t size)
 		if (s->signal_err)
 			java->stats.signal_failed++;
 		snprintf(reason, sizeof(reason), "[no Java frames: %s]",
-			 s->signal_err ? "signal failed" : "agent gone");
+			 s->signal_err			  ? "signal failed"
+			 : s->type == JBPF_RECORD_WAIT ? "waited outside a system call"
+						      : "agent gone");
 		a.reason = reason;
 		aggregator__add_java(java->agg, s, size, &a);
 	}
@@ -569,9 +619,60 @@ void java__tick(struct java *java, uint64_t now)
 		join__expire(java->join, now);
 }
 
+void java__request_thread_stacks(struct java *java)
+{
+	for (size_t i = 0; i < java->nr_jvms; i++) {
+		struct jvm *jvm = &java->jvms[i];
+		char request = JBPF_REQ_THREAD_STACKS;
+
+		if (jvm->fd < 0)
+			continue;
+		jvm->tids_stale = true;
+		if (write(jvm->fd, &request, 1) != 1)
+			detach(jvm, "could not be asked for its threads' stacks");
+	}
+	java->stacks_requested = true;
+}
+
+const char *java__thread_name(struct java *java, uint32_t tgid, uint32_t tid)
+{
+	struct jvm *jvm = find_jvm(java, tgid);
+
+	return jvm && jvm->own_pidns ? javamap__thread(jvm->map, tid) : NULL;
+}
+
+void java__add_final_wait(struct java *java, const struct jbpf_sample *wait, size_t size)
+{
+	struct jvm *jvm = find_jvm(java, wait->tgid);
+	struct aggregator_java a = { 0 };
+
+	if (!jvm) {
+		aggregator__add(java->agg, wait, size);
+		return;
+	}
+	a.map = jvm->map;
+	a.trace = java__thread_stack(java, wait->tgid, wait->tid);
+	a.thread_name = thread_name(jvm, wait, a.trace);
+	java->stats.jvm_samples++;
+	if (a.trace && a.trace->status > 0)
+		java->stats.with_java++;
+	else if (!a.trace)
+		a.reason = "[no Java frames: no stack from the agent at the end]";
+	aggregator__add_java(java->agg, wait, size, &a);
+}
+
+const struct join_trace *java__thread_stack(const struct java *java, uint32_t tgid, uint32_t tid)
+{
+	for (size_t i = 0; i < java->nr_jvms; i++)
+		if (java->jvms[i].tgid == tgid)
+			return java->jvms[i].stacks ? javastacks__get(java->jvms[i].stacks, tid) : NULL;
+	return NULL;
+}
+
 void java__finish(struct java *java)
 {
-	uint64_t deadline = now_ns() + FLUSH_TIMEOUT_MS * NS_PER_MS;
+	uint64_t deadline = now_ns() + (java->stacks_requested ? STACKS_FLUSH_TIMEOUT_MS : FLUSH_TIMEOUT_MS) *
+					       NS_PER_MS;
 	struct pollfd fds[JBPF_MAX_TARGETS];
 	size_t waiting;
 
@@ -614,8 +715,18 @@ void java__stats(const struct java *java, struct java_stats *stats)
 	*stats = java->stats;
 	stats->ring_full = stats->handler_ns = stats->handler_calls = 0;
 	stats->methods = stats->blobs = 0;
+	stats->thread_stacks = stats->thread_stacks_dropped = 0;
 	for (size_t i = 0; i < java->nr_jvms; i++) {
 		struct javamap_stats ms;
+
+		if (java->jvms[i].stacks) {
+			struct javastacks_stats ss;
+
+			javastacks__stats(java->jvms[i].stacks, &ss);
+			stats->thread_stacks += ss.stored;
+			stats->thread_stacks_dropped += ss.dropped + ss.unmapped;
+		}
+		stats->thread_stacks_dropped += java->jvms[i].stacks_lost;
 
 		stats->ring_full += java->jvms[i].agent_stats.ring_full;
 		stats->handler_ns += java->jvms[i].agent_stats.handler_ns;
@@ -653,7 +764,11 @@ void java__describe(const struct java *java, char *buf, size_t size)
 		used = counts__append(buf, size, used, "; without: ", causes, n);
 	}
 	if (st.ring_full && used < size)
-		snprintf(buf + used, size - used, "; agent ring full %llu", (unsigned long long)st.ring_full);
+		used += (size_t)snprintf(buf + used, size - used, "; agent ring full %llu",
+					 (unsigned long long)st.ring_full);
+	if (st.thread_stacks_dropped && used < size)
+		snprintf(buf + used, size - used, "; thread stacks dropped %llu",
+			 (unsigned long long)st.thread_stacks_dropped);
 }
 
 void java__free(struct java *java)
@@ -664,6 +779,7 @@ void java__free(struct java *java)
 		if (java->jvms[i].fd >= 0)
 			close(java->jvms[i].fd);
 		javamap__free(java->jvms[i].map);
+		javastacks__free(java->jvms[i].stacks);
 		free(java->jvms[i].reader);
 	}
 	join__free(java->join);

@@ -14,7 +14,11 @@
  *     longer signalled;
  *   - java__tick expires samples that waited too long, and java__finish, at
  *     the end, asks every agent for what it still holds and empties the
- *     join, so every sample is in the profile or counted.
+ *     join, so every sample is in the profile or counted;
+ *   - in a wall-clock or off-CPU recording, java__request_thread_stacks,
+ *     just before java__finish, asks every agent for the Java stack of each
+ *     of its threads (for those still blocked at the end, which no signal
+ *     will reach); java__thread_stack then gives them by host tid.
  *
  * Nothing from an agent is trusted: see javastream.h.
  */
@@ -30,6 +34,7 @@
 #include "user/sampler.h"
 
 struct java;
+struct join_trace;
 
 struct java_stats {
 	uint64_t jvm_samples;      /* samples of threads of JVMs with the agent */
@@ -43,6 +48,8 @@ struct java_stats {
 	uint64_t methods, blobs;   /* what the agents told */
 	uint64_t first_joined_ns;  /* CLOCK_MONOTONIC of the first sample with Java frames, or 0 */
 	uint64_t handler_ns, handler_calls; /* the agents' signal handler time, when they report it */
+	uint64_t thread_stacks;    /* end-of-recording thread stacks kept (java__thread_stack) */
+	uint64_t thread_stacks_dropped; /* ... not kept: past a bound, tid not found, no memory */
 };
 
 /* agg and sym stay the caller's and must outlive java. */
@@ -76,8 +83,36 @@ void java__on_poll(struct java *java, const struct pollfd *fds, size_t nr);
 void java__tick(struct java *java, uint64_t now_ns);
 
 /*
+ * Sends JBPF_REQ_THREAD_STACKS to every attached agent: each takes the
+ * Java stack of all its threads (one safepoint in the JVM) and sends them
+ * before it answers java__finish's flush. Call it once, at the end of a
+ * wall-clock or off-CPU recording, just before java__finish; a CPU
+ * recording never calls it and costs the JVMs nothing.
+ */
+void java__request_thread_stacks(struct java *java);
+
+/*
+ * After java__finish: the Java stack the agent of JVM tgid took at the
+ * end for its thread tid (a host tid, as samples carry), or NULL. Usable
+ * as aggregator_java.trace like a joined trace: status is its frame_count,
+ * 0 for a thread with no Java frames (which is still given); trace->tid is
+ * the JVM's own tid, the one javamap__thread names. Valid until java__free.
+ */
+/* The Java name of a JVM's thread, by host tid, when the agent sent one; else NULL. */
+const char *java__thread_name(struct java *java, uint32_t tgid, uint32_t tid);
+
+/*
+ * After java__finish: a wait still going on at the end of a wall or
+ * off-CPU recording, added with the Java stack its thread's agent sent
+ * (java__request_thread_stacks), or with a reason frame.
+ */
+void java__add_final_wait(struct java *java, const struct jbpf_sample *wait, size_t size);
+const struct join_trace *java__thread_stack(const struct java *java, uint32_t tgid, uint32_t tid);
+
+/*
  * After the sampler stopped: asks each agent to flush (waiting at most
- * about a second), then emits every sample still waiting.
+ * about a second, five when thread stacks were asked for), then emits
+ * every sample still waiting.
  */
 void java__finish(struct java *java);
 

@@ -144,6 +144,21 @@ static int dispatch(uint32_t type, const uint8_t *p, size_t size, const struct j
 		if (h->flushed)
 			h->flushed(h->ctx);
 		return 0;
+	case JBPF_MSG_THREAD_STACK: {
+		struct jbpf_trace_frame frames[JBPF_STREAM_MAX_FRAMES];
+		struct jbpf_msg_thread_stack m;
+
+		if (size < sizeof(m))
+			return -EPROTO;
+		memcpy(&m, p, sizeof(m));
+		if (m.tid == 0 || m.frame_count > JBPF_STREAM_MAX_FRAMES ||
+		    size != sizeof(m) + (size_t)m.frame_count * sizeof(frames[0]))
+			return -EPROTO;
+		memcpy(frames, p + sizeof(m), (size_t)m.frame_count * sizeof(frames[0]));
+		if (h->thread_stack)
+			h->thread_stack(h->ctx, &m, frames);
+		return 0;
+	}
 	default:
 		return 0; /* a later agent's message: its size says how far to skip */
 	}

@@ -33,6 +33,9 @@ struct javastream_handler {
 	void (*stats)(void *ctx, const struct jbpf_msg_stats *stats);
 	void (*error)(void *ctx, const char *text);
 	void (*flushed)(void *ctx);
+	/* frames: stack->frame_count of them; tid is never 0. */
+	void (*thread_stack)(void *ctx, const struct jbpf_msg_thread_stack *stack,
+			     const struct jbpf_trace_frame *frames);
 };
 
 /*

@@ -3,7 +3,10 @@
  * profiler drives it. The test listens on a Unix socket, starts a JVM
  * running tests/workloads/java/StubProbe.java with the agent, signals the
  * probe's spinning thread with chosen values, asks for a flush and reads
- * the stream (jvmti-stub/stream.h) back.
+ * the stream (jvmti-stub/stream.h) back. Attached to a running JVM, it
+ * checks the tids the agent reads for threads it never saw start, and the
+ * thread stacks a 'W' request brings (the probe's sleeping thread's among
+ * them).
  *
  * Signals go out with rt_tgsigqueueinfo (si_code SI_QUEUE), which the agent
  * takes only under its test-hook option "sigqueue"; the BPF program's
@@ -586,6 +589,12 @@ static int hotspot_load_agent(pid_t pid, const char *options, int timeout_s)
 
 #define MAX_TRACES 64
 #define MAX_METHODS 65536
+#define MAX_THREADS 256
+#define MAX_STACKS 256
+
+/* From jvmti.h (not on this test's include path): GetThreadState's bits. */
+#define JVMTI_THREAD_STATE_ALIVE 0x0001
+#define JVMTI_THREAD_STATE_SLEEPING 0x0040
 
 struct trace {
 	uint64_t seq;
@@ -593,6 +602,24 @@ struct trace {
 	int32_t status;
 	bool has_spin;
 	char top[64];     /* innermost frame's name, for failure messages */
+};
+
+struct thread_name {
+	uint32_t tid;
+	char name[64];
+};
+
+/* One THREAD_STACK, its frames named through the METHODs before it. */
+struct stack {
+	uint32_t tid;
+	int32_t state;
+	uint32_t frame_count;
+	uint32_t flags;
+	bool has_doze, has_spin, has_sleep; /* StubProbe.doze, StubProbe.spin, java.lang.Thread.sleep* */
+	int32_t doze_bci;
+	char top[64];      /* innermost frame's name */
+	int32_t top_bci;
+	size_t message;    /* its place in the stream */
 };
 
 /* What one recording sent, checked as it is read. */
@@ -612,6 +639,11 @@ struct recording {
 	bool spin_nmethod;           /* compiled code of StubProbe.spin */
 	pid_t spin_tid;
 	bool spin_thread;            /* THREAD {spin_tid, "StubSpin"} */
+	struct thread_name threads[MAX_THREADS]; /* every THREAD, in order */
+	size_t n_threads;
+	struct stack stacks[MAX_STACKS];
+	size_t n_stacks;
+	size_t flushed_at;           /* the place of the last FLUSHED in the stream */
 	struct jbpf_msg_stats stats; /* the last STATS */
 	size_t flushed;
 	char error[JBPF_STREAM_MAX_NAME + 1];
@@ -695,6 +727,49 @@ static void take_message(struct recording *r, uint32_t type, const unsigned char
 		assert_int_equal(size, sizeof(t) + t.name_len);
 		if ((pid_t)t.tid == r->spin_tid && t.name_len == 8 && !memcmp(p + sizeof(t), "StubSpin", 8))
 			r->spin_thread = true;
+		assert_true(t.tid > 0);
+		assert_true(r->n_threads < MAX_THREADS);
+		r->threads[r->n_threads].tid = t.tid;
+		snprintf(r->threads[r->n_threads].name, sizeof(r->threads[0].name), "%.*s",
+			 (int)(t.name_len < 63 ? t.name_len : 63), (const char *)p + sizeof(t));
+		r->n_threads++;
+		break;
+	}
+	case JBPF_MSG_THREAD_STACK: {
+		struct jbpf_msg_thread_stack t;
+		struct stack *out = &r->stacks[r->n_stacks];
+
+		assert_true(size >= sizeof(t));
+		memcpy(&t, p, sizeof(t));
+		assert_true(t.tid > 0);
+		assert_true(t.frame_count <= JBPF_STREAM_MAX_FRAMES);
+		assert_int_equal(size, sizeof(t) + t.frame_count * sizeof(struct jbpf_trace_frame));
+		assert_int_equal(t.flags & ~JBPF_TRACE_TRUNCATED, 0);
+		assert_true(r->n_stacks < MAX_STACKS);
+		*out = (struct stack){ .tid = t.tid, .state = t.jvmti_state, .frame_count = t.frame_count,
+				       .flags = t.flags, .message = r->messages, .doze_bci = -100 };
+		for (uint32_t i = 0; i < t.frame_count; i++) {
+			struct jbpf_trace_frame f;
+			const char *name;
+
+			memcpy(&f, p + sizeof(t) + i * sizeof(f), sizeof(f));
+			name = method_name(r, f.method_id);
+			if (!name) {
+				r->unnamed_uses++;
+				continue;
+			}
+			if (!strcmp(name, "StubProbe.doze")) {
+				out->has_doze = true;
+				out->doze_bci = f.bci;
+			}
+			out->has_spin |= !strcmp(name, "StubProbe.spin");
+			out->has_sleep |= !strncmp(name, "java.lang.Thread.sleep", 22);
+			if (i == 0) {
+				snprintf(out->top, sizeof(out->top), "%s", name);
+				out->top_bci = f.bci;
+			}
+		}
+		r->n_stacks++;
 		break;
 	}
 	case JBPF_MSG_CODE_LOAD: {
@@ -739,6 +814,7 @@ static void take_message(struct recording *r, uint32_t type, const unsigned char
 	case JBPF_MSG_FLUSHED:
 		assert_int_equal(size, 0);
 		r->flushed++;
+		r->flushed_at = r->messages;
 		break;
 	default:
 		fail_msg("message of unknown type %u", type);
@@ -1047,6 +1123,159 @@ static void attach_to_running_jvm(void **state)
 		unlisten(lfd[i], dir[i], path[i]);
 }
 
+/* The last THREAD's tid for name, 0 if none. */
+static uint32_t tid_named(const struct recording *r, const char *name)
+{
+	for (size_t i = r->n_threads; i > 0; i--)
+		if (!strcmp(r->threads[i - 1].name, name))
+			return r->threads[i - 1].tid;
+	return 0;
+}
+
+/* The last THREAD_STACK of tid, NULL if none. */
+static const struct stack *stack_of(const struct recording *r, uint32_t tid)
+{
+	for (size_t i = r->n_stacks; i > 0; i--)
+		if (r->stacks[i - 1].tid == tid)
+			return &r->stacks[i - 1];
+	return NULL;
+}
+
+/* /proc/<pid>/task/<tid>/comm into comm, newline removed; -1 if tid is no thread of pid. */
+static int task_comm(pid_t pid, uint32_t tid, char *comm, size_t size)
+{
+	char path[96];
+	FILE *f;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)pid, tid);
+	f = fopen(path, "r");
+	if (f && fgets(comm, (int)size, f)) {
+		comm[strcspn(comm, "\n")] = '\0';
+		ret = 0;
+	}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* Sends requests (one write), then reads to the FLUSHED that answers its 'F'. */
+static void request_and_flush(struct recording *r, const char *requests, int timeout_s)
+{
+	size_t flushed = r->flushed;
+	int64_t deadline = now_ms() + timeout_s * 1000;
+
+	assert_int_equal(write(r->fd, requests, strlen(requests)), (ssize_t)strlen(requests));
+	while (r->flushed == flushed)
+		if (read_message(r, deadline))
+			fail_msg("no FLUSHED within %d s after \"%s\"", timeout_s, requests);
+}
+
+/* The stacks of one 'W', those after the message `from`: StubSleep's, StubSpin's, all on the JVM's threads. */
+static void check_stacks(const struct recording *r, pid_t pid, size_t from, pid_t sleep_tid)
+{
+	const struct stack *sleeper = stack_of(r, (uint32_t)sleep_tid), *spinner = stack_of(r, (uint32_t)r->spin_tid);
+	char comm[32];
+
+	for (size_t i = 0; i < r->n_stacks; i++) {
+		const struct stack *st = &r->stacks[i];
+
+		if (st->message <= from)
+			continue;
+		if (task_comm(pid, st->tid, comm, sizeof(comm)))
+			fail_msg("THREAD_STACK of tid %u, which is no thread of the JVM", st->tid);
+		/* Every one before the FLUSHED that answered the 'F' sent with the 'W'. */
+		assert_true(st->message < r->flushed_at);
+		assert_true(st->state & JVMTI_THREAD_STATE_ALIVE);
+	}
+	if (!sleeper || sleeper->message <= from)
+		fail_msg("no THREAD_STACK for StubSleep (tid %d)", (int)sleep_tid);
+	fprintf(stderr, "  StubSleep: state %#x, %u frames, innermost %s (bci %d), doze at bci %d\n",
+		(unsigned)sleeper->state, sleeper->frame_count, sleeper->top, (int)sleeper->top_bci,
+		(int)sleeper->doze_bci);
+	assert_true(sleeper->has_doze);
+	assert_true(sleeper->doze_bci >= 0);
+	assert_true(sleeper->has_sleep);
+	/* Thread.sleep (JDK 17) or Thread.sleep0 (JDK 25): native, so -3 as AsyncGetCallTrace says. */
+	assert_int_equal(strncmp(sleeper->top, "java.lang.Thread.sleep", 22), 0);
+	assert_int_equal(sleeper->top_bci, -3);
+	assert_true(sleeper->state & JVMTI_THREAD_STATE_SLEEPING);
+	assert_int_equal(sleeper->flags, 0);
+	assert_non_null(spinner);
+	assert_true(spinner->message > from);
+	assert_true(spinner->has_spin);
+	assert_int_equal(r->unnamed_uses, 0);
+}
+
+/*
+ * Attached to a running JVM: every thread already running is named with
+ * its native tid, read from HotSpot's own tables, not from the thread
+ * (StubSpin and StubSleep report theirs; /proc has the rest). On 'W' the
+ * agent sends the Java stack of every thread, the one blocked in
+ * Thread.sleep under StubProbe.doze included, all before the FLUSHED that
+ * answers the 'F' sent right after; a second 'W' does it again, and a
+ * flush alone sends none.
+ */
+static void running_threads_named_and_stacks_on_request(void **state)
+{
+	const struct jdk *jdk = *state;
+	char *dir, *path, options[256], comm[32];
+	size_t with_comm = 0, first_round, stacks;
+	struct recording *r;
+	struct child jvm;
+	pid_t spin_tid, sleep_tid;
+	int lfd;
+
+	require_jvm(jdk);
+	lfd = listen_at(&dir, &path);
+	start_probe(&jvm, jdk, NULL, &spin_tid);
+	sleep_tid = (pid_t)harness_truth(&jvm, "sleeptid");
+	assert_true(sleep_tid > 0);
+	snprintf(options, sizeof(options), "socket=%s", path);
+	assert_int_equal(hotspot_load_agent(jvm.pid, options, 20), 0);
+	r = open_recording(lfd, spin_tid);
+	assert_hello(r, jvm.pid);
+	/* They are queued before the agent reads any request. */
+	flush_until(r, &(struct expect){ 0 }, 20);
+	assert_true(r->spin_thread);
+	assert_int_equal(tid_named(r, "StubSleep"), (uint32_t)sleep_tid);
+	for (size_t i = 0; i < r->n_threads; i++) {
+		if (task_comm(jvm.pid, r->threads[i].tid, comm, sizeof(comm)))
+			fail_msg("THREAD \"%s\" names tid %u, which is no thread of the JVM", r->threads[i].name,
+				 r->threads[i].tid);
+		/* HotSpot sets a thread's comm to its name, cut to 15 bytes; "main" is the launcher's "java". */
+		if (!strncmp(comm, r->threads[i].name, 15))
+			with_comm++;
+		else
+			fprintf(stderr, "  THREAD %u \"%s\": comm \"%s\"\n", r->threads[i].tid, r->threads[i].name,
+				comm);
+	}
+	fprintf(stderr, "  %zu THREADs at attach, %zu with their comm\n", r->n_threads, with_comm);
+	assert_true(with_comm + 1 >= r->n_threads);
+	assert_int_equal(r->n_stacks, 0);
+
+	request_and_flush(r, (char[]){ JBPF_REQ_THREAD_STACKS, JBPF_REQ_FLUSH, 0 }, 20);
+	check_stacks(r, jvm.pid, 0, sleep_tid);
+	first_round = r->n_stacks;
+	fprintf(stderr, "  %zu THREAD_STACKs\n", first_round);
+	assert_true(first_round >= 3); /* main, StubSpin, StubSleep at least */
+
+	/* Again, in two writes; then a flush alone brings none. */
+	assert_int_equal(write(r->fd, (char[]){ JBPF_REQ_THREAD_STACKS }, 1), 1);
+	request_and_flush(r, (char[]){ JBPF_REQ_FLUSH, 0 }, 20);
+	check_stacks(r, jvm.pid, r->stacks[first_round - 1].message, sleep_tid);
+	stacks = r->n_stacks;
+	assert_true(stacks > first_round);
+	request_and_flush(r, (char[]){ JBPF_REQ_FLUSH, 0 }, 20);
+	assert_int_equal(r->n_stacks, stacks);
+	assert_int_equal(r->stats.events_lost, 0);
+
+	record_free(r);
+	assert_still_runs(&jvm);
+	stop_probe(&jvm);
+	unlisten(lfd, dir, path);
+}
+
 #define ON_JDK(f, jdk) { #f " (" #jdk ")", f, NULL, harness_teardown, (void *)&jdk }
 
 int main(void)
@@ -1062,9 +1291,11 @@ int main(void)
 		ON_JDK(startup_recording_takes_traces, jdk17),
 		ON_JDK(jvm_outlives_profiler_and_reattaches, jdk17),
 		ON_JDK(attach_to_running_jvm, jdk17),
+		ON_JDK(running_threads_named_and_stacks_on_request, jdk17),
 		ON_JDK(startup_recording_takes_traces, jdk25),
 		ON_JDK(jvm_outlives_profiler_and_reattaches, jdk25),
 		ON_JDK(attach_to_running_jvm, jdk25),
+		ON_JDK(running_threads_named_and_stacks_on_request, jdk25),
 	};
 
 	return cmocka_run_group_tests_name("jvmti agent", tests, NULL, remove_compiled);

@@ -18,7 +18,9 @@
 #include "user/javastream.h"
 
 struct seen {
-	int hellos, methods, traces, threads, loads, unloads, flushed;
+	int hellos, methods, traces, threads, loads, unloads, flushed, stacks;
+	struct jbpf_msg_thread_stack stack;
+	struct jbpf_trace_frame stack_frames[JBPF_STREAM_MAX_FRAMES];
 	uint64_t method_id, trace_seq, load_addr;
 	char name[JBPF_STREAM_MAX_NAME + 1];
 	uint32_t frame_count;
@@ -73,11 +75,21 @@ static void on_flushed(void *ctx)
 	((struct seen *)ctx)->flushed++;
 }
 
+static void on_stack(void *ctx, const struct jbpf_msg_thread_stack *m, const struct jbpf_trace_frame *frames)
+{
+	struct seen *s = ctx;
+
+	s->stacks++;
+	s->stack = *m;
+	memcpy(s->stack_frames, frames, m->frame_count * sizeof(frames[0]));
+}
+
 static struct javastream_handler handler(struct seen *s)
 {
 	memset(s, 0, sizeof(*s));
 	return (struct javastream_handler){ .ctx = s, .hello = on_hello, .method = on_method, .trace = on_trace,
-					     .thread = on_thread, .code_load = on_load, .flushed = on_flushed };
+					     .thread = on_thread, .code_load = on_load, .flushed = on_flushed,
+					     .thread_stack = on_stack };
 }
 
 /* Appends one message to buf at *len. */
@@ -205,6 +217,103 @@ static void contradictions_end_the_stream(void **state)
 	assert_int_equal(s.methods + s.traces + s.loads + s.hellos, 0);
 }
 
+/* Two frames, the innermost a native method (bci -3), as the agent sends GetAllStackTraces's. */
+static void thread_stacks_arrive_with_their_frames(void **state)
+{
+	static uint8_t buf[2 * JBPF_STREAM_MAX_PAYLOAD];
+	struct jbpf_msg_thread_stack st = { .tid = 4321, .jvmti_state = 0x191, .frame_count = 2 };
+	struct jbpf_msg_thread_stack bare = { .tid = 4322, .jvmti_state = 0x15 };
+	struct jbpf_msg_thread_stack deep = { .tid = 4323, .frame_count = JBPF_STREAM_MAX_FRAMES,
+					      .flags = JBPF_TRACE_TRUNCATED };
+	struct jbpf_trace_frame frames[2] = { { .method_id = 11, .bci = -3 }, { .method_id = 12, .bci = 7 } };
+	static struct jbpf_trace_frame many[JBPF_STREAM_MAX_FRAMES];
+	struct seen s;
+	struct javastream_handler h = handler(&s);
+	size_t len = 0;
+
+	len = put_method(buf, len, 11, "java.lang.Thread.sleep0");
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &st, sizeof(st), frames, sizeof(frames));
+	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(s.stacks, 1);
+	assert_int_equal(s.stack.tid, 4321);
+	assert_int_equal(s.stack.jvmti_state, 0x191);
+	assert_int_equal(s.stack.frame_count, 2);
+	assert_int_equal(s.stack_frames[0].method_id, 11);
+	assert_int_equal(s.stack_frames[0].bci, -3);
+	assert_int_equal(s.stack_frames[1].method_id, 12);
+	assert_int_equal(s.stack_frames[1].bci, 7);
+
+	/* A thread with no Java frame still has its message. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &bare, sizeof(bare), NULL, 0);
+	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(s.stacks, 2);
+	assert_int_equal(s.stack.tid, 4322);
+	assert_int_equal(s.stack.frame_count, 0);
+
+	/* The deepest one fits a payload, and waits whole for its last byte. */
+	for (int i = 0; i < JBPF_STREAM_MAX_FRAMES; i++)
+		many[i] = (struct jbpf_trace_frame){ .method_id = 100 + (uint64_t)i, .bci = i };
+	len = 0;
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &deep, sizeof(deep), many, sizeof(many));
+	assert_int_equal(javastream_parse(buf, len - 1, &h), 0);
+	assert_int_equal(s.stacks, 2);
+	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(s.stacks, 3);
+	assert_int_equal(s.stack.flags, JBPF_TRACE_TRUNCATED);
+	assert_int_equal(s.stack_frames[JBPF_STREAM_MAX_FRAMES - 1].method_id, 100 + JBPF_STREAM_MAX_FRAMES - 1);
+}
+
+static void malformed_thread_stacks_end_the_stream(void **state)
+{
+	static uint8_t buf[2 * JBPF_STREAM_MAX_PAYLOAD];
+	static struct jbpf_trace_frame many[JBPF_STREAM_MAX_FRAMES + 1];
+	struct jbpf_trace_frame frames[3] = { { .method_id = 1 } };
+	struct jbpf_msg_thread_stack two = { .tid = 5, .frame_count = 2 };
+	struct jbpf_msg_thread_stack no_tid = { .tid = 0, .frame_count = 1 };
+	struct jbpf_msg_thread_stack too_deep = { .tid = 5, .frame_count = JBPF_STREAM_MAX_FRAMES + 1 };
+	struct jbpf_msg_thread_stack huge = { .tid = 5, .frame_count = UINT32_MAX };
+	struct seen s;
+	struct javastream_handler h = handler(&s);
+	size_t len;
+
+	/* Fewer frame bytes than the count says. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &two, sizeof(two), frames, sizeof(frames[0]));
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	/* More. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &two, sizeof(two), frames, sizeof(frames));
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	/* Half a frame more. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &two, sizeof(two), frames, 2 * sizeof(frames[0]) + 8);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	/* Over the depth limit, with the bytes to match. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &too_deep, sizeof(too_deep), many, sizeof(many));
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	/* A count whose byte size would wrap a 32-bit multiplication. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &huge, sizeof(huge), NULL, 0);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	/* No thread has tid 0. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &no_tid, sizeof(no_tid), frames, sizeof(frames[0]));
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	/* Shorter than its fixed part. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &two, sizeof(two) - 1, NULL, 0);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(s.stacks, 0);
+	/* A good one after a bad one is never reached: the stream has ended. */
+	len = 0;
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &no_tid, sizeof(no_tid), frames, sizeof(frames[0]));
+	put(buf, &len, JBPF_MSG_THREAD_STACK, &two, sizeof(two), frames, 2 * sizeof(frames[0]));
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(s.stacks, 0);
+}
+
 static void reads_a_socket_in_pieces(void **state)
 {
 	static uint8_t buf[4096];
@@ -235,6 +344,8 @@ int main(void)
 		cmocka_unit_test(partial_message_waits_for_the_rest),
 		cmocka_unit_test(names_are_bounded_and_made_safe),
 		cmocka_unit_test(contradictions_end_the_stream),
+		cmocka_unit_test(thread_stacks_arrive_with_their_frames),
+		cmocka_unit_test(malformed_thread_stacks_end_the_stream),
 		cmocka_unit_test(reads_a_socket_in_pieces),
 	};
 

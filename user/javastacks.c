@@ -1,0 +1,265 @@
+/*
+ * javastacks: one JVM's end-of-recording thread stacks, by host tid
+ * (contract in javastacks.h).
+ *
+ * Two small open-addressing tables of 32-bit keys (tid 0 marks a free
+ * slot; no thread has it): the tid map, namespace tid -> host tid, and the
+ * index, host tid -> the latest stack. Both double when half full, up to
+ * JAVASTACKS_MAX_THREADS entries. The stacks themselves are one allocation
+ * each, all listed in `all` so that javastacks__free finds those a later
+ * stack of the same thread displaced from the index.
+ */
+#include "javastacks.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolizer/procfs.h"
+
+/* /proc/PID/status is about 1.5 KiB; NSpid is in its first half. */
+#define STATUS_MAX 8192
+
+struct slot {
+	uint32_t key;   /* 0: free */
+	uint32_t value; /* host tid, or index into all */
+};
+
+struct table {
+	struct slot *slots;
+	size_t cap, nr; /* cap a power of two, or 0 */
+};
+
+struct javastacks {
+	struct table tids;     /* namespace tid -> host tid */
+	struct table index;    /* host tid -> index into all */
+	struct join_trace **all;
+	size_t nr_all, cap_all;
+	struct javastacks_stats stats;
+};
+
+static size_t hash_u32(uint32_t key, size_t cap)
+{
+	return (size_t)((key * 0x9e3779b1u) & (uint32_t)(cap - 1));
+}
+
+static struct slot *table_find(const struct table *t, uint32_t key)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t i = hash_u32(key, t->cap);; i = (i + 1) & (t->cap - 1)) {
+		if (t->slots[i].key == key)
+			return &t->slots[i];
+		if (!t->slots[i].key)
+			return NULL;
+	}
+}
+
+static int table_grow(struct table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 64;
+	struct slot *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (!t->slots[i].key)
+			continue;
+		for (j = hash_u32(t->slots[i].key, cap); slots[j].key; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = cap;
+	return 0;
+}
+
+/* Sets key's value, adding it if new. key != 0. */
+static int table_put(struct table *t, uint32_t key, uint32_t value)
+{
+	struct slot *s = table_find(t, key);
+	size_t i;
+
+	if (s) {
+		s->value = value;
+		return 0;
+	}
+	if (t->nr >= JAVASTACKS_MAX_THREADS)
+		return -ENOSPC;
+	if ((t->nr + 1) * 2 > t->cap && table_grow(t))
+		return -ENOMEM;
+	for (i = hash_u32(key, t->cap); t->slots[i].key; i = (i + 1) & (t->cap - 1))
+		;
+	t->slots[i] = (struct slot){ key, value };
+	t->nr++;
+	return 0;
+}
+
+static void table_clear(struct table *t)
+{
+	if (t->cap)
+		memset(t->slots, 0, t->cap * sizeof(*t->slots));
+	t->nr = 0;
+}
+
+struct javastacks *javastacks__new(void)
+{
+	return calloc(1, sizeof(struct javastacks));
+}
+
+void javastacks__free(struct javastacks *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nr_all; i++)
+		free(s->all[i]);
+	free(s->all);
+	free(s->tids.slots);
+	free(s->index.slots);
+	free(s);
+}
+
+/*
+ * A decimal tid, the whole of text up to end (or to the NUL when end is
+ * NULL); 0 when it is not one.
+ */
+static uint32_t parse_tid(const char *text, const char *end)
+{
+	unsigned long v = 0;
+	const char *p = text;
+
+	for (; (end ? p < end : *p) && *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (unsigned long)(*p - '0');
+		if (v > INT_MAX)
+			return 0;
+	}
+	if (p == text || (end ? p != end : *p != '\0'))
+		return 0;
+	return (uint32_t)v;
+}
+
+/*
+ * The tid in the thread's own pid namespace: the last number of status's
+ * "NSpid:" line; host_tid when there is no such line (before Linux 4.1,
+ * which has no way to tell), 0 when the line is malformed.
+ */
+static uint32_t innermost_tid(const char *status, uint32_t host_tid)
+{
+	const char *line = strstr(status, "\nNSpid:");
+	uint32_t last = 0;
+
+	if (!strncmp(status, "NSpid:", 6))
+		line = status + 6;
+	else if (line)
+		line += 7;
+	else
+		return host_tid;
+	for (;;) {
+		const char *end;
+
+		line += strspn(line, " \t");
+		end = line + strspn(line, "0123456789");
+		if (end == line)
+			break;
+		last = parse_tid(line, end);
+		if (!last)
+			return 0;
+		line = end;
+	}
+	return *line == '\n' || *line == '\0' ? last : 0;
+}
+
+int javastacks__read_tids(struct javastacks *s, const char *proc_root, uint32_t tgid)
+{
+	char path[PATH_MAX], status[STATUS_MAX];
+	struct dirent *e;
+	DIR *d;
+	int err = 0;
+
+	table_clear(&s->tids);
+	snprintf(path, sizeof(path), "%s/%u/task", proc_root, tgid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		uint32_t host_tid = parse_tid(e->d_name, NULL), ns_tid;
+
+		if (!host_tid)
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/task/%u/status", proc_root, tgid, host_tid);
+		/* A thread that exited since the listing has no stack coming either. */
+		if (procfs__read_small(path, status, sizeof(status)) < 0)
+			continue;
+		ns_tid = innermost_tid(status, host_tid);
+		if (ns_tid && (err = table_put(&s->tids, ns_tid, host_tid)))
+			break;
+	}
+	closedir(d);
+	return err;
+}
+
+int javastacks__add(struct javastacks *s, const struct jbpf_msg_thread_stack *stack,
+		    const struct jbpf_trace_frame *frames, uint64_t now_ns)
+{
+	const struct slot *mapped = table_find(&s->tids, stack->tid);
+	uint32_t n = stack->frame_count > JBPF_STREAM_MAX_FRAMES ? JBPF_STREAM_MAX_FRAMES : stack->frame_count;
+	size_t size = sizeof(struct join_trace) + (size_t)n * sizeof(frames[0]);
+	struct join_trace *t;
+
+	if (!mapped) {
+		s->stats.unmapped++;
+		return -ENOENT;
+	}
+	if (s->stats.bytes + size > JAVASTACKS_MAX_BYTES || s->nr_all >= 2 * (size_t)JAVASTACKS_MAX_THREADS ||
+	    (!table_find(&s->index, mapped->value) && s->index.nr >= JAVASTACKS_MAX_THREADS)) {
+		s->stats.dropped++;
+		return -ENOSPC;
+	}
+	if (s->nr_all == s->cap_all) {
+		size_t cap = s->cap_all ? s->cap_all * 2 : 64;
+		struct join_trace **all = realloc(s->all, cap * sizeof(*all));
+
+		if (!all) {
+			s->stats.dropped++;
+			return -ENOMEM;
+		}
+		s->all = all;
+		s->cap_all = cap;
+	}
+	t = malloc(size);
+	if (!t || table_put(&s->index, mapped->value, (uint32_t)s->nr_all)) {
+		free(t);
+		s->stats.dropped++;
+		return -ENOMEM;
+	}
+	*t = (struct join_trace){
+		.time_ns = now_ns,
+		.tid = stack->tid, /* as in a TRACE: the JVM's, which its THREAD names use */
+		.status = (int32_t)n,
+		.flags = stack->flags & JBPF_TRACE_TRUNCATED,
+		.frame_count = n,
+	};
+	memcpy(t->frames, frames, (size_t)n * sizeof(frames[0]));
+	s->all[s->nr_all++] = t;
+	s->stats.stored++;
+	s->stats.bytes += size;
+	return 0;
+}
+
+const struct join_trace *javastacks__get(const struct javastacks *s, uint32_t host_tid)
+{
+	const struct slot *e = host_tid ? table_find(&s->index, host_tid) : NULL;
+
+	return e ? s->all[e->value] : NULL;
+}
+
+void javastacks__stats(const struct javastacks *s, struct javastacks_stats *stats)
+{
+	*stats = s->stats;
+}
