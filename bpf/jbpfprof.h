@@ -134,6 +134,11 @@ struct jbpf_sample {
 	__u64 born_ns;       /* the thread's start time (CLOCK_MONOTONIC) */
 	__u64 wait_id;       /* with JBPF_WAIT_OPEN: the jbpf_wait_end that ends it */
 	__u64 ustack_seq;    /* nonzero: the user stack follows in a jbpf_user_stack */
+	/*
+	 * When a sleeping or blocked thread was woken: from then to time_ns it
+	 * was runnable, waiting for a CPU. 0 when not seen (or not asleep).
+	 */
+	__u64 woken_ns;
 	__u64 ips[];         /* kstack_len + ustack_len addresses */
 };
 
@@ -146,6 +151,7 @@ struct jbpf_wait_end {
 	__u32 tid;
 	__u64 wait_id;
 	__u64 time_ns;
+	__u64 woken_ns;      /* as in jbpf_sample */
 };
 
 /*
@@ -170,9 +176,9 @@ struct jbpf_user_stack {
  */
 struct jbpf_thread_waits {
 	__u64 off_since;     /* when it left the CPU; 0 while on a CPU or unknown */
+	__u64 woken_at;      /* when it was woken from that wait (sched_wakeup); 0 not yet */
 	__u64 open_wait;     /* wait_id of a JBPF_WAIT_OPEN wait not yet ended */
-	__u64 sampled_out_ns;/* sleeping time in short waits not picked (no record) */
-	__u64 sampled_out_nr;
+	__u64 sampled_out_ns[JBPF_STATE_NR]; /* by state, time in short waits not picked (no record) */
 	__u64 filtered_ns;   /* time in waits dropped by --min-block / --max-block */
 	__u32 state;         /* enum jbpf_state of the current wait */
 	__u32 tgid;
@@ -181,8 +187,9 @@ struct jbpf_thread_waits {
 };
 #define JBPF_THREAD_SINCE_START 1u /* seeded by userspace; not yet seen by the program */
 #define JBPF_THREAD_NEW 2u         /* created during the recording, not yet run */
+#define JBPF_THREAD_EXITING 4u     /* exiting: its life is over, nothing more is recorded */
 
-/* A target's thread ended (its last switch-out); its totals go with it. */
+/* A target's thread exits (sched_process_exit); its totals go with it. */
 struct jbpf_thread_exit {
 	__u32 type;          /* JBPF_RECORD_THREAD_EXIT */
 	__u32 tid;
@@ -194,11 +201,13 @@ struct jbpf_thread_exit {
 
 /*
  * What a system call's exit owes a thread (the `deferred` task storage):
- * a signal for its Java stack, a read of its user stack, or both.
+ * a signal for its Java stack, a read of its user stack, or both; and a
+ * check that the scheduler program saw the thread come back (off_since).
  */
 struct jbpf_syscall_pending {
 	__u64 java_seq;      /* signal the JVM's handler with this number */
 	__u64 ustack_seq;    /* send a jbpf_user_stack with this number */
+	__u64 off_since;     /* its last switch-out, as `waits` had it; 0 once checked */
 };
 
 /*

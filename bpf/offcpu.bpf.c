@@ -11,8 +11,8 @@
  * as much as a short context switch), so most are taken only once the
  * wait is over and its length is known:
  *
- *   - A sleeping wait (interruptible: futex, nanosleep, reads, poll) at
- *     least full_wait_ns long is always recorded; a shorter one with
+ *   - A sleeping or runnable wait at least full_wait_ns long is always
+ *     recorded; a shorter one with
  *     probability length / full_wait_ns (JBPF_WAIT_SAMPLED). Waits not
  *     picked cost no stack and no record: their time is only added to the
  *     thread's sampled_out_ns, which userspace spreads over the ones that
@@ -22,27 +22,40 @@
  *     when the wait was in a system call the user stack is read by the
  *     system call exit program (sample.bpf.c), where it is still the same,
  *     together with the Java stack signal for a JVM thread: a signal never
- *     reaches a sleeping thread.
- *   - A preempted (runnable) or uninterruptible (blocked) wait is rarer and
- *     may happen outside any system call, so its stacks are read at
- *     switch-out, from the thread itself (JBPF_WAIT_OPEN; its end follows
- *     in a jbpf_wait_end).
+ *     reaches a sleeping thread. A thread preempted in user code has no
+ *     system call to return from: it is about to return to user mode, and
+ *     a JVM thread is signalled now (the handler runs before its next
+ *     instruction); a native one's user stack is not read, since only the
+ *     thread itself could read it.
+ *   - An uninterruptible (blocked) wait, typically disk I/O, is rarer and
+ *     may happen outside any system call (a page fault), so its stacks are
+ *     read at switch-out, from the thread itself (JBPF_WAIT_OPEN; its end
+ *     follows in a jbpf_wait_end).
  *
  * A tracepoint program rather than a raw one: reading the waking thread's
  * stack and task storage needs a trusted pointer to it (bpf_task_from_pid),
  * and kfuncs are not available to raw tracepoint programs.
  *
- * Missed switches. The kernel skips a tracepoint program while another
- * tracing program runs on the same CPU, and a thread preempted inside one
- * (our system call exit program, or another tool's) switches without us.
- * A wait whose end was missed is ended with time 0 and dropped by
- * userspace; a wait whose start was missed is not recorded; both are
- * counted (JBPF_CNT_SWITCH_MISSED) and their time counts as running.
+ * Missed switches. A thread found off CPU in `waits` when it switches
+ * out, or when it returns from a system call (sample.bpf.c), came back
+ * without this program seeing it: the kernel skips tracepoint programs in
+ * some nested contexts. At a system call's exit the wait is sent from
+ * there, ending then, without its kernel stack; otherwise a wait whose end
+ * was missed is ended with time 0 and dropped by userspace, and a wait
+ * whose start was missed is not recorded. All are counted
+ * (JBPF_CNT_SWITCH_MISSED), and the time of the dropped ones counts as
+ * running.
+ *
+ * Wakeups. A sleeping or blocked wait ends when the thread runs again, but
+ * from its wakeup on it is runnable, waiting for a CPU; a raw tracepoint
+ * program on sched_wakeup notes the moment (woken_at), and the wait is
+ * split there: asleep until woken, runnable after.
  *
  * Thread lifetimes: userspace seeds `waits` with the threads alive at the
  * start (JBPF_THREAD_SINCE_START, with the state /proc gave), a new thread
- * is added when created (sched_process_fork), and a thread's entry leaves
- * with a jbpf_thread_exit record at its last switch-out.
+ * is added when created (sched_process_fork), its life ends when it exits
+ * (sched_process_exit, a jbpf_thread_exit record), and its entry leaves at
+ * its last switch-out.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -74,14 +87,6 @@ extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 /* See sample.bpf.c: weak, and java_targets stays empty on a kernel without it. */
 extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type, __u64 value) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym;
-
-/* Resized by userspace before load. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct jbpf_thread_waits);
-} waits SEC(".maps");
 
 #define WAIT_MAX_SIZE (sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64))
 
@@ -168,12 +173,13 @@ static __always_inline void want_java_stack(struct jbpf_sample *wait, struct jbp
 }
 
 /*
- * The Java stack of a JVM thread preempted (or faulting) in user code: the
- * signal is delivered when the thread next returns to user mode, before it
- * runs another instruction, so its handler sees the stack of the wait. No
- * system call is under way, so nothing can be interrupted.
+ * The Java stack of a JVM thread that waits outside a system call
+ * (preempted in user code, or faulting): the signal is delivered when the
+ * thread next returns to user mode, before it runs another instruction, so
+ * its handler sees the stack of the wait. No system call is under way, so
+ * nothing can be interrupted.
  */
-static __always_inline void signal_java_now(struct jbpf_sample *wait)
+static __always_inline void signal_java_now(struct jbpf_sample *wait, struct task_struct *task)
 {
 	const struct jbpf_java_target *jt = bpf_map_lookup_elem(&java_targets, &wait->tgid);
 	__u64 seq;
@@ -182,7 +188,7 @@ static __always_inline void signal_java_now(struct jbpf_sample *wait)
 	if (!jt || !bpf_send_signal_task)
 		return;
 	seq = new_seq();
-	err = bpf_send_signal_task(bpf_get_current_task_btf(), jt->signo, PIDTYPE_PID, seq);
+	err = bpf_send_signal_task(task, jt->signo, PIDTYPE_PID, seq);
 	if (err) {
 		wait->signal_err = err;
 		count(JBPF_CNT_SIGNAL_FAILED);
@@ -224,13 +230,13 @@ static void send_open_wait(struct trace_event_raw_sched_switch *ctx, struct jbpf
 		if (pending)
 			want_java_stack(wait, pending);
 	} else {
-		signal_java_now(wait);
+		signal_java_now(wait, bpf_get_current_task_btf());
 	}
 	w->open_wait = wait->wait_id;
 	send(wait, sizeof(*wait) + (kn + un) * sizeof(__u64));
 }
 
-static __always_inline void send_wait_end(__u32 tid, __u64 wait_id, __u64 time_ns)
+static __always_inline void send_wait_end(__u32 tid, __u64 wait_id, __u64 time_ns, __u64 woken_ns)
 {
 	struct jbpf_wait_end *end = bpf_ringbuf_reserve(&events, sizeof(*end), 0);
 
@@ -242,6 +248,7 @@ static __always_inline void send_wait_end(__u32 tid, __u64 wait_id, __u64 time_n
 	end->tid = tid;
 	end->wait_id = wait_id;
 	end->time_ns = time_ns;
+	end->woken_ns = woken_ns;
 	bpf_ringbuf_submit(end, BPF_RB_NO_WAKEUP);
 }
 
@@ -250,32 +257,19 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct jbpf_thread_waits *w, fresh = {};
+	struct jbpf_syscall_pending *pending;
 	long report = ctx->prev_state;
-	struct jbpf_thread_exit *exit;
 
 	if (tid == 0 || !is_target(tgid))
 		return;
 	count(JBPF_CNT_SWITCHES);
 	w = bpf_map_lookup_elem(&waits, &tid);
 	if (report & (REPORT_EXIT_DEAD | REPORT_EXIT_ZOMBIE)) {
-		exit = bpf_ringbuf_reserve(&events, sizeof(*exit), 0);
-		if (!exit) {
-			count(JBPF_CNT_WAITS_LOST);
-		} else {
-			exit->type = JBPF_RECORD_THREAD_EXIT;
-			exit->tid = tid;
-			exit->tgid = tgid;
-			exit->unused = 0;
-			exit->time_ns = now;
-			if (w)
-				exit->waits = *w;
-			else
-				__builtin_memset(&exit->waits, 0, sizeof(exit->waits));
-			bpf_ringbuf_submit(exit, BPF_RB_NO_WAKEUP);
-		}
 		bpf_map_delete_elem(&waits, &tid);
 		return;
 	}
+	if (w && (w->flags & JBPF_THREAD_EXITING))
+		return;
 	if (!w) {
 		fresh.tgid = tgid;
 		bpf_map_update_elem(&waits, &tid, &fresh, BPF_NOEXIST);
@@ -288,9 +282,17 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	if (w->open_wait) {
 		/* It ran, so its last wait ended, but that switch was missed. */
 		count(JBPF_CNT_SWITCH_MISSED);
-		send_wait_end(tid, w->open_wait, 0);
+		send_wait_end(tid, w->open_wait, 0, 0);
+	} else if (w->off_since && !(w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW))) {
+		/* The same, for a wait recorded only at its end: it is lost. */
+		count(JBPF_CNT_SWITCH_MISSED);
 	}
+	/* For the system call exit program's check (sample.bpf.c). */
+	pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (pending)
+		pending->off_since = now;
 	w->off_since = now;
+	w->woken_at = 0;
 	w->flags = 0;
 	w->open_wait = 0;
 	if (report == 0 || report >= REPORT_MAX)
@@ -299,7 +301,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		w->state = JBPF_STATE_BLOCKED;
 	else
 		w->state = JBPF_STATE_SLEEPING;
-	if (w->state != JBPF_STATE_SLEEPING)
+	if (w->state == JBPF_STATE_BLOCKED)
 		send_open_wait(ctx, w, tid, now);
 }
 
@@ -308,7 +310,8 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
  * record it with the waking thread's kernel stack, and ask its system
  * call's exit for the user stack.
  */
-static void send_wait(struct jbpf_thread_waits *w, __u32 tid, const char *comm, __u64 now, __u32 flags)
+static void send_wait(struct jbpf_thread_waits *w, __u32 tid, const char *comm, __u64 now, __u32 flags,
+		      __u64 woken)
 {
 	struct jbpf_syscall_pending *pending;
 	struct task_struct *task;
@@ -320,6 +323,7 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, const char *comm, 
 		return;
 	wait->state = w->state;
 	wait->wait_start_ns = w->off_since;
+	wait->woken_ns = woken;
 	wait->flags = flags;
 	task = bpf_task_from_pid(tid);
 	if (!task) {
@@ -340,6 +344,10 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, const char *comm, 
 				wait->ustack_seq = pending->ustack_seq;
 				want_java_stack(wait, pending);
 			}
+		} else {
+			/* Preempted in user code: only the thread itself could read its user stack. */
+			wait->ustack_err = -95; /* EOPNOTSUPP */
+			signal_java_now(wait, task);
 		}
 	}
 	bpf_task_release(task);
@@ -353,16 +361,18 @@ static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	__u32 tid = ctx->next_pid;
 	struct jbpf_thread_waits *w;
 	__u32 flags = 0;
-	__u64 length;
+	__u64 length, woken;
 
 	if (tid == 0)
 		return;
 	/* Only target threads have an entry: no filter lookup needed. */
 	w = bpf_map_lookup_elem(&waits, &tid);
-	if (!w)
+	if (!w || (w->flags & JBPF_THREAD_EXITING))
 		return;
+	/* A wakeup seen out of order (racing this switch) is no wakeup of this wait. */
+	woken = w->woken_at >= w->off_since && w->woken_at <= now ? w->woken_at : 0;
 	if (w->open_wait) {
-		send_wait_end(tid, w->open_wait, now);
+		send_wait_end(tid, w->open_wait, now, w->off_since ? woken : 0);
 		w->open_wait = 0;
 		w->off_since = 0;
 		return;
@@ -384,15 +394,20 @@ static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		}
 		if (length < full_wait_ns) {
 			if ((((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) {
-				w->sampled_out_ns += length;
-				w->sampled_out_nr++;
+				/* Asleep until woken, then runnable. */
+				if (woken) {
+					w->sampled_out_ns[JBPF_STATE_RUNNABLE] += now - woken;
+					length = woken - w->off_since;
+				}
+				if (w->state < JBPF_STATE_NR)
+					w->sampled_out_ns[w->state] += length;
 				w->off_since = 0;
 				return;
 			}
 			flags = JBPF_WAIT_SAMPLED;
 		}
 	}
-	send_wait(w, tid, ctx->next_comm, now, flags);
+	send_wait(w, tid, ctx->next_comm, now, flags, woken);
 	w->flags = 0;
 	w->off_since = 0;
 }
@@ -404,6 +419,54 @@ int sched_switch(struct trace_event_raw_sched_switch *ctx)
 
 	switched_out(ctx, now);
 	switched_in(ctx, now);
+	return 0;
+}
+
+/*
+ * A target thread is woken: from now until it runs it is runnable, not
+ * asleep. Only threads in `waits` are looked at, by one hash lookup.
+ */
+SEC("raw_tp/sched_wakeup")
+int thread_wakeup(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (struct task_struct *)ctx->args[0];
+	__u32 tid = BPF_CORE_READ(task, pid);
+	struct jbpf_thread_waits *w = bpf_map_lookup_elem(&waits, &tid);
+
+	if (w && (w->off_since || (w->flags & JBPF_THREAD_SINCE_START)) && !w->woken_at &&
+	    w->state != JBPF_STATE_RUNNABLE)
+		w->woken_at = bpf_ktime_get_ns();
+	return 0;
+}
+
+/*
+ * A target thread exits: its life ends here, before the kernel tears it
+ * down, and its totals go to userspace. Its entry stays, marked, until its
+ * last switch-out, so that the teardown is not taken for a new thread.
+ */
+SEC("raw_tp/sched_process_exit")
+int thread_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (struct task_struct *)ctx->args[0];
+	__u32 tid = BPF_CORE_READ(task, pid);
+	struct jbpf_thread_waits *w = bpf_map_lookup_elem(&waits, &tid);
+	struct jbpf_thread_exit *exit;
+
+	if (!w)
+		return 0;
+	w->flags |= JBPF_THREAD_EXITING;
+	exit = bpf_ringbuf_reserve(&events, sizeof(*exit), 0);
+	if (!exit) {
+		count(JBPF_CNT_WAITS_LOST);
+		return 0;
+	}
+	exit->type = JBPF_RECORD_THREAD_EXIT;
+	exit->tid = tid;
+	exit->tgid = w->tgid;
+	exit->unused = 0;
+	exit->time_ns = bpf_ktime_get_ns();
+	exit->waits = *w;
+	bpf_ringbuf_submit(exit, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

@@ -292,15 +292,103 @@ static __always_inline void send_user_stack(void *ctx, __u32 tid, __u64 seq)
 	if (n > JBPF_MAX_STACK_DEPTH)
 		n = JBPF_MAX_STACK_DEPTH;
 	record->len = n;
-	if (bpf_ringbuf_output(&events, record, sizeof(*record) + n * sizeof(__u64), 0))
+	if (bpf_ringbuf_output(&events, record, sizeof(*record) + n * sizeof(__u64), BPF_RB_NO_WAKEUP))
 		count(JBPF_CNT_WAITS_LOST);
 }
 
 /*
- * A system call returns: send what it owes the thread (`deferred`). If the
- * thread was sampled inside it, the signal for its Java stack, now, before
- * it runs any more Java code; if it waited inside it, its user stack. A
- * tracepoint program, not a raw one: only these may call the kfunc.
+ * The thread runs, so its last wait is over: if the scheduler program
+ * (offcpu.bpf.c) did not see it come back, `waits` still has it off CPU
+ * since the same moment. End that wait now, a few microseconds late: an
+ * open one with its end, any other sent whole, with the user stack that
+ * this system call had (its kernel stack at the wait is gone).
+ */
+static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, __u32 tgid, __u32 tid)
+{
+	__u64 since = pending->off_since, now = bpf_ktime_get_ns();
+	struct jbpf_thread_waits *w = bpf_map_lookup_elem(&waits, &tid);
+	struct jbpf_wait_end *end;
+	struct jbpf_sample *wait;
+	__u32 zero = 0;
+	long bytes;
+	__u64 n;
+
+	pending->off_since = 0;
+	if (!w || w->off_since != since)
+		return;
+	count(JBPF_CNT_SWITCH_MISSED);
+	w->off_since = 0;
+	if (w->open_wait) {
+		end = bpf_ringbuf_reserve(&events, sizeof(*end), 0);
+		if (end) {
+			end->type = JBPF_RECORD_WAIT_END;
+			end->tid = tid;
+			end->wait_id = w->open_wait;
+			end->time_ns = now;
+			end->woken_ns = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
+			bpf_ringbuf_submit(end, BPF_RB_NO_WAKEUP);
+		}
+		w->open_wait = 0;
+		return;
+	}
+	wait = bpf_map_lookup_elem(&scratch, &zero);
+	if (!wait)
+		return;
+	__builtin_memset(wait, 0, sizeof(*wait));
+	wait->type = JBPF_RECORD_WAIT;
+	wait->cpu = bpf_get_smp_processor_id();
+	wait->time_ns = now;
+	wait->tgid = tgid;
+	wait->tid = tid;
+	wait->state = w->state;
+	wait->wait_start_ns = since;
+	wait->woken_ns = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
+	wait->kstack_err = -116; /* ESTALE: the switch was not seen */
+	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
+	bytes = bpf_get_stack(ctx, wait->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
+	wait->ustack_err = bytes < 0 ? bytes : 0;
+	n = bytes < 0 ? 0 : (__u64)bytes / sizeof(__u64);
+	if (n > JBPF_MAX_STACK_DEPTH)
+		n = JBPF_MAX_STACK_DEPTH;
+	wait->ustack_len = n;
+	if (bpf_map_lookup_elem(&java_targets, &tgid)) {
+		if (!pending->java_seq)
+			pending->java_seq = __sync_fetch_and_add(&next_java_seq, 1) + 1;
+		wait->java_seq = pending->java_seq;
+		wait->flags = JBPF_SAMPLE_DEFERRED;
+	}
+	if (bpf_ringbuf_output(&events, wait, sizeof(*wait) + n * sizeof(__u64), BPF_RB_NO_WAKEUP))
+		count(JBPF_CNT_WAITS_LOST);
+}
+
+/*
+ * A system call returns: send what it owes the thread (`deferred`), but
+ * for a Java stack signal (see syscall_exit). Records from here never wake
+ * the reader, which drains on its timer: a wakeup per system call would
+ * cost more than the record. Returns the thread's storage, or NULL for a thread that has
+ * none (most threads of the host, at the cost of one lookup).
+ */
+static __always_inline struct jbpf_syscall_pending *syscall_exit_duties(void *ctx, __u32 tgid, __u32 tid)
+{
+	struct jbpf_syscall_pending *pending;
+
+	pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0, 0);
+	if (!pending)
+		return NULL;
+	if (pending->off_since)
+		check_switched_in(ctx, pending, tgid, tid);
+	if (pending->ustack_seq) {
+		send_user_stack(ctx, tid, pending->ustack_seq);
+		pending->ustack_seq = 0;
+	}
+	return pending;
+}
+
+/*
+ * With JVMs among the targets: also send the signal for the Java stack of
+ * a sample (or wait) inside this system call, now, before the thread runs
+ * any more Java code. A tracepoint program, not a raw one: only these may
+ * call the kfunc.
  */
 SEC("tp/raw_syscalls/sys_exit")
 int syscall_exit(void *ctx)
@@ -313,14 +401,8 @@ int syscall_exit(void *ctx)
 	__u64 seq;
 	int err = -3; /* ESRCH: the JVM left java_targets (exec, or the agent went) */
 
-	pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0, 0);
-	if (!pending)
-		return 0;
-	if (pending->ustack_seq) {
-		send_user_stack(ctx, tid, pending->ustack_seq);
-		pending->ustack_seq = 0;
-	}
-	if (!pending->java_seq)
+	pending = syscall_exit_duties(ctx, tgid, tid);
+	if (!pending || !pending->java_seq)
 		return 0;
 	seq = pending->java_seq;
 	pending->java_seq = 0;
@@ -341,6 +423,20 @@ int syscall_exit(void *ctx)
 	lost->seq = seq;
 	lost->tgid = tgid;
 	lost->tid = tid;
-	bpf_ringbuf_submit(lost, 0);
+	bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/*
+ * Without JVMs no signal is owed, and a raw tracepoint program serves,
+ * which costs every system call on the host less: the kernel hands it the
+ * arguments as they are instead of filling a trace record first.
+ */
+SEC("raw_tp/sys_exit")
+int syscall_exit_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	syscall_exit_duties(ctx, pid_tgid >> 32, (__u32)pid_tgid);
 	return 0;
 }

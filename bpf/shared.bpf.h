@@ -40,6 +40,18 @@ struct {
 	__type(value, struct jbpf_syscall_pending);
 } deferred SEC(".maps");
 
+/*
+ * The scheduler program's view of each target thread, by tid (see
+ * offcpu.bpf.c); the system call exit program reads it to catch a switch
+ * the scheduler program missed. Resized by userspace before load.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct jbpf_thread_waits);
+} waits SEC(".maps");
+
 /* Resized by userspace before load (bpf_map__set_max_entries). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -118,6 +118,12 @@ static const char *stack_error_reason(int error, bool user)
 		return "[user stack: still waiting at the end]";
 	case ENODATA:
 		return "[user stack: lost]";
+	/* Set by bpf/offcpu.bpf.c: only the thread could read it, and it is not running. */
+	case EOPNOTSUPP:
+		return "[user stack: not read outside a system call]";
+	/* Set by bpf/sample.bpf.c for a wait whose switch back to the CPU was missed. */
+	case ESTALE:
+		return user ? "[user stack failed]" : "[kernel stack: its context switch was not seen]";
 	default:
 		return user ? "[user stack failed]" : "[kernel stack failed]";
 	}
@@ -241,30 +247,52 @@ static bool state_kept(struct aggregator *agg, const struct jbpf_sample *s)
 		return true;
 	if (s->state < JBPF_STATE_NR && (agg->config.state_mask & (1u << s->state)))
 		return true;
+	if (s->type == JBPF_RECORD_WAIT && s->woken_ns && (agg->config.state_mask & (1u << JBPF_STATE_RUNNABLE)))
+		return true;
 	agg->stats.state_filtered++;
 	return false;
 }
 
 /*
+ * Adds the stack in agg->frames[0..depth) once more, ending in state's
+ * frame: count microseconds, or one share of the thread's time in state.
+ */
+static bool add_in_state(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, enum jbpf_state state,
+			 bool share, uint64_t count)
+{
+	uint32_t index;
+
+	if (state >= JBPF_STATE_NR || !(agg->config.state_mask & (1u << state)))
+		return true;
+	if (!push(agg, &depth, aggregator__state_frame(state), FRAME_KIND_STATE) ||
+	    profile__add_indexed(agg->profile, agg->frames, depth, share ? 0 : count, &index))
+		return false;
+	if (share && shares__add(agg->shares, share_key(s->tid, state), index, 1))
+		agg->stats.shares_lost++;
+	return true;
+}
+
+/*
  * Adds the stack built in agg->frames[0..depth) for sample s, with the
- * weight the header describes. False when the profile is full.
+ * weight the header describes. A wait whose thread was woken before it ran
+ * again is two stacks: asleep until then, runnable after. False when the
+ * profile is full.
  */
 static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, size_t depth)
 {
-	bool share = false;
-	uint64_t count = 1;
-	uint32_t index;
+	bool share = s->type == JBPF_RECORD_CPU_SAMPLE || (s->flags & JBPF_WAIT_SAMPLED);
+	uint64_t start = s->wait_start_ns, end = s->time_ns, woken = s->woken_ns;
 
-	if (agg->config.time_weights) {
-		if (!push(agg, &depth, aggregator__state_frame(s->state), FRAME_KIND_STATE))
+	if (!agg->config.time_weights) {
+		if (profile__add(agg->profile, agg->frames, depth, 1))
 			return false;
-		share = s->type == JBPF_RECORD_CPU_SAMPLE || (s->flags & JBPF_WAIT_SAMPLED);
-		count = share || s->time_ns < s->wait_start_ns ? 0 : ns_to_us(s->time_ns - s->wait_start_ns);
-	}
-	if (profile__add_indexed(agg->profile, agg->frames, depth, count, &index))
+	} else if (s->type == JBPF_RECORD_WAIT && woken > start && woken < end) {
+		if (!add_in_state(agg, s, depth, s->state, share, ns_to_us(woken - start)) ||
+		    !add_in_state(agg, s, depth, JBPF_STATE_RUNNABLE, share, ns_to_us(end - woken)))
+			return false;
+	} else if (!add_in_state(agg, s, depth, s->state, share, end > start ? ns_to_us(end - start) : 0)) {
 		return false;
-	if (share && shares__add(agg->shares, share_key(s->tid, s->state), index, 1))
-		agg->stats.shares_lost++;
+	}
 	agg->stats.written++;
 	return true;
 }

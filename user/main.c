@@ -29,6 +29,13 @@
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 
+/* A wait still going on at the end of the recording, kept until the agents sent their stacks. */
+struct final_wait {
+	struct final_wait *next;
+	size_t size;
+	unsigned char record[];
+};
+
 struct recording {
 	struct options opts;
 	uint32_t tgids[OPTIONS_MAX_PIDS];
@@ -38,6 +45,8 @@ struct recording {
 	struct aggregator *agg;
 	struct java *java;
 	struct wall *wall;    /* -e wall or offcpu */
+	bool wall_stopped;    /* wall__stop was called */
+	struct final_wait *final_waits; /* JVM threads waiting at the end, for their Java stacks */
 	size_t nr_jvms;       /* targets that took the agent */
 	struct sampler *sampler;
 	struct session_result session;
@@ -78,8 +87,14 @@ static void on_record(void *ctx, const void *data, size_t size)
 {
 	struct recording *rec = ctx;
 
-	if (rec->wall)
+	if (rec->wall) {
+		/* The sampler stopped: the window is closed, and what follows is cut at its end. */
+		if (!rec->wall_stopped && rec->sampler && sampler__stopped_ns(rec->sampler)) {
+			wall__stop(rec->wall, sampler__stopped_ns(rec->sampler));
+			rec->wall_stopped = true;
+		}
 		wall__record(rec->wall, data, size);
+	}
 	else
 		java__record(rec->java, data, size);
 }
@@ -89,10 +104,45 @@ static void forward_record(void *ctx, const void *data, size_t size)
 	java__record(((struct recording *)ctx)->java, data, size);
 }
 
-/* A wait still going on at the end: no signal may reach the thread now. */
+/*
+ * A wait still going on at the end: no signal may reach the thread now. In
+ * a JVM its Java stack comes from the agent's stacks of all threads, which
+ * arrive during java__finish; until then the wait is kept here.
+ */
 static void add_wait_at_end(void *ctx, const void *data, size_t size)
 {
-	aggregator__add(((struct recording *)ctx)->agg, data, size);
+	struct recording *rec = ctx;
+	struct final_wait *w;
+
+	if (!rec->nr_jvms) {
+		aggregator__add(rec->agg, data, size);
+		return;
+	}
+	w = malloc(sizeof(*w) + size);
+	if (!w) {
+		aggregator__add(rec->agg, data, size);
+		return;
+	}
+	w->size = size;
+	memcpy(w->record, data, size);
+	w->next = rec->final_waits;
+	rec->final_waits = w;
+}
+
+static const char *thread_name(void *ctx, uint32_t tgid, uint32_t tid)
+{
+	return java__thread_name(((struct recording *)ctx)->java, tgid, tid);
+}
+
+static void add_final_waits(struct recording *rec)
+{
+	struct final_wait *w;
+
+	while ((w = rec->final_waits)) {
+		rec->final_waits = w->next;
+		java__add_final_wait(rec->java, (const struct jbpf_sample *)w->record, w->size);
+		free(w);
+	}
 }
 
 static uint64_t samples_so_far(void *ctx)
@@ -120,17 +170,25 @@ static void hook_tick(void *ctx, uint64_t now_ns)
 }
 
 /*
- * The sampler has stopped and its last records are in: close the wall
- * window first (its waits may still go through the Java join), then empty
- * the join, then give every thread its exact times.
+ * The sampler has stopped and its last records are in: ask the agents for
+ * their threads' stacks and close the wall window (its waits may still go
+ * through the Java join), then empty the join, add the waits that needed
+ * the agents' stacks, and give every thread its exact times.
  */
 static void hook_finish(void *ctx)
 {
 	struct recording *rec = ctx;
 
-	if (rec->wall)
-		wall__end(rec->wall, rec->sampler, sampler__stopped_ns(rec->sampler));
+	if (rec->wall) {
+		if (rec->nr_jvms)
+			java__request_thread_stacks(rec->java);
+		if (!rec->wall_stopped)
+			wall__stop(rec->wall, sampler__stopped_ns(rec->sampler));
+		rec->wall_stopped = true;
+		wall__end(rec->wall, rec->sampler);
+	}
 	java__finish(rec->java);
+	add_final_waits(rec);
 	if (rec->wall)
 		wall__settle(rec->wall);
 }
@@ -511,6 +569,7 @@ static int record(struct recording *rec)
 			.max_block_ns = o->max_block_ns,
 			.forward = forward_record,
 			.end_wait = add_wait_at_end,
+			.thread_name = thread_name,
 			.ctx = rec,
 		};
 
@@ -534,12 +593,12 @@ static int record(struct recording *rec)
 	if (sampler_config.nr_java || sampler_config.waits)
 		symbolizer__kernel_symbol(rec->sym, "do_syscall_64", &sampler_config.syscall_entry_lo,
 					  &sampler_config.syscall_entry_hi);
-	if (rec->wall)
-		wall__start(rec->wall, monotonic_ns());
 	if (sampler__open(&sampler_config, &rec->sampler, err, sizeof(err))) {
 		fprintf(stderr, "jbpfprof: %s\n", err);
 		return -1;
 	}
+	if (rec->wall)
+		wall__start(rec->wall, sampler__started_ns(rec->sampler));
 	if (rec->wall)
 		wall__seed(rec->wall, rec->sampler, o->all ? NULL : rec->tgids, o->all ? 0 : rec->nr_tgids);
 	java__set_sampler(rec->java, rec->sampler);

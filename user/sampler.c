@@ -41,9 +41,11 @@ struct sampler {
 	unsigned nr_cpus;           /* entries used in perf_fds and links */
 	struct bpf_link *exec_link; /* sched_process_exec */
 	struct bpf_link *sys_exit_link; /* raw_syscalls/sys_exit, with JVMs or waits */
+	bool java;                      /* JVMs to signal: the tracepoint sys_exit program, else the raw one */
 	struct offcpu_bpf *offcpu;      /* with waits */
-	struct bpf_link *switch_link, *fork_link;
+	struct bpf_link *switch_link, *fork_link, *wakeup_link, *exit_link;
 	uint64_t base_period_ns;
+	uint64_t started_ns;        /* CLOCK_MONOTONIC just before following context switches */
 	uint64_t stopped_ns;        /* CLOCK_MONOTONIC at sampler__stop, 0 before */
 	sampler_record_fn on_record;
 	void *ctx;
@@ -64,6 +66,14 @@ static int on_ringbuf_record(void *ctx, void *data, size_t size)
 
 	sampler->on_record(sampler->ctx, data, size);
 	return 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * NS_PER_SEC + (uint64_t)now.tv_nsec;
 }
 
 /* A uniform 64-bit random number; the kernel's generator, never blocking. */
@@ -224,6 +234,15 @@ static int attach_sys_exit(struct sampler *sampler, char *err, size_t err_size)
 
 	if (sampler->sys_exit_link)
 		return 0;
+	if (!sampler->java) {
+		sampler->sys_exit_link = bpf_program__attach(sampler->skel->progs.syscall_exit_raw);
+		if (!sampler->sys_exit_link) {
+			error = errno;
+			snprintf(err, err_size, "cannot attach to the sys_exit raw tracepoint: %s", strerror(error));
+			return -error;
+		}
+		return 0;
+	}
 	ensure_tracefs();
 	sampler->sys_exit_link = bpf_program__attach(sampler->skel->progs.syscall_exit);
 	if (!sampler->sys_exit_link) {
@@ -264,7 +283,7 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
 	struct offcpu_bpf *skel;
 	struct {
 		struct bpf_map *mine, *shared;
-	} reuse[5];
+	} reuse[6];
 	int error;
 
 	skel = offcpu_bpf__open();
@@ -279,6 +298,7 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
 	reuse[2].mine = skel->maps.deferred, reuse[2].shared = sampler->skel->maps.deferred;
 	reuse[3].mine = skel->maps.events, reuse[3].shared = sampler->skel->maps.events;
 	reuse[4].mine = skel->maps.counters, reuse[4].shared = sampler->skel->maps.counters;
+	reuse[5].mine = skel->maps.waits, reuse[5].shared = sampler->skel->maps.waits;
 	for (size_t i = 0; i < sizeof(reuse) / sizeof(reuse[0]); i++) {
 		if (bpf_map__reuse_fd(reuse[i].mine, bpf_map__fd(reuse[i].shared))) {
 			error = errno;
@@ -293,7 +313,6 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
 	skel->rodata->max_block_ns = config->max_block_ns ? config->max_block_ns : UINT64_MAX;
 	skel->rodata->syscall_entry_lo = config->syscall_entry_lo;
 	skel->rodata->syscall_entry_hi = config->syscall_entry_hi;
-	bpf_map__set_max_entries(skel->maps.waits, config->max_threads ? config->max_threads : DEFAULT_MAX_THREADS);
 	error = offcpu_bpf__load(skel);
 	if (error) {
 		error = -error;
@@ -303,11 +322,15 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
 	error = -attach_sys_exit(sampler, err, err_size);
 	if (error)
 		return -error;
+	sampler->started_ns = monotonic_ns();
 	sampler->fork_link = bpf_program__attach(skel->progs.process_fork);
-	sampler->switch_link = sampler->fork_link ? bpf_program__attach(skel->progs.sched_switch) : NULL;
+	sampler->exit_link = sampler->fork_link ? bpf_program__attach(skel->progs.thread_exit) : NULL;
+	sampler->wakeup_link = sampler->exit_link ? bpf_program__attach(skel->progs.thread_wakeup) : NULL;
+	sampler->switch_link = sampler->wakeup_link ? bpf_program__attach(skel->progs.sched_switch) : NULL;
 	if (!sampler->switch_link) {
 		error = errno;
-		snprintf(err, err_size, "cannot attach to the sched_switch and sched_process_fork tracepoints: %s",
+		snprintf(err, err_size,
+			 "cannot attach to the sched_switch, sched_wakeup and sched_process_fork/exit tracepoints: %s",
 			 strerror(error));
 		return -error;
 	}
@@ -347,9 +370,17 @@ int sampler__open(const struct sampler_config *config, struct sampler **out, cha
 	sampler->skel->rodata->keep_threshold = keep_threshold;
 	bpf_map__set_max_entries(sampler->skel->maps.events,
 				 config->ringbuf_bytes ? config->ringbuf_bytes : DEFAULT_RINGBUF_BYTES);
+	bpf_map__set_max_entries(sampler->skel->maps.waits,
+				 config->waits && config->max_threads ? config->max_threads
+				 : config->waits		       ? DEFAULT_MAX_THREADS
+								       : 1);
 	sampler->skel->rodata->syscall_entry_lo = config->syscall_entry_lo;
 	sampler->skel->rodata->syscall_entry_hi = config->syscall_entry_hi;
 
+	/* Only one system call exit program is loaded (see bpf/sample.bpf.c). */
+	sampler->java = config->nr_java > 0;
+	bpf_program__set_autoload(sampler->skel->progs.syscall_exit, sampler->java);
+	bpf_program__set_autoload(sampler->skel->progs.syscall_exit_raw, !sampler->java && config->waits);
 	error = sample_bpf__load(sampler->skel);
 	if (error) {
 		error = -error;
@@ -415,6 +446,8 @@ void sampler__close(struct sampler *sampler)
 	bpf_link__destroy(sampler->sys_exit_link);
 	bpf_link__destroy(sampler->switch_link);
 	bpf_link__destroy(sampler->fork_link);
+	bpf_link__destroy(sampler->wakeup_link);
+	bpf_link__destroy(sampler->exit_link);
 	ring_buffer__free(sampler->ringbuf);
 	offcpu_bpf__destroy(sampler->offcpu);
 	sample_bpf__destroy(sampler->skel);
@@ -423,15 +456,14 @@ void sampler__close(struct sampler *sampler)
 
 void sampler__stop(struct sampler *sampler)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	sampler->stopped_ns = (uint64_t)now.tv_sec * NS_PER_SEC + (uint64_t)now.tv_nsec;
+	sampler->stopped_ns = monotonic_ns();
 	for (unsigned i = 0; i < sampler->nr_cpus; i++)
 		ioctl(sampler->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	bpf_link__destroy(sampler->switch_link);
 	bpf_link__destroy(sampler->fork_link);
-	sampler->switch_link = sampler->fork_link = NULL;
+	bpf_link__destroy(sampler->wakeup_link);
+	bpf_link__destroy(sampler->exit_link);
+	sampler->switch_link = sampler->fork_link = sampler->wakeup_link = sampler->exit_link = NULL;
 }
 
 int sampler__seed_thread(struct sampler *sampler, uint32_t tid, uint32_t tgid, enum jbpf_state state)
@@ -518,6 +550,11 @@ int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_
 unsigned sampler__cpus(const struct sampler *sampler)
 {
 	return sampler->nr_cpus;
+}
+
+uint64_t sampler__started_ns(const struct sampler *sampler)
+{
+	return sampler->started_ns;
 }
 
 uint64_t sampler__stopped_ns(const struct sampler *sampler)

@@ -106,7 +106,11 @@ int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_
 /* CPUs sampled, and the perf event's base period in ns (before thinning). */
 unsigned sampler__cpus(const struct sampler *sampler);
 uint64_t sampler__base_period_ns(const struct sampler *sampler);
-/* When sampler__stop ran (CLOCK_MONOTONIC ns): the end of the recording's window. */
+/*
+ * With waits, when the scheduler program was about to be attached, and
+ * when sampler__stop ran (CLOCK_MONOTONIC ns): the recording's window.
+ */
+uint64_t sampler__started_ns(const struct sampler *sampler);
 uint64_t sampler__stopped_ns(const struct sampler *sampler);
 
 #endif /* JBPF_SAMPLER_H */

@@ -27,11 +27,12 @@ struct thread {
 	uint64_t born_ns;        /* after the start: born during the window; else 0 */
 	uint64_t exit_ns;        /* 0: alive at the end */
 	uint64_t off_ns;         /* waits counted at their own length */
-	uint64_t sampled_ns;     /* lengths of the short waits recorded by chance */
-	uint64_t sampled_out_ns; /* short waits not recorded (the BPF program's count) */
+	uint64_t sampled_ns[JBPF_STATE_NR];     /* by state, lengths of the short waits recorded by chance */
+	uint64_t sampled_out_ns[JBPF_STATE_NR]; /* by state, short waits not recorded (the BPF program's count) */
 	uint64_t bpf_filtered_ns;
 	uint64_t filtered_ns;
 	uint64_t cpu_samples;
+	uint64_t new_ns;         /* created and not yet run: added at the end, under the thread's last name */
 	bool followed;           /* the scheduler program knew it */
 	char comm[JBPF_COMM_LEN];
 };
@@ -198,15 +199,19 @@ static void finish_wait(struct wall *wall, struct jbpf_sample *w, size_t size, b
 		start = max_u64(wall->start_ns, w->born_ns);
 	if (wall->ended && end > wall->end_ns)
 		end = wall->end_ns;
+	if (wall->ended && start > wall->end_ns)
+		start = wall->end_ns;
 	length = end > start ? end - start : 0;
 	w->wait_start_ns = start;
 	w->time_ns = end;
+	/* Woken before the window, or after its end: asleep throughout, as far as the window goes. */
+	if (w->woken_ns <= start || w->woken_ns >= end || w->state == JBPF_STATE_RUNNABLE)
+		w->woken_ns = 0;
 	if (w->flags & JBPF_WAIT_NEW_THREAD) {
 		t->born_ns = max_u64(start, wall->start_ns);
 		t->off_ns += length;
+		t->new_ns += length;
 		wall->stats.waits++;
-		aggregator__add_placeholder(wall->agg, w->tgid, w->tid, w->comm, NULL, JBPF_STATE_RUNNABLE,
-					    "[new thread, before its first run]", length);
 		return;
 	}
 	if (!(w->flags & JBPF_WAIT_SAMPLED) && !(w->flags & JBPF_WAIT_UNKNOWN_START) && !at_end &&
@@ -215,9 +220,14 @@ static void finish_wait(struct wall *wall, struct jbpf_sample *w, size_t size, b
 		wall->stats.filtered++;
 		return;
 	}
-	if (w->flags & JBPF_WAIT_SAMPLED)
-		t->sampled_ns += length;
-	else
+	if ((w->flags & JBPF_WAIT_SAMPLED) && w->state < JBPF_STATE_NR) {
+		if (w->woken_ns) {
+			t->sampled_ns[JBPF_STATE_RUNNABLE] += end - w->woken_ns;
+			t->sampled_ns[w->state] += w->woken_ns - start;
+		} else {
+			t->sampled_ns[w->state] += length;
+		}
+	} else
 		t->off_ns += length;
 	wall->stats.waits++;
 	if (at_end)
@@ -225,19 +235,31 @@ static void finish_wait(struct wall *wall, struct jbpf_sample *w, size_t size, b
 	hand_on(wall->config.ctx, w, size);
 }
 
-static void hold(struct wall *wall, struct pending **list, uint64_t key, const struct jbpf_sample *w, size_t size)
+/* The bytes of a valid wait that its frames use: never more than WAIT_BYTES. */
+static size_t used_size(const struct jbpf_sample *w)
 {
+	return sizeof(*w) + ((size_t)w->kstack_len + w->ustack_len) * sizeof(__u64);
+}
+
+/*
+ * Keeps a wait until its missing piece comes. With no room, a wait missing
+ * its user stack goes on without it; one missing its end is dropped, since
+ * its length is not known (both counted).
+ */
+static void hold(struct wall *wall, struct pending **list, uint64_t key, const struct jbpf_sample *w)
+{
+	size_t size = used_size(w);
 	struct pending *p;
 
-	if (wall->nr_pending >= MAX_PENDING || size > WAIT_BYTES ||
-	    !(p = malloc(sizeof(*p) - sizeof(p->wait) + WAIT_BYTES))) {
-		struct jbpf_sample *copy = malloc(WAIT_BYTES);
+	if (wall->nr_pending >= MAX_PENDING || !(p = malloc(sizeof(*p) - sizeof(p->wait) + WAIT_BYTES))) {
+		struct jbpf_sample *copy;
 
 		wall->stats.pending_full++;
-		if (!copy)
+		if (list == &wall->by_end || !(copy = malloc(WAIT_BYTES)))
 			return;
 		memcpy(copy, w, size);
 		copy->ustack_err = -EINPROGRESS;
+		copy->ustack_seq = 0;
 		wall->stats.no_user_stack++;
 		finish_wait(wall, copy, size, false);
 		free(copy);
@@ -304,6 +326,7 @@ static void wait_end(struct wall *wall, const struct jbpf_wait_end *e, size_t si
 		return;
 	}
 	p->wait.time_ns = e->time_ns;
+	p->wait.woken_ns = e->woken_ns;
 	p->wait.flags &= ~JBPF_WAIT_OPEN;
 	finish_wait(wall, &p->wait, p->size, false);
 	free(p);
@@ -322,7 +345,7 @@ static void thread_exit(struct wall *wall, const struct jbpf_thread_exit *e, siz
 		return;
 	t->followed = true;
 	t->exit_ns = e->time_ns;
-	t->sampled_out_ns = e->waits.sampled_out_ns;
+	memcpy(t->sampled_out_ns, e->waits.sampled_out_ns, sizeof(t->sampled_out_ns));
 	t->bpf_filtered_ns = e->waits.filtered_ns;
 }
 
@@ -342,18 +365,18 @@ void wall__record(struct wall *wall, const void *record, size_t size)
 			return;
 		}
 		if (s->flags & JBPF_WAIT_OPEN)
-			hold(wall, &wall->by_end, s->wait_id, s, size);
+			hold(wall, &wall->by_end, s->wait_id, s);
 		else if (s->ustack_seq)
-			hold(wall, &wall->by_ustack, s->ustack_seq, s, size);
+			hold(wall, &wall->by_ustack, s->ustack_seq, s);
 		else {
 			struct jbpf_sample *copy = malloc(WAIT_BYTES);
 
-			if (!copy || size > WAIT_BYTES) {
-				free(copy);
+			if (!copy) {
+				wall->stats.pending_full++;
 				return;
 			}
-			memcpy(copy, record, size);
-			finish_wait(wall, copy, size, false);
+			memcpy(copy, record, used_size(s));
+			finish_wait(wall, copy, used_size(s), false);
 			free(copy);
 		}
 		return;
@@ -367,8 +390,10 @@ void wall__record(struct wall *wall, const void *record, size_t size)
 		thread_exit(wall, record, size);
 		return;
 	case JBPF_RECORD_CPU_SAMPLE:
-		if (aggregator__sample_is_valid(record, size) && (t = thread_of(wall, s->tid, s->tgid)))
+		if (aggregator__sample_is_valid(record, size) && (t = thread_of(wall, s->tid, s->tgid))) {
 			t->cpu_samples++;
+			memcpy(t->comm, s->comm, sizeof(t->comm));
+		}
 		break;
 	default:
 		break;
@@ -545,7 +570,8 @@ static void proc_comm(uint32_t tgid, uint32_t tid, char comm[JBPF_COMM_LEN])
 }
 
 /* A thread off CPU since `since` and still at the end: one wait up to the end. */
-static void wait_at_end(struct wall *wall, uint32_t tid, uint32_t tgid, enum jbpf_state state, uint64_t since)
+static void wait_at_end(struct wall *wall, uint32_t tid, uint32_t tgid, enum jbpf_state state, uint64_t since,
+			uint64_t woken)
 {
 	struct jbpf_sample *w = calloc(1, WAIT_BYTES);
 	const struct thread *t = thread_of(wall, tid, tgid);
@@ -558,6 +584,7 @@ static void wait_at_end(struct wall *wall, uint32_t tid, uint32_t tgid, enum jbp
 	w->state = state;
 	w->wait_start_ns = since;
 	w->time_ns = wall->end_ns;
+	w->woken_ns = woken;
 	w->flags = since ? 0 : JBPF_WAIT_UNKNOWN_START;
 	proc_comm(tgid, tid, w->comm);
 	if (!w->comm[0] && t)
@@ -573,15 +600,17 @@ void wall__end_thread(struct wall *wall, uint32_t tid, const struct jbpf_thread_
 	struct thread *t = thread_of(wall, tid, w->tgid);
 	struct pending *p;
 
-	if (!t)
+	/* An exiting thread's life ended with its exit record. */
+	if (!t || (w->flags & JBPF_THREAD_EXITING))
 		return;
 	t->followed = true;
-	t->sampled_out_ns = w->sampled_out_ns;
+	memcpy(t->sampled_out_ns, w->sampled_out_ns, sizeof(t->sampled_out_ns));
 	t->bpf_filtered_ns = w->filtered_ns;
 	if (w->open_wait) {
 		p = take(wall, &wall->by_end, w->open_wait);
 		if (p) {
 			p->wait.time_ns = wall->end_ns;
+			p->wait.woken_ns = w->woken_at;
 			p->wait.flags &= ~JBPF_WAIT_OPEN;
 			finish_wait(wall, &p->wait, p->size, true);
 			free(p);
@@ -591,16 +620,17 @@ void wall__end_thread(struct wall *wall, uint32_t tid, const struct jbpf_thread_
 		uint64_t length = wall->end_ns > w->off_since ? wall->end_ns - w->off_since : 0;
 
 		proc_comm(w->tgid, tid, comm);
+		if (comm[0])
+			memcpy(t->comm, comm, sizeof(t->comm));
 		t->born_ns = max_u64(w->off_since, wall->start_ns);
 		t->off_ns += length;
-		aggregator__add_placeholder(wall->agg, w->tgid, tid, comm, NULL, JBPF_STATE_RUNNABLE,
-					    "[new thread, before its first run]", length);
+		t->new_ns += length;
 	} else if (w->flags & JBPF_THREAD_SINCE_START) {
 		/* Never switched during the window: it ran throughout, or waited throughout. */
 		if (w->state != JBPF_STATE_RUNNABLE)
-			wait_at_end(wall, tid, w->tgid, w->state, 0);
+			wait_at_end(wall, tid, w->tgid, w->state, 0, w->woken_at);
 	} else if (w->off_since) {
-		wait_at_end(wall, tid, w->tgid, w->state, w->off_since);
+		wait_at_end(wall, tid, w->tgid, w->state, w->off_since, w->woken_at);
 	}
 }
 
@@ -609,12 +639,16 @@ static void end_thread_cb(void *ctx, uint32_t tid, const struct jbpf_thread_wait
 	wall__end_thread(ctx, tid, waits);
 }
 
-void wall__end(struct wall *wall, struct sampler *sampler, uint64_t end_ns)
+void wall__stop(struct wall *wall, uint64_t end_ns)
+{
+	wall->end_ns = end_ns;
+	wall->ended = true;
+}
+
+void wall__end(struct wall *wall, struct sampler *sampler)
 {
 	struct pending *p;
 
-	wall->end_ns = end_ns;
-	wall->ended = true;
 	if (sampler)
 		sampler__for_each_thread(sampler, end_thread_cb, wall);
 	/* Runnable or blocked waits whose end never came: their end record was lost. */
@@ -643,27 +677,40 @@ static uint64_t sub_clamped(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
+/* The name a thread's stacks carry: the caller's (a Java name), else its comm. */
+static const char *name_of(struct wall *wall, const struct thread *t)
+{
+	return wall->config.thread_name ? wall->config.thread_name(wall->config.ctx, t->tgid, t->tid) : NULL;
+}
+
 static void settle_thread(struct wall *wall, struct thread *t)
 {
 	uint64_t start = max_u64(wall->start_ns, t->born_ns);
 	uint64_t end = t->exit_ns && t->exit_ns < wall->end_ns ? t->exit_ns : wall->end_ns;
-	uint64_t life = sub_clamped(end, start), running, short_waits;
+	uint64_t life = sub_clamped(end, start), running, short_waits[JBPF_STATE_NR] = { 0 }, waited;
 
 	if (!t->followed) {
 		/* Not followed by the scheduler program (its table was full): samples times the period. */
 		running = t->cpu_samples * wall->sample_period_ns;
-		short_waits = 0;
 	} else {
-		short_waits = t->sampled_ns + t->sampled_out_ns;
-		running = sub_clamped(life, t->off_ns + short_waits + t->filtered_ns + t->bpf_filtered_ns);
+		waited = t->off_ns + t->filtered_ns + t->bpf_filtered_ns;
+		for (int state = 0; state < JBPF_STATE_NR; state++) {
+			short_waits[state] = t->sampled_ns[state] + t->sampled_out_ns[state];
+			waited += short_waits[state];
+		}
+		running = sub_clamped(life, waited);
 	}
+	if (t->new_ns)
+		aggregator__add_placeholder(wall->agg, t->tgid, t->tid, t->comm, name_of(wall, t), JBPF_STATE_RUNNABLE,
+					    "[new thread, before its first run]", t->new_ns);
 	if (!wall->config.offcpu_only && running &&
 	    !aggregator__settle(wall->agg, t->tid, JBPF_STATE_RUNNING, running))
-		aggregator__add_placeholder(wall->agg, t->tgid, t->tid, t->comm, NULL, JBPF_STATE_RUNNING,
+		aggregator__add_placeholder(wall->agg, t->tgid, t->tid, t->comm, name_of(wall, t), JBPF_STATE_RUNNING,
 					    "[on CPU, no sample taken]", running);
-	if (short_waits && !aggregator__settle(wall->agg, t->tid, JBPF_STATE_SLEEPING, short_waits))
-		aggregator__add_placeholder(wall->agg, t->tgid, t->tid, t->comm, NULL, JBPF_STATE_SLEEPING,
-					    "[short waits, none recorded]", short_waits);
+	for (int state = JBPF_STATE_RUNNABLE; state < JBPF_STATE_NR; state++)
+		if (short_waits[state] && !aggregator__settle(wall->agg, t->tid, state, short_waits[state]))
+			aggregator__add_placeholder(wall->agg, t->tgid, t->tid, t->comm, name_of(wall, t), state,
+						    "[short waits, none recorded]", short_waits[state]);
 }
 
 void wall__settle(struct wall *wall)

@@ -51,6 +51,8 @@ struct wall_config {
 	 * forward. The caller may add the JVM thread's Java stack.
 	 */
 	wall_forward_fn end_wait;
+	/* The name of a thread for the stacks wall adds itself; NULL, or returning NULL: its comm. */
+	const char *(*thread_name)(void *ctx, uint32_t tgid, uint32_t tid);
 	void *ctx;
 };
 
@@ -62,7 +64,7 @@ struct wall_stats {
 	uint64_t filtered;         /* waits dropped by --min-block / --max-block, here and in BPF */
 	uint64_t threads;          /* threads accounted */
 	uint64_t threads_full;     /* threads not accounted: the table was full */
-	uint64_t pending_full;     /* waits handed on early: too many waiting for a piece */
+	uint64_t pending_full;     /* waits with no room to wait for a piece: on without their user stack, or dropped when their end was missing */
 	uint64_t malformed;        /* records too short for their type */
 };
 
@@ -92,10 +94,17 @@ size_t wall__seed(struct wall *wall, struct sampler *sampler, const uint32_t *tg
 void wall__record(struct wall *wall, const void *record, size_t size);
 
 /*
- * The window closes at end_ns, when the sampler stopped; call after its
- * last drain. Reads what the scheduler program still holds.
+ * The window closes at end_ns, when the sampler stopped: waits handed on
+ * from now on are cut there (the last records drained may end later,
+ * since the programs are detached after the stop).
  */
-void wall__end(struct wall *wall, struct sampler *sampler, uint64_t end_ns);
+void wall__stop(struct wall *wall, uint64_t end_ns);
+
+/*
+ * After the sampler's last drain: reads what the scheduler program still
+ * holds (sampler NULL: nothing) and hands on what is still waiting.
+ */
+void wall__end(struct wall *wall, struct sampler *sampler);
 
 /* What wall__end does for one thread the scheduler program held (tests call it directly). */
 void wall__end_thread(struct wall *wall, uint32_t tid, const struct jbpf_thread_waits *waits);

@@ -1,0 +1,805 @@
+/*
+ * Wall-clock and off-CPU profiling (-e wall, -e offcpu), end to end: the
+ * real profiler on tests/workloads/offcpu.c, whose threads wait in known
+ * ways. Where the time goes is checked against truths the profile cannot
+ * have invented: the recording's window (every live thread's time must add
+ * up to it), the lifetimes the short threads measure themselves, and the
+ * kernel's own scheduler statistics (/proc/PID/task/TID/schedstat).
+ *
+ * In these modes a collapsed line's count is microseconds, and its last
+ * frame is the thread's state: [running], [runnable], [sleeping] or
+ * [blocked]. With --threads and one -p, the first frame is
+ * "[<thread name> tid=<tid>]".
+ *
+ * The "mix" recording is made once, by the first test that needs it, and
+ * read by the others: each looks at one promise, so that a report says
+ * which one broke.
+ */
+#include "harness.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The long-lived threads of "offcpu mix", as it names them. */
+enum { SPIN, NANOSLEEP, PIPEREAD, FEEDER, FUTEX, STUCK, CHURN, NR_MIX };
+static const char *const mix_names[NR_MIX] = { "spin", "nanosleep", "piperead", "feeder",
+						"futex", "stuck", "churn" };
+
+enum state { RUNNING, RUNNABLE, SLEEPING, BLOCKED, NR_STATES };
+static const char *const state_frames[NR_STATES] = { "[running]", "[runnable]", "[sleeping]", "[blocked]" };
+
+/* The long-lived threads' schedstat at one instant. */
+struct sched_point {
+	int64_t t_ns;                /* CLOCK_MONOTONIC */
+	double cpu_ns[NR_MIX];       /* on a CPU since the thread started */
+	double runqueue_ns[NR_MIX];  /* waiting on a runqueue since it started */
+};
+
+/* Points are read about every 2 ms while the profiler runs: 130 s of them. */
+#define MAX_POINTS 65536
+
+/* One recording of offcpu, and the clocks the test read around it. */
+struct wall_run {
+	struct child workload, profiler;
+	int profiler_status, workload_status;
+	struct collapsed stacks;
+	char *dir, *file;
+	uint64_t window_us;  /* "window: N us" from the profiler's -v output */
+	long tids[NR_MIX];   /* mix only: "tid N name" from the workload */
+	int64_t launch_ns;   /* CLOCK_MONOTONIC as the profiler was started, */
+	int64_t sampling_ns; /* as its "jbpfprof: sampling" line was read, */
+	int64_t end_ns;      /* and once it had exited */
+	struct sched_point *points; /* mix only: from launch_ns to end_ns */
+	size_t nr_points;
+};
+
+static int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Appends the long-lived threads' schedstat now (first two fields: on-CPU and runqueue ns). */
+static void read_schedstats(struct wall_run *r)
+{
+	struct sched_point *point;
+
+	if (r->nr_points == MAX_POINTS)
+		r->nr_points--; /* full: the last point moves on, so the end is still read */
+	point = &r->points[r->nr_points++];
+	for (int i = 0; i < NR_MIX; i++) {
+		unsigned long long cpu, wait;
+		char path[64];
+		FILE *f;
+		int n;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/schedstat", (int)r->workload.pid, r->tids[i]);
+		f = fopen(path, "r");
+		assert_non_null(f);
+		n = fscanf(f, "%llu %llu", &cpu, &wait);
+		fclose(f);
+		assert_int_equal(n, 2);
+		point->cpu_ns[i] = (double)cpu;
+		point->runqueue_ns[i] = (double)wait;
+	}
+	point->t_ns = monotonic_ns();
+}
+
+/* The last point read at or before t, and the first at or after it. */
+static void points_around(const struct wall_run *r, int64_t t, size_t *before, size_t *after)
+{
+	size_t k = 0;
+
+	while (k + 1 < r->nr_points && r->points[k + 1].t_ns <= t)
+		k++;
+	*before = k;
+	*after = r->points[k].t_ns >= t || k + 1 == r->nr_points ? k : k + 1;
+}
+
+/* Field j of thread i at point k: 0 on-CPU, 1 runqueue, 2 both (ns). */
+static double point_field(const struct wall_run *r, size_t k, int i, int j)
+{
+	const struct sched_point *point = &r->points[k];
+
+	if (j < 2)
+		return j == 0 ? point->cpu_ns[i] : point->runqueue_ns[i];
+	return point->cpu_ns[i] + point->runqueue_ns[i];
+}
+
+/*
+ * Reads the profiler's stderr to its end, noting when it says it samples;
+ * for mix, reads the long-lived threads' schedstat every 2 ms meanwhile.
+ */
+static void follow_profiler(struct wall_run *r, int mix)
+{
+	int64_t deadline = monotonic_ns() + 120 * 1000000000LL;
+	struct child *p = &r->profiler;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = p->out_fd, .events = POLLIN };
+		int ready = poll(&pfd, 1, 2);
+
+		if (mix)
+			read_schedstats(r);
+		if (ready > 0) {
+			ssize_t n = read(p->out_fd, p->buf + p->len, sizeof(p->buf) - 1 - p->len);
+
+			if (n <= 0)
+				break;
+			p->len += (size_t)n;
+			p->buf[p->len] = '\0';
+			if (!r->sampling_ns && strstr(p->buf, "jbpfprof: sampling"))
+				r->sampling_ns = monotonic_ns();
+		}
+		if (monotonic_ns() > deadline || p->len + 1 >= sizeof(p->buf))
+			break;
+	}
+	/* At EOF already, unless the deadline passed: then it is killed. */
+	r->profiler_status = harness_finish(p, 1);
+	r->end_ns = monotonic_ns();
+	if (mix)
+		read_schedstats(r);
+}
+
+/* "tid <tid> <name>" printed by offcpu mix; -1 if absent. */
+static long mix_tid(const struct child *workload, const char *name)
+{
+	for (const char *p = workload->buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		char line_name[32];
+		long tid;
+
+		if (sscanf(p, "tid %ld %31s", &tid, line_name) == 2 && !strcmp(line_name, name))
+			return tid;
+	}
+	return -1;
+}
+
+/* The number after "window: " in the profiler's stderr; 0 if absent. */
+static uint64_t parse_window_us(const char *stderr_text)
+{
+	const char *p = strstr(stderr_text, "window: ");
+
+	return p ? strtoull(p + strlen("window: "), NULL, 10) : 0;
+}
+
+/*
+ * Starts offcpu with wargs, profiles it with "-p PID -f FILE" and args
+ * (which must include -v, for the window), and loads the collapsed output.
+ * For mix, also reads the threads' tids, and their schedstat from the
+ * profiler's start to its exit.
+ */
+static void record(struct wall_run *r, char *const wargs[], char *const args[])
+{
+	char *wargv[8] = { harness_workload("offcpu") }, *pargs[48], pid[16];
+	size_t n = 0;
+	int mix = !strcmp(wargs[0], "mix");
+
+	memset(r, 0, sizeof(*r));
+	for (size_t i = 0; wargs[i] && i + 2 < 8; i++)
+		wargv[i + 1] = wargs[i];
+	r->dir = harness_tmpdir();
+	assert_non_null(r->dir);
+	r->file = harness_path(r->dir, "wall.collapsed");
+	assert_int_equal(harness_start_workload(&r->workload, wargv), 0);
+	free(wargv[0]);
+	for (int i = 0; mix && i < NR_MIX; i++) {
+		r->tids[i] = mix_tid(&r->workload, mix_names[i]);
+		assert_true(r->tids[i] > 0);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)r->workload.pid);
+	pargs[n++] = "-p";
+	pargs[n++] = pid;
+	pargs[n++] = "-f";
+	pargs[n++] = r->file;
+	for (size_t i = 0; args[i] && n + 1 < 48; i++)
+		pargs[n++] = args[i];
+	pargs[n] = NULL;
+
+	if (mix) {
+		r->points = calloc(MAX_POINTS, sizeof(*r->points));
+		assert_non_null(r->points);
+		read_schedstats(r);
+	}
+	r->launch_ns = monotonic_ns();
+	assert_int_equal(harness_start_profiler(&r->profiler, pargs), 0);
+	follow_profiler(r, mix);
+	if (!r->sampling_ns) {
+		fprintf(stderr, "the profiler did not start sampling (status %d); its stderr:\n%s\n",
+			r->profiler_status, r->profiler.buf);
+		harness_stop_workload(&r->workload);
+		fail();
+	}
+	r->workload_status = harness_stop_workload(&r->workload);
+	if (r->profiler_status != 0)
+		fprintf(stderr, "profiler exited with %d; its stderr:\n%s\n", r->profiler_status,
+			r->profiler.buf);
+	assert_int_equal(r->profiler_status, 0);
+	assert_int_equal(r->workload_status, 0);
+	assert_int_equal(collapsed_load(r->file, &r->stacks), 0);
+	r->window_us = parse_window_us(r->profiler.buf);
+	if (!r->window_us)
+		fprintf(stderr, "no \"window: N us\" line in the profiler's stderr:\n%s\n", r->profiler.buf);
+	assert_true(r->window_us > 0);
+	fprintf(stderr,
+		"  window %" PRIu64 " us; profiler start to sampling %.0f ms, exit %.0f ms after sampling\n",
+		r->window_us, (double)(r->sampling_ns - r->launch_ns) / 1e6,
+		(double)(r->end_ns - r->sampling_ns) / 1e6);
+}
+
+static void wall_run_free(struct wall_run *r)
+{
+	collapsed_free(&r->stacks);
+	if (r->file)
+		unlink(r->file);
+	if (r->dir)
+		rmdir(r->dir);
+	free(r->file);
+	free(r->dir);
+	free(r->points);
+}
+
+/* ---- reading stacks ------------------------------------------------------ */
+
+/* The tid in a stack's "[<name> tid=<tid>]" first frame; -1 without one. */
+static long stack_tid(const char *stack)
+{
+	const char *end = strchr(stack, ';'), *tid;
+
+	if (stack[0] != '[')
+		return -1;
+	tid = strstr(stack, " tid=");
+	if (!tid || (end && tid > end))
+		return -1;
+	return strtol(tid + strlen(" tid="), NULL, 10);
+}
+
+/* Whether the stack's first frame is "[<name> tid=...]". */
+static int stack_thread_named(const char *stack, const char *name)
+{
+	size_t len = strlen(name);
+
+	return stack[0] == '[' && !strncmp(stack + 1, name, len) && !strncmp(stack + 1 + len, " tid=", 5);
+}
+
+/* The state its last frame names, or NR_STATES if none. */
+static enum state stack_state(const char *stack)
+{
+	const char *last = strrchr(stack, ';');
+
+	last = last ? last + 1 : stack;
+	for (int s = 0; s < NR_STATES; s++)
+		if (!strcmp(last, state_frames[s]))
+			return (enum state)s;
+	return NR_STATES;
+}
+
+/* Whether a kernel frame ("..._[k]") of the stack contains part. */
+static int stack_has_kernel_frame(const char *stack, const char *part)
+{
+	for (const char *f = stack; f; f = strchr(f, ';') ? strchr(f, ';') + 1 : NULL) {
+		const char *end = strchr(f, ';'), *hit = strstr(f, part);
+		size_t len = end ? (size_t)(end - f) : strlen(f);
+
+		if (len > 4 && !strncmp(f + len - 4, "_[k]", 4) && hit && hit + strlen(part) <= f + len)
+			return 1;
+	}
+	return 0;
+}
+
+/* Microseconds of thread tid: all of it, or only in state (NR_STATES: any), with kernel frame part (NULL:
+ * any). */
+static uint64_t thread_us(const struct collapsed *c, long tid, enum state state, const char *part)
+{
+	uint64_t us = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (stack_tid(c->stacks[i]) == tid &&
+			(state == NR_STATES || stack_state(c->stacks[i]) == state) &&
+			(!part || stack_has_kernel_frame(c->stacks[i], part)))
+			us += c->counts[i];
+	return us;
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* ---- the mix recording, shared ------------------------------------------ */
+
+static struct wall_run mix_run;
+static int mix_recorded;
+
+/* offcpu mix under -e wall --threads -d 3 -F 99 -v, recorded on first use. */
+static const struct wall_run *mix(void)
+{
+	harness_require_root();
+	if (!mix_recorded) {
+		/* Once only, even if it fails: later tests then fail on the status. */
+		mix_recorded = 1;
+		record(&mix_run, (char *[]){ "mix", NULL },
+			(char *[]){ "-e", "wall", "--threads", "-d", "3", "-F", "99", "-v", NULL });
+		mix_recorded = 2;
+	}
+	if (mix_recorded != 2) {
+		fprintf(stderr, "  the shared mix recording failed in the first test that made it\n");
+		fail();
+	}
+	return &mix_run;
+}
+
+/* Every long-lived thread's lines add up to the window, within 1%. */
+static void threads_add_up_to_window(void **state)
+{
+	const struct wall_run *r = mix();
+	int off = 0;
+
+	for (int i = 0; i < NR_MIX; i++) {
+		uint64_t us = thread_us(&r->stacks, r->tids[i], NR_STATES, NULL);
+		double error = percent(us, r->window_us) - 100.0;
+
+		fprintf(stderr, "  %-9s tid %ld: %" PRIu64 " us, %+.2f%% of the window\n", mix_names[i],
+			r->tids[i], us, error);
+		off += fabs(error) > 1.0;
+	}
+	assert_int_equal(off, 0);
+}
+
+/*
+ * Where the window may start, as far as the test can tell: after the
+ * profiler's launch, no later than its "sampling" line was read, and early
+ * enough to end before it exited.
+ */
+static int64_t latest_window_start(const struct wall_run *r)
+{
+	int64_t last = r->sampling_ns, window_ns = (int64_t)r->window_us * 1000;
+
+	if (r->end_ns - window_ns < last)
+		last = r->end_ns - window_ns;
+	assert_true(last >= r->launch_ns);
+	return last;
+}
+
+/*
+ * Bounds, in us, of what the kernel counted for long-lived thread i over the
+ * window: [0] on a CPU, [1] on a runqueue, [2] both. For each candidate start
+ * s from the launch to latest_window_start(), 1 ms apart, the count over
+ * [s, s + W] lies between its increase from the first read after s to the
+ * last read before s + W, and its increase from the last read before s to
+ * the first read after s + W; low and high are the least and the greatest
+ * of these. A read lags a little: /proc gives a running thread's on-CPU
+ * time as of its last scheduler update (at most a tick, 4 ms at 250 Hz),
+ * and a waiting thread's runqueue time without its current wait; callers
+ * allow 1% of the window, more than either for these threads.
+ */
+static void schedstat_bounds(const struct wall_run *r, int i, double low[3], double high[3])
+{
+	int64_t window_ns = (int64_t)r->window_us * 1000, last = latest_window_start(r);
+
+	for (int j = 0; j < 3; j++) {
+		low[j] = INFINITY;
+		high[j] = -INFINITY;
+	}
+	for (int64_t s = r->launch_ns; s <= last; s += 1000000) {
+		size_t s_before, s_after, e_before, e_after;
+
+		points_around(r, s, &s_before, &s_after);
+		points_around(r, s + window_ns, &e_before, &e_after);
+		for (int j = 0; j < 3; j++) {
+			double inner = point_field(r, e_before, i, j) - point_field(r, s_after, i, j);
+			double outer = point_field(r, e_after, i, j) - point_field(r, s_before, i, j);
+
+			low[j] = fmin(low[j], fmax(inner, 0.0) / 1e3);
+			high[j] = fmax(high[j], outer / 1e3);
+		}
+	}
+}
+
+/*
+ * Each waiting thread spends at least 95% of its time asleep in the system
+ * call it makes: the rest is its few microseconds of work per wake-up, and
+ * room for stacks sampled short of their kernel part. The time it waited
+ * for a CPU once woken is runnable, not sleeping, by the contract, and on a
+ * busy machine that can be more than 5%: so the 95% are of its time less
+ * the most the kernel counted it on a runqueue during the window
+ * (schedstat_bounds).
+ */
+static void sleepers_sleep_in_their_system_calls(void **state)
+{
+	static const struct {
+		int thread;
+		const char *frame; /* part of a kernel frame */
+	} sleepers[] = {
+		{ NANOSLEEP, "nanosleep" },
+		{ FEEDER, "nanosleep" },
+		/* pipe_read_[k] before Linux 6.14, anon_pipe_read_[k] since. */
+		{ PIPEREAD, "pipe_read_[k]" },
+		{ FUTEX, "futex_wait" },
+	};
+	const struct wall_run *r = mix();
+	int off = 0;
+
+	for (size_t i = 0; i < sizeof(sleepers) / sizeof(sleepers[0]); i++) {
+		long tid = r->tids[sleepers[i].thread];
+		uint64_t total = thread_us(&r->stacks, tid, NR_STATES, NULL);
+		uint64_t asleep = thread_us(&r->stacks, tid, SLEEPING, NULL);
+		uint64_t in_call = thread_us(&r->stacks, tid, SLEEPING, sleepers[i].frame);
+		double low[3], high[3], base;
+
+		schedstat_bounds(r, sleepers[i].thread, low, high);
+		base = fmax((double)total - high[1], 0.0);
+		fprintf(stderr,
+			"  %-9s: %.2f%% sleeping, %.2f%% sleeping under a kernel frame with \"%s\"; "
+			"%.2f%% running, %.2f%% runnable; on a runqueue at most %.2f%% (schedstat)\n",
+			mix_names[sleepers[i].thread], percent(asleep, total), percent(in_call, total),
+			sleepers[i].frame, percent(thread_us(&r->stacks, tid, RUNNING, NULL), total),
+			percent(thread_us(&r->stacks, tid, RUNNABLE, NULL), total),
+			100.0 * high[1] / (double)total);
+		off += total == 0 || (double)in_call < 0.95 * base;
+	}
+	assert_int_equal(off, 0);
+}
+
+/*
+ * The stuck thread sleeps in read() from before the recording to after it:
+ * all of its time (99%: nothing else happens to it) is one sleep, and that
+ * sleep is longer than a sampling period, so it keeps its exact stack.
+ */
+static void stuck_thread_sleeps_throughout(void **state)
+{
+	const struct wall_run *r = mix();
+	long tid = r->tids[STUCK];
+	uint64_t total = thread_us(&r->stacks, tid, NR_STATES, NULL);
+	uint64_t asleep = thread_us(&r->stacks, tid, SLEEPING, NULL);
+	uint64_t in_read = thread_us(&r->stacks, tid, SLEEPING, "pipe_read_[k]");
+
+	fprintf(stderr, "  stuck: %" PRIu64 " us, %.2f%% sleeping, %.2f%% sleeping under *pipe_read_[k]\n",
+		total, percent(asleep, total), percent(in_read, total));
+	for (size_t i = 0; i < r->stacks.n && percent(in_read, total) < 99.0; i++)
+		if (stack_tid(r->stacks.stacks[i]) == tid)
+			fprintf(stderr, "    %s %" PRIu64 "\n", r->stacks.stacks[i], r->stacks.counts[i]);
+	assert_true(total > 0);
+	assert_true(percent(asleep, total) >= 99.0);
+	assert_true(percent(in_read, total) >= 99.0);
+}
+
+/* The spin thread never waits: 95% or more running or runnable. */
+static void spinner_runs(void **state)
+{
+	const struct wall_run *r = mix();
+	long tid = r->tids[SPIN];
+	uint64_t total = thread_us(&r->stacks, tid, NR_STATES, NULL);
+	uint64_t running = thread_us(&r->stacks, tid, RUNNING, NULL);
+	uint64_t runnable = thread_us(&r->stacks, tid, RUNNABLE, NULL);
+
+	fprintf(stderr, "  spin: %.2f%% running, %.2f%% runnable, %.2f%% sleeping, %.2f%% blocked\n",
+		percent(running, total), percent(runnable, total),
+		percent(thread_us(&r->stacks, tid, SLEEPING, NULL), total),
+		percent(thread_us(&r->stacks, tid, BLOCKED, NULL), total));
+	assert_true(total > 0);
+	assert_true(percent(running + runnable, total) >= 95.0);
+}
+
+/*
+ * Each long-lived thread's running and runnable time against the kernel's
+ * own count of them, /proc/PID/task/TID/schedstat (on-CPU ns, runqueue ns,
+ * where the runqueue time includes a woken thread's wait for a CPU), read
+ * every 2 ms or so from the profiler's launch to its exit.
+ *
+ * The test knows the window's length W exactly but not where it lies, so
+ * the kernel's count is known only within bounds (schedstat_bounds); the
+ * profile's figure must lie within them, give or take 1% of W (the
+ * precision the contract gives a thread's total). The candidate starts span
+ * the profiler's start-up (a few hundred ms), so this is a loose bracket
+ * for a busy thread, but a sound one: it assumes nothing the contract does
+ * not say.
+ */
+static void threads_match_schedstat(void **state)
+{
+	static const char *const what[3] = { "running", "runnable", "running+runnable" };
+	const struct wall_run *r = mix();
+	double tolerance_us = 0.01 * (double)r->window_us;
+	int off = 0;
+
+	fprintf(stderr, "  the window starts 0 to %.0f ms after the launch; %zu schedstat reads; "
+		"tolerance %.0f us\n", (double)(latest_window_start(r) - r->launch_ns) / 1e6, r->nr_points,
+		tolerance_us);
+	for (int i = 0; i < NR_MIX; i++) {
+		double low[3], high[3], prof[3];
+
+		prof[0] = (double)thread_us(&r->stacks, r->tids[i], RUNNING, NULL);
+		prof[1] = (double)thread_us(&r->stacks, r->tids[i], RUNNABLE, NULL);
+		prof[2] = prof[0] + prof[1];
+		schedstat_bounds(r, i, low, high);
+		for (int j = 0; j < 3; j++) {
+			int ok = prof[j] >= low[j] - tolerance_us && prof[j] <= high[j] + tolerance_us;
+
+			fprintf(stderr, "  %-9s %-16s profile %8.0f us, schedstat %8.0f to %8.0f us%s\n",
+				mix_names[i], what[j], prof[j], low[j], high[j], ok ? "" : ": OUTSIDE");
+			off += !ok;
+		}
+	}
+	assert_int_equal(off, 0);
+}
+
+/* One "life" line of offcpu mix (see tests/workloads/offcpu.c). */
+struct life {
+	long long tid;
+	long long ns, start;              /* first to last instruction */
+	long long outer_ns, outer_start;  /* from pthread_create to leaving /proc */
+	long long cpu_ns, runqueue_ns;    /* schedstat at its last instruction */
+};
+
+/*
+ * The next "life" line from p of a thread whose whole life (the outer bracket)
+ * fell inside the window; NULL at the end. The test knows the window only
+ * from its side: it opens after the profiler's launch and no later than
+ * the "sampling" line was read, and lasts W. So a life lies inside it for
+ * sure when it begins after that line and ends before launch + W; lives
+ * that straddle either edge, or might, are skipped (and counted).
+ */
+static const char *next_life(const struct wall_run *r, const char *p, struct life *l, int *skipped)
+{
+	int64_t last = r->launch_ns + (int64_t)r->window_us * 1000;
+
+	for (; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (sscanf(p, "life %lld %lld %lld %lld %lld %lld %lld", &l->tid, &l->ns, &l->start,
+				&l->outer_ns, &l->outer_start, &l->cpu_ns, &l->runqueue_ns) != 7)
+			continue;
+		if (l->outer_start < r->sampling_ns || l->outer_start + l->outer_ns > last) {
+			(*skipped)++;
+			continue;
+		}
+		return strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p);
+	}
+	return NULL;
+}
+
+/*
+ * Short threads count their own life. The kernel's view of it lies
+ * between what the thread measured (first to last instruction) and what
+ * its creator measured around it (pthread_create to its leaving /proc): the
+ * profile's total must lie in that bracket, give or take 1% of the life or
+ * 200 us, whichever is larger. At least three lives must qualify (about
+ * ten start each second), or the test proves nothing.
+ */
+static void short_threads_count_their_lives(void **state)
+{
+	const struct wall_run *r = mix();
+	int checked = 0, off = 0, skipped = 0;
+	struct life l;
+
+	for (const char *p = next_life(r, r->workload.buf, &l, &skipped); p;
+		p = next_life(r, p, &l, &skipped)) {
+		double us = (double)thread_us(&r->stacks, (long)l.tid, NR_STATES, NULL);
+		double tolerance_us = fmax(0.01 * (double)l.ns / 1e3, 200.0);
+
+		checked++;
+		if (us < (double)l.ns / 1e3 - tolerance_us || us > (double)l.outer_ns / 1e3 + tolerance_us) {
+			off++;
+			fprintf(stderr, "  short tid %lld: lived %.0f to %.0f us, profile says %.0f us\n",
+				l.tid, (double)l.ns / 1e3, (double)l.outer_ns / 1e3, us);
+		}
+	}
+	fprintf(stderr, "  short threads: %d wholly inside the window checked, %d off; %d skipped\n", checked,
+		off, skipped);
+	assert_true(checked >= 3);
+	assert_int_equal(off, 0);
+}
+
+/*
+ * Short threads' running and runnable time against their own schedstat,
+ * read at their last instruction, so counting from their creation: the
+ * profile may add only what came after (at most the time from that
+ * instruction to its leaving /proc), and the same tolerance as above.
+ */
+static void short_threads_split_like_schedstat(void **state)
+{
+	const struct wall_run *r = mix();
+	int checked = 0, off = 0, skipped = 0;
+	struct life l;
+
+	for (const char *p = next_life(r, r->workload.buf, &l, &skipped); p;
+		p = next_life(r, p, &l, &skipped)) {
+		double running = (double)thread_us(&r->stacks, (long)l.tid, RUNNING, NULL);
+		double runnable = (double)thread_us(&r->stacks, (long)l.tid, RUNNABLE, NULL);
+		double tail_us = (double)(l.outer_start + l.outer_ns - l.start - l.ns) / 1e3;
+		double tolerance_us = fmax(0.01 * (double)l.ns / 1e3, 200.0);
+		double cpu_us = (double)l.cpu_ns / 1e3, runqueue_us = (double)l.runqueue_ns / 1e3;
+
+		checked++;
+		if (running < cpu_us - tolerance_us || running > cpu_us + tail_us + tolerance_us ||
+			runnable < runqueue_us - tolerance_us ||
+			runnable > runqueue_us + tail_us + tolerance_us) {
+			off++;
+			fprintf(stderr,
+				"  short tid %lld: running %.0f us (schedstat %.0f), runnable %.0f us "
+				"(schedstat %.0f), allowed %.0f us over them or %.0f us under\n",
+				l.tid, running, cpu_us, runnable, runqueue_us, tail_us + tolerance_us,
+				tolerance_us);
+		}
+	}
+	fprintf(stderr, "  short threads: %d checked, %d off; %d skipped\n", checked, off, skipped);
+	assert_true(checked >= 3);
+	assert_int_equal(off, 0);
+}
+
+/*
+ * Whether long-lived thread i of a mix recording sleeps as long as the
+ * kernel says it was neither on a CPU nor on a runqueue: none of these
+ * threads ever blocks uninterruptibly, so that is W less its on-CPU and
+ * runqueue time, known within schedstat_bounds, give or take 1% of W.
+ */
+static int sleeps_as_schedstat_says(const struct wall_run *r, int i)
+{
+	double low[3], high[3], asleep = (double)thread_us(&r->stacks, r->tids[i], SLEEPING, NULL);
+	double tolerance_us = 0.01 * (double)r->window_us, least, most;
+	int ok;
+
+	schedstat_bounds(r, i, low, high);
+	least = fmax((double)r->window_us - high[2], 0.0);
+	most = fmax((double)r->window_us - low[2], 0.0);
+	ok = asleep >= least - tolerance_us && asleep <= most + tolerance_us;
+	fprintf(stderr, "  %-9s sleeps %8.0f us; by schedstat %8.0f to %8.0f us%s\n", mix_names[i], asleep,
+		least, most, ok ? "" : ": OUTSIDE");
+	return ok;
+}
+
+/*
+ * --state sleeping keeps only [sleeping] stacks, and filtering takes
+ * nothing from them: each long-lived thread still sleeps as long as the
+ * kernel says (sleeps_as_schedstat_says), the spin thread about never.
+ */
+static void state_filter_keeps_sleeping(void **state)
+{
+	struct wall_run r;
+	uint64_t other = 0;
+	int off = 0;
+
+	harness_require_root();
+	record(&r, (char *[]){ "mix", NULL },
+	       (char *[]){ "-e", "wall", "--state", "sleeping", "--threads", "-d", "2", "-v", NULL });
+	for (size_t i = 0; i < r.stacks.n; i++)
+		if (stack_state(r.stacks.stacks[i]) != SLEEPING) {
+			if (!other)
+				fprintf(stderr, "  not sleeping: %s %" PRIu64 "\n", r.stacks.stacks[i],
+					r.stacks.counts[i]);
+			other += r.stacks.counts[i];
+		}
+	fprintf(stderr, "  --state sleeping: %" PRIu64 " us in other states\n", other);
+	for (int i = 0; i < NR_MIX; i++)
+		off += !sleeps_as_schedstat_says(&r, i);
+	assert_true(r.stacks.n > 0);
+	assert_int_equal(other, 0);
+	assert_int_equal(off, 0);
+	wall_run_free(&r);
+}
+
+/* -e offcpu: nothing on a CPU, and every thread's sleep all there. */
+static void offcpu_mode_has_no_running(void **state)
+{
+	struct wall_run r;
+	uint64_t running;
+	int off = 0;
+
+	harness_require_root();
+	record(&r, (char *[]){ "mix", NULL },
+	       (char *[]){ "-e", "offcpu", "--threads", "-d", "2", "-v", NULL });
+	running = collapsed_count_frame(&r.stacks, "[running]");
+	fprintf(stderr, "  -e offcpu: %" PRIu64 " us [running], %" PRIu64 " us [runnable]\n", running,
+		collapsed_count_frame(&r.stacks, "[runnable]"));
+	for (int i = 0; i < NR_MIX; i++)
+		off += !sleeps_as_schedstat_says(&r, i);
+	assert_int_equal(running, 0);
+	assert_int_equal(off, 0);
+	wall_run_free(&r);
+}
+
+static int compare_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A thousand threads blocked for good: each there, and together 1000 windows within 1%. */
+static void idle_threads_add_up(void **state)
+{
+	enum { IDLE_THREADS = 1000 };
+	struct wall_run r;
+	uint64_t total = 0;
+	long *tids;
+	size_t n = 0, distinct = 0;
+	double error;
+
+	harness_require_root();
+	record(&r, (char *[]){ "idle", "1000", NULL },
+	       (char *[]){ "-e", "wall", "--threads", "-d", "2", "-v", NULL });
+	tids = calloc(r.stacks.n + 1, sizeof(*tids));
+	assert_non_null(tids);
+	for (size_t i = 0; i < r.stacks.n; i++)
+		if (stack_thread_named(r.stacks.stacks[i], "idle")) {
+			total += r.stacks.counts[i];
+			tids[n++] = stack_tid(r.stacks.stacks[i]);
+		}
+	qsort(tids, n, sizeof(*tids), compare_long);
+	for (size_t i = 0; i < n; i++)
+		distinct += i == 0 || tids[i] != tids[i - 1];
+	free(tids);
+	error = 100.0 * (double)total / ((double)IDLE_THREADS * (double)r.window_us) - 100.0;
+	fprintf(stderr, "  idle: %zu threads, %" PRIu64 " us in all, %+.2f%% of %d windows\n", distinct,
+		total, error, IDLE_THREADS);
+	assert_int_equal(distinct, IDLE_THREADS);
+	assert_true(fabs(error) <= 1.0);
+	wall_run_free(&r);
+}
+
+/* The number of lines in s that start with "jbpfprof: ". */
+static int message_lines(const char *s)
+{
+	int n = 0;
+
+	for (const char *p = s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		n += !strncmp(p, "jbpfprof: ", 10);
+	return n;
+}
+
+static int usage_error(char *const args[], const char *expected)
+{
+	struct child prof;
+	int status = harness_run_profiler(&prof, args, 10);
+	int ok = status == 2 && strstr(prof.buf, expected) && message_lines(prof.buf) == 1;
+
+	if (!ok)
+		fprintf(stderr, "  expected exit 2 and one line with \"%s\"; got %d and:\n%s\n", expected,
+			status, prof.buf);
+	return ok;
+}
+
+/* Usage errors exit 2 with one line that names what is wrong. */
+static void usage_errors(void **state)
+{
+	int ok = 1;
+
+	if (access(harness_profiler(), X_OK))
+		skip();
+	ok &= usage_error((char *[]){ "-a", "-e", "wall", "--state", "bogus", NULL }, "bogus");
+	ok &= usage_error((char *[]){ "-a", "-e", "cpu", "--state", "sleeping", NULL }, "--state");
+	ok &= usage_error((char *[]){ "-a", "--state", "sleeping", NULL }, "--state");
+	ok &= usage_error((char *[]){ "-a", "-e", "bogus", NULL }, "bogus");
+	assert_true(ok);
+}
+
+static int free_mix(void **state)
+{
+	if (mix_recorded)
+		wall_run_free(&mix_run);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		HARNESS_TEST(usage_errors),
+		HARNESS_TEST(threads_add_up_to_window),
+		HARNESS_TEST(sleepers_sleep_in_their_system_calls),
+		HARNESS_TEST(stuck_thread_sleeps_throughout),
+		HARNESS_TEST(spinner_runs),
+		HARNESS_TEST(threads_match_schedstat),
+		HARNESS_TEST(short_threads_count_their_lives),
+		HARNESS_TEST(short_threads_split_like_schedstat),
+		HARNESS_TEST(state_filter_keeps_sleeping),
+		HARNESS_TEST(offcpu_mode_has_no_running),
+		HARNESS_TEST(idle_threads_add_up),
+	};
+
+	return cmocka_run_group_tests_name("wall clock", tests, NULL, free_mix);
+}

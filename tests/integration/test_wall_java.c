@@ -1,0 +1,600 @@
+/*
+ * Wall-clock mode on Java, end to end: the real profiler with
+ * "-e wall --threads -v -d 4" attached with -p to a JVM started with no
+ * special flags, once on JDK 17 and once on JDK 25, running
+ * tests/workloads/java/WallWorkload.java (class files in $JAVA_CLASSES, by
+ * default the java/ directory beside $WORKLOAD_DIR).
+ *
+ * WallWorkload has one thread per way to spend time, each named and each in
+ * a method of its own: spinner (WallWorkload.spinLoop, on a CPU), sleeper
+ * (sleepLoop, Thread.sleep), waiter (waitLoop, Object.wait), parker
+ * (parkLoop, LockSupport.parkNanos), reader (readLoop, one read(2) that never
+ * returns), holder (holdLoop, Thread.sleep holding a lock) and monitor
+ * (monitorLoop, blocked entering that lock).
+ *
+ * In wall mode a collapsed line's count is microseconds, its first frame
+ * (with --threads) is "[<thread name> tid=<tid>]" and its last frame the
+ * thread's state: [running], [runnable], [sleeping] or [blocked]. With -v the
+ * profiler prints the recording's exact length as "window: <N> us". What
+ * must hold (the contract in the wall-clock mode's specification):
+ *
+ *   - every thread alive through the recording sums to the window, within
+ *     1%, and the window covers the -d 4 s (and not a second more);
+ *   - a thread that waits spends at least 95% of that time off the CPU in
+ *     stacks that have its method's Java frame: its Java stack is known for
+ *     each blocking episode, also one that began before the recording or
+ *     lasts past its end (reader blocks in one read the whole time), and
+ *     without a signal that would cut the wait short;
+ *   - the spinner spends at least 95% [running] or [runnable] in spinLoop;
+ *   - the workload saw no exception, no read return and no wait, park or
+ *     sleep end early, and its sleeper's completed sleeps fit in the time
+ *     it slept ("sleeps N", "elapsed_ms M": N * 200 <= M).
+ *
+ * The workload prints each thread's tid ("tid <tid> <name>"), and the thread
+ * frames must agree with it.
+ *
+ * One recording per JDK, made by the first test that needs it and read by
+ * the others, so each check passes or fails on its own.
+ *
+ * JDK paths: $JAVA17 and $JAVA25 override the Debian and Temurin defaults; a
+ * JDK that is not there skips its variants with a message. The JDK helpers
+ * are copied from test_java.c, reduced to what this file uses.
+ */
+#include "harness.h"
+
+#include <dirent.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The recording: -d 4, in seconds, and the accounting tolerance, 1% of the window. */
+#define WALL_SECONDS 4
+#define STRINGIFY(x) #x
+#define STR(x) STRINGIFY(x)
+#define WINDOW_TOLERANCE_PERCENT 1.0
+/* Share of a thread's time that must be in its own method (and state). */
+#define IN_METHOD_PERCENT 95.0
+/* WallWorkload's sleeper sleeps this long each time. */
+#define SLEEP_MS 200
+
+struct jdk {
+	const char *name; /* for messages */
+	const char *env;  /* variable that overrides path */
+	const char *path; /* the java launcher */
+};
+
+/* A JVM running one workload, in a directory of its own. */
+struct jvm {
+	struct child out; /* its stdout: ready, then the truth */
+	char *dir;
+	int status;       /* exit status once stopped */
+};
+
+/* WallWorkload's threads, and the method each spends its time in. */
+enum wall_thread { SPINNER, SLEEPER, WAITER, PARKER, READER, HOLDER, MONITOR, N_THREADS };
+
+static const struct {
+	const char *name;   /* the Java thread name, and the kernel's */
+	const char *method; /* its Java frame */
+} threads[N_THREADS] = {
+	[SPINNER] = { "spinner", "WallWorkload.spinLoop" },
+	[SLEEPER] = { "sleeper", "WallWorkload.sleepLoop" },
+	[WAITER] = { "waiter", "WallWorkload.waitLoop" },
+	[PARKER] = { "parker", "WallWorkload.parkLoop" },
+	[READER] = { "reader", "WallWorkload.readLoop" },
+	[HOLDER] = { "holder", "WallWorkload.holdLoop" },
+	[MONITOR] = { "monitor", "WallWorkload.monitorLoop" },
+};
+
+enum wall_state { RUNNING, RUNNABLE, SLEEPING, BLOCKED, NO_STATE, N_STATES };
+
+static const char *const state_frames[N_STATES] = { "[running]", "[runnable]", "[sleeping]", "[blocked]", "other" };
+
+/* One thread's time in the profile, in microseconds. */
+struct thread_time {
+	uint64_t total;
+	uint64_t by_state[N_STATES];    /* by the stack's last frame */
+	uint64_t in_method_off_cpu;     /* its method's frame, and not [running] (may be [runnable]) */
+	uint64_t in_method_on_cpu;      /* its method's frame, and [running] or [runnable] */
+	uint64_t other_tid;             /* under its name, but not the tid the workload printed */
+	uint64_t other_name;            /* under its tid, but another name */
+	size_t lines;
+};
+
+/* One JDK's recording of WallWorkload, and what the tests read from it. */
+struct wall_run {
+	const struct jdk jdk;
+	int recorded;                   /* 1 done, -1 tried and failed, 0 not yet */
+	unsigned long long window_us;   /* "window: N us" */
+	long tids[N_THREADS];           /* "tid <tid> <name>" from the workload */
+	struct thread_time time[N_THREADS];
+	long long errors, sleeps, elapsed_ms;
+	struct collapsed stacks;
+};
+
+static struct wall_run jdk17 = { .jdk = { "JDK 17", "JAVA17", "/usr/lib/jvm/java-17-openjdk-amd64/bin/java" } };
+static struct wall_run jdk25 = { .jdk = { "JDK 25", "JAVA25", "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java" } };
+
+static const char *java_path(const struct jdk *jdk)
+{
+	const char *path = getenv(jdk->env);
+
+	return path && *path ? path : jdk->path;
+}
+
+/* Absolute directory of the workload classes; the caller frees it. */
+static char *class_dir(void)
+{
+	const char *dir = getenv("JAVA_CLASSES"), *workloads = getenv("WORKLOAD_DIR");
+	char path[PATH_MAX], *copy = NULL, *abs;
+
+	if (!dir && workloads) {
+		copy = strdup(workloads);
+		snprintf(path, sizeof(path), "%s/java", dirname(copy));
+		dir = path;
+	}
+	abs = realpath(dir ? dir : "build/java", NULL);
+	free(copy);
+	return abs;
+}
+
+/* Skips unless root, the profiler and the JDK are there; fails if the class is not built. */
+static void require_java(const struct jdk *jdk)
+{
+	char *classes = class_dir(), probe[PATH_MAX];
+
+	harness_require_root();
+	if (access(java_path(jdk), X_OK)) {
+		fprintf(stderr, "SKIPPED: no %s at %s (set %s to its bin/java)\n", jdk->name, java_path(jdk), jdk->env);
+		skip();
+	}
+	snprintf(probe, sizeof(probe), "%s/WallWorkload.class", classes ? classes : "build/java");
+	if (access(probe, R_OK)) {
+		fprintf(stderr, "no %s: make compiles the Java workloads (tests/workloads/java/java.mk)\n", probe);
+		fail();
+	}
+	free(classes);
+}
+
+/*
+ * Starts "java -cp CLASSES class" in a fresh directory and waits for its
+ * "ready". The shell only changes directory and execs, so the child's pid
+ * is the JVM's.
+ */
+static void jvm_start(struct jvm *jvm, const struct jdk *jdk, const char *class)
+{
+	char *classes = class_dir(), *argv[] = { "/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", NULL, NULL, "-cp",
+						 classes, (char *)class, NULL };
+
+	memset(jvm, 0, sizeof(*jvm));
+	jvm->dir = harness_tmpdir();
+	assert_non_null(jvm->dir);
+	assert_non_null(classes);
+	argv[3] = jvm->dir;
+	argv[4] = (char *)java_path(jdk);
+	if (harness_start_workload(&jvm->out, argv)) {
+		fprintf(stderr, "%s %s did not print ready in 10 s; its output:\n%s\n", jdk->name, class, jvm->out.buf);
+		fail();
+	}
+	free(classes);
+}
+
+/*
+ * SIGTERM: the workload prints its truth from a shutdown hook, and the JVM
+ * exits with 143 (128 + SIGTERM) after running it. Fails on a crash report
+ * (hs_err_pid*.log) in the JVM's directory, then removes the directory.
+ */
+static void jvm_stop(struct jvm *jvm)
+{
+	DIR *d;
+	struct dirent *e;
+	int crashed = 0;
+
+	jvm->status = harness_stop_workload(&jvm->out);
+	d = opendir(jvm->dir);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char *path;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		path = harness_path(jvm->dir, e->d_name);
+		if (!strncmp(e->d_name, "hs_err_pid", 10)) {
+			fprintf(stderr, "the JVM crashed: %s (left in place)\n", path);
+			crashed = 1;
+		} else {
+			unlink(path);
+		}
+		free(path);
+	}
+	closedir(d);
+	assert_false(crashed);
+	rmdir(jvm->dir);
+	free(jvm->dir);
+	jvm->dir = NULL;
+	if (jvm->status != 143)
+		fprintf(stderr, "the JVM exited with %d, not 143 (SIGTERM after its shutdown hooks); output:\n%s\n",
+			jvm->status, jvm->out.buf);
+	assert_int_equal(jvm->status, 143);
+}
+
+/* Prints the lines of the profiler's stderr that start with one of the prefixes. */
+static void print_profiler_lines(const struct jdk *jdk, const char *buf, const char *const prefixes[])
+{
+	for (const char *p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		for (int i = 0; prefixes[i]; i++)
+			if (!strncmp(p, prefixes[i], strlen(prefixes[i]))) {
+				fprintf(stderr, "  %s: %.*s\n", jdk->name, (int)strcspn(p, "\n"), p);
+				break;
+			}
+}
+
+/* Whether frame is name, alone or with an --annotate suffix such as _[j]. */
+static int frame_is(const char *frame, size_t flen, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (flen < len || strncmp(frame, name, len))
+		return 0;
+	frame += len;
+	flen -= len;
+	return flen == 0 || (flen == 4 && frame[0] == '_' && frame[1] == '[' && frame[3] == ']');
+}
+
+/* Whether the ';'-separated stack has a frame that is name (see frame_is). */
+static int stack_has(const char *stack, const char *name)
+{
+	for (const char *p = stack;;) {
+		size_t len = strcspn(p, ";");
+
+		if (frame_is(p, len, name))
+			return 1;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+/*
+ * The thread of a stack whose first frame is "[<name> tid=<tid>]": index in
+ * threads[] by name, or -1 for another thread or a stack without a thread
+ * frame. *tid, if not NULL, gets the frame's tid (-1 without a thread frame).
+ */
+static int stack_thread(const char *stack, long *tid)
+{
+	size_t len = strcspn(stack, ";");
+	const char *at = NULL;
+
+	if (tid)
+		*tid = -1;
+	if (stack[0] != '[' || len < 2 || stack[len - 1] != ']')
+		return -1;
+	/* The name may hold spaces: the tid is after the last " tid=" of the frame. */
+	for (const char *p = stack; (p = strstr(p, " tid=")) && p < stack + len; p++)
+		at = p;
+	if (!at)
+		return -1;
+	if (tid)
+		*tid = atol(at + 5);
+	for (int i = 0; i < N_THREADS; i++) {
+		size_t name_len = strlen(threads[i].name);
+
+		if ((size_t)(at - stack - 1) == name_len && !strncmp(stack + 1, threads[i].name, name_len))
+			return i;
+	}
+	return -1;
+}
+
+/* The workload's "tid <tid> <name>" lines, into run->tids (-1 for a thread it did not name). */
+static void read_tids(struct wall_run *run, const struct child *workload)
+{
+	for (int t = 0; t < N_THREADS; t++)
+		run->tids[t] = -1;
+	for (const char *p = workload->buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		char name[32];
+		long tid;
+
+		if (sscanf(p, "tid %ld %31s", &tid, name) != 2)
+			continue;
+		for (int t = 0; t < N_THREADS; t++)
+			if (!strcmp(name, threads[t].name))
+				run->tids[t] = tid;
+	}
+}
+
+static enum wall_state stack_state(const char *stack)
+{
+	const char *last = strrchr(stack, ';');
+
+	last = last ? last + 1 : stack;
+	for (int s = 0; s < NO_STATE; s++)
+		if (!strcmp(last, state_frames[s]))
+			return s;
+	return NO_STATE;
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* Sums each thread's lines: total, by state, and in its method on and off the CPU. */
+static void account(struct wall_run *run)
+{
+	memset(run->time, 0, sizeof(run->time));
+	for (size_t i = 0; i < run->stacks.n; i++) {
+		const char *stack = run->stacks.stacks[i];
+		uint64_t us = run->stacks.counts[i];
+		long tid;
+		int t = stack_thread(stack, &tid);
+		enum wall_state s;
+
+		/* A thread of the workload's under a name not its own. */
+		for (int k = 0; k < N_THREADS; k++)
+			if (k != t && tid >= 0 && tid == run->tids[k])
+				run->time[k].other_name += us;
+		if (t < 0)
+			continue;
+		if (tid != run->tids[t])
+			run->time[t].other_tid += us;
+		s = stack_state(stack);
+		run->time[t].total += us;
+		run->time[t].by_state[s] += us;
+		run->time[t].lines++;
+		if (stack_has(stack, threads[t].method)) {
+			if (s == RUNNING || s == RUNNABLE)
+				run->time[t].in_method_on_cpu += us;
+			if (s != RUNNING)
+				run->time[t].in_method_off_cpu += us;
+		}
+	}
+}
+
+/* One line per thread: its total against the window, its states, its time in its method. */
+static void print_times(const struct wall_run *run)
+{
+	fprintf(stderr, "  %s: window %llu us; errors %lld, sleeps %lld, elapsed_ms %lld\n", run->jdk.name,
+		run->window_us, run->errors, run->sleeps, run->elapsed_ms);
+	for (int t = 0; t < N_THREADS; t++) {
+		const struct thread_time *tt = &run->time[t];
+
+		fprintf(stderr,
+			"  %s %-7s %9llu us (%6.2f%% of the window, %zu lines): running %.1f%% runnable %.1f%% "
+			"sleeping %.1f%% blocked %.1f%% other %.1f%%; in %s: %.1f%% not running, "
+			"%.1f%% running or runnable\n",
+			run->jdk.name, threads[t].name, (unsigned long long)tt->total,
+			percent(tt->total, run->window_us), tt->lines, percent(tt->by_state[RUNNING], tt->total),
+			percent(tt->by_state[RUNNABLE], tt->total), percent(tt->by_state[SLEEPING], tt->total),
+			percent(tt->by_state[BLOCKED], tt->total), percent(tt->by_state[NO_STATE], tt->total),
+			threads[t].method, percent(tt->in_method_off_cpu, tt->total),
+			percent(tt->in_method_on_cpu, tt->total));
+	}
+}
+
+/* The thread's heaviest stacks that miss its method (or, with on_cpu, its on-CPU state), for a failure. */
+static void print_other_stacks(const struct wall_run *run, int t, int on_cpu)
+{
+	const size_t top = 5;
+	size_t shown[5], n = 0;
+
+	for (; n < top; n++) {
+		size_t best = SIZE_MAX;
+
+		for (size_t i = 0; i < run->stacks.n; i++) {
+			const char *stack = run->stacks.stacks[i];
+			enum wall_state s = stack_state(stack);
+			int in = stack_has(stack, threads[t].method) &&
+				 (on_cpu ? s == RUNNING || s == RUNNABLE : s != RUNNING);
+			int seen = 0;
+
+			for (size_t k = 0; k < n; k++)
+				seen |= shown[k] == i;
+			if (seen || in || stack_thread(stack, NULL) != t)
+				continue;
+			if (best == SIZE_MAX || run->stacks.counts[i] > run->stacks.counts[best])
+				best = i;
+		}
+		if (best == SIZE_MAX)
+			break;
+		shown[n] = best;
+		fprintf(stderr, "    %llu us: %s\n", (unsigned long long)run->stacks.counts[best],
+			run->stacks.stacks[best]);
+	}
+}
+
+/*
+ * Records WallWorkload on the JDK: starts it, runs the profiler from its
+ * "sampling" line to its end, stops the JVM for the truth, and sums the
+ * profile. Fails unless the profiler exits 0 with the agent loaded, prints
+ * the window and writes a profile that parses, and the JVM stops cleanly.
+ */
+static void record(struct wall_run *run)
+{
+	static const char *const summary[] = { "jbpfprof:", "window:", NULL };
+	char pid[16], *file;
+	struct child profiler;
+	struct jvm jvm;
+	const char *window;
+	int status;
+
+	run->recorded = -1;
+	jvm_start(&jvm, &run->jdk, "WallWorkload");
+	file = harness_path(jvm.dir, "wall.collapsed");
+	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-e", "wall", "--threads", "-v",
+									"-d", STR(WALL_SECONDS), "-f", file, NULL }),
+			 0);
+	if (harness_wait_for(&profiler, "jbpfprof: sampling", 30)) {
+		fprintf(stderr, "the profiler did not start sampling in 30 s; its stderr:\n%s\n", profiler.buf);
+		fail();
+	}
+	status = harness_finish(&profiler, 60);
+	print_profiler_lines(&run->jdk, profiler.buf, summary);
+	if (status != 0)
+		fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler.buf);
+	assert_int_equal(status, 0);
+	if (strstr(profiler.buf, "jbpfprof: cannot load the agent")) {
+		fprintf(stderr, "the agent did not load; the profiler's stderr:\n%s\n", profiler.buf);
+		fail();
+	}
+	window = strstr(profiler.buf, "window: ");
+	if (!window || sscanf(window, "window: %llu us", &run->window_us) != 1) {
+		fprintf(stderr, "no \"window: N us\" on the profiler's stderr:\n%s\n", profiler.buf);
+		fail();
+	}
+	assert_int_equal(collapsed_load(file, &run->stacks), 0);
+	free(file);
+	read_tids(run, &jvm.out);
+	jvm_stop(&jvm);
+	run->errors = harness_truth(&jvm.out, "errors");
+	run->sleeps = harness_truth(&jvm.out, "sleeps");
+	run->elapsed_ms = harness_truth(&jvm.out, "elapsed_ms");
+	account(run);
+	print_times(run);
+	run->recorded = 1;
+}
+
+/* The JDK's recording, made now if no test made it yet; fails if it was tried and failed. */
+static struct wall_run *recorded(void **state)
+{
+	struct wall_run *run = *state;
+
+	require_java(&run->jdk);
+	if (run->recorded == 0)
+		record(run);
+	if (run->recorded < 0) {
+		fprintf(stderr, "%s: the recording failed in an earlier test\n", run->jdk.name);
+		fail();
+	}
+	return run;
+}
+
+/*
+ * Each thread's lines sum to the window within 1%. The window itself must
+ * cover the -d 4 s, and not by much more: it may begin before the sampler is
+ * attached (loading the BPF programs takes a few hundred ms under ASan), so
+ * a second is allowed.
+ */
+static void wall_java_threads_fill_window(void **state)
+{
+	const struct wall_run *run = recorded(state);
+	int failed = 0;
+
+	for (int t = 0; t < N_THREADS; t++) {
+		double off = percent(run->time[t].total, run->window_us) - 100.0;
+
+		if (off > WINDOW_TOLERANCE_PERCENT || off < -WINDOW_TOLERANCE_PERCENT) {
+			fprintf(stderr, "  %s: %s sums to %llu us, %+.2f%% off the window of %llu us\n", run->jdk.name,
+				threads[t].name, (unsigned long long)run->time[t].total, off, run->window_us);
+			failed = 1;
+		}
+	}
+	fprintf(stderr, "  %s: window %llu us, %+lld us from -d %d\n", run->jdk.name, run->window_us,
+		(long long)run->window_us - WALL_SECONDS * 1000000LL, WALL_SECONDS);
+	assert_in_range(run->window_us, WALL_SECONDS * 1000000ULL, (WALL_SECONDS + 1) * 1000000ULL);
+	assert_false(failed);
+}
+
+/*
+ * The thread frames name the threads right: every line under a thread's
+ * name has the tid the workload printed for it, and no line with that tid
+ * has another name.
+ */
+static void wall_java_thread_frames_name_the_threads(void **state)
+{
+	const struct wall_run *run = recorded(state);
+	int failed = 0;
+
+	for (int t = 0; t < N_THREADS; t++) {
+		const struct thread_time *tt = &run->time[t];
+
+		if (run->tids[t] < 0) {
+			fprintf(stderr, "  %s: the workload printed no tid for %s\n", run->jdk.name, threads[t].name);
+			failed = 1;
+		} else if (tt->other_tid || tt->other_name) {
+			fprintf(stderr, "  %s: %s (tid %ld): %llu us under its name with another tid, %llu us under "
+				"its tid with another name\n", run->jdk.name, threads[t].name, run->tids[t],
+				(unsigned long long)tt->other_tid, (unsigned long long)tt->other_name);
+			failed = 1;
+		}
+	}
+	assert_false(failed);
+}
+
+/* The threads that wait: 95% of their time off the CPU with their method's frame. */
+static void wall_java_waiting_threads_in_their_method(void **state)
+{
+	static const enum wall_thread waiting[] = { SLEEPER, WAITER, PARKER, READER, HOLDER, MONITOR };
+	const struct wall_run *run = recorded(state);
+	int failed = 0;
+
+	for (size_t i = 0; i < sizeof(waiting) / sizeof(waiting[0]); i++) {
+		int t = waiting[i];
+		const struct thread_time *tt = &run->time[t];
+
+		if (tt->total && percent(tt->in_method_off_cpu, tt->total) >= IN_METHOD_PERCENT)
+			continue;
+		fprintf(stderr, "  %s: %s has %.1f%% of its %llu us off the CPU in %s; its heaviest other stacks:\n",
+			run->jdk.name, threads[t].name, percent(tt->in_method_off_cpu, tt->total),
+			(unsigned long long)tt->total, threads[t].method);
+		print_other_stacks(run, t, 0);
+		failed = 1;
+	}
+	assert_false(failed);
+}
+
+/* The spinner: 95% of its time [running] or [runnable] in WallWorkload.spinLoop. */
+static void wall_java_spinner_on_cpu_in_spin_loop(void **state)
+{
+	const struct wall_run *run = recorded(state);
+	const struct thread_time *tt = &run->time[SPINNER];
+
+	if (!tt->total || percent(tt->in_method_on_cpu, tt->total) < IN_METHOD_PERCENT) {
+		fprintf(stderr,
+			"  %s: spinner has %.1f%% of its %llu us on the CPU in %s; its heaviest other stacks:\n",
+			run->jdk.name, percent(tt->in_method_on_cpu, tt->total), (unsigned long long)tt->total,
+			threads[SPINNER].method);
+		print_other_stacks(run, SPINNER, 1);
+		fail();
+	}
+}
+
+/*
+ * No wait was cut short: the workload counted no exception, no read that
+ * returned and no wait, park or sleep that ended early, and the sleeper's
+ * completed 200 ms sleeps fit in the time since its first.
+ */
+static void wall_java_no_wait_cut_short(void **state)
+{
+	const struct wall_run *run = recorded(state);
+
+	assert_int_equal(run->errors, 0);
+	/* It slept through the recording: at least the window's worth of sleeps, less the one at each end. */
+	assert_true(run->sleeps >= (long long)(run->window_us / 1000 / SLEEP_MS) - 2);
+	if (run->sleeps * SLEEP_MS > run->elapsed_ms)
+		fprintf(stderr, "  %s: %lld sleeps of %d ms in %lld ms: some were cut short\n", run->jdk.name,
+			run->sleeps, SLEEP_MS, run->elapsed_ms);
+	assert_true(run->sleeps * SLEEP_MS <= run->elapsed_ms);
+}
+
+#define JDK_TEST(f, run) { #f " (" #run ")", f, NULL, harness_teardown, (void *)&(run) }
+#define JDK_TESTS(f) JDK_TEST(f, jdk17), JDK_TEST(f, jdk25)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		JDK_TESTS(wall_java_threads_fill_window),
+		JDK_TESTS(wall_java_thread_frames_name_the_threads),
+		JDK_TESTS(wall_java_waiting_threads_in_their_method),
+		JDK_TESTS(wall_java_spinner_on_cpu_in_spin_loop),
+		JDK_TESTS(wall_java_no_wait_cut_short),
+	};
+	int failed = cmocka_run_group_tests_name("wall_java", tests, NULL, NULL);
+
+	collapsed_free(&jdk17.stacks);
+	collapsed_free(&jdk25.stacks);
+	return failed;
+}
