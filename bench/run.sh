@@ -7,3 +7,5 @@ bench/sample_cost.sh
 bench/aliasing.sh
 bench/java_overhead.sh "${RUNS:-7}"
 bench/java_sample_cost.sh
+bench/wall_idle.sh
+bench/pingpong.sh

@@ -366,7 +366,7 @@ static void describe_wall(const struct recording *rec, char *buf, size_t size)
 	}
 	if (rec->counters[JBPF_CNT_SWITCH_MISSED] && used < size)
 		used += (size_t)snprintf(buf + used, size - used,
-					 "; %llu context switches not seen (another BPF program was running)",
+					 "; %llu context switches not seen (their waits recovered or dropped)",
 					 (unsigned long long)rec->counters[JBPF_CNT_SWITCH_MISSED]);
 	if (rec->counters[JBPF_CNT_THREADS_FULL] + ws.threads_full && used < size)
 		used += (size_t)snprintf(buf + used, size - used, "; %llu threads not followed (table full)",
