@@ -12,8 +12,8 @@
  * wait is over and its length is known:
  *
  *   - A sleeping or runnable wait at least full_wait_ns long is always
- *     recorded; a shorter one with
- *     probability length / full_wait_ns (JBPF_WAIT_SAMPLED). Waits not
+ *     recorded; a shorter one with probability length / full_wait_ns
+ *     (JBPF_WAIT_SAMPLED). Waits not
  *     picked cost no stack and no record: their time is only added to the
  *     thread's sampled_out_ns, which userspace spreads over the ones that
  *     were, so the time per thread stays exact. full_wait_ns is the CPU
@@ -36,10 +36,10 @@
  * stack and task storage needs a trusted pointer to it (bpf_task_from_pid),
  * and kfuncs are not available to raw tracepoint programs.
  *
- * Missed switches. A thread found off CPU in `waits` when it switches
- * out, or when it returns from a system call (sample.bpf.c), came back
- * without this program seeing it: the kernel skips tracepoint programs in
- * some nested contexts. At a system call's exit the wait is sent from
+ * Missed switches. For a few context switches this program does not run
+ * (the kernel skips tracepoint programs in some contexts). A thread found
+ * off CPU in `waits` when it switches out, or when it returns from a
+ * system call (sample.bpf.c), came back unseen. At a system call's exit the wait is sent from
  * there, ending then, without its kernel stack; otherwise a wait whose end
  * was missed is ended with time 0 and dropped by userspace, and a wait
  * whose start was missed is not recorded. All are counted
