@@ -214,8 +214,14 @@ static void finish_wait(struct wall *wall, struct jbpf_sample *w, size_t size, b
 		wall->stats.waits++;
 		return;
 	}
-	if (!(w->flags & JBPF_WAIT_SAMPLED) && !(w->flags & JBPF_WAIT_UNKNOWN_START) && !at_end &&
-	    (length < wall->config.min_block_ns || (wall->config.max_block_ns && length > wall->config.max_block_ns))) {
+	/*
+	 * --min-block and --max-block. A wait whose start or end lies outside
+	 * the window is longer than what is seen of it: only a length already
+	 * past --max-block says which side it falls on.
+	 */
+	if (!(w->flags & JBPF_WAIT_SAMPLED) &&
+	    ((wall->config.max_block_ns && length > wall->config.max_block_ns) ||
+	     (!(w->flags & JBPF_WAIT_UNKNOWN_START) && !at_end && length < wall->config.min_block_ns))) {
 		t->filtered_ns += length;
 		wall->stats.filtered++;
 		return;

@@ -703,6 +703,30 @@ static void offcpu_mode_has_no_running(void **state)
 	wall_run_free(&r);
 }
 
+/*
+ * --max-block drops the waits longer than it: with 25 ms, the futex
+ * thread's 30 ms waits and the stuck thread's whole-recording wait go,
+ * the nanosleep thread's 20 ms sleeps stay.
+ */
+static void max_block_drops_long_waits(void **state)
+{
+	struct wall_run r;
+	uint64_t futex, stuck, nanosleep;
+
+	harness_require_root();
+	record(&r, (char *[]){ "mix", NULL },
+	       (char *[]){ "-e", "offcpu", "--threads", "-d", "2", "-v", "--max-block", "25ms", NULL });
+	futex = thread_us(&r.stacks, r.tids[FUTEX], NR_STATES, "futex_wait");
+	stuck = thread_us(&r.stacks, r.tids[STUCK], NR_STATES, NULL);
+	nanosleep = thread_us(&r.stacks, r.tids[NANOSLEEP], NR_STATES, "nanosleep");
+	fprintf(stderr, "  --max-block 25ms: futex %.2f%%, stuck %.2f%%, nanosleep %.2f%% of the window\n",
+		percent(futex, r.window_us), percent(stuck, r.window_us), percent(nanosleep, r.window_us));
+	assert_true(percent(futex, r.window_us) < 5.0);
+	assert_int_equal(stuck, 0);
+	assert_true(percent(nanosleep, r.window_us) > 90.0);
+	wall_run_free(&r);
+}
+
 static int compare_long(const void *a, const void *b)
 {
 	long x = *(const long *)a, y = *(const long *)b;
@@ -798,6 +822,7 @@ int main(void)
 		HARNESS_TEST(short_threads_split_like_schedstat),
 		HARNESS_TEST(state_filter_keeps_sleeping),
 		HARNESS_TEST(offcpu_mode_has_no_running),
+		HARNESS_TEST(max_block_drops_long_waits),
 		HARNESS_TEST(idle_threads_add_up),
 	};
 
