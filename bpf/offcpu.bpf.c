@@ -84,8 +84,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define REPORT_MAX 0x100 /* preempted, whatever the state */
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
-/* See sample.bpf.c: weak, and java_targets stays empty on a kernel without it. */
-extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type, __u64 value) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym;
 
 #define WAIT_MAX_SIZE (sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64))
@@ -182,20 +180,9 @@ static __always_inline void want_java_stack(struct jbpf_sample *wait, struct jbp
 static __always_inline void signal_java_now(struct jbpf_sample *wait, struct task_struct *task)
 {
 	const struct jbpf_java_target *jt = bpf_map_lookup_elem(&java_targets, &wait->tgid);
-	__u64 seq;
-	int err;
 
-	if (!jt || !bpf_send_signal_task)
-		return;
-	seq = new_seq();
-	err = bpf_send_signal_task(task, jt->signo, PIDTYPE_PID, seq);
-	if (err) {
-		wait->signal_err = err;
-		count(JBPF_CNT_SIGNAL_FAILED);
-		return;
-	}
-	wait->java_seq = seq;
-	count(JBPF_CNT_JAVA_SIGNALS);
+	if (jt && bpf_send_signal_task)
+		signal_for_java_stack(wait, task, jt->signo, new_seq());
 }
 
 /*

@@ -51,11 +51,10 @@ const volatile __u64 syscall_entry_hi = 0;
 __u64 next_java_seq = 0;
 
 /*
- * Sends sig to one thread with a value (kernel 6.13 and later). Weak: on a
- * kernel without it the program still loads, and userspace, which checks
- * for it before attaching an agent, never fills java_targets.
+ * Set by userspace when the recording stops and the scheduler program is
+ * detached: from then on a thread found off CPU is no missed switch.
  */
-extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type, __u64 value) __ksym __weak;
+bool waits_stopped = false;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -148,7 +147,6 @@ static __always_inline void request_java_stack(struct jbpf_sample *sample, const
 {
 	struct jbpf_syscall_pending *pending;
 	__u64 seq;
-	int err;
 
 	if (!bpf_send_signal_task)
 		return;
@@ -172,14 +170,7 @@ static __always_inline void request_java_stack(struct jbpf_sample *sample, const
 		return;
 	}
 	seq = __sync_fetch_and_add(&next_java_seq, 1) + 1;
-	err = bpf_send_signal_task(bpf_get_current_task_btf(), jt->signo, PIDTYPE_PID, seq);
-	if (err) {
-		sample->signal_err = err;
-		count(JBPF_CNT_SIGNAL_FAILED);
-		return;
-	}
-	sample->java_seq = seq;
-	count(JBPF_CNT_JAVA_SIGNALS);
+	signal_for_java_stack(sample, bpf_get_current_task_btf(), jt->signo, seq);
 }
 
 SEC("perf_event")
@@ -314,7 +305,7 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	__u64 n;
 
 	pending->off_since = 0;
-	if (!w || w->off_since != since)
+	if (waits_stopped || !w || w->off_since != since)
 		return;
 	count(JBPF_CNT_SWITCH_MISSED);
 	w->off_since = 0;

@@ -95,4 +95,31 @@ static __always_inline bool stack_in_syscall(const __u64 *ips, __u64 kn, __u64 l
 	return false;
 }
 
+/*
+ * Sends sig to one thread with a value (kernel 6.13 and later). Weak: on a
+ * kernel without it the programs still load, and userspace, which checks
+ * for it before attaching an agent, never fills java_targets. Only
+ * tracepoint and perf_event programs may call it.
+ */
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type, __u64 value) __ksym __weak;
+
+/*
+ * Signals task now for the Java stack of sample (a CPU sample or a wait):
+ * the agent's handler tags its trace with seq, which the sample keeps; on
+ * failure the sample keeps the error instead. Both are counted.
+ */
+static __always_inline void signal_for_java_stack(struct jbpf_sample *sample, struct task_struct *task, __u32 signo,
+						  __u64 seq)
+{
+	int err = bpf_send_signal_task(task, signo, PIDTYPE_PID, seq);
+
+	if (err) {
+		sample->signal_err = err;
+		count(JBPF_CNT_SIGNAL_FAILED);
+		return;
+	}
+	sample->java_seq = seq;
+	count(JBPF_CNT_JAVA_SIGNALS);
+}
+
 #endif /* JBPF_SHARED_BPF_H */

@@ -457,6 +457,8 @@ void sampler__close(struct sampler *sampler)
 void sampler__stop(struct sampler *sampler)
 {
 	sampler->stopped_ns = monotonic_ns();
+	/* The system call exit program stays (deferred Java signals), but stops looking for missed switches. */
+	sampler->skel->bss->waits_stopped = true;
 	for (unsigned i = 0; i < sampler->nr_cpus; i++)
 		ioctl(sampler->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	bpf_link__destroy(sampler->switch_link);
