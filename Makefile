@@ -143,10 +143,12 @@ $(OUTPUT)/asan/tests/%: $(OUTPUT)/asan/tests/unit/%.o $(ASAN_LIB_OBJS)
 
 # The integration tests drive the ASan build of the profiler; they are built
 # plainly themselves, since a failed assertion leaves through longjmp.
-$(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) tests/integration/harness.c
+$(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) tests/integration/harness.c \
+		   tests/integration/jvm.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) -O1 -Itests/integration $< tests/integration/harness.c -lcmocka -lm -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) -O1 -Itests/integration $< tests/integration/harness.c tests/integration/jvm.c \
+		-lcmocka -lm -o $@
 
 # test_stub drives pieces of the agent directly, compiled into it.
 $(OUTPUT)/tests/test_stub: $(AGENT_SRCS) $(AGENT_HDRS)

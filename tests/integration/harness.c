@@ -24,6 +24,13 @@ const char *harness_profiler(void)
 	return path ? path : "build/asan/jbpfprof";
 }
 
+const char *harness_getenv(const char *name, const char *fallback)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : fallback;
+}
+
 char *harness_workload(const char *name)
 {
 	const char *dir = getenv("WORKLOAD_DIR");
@@ -280,6 +287,17 @@ uint64_t collapsed_count_frame(const struct collapsed *c, const char *frame)
 		if (stack_has_frame(c->stacks[i], frame))
 			n += c->counts[i];
 	return n;
+}
+
+int collapsed_frame_is(const char *frame, size_t len, const char *name)
+{
+	size_t name_len = strlen(name);
+
+	if (len < name_len || strncmp(frame, name, name_len))
+		return 0;
+	frame += name_len;
+	len -= name_len;
+	return len == 0 || (len == 4 && frame[0] == '_' && frame[1] == '[' && frame[3] == ']');
 }
 
 long long harness_truth(const struct child *child, const char *name)

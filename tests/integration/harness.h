@@ -26,6 +26,8 @@ int harness_teardown(void **state);
 void harness_require_root(void);
 
 const char *harness_profiler(void);
+/* The variable's value, or fallback when it is unset or empty. */
+const char *harness_getenv(const char *name, const char *fallback);
 /* Path of workload name; the returned string is owned by the caller. */
 char *harness_workload(const char *name);
 
@@ -64,6 +66,11 @@ int collapsed_load(const char *path, struct collapsed *c);
 void collapsed_free(struct collapsed *c);
 /* Samples whose stack has a frame exactly equal to frame. */
 uint64_t collapsed_count_frame(const struct collapsed *c, const char *frame);
+/*
+ * Whether the len bytes at frame (one frame of a stack, which need not end
+ * there) are name, alone or with an --annotate suffix such as _[j].
+ */
+int collapsed_frame_is(const char *frame, size_t len, const char *name);
 
 /*
  * The workload's truth: the value printed after "name " in its output, or

@@ -24,6 +24,7 @@
  * $JAVAC the compiler; by default the javac beside JDK 17's java).
  */
 #include "harness.h"
+#include "jvm.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -33,9 +34,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define JAVA17_DEFAULT "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
-#define JAVA25_DEFAULT "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"
 
 /* Prints "ready" once main runs, then sleeps until stopped. */
 static const char sleeper_source[] =
@@ -50,13 +48,6 @@ static const char sleeper_source[] =
 /* The directory holding AttachSleeper.class, compiled on first use. */
 static char *classes;
 
-static const char *env_or(const char *name, const char *fallback)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : fallback;
-}
-
 /* Compiles AttachSleeper once; skips the test when there is no JDK to do it. */
 static const char *sleeper_classes(void)
 {
@@ -66,8 +57,8 @@ static const char *sleeper_classes(void)
 
 	if (classes)
 		return classes;
-	copy = strdup(env_or("JAVA17", JAVA17_DEFAULT));
-	snprintf(javac, sizeof(javac), "%s", env_or("JAVAC", ""));
+	copy = strdup(jdk_java_path(&jdk17));
+	snprintf(javac, sizeof(javac), "%s", harness_getenv("JAVAC", ""));
 	if (!javac[0])
 		snprintf(javac, sizeof(javac), "%s/javac", dirname(copy));
 	free(copy);
@@ -190,19 +181,19 @@ static void disabled_jvm_is_refused(const char *java, char *const flags[])
 
 static void disabled_jdk17(void **state)
 {
-	disabled_jvm_is_refused(env_or("JAVA17", JAVA17_DEFAULT), (char *[]){ "-XX:+DisableAttachMechanism", NULL });
+	disabled_jvm_is_refused(jdk_java_path(&jdk17), (char *[]){ "-XX:+DisableAttachMechanism", NULL });
 }
 
 /* No hsperfdata file: the command line alone must tell. */
 static void disabled_jdk17_without_perfdata(void **state)
 {
-	disabled_jvm_is_refused(env_or("JAVA17", JAVA17_DEFAULT),
+	disabled_jvm_is_refused(jdk_java_path(&jdk17),
 				(char *[]){ "-XX:-UsePerfData", "-XX:+DisableAttachMechanism", NULL });
 }
 
 static void disabled_jdk25(void **state)
 {
-	disabled_jvm_is_refused(env_or("JAVA25", JAVA25_DEFAULT), (char *[]){ "-XX:+DisableAttachMechanism", NULL });
+	disabled_jvm_is_refused(jdk_java_path(&jdk25), (char *[]){ "-XX:+DisableAttachMechanism", NULL });
 }
 
 /*
@@ -211,7 +202,7 @@ static void disabled_jdk25(void **state)
  */
 static void disabled_jvm_falls_back(void **state)
 {
-	const char *java = env_or("JAVA17", JAVA17_DEFAULT), *jc = getenv("JAVA_CLASSES");
+	const char *java = jdk_java_path(&jdk17), *jc = getenv("JAVA_CLASSES");
 	char *dir, *file, pid[16], expect[128], *first;
 	struct collapsed stacks;
 	struct child jvm, prof;

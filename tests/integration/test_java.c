@@ -17,10 +17,8 @@
  * JDK that is not there skips its variants with a message.
  */
 #include "harness.h"
+#include "jvm.h"
 
-#include <dirent.h>
-#include <libgen.h>
-#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,21 +27,12 @@
 #include <string.h>
 #include <unistd.h>
 
-struct jdk {
-	const char *name; /* for messages */
-	const char *env;  /* variable that overrides path */
-	const char *path; /* the java launcher */
-};
-
-static const struct jdk jdk17 = { "JDK 17", "JAVA17", "/usr/lib/jvm/java-17-openjdk-amd64/bin/java" };
-static const struct jdk jdk25 = { "JDK 25", "JAVA25", "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java" };
-
-/* A JVM running one workload, in a directory of its own. */
-struct jvm {
-	struct child out; /* its stdout: ready, heartbeats, truth */
-	char *dir;
-	int status;       /* exit status once stopped */
-};
+/* The test's JDK (its state), once jvm_require lets it run; CpuSplit stands for the built classes. */
+static const struct jdk *require_java(void **state)
+{
+	jvm_require(*state, "CpuSplit");
+	return *state;
+}
 
 /* Deepest stack read back: 127 kernel + 127 native + 256 Java frames, and roots. */
 #define MAX_FRAMES 1024
@@ -54,126 +43,6 @@ struct frames {
 	const char *f[MAX_FRAMES];
 	int n;
 };
-
-static const char *java_path(const struct jdk *jdk)
-{
-	const char *path = getenv(jdk->env);
-
-	return path && *path ? path : jdk->path;
-}
-
-/* Absolute directory of the workload classes; the caller frees it. */
-static char *class_dir(void)
-{
-	const char *dir = getenv("JAVA_CLASSES"), *workloads = getenv("WORKLOAD_DIR");
-	char path[PATH_MAX], *copy = NULL, *abs;
-
-	if (!dir && workloads) {
-		copy = strdup(workloads);
-		snprintf(path, sizeof(path), "%s/java", dirname(copy));
-		dir = path;
-	}
-	abs = realpath(dir ? dir : "build/java", NULL);
-	free(copy);
-	return abs;
-}
-
-/* Skips unless root, the profiler and the JDK are there; fails if the classes are not built. */
-static const struct jdk *require_java(void **state)
-{
-	const struct jdk *jdk = *state;
-	char *classes = class_dir(), probe[PATH_MAX];
-
-	harness_require_root();
-	if (access(java_path(jdk), X_OK)) {
-		fprintf(stderr, "SKIPPED: no %s at %s (set %s to its bin/java)\n", jdk->name, java_path(jdk), jdk->env);
-		skip();
-	}
-	snprintf(probe, sizeof(probe), "%s/CpuSplit.class", classes ? classes : "build/java");
-	if (access(probe, R_OK)) {
-		fprintf(stderr, "no %s: make compiles the Java workloads (tests/workloads/java/java.mk)\n", probe);
-		fail();
-	}
-	free(classes);
-	return jdk;
-}
-
-/*
- * Starts "java -cp CLASSES class args..." in a fresh directory and waits for
- * its "ready". The shell only changes directory and execs, so the child's
- * pid is the JVM's.
- */
-static void jvm_start(struct jvm *jvm, const struct jdk *jdk, const char *class, char *const args[])
-{
-	char *classes = class_dir(), *argv[32] = { "/bin/sh", "-c", "cd \"$0\" && exec \"$@\"" };
-	size_t n = 3;
-
-	memset(jvm, 0, sizeof(*jvm));
-	jvm->dir = harness_tmpdir();
-	assert_non_null(jvm->dir);
-	assert_non_null(classes);
-	argv[n++] = jvm->dir;
-	argv[n++] = (char *)java_path(jdk);
-	argv[n++] = "-cp";
-	argv[n++] = classes;
-	argv[n++] = (char *)class;
-	for (size_t i = 0; args && args[i] && n + 1 < 32; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	if (harness_start_workload(&jvm->out, argv)) {
-		fprintf(stderr, "%s %s did not print ready in 10 s; its output:\n%s\n", jdk->name, class, jvm->out.buf);
-		fail();
-	}
-	free(classes);
-}
-
-/* Fails if the JVM left a crash report (hs_err_pid*.log) in its directory. */
-static void assert_no_crash_report(const struct jvm *jvm)
-{
-	DIR *d = opendir(jvm->dir);
-	struct dirent *e;
-	int found = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, "hs_err_pid", 10)) {
-			fprintf(stderr, "the JVM crashed: %s/%s\n", jvm->dir, e->d_name);
-			found = 1;
-		}
-	closedir(d);
-	assert_false(found);
-}
-
-/*
- * SIGTERM: the workload prints its truth from a shutdown hook, and the JVM
- * exits with 143 (128 + SIGTERM) after running it. Then checks for a crash
- * report and removes the directory with what the JVM wrote there.
- */
-static void jvm_stop(struct jvm *jvm)
-{
-	DIR *d;
-	struct dirent *e;
-
-	jvm->status = harness_stop_workload(&jvm->out);
-	assert_no_crash_report(jvm);
-	if (jvm->status != 143)
-		fprintf(stderr, "the JVM exited with %d, not 143 (SIGTERM after its shutdown hooks); output:\n%s\n",
-			jvm->status, jvm->out.buf);
-	assert_int_equal(jvm->status, 143);
-	d = opendir(jvm->dir);
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			char *path = harness_path(jvm->dir, e->d_name);
-
-			unlink(path);
-			free(path);
-		}
-	closedir(d);
-	rmdir(jvm->dir);
-	free(jvm->dir);
-	jvm->dir = NULL;
-}
 
 /* The last heartbeat ("alive N") the JVM printed, 0 if none yet. */
 static long last_heartbeat(const struct child *c)
@@ -212,15 +81,6 @@ static int wait_heartbeats(struct child *c, long beats, int timeout_s)
 	return harness_wait_for(c, line, timeout_s);
 }
 
-/* Fails if the profiler said it could not load its agent. */
-static void assert_agent_loaded(const struct child *profiler)
-{
-	if (strstr(profiler->buf, "jbpfprof: cannot load the agent")) {
-		fprintf(stderr, "the agent did not load; the profiler's stderr:\n%s\n", profiler->buf);
-		fail();
-	}
-}
-
 /*
  * Records the JVM: the profiler with "-p PID -f FILE" and args, to the end.
  * Fails unless it exits 0 with the agent loaded and FILE parses.
@@ -240,7 +100,7 @@ static void record(struct child *profiler, struct collapsed *stacks, const struc
 	if (status != 0)
 		fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler->buf);
 	assert_int_equal(status, 0);
-	assert_agent_loaded(profiler);
+	jvm_assert_agent_loaded(profiler);
 	assert_int_equal(collapsed_load(file, stacks), 0);
 	unlink(file);
 	free(file);
@@ -283,17 +143,6 @@ static int ends_with(const char *s, const char *suffix)
 	return len >= slen && !strcmp(s + len - slen, suffix);
 }
 
-/* Whether frame is name, alone or with an --annotate suffix such as _[j]. */
-static int frame_is(const char *frame, const char *name)
-{
-	size_t len = strlen(name);
-
-	if (strncmp(frame, name, len))
-		return 0;
-	frame += len;
-	return !*frame || (frame[0] == '_' && frame[1] == '[' && frame[2] && frame[3] == ']' && !frame[4]);
-}
-
 static int is_java_frame(const char *frame)
 {
 	return ends_with(frame, "_[j]") || ends_with(frame, "_[i]") || ends_with(frame, "_[0]");
@@ -303,7 +152,7 @@ static int is_java_frame(const char *frame)
 static int find_frame(const struct frames *fr, int from, const char *name)
 {
 	for (int i = from; i < fr->n; i++)
-		if (frame_is(fr->f[i], name))
+		if (collapsed_frame_is(fr->f[i], strlen(fr->f[i]), name))
 			return i;
 	return -1;
 }
@@ -599,7 +448,7 @@ static void profiler_killed_jvm_serves(void **state)
 		fprintf(stderr, "the profiler did not start sampling in 30 s; its stderr:\n%s\n", profiler.buf);
 		fail();
 	}
-	assert_agent_loaded(&profiler);
+	jvm_assert_agent_loaded(&profiler);
 	/* Half a second of recording, by the JVM's own clock, then the kill. */
 	assert_int_equal(wait_heartbeats(&jvm.out, 5, 10), 0);
 	kill(profiler.pid, SIGKILL);
@@ -638,7 +487,7 @@ static void stress_at_10_khz(void **state)
 		fprintf(stderr, "%s stopped answering after the recording; its output:\n%s\n", jdk->name, jvm.out.buf);
 		fail();
 	}
-	assert_no_crash_report(&jvm);
+	jvm_assert_no_crash_report(&jvm);
 	jvm_stop(&jvm);
 	if (java_summary(&profiler, &joined, &on_jvm)) {
 		fprintf(stderr, "no \"Java stacks: J of N joined\" in the summary; the profiler's stderr:\n%s\n",

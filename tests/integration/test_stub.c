@@ -32,6 +32,7 @@
  * normaliser, the option parser, the ring, the method set and the outbox.
  */
 #include "harness.h"
+#include "jvm.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -307,15 +308,6 @@ static void outbox_names_each_method_once_in_order(void **state)
 
 /* ---------------------------------------------------------------- JVMs */
 
-struct jdk {
-	const char *name;
-	const char *env;  /* overrides path */
-	const char *path; /* bin/java */
-};
-
-static const struct jdk jdk17 = { "JDK 17", "JAVA17", "/usr/lib/jvm/java-17-openjdk-amd64/bin/java" };
-static const struct jdk jdk25 = { "JDK 25", "JAVA25", "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java" };
-
 static char agent_path[PATH_MAX];
 static char java_path[PATH_MAX]; /* of the JDK under test */
 static char *class_dir;       /* where StubProbe.class is */
@@ -329,21 +321,14 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static const char *env_or(const char *name, const char *fallback)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : fallback;
-}
-
 /* Skips unless the JDK, the agent and StubProbe.class are there (compiling it if needed). */
 static void require_jvm(const struct jdk *jdk)
 {
-	const char *agent = env_or("AGENT", "build/libjbpfagent.so");
-	const char *dir = env_or("JAVA_CLASSES", "build/java");
+	const char *agent = harness_getenv("AGENT", "build/libjbpfagent.so");
+	const char *dir = harness_getenv("JAVA_CLASSES", "build/java");
 	char *probe;
 
-	snprintf(java_path, sizeof(java_path), "%s", env_or(jdk->env, jdk->path));
+	snprintf(java_path, sizeof(java_path), "%s", jdk_java_path(jdk));
 	if (access(java_path, X_OK)) {
 		fprintf(stderr, "SKIPPED: %s is not installed (no %s; set %s)\n", jdk->name, java_path, jdk->env);
 		skip();

@@ -37,14 +37,11 @@
  * the others, so each check passes or fails on its own.
  *
  * JDK paths: $JAVA17 and $JAVA25 override the Debian and Temurin defaults; a
- * JDK that is not there skips its variants with a message. The JDK helpers
- * are copied from test_java.c, reduced to what this file uses.
+ * JDK that is not there skips its variants with a message.
  */
 #include "harness.h"
+#include "jvm.h"
 
-#include <dirent.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,19 +56,6 @@
 #define IN_METHOD_PERCENT 95.0
 /* WallWorkload's sleeper sleeps this long each time. */
 #define SLEEP_MS 200
-
-struct jdk {
-	const char *name; /* for messages */
-	const char *env;  /* variable that overrides path */
-	const char *path; /* the java launcher */
-};
-
-/* A JVM running one workload, in a directory of its own. */
-struct jvm {
-	struct child out; /* its stdout: ready, then the truth */
-	char *dir;
-	int status;       /* exit status once stopped */
-};
 
 /* WallWorkload's threads, and the method each spends its time in. */
 enum wall_thread { SPINNER, SLEEPER, WAITER, PARKER, READER, HOLDER, MONITOR, N_THREADS };
@@ -106,7 +90,7 @@ struct thread_time {
 
 /* One JDK's recording of WallWorkload, and what the tests read from it. */
 struct wall_run {
-	const struct jdk jdk;
+	const struct jdk *jdk;
 	int recorded;                   /* 1 done, -1 tried and failed, 0 not yet */
 	unsigned long long window_us;   /* "window: N us" */
 	long tids[N_THREADS];           /* "tid <tid> <name>" from the workload */
@@ -115,111 +99,8 @@ struct wall_run {
 	struct collapsed stacks;
 };
 
-static struct wall_run jdk17 = { .jdk = { "JDK 17", "JAVA17", "/usr/lib/jvm/java-17-openjdk-amd64/bin/java" } };
-static struct wall_run jdk25 = { .jdk = { "JDK 25", "JAVA25", "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java" } };
-
-static const char *java_path(const struct jdk *jdk)
-{
-	const char *path = getenv(jdk->env);
-
-	return path && *path ? path : jdk->path;
-}
-
-/* Absolute directory of the workload classes; the caller frees it. */
-static char *class_dir(void)
-{
-	const char *dir = getenv("JAVA_CLASSES"), *workloads = getenv("WORKLOAD_DIR");
-	char path[PATH_MAX], *copy = NULL, *abs;
-
-	if (!dir && workloads) {
-		copy = strdup(workloads);
-		snprintf(path, sizeof(path), "%s/java", dirname(copy));
-		dir = path;
-	}
-	abs = realpath(dir ? dir : "build/java", NULL);
-	free(copy);
-	return abs;
-}
-
-/* Skips unless root, the profiler and the JDK are there; fails if the class is not built. */
-static void require_java(const struct jdk *jdk)
-{
-	char *classes = class_dir(), probe[PATH_MAX];
-
-	harness_require_root();
-	if (access(java_path(jdk), X_OK)) {
-		fprintf(stderr, "SKIPPED: no %s at %s (set %s to its bin/java)\n", jdk->name, java_path(jdk), jdk->env);
-		skip();
-	}
-	snprintf(probe, sizeof(probe), "%s/WallWorkload.class", classes ? classes : "build/java");
-	if (access(probe, R_OK)) {
-		fprintf(stderr, "no %s: make compiles the Java workloads (tests/workloads/java/java.mk)\n", probe);
-		fail();
-	}
-	free(classes);
-}
-
-/*
- * Starts "java -cp CLASSES class" in a fresh directory and waits for its
- * "ready". The shell only changes directory and execs, so the child's pid
- * is the JVM's.
- */
-static void jvm_start(struct jvm *jvm, const struct jdk *jdk, const char *class)
-{
-	char *classes = class_dir(), *argv[] = { "/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", NULL, NULL, "-cp",
-						 classes, (char *)class, NULL };
-
-	memset(jvm, 0, sizeof(*jvm));
-	jvm->dir = harness_tmpdir();
-	assert_non_null(jvm->dir);
-	assert_non_null(classes);
-	argv[3] = jvm->dir;
-	argv[4] = (char *)java_path(jdk);
-	if (harness_start_workload(&jvm->out, argv)) {
-		fprintf(stderr, "%s %s did not print ready in 10 s; its output:\n%s\n", jdk->name, class, jvm->out.buf);
-		fail();
-	}
-	free(classes);
-}
-
-/*
- * SIGTERM: the workload prints its truth from a shutdown hook, and the JVM
- * exits with 143 (128 + SIGTERM) after running it. Fails on a crash report
- * (hs_err_pid*.log) in the JVM's directory, then removes the directory.
- */
-static void jvm_stop(struct jvm *jvm)
-{
-	DIR *d;
-	struct dirent *e;
-	int crashed = 0;
-
-	jvm->status = harness_stop_workload(&jvm->out);
-	d = opendir(jvm->dir);
-	assert_non_null(d);
-	while ((e = readdir(d))) {
-		char *path;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		path = harness_path(jvm->dir, e->d_name);
-		if (!strncmp(e->d_name, "hs_err_pid", 10)) {
-			fprintf(stderr, "the JVM crashed: %s (left in place)\n", path);
-			crashed = 1;
-		} else {
-			unlink(path);
-		}
-		free(path);
-	}
-	closedir(d);
-	assert_false(crashed);
-	rmdir(jvm->dir);
-	free(jvm->dir);
-	jvm->dir = NULL;
-	if (jvm->status != 143)
-		fprintf(stderr, "the JVM exited with %d, not 143 (SIGTERM after its shutdown hooks); output:\n%s\n",
-			jvm->status, jvm->out.buf);
-	assert_int_equal(jvm->status, 143);
-}
+static struct wall_run jdk17_run = { .jdk = &jdk17 };
+static struct wall_run jdk25_run = { .jdk = &jdk25 };
 
 /* Prints the lines of the profiler's stderr that start with one of the prefixes. */
 static void print_profiler_lines(const struct jdk *jdk, const char *buf, const char *const prefixes[])
@@ -232,25 +113,13 @@ static void print_profiler_lines(const struct jdk *jdk, const char *buf, const c
 			}
 }
 
-/* Whether frame is name, alone or with an --annotate suffix such as _[j]. */
-static int frame_is(const char *frame, size_t flen, const char *name)
-{
-	size_t len = strlen(name);
-
-	if (flen < len || strncmp(frame, name, len))
-		return 0;
-	frame += len;
-	flen -= len;
-	return flen == 0 || (flen == 4 && frame[0] == '_' && frame[1] == '[' && frame[3] == ']');
-}
-
-/* Whether the ';'-separated stack has a frame that is name (see frame_is). */
+/* Whether the ';'-separated stack has a frame that is name (see collapsed_frame_is). */
 static int stack_has(const char *stack, const char *name)
 {
 	for (const char *p = stack;;) {
 		size_t len = strcspn(p, ";");
 
-		if (frame_is(p, len, name))
+		if (collapsed_frame_is(p, len, name))
 			return 1;
 		if (!p[len])
 			return 0;
@@ -356,7 +225,7 @@ static void account(struct wall_run *run)
 /* One line per thread: its total against the window, its states, its time in its method. */
 static void print_times(const struct wall_run *run)
 {
-	fprintf(stderr, "  %s: window %llu us; errors %lld, sleeps %lld, elapsed_ms %lld\n", run->jdk.name,
+	fprintf(stderr, "  %s: window %llu us; errors %lld, sleeps %lld, elapsed_ms %lld\n", run->jdk->name,
 		run->window_us, run->errors, run->sleeps, run->elapsed_ms);
 	for (int t = 0; t < N_THREADS; t++) {
 		const struct thread_time *tt = &run->time[t];
@@ -365,7 +234,7 @@ static void print_times(const struct wall_run *run)
 			"  %s %-7s %9llu us (%6.2f%% of the window, %zu lines): running %.1f%% runnable %.1f%% "
 			"sleeping %.1f%% blocked %.1f%% other %.1f%%; in %s: %.1f%% not running, "
 			"%.1f%% running or runnable\n",
-			run->jdk.name, threads[t].name, (unsigned long long)tt->total,
+			run->jdk->name, threads[t].name, (unsigned long long)tt->total,
 			percent(tt->total, run->window_us), tt->lines, percent(tt->by_state[RUNNING], tt->total),
 			percent(tt->by_state[RUNNABLE], tt->total), percent(tt->by_state[SLEEPING], tt->total),
 			percent(tt->by_state[BLOCKED], tt->total), percent(tt->by_state[NO_STATE], tt->total),
@@ -421,7 +290,7 @@ static void record(struct wall_run *run)
 	int status;
 
 	run->recorded = -1;
-	jvm_start(&jvm, &run->jdk, "WallWorkload");
+	jvm_start(&jvm, run->jdk, "WallWorkload", NULL);
 	file = harness_path(jvm.dir, "wall.collapsed");
 	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
 	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-e", "wall", "--threads", "-v",
@@ -432,14 +301,11 @@ static void record(struct wall_run *run)
 		fail();
 	}
 	status = harness_finish(&profiler, 60);
-	print_profiler_lines(&run->jdk, profiler.buf, summary);
+	print_profiler_lines(run->jdk, profiler.buf, summary);
 	if (status != 0)
 		fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler.buf);
 	assert_int_equal(status, 0);
-	if (strstr(profiler.buf, "jbpfprof: cannot load the agent")) {
-		fprintf(stderr, "the agent did not load; the profiler's stderr:\n%s\n", profiler.buf);
-		fail();
-	}
+	jvm_assert_agent_loaded(&profiler);
 	window = strstr(profiler.buf, "window: ");
 	if (!window || sscanf(window, "window: %llu us", &run->window_us) != 1) {
 		fprintf(stderr, "no \"window: N us\" on the profiler's stderr:\n%s\n", profiler.buf);
@@ -462,11 +328,11 @@ static struct wall_run *recorded(void **state)
 {
 	struct wall_run *run = *state;
 
-	require_java(&run->jdk);
+	jvm_require(run->jdk, "WallWorkload");
 	if (run->recorded == 0)
 		record(run);
 	if (run->recorded < 0) {
-		fprintf(stderr, "%s: the recording failed in an earlier test\n", run->jdk.name);
+		fprintf(stderr, "%s: the recording failed in an earlier test\n", run->jdk->name);
 		fail();
 	}
 	return run;
@@ -487,12 +353,12 @@ static void wall_java_threads_fill_window(void **state)
 		double off = percent(run->time[t].total, run->window_us) - 100.0;
 
 		if (off > WINDOW_TOLERANCE_PERCENT || off < -WINDOW_TOLERANCE_PERCENT) {
-			fprintf(stderr, "  %s: %s sums to %llu us, %+.2f%% off the window of %llu us\n", run->jdk.name,
+			fprintf(stderr, "  %s: %s sums to %llu us, %+.2f%% off the window of %llu us\n", run->jdk->name,
 				threads[t].name, (unsigned long long)run->time[t].total, off, run->window_us);
 			failed = 1;
 		}
 	}
-	fprintf(stderr, "  %s: window %llu us, %+lld us from -d %d\n", run->jdk.name, run->window_us,
+	fprintf(stderr, "  %s: window %llu us, %+lld us from -d %d\n", run->jdk->name, run->window_us,
 		(long long)run->window_us - WALL_SECONDS * 1000000LL, WALL_SECONDS);
 	assert_in_range(run->window_us, WALL_SECONDS * 1000000ULL, (WALL_SECONDS + 1) * 1000000ULL);
 	assert_false(failed);
@@ -512,11 +378,11 @@ static void wall_java_thread_frames_name_the_threads(void **state)
 		const struct thread_time *tt = &run->time[t];
 
 		if (run->tids[t] < 0) {
-			fprintf(stderr, "  %s: the workload printed no tid for %s\n", run->jdk.name, threads[t].name);
+			fprintf(stderr, "  %s: the workload printed no tid for %s\n", run->jdk->name, threads[t].name);
 			failed = 1;
 		} else if (tt->other_tid || tt->other_name) {
 			fprintf(stderr, "  %s: %s (tid %ld): %llu us under its name with another tid, %llu us under "
-				"its tid with another name\n", run->jdk.name, threads[t].name, run->tids[t],
+				"its tid with another name\n", run->jdk->name, threads[t].name, run->tids[t],
 				(unsigned long long)tt->other_tid, (unsigned long long)tt->other_name);
 			failed = 1;
 		}
@@ -538,7 +404,7 @@ static void wall_java_waiting_threads_in_their_method(void **state)
 		if (tt->total && percent(tt->in_method_off_cpu, tt->total) >= IN_METHOD_PERCENT)
 			continue;
 		fprintf(stderr, "  %s: %s has %.1f%% of its %llu us off the CPU in %s; its heaviest other stacks:\n",
-			run->jdk.name, threads[t].name, percent(tt->in_method_off_cpu, tt->total),
+			run->jdk->name, threads[t].name, percent(tt->in_method_off_cpu, tt->total),
 			(unsigned long long)tt->total, threads[t].method);
 		print_other_stacks(run, t, 0);
 		failed = 1;
@@ -555,7 +421,7 @@ static void wall_java_spinner_on_cpu_in_spin_loop(void **state)
 	if (!tt->total || percent(tt->in_method_on_cpu, tt->total) < IN_METHOD_PERCENT) {
 		fprintf(stderr,
 			"  %s: spinner has %.1f%% of its %llu us on the CPU in %s; its heaviest other stacks:\n",
-			run->jdk.name, percent(tt->in_method_on_cpu, tt->total), (unsigned long long)tt->total,
+			run->jdk->name, percent(tt->in_method_on_cpu, tt->total), (unsigned long long)tt->total,
 			threads[SPINNER].method);
 		print_other_stacks(run, SPINNER, 1);
 		fail();
@@ -575,12 +441,12 @@ static void wall_java_no_wait_cut_short(void **state)
 	/* It slept through the recording: at least the window's worth of sleeps, less the one at each end. */
 	assert_true(run->sleeps >= (long long)(run->window_us / 1000 / SLEEP_MS) - 2);
 	if (run->sleeps * SLEEP_MS > run->elapsed_ms)
-		fprintf(stderr, "  %s: %lld sleeps of %d ms in %lld ms: some were cut short\n", run->jdk.name,
+		fprintf(stderr, "  %s: %lld sleeps of %d ms in %lld ms: some were cut short\n", run->jdk->name,
 			run->sleeps, SLEEP_MS, run->elapsed_ms);
 	assert_true(run->sleeps * SLEEP_MS <= run->elapsed_ms);
 }
 
-#define JDK_TEST(f, run) { #f " (" #run ")", f, NULL, harness_teardown, (void *)&(run) }
+#define JDK_TEST(f, jdk) { #f " (" #jdk ")", f, NULL, harness_teardown, &jdk##_run }
 #define JDK_TESTS(f) JDK_TEST(f, jdk17), JDK_TEST(f, jdk25)
 
 int main(void)
@@ -594,7 +460,7 @@ int main(void)
 	};
 	int failed = cmocka_run_group_tests_name("wall_java", tests, NULL, NULL);
 
-	collapsed_free(&jdk17.stacks);
-	collapsed_free(&jdk25.stacks);
+	collapsed_free(&jdk17_run.stacks);
+	collapsed_free(&jdk25_run.stacks);
 	return failed;
 }

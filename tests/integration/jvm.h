@@ -1,0 +1,64 @@
+/*
+ * jvm: what the Java integration tests share: the JDKs they run on, and a
+ * JVM started for one test and stopped with a check for a crash report.
+ *
+ * A JDK's launcher is the path its variable names ($JAVA17, $JAVA25) or,
+ * when that is unset or empty, its default. The workload classes
+ * (tests/workloads/java/java.mk) are in $JAVA_CLASSES, by default the java/
+ * directory beside $WORKLOAD_DIR, else build/java.
+ *
+ * Each JVM runs in a temporary directory of its own, so a crash report
+ * (hs_err_pid*.log) it writes is found there. These functions report by
+ * failing or skipping the calling cmocka test, never by returning an error.
+ */
+#ifndef JBPF_JVM_H
+#define JBPF_JVM_H
+
+#include "harness.h"
+
+struct jdk {
+	const char *name; /* for messages */
+	const char *env;  /* variable that overrides path */
+	const char *path; /* the java launcher */
+};
+
+/* Debian's OpenJDK 17 ($JAVA17) and Temurin 25 ($JAVA25). */
+extern const struct jdk jdk17, jdk25;
+
+/* The JDK's java launcher: $<env>, or its default path. */
+const char *jdk_java_path(const struct jdk *jdk);
+
+/*
+ * Skips the test unless root, the profiler and the JDK are there; fails it
+ * if probe_class (a workload class such as "CpuSplit", standing for all of
+ * them) is not built.
+ */
+void jvm_require(const struct jdk *jdk, const char *probe_class);
+
+/* A JVM running one workload, in a directory of its own. */
+struct jvm {
+	struct child out; /* its stdout: ready, then what the workload prints */
+	char *dir;        /* its working directory, until jvm_stop removes it */
+	int status;       /* exit status once stopped */
+};
+
+/*
+ * Starts "java -cp CLASSES class args..." (args NULL-terminated, or NULL) in
+ * a fresh directory and waits for its "ready"; fails the test if it does
+ * not come in 10 s. jvm->out.pid is the JVM's pid.
+ */
+void jvm_start(struct jvm *jvm, const struct jdk *jdk, const char *class, char *const args[]);
+/* Fails the test if the JVM left a crash report in its directory (left in place). */
+void jvm_assert_no_crash_report(const struct jvm *jvm);
+/*
+ * SIGTERM: the workload prints its truth from a shutdown hook, and the JVM
+ * exits with 143 (128 + SIGTERM) after running it. Empties the directory but
+ * for a crash report, fails on one, removes the directory, then fails
+ * unless the status is 143. jvm->out keeps the JVM's output.
+ */
+void jvm_stop(struct jvm *jvm);
+
+/* Fails the test if the profiler (its stderr in profiler) said it could not load its agent. */
+void jvm_assert_agent_loaded(const struct child *profiler);
+
+#endif /* JBPF_JVM_H */
