@@ -177,6 +177,8 @@ struct jbpf_user_stack {
 struct jbpf_thread_waits {
 	__u64 off_since;     /* when it left the CPU; 0 while on a CPU or unknown */
 	__u64 woken_at;      /* when it was woken from that wait (sched_wakeup); 0 not yet */
+	__u64 on_since;      /* its last switch-in seen; 0 unknown */
+	__u64 runtime_at_out;/* its CPU time (se.sum_exec_runtime) at its last switch-out seen */
 	__u64 open_wait;     /* wait_id of a JBPF_WAIT_OPEN wait not yet ended */
 	__u64 sampled_out_ns[JBPF_STATE_NR]; /* by state, time in short waits not picked (no record) */
 	__u64 filtered_ns;   /* time in waits dropped by --min-block / --max-block */

@@ -239,13 +239,47 @@ static __always_inline void send_wait_end(__u32 tid, __u64 wait_id, __u64 time_n
 	bpf_ringbuf_submit(end, BPF_RB_NO_WAKEUP);
 }
 
+/*
+ * A thread switches out while `waits` still has it off CPU: the switch
+ * that brought it back was missed. Its CPU time tells how long it ran since
+ * (runtime - runtime_at_out), so the wait's length is exact: it ended that
+ * long ago. Its stacks are gone; a wait whose end was awaited is ended
+ * with the same time.
+ */
+static void missed_switch_in(struct trace_event_raw_sched_switch *ctx, struct jbpf_thread_waits *w, __u32 tid,
+			     __u64 now, __u64 runtime)
+{
+	__u64 ran = runtime > w->runtime_at_out ? runtime - w->runtime_at_out : 0;
+	__u64 end = now - w->off_since > ran ? now - ran : w->off_since;
+	struct jbpf_sample *wait;
+
+	count(JBPF_CNT_SWITCH_MISSED);
+	if (w->open_wait) {
+		send_wait_end(tid, w->open_wait, end, 0);
+		return;
+	}
+	if (!w->runtime_at_out)
+		return;
+	wait = new_wait(w->tgid, tid, ctx->prev_comm, end);
+	if (!wait)
+		return;
+	wait->state = w->state;
+	wait->wait_start_ns = w->off_since;
+	wait->woken_ns = w->woken_at >= w->off_since && w->woken_at <= end ? w->woken_at : 0;
+	wait->kstack_err = -116; /* ESTALE: the switch was not seen */
+	wait->ustack_err = -116;
+	send(wait, sizeof(*wait));
+}
+
 static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct jbpf_thread_waits *w, fresh = {};
+	struct task_struct *current = bpf_get_current_task_btf();
 	struct jbpf_syscall_pending *pending;
 	long report = ctx->prev_state;
+	__u64 runtime;
 
 	if (tid == 0 || !is_target(tgid))
 		return;
@@ -266,19 +300,15 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 			return;
 		}
 	}
-	if (w->open_wait) {
-		/* It ran, so its last wait ended, but that switch was missed. */
-		count(JBPF_CNT_SWITCH_MISSED);
-		send_wait_end(tid, w->open_wait, 0, 0);
-	} else if (w->off_since && !(w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW))) {
-		/* The same, for a wait recorded only at its end: it is lost. */
-		count(JBPF_CNT_SWITCH_MISSED);
-	}
+	runtime = current->se.sum_exec_runtime;
+	if (w->off_since && !(w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW)))
+		missed_switch_in(ctx, w, tid, now, runtime);
 	/* For the system call exit program's check (sample.bpf.c). */
-	pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	pending = bpf_task_storage_get(&deferred, current, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (pending)
 		pending->off_since = now;
 	w->off_since = now;
+	w->runtime_at_out = runtime;
 	w->woken_at = 0;
 	w->flags = 0;
 	w->open_wait = 0;
@@ -343,6 +373,37 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, const char *comm, 
 	send(wait, sizeof(*wait) + kn * sizeof(__u64));
 }
 
+/*
+ * A thread switches in while `waits` has it on a CPU: the switch that took
+ * it off was missed. Its CPU time since its last switch-out seen is the
+ * time it ran after its last switch-in seen (on_since), so the rest, up to
+ * now, it was off CPU: the wait is rebuilt to end now, asleep if a wakeup
+ * was seen, else preempted, and then recorded like any other, with the
+ * stacks it still has. False when it cannot be told.
+ */
+static bool missed_switch_out(struct jbpf_thread_waits *w, __u32 tid, __u64 now)
+{
+	struct task_struct *task;
+	__u64 ran, off;
+
+	count(JBPF_CNT_SWITCH_MISSED);
+	if (!w->on_since || !w->runtime_at_out)
+		return false;
+	task = bpf_task_from_pid(tid);
+	if (!task)
+		return false;
+	ran = task->se.sum_exec_runtime > w->runtime_at_out ? task->se.sum_exec_runtime - w->runtime_at_out : 0;
+	bpf_task_release(task);
+	off = now - w->on_since > ran ? now - w->on_since - ran : 0;
+	if (!off)
+		return false;
+	w->off_since = now - off;
+	w->state = w->woken_at > w->on_since ? JBPF_STATE_SLEEPING : JBPF_STATE_RUNNABLE;
+	if (w->state == JBPF_STATE_RUNNABLE)
+		w->woken_at = 0;
+	return true;
+}
+
 static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 {
 	__u32 tid = ctx->next_pid;
@@ -356,6 +417,12 @@ static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	w = bpf_map_lookup_elem(&waits, &tid);
 	if (!w || (w->flags & JBPF_THREAD_EXITING))
 		return;
+	if (!w->off_since && !w->open_wait && !(w->flags & (JBPF_THREAD_NEW | JBPF_THREAD_SINCE_START)) &&
+	    !missed_switch_out(w, tid, now)) {
+		w->on_since = now;
+		return;
+	}
+	w->on_since = now;
 	/* A wakeup seen out of order (racing this switch) is no wakeup of this wait. */
 	woken = w->woken_at >= w->off_since && w->woken_at <= now ? w->woken_at : 0;
 	if (w->open_wait) {
@@ -368,10 +435,6 @@ static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		flags = JBPF_WAIT_NEW_THREAD;
 	} else if (w->flags & JBPF_THREAD_SINCE_START) {
 		flags = JBPF_WAIT_UNKNOWN_START;
-	} else if (!w->off_since) {
-		/* Its switch-out was missed: when this wait began is not known. */
-		count(JBPF_CNT_SWITCH_MISSED);
-		return;
 	} else {
 		length = now - w->off_since;
 		if (length < min_block_ns || length > max_block_ns) {
@@ -420,8 +483,11 @@ int thread_wakeup(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tid = BPF_CORE_READ(task, pid);
 	struct jbpf_thread_waits *w = bpf_map_lookup_elem(&waits, &tid);
 
-	if (w && (w->off_since || (w->flags & JBPF_THREAD_SINCE_START)) && !w->woken_at &&
-	    w->state != JBPF_STATE_RUNNABLE)
+	/*
+	 * Also while `waits` has it on a CPU: if its switch-out was missed,
+	 * the wakeup tells that it slept (see missed_switch_out).
+	 */
+	if (w && !w->woken_at && !(w->off_since && w->state == JBPF_STATE_RUNNABLE))
 		w->woken_at = bpf_ktime_get_ns();
 	return 0;
 }

@@ -123,7 +123,8 @@ static const char *stack_error_reason(int error, bool user)
 		return "[user stack: not read outside a system call]";
 	/* Set by bpf/sample.bpf.c for a wait whose switch back to the CPU was missed. */
 	case ESTALE:
-		return user ? "[user stack failed]" : "[kernel stack: its context switch was not seen]";
+		return user ? "[user stack: its context switch was not seen]"
+			    : "[kernel stack: its context switch was not seen]";
 	default:
 		return user ? "[user stack failed]" : "[kernel stack failed]";
 	}
