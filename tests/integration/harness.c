@@ -330,11 +330,26 @@ char *harness_path(const char *dir, const char *file)
 	return path;
 }
 
+char **harness_profiler_args(char **argv, size_t max, const char *pid, char *file, char *const args[])
+{
+	size_t n = 0;
+
+	if (pid) {
+		argv[n++] = "-p";
+		argv[n++] = (char *)pid;
+	}
+	argv[n++] = "-f";
+	argv[n++] = file;
+	for (size_t i = 0; args[i] && n + 1 < max; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	return argv;
+}
+
 void harness_profile(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
 		     int timeout_s)
 {
 	char *workload = harness_workload(name), *wargv[32] = { workload }, *pargs[48], pid[16];
-	size_t n = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->dir = harness_tmpdir();
@@ -345,15 +360,7 @@ void harness_profile(struct profiled *r, const char *name, char *const wargs[], 
 	assert_int_equal(harness_start_workload(&r->workload, wargv), 0);
 	free(workload);
 	snprintf(pid, sizeof(pid), "%d", (int)r->workload.pid);
-	if (by_pid) {
-		pargs[n++] = "-p";
-		pargs[n++] = pid;
-	}
-	pargs[n++] = "-f";
-	pargs[n++] = r->file;
-	for (size_t i = 0; args[i] && n + 1 < 48; i++)
-		pargs[n++] = args[i];
-	pargs[n] = NULL;
+	harness_profiler_args(pargs, 48, by_pid ? pid : NULL, r->file, args);
 	r->profiler_status = harness_run_profiler(&r->profiler, pargs, timeout_s);
 	r->workload_status = harness_stop_workload(&r->workload);
 	if (r->profiler_status != 0)

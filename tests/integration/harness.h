@@ -89,6 +89,12 @@ struct profiled {
 };
 
 /*
+ * Fills argv (max entries, at least 5) with "-p PID" when pid is not NULL,
+ * "-f FILE", then args, NULL-terminated: a profiler command line.
+ */
+char **harness_profiler_args(char **argv, size_t max, const char *pid, char *file, char *const args[]);
+
+/*
  * Starts the workload name with wargs, runs the profiler with args plus
  * "-f FILE" (a fresh collapsed file) and, when by_pid, "-p PID", then stops
  * the workload (SIGTERM; one that already exited is just reaped) and loads

@@ -179,7 +179,6 @@ static uint64_t parse_window_us(const char *stderr_text)
 static void record(struct wall_run *r, char *const wargs[], char *const args[])
 {
 	char *wargv[8] = { harness_workload("offcpu") }, *pargs[48], pid[16];
-	size_t n = 0;
 	int mix = !strcmp(wargs[0], "mix");
 
 	memset(r, 0, sizeof(*r));
@@ -195,13 +194,7 @@ static void record(struct wall_run *r, char *const wargs[], char *const args[])
 		assert_true(r->tids[i] > 0);
 	}
 	snprintf(pid, sizeof(pid), "%d", (int)r->workload.pid);
-	pargs[n++] = "-p";
-	pargs[n++] = pid;
-	pargs[n++] = "-f";
-	pargs[n++] = r->file;
-	for (size_t i = 0; args[i] && n + 1 < 48; i++)
-		pargs[n++] = args[i];
-	pargs[n] = NULL;
+	harness_profiler_args(pargs, 48, pid, r->file, args);
 
 	if (mix) {
 		r->points = calloc(MAX_POINTS, sizeof(*r->points));

@@ -62,6 +62,18 @@ static inline void fixture_write_str(const char *path, const char *text)
 }
 
 /* Reads a whole (small) file into a malloc'd buffer. */
+/* A fresh file /tmp/<prefix>-XXXXXX holding text; its path goes to buf. */
+static inline void fixture_temp_file(char *buf, size_t size, const char *prefix, const char *text)
+{
+	int fd;
+
+	snprintf(buf, size, "/tmp/%s-XXXXXX", prefix);
+	fd = mkstemp(buf);
+	FIXTURE_CHECK(fd >= 0);
+	close(fd);
+	fixture_write_str(buf, text);
+}
+
 static inline char *fixture_read(const char *path, size_t *len)
 {
 	struct stat st;

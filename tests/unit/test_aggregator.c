@@ -21,6 +21,7 @@
 #include "bpf/jbpfprof.h"
 #include "output/output.h"
 #include "user/aggregator.h"
+#include "symbolizer_fixture.h"
 
 struct fixture {
 	char kallsyms[64];
@@ -49,18 +50,12 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct symbolizer_config config = { 0 };
-	FILE *k;
-	int fd;
 
 	if (!f)
 		return -1;
-	snprintf(f->kallsyms, sizeof(f->kallsyms), "/tmp/test-aggregator-XXXXXX");
-	fd = mkstemp(f->kallsyms);
-	if (fd < 0)
-		return -1;
-	k = fdopen(fd, "w");
-	fprintf(k, "ffffffff81000100 T entry_syscall\nffffffff81000200 T handle_read\nffffffff81000300 T end_marker\n");
-	fclose(k);
+	fixture_temp_file(f->kallsyms, sizeof(f->kallsyms), "test-aggregator",
+			  "ffffffff81000100 T entry_syscall\nffffffff81000200 T handle_read\n"
+			  "ffffffff81000300 T end_marker\n");
 	config.kallsyms_path = f->kallsyms;
 	f->sym = symbolizer__new(&config);
 	f->profile = profile__new(NULL);

@@ -30,6 +30,7 @@
 #include "user/aggregator.h"
 #include "user/profile.h"
 #include "user/wall.h"
+#include "symbolizer_fixture.h"
 
 #define MS 1000000ull
 #define START (1000ull * 1000 * MS)   /* 1000 s after boot */
@@ -98,19 +99,12 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct symbolizer_config sconfig = { 0 };
 	struct aggregator_config aconfig = { .time_weights = true, .state_mask = ALL_STATES, .thread_root = true };
-	FILE *k;
-	int fd;
 
 	if (!f)
 		return -1;
-	snprintf(f->kallsyms, sizeof(f->kallsyms), "/tmp/test-wall-XXXXXX");
-	fd = mkstemp(f->kallsyms);
-	if (fd < 0)
-		return -1;
-	k = fdopen(fd, "w");
-	fprintf(k, "ffffffff81000100 T entry_syscall\nffffffff81000200 T handle_read\n"
-		   "ffffffff81000300 T schedule\nffffffff81000400 T end_marker\n");
-	fclose(k);
+	fixture_temp_file(f->kallsyms, sizeof(f->kallsyms), "test-wall",
+			  "ffffffff81000100 T entry_syscall\nffffffff81000200 T handle_read\n"
+			  "ffffffff81000300 T schedule\nffffffff81000400 T end_marker\n");
 	sconfig.kallsyms_path = f->kallsyms;
 	f->sym = symbolizer__new(&sconfig);
 	f->profile = profile__new(NULL);
