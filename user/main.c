@@ -94,9 +94,9 @@ static void on_record(void *ctx, const void *data, size_t size)
 			rec->wall_stopped = true;
 		}
 		wall__record(rec->wall, data, size);
-	}
-	else
+	} else {
 		java__record(rec->java, data, size);
+	}
 }
 
 static void forward_record(void *ctx, const void *data, size_t size)
@@ -689,6 +689,12 @@ static void print_verbose_stats(const struct recording *rec)
 
 static void cleanup(struct recording *rec)
 {
+	struct final_wait *w;
+
+	while ((w = rec->final_waits)) {
+		rec->final_waits = w->next;
+		free(w);
+	}
 	sampler__close(rec->sampler);
 	java__free(rec->java);
 	wall__free(rec->wall);
