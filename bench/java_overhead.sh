@@ -32,6 +32,9 @@
 # "-" while the profiler has no Java support or the agent did not load).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
+# Says so when the agent could not be loaded: the run then has no Java frames.
+show_agent_failure() { case $1 in *"cannot load the agent"*) echo "java_overhead.sh: $1" >&2 ;; esac; }
 runs=${1:-7}
 shift || true
 modes=("$@")
@@ -83,12 +86,8 @@ run_once() {
 		pp=$!
 		exec 4<"$tmp/err"
 		# Release the work only once the profiler samples.
-		while read -r line <&4 || { echo "java_overhead.sh: the profiler failed to start" >&2; kill "$wp"; exit 1; }; do
-			case $line in
-			*"jbpfprof: sampling"*) break ;;
-			*"cannot load the agent"*) echo "java_overhead.sh: $line" >&2 ;;
-			esac
-		done
+		wait_for_sampling 4 show_agent_failure ||
+			{ echo "java_overhead.sh: the profiler failed to start" >&2; kill "$wp"; exit 1; }
 		t1=$(date +%s%N)
 		echo $(((t1 - t0) / 1000000)) >>"$tmp/$mode.attach"
 	fi
@@ -118,7 +117,6 @@ run_once() {
 	echo "${line#elapsed_ns }" >>"$tmp/$mode"
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 label() { case $1 in off) echo off ;; *f) echo "${1%f} Hz fixed" ;; *) echo "$1 Hz" ;; esac; }
 
 echo "java_overhead.sh: $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), $runs runs per mode," \
@@ -139,21 +137,19 @@ for ((r = 0; r < runs; r++)); do
 	echo
 done
 for m in "${modes[@]}"; do
-	med=$(median <"$tmp/$m")
-	lo=$(sort -n "$tmp/$m" | head -1)
-	hi=$(sort -n "$tmp/$m" | tail -1)
+	read -r med lo hi <<<"$(spread "$tmp/$m")"
 	ratio=1 cpu_ratio=1
-	[ -f "$tmp/off" ] && ratio=$(paste "$tmp/$m" "$tmp/off" | awk '{ print $1 / $2 }' | median)
-	[ -f "$tmp/off.cpu" ] && cpu_ratio=$(paste "$tmp/$m.cpu" "$tmp/off.cpu" | awk '{ print $1 / $2 }' | median)
+	[ -f "$tmp/off" ] && ratio=$(ratio_median "$tmp/$m" "$tmp/off")
+	[ -f "$tmp/off.cpu" ] && cpu_ratio=$(ratio_median "$tmp/$m.cpu" "$tmp/off.cpu")
 	awk -v m="$(label "$m")" -v med="$med" -v lo="$lo" -v hi="$hi" -v ratio="$ratio" 'BEGIN {
 		printf "  %-12s median %.2f s (min %.2f, max %.2f)  per-round ratio to off: median %.4f (%+.2f%%)",
 			m, med / 1e9, lo / 1e9, hi / 1e9, ratio, (ratio - 1) * 100 }'
 	awk -v c="$(median <"$tmp/$m.cpu")" -v r="$cpu_ratio" 'BEGIN {
 		printf "  CPU median %.2f s, per-round ratio %.4f (%+.2f%%)", c / 1e9, r, (r - 1) * 100 }'
 	if [ "$m" != off ]; then
+		read -r amed alo ahi <<<"$(spread "$tmp/$m.attach")"
 		printf '  attach: median %s ms (min %s, max %s)  Java stacks joined: median %s%%' \
-			"$(median <"$tmp/$m.attach")" "$(sort -n "$tmp/$m.attach" | head -1)" \
-			"$(sort -n "$tmp/$m.attach" | tail -1)" "$(grep -v '^-$' "$tmp/$m.joined" | median)"
+			"$amed" "$alo" "$ahi" "$(grep -v '^-$' "$tmp/$m.joined" | median)"
 	fi
 	echo
 done

@@ -16,6 +16,9 @@
 # Then the median of each over RUNS (default 5). JAVA picks the JVM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
+# Keeps the profiler's stderr of run $i.
+log_line() { echo "$1" >>"$tmp/log$i"; }
 runs=${1:-5}
 prof=build/jbpfprof
 java=${JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
@@ -34,10 +37,7 @@ for i in $(seq "$runs"); do
 	"$prof" -v -p "$jp" -F 999 -d 8 -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err$i" &
 	pp=$!
 	exec 4<"$tmp/err$i"
-	while read -r line <&4; do
-		echo "$line" >>"$tmp/log$i"
-		case $line in *"jbpfprof: sampling"*) break ;; esac
-	done
+	wait_for_sampling 4 log_line || true
 	# Read the programs' statistics while they are loaded, near the end.
 	sleep 7
 	bpftool prog show name sample_cpu -j >"$tmp/sample$i.json"

@@ -19,6 +19,7 @@
 # unprofiled run of the same round.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 threads=${THREADS:-2}
 runs=${1:-7}
 shift || true
@@ -45,9 +46,7 @@ run_once() {
 		pp=$!
 		exec 4<"$tmp/err"
 		# Release the work only once the profiler samples.
-		while read -r line <&4 || { echo "bench: the profiler failed to start" >&2; kill "$wp"; exit 1; }; do
-			case $line in *"jbpfprof: sampling"*) break ;; esac
-		done
+		wait_for_sampling 4 || { echo "bench: the profiler failed to start" >&2; kill "$wp"; exit 1; }
 	fi
 	kill -USR1 "$wp"
 	read -r line <&3
@@ -62,7 +61,6 @@ run_once() {
 	echo "${line#elapsed_ns }"
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 for ((r = 0; r < runs; r++)); do
 	for ((k = 0; k < ${#modes[@]}; k++)); do
@@ -72,10 +70,8 @@ for ((r = 0; r < runs; r++)); do
 done
 echo "overhead.sh: $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), $runs runs per mode, fixed_work -t $threads"
 for m in "${modes[@]}"; do
-	med=$(median <"$tmp/$m")
-	lo=$(sort -n "$tmp/$m" | head -1)
-	hi=$(sort -n "$tmp/$m" | tail -1)
-	ratio=$(paste "$tmp/$m" "$tmp/off" | awk '{ print $1 / $2 }' | median)
+	read -r med lo hi <<<"$(spread "$tmp/$m")"
+	ratio=$(ratio_median "$tmp/$m" "$tmp/off")
 	awk -v m="$m" -v med="$med" -v lo="$lo" -v hi="$hi" -v ratio="$ratio" 'BEGIN {
 		printf "  %-12s median %.3f s (min %.3f, max %.3f)  per-round ratio to off: median %.4f (%+.2f%%)\n",
 			(m == "off" ? "off" : m ~ /f$/ ? substr(m, 1, length(m) - 1) " Hz fixed" : m " Hz"),

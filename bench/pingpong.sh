@@ -28,6 +28,9 @@
 # ratios to the unprofiled run of the same round.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
+# The profiler's messages before it samples go on to our stderr.
+to_stderr() { case $1 in *"jbpfprof: sampling"*) ;; *) echo "$1" >&2 ;; esac; }
 rounds=${1:-5}
 run_s=${RUN_S:-8}
 profile_s=${PROFILE_S:-5}
@@ -54,12 +57,7 @@ run_once() {
 		"$prof" "${events[@]}" -p "$wp" -d "$profile_s" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
 		pp=$!
 		exec 4<"$tmp/err"
-		while read -r line <&4 || { echo "bench: the profiler failed to start" >&2; kill "$wp"; exit 1; }; do
-			case $line in
-			*"jbpfprof: sampling"*) break ;;
-			*) echo "$line" >&2 ;;
-			esac
-		done
+		wait_for_sampling 4 to_stderr || { echo "bench: the profiler failed to start" >&2; kill "$wp"; exit 1; }
 		seen=$(date +%s%N)
 	fi
 	cat <&3 >"$tmp/buckets"
@@ -89,7 +87,6 @@ run_once() {
 		}' "$tmp/buckets"
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "pingpong.sh: $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), $rounds rounds, runs of $run_s s, recordings of $profile_s s"
 for pin in free pinned; do
@@ -101,10 +98,8 @@ for pin in free pinned; do
 	done
 	[ "$pin" = free ] && echo "  unpinned (the scheduler places the two threads):" || echo "  pinned (taskset -c 0: both threads on CPU 0):"
 	for m in "${modes[@]}"; do
-		med=$(median <"$tmp/$pin-$m")
-		lo=$(sort -n "$tmp/$pin-$m" | head -1)
-		hi=$(sort -n "$tmp/$pin-$m" | tail -1)
-		ratio=$(paste "$tmp/$pin-$m" "$tmp/$pin-off" | awk '{ print $1 / $2 }' | median)
+		read -r med lo hi <<<"$(spread "$tmp/$pin-$m")"
+		ratio=$(ratio_median "$tmp/$pin-$m" "$tmp/$pin-off")
 		awk -v m="$m" -v med="$med" -v lo="$lo" -v hi="$hi" -v ratio="$ratio" 'BEGIN {
 			printf "    %-10s median %8.0f round trips/s (min %.0f, max %.0f)  per-round ratio to off: median %.3f (%+.1f%%)\n",
 				(m == "off" ? "off" : m == "wall" ? "-e wall" : "-e cpu"), med, lo, hi, ratio, (ratio - 1) * 100 }'

@@ -14,6 +14,7 @@
 # interrupt itself is in neither; bench/overhead.sh measures everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 prof=build/jbpfprof
 work=build/workloads/cpu_split
 [ -x "$work" ] && [ -x "$prof" ] || { echo "bench: run make first" >&2; exit 1; }
@@ -28,7 +29,7 @@ mkfifo "$tmp/err"
 "$prof" -v -p "$wp" -F 999 -d 12 -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
 pp=$!
 exec 4<"$tmp/err"
-while read -r line <&4; do case $line in *"jbpfprof: sampling"*) break ;; esac; done
+wait_for_sampling 4 || true
 # Let it run, then read both while the program is still loaded.
 sleep 10
 bpftool prog show name sample_cpu -j >"$tmp/prog.json"

@@ -21,6 +21,9 @@
 # depends on what else the machine runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
+# Keeps the profiler's stderr of run $i.
+log_line() { echo "$1" >>"$tmp/log$i"; }
 duration=${1:-10}
 runs=${2:-3}
 threads=${THREADS:-1000}
@@ -51,10 +54,7 @@ for i in $(seq "$runs"); do
 	"$prof" -v -e wall -p "$wp" -d "$duration" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err$i" &
 	pp=$!
 	exec 4<"$tmp/err$i"
-	while read -r line <&4 || { echo "bench: the profiler failed to start" >&2; cat "$tmp/log$i" >&2; exit 1; }; do
-		echo "$line" >>"$tmp/log$i"
-		case $line in *"jbpfprof: sampling"*) break ;; esac
-	done
+	wait_for_sampling 4 log_line || { echo "bench: the profiler failed to start" >&2; cat "$tmp/log$i" >&2; exit 1; }
 	sleep 1
 	snapshot "$tmp/a$i"
 	sleep $((duration - 2))

@@ -1,0 +1,27 @@
+# Helpers the bench scripts share; sourced, not run (". bench/lib.sh" from
+# the project root).
+
+# The median of the numbers on standard input, one per line.
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# "MEDIAN MIN MAX" of the numbers in file $1, one per line.
+spread() { echo "$(median <"$1") $(sort -n "$1" | head -1) $(sort -n "$1" | tail -1)"; }
+
+# The median of the ratios of file $1 to file $2, line by line: each line is
+# one round, so the ratio compares runs made side by side.
+ratio_median() { paste "$1" "$2" | awk '{ print $1 / $2 }' | median; }
+
+# Reads the profiler's stderr from descriptor $1 until it says it samples,
+# handing every line read to the function named $2 first, if one is named.
+# Returns 1 when the profiler's stderr ends before that.
+wait_for_sampling() {
+	local fd=$1 each=${2:-} line
+
+	while read -r line <&"$fd"; do
+		if [ -n "$each" ]; then
+			"$each" "$line"
+		fi
+		case $line in *"jbpfprof: sampling"*) return 0 ;; esac
+	done
+	return 1
+}
