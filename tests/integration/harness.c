@@ -368,13 +368,18 @@ void harness_profile(struct profiled *r, const char *name, char *const wargs[], 
 	assert_int_equal(collapsed_load(r->file, &r->stacks), 0);
 }
 
+void harness_output_free(struct collapsed *stacks, char *file, char *dir)
+{
+	collapsed_free(stacks);
+	if (file)
+		unlink(file);
+	if (dir)
+		rmdir(dir);
+	free(file);
+	free(dir);
+}
+
 void harness_profiled_free(struct profiled *r)
 {
-	collapsed_free(&r->stacks);
-	if (r->file)
-		unlink(r->file);
-	if (r->dir)
-		rmdir(r->dir);
-	free(r->file);
-	free(r->dir);
+	harness_output_free(&r->stacks, r->file, r->dir);
 }

@@ -104,6 +104,8 @@ char **harness_profiler_args(char **argv, size_t max, const char *pid, char *fil
 void harness_profile(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
 		     int timeout_s);
 void harness_profiled_free(struct profiled *r);
+/* Frees stacks, removes file and then its directory dir, and frees both names (each may be NULL). */
+void harness_output_free(struct collapsed *stacks, char *file, char *dir);
 
 /* A fresh temporary directory (caller frees the string) and a path in it. */
 char *harness_tmpdir(void);

@@ -229,13 +229,7 @@ static void record(struct wall_run *r, char *const wargs[], char *const args[])
 
 static void wall_run_free(struct wall_run *r)
 {
-	collapsed_free(&r->stacks);
-	if (r->file)
-		unlink(r->file);
-	if (r->dir)
-		rmdir(r->dir);
-	free(r->file);
-	free(r->dir);
+	harness_output_free(&r->stacks, r->file, r->dir);
 	free(r->points);
 }
 
