@@ -362,10 +362,13 @@ static int64_t latest_window_start(const struct wall_run *r)
  * [s, s + W] lies between its increase from the first read after s to the
  * last read before s + W, and its increase from the last read before s to
  * the first read after s + W; low and high are the least and the greatest
- * of these. A read lags a little: /proc gives a running thread's on-CPU
- * time as of its last scheduler update (at most a tick, 4 ms at 250 Hz),
- * and a waiting thread's runqueue time without its current wait; callers
- * allow 1% of the window, more than either for these threads.
+ * of these. A read lags: /proc gives a running thread's on-CPU time as of
+ * its last scheduler update (at most a tick, 4 ms at 250 Hz), and a
+ * waiting thread's runqueue time without its current wait, which a busy
+ * machine can make longer than any tolerance. So the read that closes the
+ * outer count is the first after s + W at which the thread's counters have
+ * moved since the last read before it: by then a wait under way at s + W
+ * is counted. Callers allow 1% of the window for the tick.
  */
 static void schedstat_bounds(const struct wall_run *r, int i, double low[3], double high[3])
 {
@@ -380,6 +383,8 @@ static void schedstat_bounds(const struct wall_run *r, int i, double low[3], dou
 
 		points_around(r, s, &s_before, &s_after);
 		points_around(r, s + window_ns, &e_before, &e_after);
+		while (e_after + 1 < r->nr_points && point_field(r, e_after, i, 2) == point_field(r, e_before, i, 2))
+			e_after++;
 		for (int j = 0; j < 3; j++) {
 			double inner = point_field(r, e_before, i, j) - point_field(r, s_after, i, j);
 			double outer = point_field(r, e_after, i, j) - point_field(r, s_before, i, j);
