@@ -25,7 +25,7 @@
  * once it has been joined, churn prints one line with what that thread
  * measured of itself and what churn measured around it:
  *
- *   life <tid> <ns> <start> <outer ns> <outer start> <on-CPU ns> <runqueue ns>
+ *   life <tid> <ns> <start> <outer ns> <outer start> <on-CPU ns> <runqueue ns> <unseen ns>
  *
  *   ns, start    its lifetime from its first to its last instruction, and
  *                the CLOCK_MONOTONIC time of the first: a lower bound of
@@ -43,6 +43,10 @@
  *                the first two fields of its /proc/thread-self/schedstat,
  *                read just before its last instruction: its time on a CPU
  *                and waiting on a runqueue since the kernel created it
+ *   unseen ns    how much of its 50 ms of spinning the kernel counted
+ *                neither on a CPU nor on a runqueue: on a virtual machine,
+ *                time the host stole from it while it was current, which
+ *                the on-CPU count leaves out (CONFIG_PARAVIRT_TIME_ACCOUNTING)
  *
  * so a test can tell which lives fell inside a recording and what they were.
  * Lines are flushed one by one. SIGTERM or SIGINT ends the process (exit
@@ -215,6 +219,7 @@ struct short_report {
 	pid_t tid;
 	long start_ns, life_ns;
 	unsigned long long cpu_ns, runqueue_ns;
+	long unseen_ns;
 };
 
 /* The first two fields of the calling thread's schedstat; zeros if unreadable. */
@@ -230,16 +235,38 @@ static void own_schedstat(unsigned long long *cpu_ns, unsigned long long *runque
 	fclose(f);
 }
 
+/*
+ * Now on CLOCK_MONOTONIC, and the calling thread's time on a CPU and on a
+ * runqueue. The CPU time comes from CLOCK_THREAD_CPUTIME_ID, which brings
+ * a running thread's count up to date, where schedstat's first field lags
+ * by up to a tick; the runqueue time is complete, the caller being on a CPU.
+ */
+static void own_clocks(long *wall_ns, long *cpu_ns, unsigned long long *runqueue_ns)
+{
+	unsigned long long ignored;
+
+	own_schedstat(&ignored, runqueue_ns);
+	*cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	*wall_ns = clock_ns(CLOCK_MONOTONIC);
+}
+
 /* A short thread's whole life: 50 ms of spinning, then 50 ms asleep. */
 static void *short_life(void *arg)
 {
 	struct short_report *report = arg;
 	long start = clock_ns(CLOCK_MONOTONIC), spin_end = start + 50 * NS_PER_MS;
+	long wall0, cpu0, wall1, cpu1;
+	unsigned long long runqueue0, runqueue1;
 
 	pthread_setname_np(pthread_self(), "short");
+	own_clocks(&wall0, &cpu0, &runqueue0);
 	while (clock_ns(CLOCK_MONOTONIC) < spin_end)
 		for (int i = 0; i < 500; i++)
 			sink += (unsigned long)i;
+	own_clocks(&wall1, &cpu1, &runqueue1);
+	report->unseen_ns = (wall1 - wall0) - (cpu1 - cpu0) - (long)(runqueue1 - runqueue0);
+	if (report->unseen_ns < 0)
+		report->unseen_ns = 0;
 	sleep_ns(50 * NS_PER_MS);
 	report->tid = gettid();
 	report->start_ns = start;
@@ -263,8 +290,9 @@ static void churn_loop(void)
 		while (access(task, F_OK) == 0)
 			sleep_ns(20 * 1000);
 		outer_end = clock_ns(CLOCK_MONOTONIC);
-		say("life %d %ld %ld %ld %ld %llu %llu\n", (int)report.tid, report.life_ns, report.start_ns,
-			outer_end - outer_start, outer_start, report.cpu_ns, report.runqueue_ns);
+		say("life %d %ld %ld %ld %ld %llu %llu %ld\n", (int)report.tid, report.life_ns, report.start_ns,
+			outer_end - outer_start, outer_start, report.cpu_ns, report.runqueue_ns,
+			report.unseen_ns);
 	}
 }
 
