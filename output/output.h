@@ -5,6 +5,8 @@
  *               lines sorted, the input of every flame graph tool
  *   flamegraph  one self-contained HTML page (no network, script inline)
  *   text        the top functions by self and by total count
+ *   pprof       a gzipped pprof profile, for go tool pprof and for
+ *               jbpfprof convert
  *
  * Every writer takes the profile and what is known about the recording,
  * writes to an open stream, and returns 0 or a negative errno (a failed
@@ -22,6 +24,7 @@ enum output_format {
 	OUTPUT_COLLAPSED,
 	OUTPUT_FLAMEGRAPH,
 	OUTPUT_TEXT,
+	OUTPUT_PPROF,
 };
 
 /* What the recording was; shown in titles and summaries. */
@@ -31,11 +34,22 @@ struct output_meta {
 	double duration_s;     /* length of the recording */
 	unsigned frequency_hz; /* mean sampling frequency, 0 if not sampled */
 	const char *summary;   /* one line: taken, written, lost by cause; may be NULL */
+	const char *event;     /* "cpu", "wall" or "offcpu"; NULL means cpu */
+	int64_t start_unix_ns; /* when the recording began, ns since the epoch; 0 unknown */
+	const char *process_roots; /* pprof: how the recording's own views began stacks:
+				      "none", "name" or "pid"; may be NULL */
 };
 
 int output_collapsed_write(const struct profile *profile, FILE *out);
 int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
 /* top: rows in each table (by self, by total); 0 means a default of 30. */
 int output_text_write(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out);
+/*
+ * Best with a profile aggregated in full (see user/view.h): its process,
+ * thread and state frames become the samples' labels.
+ */
+int output_pprof_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
+/* The pseudo-mapping pprof files name for a kind of code frame; NULL for other kinds. */
+const char *output_pprof_mapping_name(enum frame_kind kind);
 
 #endif /* JBPF_OUTPUT_H */

@@ -373,7 +373,7 @@ bool aggregator__in_generated_code(struct aggregator *agg, const struct jbpf_sam
 }
 
 static const char *const annotations[FRAME_KIND_NR] = {
-	[FRAME_KIND_JIT] = "_[j]",
+	[FRAME_KIND_JAVA_COMPILED] = "_[j]",
 	[FRAME_KIND_JAVA_INLINED] = "_[i]",
 	[FRAME_KIND_JAVA_INTERP] = "_[0]",
 };
@@ -395,7 +395,8 @@ static void java_frame_kinds(struct aggregator *agg, const struct jbpf_sample *s
 	uint32_t n = t->frame_count, pos = 0;
 
 	for (uint32_t k = 0; k < n; k++)
-		kinds[k] = javamap__is_compiled(map, t->frames[k].method_id) ? FRAME_KIND_JIT : FRAME_KIND_JAVA_INTERP;
+		kinds[k] = javamap__is_compiled(map, t->frames[k].method_id) ? FRAME_KIND_JAVA_COMPILED
+										 : FRAME_KIND_JAVA_INTERP;
 	for (size_t i = cut; i < s->ustack_len && pos < n; i++) {
 		const struct jvm_frame *f = &agg->jvm_frames[i];
 		uint32_t flags = 0, j;
@@ -416,7 +417,7 @@ static void java_frame_kinds(struct aggregator *agg, const struct jbpf_sample *s
 			break;
 		for (uint32_t k = pos; k < j; k++)
 			kinds[k] = FRAME_KIND_JAVA_INLINED;
-		kinds[j] = FRAME_KIND_JIT;
+		kinds[j] = FRAME_KIND_JAVA_COMPILED;
 		pos = j + 1;
 		if (!javamap__method(map, f->blob.method_id, &flags) || !(flags & JBPF_METHOD_NATIVE))
 			break;
@@ -427,7 +428,7 @@ static void java_frame_kinds(struct aggregator *agg, const struct jbpf_sample *s
 static int kind_slot(enum frame_kind kind)
 {
 	switch (kind) {
-	case FRAME_KIND_JIT:
+	case FRAME_KIND_JAVA_COMPILED:
 		return 1;
 	case FRAME_KIND_JAVA_INLINED:
 		return 2;

@@ -19,12 +19,15 @@
 #include "symbolizer/symbolizer.h"
 #include "user/aggregator.h"
 #include "user/checks.h"
+#include "user/convert.h"
 #include "user/counts.h"
 #include "user/java.h"
 #include "user/options.h"
+#include "user/outputs.h"
 #include "user/profile.h"
 #include "user/sampler.h"
 #include "user/session.h"
+#include "user/view.h"
 #include "user/wall.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
@@ -53,9 +56,10 @@ struct recording {
 	uint64_t counters[JBPF_CNT_NR];
 	uint64_t base_period_ns;
 	uint64_t start_ns;    /* CLOCK_MONOTONIC when the command started */
-	FILE *out;            /* opened before recording; NULL once written */
-	bool out_unnamed;     /* out is an O_TMPFILE, named when complete */
-	char path[4096];
+	int64_t start_unix_ns; /* CLOCK_REALTIME as the recording began */
+	struct output_file outputs[OPTIONS_MAX_OUTPUTS]; /* opened before recording */
+	size_t nr_outputs;
+	bool full;            /* aggregated in full for a pprof file (user/view.h) */
 };
 
 /*
@@ -72,6 +76,14 @@ static void raise_fd_limit(void)
 		limit.rlim_cur = limit.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &limit);
 	}
+}
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static uint64_t monotonic_ns(void)
@@ -283,33 +295,6 @@ static void default_path(const struct recording *rec, char *buf, size_t size)
 	snprintf(buf, size, "jbpfprof-%s-%s.%s", who, stamp, format_extension(rec->opts.format));
 }
 
-/*
- * Under sudo the file would belong to root in the user's own directory; hand
- * it to the user who asked for it.
- */
-static void give_to_sudo_user(int fd)
-{
-	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
-
-	if (geteuid() != 0 || !uid || !gid)
-		return;
-	if (fchown(fd, (uid_t)strtoul(uid, NULL, 10), (gid_t)strtoul(gid, NULL, 10)))
-		return; /* the file is still usable by root; not worth failing over */
-}
-
-static const char *format_noun(enum output_format format)
-{
-	switch (format) {
-	case OUTPUT_COLLAPSED:
-		return "collapsed stacks";
-	case OUTPUT_TEXT:
-		return "text report";
-	case OUTPUT_FLAMEGRAPH:
-		break;
-	}
-	return "flame graph";
-}
-
 /* The losses and damage, e.g. "lost 3 (ring buffer full 3)"; empty when none. */
 static void describe_losses(const struct recording *rec, const struct aggregator_stats *stats,
 			    uint64_t unaccounted, char *buf, size_t size)
@@ -377,85 +362,70 @@ static void describe_wall(const struct recording *rec, char *buf, size_t size)
 }
 
 /*
- * Opens the output before recording, so that a path that cannot be written
- * is reported at once, not after the whole recording. The file is created
- * unnamed (O_TMPFILE) in the target directory and given its name only when
- * the profile is complete (publish_output): a recording that fails or is
- * killed leaves no file behind and does not destroy an existing one. On a
- * filesystem without O_TMPFILE the file is created under its name at once.
+ * Opens every output before recording, so that a path that cannot be
+ * written is reported at once, not after the whole recording.
  */
-static int open_output(struct recording *rec)
+static int open_outputs(struct recording *rec)
 {
 	const struct options *o = &rec->opts;
-	char dir[sizeof(rec->path)], *slash;
-	int fd;
+	char path[4096];
 
-	if (o->output_path && !strcmp(o->output_path, "-")) {
-		rec->out = stdout;
-		return 0;
+	if (!o->nr_outputs) {
+		default_path(rec, path, sizeof(path));
+		rec->nr_outputs = 1;
+		return output_file__open(&rec->outputs[0], path, o->format);
 	}
-	if (o->output_path)
-		snprintf(rec->path, sizeof(rec->path), "%s", o->output_path);
-	else
-		default_path(rec, rec->path, sizeof(rec->path));
-	snprintf(dir, sizeof(dir), "%s", rec->path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-	rec->out_unnamed = fd >= 0;
-	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL))
-		fd = open(rec->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || !(rec->out = fdopen(fd, "w"))) {
-		fprintf(stderr, "jbpfprof: cannot write %s: %s\n", rec->path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
+	for (size_t i = 0; i < o->nr_outputs; i++) {
+		if (output_file__open(&rec->outputs[i], o->output_paths[i], o->output_formats[i]))
+			return -1;
+		rec->nr_outputs = i + 1;
+		rec->full |= o->output_formats[i] == OUTPUT_PPROF;
 	}
-	give_to_sudo_user(fd);
 	return 0;
+}
+
+/* A recording that failed leaves no file behind. */
+static void discard_outputs(struct recording *rec)
+{
+	for (size_t i = 0; i < rec->nr_outputs; i++)
+		output_file__discard(&rec->outputs[i]);
 }
 
 /*
- * Gives the finished, flushed unnamed file its name: linked under a
- * temporary name beside it, then renamed over path, so path always holds
- * either the old file or the whole new one.
+ * The profile a file of this format is written from: a pprof file gets
+ * everything that was aggregated, another the view the options ask for;
+ * both without the stacks --include and --exclude leave out. NULL on
+ * failure (said).
  */
-static int publish_output(struct recording *rec, FILE *out)
+static struct profile *profile_for(const struct recording *rec, enum output_format format)
 {
-	char fd_path[64], temp[sizeof(rec->path) + 32];
+	const struct options *o = &rec->opts;
+	bool whole = format == OUTPUT_PPROF || !rec->full;
+	struct view_config view = {
+		.process_root = whole ? VIEW_ROOT_PID
+			      : o->all ? VIEW_ROOT_NAME : rec->nr_tgids > 1 ? VIEW_ROOT_PID : VIEW_ROOT_NONE,
+		.threads = whole || o->threads,
+		.annotate = whole || o->annotate,
+		.include = o->include_given ? &o->include : NULL,
+		.exclude = o->exclude_given ? &o->exclude : NULL,
+	};
+	struct profile *p = profile__new(NULL);
+	int error = p ? view__apply(rec->profile, &view, p, NULL) : -ENOMEM;
 
-	if (!rec->out_unnamed)
-		return 0;
-	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fileno(out));
-	snprintf(temp, sizeof(temp), "%s.%d.tmp", rec->path, (int)getpid());
-	if (linkat(AT_FDCWD, fd_path, AT_FDCWD, temp, AT_SYMLINK_FOLLOW))
-		return -errno;
-	if (rename(temp, rec->path)) {
-		int error = -errno;
-
-		unlink(temp);
-		return error;
+	if (error) {
+		fprintf(stderr, "jbpfprof: preparing the %s failed: %s\n", output_format_noun(format), strerror(-error));
+		profile__free(p);
+		return NULL;
 	}
-	return 0;
+	return p;
 }
 
-/* A recording that failed leaves no file behind (an unnamed one vanishes). */
-static void discard_output(struct recording *rec)
+static const char *process_roots_word(const struct recording *rec)
 {
-	if (!rec->out || rec->out == stdout)
-		return;
-	fclose(rec->out);
-	rec->out = NULL;
-	if (!rec->out_unnamed)
-		unlink(rec->path);
+	return rec->opts.all ? "name" : rec->nr_tgids > 1 ? "pid" : "none";
 }
 
-static int write_output(struct recording *rec, const char *summary)
+static int write_outputs(struct recording *rec, const char *summary)
 {
 	const struct options *o = &rec->opts;
 	struct output_meta meta = {
@@ -463,51 +433,59 @@ static int write_output(struct recording *rec, const char *summary)
 		.duration_s = rec->session.elapsed_s,
 		.frequency_hz = o->frequency_hz,
 		.summary = summary,
+		.event = o->event == EVENT_WALL ? "wall" : o->event == EVENT_OFFCPU ? "offcpu" : "cpu",
+		.start_unix_ns = rec->start_unix_ns,
+		.process_roots = process_roots_word(rec),
 	};
 	char title[512], targets[256];
-	bool to_stdout = rec->out == stdout;
-	FILE *out = rec->out;
-	int error;
+	int failed = 0;
 
 	describe_targets(rec, targets, sizeof(targets));
 	snprintf(title, sizeof(title), "%s profile of %s",
 		 o->event == EVENT_WALL ? "Wall-clock" : o->event == EVENT_OFFCPU ? "Off-CPU" : "CPU", targets);
 	meta.title = title;
-	rec->out = NULL;
-	switch (o->format) {
-	case OUTPUT_COLLAPSED:
-		error = output_collapsed_write(rec->profile, out);
-		break;
-	case OUTPUT_TEXT:
-		error = output_text_write(rec->profile, &meta, o->text_top, out);
-		break;
-	default:
-		error = output_flamegraph_write(rec->profile, &meta, out);
-		break;
+	for (size_t i = 0; i < rec->nr_outputs; i++) {
+		struct output_file *f = &rec->outputs[i];
+		bool as_is = !rec->full && !o->include_given && !o->exclude_given;
+		struct profile *p = as_is ? rec->profile : profile_for(rec, f->format);
+		int error;
+
+		if (!p) {
+			output_file__discard(f);
+			failed = -1;
+			continue;
+		}
+		switch (f->format) {
+		case OUTPUT_COLLAPSED:
+			error = output_collapsed_write(p, f->out);
+			break;
+		case OUTPUT_TEXT:
+			error = output_text_write(p, &meta, o->text_top, f->out);
+			break;
+		case OUTPUT_PPROF:
+			error = output_pprof_write(p, &meta, f->out);
+			break;
+		default:
+			error = output_flamegraph_write(p, &meta, f->out);
+			break;
+		}
+		if (p != rec->profile)
+			profile__free(p);
+		failed |= output_file__finish(f, error);
 	}
-	if (!error && fflush(out))
-		error = -errno;
-	if (!error && !to_stdout)
-		error = publish_output(rec, out);
-	if (!to_stdout && fclose(out) && !error)
-		error = -errno;
-	if (error) {
-		fprintf(stderr, "jbpfprof: writing %s failed: %s\n", to_stdout ? "standard output" : rec->path,
-			strerror(-error));
-		return -1;
-	}
-	return 0;
+	return failed;
 }
 
 static int record(struct recording *rec)
 {
 	const struct options *o = &rec->opts;
 	struct aggregator_config agg_config = {
-		.process_root = o->all ? AGGREGATOR_ROOT_PROCESS_NAME
+		.process_root = rec->full ? AGGREGATOR_ROOT_PROCESS_PID
+			       : o->all ? AGGREGATOR_ROOT_PROCESS_NAME
 			       : rec->nr_tgids > 1 ? AGGREGATOR_ROOT_PROCESS_PID
 						   : AGGREGATOR_ROOT_NONE,
-		.thread_root = o->threads,
-		.annotate = o->annotate,
+		.thread_root = rec->full || o->threads,
+		.annotate = rec->full || o->annotate,
 		.time_weights = o->event != EVENT_CPU,
 		.state_mask = o->state_mask,
 	};
@@ -584,7 +562,7 @@ static int record(struct recording *rec)
 		sampler_config.min_block_ns = o->min_block_ns;
 		sampler_config.max_block_ns = o->max_block_ns;
 	}
-	java__want_nmethods(rec->java, o->annotate);
+	java__want_nmethods(rec->java, agg_config.annotate);
 	if (attach_jvms(rec))
 		return -1;
 	sampler_config.java = java_targets;
@@ -712,6 +690,8 @@ int main(int argc, char **argv)
 	int status = 1;
 
 	rec.start_ns = monotonic_ns();
+	if (argc > 1 && !strcmp(argv[1], "convert"))
+		return convert_main(argc - 1, argv + 1);
 	switch (options_parse(argc, argv, &rec.opts)) {
 	case OPTIONS_DONE:
 		return 0;
@@ -727,12 +707,11 @@ int main(int argc, char **argv)
 	if (resolve_targets(&rec))
 		return 1;
 	raise_fd_limit();
-	if (open_output(&rec))
-		return 1;
-	if (record(&rec)) {
-		discard_output(&rec);
+	if (open_outputs(&rec))
 		goto out;
-	}
+	rec.start_unix_ns = realtime_ns();
+	if (record(&rec))
+		goto out;
 
 	aggregator__stats(rec.agg, &stats);
 	taken = rec.counters[JBPF_CNT_SAMPLES];
@@ -749,7 +728,7 @@ int main(int argc, char **argv)
 		describe_wall(&rec, wall_line, sizeof(wall_line));
 	snprintf(summary, sizeof(summary), "%llu samples taken, %llu written, %s%s%s%s", (unsigned long long)taken,
 		 (unsigned long long)stats.written, losses, wall_line, java_line[0] ? "; " : "", java_line);
-	if (write_output(&rec, summary))
+	if (write_outputs(&rec, summary))
 		goto out;
 	fprintf(stderr, "jbpfprof: %s in %.1f s\n", summary, rec.session.elapsed_s);
 	if (!stats.written)
@@ -760,10 +739,14 @@ int main(int argc, char **argv)
 	if (rec.session.nr_exited && rec.nr_tgids)
 		fprintf(stderr, "jbpfprof: %s exited during the recording; the profile covers the time before\n",
 			rec.session.all_exited && rec.nr_tgids == 1 ? "the target" : "some targets");
-	if (!rec.opts.output_path || strcmp(rec.opts.output_path, "-"))
-		fprintf(stderr, "jbpfprof: wrote %s to %s\n", format_noun(rec.opts.format), rec.path);
+	for (size_t i = 0; i < rec.nr_outputs; i++)
+		if (!rec.outputs[i].to_stdout)
+			fprintf(stderr, "jbpfprof: wrote %s to %s\n", output_format_noun(rec.outputs[i].format),
+				rec.outputs[i].path);
 	status = 0;
 out:
+	discard_outputs(&rec);
 	cleanup(&rec);
+	options_free(&rec.opts);
 	return status;
 }

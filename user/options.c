@@ -28,6 +28,8 @@ enum {
 	OPT_THREADS = 0x100,
 	OPT_FIXED_INTERVAL,
 	OPT_TOP,
+	OPT_INCLUDE,
+	OPT_EXCLUDE,
 	OPT_JAVA,
 	OPT_NO_JAVA,
 	OPT_ANNOTATE,
@@ -46,6 +48,8 @@ static const struct option long_options[] = {
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "fixed-interval", no_argument, NULL, OPT_FIXED_INTERVAL },
 	{ "top", required_argument, NULL, OPT_TOP },
+	{ "include", required_argument, NULL, OPT_INCLUDE },
+	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 	{ "java", no_argument, NULL, OPT_JAVA },
 	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
@@ -63,11 +67,13 @@ void options_print_help(FILE *out)
 {
 	fprintf(out,
 "Usage: jbpfprof [-p PID[,PID...] | -a] [-e cpu|wall|offcpu] [-d SECONDS] [-F HZ]\n"
-"                [-o FORMAT] [-f FILE] [--threads]\n"
+"                [-o FORMAT] [-f FILE]... [--threads]\n"
+"       jbpfprof convert IN.pb.gz [-o FORMAT] [-f FILE] [view options]\n"
+"       jbpfprof diff BEFORE.pb.gz AFTER.pb.gz [-f FILE] [view options]\n"
 "\n"
 "Sample where processes spend CPU time, or where their threads wait, with\n"
 "kernel and user frames in one stack, and write a flame graph, collapsed\n"
-"stacks or a text report. In a JVM named with -p, a small agent loaded\n"
+"stacks, a text report or a pprof recording. In a JVM named with -p, a small agent loaded\n"
 "through the attach mechanism adds the Java frames of each sample: Java,\n"
 "then native, then kernel frames.\n"
 "\n"
@@ -88,12 +94,20 @@ void options_print_help(FILE *out)
 "                           default: until Ctrl-C or every target has exited\n"
 "  -F, --frequency HZ       mean samples per second per CPU, 1 to %u (default %u);\n"
 "                           intervals are randomised around 1/HZ\n"
-"  -o, --format FORMAT      flamegraph (HTML page), collapsed or text;\n"
+"  -o, --format FORMAT      flamegraph (HTML page), collapsed, text or pprof\n"
+"                           (gzipped pprof profile: keeps threads, states and\n"
+"                           how Java frames ran, for jbpfprof convert later);\n"
 "                           default: from FILE's extension (.html flamegraph,\n"
-"                           .collapsed or .txt collapsed), else flamegraph\n"
+"                           .collapsed or .txt collapsed, .pb.gz or .pprof\n"
+"                           pprof), else flamegraph\n"
 "  -f, --file FILE          where to write; '-' for standard output (collapsed\n"
-"                           unless -o says otherwise); default:\n"
+"                           unless -o says otherwise); up to %d times, one\n"
+"                           recording into several files, each in the format\n"
+"                           its name implies; default:\n"
 "                           jbpfprof-<pid>-<YYYYmmdd-HHMMSS>.<ext> here\n"
+"      --include REGEX      keep only stacks with a frame that matches REGEX\n"
+"                           (POSIX extended)\n"
+"      --exclude REGEX      drop stacks with a frame that matches REGEX\n"
 "      --threads            start each stack with a [<thread name> tid=<tid>] frame\n"
 "      --annotate           mark Java frames _[j] compiled, _[i] inlined, _[0]\n"
 "                           interpreted\n"
@@ -118,8 +132,14 @@ void options_print_help(FILE *out)
 "  jbpfprof -p 1234 -F 997 -f out.collapsed  until Ctrl-C, collapsed stacks\n"
 "  jbpfprof -a -d 10 -o text -f -            the whole host, top functions on stdout\n"
 "  jbpfprof -p 1234 -e wall -d 30 --threads  where each thread's time goes, on\n"
-"                                            and off CPU\n",
-		MAX_FREQUENCY_HZ, DEFAULT_FREQUENCY_HZ, DEFAULT_TEXT_TOP);
+"                                            and off CPU\n"
+"  jbpfprof -p 1234 -e wall -d 30 -f rec.pb.gz\n"
+"  jbpfprof convert rec.pb.gz --state running -f cpu.html\n"
+"                                            record once, look later: here the\n"
+"                                            CPU view of a wall recording\n"
+"\n"
+"'jbpfprof convert --help' and 'jbpfprof diff --help' describe those commands.\n",
+		MAX_FREQUENCY_HZ, DEFAULT_FREQUENCY_HZ, OPTIONS_MAX_OUTPUTS, DEFAULT_TEXT_TOP);
 }
 
 int parse_u64(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out,
@@ -201,6 +221,8 @@ int format_from_path(const char *path)
 		return OUTPUT_FLAMEGRAPH;
 	if (!strcmp(dot, ".collapsed") || !strcmp(dot, ".txt") || !strcmp(dot, ".folded"))
 		return OUTPUT_COLLAPSED;
+	if (!strcmp(dot, ".pprof") || (!strcmp(dot, ".gz") && dot - path >= 3 && !strncmp(dot - 3, ".pb", 3)))
+		return OUTPUT_PPROF;
 	return -1;
 }
 
@@ -211,13 +233,37 @@ const char *format_extension(enum output_format format)
 		return "collapsed";
 	case OUTPUT_TEXT:
 		return "txt";
+	case OUTPUT_PPROF:
+		return "pb.gz";
 	case OUTPUT_FLAMEGRAPH:
 		break;
 	}
 	return "html";
 }
 
-static int parse_format(const char *arg, enum output_format *format)
+int parse_pattern(const char *option, const char *arg, regex_t *re, char *err, size_t err_size)
+{
+	char reason[128];
+	int ret = regcomp(re, arg, REG_EXTENDED | REG_NOSUB);
+
+	if (!ret)
+		return 0;
+	regerror(ret, re, reason, sizeof(reason));
+	regfree(re);
+	snprintf(err, err_size, "%s: '%.100s' is not a regular expression: %s", option, arg, reason);
+	return -1;
+}
+
+void options_free(struct options *opts)
+{
+	if (opts->include_given)
+		regfree(&opts->include);
+	if (opts->exclude_given)
+		regfree(&opts->exclude);
+	opts->include_given = opts->exclude_given = false;
+}
+
+int parse_format(const char *arg, enum output_format *format)
 {
 	if (!strcmp(arg, "flamegraph") || !strcmp(arg, "html"))
 		*format = OUTPUT_FLAMEGRAPH;
@@ -225,6 +271,8 @@ static int parse_format(const char *arg, enum output_format *format)
 		*format = OUTPUT_COLLAPSED;
 	else if (!strcmp(arg, "text"))
 		*format = OUTPUT_TEXT;
+	else if (!strcmp(arg, "pprof"))
+		*format = OUTPUT_PPROF;
 	else
 		return -1;
 	return 0;
@@ -316,6 +364,40 @@ static enum options_result usage_error(const char *message)
 	return OPTIONS_USAGE;
 }
 
+/*
+ * Each -f file's format: what -o says for a lone file or for one whose name
+ * implies nothing, else what its name implies; standard output is
+ * collapsed unless -o says otherwise.
+ */
+static enum options_result resolve_output_formats(struct options *opts, bool format_given)
+{
+	char err[512];
+	size_t to_stdout = 0;
+
+	for (size_t i = 0; i < opts->nr_outputs; i++) {
+		const char *path = opts->output_paths[i];
+		int format = strcmp(path, "-") ? format_from_path(path) : OUTPUT_COLLAPSED;
+
+		to_stdout += !strcmp(path, "-");
+		if (format_given && (opts->nr_outputs == 1 || format < 0 || !strcmp(path, "-")))
+			format = (int)opts->format;
+		if (format < 0) {
+			snprintf(err, sizeof(err), "-f: cannot tell the format from '%s'; add -o flamegraph, "
+				 "collapsed, text or pprof", path);
+			return usage_error(err);
+		}
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(opts->output_paths[j], path)) {
+				snprintf(err, sizeof(err), "-f: '%s' is named twice", path);
+				return usage_error(err);
+			}
+		opts->output_formats[i] = (enum output_format)format;
+	}
+	if (to_stdout > 1)
+		return usage_error("-f: standard output ('-') can take one output only");
+	return OPTIONS_RUN;
+}
+
 enum options_result options_parse(int argc, char **argv, struct options *opts)
 {
 	bool format_given = false, state_given = false, block_given = false;
@@ -353,7 +435,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		case 'o':
 			if (parse_format(optarg, &opts->format)) {
 				snprintf(err, sizeof(err),
-					 "-o: unknown format '%s' (flamegraph, collapsed or text)", optarg);
+					 "-o: unknown format '%s' (flamegraph, collapsed, text or pprof)", optarg);
 				return usage_error(err);
 			}
 			format_given = true;
@@ -361,7 +443,23 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		case 'f':
 			if (!optarg[0])
 				return usage_error("-f: the file name is empty");
-			opts->output_path = optarg;
+			if (opts->nr_outputs == OPTIONS_MAX_OUTPUTS) {
+				snprintf(err, sizeof(err), "-f: at most %d files", OPTIONS_MAX_OUTPUTS);
+				return usage_error(err);
+			}
+			opts->output_paths[opts->nr_outputs++] = optarg;
+			break;
+		case OPT_INCLUDE:
+		case OPT_EXCLUDE:
+			if ((c == OPT_INCLUDE ? opts->include_given : opts->exclude_given)) {
+				snprintf(err, sizeof(err), "%s given twice: join the patterns with |",
+					 c == OPT_INCLUDE ? "--include" : "--exclude");
+				return usage_error(err);
+			}
+			if (parse_pattern(c == OPT_INCLUDE ? "--include" : "--exclude", optarg,
+					  c == OPT_INCLUDE ? &opts->include : &opts->exclude, err, sizeof(err)))
+				return usage_error(err);
+			*(c == OPT_INCLUDE ? &opts->include_given : &opts->exclude_given) = true;
 			break;
 		case OPT_THREADS:
 			opts->threads = true;
@@ -438,18 +536,5 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		opts->state_mask &= ~(1u << JBPF_STATE_RUNNING);
 	if (opts->max_block_ns && opts->max_block_ns < opts->min_block_ns)
 		return usage_error("--max-block is shorter than --min-block: nothing would be kept");
-	if (!format_given && opts->output_path && strcmp(opts->output_path, "-")) {
-		int format = format_from_path(opts->output_path);
-
-		if (format < 0) {
-			snprintf(err, sizeof(err),
-				 "-f: cannot tell the format from '%s'; add -o flamegraph, collapsed or text",
-				 opts->output_path);
-			return usage_error(err);
-		}
-		opts->format = (enum output_format)format;
-	}
-	if (!format_given && opts->output_path && !strcmp(opts->output_path, "-"))
-		opts->format = OUTPUT_COLLAPSED;
-	return OPTIONS_RUN;
+	return resolve_output_formats(opts, format_given);
 }

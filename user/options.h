@@ -8,6 +8,7 @@
 #ifndef JBPF_OPTIONS_H
 #define JBPF_OPTIONS_H
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 #define DEFAULT_FREQUENCY_HZ 99
 #define MAX_FREQUENCY_HZ 10000
 #define DEFAULT_TEXT_TOP 30
+#define OPTIONS_MAX_OUTPUTS 4
 
 enum event_mode {
 	EVENT_CPU,      /* CPU samples (the default) */
@@ -38,8 +40,11 @@ struct options {
 	bool all;                        /* -a: every process */
 	uint64_t duration_ns;            /* 0: until Ctrl-C or the targets exit */
 	unsigned frequency_hz;
-	enum output_format format;
-	const char *output_path;         /* NULL: a name made from pid and time; "-": stdout */
+	enum output_format format;       /* of the default file, and of files whose name implies none */
+	/* -f, each once; none: one file named from pid and time; "-": stdout */
+	const char *output_paths[OPTIONS_MAX_OUTPUTS];
+	enum output_format output_formats[OPTIONS_MAX_OUTPUTS];
+	size_t nr_outputs;
 	bool threads;                    /* root frame per thread */
 	bool fixed_interval;             /* sample at exactly 1/F (aliases; for comparison) */
 	size_t text_top;
@@ -50,7 +55,12 @@ struct options {
 	unsigned state_mask;             /* 1 << enum jbpf_state for each state kept (wall, offcpu) */
 	uint64_t min_block_ns;           /* waits shorter than this are dropped; 0 keeps all */
 	uint64_t max_block_ns;           /* waits longer than this are dropped; 0: no limit */
+	bool include_given, exclude_given;
+	regex_t include, exclude;        /* --include, --exclude, compiled when given */
 };
+
+/* Frees what options_parse compiled. */
+void options_free(struct options *opts);
 
 /*
  * Parses "sleeping,blocked" into a mask of 1 << enum jbpf_state; on error as
@@ -86,5 +96,12 @@ int parse_duration(const char *option, const char *arg, uint64_t default_unit_ns
 int format_from_path(const char *path);
 /* The file extension written for a format, without the dot. */
 const char *format_extension(enum output_format format);
+/* Parses "flamegraph", "collapsed", "text" or "pprof"; -1 for anything else. */
+int parse_format(const char *arg, enum output_format *format);
+/*
+ * Compiles a --include or --exclude pattern (POSIX extended regular
+ * expression); on error as parse_u64.
+ */
+int parse_pattern(const char *option, const char *arg, regex_t *re, char *err, size_t err_size);
 
 #endif /* JBPF_OPTIONS_H */

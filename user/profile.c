@@ -58,6 +58,7 @@ static const char *const kind_names[FRAME_KIND_NR] = {
 	[FRAME_KIND_JAVA] = "java",
 	[FRAME_KIND_JAVA_INLINED] = "inlined",
 	[FRAME_KIND_JAVA_INTERP] = "interpreted",
+	[FRAME_KIND_JAVA_COMPILED] = "compiled",
 	[FRAME_KIND_THREAD] = "thread",
 	[FRAME_KIND_PROCESS] = "process",
 	[FRAME_KIND_LOST] = "lost",

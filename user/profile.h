@@ -23,10 +23,11 @@
 enum frame_kind {
 	FRAME_KIND_NATIVE,       /* user-space code of an ELF file */
 	FRAME_KIND_KERNEL,       /* kernel code, name ends in "_[k]" */
-	FRAME_KIND_JIT,          /* JIT code named by a perf map, or a JIT-compiled Java method */
+	FRAME_KIND_JIT,          /* code generated at run time: named by a perf map, or a JVM stub */
 	FRAME_KIND_JAVA,         /* Java method, how it ran not told (no --annotate) */
 	FRAME_KIND_JAVA_INLINED, /* Java method inlined into a compiled one */
 	FRAME_KIND_JAVA_INTERP,  /* Java method run by the interpreter */
+	FRAME_KIND_JAVA_COMPILED, /* Java method compiled by the JIT */
 	FRAME_KIND_THREAD,       /* the "[name tid=N]" root added by --threads */
 	FRAME_KIND_PROCESS,      /* a process root frame, "name (pid N)" */
 	FRAME_KIND_LOST,         /* a placeholder naming why frames are missing */

@@ -106,7 +106,7 @@ static void defaults(void **state)
 	assert_int_equal(o.frequency_hz, DEFAULT_FREQUENCY_HZ);
 	assert_int_equal(o.duration_ns, 0);
 	assert_int_equal(o.format, OUTPUT_FLAMEGRAPH);
-	assert_null(o.output_path);
+	assert_int_equal(o.nr_outputs, 0);
 	assert_false(o.threads);
 	assert_false(o.all);
 }
@@ -123,7 +123,9 @@ static void every_option(void **state)
 	assert_int_equal(o.duration_ns, 10000000000ull);
 	assert_int_equal(o.frequency_hz, 997);
 	assert_int_equal(o.format, OUTPUT_TEXT);
-	assert_string_equal(o.output_path, "out.report");
+	assert_int_equal(o.nr_outputs, 1);
+	assert_string_equal(o.output_paths[0], "out.report");
+	assert_int_equal(o.output_formats[0], OUTPUT_TEXT);
 	assert_true(o.threads);
 	assert_int_equal(o.text_top, 5);
 	assert_int_equal(o.verbose, 1);
@@ -138,23 +140,38 @@ static void format_from_file_name(void **state)
 	char *dash[] = { "jbpfprof", "-a", "-f", "-", NULL };
 	char *unknown[] = { "jbpfprof", "-a", "-f", "x.pdf", NULL };
 	char *dot_in_dir[] = { "jbpfprof", "-a", "-f", "out.d/profile", NULL };
+	char *pprof[] = { "jbpfprof", "-a", "-f", "rec.pb.gz", NULL };
+	char *several[] = { "jbpfprof", "-a", "-o", "text", "-f", "rec.pprof", "-f", "x.collapsed", "-f", "report",
+			    NULL };
+	char *twice[] = { "jbpfprof", "-a", "-f", "x.html", "-f", "x.html", NULL };
+	char *bad_regex[] = { "jbpfprof", "-a", "--include", "(unclosed", NULL };
 	struct options o;
 
 	assert_int_equal(options_parse(ARGC(html), html, &o), OPTIONS_RUN);
-	assert_int_equal(o.format, OUTPUT_FLAMEGRAPH);
+	assert_int_equal(o.output_formats[0], OUTPUT_FLAMEGRAPH);
 	assert_int_equal(options_parse(ARGC(collapsed), collapsed, &o), OPTIONS_RUN);
-	assert_int_equal(o.format, OUTPUT_COLLAPSED);
+	assert_int_equal(o.output_formats[0], OUTPUT_COLLAPSED);
 	assert_int_equal(options_parse(ARGC(txt), txt, &o), OPTIONS_RUN);
-	assert_int_equal(o.format, OUTPUT_COLLAPSED);
+	assert_int_equal(o.output_formats[0], OUTPUT_COLLAPSED);
 	assert_int_equal(options_parse(ARGC(explicit), explicit, &o), OPTIONS_RUN);
-	assert_int_equal(o.format, OUTPUT_FLAMEGRAPH);
+	assert_int_equal(o.output_formats[0], OUTPUT_FLAMEGRAPH);
 	assert_int_equal(options_parse(ARGC(dash), dash, &o), OPTIONS_RUN);
-	assert_int_equal(o.format, OUTPUT_COLLAPSED);
+	assert_int_equal(o.output_formats[0], OUTPUT_COLLAPSED);
+	assert_int_equal(options_parse(ARGC(pprof), pprof, &o), OPTIONS_RUN);
+	assert_int_equal(o.output_formats[0], OUTPUT_PPROF);
+	assert_int_equal(options_parse(ARGC(several), several, &o), OPTIONS_RUN);
+	assert_int_equal(o.nr_outputs, 3);
+	assert_int_equal(o.output_formats[0], OUTPUT_PPROF);
+	assert_int_equal(o.output_formats[1], OUTPUT_COLLAPSED);
+	assert_int_equal(o.output_formats[2], OUTPUT_TEXT); /* -o for the name that implies nothing */
+	assert_int_equal(parse_quietly(ARGC(twice), twice, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(bad_regex), bad_regex, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(unknown), unknown, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(dot_in_dir), dot_in_dir, &o), OPTIONS_USAGE);
 	assert_string_equal(format_extension(OUTPUT_FLAMEGRAPH), "html");
 	assert_string_equal(format_extension(OUTPUT_COLLAPSED), "collapsed");
 	assert_string_equal(format_extension(OUTPUT_TEXT), "txt");
+	assert_string_equal(format_extension(OUTPUT_PPROF), "pb.gz");
 }
 
 static void usage_mistakes(void **state)

@@ -1,0 +1,530 @@
+/*
+ * pprof: the profile as a gzipped pprof profile (proto/profile.proto), the
+ * format `go tool pprof` and the fleet profilers read, and the one
+ * `jbpfprof convert` re-renders (user/pprof_read.c reads it back).
+ *
+ * The message is built as protobuf-c structures and packed by protobuf-c,
+ * then compressed by zlib as a gzip stream. What goes where:
+ *
+ *   sample_type   cpu: ("samples", "count") and ("cpu", "nanoseconds"),
+ *                 the second being samples times the mean sampling period;
+ *                 wall and off-CPU: ("wall" or "offcpu", "nanoseconds")
+ *   period        the mean sampling period, ("cpu" or "wall", "nanoseconds")
+ *   sample        one per stack, locations leaf first; the stack's root
+ *                 frames become labels, not locations:
+ *                   process frame "name (pid N)"  -> "process" and "pid"
+ *                   thread frame "[name tid=N]"   -> "thread" and "tid"
+ *                   state frame "[sleeping]"      -> "state" ("sleeping")
+ *   function      one per frame: name without the kind's suffix ("_[k]",
+ *                 "_[j]", ...), system_name the frame's exact text
+ *   location      one per frame, one line, in the mapping of its kind
+ *   mapping       one per kind of frame that is not native code, named
+ *                 "[kernel.kallsyms]", "[jit]", "[java]", "[java compiled]",
+ *                 "[java inlined]", "[java interpreted]", "[jbpfprof]" (frames
+ *                 standing for what could not be read); native frames are in
+ *                 "[native]"
+ *   comment       "key: value" lines: the generator, event, title,
+ *                 duration, frequency, the summary of what was lost, and
+ *                 how the recording's own views rooted stacks in processes
+ *
+ * The writer keeps no state between calls; memory is proportional to the
+ * profile.
+ */
+#include "output.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "emit.h"
+#include "proto/profile.pb-c.h"
+#include "user/aggregator.h"
+#include "user/version.h"
+#include "user/view.h"
+
+typedef Perftools__Profiles__Profile PProfile;
+typedef Perftools__Profiles__ValueType PValueType;
+typedef Perftools__Profiles__Sample PSample;
+typedef Perftools__Profiles__Label PLabel;
+typedef Perftools__Profiles__Mapping PMapping;
+typedef Perftools__Profiles__Location PLocation;
+typedef Perftools__Profiles__Line PLine;
+typedef Perftools__Profiles__Function PFunction;
+
+/* ---- the string table ---------------------------------------------------- */
+
+struct strings {
+	char **items;       /* owned copies; items[0] is "" */
+	size_t nr, cap;
+	uint32_t *index;    /* open addressing: item number + 1, 0 empty */
+	size_t index_cap;
+};
+
+static uint64_t string_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ull;
+	}
+	return h ^ (h >> 29);
+}
+
+static int strings_grow_index(struct strings *t)
+{
+	size_t cap = t->index_cap ? t->index_cap * 2 : 1024;
+	uint32_t *index = calloc(cap, sizeof(*index));
+
+	if (!index)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nr; i++) {
+		size_t slot = string_hash(t->items[i]) & (cap - 1);
+
+		while (index[slot])
+			slot = (slot + 1) & (cap - 1);
+		index[slot] = (uint32_t)(i + 1);
+	}
+	free(t->index);
+	t->index = index;
+	t->index_cap = cap;
+	return 0;
+}
+
+/* The index of s in the table, adding it if new; -ENOMEM. */
+static int64_t string_id(struct strings *t, const char *s)
+{
+	size_t slot;
+
+	if ((t->nr + 1) * 2 > t->index_cap && strings_grow_index(t))
+		return -ENOMEM;
+	slot = string_hash(s) & (t->index_cap - 1);
+	while (t->index[slot]) {
+		if (!strcmp(t->items[t->index[slot] - 1], s))
+			return t->index[slot] - 1;
+		slot = (slot + 1) & (t->index_cap - 1);
+	}
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		char **items = realloc(t->items, cap * sizeof(*items));
+
+		if (!items)
+			return -ENOMEM;
+		t->items = items;
+		t->cap = cap;
+	}
+	t->items[t->nr] = strdup(s);
+	if (!t->items[t->nr])
+		return -ENOMEM;
+	t->index[slot] = (uint32_t)(t->nr + 1);
+	return (int64_t)t->nr++;
+}
+
+static void strings_free(struct strings *t)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		free(t->items[i]);
+	free(t->items);
+	free(t->index);
+}
+
+/* ---- frames ---------------------------------------------------------------- */
+
+/* The mapping that stands for each kind of code frame, and the suffix its names carry. */
+static const struct {
+	const char *mapping;
+	const char *suffix;
+} kind_info[FRAME_KIND_NR] = {
+	[FRAME_KIND_NATIVE] = { "[native]", NULL },
+	[FRAME_KIND_KERNEL] = { "[kernel.kallsyms]", "_[k]" },
+	[FRAME_KIND_JIT] = { "[jit]", NULL },
+	[FRAME_KIND_JAVA] = { "[java]", NULL },
+	[FRAME_KIND_JAVA_INLINED] = { "[java inlined]", "_[i]" },
+	[FRAME_KIND_JAVA_INTERP] = { "[java interpreted]", "_[0]" },
+	[FRAME_KIND_JAVA_COMPILED] = { "[java compiled]", "_[j]" },
+	[FRAME_KIND_LOST] = { "[jbpfprof]", NULL },
+};
+
+const char *output_pprof_mapping_name(enum frame_kind kind)
+{
+	return (unsigned)kind < FRAME_KIND_NR ? kind_info[kind].mapping : NULL;
+}
+
+/* Code frames are locations; the others become labels. */
+static bool is_code(enum frame_kind kind)
+{
+	return output_pprof_mapping_name(kind) != NULL;
+}
+
+/* ---- building the message ------------------------------------------------ */
+
+struct builder {
+	PProfile msg;
+	struct strings strings;
+	PMapping mappings[FRAME_KIND_NR], *mapping_ptrs[FRAME_KIND_NR];
+	uint64_t mapping_of_kind[FRAME_KIND_NR];   /* mapping id, 0 none yet */
+	PFunction *functions;   /* one per profile frame; only code frames used */
+	PFunction **function_ptrs;
+	PLocation *locations;
+	PLocation **location_ptrs;
+	PLine *lines;
+	PLine **line_ptrs;
+	PSample *samples;
+	PSample **sample_ptrs;
+	uint64_t *location_ids; /* all samples' ids end to end */
+	PLabel *labels;         /* five per sample at most */
+	PLabel **label_ptrs;
+	int64_t *values;        /* two per sample at most */
+	int64_t *comments;
+	PValueType sample_types[2], *sample_type_ptrs[2], period_type;
+};
+
+static int add_mapping(struct builder *b, enum frame_kind kind)
+{
+	size_t n = b->msg.n_mapping;
+	int64_t name;
+
+	if (b->mapping_of_kind[kind])
+		return 0;
+	name = string_id(&b->strings, kind_info[kind].mapping);
+	if (name < 0)
+		return (int)name;
+	perftools__profiles__mapping__init(&b->mappings[n]);
+	b->mappings[n].id = n + 1;
+	b->mappings[n].filename = name;
+	b->mappings[n].has_functions = true;
+	b->mapping_ptrs[n] = &b->mappings[n];
+	b->mapping_of_kind[kind] = n + 1;
+	b->msg.n_mapping = n + 1;
+	return 0;
+}
+
+/* Functions and locations, one each per code frame; id = frame id + 1. */
+static int add_frames(struct builder *b, const struct profile *profile)
+{
+	size_t nr = profile__frame_count(profile);
+
+	b->functions = calloc(nr ? nr : 1, sizeof(*b->functions));
+	b->function_ptrs = calloc(nr ? nr : 1, sizeof(*b->function_ptrs));
+	b->locations = calloc(nr ? nr : 1, sizeof(*b->locations));
+	b->location_ptrs = calloc(nr ? nr : 1, sizeof(*b->location_ptrs));
+	b->lines = calloc(nr ? nr : 1, sizeof(*b->lines));
+	b->line_ptrs = calloc(nr ? nr : 1, sizeof(*b->line_ptrs));
+	if (!b->functions || !b->function_ptrs || !b->locations || !b->location_ptrs || !b->lines || !b->line_ptrs)
+		return -ENOMEM;
+	b->msg.mapping = b->mapping_ptrs;
+	b->msg.function = b->function_ptrs;
+	b->msg.location = b->location_ptrs;
+	for (size_t i = 0; i < nr; i++) {
+		enum frame_kind kind = profile__frame_kind(profile, (uint32_t)i);
+		const char *text = profile__frame_name(profile, (uint32_t)i), *suffix;
+		size_t len = strlen(text), n;
+		int64_t exact, plain;
+		char *name;
+		int err;
+
+		if (!is_code(kind))
+			continue;
+		err = add_mapping(b, kind);
+		if (err)
+			return err;
+		suffix = kind_info[kind].suffix;
+		name = strdup(text);
+		if (!name)
+			return -ENOMEM;
+		if (suffix && len >= strlen(suffix) && !strcmp(name + len - strlen(suffix), suffix))
+			name[len - strlen(suffix)] = '\0';
+		plain = string_id(&b->strings, name);
+		free(name);
+		exact = string_id(&b->strings, text);
+		if (plain < 0 || exact < 0)
+			return -ENOMEM;
+		n = b->msg.n_function;
+		perftools__profiles__function__init(&b->functions[n]);
+		b->functions[n].id = i + 1;
+		b->functions[n].name = plain;
+		b->functions[n].system_name = exact;
+		b->function_ptrs[n] = &b->functions[n];
+		perftools__profiles__line__init(&b->lines[n]);
+		b->lines[n].function_id = i + 1;
+		b->line_ptrs[n] = &b->lines[n];
+		perftools__profiles__location__init(&b->locations[n]);
+		b->locations[n].id = i + 1;
+		b->locations[n].mapping_id = b->mapping_of_kind[kind];
+		b->locations[n].n_line = 1;
+		b->locations[n].line = &b->line_ptrs[n];
+		b->location_ptrs[n] = &b->locations[n];
+		b->msg.n_function = b->msg.n_location = n + 1;
+	}
+	return 0;
+}
+
+static int add_label(struct builder *b, PSample *s, const char *key, const char *str, int64_t num)
+{
+	PLabel *l = &b->labels[(s - b->samples) * 5 + s->n_label];
+	int64_t k = string_id(&b->strings, key);
+
+	if (k < 0)
+		return -ENOMEM;
+	perftools__profiles__label__init(l);
+	l->key = k;
+	if (str) {
+		l->str = string_id(&b->strings, str);
+		if (l->str < 0)
+			return -ENOMEM;
+	} else {
+		l->num = num;
+	}
+	s->n_label++;
+	return 0;
+}
+
+/* The labels a root or state frame stands for. */
+static int add_frame_labels(struct builder *b, PSample *s, const char *text, enum frame_kind kind)
+{
+	size_t name_len;
+	uint32_t number;
+	char *name;
+	int err = 0;
+
+	if (kind == FRAME_KIND_STATE) {
+		if (strlen(text) < 3)
+			return 0;
+		name = strndup(text + 1, strlen(text) - 2); /* "[sleeping]" -> "sleeping" */
+		if (!name)
+			return -ENOMEM;
+		err = add_label(b, s, "state", name, 0);
+		free(name);
+		return err;
+	}
+	if (kind == FRAME_KIND_PROCESS) {
+		if (!view__parse_process(text, &name_len, &number))
+			return add_label(b, s, "process", text, 0);
+		name = strndup(text, name_len);
+		if (!name)
+			return -ENOMEM;
+		err = add_label(b, s, "process", name, 0) ?: add_label(b, s, "pid", NULL, number);
+		free(name);
+		return err;
+	}
+	if (kind == FRAME_KIND_THREAD && view__parse_thread(text, &name_len, &number)) {
+		name = strndup(text + 1, name_len);
+		if (!name)
+			return -ENOMEM;
+		err = add_label(b, s, "thread", name, 0) ?: add_label(b, s, "tid", NULL, number);
+		free(name);
+	}
+	return err;
+}
+
+static int add_samples(struct builder *b, const struct profile *profile, const struct output_meta *meta,
+		       bool time_weights, uint64_t period_ns)
+{
+	size_t nr = profile__stack_count(profile), ids = 0, n = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		size_t depth;
+		uint64_t count;
+
+		profile__stack(profile, i, &depth, &count);
+		ids += count ? depth : 0;
+	}
+	b->samples = calloc(nr ? nr : 1, sizeof(*b->samples));
+	b->sample_ptrs = calloc(nr ? nr : 1, sizeof(*b->sample_ptrs));
+	b->location_ids = calloc(ids ? ids : 1, sizeof(*b->location_ids));
+	b->labels = calloc(nr ? nr * 5 : 1, sizeof(*b->labels));
+	b->label_ptrs = calloc(nr ? nr * 5 : 1, sizeof(*b->label_ptrs));
+	b->values = calloc(nr ? nr * 2 : 1, sizeof(*b->values));
+	if (!b->samples || !b->sample_ptrs || !b->location_ids || !b->labels || !b->label_ptrs || !b->values)
+		return -ENOMEM;
+	b->msg.sample = b->sample_ptrs;
+	ids = 0;
+	for (size_t i = 0; i < nr; i++) {
+		size_t depth;
+		uint64_t count;
+		const uint32_t *frames = profile__stack(profile, i, &depth, &count);
+		PSample *s = &b->samples[n];
+
+		if (!count)
+			continue;
+		perftools__profiles__sample__init(s);
+		s->label = &b->label_ptrs[n * 5];
+		s->location_id = &b->location_ids[ids];
+		for (size_t k = depth; k-- > 0;) {
+			enum frame_kind kind = profile__frame_kind(profile, frames[k]);
+			int err;
+
+			if (is_code(kind)) {
+				s->location_id[s->n_location_id++] = frames[k] + 1;
+				continue;
+			}
+			if (s->n_label > 3)
+				continue;
+			err = add_frame_labels(b, s, profile__frame_name(profile, frames[k]), kind);
+			if (err)
+				return err;
+		}
+		for (size_t l = 0; l < s->n_label; l++)
+			s->label[l] = &b->labels[n * 5 + l];
+		ids += s->n_location_id;
+		s->value = &b->values[n * 2];
+		if (time_weights) {
+			s->value[0] = (int64_t)(count * 1000); /* microseconds to nanoseconds */
+			s->n_value = 1;
+		} else {
+			s->value[0] = (int64_t)count;
+			s->value[1] = (int64_t)(count * period_ns);
+			s->n_value = 2;
+		}
+		b->sample_ptrs[n++] = s;
+	}
+	b->msg.n_sample = n;
+	(void)meta;
+	return 0;
+}
+
+static int add_comment(struct builder *b, const char *key, const char *value)
+{
+	char *line;
+	int64_t id;
+
+	if (!value)
+		return 0;
+	if (asprintf(&line, "%s: %s", key, value) < 0)
+		return -ENOMEM;
+	id = string_id(&b->strings, line);
+	free(line);
+	if (id < 0)
+		return -ENOMEM;
+	b->comments[b->msg.n_comment++] = id;
+	return 0;
+}
+
+static int add_header(struct builder *b, const struct output_meta *meta, bool time_weights, uint64_t period_ns)
+{
+	const char *event = meta->event ? meta->event : "cpu";
+	char duration[64], frequency[32];
+	int64_t ids[4];
+
+	b->comments = calloc(8, sizeof(*b->comments));
+	if (!b->comments)
+		return -ENOMEM;
+	b->msg.comment = b->comments;
+	snprintf(duration, sizeof(duration), "%.3f s", meta->duration_s);
+	snprintf(frequency, sizeof(frequency), "%u Hz", meta->frequency_hz);
+	if (add_comment(b, "generator", "jbpfprof " JBPFPROF_VERSION) || add_comment(b, "event", event) ||
+	    add_comment(b, "title", meta->title) || add_comment(b, "duration", duration) ||
+	    add_comment(b, "frequency", frequency) || add_comment(b, "summary", meta->summary) ||
+	    add_comment(b, "process roots", meta->process_roots))
+		return -ENOMEM;
+	for (int i = 0; i < 2; i++) {
+		perftools__profiles__value_type__init(&b->sample_types[i]);
+		b->sample_type_ptrs[i] = &b->sample_types[i];
+	}
+	perftools__profiles__value_type__init(&b->period_type);
+	ids[0] = string_id(&b->strings, time_weights ? event : "samples");
+	ids[1] = string_id(&b->strings, time_weights ? "nanoseconds" : "count");
+	ids[2] = string_id(&b->strings, time_weights ? "wall" : "cpu");
+	ids[3] = string_id(&b->strings, "nanoseconds");
+	for (int i = 0; i < 4; i++)
+		if (ids[i] < 0)
+			return -ENOMEM;
+	b->sample_types[0].type = ids[0];
+	b->sample_types[0].unit = ids[1];
+	b->sample_types[1].type = ids[2];
+	b->sample_types[1].unit = ids[3];
+	b->msg.sample_type = b->sample_type_ptrs;
+	b->msg.n_sample_type = time_weights ? 1 : 2;
+	b->period_type = b->sample_types[1];
+	b->msg.period_type = &b->period_type;
+	b->msg.period = (int64_t)period_ns;
+	b->msg.duration_nanos = (int64_t)(meta->duration_s * 1e9);
+	b->msg.time_nanos = meta->start_unix_ns;
+	return 0;
+}
+
+static void builder_free(struct builder *b)
+{
+	strings_free(&b->strings);
+	free(b->functions);
+	free(b->function_ptrs);
+	free(b->locations);
+	free(b->location_ptrs);
+	free(b->lines);
+	free(b->line_ptrs);
+	free(b->samples);
+	free(b->sample_ptrs);
+	free(b->location_ids);
+	free(b->labels);
+	free(b->label_ptrs);
+	free(b->values);
+	free(b->comments);
+}
+
+/* Compresses data into a gzip stream on out. */
+static int write_gzip(const uint8_t *data, size_t len, FILE *out)
+{
+	uint8_t chunk[65536];
+	z_stream z = { 0 };
+	int flush, ret;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (uint8_t *)data;
+	do {
+		size_t in = len - (size_t)(z.next_in - data);
+
+		z.avail_in = in > (1u << 30) ? 1u << 30 : (uInt)in;
+		flush = in == z.avail_in ? Z_FINISH : Z_NO_FLUSH;
+		do {
+			z.next_out = chunk;
+			z.avail_out = sizeof(chunk);
+			ret = deflate(&z, flush);
+			if (ret == Z_STREAM_ERROR) {
+				deflateEnd(&z);
+				return -EIO;
+			}
+			fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out);
+		} while (z.avail_out == 0);
+	} while (flush != Z_FINISH);
+	deflateEnd(&z);
+	return ret == Z_STREAM_END ? 0 : -EIO;
+}
+
+int output_pprof_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
+{
+	bool time_weights = meta->event && strcmp(meta->event, "cpu");
+	uint64_t period_ns = meta->frequency_hz ? 1000000000ull / meta->frequency_hz : 0;
+	struct builder b = { 0 };
+	uint8_t *packed = NULL;
+	size_t len;
+	int err;
+
+	perftools__profiles__profile__init(&b.msg);
+	emit__begin(out);
+	err = string_id(&b.strings, "") < 0 ? -ENOMEM : 0;
+	if (!err)
+		err = add_header(&b, meta, time_weights, period_ns);
+	if (!err)
+		err = add_frames(&b, profile);
+	if (!err)
+		err = add_samples(&b, profile, meta, time_weights, period_ns);
+	if (!err) {
+		b.msg.string_table = b.strings.items;
+		b.msg.n_string_table = b.strings.nr;
+		len = perftools__profiles__profile__get_packed_size(&b.msg);
+		packed = malloc(len ? len : 1);
+		if (!packed)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		perftools__profiles__profile__pack(&b.msg, packed);
+		err = write_gzip(packed, len, out);
+	}
+	free(packed);
+	builder_free(&b);
+	if (err)
+		return err;
+	return emit__finish(out);
+}

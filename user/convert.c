@@ -1,0 +1,358 @@
+/*
+ * convert: jbpfprof convert and jbpfprof diff (contract in convert.h).
+ */
+#include "convert.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/output.h"
+#include "user/options.h"
+#include "user/outputs.h"
+#include "user/pprof_read.h"
+#include "user/view.h"
+
+struct convert_options {
+	const char *command;        /* "convert" or "diff" */
+	const char *inputs[2];
+	size_t nr_inputs;
+	const char *output_path;    /* NULL: see default_output */
+	enum output_format format;
+	bool format_given;
+	unsigned state_mask;        /* 0: all */
+	bool threads, annotate, reverse;
+	bool include_given, exclude_given;
+	regex_t include, exclude;
+	size_t top;
+};
+
+enum {
+	OPT_STATE = 256,
+	OPT_THREADS,
+	OPT_ANNOTATE,
+	OPT_INCLUDE,
+	OPT_EXCLUDE,
+	OPT_REVERSE,
+	OPT_TOP,
+};
+
+static const struct option long_options[] = {
+	{ "format", required_argument, NULL, 'o' },
+	{ "file", required_argument, NULL, 'f' },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "include", required_argument, NULL, OPT_INCLUDE },
+	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
+	{ "reverse", no_argument, NULL, OPT_REVERSE },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void print_help(const char *command)
+{
+	if (!strcmp(command, "diff"))
+		printf("Usage: jbpfprof diff BEFORE.pb.gz AFTER.pb.gz [-f FILE] [view options]\n"
+		       "\n"
+		       "Draw AFTER's flame graph with each frame coloured by how its share of the\n"
+		       "whole changed since BEFORE: red grew, blue shrank. Shares, not counts, are\n"
+		       "compared, so recordings of different lengths compare. Both recordings are\n"
+		       "seen through the same view options.\n"
+		       "\n"
+		       "  -f, --file FILE          where to write the page (default diff.html)\n");
+	else
+		printf("Usage: jbpfprof convert IN.pb.gz [-o FORMAT] [-f FILE] [view options]\n"
+		       "\n"
+		       "Render a recording written with -o pprof (or any pprof profile) again, in\n"
+		       "any format, seen through the view options.\n"
+		       "\n"
+		       "  -o, --format FORMAT      flamegraph, collapsed, text or pprof; default: from\n"
+		       "                           FILE's extension, else flamegraph\n"
+		       "  -f, --file FILE          where to write; '-' for standard output; default:\n"
+		       "                           standard output for collapsed and text, else IN's\n"
+		       "                           name with the format's extension, here\n"
+		       "      --top N              rows in each table of the text report (default %d)\n",
+		       DEFAULT_TEXT_TOP);
+	printf("\n"
+	       "View options:\n"
+	       "      --state LIST         keep only stacks in these states (running, runnable,\n"
+	       "                           sleeping, blocked; comma-separated): a wall recording\n"
+	       "                           with --state running is its CPU profile\n"
+	       "      --threads            start each stack with its [<thread name> tid=<tid>] frame\n"
+	       "      --annotate           mark Java frames _[j] compiled, _[i] inlined, _[0]\n"
+	       "                           interpreted\n"
+	       "      --include REGEX      keep only stacks with a frame that matches REGEX\n"
+	       "      --exclude REGEX      drop stacks with a frame that matches REGEX\n"
+	       "      --reverse            frames leaf first: who calls the hottest functions\n"
+	       "  -h, --help               this help\n");
+}
+
+static int usage_error(const struct convert_options *o, const char *message)
+{
+	fprintf(stderr, "jbpfprof %s: %s\nTry 'jbpfprof %s --help' for more information.\n", o->command, message,
+		o->command);
+	return 2;
+}
+
+static void free_options(struct convert_options *o)
+{
+	if (o->include_given)
+		regfree(&o->include);
+	if (o->exclude_given)
+		regfree(&o->exclude);
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inputs)
+{
+	char err[512];
+	uint64_t value;
+	int c;
+
+	o->command = argv[0];
+	o->format = OUTPUT_FLAMEGRAPH;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, nr_inputs == 1 ? ":o:f:h" : ":f:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (parse_format(optarg, &o->format)) {
+				snprintf(err, sizeof(err), "-o: unknown format '%s' (flamegraph, collapsed, text or pprof)",
+					 optarg);
+				return usage_error(o, err);
+			}
+			o->format_given = true;
+			break;
+		case 'f':
+			if (!optarg[0])
+				return usage_error(o, "-f: the file name is empty");
+			o->output_path = optarg;
+			break;
+		case OPT_STATE:
+			if (parse_states(optarg, &o->state_mask, err, sizeof(err)))
+				return usage_error(o, err);
+			break;
+		case OPT_THREADS:
+			o->threads = true;
+			break;
+		case OPT_ANNOTATE:
+			o->annotate = true;
+			break;
+		case OPT_REVERSE:
+			o->reverse = true;
+			break;
+		case OPT_INCLUDE:
+		case OPT_EXCLUDE:
+			if (c == OPT_INCLUDE ? o->include_given : o->exclude_given)
+				return usage_error(o, "--include and --exclude may each be given once: join patterns with |");
+			if (parse_pattern(c == OPT_INCLUDE ? "--include" : "--exclude", optarg,
+					  c == OPT_INCLUDE ? &o->include : &o->exclude, err, sizeof(err)))
+				return usage_error(o, err);
+			*(c == OPT_INCLUDE ? &o->include_given : &o->exclude_given) = true;
+			break;
+		case OPT_TOP:
+			if (parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))
+				return usage_error(o, err);
+			o->top = (size_t)value;
+			break;
+		case 'h':
+			print_help(o->command);
+			return 0;
+		case ':':
+			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
+			return usage_error(o, err);
+		default:
+			snprintf(err, sizeof(err), "unknown option '%s'", argv[optind - 1]);
+			return usage_error(o, err);
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (o->nr_inputs == nr_inputs) {
+			snprintf(err, sizeof(err), "unexpected argument '%s'", argv[optind]);
+			return usage_error(o, err);
+		}
+		o->inputs[o->nr_inputs++] = argv[optind];
+	}
+	if (o->nr_inputs < nr_inputs)
+		return usage_error(o, nr_inputs == 1 ? "name the recording to convert" : "name two recordings: BEFORE AFTER");
+	if (o->output_path && !o->format_given && nr_inputs == 1) {
+		int format = strcmp(o->output_path, "-") ? format_from_path(o->output_path) : OUTPUT_COLLAPSED;
+
+		if (format < 0) {
+			snprintf(err, sizeof(err), "-f: cannot tell the format from '%s'; add -o flamegraph, collapsed, "
+				 "text or pprof", o->output_path);
+			return usage_error(o, err);
+		}
+		o->format = (enum output_format)format;
+	}
+	if (o->reverse && o->format == OUTPUT_PPROF)
+		return usage_error(o, "--reverse makes no sense in a pprof file, whose stacks have a direction");
+	return -1;
+}
+
+/* IN's name without directory and recording extension, with the format's extension. */
+static void default_output(const char *input, enum output_format format, char *buf, size_t size)
+{
+	static const char *const endings[] = { ".pb.gz", ".pprof", ".gz", ".pb" };
+	const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
+	size_t len = strlen(base);
+
+	for (size_t i = 0; i < sizeof(endings) / sizeof(endings[0]); i++) {
+		size_t e = strlen(endings[i]);
+
+		if (len > e && !strcmp(base + len - e, endings[i])) {
+			len -= e;
+			break;
+		}
+	}
+	snprintf(buf, size, "%.*s%s.%s", (int)(len < 1000 ? len : 1000), base,
+		 format == OUTPUT_PPROF ? ".converted" : "", format_extension(format));
+}
+
+static enum view_process_root roots_of(const struct pprof_recording *rec)
+{
+	if (rec->process_roots && !strcmp(rec->process_roots, "pid"))
+		return VIEW_ROOT_PID;
+	if (rec->process_roots && !strcmp(rec->process_roots, "name"))
+		return VIEW_ROOT_NAME;
+	return VIEW_ROOT_NONE;
+}
+
+static struct view_config view_of(const struct convert_options *o, const struct pprof_recording *rec)
+{
+	bool whole = o->format == OUTPUT_PPROF;
+
+	return (struct view_config){
+		.process_root = whole ? VIEW_ROOT_PID : roots_of(rec),
+		.threads = whole || o->threads,
+		.annotate = whole || o->annotate,
+		.state_mask = o->state_mask,
+		.include = o->include_given ? &o->include : NULL,
+		.exclude = o->exclude_given ? &o->exclude : NULL,
+		.reverse = o->reverse,
+	};
+}
+
+/* Reads one recording, or says why not. */
+static int read_recording(const struct convert_options *o, const char *path, struct pprof_recording *rec)
+{
+	char err[512];
+
+	if (pprof_read(path, rec, err, sizeof(err))) {
+		fprintf(stderr, "jbpfprof %s: %s: %s\n", o->command, path, err);
+		return -1;
+	}
+	if (o->state_mask && !rec->has_states) {
+		fprintf(stderr, "jbpfprof %s: %s: --state needs a wall-clock or off-CPU recording; this one has no "
+			"states\n", o->command, path);
+		pprof_recording_free(rec);
+		return -1;
+	}
+	return 0;
+}
+
+/* The recording seen through the view, in a new profile; NULL (said) on failure. */
+static struct profile *viewed(const struct convert_options *o, const struct pprof_recording *rec, const char *path,
+			      struct view_stats *stats)
+{
+	struct view_config view = view_of(o, rec);
+	struct profile *p = profile__new(NULL);
+	int error = p ? view__apply(rec->profile, &view, p, stats) : -ENOMEM;
+
+	if (error) {
+		fprintf(stderr, "jbpfprof %s: %s: %s\n", o->command, path,
+			error == -ENOSPC ? "too many distinct stacks" : strerror(-error));
+		profile__free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* The summary of the recording and, when filters dropped anything, of that too. */
+static void describe(const struct convert_options *o, const struct pprof_recording *rec,
+		     const struct view_stats *stats, char *buf, size_t size)
+{
+	size_t used = (size_t)snprintf(buf, size, "%s", rec->summary ? rec->summary : "");
+
+	if (stats->stacks_dropped && used < size)
+		snprintf(buf + used, size - used, "%s%" PRIu64 " %s left out by the view", used ? "; " : "",
+			 stats->count_dropped, rec->time_weights ? "microseconds" : "samples");
+}
+
+static struct output_meta meta_of(const struct pprof_recording *rec, const char *title, const char *summary)
+{
+	return (struct output_meta){
+		.title = title,
+		.unit = rec->time_weights ? "microseconds" : "samples",
+		.duration_s = rec->duration_s,
+		.frequency_hz = rec->frequency_hz,
+		.summary = summary,
+		.event = rec->event,
+		.start_unix_ns = rec->start_unix_ns,
+		.process_roots = rec->process_roots,
+	};
+}
+
+int convert_main(int argc, char **argv)
+{
+	struct convert_options o = { 0 };
+	struct pprof_recording rec;
+	struct output_file file;
+	struct view_stats stats;
+	struct output_meta meta;
+	struct profile *p = NULL;
+	char path[1100], summary[2048], title[1024];
+	int status = parse(argc, argv, &o, 1), error;
+
+	if (status >= 0) {
+		free_options(&o);
+		return status;
+	}
+	status = 1;
+	if (read_recording(&o, o.inputs[0], &rec))
+		goto out;
+	p = viewed(&o, &rec, o.inputs[0], &stats);
+	if (!p)
+		goto out_rec;
+	if (!o.output_path)
+		default_output(o.inputs[0], o.format, path, sizeof(path));
+	else
+		snprintf(path, sizeof(path), "%s", o.output_path);
+	if (!o.output_path && (o.format == OUTPUT_COLLAPSED || o.format == OUTPUT_TEXT))
+		snprintf(path, sizeof(path), "-");
+	if (output_file__open(&file, path, o.format))
+		goto out_rec;
+	snprintf(title, sizeof(title), "%s", rec.title ? rec.title : "Profile");
+	describe(&o, &rec, &stats, summary, sizeof(summary));
+	meta = meta_of(&rec, title, summary);
+	switch (o.format) {
+	case OUTPUT_COLLAPSED:
+		error = output_collapsed_write(p, file.out);
+		break;
+	case OUTPUT_TEXT:
+		error = output_text_write(p, &meta, o.top, file.out);
+		break;
+	case OUTPUT_PPROF:
+		error = output_pprof_write(p, &meta, file.out);
+		break;
+	default:
+		error = output_flamegraph_write(p, &meta, file.out);
+		break;
+	}
+	if (output_file__finish(&file, error))
+		goto out_rec;
+	if (!file.to_stdout)
+		fprintf(stderr, "jbpfprof: wrote %s to %s\n", output_format_noun(o.format), file.path);
+	status = 0;
+out_rec:
+	pprof_recording_free(&rec);
+out:
+	profile__free(p);
+	free_options(&o);
+	return status;
+}

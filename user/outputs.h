@@ -1,0 +1,47 @@
+/*
+ * outputs: the files a command writes, opened before the work and named
+ * only once complete.
+ *
+ * Each file is created unnamed (O_TMPFILE) in its directory, so a path that
+ * cannot be written is reported before a recording starts, and a command
+ * that fails or is killed leaves no file behind and no existing file
+ * damaged: output_file__finish gives the finished file its name with one
+ * rename. On a filesystem without O_TMPFILE the file is created under its
+ * name at once. "-" is standard output.
+ *
+ * Under sudo each file is handed to the user who asked for it.
+ */
+#ifndef JBPF_OUTPUTS_H
+#define JBPF_OUTPUTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "output/output.h"
+
+struct output_file {
+	char path[4096];
+	enum output_format format;
+	FILE *out;          /* open until finished or discarded */
+	bool unnamed;       /* an O_TMPFILE, named when finished */
+	bool to_stdout;
+};
+
+/*
+ * Opens path ("-" for standard output) for format. Returns 0, or -1 after
+ * printing one line saying why.
+ */
+int output_file__open(struct output_file *f, const char *path, enum output_format format);
+/*
+ * After the writer: error is what it returned. Flushes, names and closes
+ * the file; returns 0, or -1 after printing one line saying why (the file
+ * is then discarded).
+ */
+int output_file__finish(struct output_file *f, int error);
+/* Closes a file not finished; an unnamed one vanishes, a named one is removed. */
+void output_file__discard(struct output_file *f);
+
+/* "flame graph", "collapsed stacks", ... for messages. */
+const char *output_format_noun(enum output_format format);
+
+#endif /* JBPF_OUTPUTS_H */

@@ -1,0 +1,559 @@
+/*
+ * pprof_read: a pprof file back into a profile (contract in pprof_read.h).
+ *
+ * Three stages, each refusing what it cannot vouch for: the bytes
+ * (regular file, bounded size, gzip inflated to a bounded size), the
+ * message (protobuf-c's unpacker checks the wire format), the meaning
+ * (every string index, id and label checked before use).
+ */
+#include "pprof_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "output/output.h"
+#include "proto/profile.pb-c.h"
+#include "user/aggregator.h"
+
+typedef Perftools__Profiles__Profile PProfile;
+typedef Perftools__Profiles__Sample PSample;
+typedef Perftools__Profiles__Label PLabel;
+typedef Perftools__Profiles__Location PLocation;
+
+/* Frames kept of one sample, leaf first; the profile cuts further at its own limit. */
+#define MAX_READ_DEPTH 4096
+
+static int fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- bytes ------------------------------------------------------------------- */
+
+static int inflate_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len, char *err, size_t size)
+{
+	z_stream z = { 0 };
+	size_t cap = len * 4 > 65536 ? len * 4 : 65536, used = 0;
+	uint8_t *buf;
+	int ret;
+
+	if (cap > PPROF_MAX_CONTENT_BYTES)
+		cap = PPROF_MAX_CONTENT_BYTES;
+	buf = malloc(cap);
+	if (!buf || inflateInit2(&z, 15 + 16) != Z_OK) {
+		free(buf);
+		return fail(err, size, "out of memory");
+	}
+	z.next_in = (uint8_t *)in;
+	z.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
+	for (;;) {
+		if (used == cap) {
+			uint8_t *grown;
+
+			if (cap >= PPROF_MAX_CONTENT_BYTES) {
+				ret = Z_MEM_ERROR;
+				break;
+			}
+			cap = cap * 2 > PPROF_MAX_CONTENT_BYTES ? PPROF_MAX_CONTENT_BYTES : cap * 2;
+			grown = realloc(buf, cap);
+			if (!grown) {
+				ret = Z_MEM_ERROR;
+				break;
+			}
+			buf = grown;
+		}
+		z.next_out = buf + used;
+		z.avail_out = (uInt)(cap - used > UINT32_MAX ? UINT32_MAX : cap - used);
+		ret = inflate(&z, Z_NO_FLUSH);
+		used = (size_t)(z.next_out - buf);
+		if (ret == Z_STREAM_END || (ret != Z_OK && ret != Z_BUF_ERROR))
+			break;
+		if (ret == Z_BUF_ERROR && z.avail_in == 0)
+			break; /* input ended before the stream did */
+	}
+	inflateEnd(&z);
+	if (ret == Z_STREAM_END) {
+		*out = buf;
+		*out_len = used;
+		return 0;
+	}
+	free(buf);
+	if (ret == Z_MEM_ERROR && cap >= PPROF_MAX_CONTENT_BYTES)
+		return fail(err, size, "the gzip data inflates to more than %u MiB", PPROF_MAX_CONTENT_BYTES >> 20);
+	if (ret == Z_MEM_ERROR)
+		return fail(err, size, "out of memory");
+	if (ret == Z_BUF_ERROR || ret == Z_OK)
+		return fail(err, size, "truncated gzip data (the file ends inside the compressed stream)");
+	return fail(err, size, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
+}
+
+/* ---- meaning ------------------------------------------------------------------ */
+
+struct id_index {
+	uint64_t id;
+	size_t index;
+};
+
+static int id_compare(const void *a, const void *b)
+{
+	uint64_t x = ((const struct id_index *)a)->id, y = ((const struct id_index *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The index of the item with this id, or -1. */
+static ssize_t find_id(const struct id_index *ids, size_t n, uint64_t id)
+{
+	struct id_index key = { id, 0 }, *hit = bsearch(&key, ids, n, sizeof(*ids), id_compare);
+
+	return hit ? (ssize_t)hit->index : -1;
+}
+
+struct reader {
+	const PProfile *msg;
+	struct pprof_recording *rec;
+	struct id_index *functions, *locations, *mappings;
+	int64_t *location_frames;   /* per location, its first frame in frames_flat */
+	uint32_t *frames_flat;      /* each location's frames, root first */
+	size_t value_index;
+	bool value_ns;              /* values are nanoseconds, counted in microseconds */
+	char *err;
+	size_t err_size;
+};
+
+static const char *string_at(const struct reader *r, int64_t index)
+{
+	if (index < 0 || (uint64_t)index >= r->msg->n_string_table)
+		return NULL;
+	return r->msg->string_table[index];
+}
+
+static int sorted_ids(struct reader *r, const char *what, size_t n, uint64_t (*id_of)(const PProfile *, size_t),
+		      struct id_index **out)
+{
+	struct id_index *ids = calloc(n ? n : 1, sizeof(*ids));
+
+	if (!ids)
+		return fail(r->err, r->err_size, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		ids[i].id = id_of(r->msg, i);
+		ids[i].index = i;
+		if (!ids[i].id) {
+			free(ids);
+			return fail(r->err, r->err_size, "%s %zu has id 0", what, i);
+		}
+	}
+	qsort(ids, n, sizeof(*ids), id_compare);
+	for (size_t i = 1; i < n; i++)
+		if (ids[i].id == ids[i - 1].id) {
+			uint64_t dup = ids[i].id;
+
+			free(ids);
+			return fail(r->err, r->err_size, "two %ss have id %" PRIu64, what, dup);
+		}
+	*out = ids;
+	return 0;
+}
+
+static uint64_t function_id(const PProfile *m, size_t i)
+{
+	return m->function[i]->id;
+}
+
+static uint64_t location_id(const PProfile *m, size_t i)
+{
+	return m->location[i]->id;
+}
+
+static uint64_t mapping_id(const PProfile *m, size_t i)
+{
+	return m->mapping[i]->id;
+}
+
+/* The kind a location's mapping stands for: one of our pseudo-mappings, else native code. */
+static enum frame_kind kind_of_mapping(const char *filename)
+{
+	for (int k = 0; k < FRAME_KIND_NR; k++) {
+		const char *name = output_pprof_mapping_name((enum frame_kind)k);
+
+		if (name && filename && !strcmp(name, filename))
+			return (enum frame_kind)k;
+	}
+	return FRAME_KIND_NATIVE;
+}
+
+/* Every location's frames, interned once: lines are innermost first, frames root first. */
+static int intern_locations(struct reader *r)
+{
+	const PProfile *m = r->msg;
+	size_t total = 0, at = 0;
+
+	for (size_t i = 0; i < m->n_location; i++) {
+		if (m->location[i]->n_line > MAX_READ_DEPTH)
+			return fail(r->err, r->err_size, "location %" PRIu64 " has %zu lines", m->location[i]->id,
+				    m->location[i]->n_line);
+		total += m->location[i]->n_line;
+	}
+	r->location_frames = calloc(m->n_location + 1, sizeof(*r->location_frames));
+	r->frames_flat = calloc(total ? total : 1, sizeof(*r->frames_flat));
+	if (!r->location_frames || !r->frames_flat)
+		return fail(r->err, r->err_size, "out of memory");
+	for (size_t i = 0; i < m->n_location; i++) {
+		const PLocation *loc = m->location[i];
+		enum frame_kind kind = FRAME_KIND_NATIVE;
+
+		if (loc->mapping_id) {
+			ssize_t mi = find_id(r->mappings, m->n_mapping, loc->mapping_id);
+
+			if (mi < 0)
+				return fail(r->err, r->err_size, "location %" PRIu64 " names mapping %" PRIu64
+					    ", which does not exist", loc->id, loc->mapping_id);
+			kind = kind_of_mapping(string_at(r, m->mapping[mi]->filename));
+		}
+		r->location_frames[i] = (int64_t)at;
+		for (size_t l = loc->n_line; l-- > 0;) {
+			ssize_t fi = find_id(r->functions, m->n_function, loc->line[l]->function_id);
+			const char *name, *exact;
+			int64_t id;
+
+			if (fi < 0)
+				return fail(r->err, r->err_size, "location %" PRIu64 " names function %" PRIu64
+					    ", which does not exist", loc->id, loc->line[l]->function_id);
+			name = string_at(r, m->function[fi]->name);
+			exact = string_at(r, m->function[fi]->system_name);
+			if (!name || !exact)
+				return fail(r->err, r->err_size, "function %" PRIu64 " has a name outside the string table",
+					    m->function[fi]->id);
+			id = profile__intern(r->rec->profile, *exact ? exact : *name ? name : "[unnamed]", kind);
+			if (id < 0)
+				return fail(r->err, r->err_size, "too many distinct frames");
+			r->frames_flat[at++] = (uint32_t)id;
+		}
+	}
+	r->location_frames[m->n_location] = (int64_t)at;
+	return 0;
+}
+
+/* ---- labels ---------------------------------------------------------------- */
+
+struct sample_labels {
+	const char *process, *thread, *state;
+	int64_t pid, tid;      /* -1 when absent */
+};
+
+static int read_labels(struct reader *r, size_t n, const PSample *s, struct sample_labels *out)
+{
+	out->process = out->thread = out->state = NULL;
+	out->pid = out->tid = -1;
+	for (size_t i = 0; i < s->n_label; i++) {
+		const PLabel *l = s->label[i];
+		const char *key = string_at(r, l->key), *str = string_at(r, l->str);
+		bool numeric;
+
+		if (!key || !str)
+			return fail(r->err, r->err_size, "sample %zu: a label refers outside the string table", n);
+		numeric = !strcmp(key, "pid") || !strcmp(key, "tid");
+		if (numeric) {
+			if (l->str)
+				return fail(r->err, r->err_size, "sample %zu: label %s must be a number, not \"%.40s\"", n,
+					    key, str);
+			if (l->num < 0 || l->num > UINT32_MAX)
+				return fail(r->err, r->err_size, "sample %zu: label %s is %" PRId64
+					    ", not a process or thread id", n, key, l->num);
+			*(key[0] == 'p' ? &out->pid : &out->tid) = l->num;
+			continue;
+		}
+		if (strcmp(key, "process") && strcmp(key, "thread") && strcmp(key, "state"))
+			continue; /* another tool's label: not ours to judge */
+		if (!l->str && l->num)
+			return fail(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
+		if (!strcmp(key, "state")) {
+			char frame[32];
+			bool known = false;
+
+			snprintf(frame, sizeof(frame), "[%.20s]", str);
+			for (int st = 0; st < JBPF_STATE_NR; st++)
+				known |= !strcmp(frame, aggregator__state_frame((enum jbpf_state)st));
+			if (!known || strlen(str) > 20)
+				return fail(r->err, r->err_size, "sample %zu: label state is \"%.40s\", not one of "
+					    "running, runnable, sleeping, blocked", n, str);
+			out->state = str;
+		} else {
+			*(key[0] == 'p' ? &out->process : &out->thread) = str;
+		}
+	}
+	return 0;
+}
+
+/* ---- samples ---------------------------------------------------------------- */
+
+static int push_named(struct reader *r, uint32_t *stack, size_t *depth, const char *name, enum frame_kind kind)
+{
+	int64_t id = profile__intern(r->rec->profile, name, kind);
+
+	if (id < 0)
+		return fail(r->err, r->err_size, "too many distinct frames");
+	stack[(*depth)++] = (uint32_t)id;
+	return 0;
+}
+
+static int add_sample(struct reader *r, size_t n, uint32_t *stack)
+{
+	const PSample *s = r->msg->sample[n];
+	struct sample_labels labels;
+	size_t depth = 0, frames = 0, first_location = 0;
+	char *name = NULL;
+	int64_t value;
+	uint64_t count;
+	int err;
+
+	if (s->n_value != r->msg->n_sample_type)
+		return fail(r->err, r->err_size, "sample %zu has %zu values for %zu sample types", n, s->n_value,
+			    r->msg->n_sample_type);
+	value = s->value[r->value_index];
+	if (value < 0)
+		return fail(r->err, r->err_size, "sample %zu has a negative value", n);
+	count = r->value_ns ? ((uint64_t)value + 500) / 1000 : (uint64_t)value;
+	if (read_labels(r, n, s, &labels))
+		return -1;
+	/* Frames of the locations, leaf first, keeping the leafmost MAX_READ_DEPTH. */
+	for (size_t i = 0; i < s->n_location_id; i++) {
+		ssize_t li = find_id(r->locations, r->msg->n_location, s->location_id[i]);
+
+		if (li < 0)
+			return fail(r->err, r->err_size, "sample %zu names location %" PRIu64 ", which does not exist",
+				    n, s->location_id[i]);
+		frames += (size_t)(r->location_frames[li + 1] - r->location_frames[li]);
+		if (frames > MAX_READ_DEPTH)
+			break;
+		first_location = i + 1;
+	}
+	if (labels.process || labels.pid >= 0) {
+		if (labels.pid >= 0 && asprintf(&name, "%s (pid %" PRId64 ")", labels.process ? labels.process : "[unknown]",
+						labels.pid) < 0)
+			return fail(r->err, r->err_size, "out of memory");
+		err = push_named(r, stack, &depth, name ? name : labels.process, FRAME_KIND_PROCESS);
+		free(name);
+		name = NULL;
+		if (err)
+			return err;
+	}
+	if (labels.tid >= 0 || labels.thread) {
+		if (asprintf(&name, labels.tid >= 0 ? "[%s tid=%" PRId64 "]" : "[%s]",
+			     labels.thread ? labels.thread : "[unknown]", labels.tid) < 0)
+			return fail(r->err, r->err_size, "out of memory");
+		err = push_named(r, stack, &depth, name, FRAME_KIND_THREAD);
+		free(name);
+		if (err)
+			return err;
+	}
+	for (size_t i = first_location; i-- > 0;) {
+		ssize_t li = find_id(r->locations, r->msg->n_location, s->location_id[i]);
+
+		for (int64_t f = r->location_frames[li]; f < r->location_frames[li + 1]; f++)
+			stack[depth++] = r->frames_flat[f];
+	}
+	if (labels.state) {
+		char frame[32];
+
+		snprintf(frame, sizeof(frame), "[%s]", labels.state);
+		if (push_named(r, stack, &depth, frame, FRAME_KIND_STATE))
+			return -1;
+		r->rec->has_states = true;
+	}
+	err = profile__add(r->rec->profile, stack, depth, count);
+	if (err == -ENOSPC)
+		return fail(r->err, r->err_size, "too many distinct stacks");
+	if (err)
+		return fail(r->err, r->err_size, "out of memory");
+	return 0;
+}
+
+/* ---- the header --------------------------------------------------------------- */
+
+static char *comment_value(const struct reader *r, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (size_t i = 0; i < r->msg->n_comment; i++) {
+		const char *c = string_at(r, r->msg->comment[i]);
+
+		if (c && !strncmp(c, key, klen) && c[klen] == ':' && c[klen + 1] == ' ')
+			return strdup(c + klen + 2);
+	}
+	return NULL;
+}
+
+static int read_header(struct reader *r)
+{
+	struct pprof_recording *rec = r->rec;
+	const PProfile *m = r->msg;
+	char *text;
+	ssize_t samples = -1, time = -1;
+
+	for (size_t i = 0; i < m->n_sample_type; i++) {
+		const char *type = string_at(r, m->sample_type[i]->type), *unit = string_at(r, m->sample_type[i]->unit);
+
+		if (!type || !unit)
+			return fail(r->err, r->err_size, "sample type %zu refers outside the string table", i);
+		if (samples < 0 && (!strcmp(type, "samples") || !strcmp(unit, "count")))
+			samples = (ssize_t)i;
+		if (time < 0 && (!strcmp(type, "wall") || !strcmp(type, "offcpu")) && !strcmp(unit, "nanoseconds"))
+			time = (ssize_t)i;
+	}
+	if (!m->n_sample_type)
+		return fail(r->err, r->err_size, "the profile has no sample type");
+	rec->event = comment_value(r, "event");
+	if (time >= 0 && (samples < 0 || (rec->event && strcmp(rec->event, "cpu")))) {
+		r->value_index = (size_t)time;
+		r->value_ns = true;
+		rec->time_weights = true;
+	} else if (samples >= 0) {
+		r->value_index = (size_t)samples;
+	} else {
+		r->value_index = m->default_sample_type > 0 ? 0 : m->n_sample_type - 1;
+		for (size_t i = 0; i < m->n_sample_type; i++)
+			if (m->default_sample_type && m->sample_type[i]->type == m->default_sample_type)
+				r->value_index = i;
+	}
+	if (!rec->event)
+		rec->event = strdup(string_at(r, m->sample_type[r->value_index]->type));
+	rec->title = comment_value(r, "title");
+	rec->summary = comment_value(r, "summary");
+	rec->process_roots = comment_value(r, "process roots");
+	text = comment_value(r, "frequency");
+	if (text && sscanf(text, "%u", &rec->frequency_hz) != 1)
+		rec->frequency_hz = 0;
+	free(text);
+	if (!rec->frequency_hz && m->period > 0 && m->period <= 1000000000)
+		rec->frequency_hz = (unsigned)(1000000000 / m->period);
+	rec->duration_s = m->duration_nanos > 0 ? (double)m->duration_nanos / 1e9 : 0.0;
+	rec->start_unix_ns = m->time_nanos;
+	if (!rec->event)
+		return fail(r->err, r->err_size, "out of memory");
+	return 0;
+}
+
+static int read_message(struct reader *r)
+{
+	const PProfile *m = r->msg;
+	uint32_t *stack;
+	int err;
+
+	if (!m->n_string_table || m->string_table[0][0])
+		return fail(r->err, r->err_size, "not a pprof profile: its string table does not start with \"\"");
+	if (read_header(r) || sorted_ids(r, "function", m->n_function, function_id, &r->functions) ||
+	    sorted_ids(r, "location", m->n_location, location_id, &r->locations) ||
+	    sorted_ids(r, "mapping", m->n_mapping, mapping_id, &r->mappings) || intern_locations(r))
+		return -1;
+	stack = malloc((MAX_READ_DEPTH * 2 + 4) * sizeof(*stack));
+	if (!stack)
+		return fail(r->err, r->err_size, "out of memory");
+	err = 0;
+	for (size_t i = 0; !err && i < m->n_sample; i++)
+		err = add_sample(r, i, stack);
+	free(stack);
+	return err;
+}
+
+int pprof_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size)
+{
+	struct reader r = { .rec = rec, .err = err, .err_size = err_size };
+	uint8_t *inflated = NULL;
+	PProfile *msg;
+	int ret;
+
+	memset(rec, 0, sizeof(*rec));
+	if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
+		if (inflate_gzip(data, len, &inflated, &len, err, err_size))
+			return -1;
+		data = inflated;
+	}
+	msg = perftools__profiles__profile__unpack(NULL, len, data);
+	free(inflated);
+	if (!msg)
+		return fail(err, err_size, "not a pprof profile (not gzip, and not a protobuf message of that shape)");
+	rec->profile = profile__new(NULL);
+	r.msg = msg;
+	ret = rec->profile ? read_message(&r) : fail(err, err_size, "out of memory");
+	perftools__profiles__profile__free_unpacked(msg, NULL);
+	free(r.functions);
+	free(r.locations);
+	free(r.mappings);
+	free(r.location_frames);
+	free(r.frames_flat);
+	if (ret)
+		pprof_recording_free(rec);
+	return ret;
+}
+
+int pprof_read(const char *path, struct pprof_recording *rec, char *err, size_t err_size)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	uint8_t *data;
+	size_t got = 0;
+	struct stat st;
+	int ret;
+
+	memset(rec, 0, sizeof(*rec));
+	if (fd < 0)
+		return fail(err, err_size, "cannot open: %s", strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(err, err_size, "not a regular file");
+	}
+	if ((uint64_t)st.st_size > PPROF_MAX_FILE_BYTES) {
+		close(fd);
+		return fail(err, err_size, "larger than %u MiB", PPROF_MAX_FILE_BYTES >> 20);
+	}
+	data = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!data) {
+		close(fd);
+		return fail(err, err_size, "out of memory");
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
+
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+
+			free(data);
+			close(fd);
+			return fail(err, err_size, "cannot read: %s", strerror(e));
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	if (!got) {
+		free(data);
+		return fail(err, err_size, "empty file, not a pprof profile");
+	}
+	ret = pprof_read_buffer(data, got, rec, err, err_size);
+	free(data);
+	return ret;
+}
+
+void pprof_recording_free(struct pprof_recording *rec)
+{
+	profile__free(rec->profile);
+	free(rec->event);
+	free(rec->title);
+	free(rec->summary);
+	free(rec->process_roots);
+	memset(rec, 0, sizeof(*rec));
+}

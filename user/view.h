@@ -1,0 +1,76 @@
+/*
+ * view: one way of looking at a recording, made from the profile that keeps
+ * everything.
+ *
+ * A recording meant to be viewed later (a pprof file) is aggregated in full:
+ * every stack starts with its process frame, "name (pid N)", and its thread
+ * frame, "[name tid=N]"; Java frames keep how they ran (compiled, inlined,
+ * interpreted, with their _[j] _[i] _[0] suffixes); a wall-clock stack ends
+ * in its state frame. view__apply derives from such a profile exactly the
+ * profile a recording made with the view's options would have aggregated
+ * directly, and then filters it:
+ *
+ *   process_root  none, the name alone, or "name (pid N)"
+ *   threads       keep the thread frames
+ *   annotate      keep how Java frames ran; otherwise they become plain
+ *                 Java frames without suffix
+ *   state_mask    keep only stacks whose state frame is among these
+ *                 (stacks with no state frame are kept)
+ *   include       keep only stacks with a frame whose name matches
+ *   exclude       drop stacks with a frame whose name matches
+ *   reverse       frames leaf first
+ *
+ * Frames the view leaves out of the source are left out of the stack, and
+ * stacks that become equal are merged. The patterns are matched against the
+ * frames as the view shows them, before reversing.
+ *
+ * A profile that was not aggregated in full (no process or thread frames)
+ * is viewed as it is: what is not there is not added.
+ */
+#ifndef JBPF_VIEW_H
+#define JBPF_VIEW_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "user/profile.h"
+
+enum view_process_root {
+	VIEW_ROOT_NONE,
+	VIEW_ROOT_NAME,   /* "name" */
+	VIEW_ROOT_PID,    /* "name (pid N)" */
+};
+
+struct view_config {
+	enum view_process_root process_root;
+	bool threads;
+	bool annotate;
+	unsigned state_mask;      /* 1 << enum jbpf_state per state kept; 0 keeps all */
+	const regex_t *include;   /* NULL: keep all */
+	const regex_t *exclude;   /* NULL: drop none */
+	bool reverse;
+};
+
+struct view_stats {
+	uint64_t stacks_dropped;  /* stacks the state and pattern filters left out */
+	uint64_t count_dropped;   /* their counts */
+};
+
+/*
+ * Adds the view of every stack of from to to (a new profile, limits as
+ * wanted). Returns 0, or a negative errno from profile__add (-ENOSPC when
+ * to is full: the stacks added so far stay). stats may be NULL.
+ */
+int view__apply(const struct profile *from, const struct view_config *config, struct profile *to,
+		struct view_stats *stats);
+
+/*
+ * Splits a process frame "name (pid N)" into its name's length and N; false
+ * when the text has no such ending.
+ */
+bool view__parse_process(const char *frame, size_t *name_len, uint32_t *pid);
+/* Splits a thread frame "[name tid=N]" the same way (name_len from name's start, frame + 1). */
+bool view__parse_thread(const char *frame, size_t *name_len, uint32_t *tid);
+
+#endif /* JBPF_VIEW_H */
