@@ -15,6 +15,8 @@
  *
  * A function is a frame name: frames with the same name and different kinds
  * (a Java method seen both interpreted and compiled, say) are one row.
+ * Process, thread and state frames are not functions: a wall-clock
+ * stack's self time goes to its innermost function, not to "[sleeping]".
  * Self counts the samples whose stack ends in the function; total those
  * whose stack contains it anywhere, each sample once even when the
  * function recurses, so a total never exceeds 100%. Percentages are of the
@@ -30,6 +32,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +59,16 @@ static int frame_name_compare(const void *a, const void *b, void *arg)
 
 	return strcmp(profile__frame_name(profile, *(const uint32_t *)a),
 		      profile__frame_name(profile, *(const uint32_t *)b));
+}
+
+/*
+ * The frames that name code, or stand for code that could not be read:
+ * not the process, thread and state frames around a stack, which are not
+ * places in a program.
+ */
+static bool is_function(enum frame_kind kind)
+{
+	return kind != FRAME_KIND_PROCESS && kind != FRAME_KIND_THREAD && kind != FRAME_KIND_STATE;
 }
 
 /* Groups frames by name; each group becomes one function. */
@@ -88,11 +101,19 @@ static int functions_build(const struct profile *profile, struct functions *fns)
 		uint64_t count;
 		const uint32_t *frames = profile__stack(profile, s, &depth, &count);
 
+		size_t leaf = depth;
+
 		if (!depth || !count)
 			continue;
-		fns->items[fns->of_frame[frames[depth - 1]]].self += count;
+		while (leaf > 0 && !is_function(profile__frame_kind(profile, frames[leaf - 1])))
+			leaf--;
+		if (leaf)
+			fns->items[fns->of_frame[frames[leaf - 1]]].self += count;
 		for (size_t d = 0; d < depth; d++) {
 			struct function *f = &fns->items[fns->of_frame[frames[d]]];
+
+			if (!is_function(profile__frame_kind(profile, frames[d])))
+				continue;
 
 			if (f->last_stack != s + 1) {
 				f->last_stack = s + 1;

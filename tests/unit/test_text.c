@@ -120,6 +120,41 @@ static void check_row(const struct table *t, const char *name, uint64_t count, u
 	assert_true(r->percent < 100.0 * (double)count / (double)grand_total + 0.006);
 }
 
+/*
+ * A wall-clock stack: thread root, functions, state. Self time belongs to
+ * the innermost function, and neither the thread nor the state is a row.
+ */
+static void process_thread_and_state_frames_are_not_functions(void **state)
+{
+	struct profile *p = profile__new(NULL);
+	uint32_t s[5];
+	struct table self, total;
+	char *text;
+
+	assert_non_null(p);
+	s[0] = intern_ok(p, "app (pid 7)", FRAME_KIND_PROCESS);
+	s[1] = intern_ok(p, "[worker tid=8]", FRAME_KIND_THREAD);
+	s[2] = intern_ok(p, "main", FRAME_KIND_NATIVE);
+	s[3] = intern_ok(p, "read_[k]", FRAME_KIND_KERNEL);
+	s[4] = intern_ok(p, "[sleeping]", FRAME_KIND_STATE);
+	assert_int_equal(profile__add(p, s, 5, 70), 0);
+	s[3] = intern_ok(p, "[running]", FRAME_KIND_STATE);
+	assert_int_equal(profile__add(p, s, 4, 30), 0);
+	text = report_of(p, NULL, 0);
+	parse_table(text, "Top 30 functions by self", &self);
+	parse_table(text, "Top 30 functions by total", &total);
+	assert_int_equal(self.nr, 2);
+	check_row(&self, "read_[k]", 70, 100);
+	check_row(&self, "main", 30, 100);
+	assert_int_equal(total.nr, 2);
+	check_row(&total, "main", 100, 100);
+	assert_null(find_row(&total, "[sleeping]"));
+	assert_null(find_row(&total, "[worker tid=8]"));
+	assert_null(find_row(&total, "app (pid 7)"));
+	free(text);
+	profile__free(p);
+}
+
 static void self_and_total_count_recursion_once(void **state)
 {
 	struct profile *p = recursive_profile();
@@ -292,6 +327,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(self_and_total_count_recursion_once),
+		cmocka_unit_test(process_thread_and_state_frames_are_not_functions),
 		cmocka_unit_test(recursive_leaf_counts_once),
 		cmocka_unit_test(rows_are_ordered_by_count_then_name),
 		cmocka_unit_test(top_limits_the_rows),
