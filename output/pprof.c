@@ -18,11 +18,13 @@
  *   function      one per frame: name without the kind's suffix ("_[k]",
  *                 "_[j]", ...), system_name the frame's exact text
  *   location      one per frame, one line, in the mapping of its kind
- *   mapping       one per kind of frame that is not native code, named
- *                 "[kernel.kallsyms]", "[jit]", "[java]", "[java compiled]",
- *                 "[java inlined]", "[java interpreted]", "[jbpfprof]" (frames
- *                 standing for what could not be read); native frames are in
- *                 "[native]"
+ *   mapping       one per file native code was seen in, with its path and
+ *                 build-id (hex) when the recording noted them (a full
+ *                 aggregation does: profile__module); native frames of
+ *                 unknown file in "[native]"; and one per other kind of
+ *                 frame: "[kernel.kallsyms]", "[jit]", "[java]",
+ *                 "[java compiled]", "[java inlined]", "[java interpreted]",
+ *                 "[jbpfprof]" (frames standing for what could not be read)
  *   comment       "key: value" lines: the generator, event, title,
  *                 duration, frequency, the summary of what was lost, and
  *                 how the recording's own views rooted stacks in processes
@@ -162,8 +164,9 @@ static bool is_code(enum frame_kind kind)
 struct builder {
 	PProfile msg;
 	struct strings strings;
-	PMapping mappings[FRAME_KIND_NR], *mapping_ptrs[FRAME_KIND_NR];
+	PMapping *mappings, **mapping_ptrs; /* one per kind, then one per module */
 	uint64_t mapping_of_kind[FRAME_KIND_NR];   /* mapping id, 0 none yet */
+	uint64_t *mapping_of_module;               /* by module number; 0 none yet */
 	PFunction *functions;   /* one per profile frame; only code frames used */
 	PFunction **function_ptrs;
 	PLocation *locations;
@@ -180,31 +183,53 @@ struct builder {
 	PValueType sample_types[2], *sample_type_ptrs[2], period_type;
 };
 
-static int add_mapping(struct builder *b, enum frame_kind kind)
+/* A new mapping named filename (and build_id, "" for none); its id, or 0 out of memory. */
+static uint64_t new_mapping(struct builder *b, const char *filename, const char *build_id)
 {
 	size_t n = b->msg.n_mapping;
-	int64_t name;
+	int64_t name = string_id(&b->strings, filename), id = string_id(&b->strings, build_id);
 
-	if (b->mapping_of_kind[kind])
+	if (name < 0 || id < 0)
 		return 0;
-	name = string_id(&b->strings, kind_info[kind].mapping);
-	if (name < 0)
-		return (int)name;
 	perftools__profiles__mapping__init(&b->mappings[n]);
 	b->mappings[n].id = n + 1;
 	b->mappings[n].filename = name;
+	b->mappings[n].build_id = id;
 	b->mappings[n].has_functions = true;
 	b->mapping_ptrs[n] = &b->mappings[n];
-	b->mapping_of_kind[kind] = n + 1;
 	b->msg.n_mapping = n + 1;
-	return 0;
+	return n + 1;
+}
+
+/*
+ * The mapping of a frame: its module's file for native code whose file is
+ * known, else the pseudo-mapping of its kind. 0 when out of memory.
+ */
+static uint64_t mapping_of(struct builder *b, const struct profile *profile, uint32_t frame, enum frame_kind kind)
+{
+	uint32_t module = kind == FRAME_KIND_NATIVE ? profile__frame_module(profile, frame) : 0;
+
+	if (module) {
+		if (!b->mapping_of_module[module])
+			b->mapping_of_module[module] = new_mapping(b, profile__module_path(profile, module),
+								   profile__module_build_id(profile, module));
+		return b->mapping_of_module[module];
+	}
+	if (!b->mapping_of_kind[kind])
+		b->mapping_of_kind[kind] = new_mapping(b, kind_info[kind].mapping, "");
+	return b->mapping_of_kind[kind];
 }
 
 /* Functions and locations, one each per code frame; id = frame id + 1. */
 static int add_frames(struct builder *b, const struct profile *profile)
 {
-	size_t nr = profile__frame_count(profile);
+	size_t nr = profile__frame_count(profile), nr_modules = profile__module_count(profile);
 
+	b->mappings = calloc(FRAME_KIND_NR + nr_modules, sizeof(*b->mappings));
+	b->mapping_ptrs = calloc(FRAME_KIND_NR + nr_modules, sizeof(*b->mapping_ptrs));
+	b->mapping_of_module = calloc(nr_modules + 1, sizeof(*b->mapping_of_module));
+	if (!b->mappings || !b->mapping_ptrs || !b->mapping_of_module)
+		return -ENOMEM;
 	b->functions = calloc(nr ? nr : 1, sizeof(*b->functions));
 	b->function_ptrs = calloc(nr ? nr : 1, sizeof(*b->function_ptrs));
 	b->locations = calloc(nr ? nr : 1, sizeof(*b->locations));
@@ -221,14 +246,14 @@ static int add_frames(struct builder *b, const struct profile *profile)
 		const char *text = profile__frame_name(profile, (uint32_t)i), *suffix;
 		size_t len = strlen(text), n;
 		int64_t exact, plain;
+		uint64_t mapping;
 		char *name;
-		int err;
 
 		if (!is_code(kind))
 			continue;
-		err = add_mapping(b, kind);
-		if (err)
-			return err;
+		mapping = mapping_of(b, profile, (uint32_t)i, kind);
+		if (!mapping)
+			return -ENOMEM;
 		suffix = kind_info[kind].suffix;
 		name = strdup(text);
 		if (!name)
@@ -251,7 +276,7 @@ static int add_frames(struct builder *b, const struct profile *profile)
 		b->line_ptrs[n] = &b->lines[n];
 		perftools__profiles__location__init(&b->locations[n]);
 		b->locations[n].id = i + 1;
-		b->locations[n].mapping_id = b->mapping_of_kind[kind];
+		b->locations[n].mapping_id = mapping;
 		b->locations[n].n_line = 1;
 		b->locations[n].line = &b->line_ptrs[n];
 		b->location_ptrs[n] = &b->locations[n];
@@ -447,6 +472,9 @@ static int add_header(struct builder *b, const struct output_meta *meta, bool ti
 static void builder_free(struct builder *b)
 {
 	strings_free(&b->strings);
+	free(b->mappings);
+	free(b->mapping_ptrs);
+	free(b->mapping_of_module);
 	free(b->functions);
 	free(b->function_ptrs);
 	free(b->locations);

@@ -288,6 +288,27 @@ static enum sym_status resolve_user(struct symbolizer *sym, uint32_t tgid, uint6
 	}
 }
 
+int symbolizer__user_module(struct symbolizer *sym, uint32_t tgid, uint64_t addr, struct sym_module *out)
+{
+	struct file_symbols fs = { 0 };
+	struct process *p;
+	struct mapping *m;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	p = proccache__get(sym->processes, tgid, &err);
+	m = p ? process__find_mapping(p, addr) : NULL;
+	if (!m || m->kind != PROCMAPS_FILE || !m->path)
+		return -ENOENT;
+	snprintf(out->path, sizeof(out->path), "%s", m->path);
+	if (m->has_file && !filecache__get(sym->files, &m->key, &fs) && fs.img &&
+	    fs.img->build_id_len <= sizeof(out->build_id)) {
+		memcpy(out->build_id, fs.img->build_id, fs.img->build_id_len);
+		out->build_id_len = fs.img->build_id_len;
+	}
+	return 0;
+}
+
 enum sym_status symbolizer__user(struct symbolizer *sym, uint32_t tgid, uint64_t addr, char *buf,
 				 size_t size)
 {

@@ -112,6 +112,20 @@ void symbolizer__forget_process(struct symbolizer *sym, uint32_t tgid);
 enum sym_status symbolizer__user(struct symbolizer *sym, uint32_t tgid, uint64_t addr, char *buf,
 				 size_t size);
 
+/* The file a user address lies in, for formats that name it (pprof mappings). */
+struct sym_module {
+	char path[512];           /* as /proc/PID/maps says */
+	uint8_t build_id[64];
+	size_t build_id_len;      /* 0: the file has no build-id note, or is not ELF */
+};
+
+/*
+ * The file mapping of process tgid that holds addr. Returns 0, or -ENOENT
+ * when addr is in no file mapping (anonymous or unknown memory). Uses only
+ * what symbolizer__user has already loaded for that address.
+ */
+int symbolizer__user_module(struct symbolizer *sym, uint32_t tgid, uint64_t addr, struct sym_module *out);
+
 /*
  * The process's name (comm) as read when the process was first loaded
  * (loading it now if it is not known), or NULL if unknown. Valid until the

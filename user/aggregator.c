@@ -103,6 +103,29 @@ static bool push(struct aggregator *agg, size_t *depth, const char *name, enum f
 	return true;
 }
 
+/*
+ * push, for a user frame at addr: a native frame seen for the first time
+ * is given the file it lies in (with config.modules), for pprof mappings.
+ */
+static bool push_user(struct aggregator *agg, size_t *depth, const char *name, enum frame_kind kind,
+		      uint32_t tgid, uint64_t addr)
+{
+	size_t known = profile__frame_count(agg->profile);
+	struct sym_module m;
+	char hex[2 * sizeof(m.build_id) + 1];
+
+	if (!push(agg, depth, name, kind))
+		return false;
+	if (!agg->config.modules || kind != FRAME_KIND_NATIVE || profile__frame_count(agg->profile) == known ||
+	    symbolizer__user_module(agg->sym, tgid, addr, &m))
+		return true;
+	for (size_t i = 0; i < m.build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", m.build_id[i]);
+	hex[2 * m.build_id_len] = '\0';
+	profile__set_frame_module(agg->profile, agg->frames[*depth - 1], profile__module(agg->profile, m.path, hex));
+	return true;
+}
+
 static const char *stack_error_reason(int error, bool user)
 {
 	switch (-error) {
@@ -168,7 +191,7 @@ static bool add_user_frames(struct aggregator *agg, const struct jbpf_sample *s,
 		uint64_t addr = i == 0 ? ips[i] : ips[i] - 1;
 		enum sym_status status = symbolizer__user(agg->sym, s->tgid, addr, name, sizeof(name));
 
-		if (!push(agg, depth, name, status == SYM_JIT ? FRAME_KIND_JIT : FRAME_KIND_NATIVE))
+		if (!push_user(agg, depth, name, status == SYM_JIT ? FRAME_KIND_JIT : FRAME_KIND_NATIVE, s->tgid, addr))
 			return false;
 	}
 	return true;
@@ -526,9 +549,12 @@ void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *s, s
 		    !push(agg, &depth, stack_error_reason(s->ustack_err, true), FRAME_KIND_LOST))
 			goto full;
 	}
-	for (size_t i = cut; i-- > 0;)
-		if (!push(agg, &depth, frames[i].name, frames[i].kind))
+	for (size_t i = cut; i-- > 0;) {
+		const __u64 *ips = s->ips + s->kstack_len;
+
+		if (!push_user(agg, &depth, frames[i].name, frames[i].kind, s->tgid, i == 0 ? ips[i] : ips[i] - 1))
 			goto full;
+	}
 	if (!add_kernel_frames(agg, s, &depth) || !finish_stack(agg, s, depth))
 		goto full;
 	return;

@@ -45,6 +45,7 @@ struct aggregator_config {
 	bool annotate;           /* suffix Java frames _[j] _[i] _[0] by how they ran */
 	bool time_weights;       /* wall-clock or off-CPU profile, see above */
 	unsigned state_mask;     /* with time_weights: 1 << state for each state kept */
+	bool modules;            /* note each native frame's file and build-id (profile__module) */
 };
 
 struct javamap;

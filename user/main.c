@@ -486,6 +486,7 @@ static int record(struct recording *rec)
 						   : AGGREGATOR_ROOT_NONE,
 		.thread_root = rec->full || o->threads,
 		.annotate = rec->full || o->annotate,
+		.modules = rec->full,
 		.time_weights = o->event != EVENT_CPU,
 		.state_mask = o->state_mask,
 	};

@@ -197,6 +197,16 @@ static enum frame_kind kind_of_mapping(const char *filename)
 	return FRAME_KIND_NATIVE;
 }
 
+/* The module a native mapping names (its file and build-id), or 0 for none. */
+static uint32_t module_of(struct reader *r, const Perftools__Profiles__Mapping *mapping)
+{
+	const char *file = string_at(r, mapping->filename), *build_id = string_at(r, mapping->build_id);
+
+	if (!file || !*file || !strcmp(file, output_pprof_mapping_name(FRAME_KIND_NATIVE)))
+		return 0;
+	return profile__module(r->rec->profile, file, build_id ? build_id : "");
+}
+
 /* Every location's frames, interned once: lines are innermost first, frames root first. */
 static int intern_locations(struct reader *r)
 {
@@ -216,6 +226,7 @@ static int intern_locations(struct reader *r)
 	for (size_t i = 0; i < m->n_location; i++) {
 		const PLocation *loc = m->location[i];
 		enum frame_kind kind = FRAME_KIND_NATIVE;
+		uint32_t module = 0;
 
 		if (loc->mapping_id) {
 			ssize_t mi = find_id(r->mappings, m->n_mapping, loc->mapping_id);
@@ -224,6 +235,7 @@ static int intern_locations(struct reader *r)
 				return fail(r->err, r->err_size, "location %" PRIu64 " names mapping %" PRIu64
 					    ", which does not exist", loc->id, loc->mapping_id);
 			kind = kind_of_mapping(string_at(r, m->mapping[mi]->filename));
+			module = kind == FRAME_KIND_NATIVE ? module_of(r, m->mapping[mi]) : 0;
 		}
 		r->location_frames[i] = (int64_t)at;
 		for (size_t l = loc->n_line; l-- > 0;) {
@@ -242,6 +254,7 @@ static int intern_locations(struct reader *r)
 			id = profile__intern(r->rec->profile, *exact ? exact : *name ? name : "[unnamed]", kind);
 			if (id < 0)
 				return fail(r->err, r->err_size, "too many distinct frames");
+			profile__set_frame_module(r->rec->profile, (uint32_t)id, module);
 			r->frames_flat[at++] = (uint32_t)id;
 		}
 	}

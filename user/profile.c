@@ -24,8 +24,17 @@
 struct frame {
 	char *name;
 	enum frame_kind kind;
+	uint32_t module;  /* 0: none, else index + 1 in modules */
 	uint64_t hash;
 };
+
+struct module {
+	char *path;
+	char *build_id;
+};
+
+/* Modules are few (the files code runs from); more than this are not named. */
+#define MAX_MODULES 65536
 
 struct stack {
 	size_t first;   /* offset of the first id in stack_ids */
@@ -38,6 +47,8 @@ struct profile {
 	struct profile_limits limits;
 	struct frame *frames;
 	size_t nr_frames, cap_frames;
+	struct module *modules;
+	size_t nr_modules, cap_modules;
 	uint32_t *frame_index;
 	size_t frame_index_cap;
 
@@ -118,6 +129,11 @@ void profile__free(struct profile *p)
 	for (size_t i = 0; i < p->nr_frames; i++)
 		free(p->frames[i].name);
 	free(p->frames);
+	for (size_t i = 0; i < p->nr_modules; i++) {
+		free(p->modules[i].path);
+		free(p->modules[i].build_id);
+	}
+	free(p->modules);
 	free(p->frame_index);
 	free(p->stack_ids);
 	free(p->stacks);
@@ -214,6 +230,7 @@ int64_t profile__intern(struct profile *p, const char *name, enum frame_kind kin
 	if (!f->name)
 		return -ENOMEM;
 	f->kind = kind;
+	f->module = 0;
 	f->hash = h;
 	slot = h & (p->frame_index_cap - 1);
 	while (p->frame_index[slot])
@@ -333,4 +350,51 @@ const uint32_t *profile__stack(const struct profile *p, size_t i, size_t *depth,
 uint64_t profile__total(const struct profile *p)
 {
 	return p->total;
+}
+
+uint32_t profile__module(struct profile *p, const char *path, const char *build_id)
+{
+	struct module *m;
+
+	for (size_t i = 0; i < p->nr_modules; i++)
+		if (!strcmp(p->modules[i].path, path) && !strcmp(p->modules[i].build_id, build_id))
+			return (uint32_t)(i + 1);
+	if (p->nr_modules >= MAX_MODULES ||
+	    reserve((void **)&p->modules, &p->cap_modules, p->nr_modules + 1, sizeof(*p->modules)))
+		return 0;
+	m = &p->modules[p->nr_modules];
+	m->path = strdup(path);
+	m->build_id = strdup(build_id);
+	if (!m->path || !m->build_id) {
+		free(m->path);
+		free(m->build_id);
+		return 0;
+	}
+	return (uint32_t)++p->nr_modules;
+}
+
+void profile__set_frame_module(struct profile *p, uint32_t frame, uint32_t module)
+{
+	if (frame < p->nr_frames && module <= p->nr_modules && !p->frames[frame].module)
+		p->frames[frame].module = module;
+}
+
+uint32_t profile__frame_module(const struct profile *p, uint32_t frame)
+{
+	return frame < p->nr_frames ? p->frames[frame].module : 0;
+}
+
+size_t profile__module_count(const struct profile *p)
+{
+	return p->nr_modules;
+}
+
+const char *profile__module_path(const struct profile *p, uint32_t module)
+{
+	return module && module <= p->nr_modules ? p->modules[module - 1].path : NULL;
+}
+
+const char *profile__module_build_id(const struct profile *p, uint32_t module)
+{
+	return module && module <= p->nr_modules ? p->modules[module - 1].build_id : NULL;
 }

@@ -84,4 +84,21 @@ const uint32_t *profile__stack(const struct profile *profile, size_t i, size_t *
 /* Sum of all stack counts. */
 uint64_t profile__total(const struct profile *profile);
 
+/*
+ * Modules: the files native frames come from, kept for formats that name
+ * them (pprof's mappings). A module is (path, build-id as lowercase hex, ""
+ * when unknown), numbered from 1; a frame names at most one (the first
+ * given: a function name is interned once, whatever file it was seen in).
+ * profile__module returns the number of (path, build_id), adding it if
+ * new, or 0 when out of memory or past 65536 modules.
+ */
+uint32_t profile__module(struct profile *profile, const char *path, const char *build_id);
+/* Sets frame's module, once: 0 means none. */
+void profile__set_frame_module(struct profile *profile, uint32_t frame, uint32_t module);
+uint32_t profile__frame_module(const struct profile *profile, uint32_t frame);
+size_t profile__module_count(const struct profile *profile);
+/* NULL for a module that does not exist (0 included). */
+const char *profile__module_path(const struct profile *profile, uint32_t module);
+const char *profile__module_build_id(const struct profile *profile, uint32_t module);
+
 #endif /* JBPF_PROFILE_H */

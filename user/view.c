@@ -110,6 +110,15 @@ static bool show_frame(const struct view_config *config, char *buf, enum frame_k
 	}
 }
 
+static void copy_module(const struct profile *from, uint32_t frame, struct profile *to, uint32_t to_frame)
+{
+	uint32_t module = profile__frame_module(from, frame);
+
+	if (module)
+		profile__set_frame_module(to, to_frame, profile__module(to, profile__module_path(from, module),
+									  profile__module_build_id(from, module)));
+}
+
 static int map_frames(const struct profile *from, const struct view_config *config, struct profile *to,
 		      struct shown *shown)
 {
@@ -132,6 +141,7 @@ static int map_frames(const struct profile *from, const struct view_config *conf
 				return (int)id;
 			}
 			shown[i].id = (uint32_t)id;
+			copy_module(from, (uint32_t)i, to, (uint32_t)id);
 			shown[i].included = config->include && !regexec(config->include, buf, 0, NULL, 0);
 			shown[i].excluded = config->exclude && !regexec(config->exclude, buf, 0, NULL, 0);
 		}
