@@ -213,6 +213,10 @@ static int intern_locations(struct reader *r)
 	const PProfile *m = r->msg;
 	size_t total = 0, at = 0;
 
+	for (size_t i = 0; i < m->n_mapping; i++)
+		if (!string_at(r, m->mapping[i]->filename) || !string_at(r, m->mapping[i]->build_id))
+			return fail(r->err, r->err_size, "mapping %" PRIu64 " has a file name or build-id outside the string table",
+				    m->mapping[i]->id);
 	for (size_t i = 0; i < m->n_location; i++) {
 		if (m->location[i]->n_line > MAX_READ_DEPTH)
 			return fail(r->err, r->err_size, "location %" PRIu64 " has %zu lines", m->location[i]->id,
@@ -264,6 +268,20 @@ static int intern_locations(struct reader *r)
 
 /* ---- labels ---------------------------------------------------------------- */
 
+/*
+ * Up to 40 bytes of a string from the file, fit for a one-line message:
+ * control characters (a newline, an escape sequence) become '?'.
+ */
+static const char *quoted(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; s[n] && n < 40 && n + 1 < size; n++)
+		buf[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7f ? '?' : s[n];
+	buf[n] = '\0';
+	return buf;
+}
+
 struct sample_labels {
 	const char *process, *thread, *state;
 	int64_t pid, tid;      /* -1 when absent */
@@ -276,6 +294,7 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 	for (size_t i = 0; i < s->n_label; i++) {
 		const PLabel *l = s->label[i];
 		const char *key = string_at(r, l->key), *str = string_at(r, l->str);
+		char shown[41];
 		bool numeric;
 
 		if (!key || !str)
@@ -283,8 +302,8 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 		numeric = !strcmp(key, "pid") || !strcmp(key, "tid");
 		if (numeric) {
 			if (l->str)
-				return fail(r->err, r->err_size, "sample %zu: label %s must be a number, not \"%.40s\"", n,
-					    key, str);
+				return fail(r->err, r->err_size, "sample %zu: label %s must be a number, not \"%s\"", n,
+					    key, quoted(str, shown, sizeof(shown)));
 			if (l->num < 0 || l->num > UINT32_MAX)
 				return fail(r->err, r->err_size, "sample %zu: label %s is %" PRId64
 					    ", not a process or thread id", n, key, l->num);
@@ -303,8 +322,8 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 			for (int st = 0; st < JBPF_STATE_NR; st++)
 				known |= !strcmp(frame, aggregator__state_frame((enum jbpf_state)st));
 			if (!known || strlen(str) > 20)
-				return fail(r->err, r->err_size, "sample %zu: label state is \"%.40s\", not one of "
-					    "running, runnable, sleeping, blocked", n, str);
+				return fail(r->err, r->err_size, "sample %zu: label state is \"%s\", not one of "
+					    "running, runnable, sleeping, blocked", n, quoted(str, shown, sizeof(shown)));
 			out->state = str;
 		} else {
 			*(key[0] == 'p' ? &out->process : &out->thread) = str;
@@ -431,6 +450,9 @@ static int read_header(struct reader *r)
 	}
 	if (!m->n_sample_type)
 		return fail(r->err, r->err_size, "the profile has no sample type");
+	for (size_t i = 0; i < m->n_comment; i++)
+		if (!string_at(r, m->comment[i]))
+			return fail(r->err, r->err_size, "comment %zu refers outside the string table", i);
 	rec->event = comment_value(r, "event");
 	if (time >= 0 && (samples < 0 || (rec->event && strcmp(rec->event, "cpu")))) {
 		r->value_index = (size_t)time;

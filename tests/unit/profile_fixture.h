@@ -1,11 +1,15 @@
 /*
  * Helpers shared by the tests that build profiles by hand (profile,
- * collapsed, flamegraph, text). Include after <cmocka.h>.
+ * collapsed, flamegraph, text, view, pprof). Include after <cmocka.h>.
  */
 #ifndef JBPF_TEST_PROFILE_FIXTURE_H
 #define JBPF_TEST_PROFILE_FIXTURE_H
 
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "user/profile.h"
 
@@ -16,6 +20,78 @@ static inline uint32_t intern_ok(struct profile *p, const char *name, enum frame
 
 	assert_true(id >= 0);
 	return (uint32_t)id;
+}
+
+static inline int profile_fixture_compare_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * lines[0..n) sorted and joined, each followed by "\n"; the caller frees
+ * it. The lines are sorted in place.
+ */
+static inline char *sorted_text(char **lines, size_t n)
+{
+	size_t len = 1;
+	char *text;
+
+	qsort(lines, n, sizeof(*lines), profile_fixture_compare_lines);
+	for (size_t i = 0; i < n; i++)
+		len += strlen(lines[i]) + 1;
+	text = calloc(1, len);
+	assert_non_null(text);
+	for (size_t i = 0; i < n; i++) {
+		strcat(text, lines[i]);
+		strcat(text, "\n");
+	}
+	return text;
+}
+
+/*
+ * Every stack of p with its count, one line each, "name|kind;name|kind COUNT"
+ * (root first, kind as frame_kind_name says), lines sorted: two profiles
+ * hold the same stacks, frames and counts exactly when their texts are
+ * equal. The caller frees the text.
+ */
+static inline char *profile_text(const struct profile *p)
+{
+	size_t nr = profile__stack_count(p);
+	char **lines = calloc(nr ? nr : 1, sizeof(*lines));
+	char *text;
+
+	assert_non_null(lines);
+	for (size_t i = 0; i < nr; i++) {
+		size_t depth, len = 0;
+		uint64_t count;
+		const uint32_t *frames = profile__stack(p, i, &depth, &count);
+		FILE *out = open_memstream(&lines[i], &len);
+
+		assert_non_null(out);
+		for (size_t d = 0; d < depth; d++)
+			fprintf(out, "%s%s|%s", d ? ";" : "", profile__frame_name(p, frames[d]),
+				frame_kind_name(profile__frame_kind(p, frames[d])));
+		fprintf(out, " %" PRIu64, count);
+		assert_int_equal(fclose(out), 0);
+	}
+	text = sorted_text(lines, nr);
+	for (size_t i = 0; i < nr; i++)
+		free(lines[i]);
+	free(lines);
+	return text;
+}
+
+/* The same text from lines written by hand (each "name|kind;... COUNT"). */
+static inline char *lines_text(const char *const *expected, size_t n)
+{
+	char **lines = calloc(n ? n : 1, sizeof(*lines));
+	char *text;
+
+	assert_non_null(lines);
+	memcpy(lines, expected, n * sizeof(*lines));
+	text = sorted_text(lines, n);
+	free(lines);
+	return text;
 }
 
 #endif /* JBPF_TEST_PROFILE_FIXTURE_H */

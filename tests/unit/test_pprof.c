@@ -1,0 +1,1195 @@
+/*
+ * Unit tests for output/pprof.c and user/pprof_read.c: a profile written
+ * and read back, the pprof message itself, the reader on corrupt input,
+ * and hand-built messages for each error the reader names.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "profile_fixture.h"
+
+#include "output/output.h"
+#include "proto/profile.pb-c.h"
+#include "user/pprof_read.h"
+#include "user/profile.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+typedef Perftools__Profiles__Profile PProfile;
+typedef Perftools__Profiles__ValueType PValueType;
+typedef Perftools__Profiles__Sample PSample;
+typedef Perftools__Profiles__Label PLabel;
+typedef Perftools__Profiles__Mapping PMapping;
+typedef Perftools__Profiles__Location PLocation;
+typedef Perftools__Profiles__Line PLine;
+typedef Perftools__Profiles__Function PFunction;
+
+/* ---- the recordings written --------------------------------------------------- */
+
+struct frame_spec {
+	const char *name;
+	enum frame_kind kind;
+};
+
+/* One stack of a full profile and the labels its root and state frames stand for. */
+struct stack_spec {
+	struct frame_spec frames[9];  /* root first; ends at a NULL name */
+	uint64_t count;               /* distinct within a table: it tells the samples apart */
+	const char *process, *thread, *state;
+	int64_t pid, tid;
+};
+
+#define APP { "app (pid 42)", FRAME_KIND_PROCESS }
+#define DB { "db (pid 7)", FRAME_KIND_PROCESS }
+#define T43 { "[worker tid=43]", FRAME_KIND_THREAD }
+#define T44 { "[worker tid=44]", FRAME_KIND_THREAD }
+#define DB_MAIN { "[db main tid=7]", FRAME_KIND_THREAD }
+#define MAIN { "main", FRAME_KIND_NATIVE }
+#define BAR { "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED }
+#define BAZ { "Foo.baz_[i]", FRAME_KIND_JAVA_INLINED }
+#define QUX { "Foo.qux_[0]", FRAME_KIND_JAVA_INTERP }
+#define PLAIN { "Foo.plain", FRAME_KIND_JAVA }
+#define STUB { "Interpreter", FRAME_KIND_JIT }
+#define READ { "read_[k]", FRAME_KIND_KERNEL }
+#define LOST { "[no user stack]", FRAME_KIND_LOST }
+#define STATE(s) { "[" s "]", FRAME_KIND_STATE }
+
+/* cpu: counts are samples. */
+static const struct stack_spec cpu_stacks[] = {
+	{ { APP, T43, MAIN, BAR, BAZ, READ }, 5, "app", "worker", NULL, 42, 43 },
+	{ { APP, T43, MAIN, BAR, QUX }, 3, "app", "worker", NULL, 42, 43 },
+	{ { APP, T44, MAIN, STUB, PLAIN }, 2, "app", "worker", NULL, 42, 44 },
+	{ { APP, T43, LOST }, 1, "app", "worker", NULL, 42, 43 },
+	{ { DB, DB_MAIN, MAIN }, 4, "db", "db main", NULL, 7, 7 },
+};
+
+/* wall: counts are microseconds; every stack ends in its state. */
+static const struct stack_spec wall_stacks[] = {
+	{ { APP, T43, MAIN, BAR, BAZ, READ, STATE("sleeping") }, 1500000, "app", "worker", "sleeping", 42, 43 },
+	{ { APP, T43, MAIN, BAR, QUX, STATE("running") }, 250, "app", "worker", "running", 42, 43 },
+	{ { APP, T44, MAIN, STUB, PLAIN, STATE("runnable") }, 3, "app", "worker", "runnable", 42, 44 },
+	{ { APP, T43, LOST, STATE("blocked") }, 999, "app", "worker", "blocked", 42, 43 },
+	{ { DB, DB_MAIN, MAIN, STATE("sleeping") }, 12, "db", "db main", "sleeping", 7, 7 },
+};
+
+/* What the format says a code frame of each kind becomes: its mapping, the suffix its name loses. */
+static const struct {
+	const char *mapping, *suffix;
+} code_kinds[FRAME_KIND_NR] = {
+	[FRAME_KIND_NATIVE] = { "[native]", "" },
+	[FRAME_KIND_KERNEL] = { "[kernel.kallsyms]", "_[k]" },
+	[FRAME_KIND_JIT] = { "[jit]", "" },
+	[FRAME_KIND_JAVA] = { "[java]", "" },
+	[FRAME_KIND_JAVA_INLINED] = { "[java inlined]", "_[i]" },
+	[FRAME_KIND_JAVA_INTERP] = { "[java interpreted]", "_[0]" },
+	[FRAME_KIND_JAVA_COMPILED] = { "[java compiled]", "_[j]" },
+	[FRAME_KIND_LOST] = { "[jbpfprof]", "" },
+};
+
+static struct profile *profile_of(const struct stack_spec *stacks, size_t n)
+{
+	struct profile *p = profile__new(NULL);
+
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t ids[ARRAY_SIZE(stacks[i].frames)];
+		size_t depth = 0;
+
+		for (; stacks[i].frames[depth].name; depth++)
+			ids[depth] = intern_ok(p, stacks[i].frames[depth].name, stacks[i].frames[depth].kind);
+		assert_int_equal(profile__add(p, ids, depth, stacks[i].count), 0);
+	}
+	return p;
+}
+
+static const struct output_meta cpu_meta = {
+	.title = "CPU profile of app",
+	.duration_s = 2.5,
+	.frequency_hz = 99,
+	.summary = "15 samples, 0 lost",
+	.event = "cpu",
+	.start_unix_ns = 1700000000123456789,
+	.process_roots = "pid",
+};
+
+static const struct output_meta wall_meta = {
+	.title = "Wall-clock profile of app",
+	.duration_s = 10.25,
+	.frequency_hz = 99,
+	.summary = "all threads, 3 short waits not sampled",
+	.event = "wall",
+	.start_unix_ns = 1700000000000000000,
+	.process_roots = "pid",
+};
+
+/* The pprof file of p, as bytes; the caller frees them. */
+static uint8_t *write_pprof(const struct profile *p, const struct output_meta *meta, size_t *len)
+{
+	char *data = NULL;
+	FILE *out = open_memstream(&data, len);
+
+	assert_non_null(out);
+	assert_int_equal(output_pprof_write(p, meta, out), 0);
+	assert_int_equal(fclose(out), 0);
+	return (uint8_t *)data;
+}
+
+static uint8_t *written_file(const struct stack_spec *stacks, size_t n, const struct output_meta *meta, size_t *len)
+{
+	struct profile *p = profile_of(stacks, n);
+	uint8_t *data = write_pprof(p, meta, len);
+
+	profile__free(p);
+	return data;
+}
+
+/* ---- gzip -------------------------------------------------------------------- */
+
+static uint8_t *gunzip(const uint8_t *in, size_t len, size_t *out_len)
+{
+	z_stream z = { 0 };
+	size_t cap = 1 << 16;
+	uint8_t *out = malloc(cap);
+	int ret;
+
+	assert_non_null(out);
+	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (uint8_t *)in;
+	z.avail_in = (uInt)len;
+	do {
+		if (z.total_out == cap) {
+			cap *= 2;
+			out = realloc(out, cap);
+			assert_non_null(out);
+		}
+		z.next_out = out + z.total_out;
+		z.avail_out = (uInt)(cap - z.total_out);
+		ret = inflate(&z, Z_NO_FLUSH);
+		assert_true(ret == Z_OK || ret == Z_STREAM_END);
+	} while (ret != Z_STREAM_END);
+	*out_len = z.total_out;
+	inflateEnd(&z);
+	return out;
+}
+
+static uint8_t *gzip(const uint8_t *in, size_t len, size_t *out_len)
+{
+	z_stream z = { 0 };
+	size_t cap;
+	uint8_t *out;
+
+	assert_int_equal(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	cap = deflateBound(&z, len);
+	out = malloc(cap);
+	assert_non_null(out);
+	z.next_in = (uint8_t *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	return out;
+}
+
+static PProfile *decode(const uint8_t *gz, size_t len)
+{
+	size_t plain_len;
+	uint8_t *plain = gunzip(gz, len, &plain_len);
+	PProfile *msg = perftools__profiles__profile__unpack(NULL, plain_len, plain);
+
+	free(plain);
+	assert_non_null(msg);
+	return msg;
+}
+
+/* ---- written, then read back ------------------------------------------------- */
+
+static void read_ok(const uint8_t *data, size_t len, struct pprof_recording *rec)
+{
+	char err[256] = "";
+
+	if (pprof_read_buffer(data, len, rec, err, sizeof(err)))
+		fail_msg("read failed: %s", err);
+}
+
+static void assert_same_stacks(const struct profile *want, const struct profile *got)
+{
+	char *a = profile_text(want), *b = profile_text(got);
+
+	assert_string_equal(b, a);
+	free(a);
+	free(b);
+}
+
+static void check_round_trip(const struct stack_spec *stacks, size_t n, const struct output_meta *meta,
+			     bool time_weights, bool has_states)
+{
+	struct profile *p = profile_of(stacks, n);
+	size_t len;
+	uint8_t *data = write_pprof(p, meta, &len);
+	struct pprof_recording rec;
+
+	read_ok(data, len, &rec);
+	assert_same_stacks(p, rec.profile);
+	assert_string_equal(rec.event, meta->event);
+	assert_string_equal(rec.title, meta->title);
+	assert_string_equal(rec.summary, meta->summary);
+	assert_string_equal(rec.process_roots, meta->process_roots);
+	assert_int_equal(rec.frequency_hz, meta->frequency_hz);
+	assert_true(fabs(rec.duration_s - meta->duration_s) < 1e-9);
+	assert_int_equal(rec.start_unix_ns, meta->start_unix_ns);
+	assert_int_equal(rec.time_weights, time_weights);
+	assert_int_equal(rec.has_states, has_states);
+	pprof_recording_free(&rec);
+	free(data);
+	profile__free(p);
+}
+
+static void cpu_profile_reads_back_as_written(void **state)
+{
+	check_round_trip(cpu_stacks, ARRAY_SIZE(cpu_stacks), &cpu_meta, false, false);
+}
+
+static void wall_profile_reads_back_as_written(void **state)
+{
+	check_round_trip(wall_stacks, ARRAY_SIZE(wall_stacks), &wall_meta, true, true);
+}
+
+/* What a view leaves in a profile (no thread frames, process names alone) reads back as it was. */
+static void profile_without_thread_frames_reads_back(void **state)
+{
+	static const struct stack_spec stacks[] = {
+		{ .frames = { { "app", FRAME_KIND_PROCESS }, MAIN, BAR }, .count = 6 },
+		{ .frames = { MAIN, READ }, .count = 2 },
+	};
+	struct output_meta meta = cpu_meta;
+
+	meta.process_roots = "name";
+	check_round_trip(stacks, ARRAY_SIZE(stacks), &meta, false, false);
+}
+
+static void empty_profile_reads_back_empty(void **state)
+{
+	struct profile *p = profile__new(NULL);
+	size_t len;
+	uint8_t *data;
+	struct pprof_recording rec;
+
+	assert_non_null(p);
+	data = write_pprof(p, &cpu_meta, &len);
+	read_ok(data, len, &rec);
+	assert_int_equal(profile__stack_count(rec.profile), 0);
+	assert_string_equal(rec.event, "cpu");
+	pprof_recording_free(&rec);
+	free(data);
+	profile__free(p);
+}
+
+/* ---- the message itself ------------------------------------------------------- */
+
+static const char *string_of(const PProfile *msg, int64_t index)
+{
+	assert_true(index >= 0 && (uint64_t)index < msg->n_string_table);
+	return msg->string_table[index];
+}
+
+static const PLocation *location_of(const PProfile *msg, uint64_t id)
+{
+	for (size_t i = 0; i < msg->n_location; i++)
+		if (msg->location[i]->id == id)
+			return msg->location[i];
+	fail_msg("no location %" PRIu64, id);
+	return NULL;
+}
+
+static const PFunction *function_of(const PProfile *msg, uint64_t id)
+{
+	for (size_t i = 0; i < msg->n_function; i++)
+		if (msg->function[i]->id == id)
+			return msg->function[i];
+	fail_msg("no function %" PRIu64, id);
+	return NULL;
+}
+
+static const PMapping *mapping_of(const PProfile *msg, uint64_t id)
+{
+	for (size_t i = 0; i < msg->n_mapping; i++)
+		if (msg->mapping[i]->id == id)
+			return msg->mapping[i];
+	fail_msg("no mapping %" PRIu64, id);
+	return NULL;
+}
+
+/* The sample's one label with this key, or NULL. */
+static const PLabel *label_of(const PProfile *msg, const PSample *s, const char *key)
+{
+	const PLabel *found = NULL;
+
+	for (size_t i = 0; i < s->n_label; i++)
+		if (!strcmp(string_of(msg, s->label[i]->key), key)) {
+			assert_null(found);
+			found = s->label[i];
+		}
+	return found;
+}
+
+static void assert_string_label(const PProfile *msg, const PSample *s, const char *key, const char *value)
+{
+	const PLabel *l = label_of(msg, s, key);
+
+	if (!value) {
+		assert_null(l);
+		return;
+	}
+	assert_non_null(l);
+	assert_string_equal(string_of(msg, l->str), value);
+	assert_int_equal(l->num, 0);
+}
+
+static void assert_number_label(const PProfile *msg, const PSample *s, const char *key, int64_t value)
+{
+	const PLabel *l = label_of(msg, s, key);
+
+	assert_non_null(l);
+	assert_int_equal(l->str, 0);
+	assert_int_equal(l->num, value);
+}
+
+static void assert_value_type(const PProfile *msg, const PValueType *t, const char *type, const char *unit)
+{
+	assert_non_null(t);
+	assert_string_equal(string_of(msg, t->type), type);
+	assert_string_equal(string_of(msg, t->unit), unit);
+}
+
+/* The sample's code frames, leaf first, are the spec's code frames reversed, each as the format says. */
+static void assert_locations(const PProfile *msg, const PSample *s, const struct stack_spec *spec)
+{
+	size_t depth = 0, n = 0;
+
+	while (spec->frames[depth].name)
+		depth++;
+	for (size_t k = depth; k-- > 0;) {
+		const struct frame_spec *f = &spec->frames[k];
+		const PLocation *loc;
+		const PFunction *fn;
+		size_t name_len = strlen(f->name);
+
+		if (!code_kinds[f->kind].mapping)
+			continue;
+		assert_true(n < s->n_location_id);
+		loc = location_of(msg, s->location_id[n++]);
+		assert_int_equal(loc->n_line, 1);
+		fn = function_of(msg, loc->line[0]->function_id);
+		assert_string_equal(string_of(msg, fn->system_name), f->name);
+		name_len -= strlen(code_kinds[f->kind].suffix);
+		assert_int_equal(strlen(string_of(msg, fn->name)), name_len);
+		assert_memory_equal(string_of(msg, fn->name), f->name, name_len);
+		assert_string_equal(string_of(msg, mapping_of(msg, loc->mapping_id)->filename),
+				    code_kinds[f->kind].mapping);
+	}
+	assert_int_equal(s->n_location_id, n);
+}
+
+/* One mapping per kind of code frame the stacks have. */
+static size_t code_kinds_used(const struct stack_spec *stacks, size_t n)
+{
+	bool used[FRAME_KIND_NR] = { false };
+	size_t nr = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (const struct frame_spec *f = stacks[i].frames; f->name; f++)
+			if (code_kinds[f->kind].mapping && !used[f->kind]) {
+				used[f->kind] = true;
+				nr++;
+			}
+	return nr;
+}
+
+static void check_message(const struct stack_spec *stacks, size_t n, const struct output_meta *meta,
+			  bool time_weights)
+{
+	int64_t period_ns = 1000000000 / meta->frequency_hz;
+	size_t len;
+	uint8_t *data = written_file(stacks, n, meta, &len);
+	PProfile *msg = decode(data, len);
+
+	assert_string_equal(string_of(msg, 0), "");
+	if (time_weights) {
+		assert_int_equal(msg->n_sample_type, 1);
+		assert_value_type(msg, msg->sample_type[0], meta->event, "nanoseconds");
+	} else {
+		assert_int_equal(msg->n_sample_type, 2);
+		assert_value_type(msg, msg->sample_type[0], "samples", "count");
+		assert_value_type(msg, msg->sample_type[1], "cpu", "nanoseconds");
+	}
+	assert_value_type(msg, msg->period_type, time_weights ? "wall" : "cpu", "nanoseconds");
+	assert_int_equal(msg->period, period_ns);
+	assert_int_equal(msg->duration_nanos, (int64_t)(meta->duration_s * 1e9));
+	assert_int_equal(msg->time_nanos, meta->start_unix_ns);
+	assert_int_equal(msg->n_mapping, code_kinds_used(stacks, n));
+
+	assert_int_equal(msg->n_sample, n);
+	for (size_t i = 0; i < msg->n_sample; i++) {
+		const PSample *s = msg->sample[i];
+		const struct stack_spec *spec = NULL;
+		uint64_t count;
+
+		assert_int_equal(s->n_value, msg->n_sample_type);
+		count = time_weights ? (uint64_t)s->value[0] / 1000 : (uint64_t)s->value[0];
+		for (size_t j = 0; j < n; j++)
+			if (stacks[j].count == count)
+				spec = &stacks[j];
+		if (!spec)
+			fail_msg("sample %zu has value %" PRId64 ", which no stack counts", i, s->value[0]);
+		if (time_weights) {
+			assert_int_equal(s->value[0], spec->count * 1000);
+		} else {
+			assert_int_equal(s->value[0], spec->count);
+			assert_int_equal(s->value[1], spec->count * period_ns);
+		}
+		assert_string_label(msg, s, "process", spec->process);
+		assert_number_label(msg, s, "pid", spec->pid);
+		assert_string_label(msg, s, "thread", spec->thread);
+		assert_number_label(msg, s, "tid", spec->tid);
+		assert_string_label(msg, s, "state", spec->state);
+		assert_locations(msg, s, spec);
+	}
+	perftools__profiles__profile__free_unpacked(msg, NULL);
+	free(data);
+}
+
+static void cpu_message_has_samples_and_cpu_time(void **state)
+{
+	check_message(cpu_stacks, ARRAY_SIZE(cpu_stacks), &cpu_meta, false);
+}
+
+static void wall_message_has_nanoseconds_and_states(void **state)
+{
+	check_message(wall_stacks, ARRAY_SIZE(wall_stacks), &wall_meta, true);
+}
+
+static bool has_comment(const PProfile *msg, const char *text)
+{
+	for (size_t i = 0; i < msg->n_comment; i++)
+		if (!strcmp(string_of(msg, msg->comment[i]), text))
+			return true;
+	return false;
+}
+
+static void message_comments_describe_the_recording(void **state)
+{
+	size_t len;
+	uint8_t *data = written_file(cpu_stacks, ARRAY_SIZE(cpu_stacks), &cpu_meta, &len);
+	PProfile *msg = decode(data, len);
+	char line[256];
+
+	snprintf(line, sizeof(line), "event: %s", cpu_meta.event);
+	assert_true(has_comment(msg, line));
+	snprintf(line, sizeof(line), "title: %s", cpu_meta.title);
+	assert_true(has_comment(msg, line));
+	snprintf(line, sizeof(line), "summary: %s", cpu_meta.summary);
+	assert_true(has_comment(msg, line));
+	snprintf(line, sizeof(line), "frequency: %u Hz", cpu_meta.frequency_hz);
+	assert_true(has_comment(msg, line));
+	snprintf(line, sizeof(line), "process roots: %s", cpu_meta.process_roots);
+	assert_true(has_comment(msg, line));
+	perftools__profiles__profile__free_unpacked(msg, NULL);
+	free(data);
+}
+
+/* ---- corrupt input -------------------------------------------------------------- */
+
+/*
+ * Reads data and checks the outcome is one the contract allows: 0 with a
+ * recording, or -1 with a one-line reason and nothing left to free.
+ */
+static int read_any(const uint8_t *data, size_t len)
+{
+	struct pprof_recording rec;
+	char err[256];
+	int ret;
+
+	err[0] = '\0';
+	ret = pprof_read_buffer(data, len, &rec, err, sizeof(err));
+	if (ret == 0) {
+		assert_non_null(rec.profile);
+		assert_non_null(rec.event);
+	} else {
+		assert_int_equal(ret, -1);
+		assert_true(err[0] != '\0');
+		if (strchr(err, '\n'))
+			fail_msg("reason on more than one line: %s", err);
+		assert_null(rec.profile);
+	}
+	pprof_recording_free(&rec);
+	return ret;
+}
+
+static void every_truncation_of_the_gzip_file_fails(void **state)
+{
+	size_t len;
+	uint8_t *data = written_file(wall_stacks, ARRAY_SIZE(wall_stacks), &wall_meta, &len);
+
+	for (size_t cut = 0; cut < len; cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+
+		/* A copy of exactly cut bytes, so that ASan sees a read past the end. */
+		assert_non_null(copy);
+		memcpy(copy, data, cut);
+		if (read_any(copy, cut) != -1)
+			fail_msg("the first %zu of %zu bytes read as a profile", cut, len);
+		free(copy);
+	}
+	assert_int_equal(read_any(data, len), 0);
+	free(data);
+}
+
+static void every_truncation_of_the_plain_message_reads_or_fails(void **state)
+{
+	size_t gz_len, len;
+	uint8_t *gz = written_file(cpu_stacks, ARRAY_SIZE(cpu_stacks), &cpu_meta, &gz_len);
+	uint8_t *plain = gunzip(gz, gz_len, &len);
+
+	for (size_t cut = 0; cut <= len; cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+
+		assert_non_null(copy);
+		memcpy(copy, plain, cut);
+		read_any(copy, cut);
+		free(copy);
+	}
+	assert_int_equal(read_any(plain, len), 0);
+	free(plain);
+	free(gz);
+}
+
+enum { FLIPPED_BYTES = 512 };
+
+static void single_bit_flips_of_the_message_read_or_fail(void **state)
+{
+	size_t gz_len, len;
+	uint8_t *gz = written_file(wall_stacks, ARRAY_SIZE(wall_stacks), &wall_meta, &gz_len);
+	uint8_t *plain = gunzip(gz, gz_len, &len);
+	size_t bytes = len < FLIPPED_BYTES ? len : FLIPPED_BYTES;
+
+	for (size_t bit = 0; bit < bytes * 8; bit++) {
+		plain[bit / 8] ^= (uint8_t)(1u << bit % 8);
+		read_any(plain, len);
+		plain[bit / 8] ^= (uint8_t)(1u << bit % 8);
+	}
+	/* The same flips, gzipped: the reader's gzip path, then the same message checks. */
+	for (size_t bit = 0; bit < bytes * 8; bit += 7) {
+		size_t flipped_len;
+		uint8_t *flipped;
+
+		plain[bit / 8] ^= (uint8_t)(1u << bit % 8);
+		flipped = gzip(plain, len, &flipped_len);
+		read_any(flipped, flipped_len);
+		free(flipped);
+		plain[bit / 8] ^= (uint8_t)(1u << bit % 8);
+	}
+	free(plain);
+	free(gz);
+}
+
+static void single_bit_flips_of_the_gzip_file_read_or_fail(void **state)
+{
+	size_t len;
+	uint8_t *data = written_file(cpu_stacks, ARRAY_SIZE(cpu_stacks), &cpu_meta, &len);
+
+	for (size_t bit = 0; bit < len * 8; bit++) {
+		data[bit / 8] ^= (uint8_t)(1u << bit % 8);
+		read_any(data, len);
+		data[bit / 8] ^= (uint8_t)(1u << bit % 8);
+	}
+	free(data);
+}
+
+static uint32_t next_random(uint32_t *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 8;
+}
+
+static void random_bytes_read_or_fail(void **state)
+{
+	uint32_t seed = 20240611;
+	uint8_t buf[1024];
+
+	for (int i = 0; i < 3000; i++) {
+		size_t len = next_random(&seed) % sizeof(buf);
+
+		for (size_t k = 0; k < len; k++)
+			buf[k] = (uint8_t)next_random(&seed);
+		/* Every third buffer claims to be gzip. */
+		if (i % 3 == 0 && len >= 2) {
+			buf[0] = 0x1f;
+			buf[1] = 0x8b;
+		}
+		read_any(buf, len);
+	}
+}
+
+/* A few bytes of a valid message replaced: the message mostly parses, and its meaning is what breaks. */
+static void random_byte_changes_of_the_message_read_or_fail(void **state)
+{
+	size_t gz_len, len;
+	uint8_t *gz = written_file(wall_stacks, ARRAY_SIZE(wall_stacks), &wall_meta, &gz_len);
+	uint8_t *plain = gunzip(gz, gz_len, &len);
+	uint8_t *copy = malloc(len);
+	uint32_t seed = 7;
+
+	assert_non_null(copy);
+	for (int i = 0; i < 5000; i++) {
+		int changes = 1 + (int)(next_random(&seed) % 4);
+
+		memcpy(copy, plain, len);
+		for (int c = 0; c < changes; c++)
+			copy[next_random(&seed) % len] = (uint8_t)next_random(&seed);
+		read_any(copy, len);
+	}
+	free(copy);
+	free(plain);
+	free(gz);
+}
+
+static void empty_buffer_is_refused(void **state)
+{
+	uint8_t none = 0;
+	struct pprof_recording rec;
+	char err[256] = "";
+
+	assert_int_equal(pprof_read_buffer(&none, 0, &rec, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a pprof profile"));
+}
+
+static void gzipped_text_is_refused_as_not_a_profile(void **state)
+{
+	static const char text[] = "this is not a pprof profile, only some text\n";
+	size_t len;
+	uint8_t *gz = gzip((const uint8_t *)text, strlen(text), &len);
+	struct pprof_recording rec;
+	char err[256] = "";
+
+	assert_int_equal(pprof_read_buffer(gz, len, &rec, err, sizeof(err)), -1);
+	assert_string_equal(err, "not a pprof profile (not gzip, and not a protobuf message of that shape)");
+	free(gz);
+}
+
+static void truncated_gzip_is_named_as_such(void **state)
+{
+	size_t len;
+	uint8_t *data = written_file(cpu_stacks, ARRAY_SIZE(cpu_stacks), &cpu_meta, &len);
+	struct pprof_recording rec;
+	char err[256] = "";
+
+	assert_int_equal(pprof_read_buffer(data, len / 2, &rec, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "truncated gzip data"));
+	free(data);
+}
+
+/* ---- hand-built messages --------------------------------------------------------- */
+
+/*
+ * A profile as another tool writes it (Go's runtime/pprof, say): samples
+ * and CPU time, plain function names, no system names, no comments. Each
+ * error test breaks one thing in it.
+ */
+enum {
+	S_EMPTY, S_SAMPLES, S_COUNT, S_CPU, S_NANOSECONDS, S_MAIN, S_WORK, S_APP_BIN, S_LIBC,
+	S_PROCESS, S_PID, S_THREAD, S_TID, S_STATE, S_APP, S_WORKER, S_SLEEPING, S_DOZING, S_43, S_SPAN, S_NR
+};
+
+static const char *const hand_strings[S_NR] = {
+	[S_EMPTY] = "", [S_SAMPLES] = "samples", [S_COUNT] = "count", [S_CPU] = "cpu",
+	[S_NANOSECONDS] = "nanoseconds", [S_MAIN] = "main", [S_WORK] = "work", [S_APP_BIN] = "/usr/bin/app",
+	[S_LIBC] = "/lib/libc.so.6", [S_PROCESS] = "process", [S_PID] = "pid", [S_THREAD] = "thread",
+	[S_TID] = "tid", [S_STATE] = "state", [S_APP] = "app", [S_WORKER] = "worker",
+	[S_SLEEPING] = "sleeping", [S_DOZING] = "dozing", [S_43] = "43", [S_SPAN] = "span",
+};
+
+enum { HAND_PERIOD_NS = 10000000, HAND_SAMPLES = 7 };
+
+struct hand {
+	PProfile msg;
+	char *strings[S_NR];
+	PValueType types[2], *type_ptrs[2], period_type;
+	PMapping mappings[2], *mapping_ptrs[2];
+	PFunction functions[2], *function_ptrs[2];
+	PLine lines[2], *line_ptrs[2];
+	PLocation locations[2], *location_ptrs[2];
+	PSample sample, *sample_ptrs[1];
+	uint64_t location_ids[2];
+	int64_t values[2];
+	PLabel labels[6], *label_ptrs[6];
+	int64_t comments[1];
+};
+
+/* main (in the app, location 1, function 1) calls work (in libc, location 2, function 2), 7 samples. */
+static void hand_init(struct hand *h)
+{
+	memset(h, 0, sizeof(*h));
+	perftools__profiles__profile__init(&h->msg);
+	for (size_t i = 0; i < S_NR; i++)
+		h->strings[i] = (char *)hand_strings[i];
+	h->msg.n_string_table = S_NR;
+	h->msg.string_table = h->strings;
+
+	for (int i = 0; i < 2; i++) {
+		perftools__profiles__value_type__init(&h->types[i]);
+		h->type_ptrs[i] = &h->types[i];
+	}
+	h->types[0].type = S_SAMPLES;
+	h->types[0].unit = S_COUNT;
+	h->types[1].type = S_CPU;
+	h->types[1].unit = S_NANOSECONDS;
+	h->msg.n_sample_type = 2;
+	h->msg.sample_type = h->type_ptrs;
+	perftools__profiles__value_type__init(&h->period_type);
+	h->period_type = h->types[1];
+	h->msg.period_type = &h->period_type;
+	h->msg.period = HAND_PERIOD_NS;
+	h->msg.duration_nanos = 3000000000;
+
+	for (int i = 0; i < 2; i++) {
+		perftools__profiles__mapping__init(&h->mappings[i]);
+		h->mappings[i].id = (uint64_t)i + 1;
+		h->mappings[i].filename = i ? S_LIBC : S_APP_BIN;
+		h->mappings[i].has_functions = true;
+		h->mapping_ptrs[i] = &h->mappings[i];
+
+		perftools__profiles__function__init(&h->functions[i]);
+		h->functions[i].id = (uint64_t)i + 1;
+		h->functions[i].name = i ? S_WORK : S_MAIN;
+		h->function_ptrs[i] = &h->functions[i];
+
+		perftools__profiles__line__init(&h->lines[i]);
+		h->lines[i].function_id = (uint64_t)i + 1;
+		h->line_ptrs[i] = &h->lines[i];
+
+		perftools__profiles__location__init(&h->locations[i]);
+		h->locations[i].id = (uint64_t)i + 1;
+		h->locations[i].mapping_id = (uint64_t)i + 1;
+		h->locations[i].address = 0x1000 * ((uint64_t)i + 1);
+		h->locations[i].n_line = 1;
+		h->locations[i].line = &h->line_ptrs[i];
+		h->location_ptrs[i] = &h->locations[i];
+	}
+	h->msg.n_mapping = h->msg.n_function = h->msg.n_location = 2;
+	h->msg.mapping = h->mapping_ptrs;
+	h->msg.function = h->function_ptrs;
+	h->msg.location = h->location_ptrs;
+
+	perftools__profiles__sample__init(&h->sample);
+	h->location_ids[0] = 2; /* leaf first */
+	h->location_ids[1] = 1;
+	h->sample.n_location_id = 2;
+	h->sample.location_id = h->location_ids;
+	h->values[0] = HAND_SAMPLES;
+	h->values[1] = HAND_SAMPLES * HAND_PERIOD_NS;
+	h->sample.n_value = 2;
+	h->sample.value = h->values;
+	h->sample.label = h->label_ptrs;
+	h->sample_ptrs[0] = &h->sample;
+	h->msg.n_sample = 1;
+	h->msg.sample = h->sample_ptrs;
+	h->msg.comment = h->comments;
+}
+
+static void hand_label(struct hand *h, int64_t key, int64_t str, int64_t num)
+{
+	PLabel *l = &h->labels[h->sample.n_label];
+
+	assert_true(h->sample.n_label < ARRAY_SIZE(h->labels));
+	perftools__profiles__label__init(l);
+	l->key = key;
+	l->str = str;
+	l->num = num;
+	h->label_ptrs[h->sample.n_label++] = l;
+}
+
+/* Packs h and reads it; the error text, if any, is left in err. */
+static int hand_read(const struct hand *h, struct pprof_recording *rec, char *err, size_t err_size)
+{
+	size_t len = perftools__profiles__profile__get_packed_size(&h->msg);
+	uint8_t *data = malloc(len ? len : 1);
+	int ret;
+
+	assert_non_null(data);
+	assert_int_equal(perftools__profiles__profile__pack(&h->msg, data), len);
+	ret = pprof_read_buffer(data, len, rec, err, err_size);
+	free(data);
+	return ret;
+}
+
+static void assert_refused(const struct hand *h, const char *reason)
+{
+	struct pprof_recording rec;
+	char err[256] = "";
+
+	if (hand_read(h, &rec, err, sizeof(err)) != -1) {
+		pprof_recording_free(&rec);
+		fail_msg("read, though it should fail with \"%s\"", reason);
+	}
+	if (!strstr(err, reason))
+		fail_msg("failed with \"%s\", not \"%s\"", err, reason);
+	assert_null(rec.profile);
+}
+
+static void go_style_profile_reads_with_names_as_given(void **state)
+{
+	struct hand h;
+	struct pprof_recording rec;
+	char err[256] = "", *text;
+
+	hand_init(&h);
+	if (hand_read(&h, &rec, err, sizeof(err)))
+		fail_msg("read failed: %s", err);
+	text = profile_text(rec.profile);
+	assert_string_equal(text, "main|native;work|native 7\n");
+	free(text);
+	assert_string_equal(rec.event, hand_strings[S_SAMPLES]);
+	assert_null(rec.title);
+	assert_null(rec.summary);
+	assert_null(rec.process_roots);
+	assert_int_equal(rec.frequency_hz, 1000000000 / HAND_PERIOD_NS);
+	assert_true(fabs(rec.duration_s - (double)h.msg.duration_nanos / 1e9) < 1e-9);
+	assert_false(rec.time_weights);
+	assert_false(rec.has_states);
+	pprof_recording_free(&rec);
+}
+
+/* A file of another tool that says neither samples nor count: its default sample type counts. */
+static void default_sample_type_counts_when_no_samples_type(void **state)
+{
+	struct hand h;
+	struct pprof_recording rec;
+	char err[256] = "";
+
+	hand_init(&h);
+	h.types[0].type = S_CPU;
+	h.types[0].unit = S_NANOSECONDS;
+	h.types[1].type = S_WORK;
+	h.types[1].unit = S_NANOSECONDS;
+	h.msg.default_sample_type = S_WORK;
+	if (hand_read(&h, &rec, err, sizeof(err)))
+		fail_msg("read failed: %s", err);
+	assert_int_equal(profile__total(rec.profile), h.values[1]);
+	assert_string_equal(rec.event, hand_strings[S_WORK]);
+	pprof_recording_free(&rec);
+}
+
+static void labels_become_root_and_state_frames(void **state)
+{
+	struct hand h;
+	struct pprof_recording rec;
+	char err[256] = "", *text;
+
+	hand_init(&h);
+	hand_label(&h, S_SPAN, S_MAIN, 0); /* another tool's label: ignored */
+	hand_label(&h, S_PROCESS, S_APP, 0);
+	hand_label(&h, S_PID, 0, 42);
+	hand_label(&h, S_THREAD, S_WORKER, 0);
+	hand_label(&h, S_TID, 0, 43);
+	hand_label(&h, S_STATE, S_SLEEPING, 0);
+	if (hand_read(&h, &rec, err, sizeof(err)))
+		fail_msg("read failed: %s", err);
+	text = profile_text(rec.profile);
+	assert_string_equal(text, "app (pid 42)|process;[worker tid=43]|thread;main|native;work|native;"
+				  "[sleeping]|state 7\n");
+	free(text);
+	assert_true(rec.has_states);
+	pprof_recording_free(&rec);
+}
+
+static void string_table_must_start_with_empty_string(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	h.strings[0] = (char *)"x";
+	assert_refused(&h, "its string table does not start with \"\"");
+	h.msg.n_string_table = 0;
+	assert_refused(&h, "its string table does not start with \"\"");
+}
+
+static void sample_naming_a_missing_location_is_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	h.location_ids[1] = 9;
+	assert_refused(&h, "sample 0 names location 9, which does not exist");
+	h.location_ids[1] = 0;
+	assert_refused(&h, "sample 0 names location 0, which does not exist");
+}
+
+static void location_naming_a_missing_function_is_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	h.lines[1].function_id = 9;
+	assert_refused(&h, "location 2 names function 9, which does not exist");
+}
+
+static void location_naming_a_missing_mapping_is_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	h.locations[0].mapping_id = 9;
+	assert_refused(&h, "location 1 names mapping 9, which does not exist");
+}
+
+static void duplicate_ids_are_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	h.functions[1].id = 1;
+	assert_refused(&h, "two functions have id 1");
+	hand_init(&h);
+	h.locations[0].id = 2;
+	assert_refused(&h, "two locations have id 2");
+	hand_init(&h);
+	h.mappings[1].id = 1;
+	assert_refused(&h, "two mappings have id 1");
+}
+
+static void id_zero_is_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	h.functions[1].id = 0;
+	assert_refused(&h, "function 1 has id 0");
+	hand_init(&h);
+	h.locations[0].id = 0;
+	assert_refused(&h, "location 0 has id 0");
+	hand_init(&h);
+	h.mappings[1].id = 0;
+	assert_refused(&h, "mapping 1 has id 0");
+}
+
+static void string_index_out_of_range_is_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	h.functions[0].name = S_NR;
+	assert_refused(&h, "function 1 has a name outside the string table");
+	hand_init(&h);
+	h.functions[1].system_name = -1;
+	assert_refused(&h, "function 2 has a name outside the string table");
+	hand_init(&h);
+	h.types[1].unit = S_NR;
+	assert_refused(&h, "sample type 1 refers outside the string table");
+	hand_init(&h);
+	hand_label(&h, S_NR + 100, S_APP, 0);
+	assert_refused(&h, "sample 0: a label refers outside the string table");
+	hand_init(&h);
+	hand_label(&h, S_PROCESS, -5, 0);
+	assert_refused(&h, "sample 0: a label refers outside the string table");
+	hand_init(&h);
+	h.mappings[1].filename = S_NR;
+	assert_refused(&h, "mapping 2 has a file name or build-id outside the string table");
+	hand_init(&h);
+	h.comments[0] = S_NR;
+	h.msg.n_comment = 1;
+	assert_refused(&h, "comment 0 refers outside the string table");
+}
+
+static void numeric_labels_given_as_strings_are_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	hand_label(&h, S_TID, S_43, 0);
+	assert_refused(&h, "sample 0: label tid must be a number, not \"43\"");
+	hand_init(&h);
+	hand_label(&h, S_PID, S_43, 0);
+	assert_refused(&h, "sample 0: label pid must be a number, not \"43\"");
+}
+
+static void numeric_labels_out_of_range_are_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	hand_label(&h, S_PID, 0, -1);
+	assert_refused(&h, "sample 0: label pid is -1, not a process or thread id");
+	hand_init(&h);
+	hand_label(&h, S_TID, 0, (int64_t)UINT32_MAX + 1);
+	assert_refused(&h, "sample 0: label tid is 4294967296, not a process or thread id");
+}
+
+static void string_labels_given_as_numbers_are_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	hand_label(&h, S_THREAD, 0, 43);
+	assert_refused(&h, "sample 0: label thread must be a string, not a number");
+	hand_init(&h);
+	hand_label(&h, S_PROCESS, 0, 42);
+	assert_refused(&h, "sample 0: label process must be a string, not a number");
+	hand_init(&h);
+	hand_label(&h, S_STATE, 0, 2);
+	assert_refused(&h, "sample 0: label state must be a string, not a number");
+}
+
+static void unknown_state_is_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	hand_label(&h, S_STATE, S_DOZING, 0);
+	assert_refused(&h, "sample 0: label state is \"dozing\", not one of running, runnable, sleeping, blocked");
+	/* A known state with more after it, past what the reader compares. */
+	hand_init(&h);
+	h.strings[S_DOZING] = (char *)"sleepingsleepingsleeping";
+	hand_label(&h, S_STATE, S_DOZING, 0);
+	assert_refused(&h, "sample 0: label state is \"sleepingsleepingsleeping\"");
+}
+
+/* Text from the file is quoted in the reason with its control characters replaced: one line, no escapes. */
+static void hostile_label_text_stays_on_one_line(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	h.strings[S_DOZING] = (char *)"run\nning\x1b[2J";
+	hand_label(&h, S_STATE, S_DOZING, 0);
+	assert_refused(&h, "sample 0: label state is \"run?ning?[2J\", not one of");
+	hand_init(&h);
+	h.strings[S_43] = (char *)"4\r\n3";
+	hand_label(&h, S_TID, S_43, 0);
+	assert_refused(&h, "sample 0: label tid must be a number, not \"4??3\"");
+}
+
+static void value_count_must_match_sample_types(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	h.sample.n_value = 1;
+	assert_refused(&h, "sample 0 has 1 values for 2 sample types");
+	h.msg.n_sample_type = 1;
+	h.sample.n_value = 2;
+	assert_refused(&h, "sample 0 has 2 values for 1 sample types");
+}
+
+static void negative_value_is_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	h.values[0] = -HAND_SAMPLES;
+	assert_refused(&h, "sample 0 has a negative value");
+}
+
+static void profile_without_sample_types_is_refused(void **state)
+{
+	struct hand h;
+
+	hand_init(&h);
+	h.msg.n_sample_type = 0;
+	h.sample.n_value = 0;
+	assert_refused(&h, "the profile has no sample type");
+}
+
+/* ---- files ---------------------------------------------------------------------- */
+
+static void read_from_a_file_matches_read_from_memory(void **state)
+{
+	char path[] = "/tmp/test_pprof.XXXXXX";
+	int fd = mkstemp(path);
+	size_t len;
+	uint8_t *data = written_file(cpu_stacks, ARRAY_SIZE(cpu_stacks), &cpu_meta, &len);
+	struct pprof_recording from_file, from_memory;
+	char err[256] = "", *a, *b;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+	if (pprof_read(path, &from_file, err, sizeof(err)))
+		fail_msg("read failed: %s", err);
+	read_ok(data, len, &from_memory);
+	a = profile_text(from_memory.profile);
+	b = profile_text(from_file.profile);
+	assert_string_equal(b, a);
+	free(a);
+	free(b);
+	pprof_recording_free(&from_file);
+	pprof_recording_free(&from_memory);
+
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(pprof_read(path, &from_file, err, sizeof(err)), -1);
+	assert_string_equal(err, "empty file, not a pprof profile");
+	unlink(path);
+	assert_int_equal(pprof_read("/dev/null", &from_file, err, sizeof(err)), -1);
+	assert_string_equal(err, "not a regular file");
+	assert_int_equal(pprof_read(path, &from_file, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot open"));
+	free(data);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(cpu_profile_reads_back_as_written),
+		cmocka_unit_test(wall_profile_reads_back_as_written),
+		cmocka_unit_test(profile_without_thread_frames_reads_back),
+		cmocka_unit_test(empty_profile_reads_back_empty),
+		cmocka_unit_test(cpu_message_has_samples_and_cpu_time),
+		cmocka_unit_test(wall_message_has_nanoseconds_and_states),
+		cmocka_unit_test(message_comments_describe_the_recording),
+		cmocka_unit_test(every_truncation_of_the_gzip_file_fails),
+		cmocka_unit_test(every_truncation_of_the_plain_message_reads_or_fails),
+		cmocka_unit_test(single_bit_flips_of_the_message_read_or_fail),
+		cmocka_unit_test(single_bit_flips_of_the_gzip_file_read_or_fail),
+		cmocka_unit_test(random_bytes_read_or_fail),
+		cmocka_unit_test(random_byte_changes_of_the_message_read_or_fail),
+		cmocka_unit_test(empty_buffer_is_refused),
+		cmocka_unit_test(gzipped_text_is_refused_as_not_a_profile),
+		cmocka_unit_test(truncated_gzip_is_named_as_such),
+		cmocka_unit_test(go_style_profile_reads_with_names_as_given),
+		cmocka_unit_test(default_sample_type_counts_when_no_samples_type),
+		cmocka_unit_test(labels_become_root_and_state_frames),
+		cmocka_unit_test(string_table_must_start_with_empty_string),
+		cmocka_unit_test(sample_naming_a_missing_location_is_refused),
+		cmocka_unit_test(location_naming_a_missing_function_is_refused),
+		cmocka_unit_test(location_naming_a_missing_mapping_is_refused),
+		cmocka_unit_test(duplicate_ids_are_refused),
+		cmocka_unit_test(id_zero_is_refused),
+		cmocka_unit_test(string_index_out_of_range_is_refused),
+		cmocka_unit_test(numeric_labels_given_as_strings_are_refused),
+		cmocka_unit_test(numeric_labels_out_of_range_are_refused),
+		cmocka_unit_test(string_labels_given_as_numbers_are_refused),
+		cmocka_unit_test(unknown_state_is_refused),
+		cmocka_unit_test(hostile_label_text_stays_on_one_line),
+		cmocka_unit_test(value_count_must_match_sample_types),
+		cmocka_unit_test(negative_value_is_refused),
+		cmocka_unit_test(profile_without_sample_types_is_refused),
+		cmocka_unit_test(read_from_a_file_matches_read_from_memory),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
