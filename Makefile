@@ -1,8 +1,9 @@
 # jbpfprof build.
 #
 #   make                  build/jbpfprof (release: -O2, BPF skeletons embedded)
-#   make test             unit tests under ASan+UBSan, then root integration tests
+#   make test             unit and browser tests under ASan+UBSan, then root integration tests
 #   make check-unit       unit tests only
+#   make check-browser    the flame graph page in headless Chromium (/usr/bin/chromium)
 #   make check-integration  integration tests only (root; skip with a reason otherwise)
 #   make bench            the benchmarks in bench/ (see docs/benchmarks.md)
 #   make install PREFIX=/usr/local DESTDIR=
@@ -63,6 +64,12 @@ ASAN_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/asan/%.o,$(filter-out $(SYMBOLIZER_SRC
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
+# Browser tests: C, driving headless Chromium over the DevTools pipe
+# (tests/browser/cdp.c); screenshots are left in ARTIFACT_DIR.
+BROWSER_SRCS := $(wildcard tests/browser/test_*.c)
+BROWSER_TESTS := $(patsubst tests/browser/%.c,$(OUTPUT)/asan/tests/%,$(BROWSER_SRCS))
+BROWSER_CLIENT_OBJS := $(OUTPUT)/asan/tests/browser/cdp.o $(OUTPUT)/asan/tests/browser/json.o
+ARTIFACT_DIR ?= $(OUTPUT)/artifacts
 INTEGRATION_SRCS := $(wildcard tests/integration/test_*.c)
 INTEGRATION_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/%,$(INTEGRATION_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
@@ -83,7 +90,7 @@ FIXTURES :=
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
-.PHONY: all test check-unit check-integration check-headers bench install clean workloads fixtures
+.PHONY: all test check-unit check-browser check-integration check-headers bench install clean workloads fixtures
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -160,6 +167,11 @@ $(OUTPUT)/asan/tests/%: $(OUTPUT)/asan/tests/unit/%.o $(ASAN_LIB_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ASAN_CFLAGS) $^ $(LIBS) -lcmocka -o $@
 
+$(BROWSER_TESTS): $(OUTPUT)/asan/tests/%: $(OUTPUT)/asan/tests/browser/%.o $(BROWSER_CLIENT_OBJS) $(ASAN_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_CFLAGS) $^ $(LIBS) -lcmocka -o $@
+
 # The integration tests drive the ASan build of the profiler; they are built
 # plainly themselves, since a failed assertion leaves through longjmp.
 $(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) tests/integration/harness.c \
@@ -192,17 +204,21 @@ fixtures: $(FIXTURES)
 check-unit: $(UNIT_TESTS) $(FIXTURES)
 	$(Q)FIXTURE_DIR=$(OUTPUT)/fixtures tests/run-suite.sh unit $(UNIT_TESTS)
 
+check-browser: $(BROWSER_TESTS)
+	$(Q)ARTIFACT_DIR=$(ARTIFACT_DIR) tests/run-suite.sh browser $(BROWSER_TESTS)
+
 check-integration: $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) $(WORKLOADS) $(JAVA_CLASSES_STAMP)
 	$(Q)JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads \
 		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) \
 		tests/run-suite.sh integration $(INTEGRATION_TESTS)
 
-# Unit tests first: they are fast and say more precisely what broke. Both
-# suites run even if the first fails; the last line is the total.
-test: all $(UNIT_TESTS) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS)
+# Unit tests first: they are fast and say more precisely what broke; then
+# the browser tests, then the integration tests. All run even if one
+# fails; the last line is the total.
+test: all $(UNIT_TESTS) $(BROWSER_TESTS) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS)
 	$(Q)FIXTURE_DIR=$(OUTPUT)/fixtures JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads \
-		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) \
-		tests/run-suite.sh all $(UNIT_TESTS) $(INTEGRATION_TESTS)
+		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) ARTIFACT_DIR=$(ARTIFACT_DIR) \
+		tests/run-suite.sh all $(UNIT_TESTS) $(BROWSER_TESTS) $(INTEGRATION_TESTS)
 
 check-headers: $(SKELS)
 	$(Q)for h in $(wildcard user/*.h symbolizer/*.h output/*.h); do \

@@ -11,6 +11,6 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	make gcc g++ libc6-dev pkg-config binutils \
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev linux-libc-dev \
-	libcmocka-dev util-linux protobuf-c-compiler libprotobuf-c-dev golang-go \
+	libcmocka-dev util-linux protobuf-c-compiler libprotobuf-c-dev golang-go chromium \
 	openjdk-17-jdk-headless openjdk-17-source unzip >/dev/null
 echo "install-deps.sh: build and test dependencies are installed"

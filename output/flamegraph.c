@@ -1,5 +1,6 @@
 /*
- * flamegraph: one self-contained HTML page that draws the profile.
+ * flamegraph: one self-contained HTML page that draws a profile, or the
+ * change between two profiles.
  *
  * The page itself (markup, style, script) is output/flamegraph.html,
  * embedded into the binary below with .incbin so that it can be edited and
@@ -7,12 +8,12 @@
  * its markers:
  *
  *   @@TITLE@@    the title, HTML-escaped
- *   @@SUMMARY@@  duration, frequency, total and meta->summary, HTML-escaped
+ *   @@SUMMARY@@  duration, frequency, total(s) and meta->summary, HTML-escaped
  *   @@DATA@@     the profile as JSON, inside <script type="application/json">
  *
- * The JSON holds a frame table and the merged call tree:
+ * The JSON holds a frame table and the merged call tree (output/flametree.h):
  *
- *   {"version":1, "unit":"samples", "total":N,
+ *   {"version":1, "unit":"samples", "total":N, "diff":false,
  *    "kinds":["native","kernel",...],      frame_kind_name() of each kind
  *    "names":["main","read_[k]",...],      frame id -> name
  *    "frameKinds":[0,1,...],               frame id -> index into kinds
@@ -24,9 +25,21 @@
  * passes through the node, self those whose stack ends there. Siblings are
  * ordered by name, so the page needs no sorting.
  *
- * The tree is built without a hash table: stacks are sorted by the names of
- * their frames, root first, so consecutive stacks share their longest common
- * prefix and each new node is appended exactly where preorder wants it.
+ * A diff page (output_flamegraph_diff_write) has "diff":true and two more
+ * members:
+ *
+ *   "beforeTotal":M,                       BEFORE's total
+ *   "before":[b0,b1,...]                   per node: BEFORE's total on the same path
+ *
+ * Its tree is AFTER's, with paths matched to BEFORE's by (name, kind) from
+ * the root; total and self are AFTER's counts. A path only BEFORE has is a
+ * node with total 0, so it takes no width, but its before count is there:
+ * the page lists the largest such paths and says how much of BEFORE they
+ * hold, and a frame's tooltip says how much of BEFORE vanished below it.
+ * Their frames follow AFTER's in names and frameKinds. The page compares
+ * shares, count / total of its own profile, so recordings of different
+ * lengths compare.
+ *
  * Each name goes through emit__json_string, so no frame name can end the
  * script element or break the JSON.
  */
@@ -38,6 +51,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "flametree.h"
 
 /*
  * The page, NUL-terminated. The assembler resolves the path from the
@@ -51,160 +65,50 @@ __asm__(".section .rodata\n"
 	".previous\n");
 extern const char jbpf_flamegraph_html[];
 
-#define ROOT_FRAME UINT32_MAX
-
-struct node {
-	uint32_t frame; /* ROOT_FRAME for the root */
-	uint32_t level;
-	uint64_t total;
-	uint64_t self;
+/* What one page shows. */
+struct page {
+	const struct profile *profile;   /* the profile drawn: AFTER on a diff page */
+	const struct profile *before;    /* NULL unless a diff page */
+	const struct output_meta *meta;  /* may be NULL */
+	const struct flame_tree *tree;
 };
 
-struct tree {
-	struct node *nodes;
-	size_t nr, cap;
-};
-
-static int tree_append(struct tree *t, uint32_t frame, uint32_t level)
+static const char *page_unit(const struct page *pg)
 {
-	if (t->nr == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 1024;
-		struct node *n;
-
-		if (ncap > SIZE_MAX / sizeof(*n))
-			return -ENOMEM;
-		n = realloc(t->nodes, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->nodes = n;
-		t->cap = ncap;
-	}
-	t->nodes[t->nr++] = (struct node){ .frame = frame, .level = level };
-	return 0;
+	return pg->meta && pg->meta->unit ? pg->meta->unit : "samples";
 }
 
-struct order_ctx {
-	const struct profile *profile;
-	const uint32_t *rank; /* frame id -> position in name order */
-};
-
-static int frame_compare(const void *a, const void *b, void *arg)
+/* The name and kind of frame id f of the page's tree (see flametree.h for ids past AFTER's). */
+static void page_frame(const struct page *pg, size_t f, const char **name, unsigned *kind)
 {
-	const struct profile *profile = arg;
-	uint32_t fa = *(const uint32_t *)a, fb = *(const uint32_t *)b;
-	int c = strcmp(profile__frame_name(profile, fa), profile__frame_name(profile, fb));
+	size_t nr = profile__frame_count(pg->profile);
 
-	if (c)
-		return c;
-	return (int)profile__frame_kind(profile, fa) - (int)profile__frame_kind(profile, fb);
+	if (f < nr) {
+		*name = profile__frame_name(pg->profile, (uint32_t)f);
+		*kind = profile__frame_kind(pg->profile, (uint32_t)f);
+	} else {
+		uint32_t bf = pg->tree->extra[f - nr];
+
+		*name = profile__frame_name(pg->before, bf);
+		*kind = profile__frame_kind(pg->before, bf);
+	}
+	if (*kind >= FRAME_KIND_NR)
+		*kind = FRAME_KIND_LOST;
 }
 
-static int stack_compare(const void *a, const void *b, void *arg)
+static void write_data(FILE *out, const struct page *pg)
 {
-	const struct order_ctx *ctx = arg;
-	size_t da, db;
-	uint64_t ca, cb;
-	const uint32_t *sa = profile__stack(ctx->profile, *(const size_t *)a, &da, &ca);
-	const uint32_t *sb = profile__stack(ctx->profile, *(const size_t *)b, &db, &cb);
-
-	for (size_t i = 0; i < da && i < db; i++) {
-		uint32_t ra = ctx->rank[sa[i]], rb = ctx->rank[sb[i]];
-
-		if (ra != rb)
-			return ra < rb ? -1 : 1;
-	}
-	return da < db ? -1 : da > db;
-}
-
-/* rank[frame]: frames ordered by name, then kind, so children come out sorted. */
-static uint32_t *rank_frames(const struct profile *profile)
-{
-	size_t nr = profile__frame_count(profile);
-	uint32_t *by_name = malloc((nr ? nr : 1) * sizeof(*by_name));
-	uint32_t *rank = malloc((nr ? nr : 1) * sizeof(*rank));
-
-	if (!by_name || !rank) {
-		free(by_name);
-		free(rank);
-		return NULL;
-	}
-	for (size_t i = 0; i < nr; i++)
-		by_name[i] = (uint32_t)i;
-	qsort_r(by_name, nr, sizeof(*by_name), frame_compare, (void *)profile);
-	for (size_t i = 0; i < nr; i++)
-		rank[by_name[i]] = (uint32_t)i;
-	free(by_name);
-	return rank;
-}
-
-static int build_tree(const struct profile *profile, struct tree *t)
-{
-	size_t nr = profile__stack_count(profile), max_depth = 0;
-	size_t *order = malloc((nr ? nr : 1) * sizeof(*order));
-	size_t *path = NULL; /* path[l]: node at level l of the previous stack */
-	uint32_t *rank = rank_frames(profile);
-	const uint32_t *prev = NULL;
-	size_t prev_depth = 0;
-	int err = -ENOMEM;
-
-	if (!order || !rank)
-		goto out;
-	for (size_t i = 0; i < nr; i++) {
-		size_t depth;
-		uint64_t count;
-
-		profile__stack(profile, i, &depth, &count);
-		if (depth > max_depth)
-			max_depth = depth;
-		order[i] = i;
-	}
-	path = malloc((max_depth + 1) * sizeof(*path));
-	if (!path)
-		goto out;
-	qsort_r(order, nr, sizeof(*order), stack_compare, &(struct order_ctx){ profile, rank });
-
-	err = tree_append(t, ROOT_FRAME, 0);
-	if (err)
-		goto out;
-	path[0] = 0;
-	for (size_t i = 0; i < nr; i++) {
-		size_t depth, common = 0;
-		uint64_t count;
-		const uint32_t *frames = profile__stack(profile, order[i], &depth, &count);
-
-		/* A stack whose count was never settled (see profile__add_indexed) is not drawn. */
-		if (!count)
-			continue;
-		while (common < depth && common < prev_depth && frames[common] == prev[common])
-			common++;
-		for (size_t l = common; l < depth; l++) {
-			err = tree_append(t, frames[l], (uint32_t)(l + 1));
-			if (err)
-				goto out;
-			path[l + 1] = t->nr - 1;
-		}
-		for (size_t l = 0; l <= depth; l++)
-			t->nodes[path[l]].total += count;
-		t->nodes[path[depth]].self += count;
-		prev = frames;
-		prev_depth = depth;
-	}
-	err = 0;
-out:
-	free(path);
-	free(rank);
-	free(order);
-	return err;
-}
-
-static void write_data(FILE *out, const struct profile *profile, const struct output_meta *meta,
-		       const struct tree *t)
-{
-	size_t nr_frames = profile__frame_count(profile);
+	const struct flame_tree *t = pg->tree;
+	size_t nr_frames = profile__frame_count(pg->profile) + t->nr_extra;
+	const char *name;
+	unsigned kind;
 
 	fprintf(out, "{\"version\":1,\"unit\":");
-	emit__json_string(out, meta && meta->unit ? meta->unit : "samples");
-	fprintf(out, ",\"total\":%" PRIu64 ",\n\"kinds\":[", profile__total(profile));
+	emit__json_string(out, page_unit(pg));
+	fprintf(out, ",\"total\":%" PRIu64 ",\"diff\":%s", profile__total(pg->profile), pg->before ? "true" : "false");
+	if (pg->before)
+		fprintf(out, ",\"beforeTotal\":%" PRIu64, profile__total(pg->before));
+	fputs(",\n\"kinds\":[", out);
 	for (int k = 0; k < FRAME_KIND_NR; k++) {
 		if (k)
 			fputc(',', out);
@@ -216,37 +120,55 @@ static void write_data(FILE *out, const struct profile *profile, const struct ou
 			return; /* no use writing on into a failed stream */
 		if (i)
 			fputs(i % 16 ? "," : ",\n", out);
-		emit__json_string(out, profile__frame_name(profile, (uint32_t)i));
+		page_frame(pg, i, &name, &kind);
+		emit__json_string(out, name);
 	}
 	fputs("],\n\"frameKinds\":[", out);
 	for (size_t i = 0; i < nr_frames; i++) {
-		unsigned kind = profile__frame_kind(profile, (uint32_t)i);
-
-		fprintf(out, i ? ",%u" : "%u", kind < FRAME_KIND_NR ? kind : FRAME_KIND_LOST);
+		page_frame(pg, i, &name, &kind);
+		fprintf(out, i ? ",%u" : "%u", kind);
 	}
 	fputs("],\n\"nodes\":[", out);
 	for (size_t i = 0; i < t->nr; i++) {
-		const struct node *n = &t->nodes[i];
+		const struct flame_node *n = &t->nodes[i];
 
 		if (i % 4096 == 0 && ferror(out))
 			return;
 		if (i)
 			fputs(i % 8 ? "," : ",\n", out);
-		if (n->frame == ROOT_FRAME)
+		if (n->frame == FLAME_ROOT_FRAME)
 			fputs("-1", out);
 		else
 			fprintf(out, "%" PRIu32, n->frame);
 		fprintf(out, ",%" PRIu32 ",%" PRIu64 ",%" PRIu64, n->level, n->total, n->self);
 	}
-	fputs("]}", out);
+	fputc(']', out);
+	if (pg->before) {
+		fputs(",\n\"before\":[", out);
+		for (size_t i = 0; i < t->nr; i++) {
+			if (i % 4096 == 0 && ferror(out))
+				return;
+			if (i)
+				fputs(i % 16 ? "," : ",\n", out);
+			fprintf(out, "%" PRIu64, t->nodes[i].before);
+		}
+		fputc(']', out);
+	}
+	fputc('}', out);
 }
 
-static void write_summary(FILE *out, const struct profile *profile, const struct output_meta *meta)
+static void write_summary(FILE *out, const struct page *pg)
 {
-	const char *unit = meta && meta->unit ? meta->unit : "samples";
+	const struct output_meta *meta = pg->meta;
 
-	fprintf(out, "Total: %" PRIu64 " ", profile__total(profile));
-	emit__html_text(out, unit);
+	if (pg->before) {
+		fprintf(out, "Before: %" PRIu64 " ", profile__total(pg->before));
+		emit__html_text(out, page_unit(pg));
+		fprintf(out, " &middot; After: %" PRIu64 " ", profile__total(pg->profile));
+	} else {
+		fprintf(out, "Total: %" PRIu64 " ", profile__total(pg->profile));
+	}
+	emit__html_text(out, page_unit(pg));
 	if (meta && meta->duration_s > 0)
 		fprintf(out, " &middot; Duration: %.1f s", meta->duration_s);
 	if (meta && meta->frequency_hz)
@@ -257,10 +179,11 @@ static void write_summary(FILE *out, const struct profile *profile, const struct
 	}
 }
 
-static void write_page(FILE *out, const struct profile *profile, const struct output_meta *meta,
-		       const struct tree *t)
+static void write_page(FILE *out, const struct page *pg)
 {
-	const char *title = meta && meta->title && *meta->title ? meta->title : "Flame graph";
+	const struct output_meta *meta = pg->meta;
+	const char *title = meta && meta->title && *meta->title ? meta->title
+			    : pg->before ? "Differential flame graph" : "Flame graph";
 	const char *p = jbpf_flamegraph_html;
 
 	for (;;) {
@@ -281,9 +204,9 @@ static void write_page(FILE *out, const struct profile *profile, const struct ou
 		if (name_len == 5 && !memcmp(open + 2, "TITLE", 5)) {
 			emit__html_text(out, title);
 		} else if (name_len == 7 && !memcmp(open + 2, "SUMMARY", 7)) {
-			write_summary(out, profile, meta);
+			write_summary(out, pg);
 		} else if (name_len == 4 && !memcmp(open + 2, "DATA", 4)) {
-			write_data(out, profile, meta, t);
+			write_data(out, pg);
 		} else {
 			/* Not a marker: keep the first "@@" and look again after it. */
 			fwrite(open, 1, 2, out);
@@ -294,16 +217,34 @@ static void write_page(FILE *out, const struct profile *profile, const struct ou
 	}
 }
 
+static int page_write(struct page *pg, FILE *out)
+{
+	emit__begin(out);
+	write_page(out, pg);
+	return emit__finish(out);
+}
+
 int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
 {
-	struct tree t = { 0 };
-	int err = build_tree(profile, &t);
+	struct flame_tree t = { 0 };
+	struct page pg = { .profile = profile, .meta = meta, .tree = &t };
+	int err = flame_tree__build(profile, &t);
 
-	if (!err) {
-		emit__begin(out);
-		write_page(out, profile, meta, &t);
-		err = emit__finish(out);
-	}
-	free(t.nodes);
+	if (!err)
+		err = page_write(&pg, out);
+	flame_tree__free(&t);
+	return err;
+}
+
+int output_flamegraph_diff_write(const struct profile *before, const struct profile *after,
+				 const struct output_meta *meta, FILE *out)
+{
+	struct flame_tree t = { 0 };
+	struct page pg = { .profile = after, .before = before, .meta = meta, .tree = &t };
+	int err = flame_tree__diff(before, after, &t);
+
+	if (!err)
+		err = page_write(&pg, out);
+	flame_tree__free(&t);
 	return err;
 }

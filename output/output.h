@@ -3,7 +3,9 @@
  *
  *   collapsed   "frame;frame;... COUNT" per distinct stack, root first,
  *               lines sorted, the input of every flame graph tool
- *   flamegraph  one self-contained HTML page (no network, script inline)
+ *   flamegraph  one self-contained HTML page (no network, script inline);
+ *               the diff variant draws AFTER coloured by the change of
+ *               each frame's share of the total from BEFORE
  *   text        the top functions by self and by total count
  *   pprof       a gzipped pprof profile, for go tool pprof and for
  *               jbpfprof convert
@@ -42,6 +44,14 @@ struct output_meta {
 
 int output_collapsed_write(const struct profile *profile, FILE *out);
 int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
+/*
+ * The same page drawing after, each frame coloured by how its share of the
+ * total changed since before (red grew, blue shrank). Frames are matched by
+ * their (name, kind) path from the root; meta describes the comparison (its
+ * title) and the after recording.
+ */
+int output_flamegraph_diff_write(const struct profile *before, const struct profile *after,
+				 const struct output_meta *meta, FILE *out);
 /* top: rows in each table (by self, by total); 0 means a default of 30. */
 int output_text_write(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out);
 /*

@@ -356,3 +356,59 @@ out:
 	free_options(&o);
 	return status;
 }
+
+int diff_main(int argc, char **argv)
+{
+	struct convert_options o = { 0 };
+	struct pprof_recording before = { 0 }, after = { 0 };
+	struct profile *pb = NULL, *pa = NULL;
+	struct view_stats stats_before, stats_after;
+	struct output_file file;
+	struct output_meta meta;
+	char title[1024], summary[2048];
+	int status = parse(argc, argv, &o, 2), error;
+
+	if (status >= 0) {
+		free_options(&o);
+		return status;
+	}
+	status = 1;
+	if (o.output_path && strcmp(o.output_path, "-") && format_from_path(o.output_path) >= 0 &&
+	    format_from_path(o.output_path) != OUTPUT_FLAMEGRAPH) {
+		status = usage_error(&o, "-f: the differential flame graph is an HTML page: name it .html");
+		goto out;
+	}
+	if (read_recording(&o, o.inputs[0], &before))
+		goto out;
+	if (read_recording(&o, o.inputs[1], &after))
+		goto out;
+	if (before.time_weights != after.time_weights) {
+		fprintf(stderr, "jbpfprof diff: %s counts %s and %s %s: compare recordings of one kind\n", o.inputs[0],
+			before.time_weights ? "time" : "samples", o.inputs[1], after.time_weights ? "time" : "samples");
+		goto out;
+	}
+	pb = viewed(&o, &before, o.inputs[0], &stats_before);
+	pa = pb ? viewed(&o, &after, o.inputs[1], &stats_after) : NULL;
+	if (!pa)
+		goto out;
+	if (output_file__open(&file, o.output_path ? o.output_path : "diff.html", OUTPUT_FLAMEGRAPH))
+		goto out;
+	snprintf(title, sizeof(title), "Difference: %s against %s", o.inputs[1], o.inputs[0]);
+	snprintf(summary, sizeof(summary), "before: %" PRIu64 " %s, %.1f s; after: %" PRIu64 " %s, %.1f s",
+		 profile__total(pb), before.time_weights ? "microseconds" : "samples", before.duration_s,
+		 profile__total(pa), after.time_weights ? "microseconds" : "samples", after.duration_s);
+	meta = meta_of(&after, title, summary);
+	error = output_flamegraph_diff_write(pb, pa, &meta, file.out);
+	if (output_file__finish(&file, error))
+		goto out;
+	if (!file.to_stdout)
+		fprintf(stderr, "jbpfprof: wrote differential flame graph to %s\n", file.path);
+	status = 0;
+out:
+	profile__free(pb);
+	profile__free(pa);
+	pprof_recording_free(&before);
+	pprof_recording_free(&after);
+	free_options(&o);
+	return status;
+}

@@ -693,6 +693,8 @@ int main(int argc, char **argv)
 	rec.start_ns = monotonic_ns();
 	if (argc > 1 && !strcmp(argv[1], "convert"))
 		return convert_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_main(argc - 1, argv + 1);
 	switch (options_parse(argc, argv, &rec.opts)) {
 	case OPTIONS_DONE:
 		return 0;

@@ -368,6 +368,46 @@ static void go_pprof_reads_the_shares(void **state)
 	harness_profiled_free(&r);
 }
 
+/*
+ * diff: a page comparing a recording with one made without share_50. The
+ * page is a diff page; comparing a CPU recording with a wall one, or a
+ * missing file, is one line and exit 1. (The page's colours are checked in
+ * Chromium, tests/browser.)
+ */
+static void diff_draws_a_page(void **state)
+{
+	struct profiled all, without, wall;
+	char *before, *after, *walled, *dir = harness_tmpdir(), *page = harness_path(dir, "diff.html"), *html;
+	struct child c;
+
+	harness_require_root();
+	record_both(&all, "cpu_split", (char *[]){ "-t", "2", NULL }, (char *[]){ "-d", "1", "-F", "499", NULL }, &before);
+	record_both(&without, "cpu_split", (char *[]){ "-t", "2", NULL },
+		    (char *[]){ "-d", "1", "-F", "499", "--exclude", "^share_50$", NULL }, &after);
+	record_both(&wall, "offcpu", (char *[]){ "mix", NULL }, (char *[]){ "-e", "wall", "-d", "1", NULL }, &walled);
+	assert_int_equal(harness_run_profiler(&c, (char *[]){ "diff", before, after, "-f", page, NULL }, 60), 0);
+	html = slurp(page, NULL);
+	assert_non_null(html);
+	assert_non_null(strstr(html, "\"diff\":true"));
+	assert_non_null(strstr(html, "share_50"));   /* gone from AFTER, still named */
+	free(html);
+	assert_int_equal(harness_run_profiler(&c, (char *[]){ "diff", before, walled, "-f", page, NULL }, 60), 1);
+	assert_non_null(strstr(c.buf, "compare recordings of one kind"));
+	assert_int_equal(harness_run_profiler(&c, (char *[]){ "diff", before, "/nonexistent.pb.gz", "-f", page, NULL },
+					      60), 1);
+	assert_non_null(strstr(c.buf, "No such file"));
+	unlink(page);
+	rmdir(dir);
+	free(page);
+	free(dir);
+	drop_pprof(before);
+	drop_pprof(after);
+	drop_pprof(walled);
+	harness_profiled_free(&all);
+	harness_profiled_free(&without);
+	harness_profiled_free(&wall);
+}
+
 /* Exit status 1 and one line, "jbpfprof convert: FILE: reason", containing reason_part. */
 static int rejects(const char *path, const char *reason_part)
 {
@@ -447,6 +487,7 @@ int main(void)
 		HARNESS_TEST(reverse_is_leaf_first),
 		HARNESS_TEST(include_and_exclude),
 		HARNESS_TEST(go_pprof_reads_the_shares),
+		HARNESS_TEST(diff_draws_a_page),
 		HARNESS_TEST(convert_rejects_bad_input),
 	};
 

@@ -1,7 +1,8 @@
 /*
- * Unit tests for output/flamegraph.c and the escaping in output/emit.c:
- * the page is self-contained, carries the tree, and no name from the
- * target can inject markup or break the JSON.
+ * Unit tests for output/flamegraph.c, output/flametree.c and the escaping
+ * in output/emit.c: the page is self-contained, carries the tree (and for a
+ * diff, BEFORE's counts on AFTER's paths), and no name from the target can
+ * inject markup or break the JSON.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,6 +35,30 @@ static char *page_of(const struct profile *p, const struct output_meta *meta, si
 	assert_int_equal(fclose(out), 0);
 	assert_int_equal(strlen(text), *len);
 	return text;
+}
+
+static char *diff_page_of(const struct profile *before, const struct profile *after,
+			  const struct output_meta *meta, size_t *len)
+{
+	char *text = NULL;
+	FILE *out = open_memstream(&text, len);
+
+	assert_non_null(out);
+	assert_int_equal(output_flamegraph_diff_write(before, after, meta, out), 0);
+	assert_int_equal(fclose(out), 0);
+	assert_int_equal(strlen(text), *len);
+	return text;
+}
+
+/* Removes the line breaks the writer may put between numbers. */
+static void squeeze(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++)
+		if (*s != '\n')
+			*w++ = *s;
+	*w = '\0';
 }
 
 static size_t count_of(const char *haystack, const char *needle)
@@ -117,6 +142,8 @@ static void page_carries_the_merged_tree(void **state)
 
 	assert_non_null(strstr(data, "\"unit\":\"ns\""));
 	assert_non_null(strstr(data, "\"total\":10,"));
+	assert_non_null(strstr(data, "\"diff\":false"));
+	assert_null(strstr(data, "\"before\""));
 	snprintf(expected, sizeof(expected), "\"%s\"", frame_kind_name(FRAME_KIND_KERNEL));
 	assert_non_null(strstr(data, expected));
 	assert_non_null(strstr(data, "\"main\""));
@@ -130,15 +157,7 @@ static void page_carries_the_merged_tree(void **state)
 		 "\"nodes\":[-1,0,%d,0,%" PRIu32 ",1,%d,%d,%" PRIu32 ",2,%d,%d,%" PRIu32 ",2,%d,%d,"
 		 "%" PRIu32 ",3,%d,%d]",
 		 3 + 2 + 1 + 4, main_id, 3 + 2 + 1 + 4, 1, rd, 2, 2, work, 3 + 4, 4, rd, 3, 3);
-	{
-		/* The writer may break lines between numbers; compare without them. */
-		char *squeezed = data, *w = data;
-
-		for (; *squeezed; squeezed++)
-			if (*squeezed != '\n')
-				*w++ = *squeezed;
-		*w = '\0';
-	}
+	squeeze(data);
 	assert_non_null(strstr(data, expected));
 	snprintf(expected, sizeof(expected), "\"frameKinds\":[%d,%d,%d]", FRAME_KIND_NATIVE, FRAME_KIND_JIT,
 		 FRAME_KIND_KERNEL);
@@ -321,6 +340,161 @@ static void many_stacks_share_prefix_nodes(void **state)
 	profile__free(p);
 }
 
+static void add_stack(struct profile *p, uint64_t count, const char *a, enum frame_kind ka, const char *b,
+		      enum frame_kind kb)
+{
+	uint32_t s[2] = { intern_ok(p, a, ka), intern_ok(p, b, kb) };
+
+	assert_int_equal(profile__add(p, s, 2, count), 0);
+}
+
+/*
+ * Paths match by (name, kind) from the root: a frame of the same name but
+ * another kind is another path. Paths only BEFORE has stay in the tree with
+ * an AFTER total of 0, their frames appended to the frame table.
+ */
+static void diff_matches_paths_by_name_and_kind(void **state)
+{
+	struct profile *before = profile__new(NULL), *after = profile__new(NULL);
+	struct output_meta meta = { .title = "after vs before" };
+	char expected[512], *page, *data;
+	size_t len;
+
+	assert_non_null(before);
+	assert_non_null(after);
+	add_stack(before, 3, "main", FRAME_KIND_NATIVE, "a", FRAME_KIND_NATIVE);
+	add_stack(before, 1, "main", FRAME_KIND_NATIVE, "b", FRAME_KIND_NATIVE);
+	add_stack(before, 2, "main", FRAME_KIND_NATIVE, "x", FRAME_KIND_NATIVE);
+	add_stack(after, 2, "main", FRAME_KIND_NATIVE, "a", FRAME_KIND_NATIVE);
+	add_stack(after, 6, "main", FRAME_KIND_NATIVE, "c", FRAME_KIND_NATIVE);
+	add_stack(after, 4, "main", FRAME_KIND_NATIVE, "x", FRAME_KIND_JIT);
+
+	page = diff_page_of(before, after, &meta, &len);
+	data = data_of(page);
+	squeeze(data);
+	assert_non_null(strstr(data, "\"total\":12,\"diff\":true,\"beforeTotal\":6,"));
+	/* AFTER's frames in its order (main, a, c, x), then b and native x from BEFORE. */
+	assert_non_null(strstr(data, "\"names\":[\"main\",\"a\",\"c\",\"x\",\"b\",\"x\"]"));
+	snprintf(expected, sizeof(expected), "\"frameKinds\":[%d,%d,%d,%d,%d,%d]", FRAME_KIND_NATIVE,
+		 FRAME_KIND_NATIVE, FRAME_KIND_NATIVE, FRAME_KIND_JIT, FRAME_KIND_NATIVE, FRAME_KIND_NATIVE);
+	assert_non_null(strstr(data, expected));
+	/*
+	 * Children of main by name, then kind (native before jit):
+	 *   a (after 2, before 3), b (0, 1), c (6, 0), x native (0, 2), x jit (4, 0)
+	 */
+	snprintf(expected, sizeof(expected),
+		 "\"nodes\":[-1,0,%d,0,0,1,%d,0,1,2,2,2,4,2,0,0,2,2,6,6,5,2,0,0,3,2,4,4],"
+		 "\"before\":[%d,%d,3,1,0,2,0]}",
+		 2 + 6 + 4, 2 + 6 + 4, 3 + 1 + 2, 3 + 1 + 2);
+	assert_non_null(strstr(data, expected));
+	assert_non_null(strstr(page, "Before: 6 samples &middot; After: 12 samples"));
+	assert_non_null(strstr(page, "<title>after vs before</title>"));
+	free(data);
+	free(page);
+	profile__free(before);
+	profile__free(after);
+}
+
+/* Shares, not counts, are what the page compares: a profile against itself scaled. */
+static void diff_of_a_scaled_profile_keeps_every_share(void **state)
+{
+	struct profile *before = profile__new(NULL), *after = profile__new(NULL);
+	char *page, *data, *nodes, *bef;
+	uint64_t after_totals[16], before_totals[16];
+	size_t len, nr_nodes = 0, nr_before = 0;
+
+	assert_non_null(before);
+	assert_non_null(after);
+	add_stack(before, 1, "main", FRAME_KIND_NATIVE, "work", FRAME_KIND_JAVA);
+	add_stack(before, 3, "main", FRAME_KIND_NATIVE, "read_[k]", FRAME_KIND_KERNEL);
+	add_stack(after, 10, "main", FRAME_KIND_NATIVE, "work", FRAME_KIND_JAVA);
+	add_stack(after, 30, "main", FRAME_KIND_NATIVE, "read_[k]", FRAME_KIND_KERNEL);
+
+	page = diff_page_of(before, after, NULL, &len);
+	assert_non_null(strstr(page, "<title>Differential flame graph</title>"));
+	data = data_of(page);
+	squeeze(data);
+	nodes = strstr(data, "\"nodes\":[");
+	bef = strstr(data, "\"before\":[");
+	assert_non_null(nodes);
+	assert_non_null(bef);
+	for (char *c = nodes + strlen("\"nodes\":["); *c != ']'; nr_nodes++) {
+		long long v[4];
+		int used = 0;
+
+		assert_true(nr_nodes < 16);
+		assert_int_equal(sscanf(c, "%lld,%lld,%lld,%lld%n", &v[0], &v[1], &v[2], &v[3], &used), 4);
+		after_totals[nr_nodes] = (uint64_t)v[2];
+		c += used;
+		if (*c == ',')
+			c++;
+	}
+	for (char *c = bef + strlen("\"before\":["); *c != ']'; nr_before++) {
+		char *next;
+
+		assert_true(nr_before < 16);
+		before_totals[nr_before] = strtoull(c, &next, 10);
+		c = *next == ',' ? next + 1 : next;
+	}
+	/* all, main, read, work: one before count per node, each a tenth of after's. */
+	assert_int_equal(nr_nodes, 4);
+	assert_int_equal(nr_before, nr_nodes);
+	for (size_t i = 0; i < nr_nodes; i++)
+		assert_int_equal(after_totals[i], 10 * before_totals[i]);
+	assert_int_equal(before_totals[0], 4);
+	free(data);
+	free(page);
+	profile__free(before);
+	profile__free(after);
+}
+
+static void diff_escapes_names_only_before_has(void **state)
+{
+	struct profile *before = profile__new(NULL), *after = profile__new(NULL);
+	char *page, *data;
+	size_t len;
+
+	assert_non_null(before);
+	assert_non_null(after);
+	add_stack(before, 1, "main", FRAME_KIND_NATIVE, SCRIPT_INJECTION, FRAME_KIND_NATIVE);
+	add_stack(after, 1, "main", FRAME_KIND_NATIVE, "safe", FRAME_KIND_NATIVE);
+	page = diff_page_of(before, after, NULL, &len);
+	assert_null(strstr(page, SCRIPT_INJECTION));
+	assert_int_equal(count_of(page, "<script"), 2);
+	data = data_of(page);
+	assert_non_null(strstr(data, "\"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e\""));
+	free(data);
+	free(page);
+	profile__free(before);
+	profile__free(after);
+}
+
+static void diff_with_an_empty_side(void **state)
+{
+	struct profile *before = profile__new(NULL), *after = profile__new(NULL);
+	char *page, *data;
+	size_t len;
+
+	assert_non_null(before);
+	assert_non_null(after);
+	add_stack(before, 5, "main", FRAME_KIND_NATIVE, "gone", FRAME_KIND_NATIVE);
+	page = diff_page_of(before, after, NULL, &len);
+	data = data_of(page);
+	squeeze(data);
+	assert_non_null(strstr(data, "\"nodes\":[-1,0,0,0,0,1,0,0,1,2,0,0],\"before\":[5,5,5]}"));
+	free(data);
+	free(page);
+	page = diff_page_of(after, before, NULL, &len);
+	data = data_of(page);
+	squeeze(data);
+	assert_non_null(strstr(data, "\"beforeTotal\":0,"));
+	assert_non_null(strstr(data, "\"before\":[0,0,0]}"));
+	free(data);
+	free(page);
+	profile__free(before);
+	profile__free(after);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +506,10 @@ int main(void)
 		cmocka_unit_test(empty_profile_still_gives_a_page),
 		cmocka_unit_test(failed_write_is_reported),
 		cmocka_unit_test(many_stacks_share_prefix_nodes),
+		cmocka_unit_test(diff_matches_paths_by_name_and_kind),
+		cmocka_unit_test(diff_of_a_scaled_profile_keeps_every_share),
+		cmocka_unit_test(diff_escapes_names_only_before_has),
+		cmocka_unit_test(diff_with_an_empty_side),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
