@@ -343,8 +343,7 @@ static int add_frame_labels(struct builder *b, PSample *s, const char *text, enu
 	return err;
 }
 
-static int add_samples(struct builder *b, const struct profile *profile, const struct output_meta *meta,
-		       bool time_weights, uint64_t period_ns)
+static int add_samples(struct builder *b, const struct profile *profile, bool time_weights, uint64_t period_ns)
 {
 	size_t nr = profile__stack_count(profile), ids = 0, n = 0;
 
@@ -405,7 +404,6 @@ static int add_samples(struct builder *b, const struct profile *profile, const s
 		b->sample_ptrs[n++] = s;
 	}
 	b->msg.n_sample = n;
-	(void)meta;
 	return 0;
 }
 
@@ -537,7 +535,7 @@ int output_pprof_write(const struct profile *profile, const struct output_meta *
 	if (!err)
 		err = add_frames(&b, profile);
 	if (!err)
-		err = add_samples(&b, profile, meta, time_weights, period_ns);
+		err = add_samples(&b, profile, time_weights, period_ns);
 	if (!err) {
 		b.msg.string_table = b.strings.items;
 		b.msg.n_string_table = b.strings.nr;

@@ -373,6 +373,7 @@ static int open_outputs(struct recording *rec)
 	if (!o->nr_outputs) {
 		default_path(rec, path, sizeof(path));
 		rec->nr_outputs = 1;
+		rec->full = o->format == OUTPUT_PPROF;
 		return output_file__open(&rec->outputs[0], path, o->format);
 	}
 	for (size_t i = 0; i < o->nr_outputs; i++) {
