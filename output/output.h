@@ -17,6 +17,7 @@
 #ifndef JBPF_OUTPUT_H
 #define JBPF_OUTPUT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -41,6 +42,13 @@ struct output_meta {
 	const char *process_roots; /* pprof: how the recording's own views began stacks:
 				      "none", "name" or "pid"; may be NULL */
 };
+
+/*
+ * The writer of format, with what it needs: top is the text report's rows
+ * per table (0 for the default), unused by the others.
+ */
+int output_write(enum output_format format, const struct profile *profile, const struct output_meta *meta,
+		 size_t top, FILE *out);
 
 int output_collapsed_write(const struct profile *profile, FILE *out);
 int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out);

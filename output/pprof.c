@@ -56,79 +56,40 @@ typedef Perftools__Profiles__Function PFunction;
 
 /* ---- the string table ---------------------------------------------------- */
 
+/*
+ * Strings are interned in a profile used as a table: its frame ids are
+ * dense, in the order strings were first added, as string_table wants.
+ */
 struct strings {
-	char **items;       /* owned copies; items[0] is "" */
-	size_t nr, cap;
-	uint32_t *index;    /* open addressing: item number + 1, 0 empty */
-	size_t index_cap;
+	struct profile *interned;
+	char **items;       /* built for packing; names owned by interned */
 };
 
-static uint64_t string_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ull;
-	}
-	return h ^ (h >> 29);
-}
-
-static int strings_grow_index(struct strings *t)
-{
-	size_t cap = t->index_cap ? t->index_cap * 2 : 1024;
-	uint32_t *index = calloc(cap, sizeof(*index));
-
-	if (!index)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->nr; i++) {
-		size_t slot = string_hash(t->items[i]) & (cap - 1);
-
-		while (index[slot])
-			slot = (slot + 1) & (cap - 1);
-		index[slot] = (uint32_t)(i + 1);
-	}
-	free(t->index);
-	t->index = index;
-	t->index_cap = cap;
-	return 0;
-}
-
-/* The index of s in the table, adding it if new; -ENOMEM. */
+/* The index of s in the table, adding it if new; a negative errno. */
 static int64_t string_id(struct strings *t, const char *s)
 {
-	size_t slot;
+	return profile__intern(t->interned, s, FRAME_KIND_NATIVE);
+}
 
-	if ((t->nr + 1) * 2 > t->index_cap && strings_grow_index(t))
-		return -ENOMEM;
-	slot = string_hash(s) & (t->index_cap - 1);
-	while (t->index[slot]) {
-		if (!strcmp(t->items[t->index[slot] - 1], s))
-			return t->index[slot] - 1;
-		slot = (slot + 1) & (t->index_cap - 1);
-	}
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		char **items = realloc(t->items, cap * sizeof(*items));
+/* The table as protobuf-c wants it, items pointing into interned. */
+static int strings_pack(struct strings *t, PProfile *msg)
+{
+	size_t n = profile__frame_count(t->interned);
 
-		if (!items)
-			return -ENOMEM;
-		t->items = items;
-		t->cap = cap;
-	}
-	t->items[t->nr] = strdup(s);
-	if (!t->items[t->nr])
+	t->items = calloc(n ? n : 1, sizeof(*t->items));
+	if (!t->items)
 		return -ENOMEM;
-	t->index[slot] = (uint32_t)(t->nr + 1);
-	return (int64_t)t->nr++;
+	for (size_t i = 0; i < n; i++)
+		t->items[i] = (char *)profile__frame_name(t->interned, (uint32_t)i);
+	msg->string_table = t->items;
+	msg->n_string_table = n;
+	return 0;
 }
 
 static void strings_free(struct strings *t)
 {
-	for (size_t i = 0; i < t->nr; i++)
-		free(t->items[i]);
+	profile__free(t->interned);
 	free(t->items);
-	free(t->index);
 }
 
 /* ---- frames ---------------------------------------------------------------- */
@@ -520,6 +481,8 @@ static int write_gzip(const uint8_t *data, size_t len, FILE *out)
 
 int output_pprof_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
 {
+	/* Every string the file names: bounded only by what ids can number. */
+	const struct profile_limits string_limits = { .max_frames = UINT32_MAX - 2, .max_stacks = 1 };
 	bool time_weights = meta->event && strcmp(meta->event, "cpu");
 	uint64_t period_ns = meta->frequency_hz ? 1000000000ull / meta->frequency_hz : 0;
 	struct builder b = { 0 };
@@ -529,16 +492,17 @@ int output_pprof_write(const struct profile *profile, const struct output_meta *
 
 	perftools__profiles__profile__init(&b.msg);
 	emit__begin(out);
-	err = string_id(&b.strings, "") < 0 ? -ENOMEM : 0;
+	b.strings.interned = profile__new(&string_limits);
+	err = !b.strings.interned || string_id(&b.strings, "") < 0 ? -ENOMEM : 0;
 	if (!err)
 		err = add_header(&b, meta, time_weights, period_ns);
 	if (!err)
 		err = add_frames(&b, profile);
 	if (!err)
 		err = add_samples(&b, profile, time_weights, period_ns);
+	if (!err)
+		err = strings_pack(&b.strings, &b.msg);
 	if (!err) {
-		b.msg.string_table = b.strings.items;
-		b.msg.n_string_table = b.strings.nr;
 		len = perftools__profiles__profile__get_packed_size(&b.msg);
 		packed = malloc(len ? len : 1);
 		if (!packed)

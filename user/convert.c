@@ -330,20 +330,7 @@ int convert_main(int argc, char **argv)
 	snprintf(title, sizeof(title), "%s", rec.title ? rec.title : "Profile");
 	describe(&o, &rec, &stats, summary, sizeof(summary));
 	meta = meta_of(&rec, title, summary);
-	switch (o.format) {
-	case OUTPUT_COLLAPSED:
-		error = output_collapsed_write(p, file.out);
-		break;
-	case OUTPUT_TEXT:
-		error = output_text_write(p, &meta, o.top, file.out);
-		break;
-	case OUTPUT_PPROF:
-		error = output_pprof_write(p, &meta, file.out);
-		break;
-	default:
-		error = output_flamegraph_write(p, &meta, file.out);
-		break;
-	}
+	error = output_write(o.format, p, &meta, o.top, file.out);
 	if (output_file__finish(&file, error))
 		goto out_rec;
 	if (!file.to_stdout)

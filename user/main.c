@@ -456,20 +456,7 @@ static int write_outputs(struct recording *rec, const char *summary)
 			failed = -1;
 			continue;
 		}
-		switch (f->format) {
-		case OUTPUT_COLLAPSED:
-			error = output_collapsed_write(p, f->out);
-			break;
-		case OUTPUT_TEXT:
-			error = output_text_write(p, &meta, o->text_top, f->out);
-			break;
-		case OUTPUT_PPROF:
-			error = output_pprof_write(p, &meta, f->out);
-			break;
-		default:
-			error = output_flamegraph_write(p, &meta, f->out);
-			break;
-		}
+		error = output_write(f->format, p, &meta, o->text_top, f->out);
 		if (p != rec->profile)
 			profile__free(p);
 		failed |= output_file__finish(f, error);

@@ -11,7 +11,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/output.h"
 #include "user/profile.h"
+
+/*
+ * p written in format (output_write), the bytes in memory, NUL-terminated
+ * after the *len of them; the caller frees them. Fails the test if the
+ * writer fails.
+ */
+static inline char *written(enum output_format format, const struct profile *p, const struct output_meta *meta,
+			    size_t top, size_t *len)
+{
+	char *data = NULL;
+	FILE *out = open_memstream(&data, len);
+
+	assert_non_null(out);
+	assert_int_equal(output_write(format, p, meta, top, out), 0);
+	assert_int_equal(fclose(out), 0);
+	return data;
+}
 
 /* The id of (name, kind) in p; fails the test if it cannot be interned. */
 static inline uint32_t intern_ok(struct profile *p, const char *name, enum frame_kind kind)

@@ -137,13 +137,7 @@ static const struct output_meta wall_meta = {
 /* The pprof file of p, as bytes; the caller frees them. */
 static uint8_t *write_pprof(const struct profile *p, const struct output_meta *meta, size_t *len)
 {
-	char *data = NULL;
-	FILE *out = open_memstream(&data, len);
-
-	assert_non_null(out);
-	assert_int_equal(output_pprof_write(p, meta, out), 0);
-	assert_int_equal(fclose(out), 0);
-	return (uint8_t *)data;
+	return (uint8_t *)written(OUTPUT_PPROF, p, meta, 0, len);
 }
 
 static uint8_t *written_file(const struct stack_spec *stacks, size_t n, const struct output_meta *meta, size_t *len)

@@ -33,14 +33,9 @@ struct table {
 
 static char *report_of(const struct profile *p, const struct output_meta *meta, size_t top)
 {
-	char *text = NULL;
 	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
 
-	assert_non_null(out);
-	assert_int_equal(output_text_write(p, meta, top, out), 0);
-	assert_int_equal(fclose(out), 0);
-	return text;
+	return written(OUTPUT_TEXT, p, meta, top, &len);
 }
 
 /*
