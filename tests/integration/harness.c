@@ -121,8 +121,7 @@ static int spawn(struct child *child, char *const argv[], int target_fd)
 	return 0;
 }
 
-/* Reads what is there, waiting up to timeout_ms. 0 read some, 1 EOF, -1 timeout. */
-static int read_some(struct child *child, int timeout_ms)
+int harness_read_some(struct child *child, int timeout_ms)
 {
 	struct pollfd p = { .fd = child->out_fd, .events = POLLIN };
 	ssize_t n;
@@ -144,7 +143,7 @@ int harness_wait_for(struct child *child, const char *text, int timeout_s)
 	while (!strstr(child->buf, text)) {
 		int64_t left = deadline - now_ms();
 
-		if (left <= 0 || child->len + 1 >= sizeof(child->buf) || read_some(child, (int)left))
+		if (left <= 0 || child->len + 1 >= sizeof(child->buf) || harness_read_some(child, (int)left))
 			return -1;
 	}
 	return 0;
@@ -170,7 +169,7 @@ int harness_finish(struct child *child, int timeout_s)
 
 	for (;;) {
 		int64_t left = deadline - now_ms();
-		int r = left > 0 && child->len + 1 < sizeof(child->buf) ? read_some(child, (int)left) : -1;
+		int r = left > 0 && child->len + 1 < sizeof(child->buf) ? harness_read_some(child, (int)left) : -1;
 
 		if (r == 1)
 			break;

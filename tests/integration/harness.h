@@ -47,6 +47,11 @@ int harness_stop_workload(struct child *child);
 int harness_start_command(struct child *child, char *const argv[], int fd);
 /* Starts the profiler with args (argv[0] is added) and stderr piped. */
 int harness_start_profiler(struct child *child, char *const args[]);
+/*
+ * Reads what the child's pipe holds, waiting up to timeout_ms for some:
+ * 0 read some, 1 EOF (or its buffer is full), -1 nothing came in time.
+ */
+int harness_read_some(struct child *child, int timeout_ms);
 /* Reads the child's pipe until text appears; -1 after timeout_s or EOF. */
 int harness_wait_for(struct child *child, const char *text, int timeout_s);
 /* Reads to EOF (timeout_s at most, then SIGKILL) and reaps. Returns the exit status, -1 if killed. */

@@ -7,9 +7,12 @@
 #include <dirent.h>
 #include <libgen.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 const struct jdk jdk17 = { "JDK 17", "JAVA17", "/usr/lib/jvm/java-17-openjdk-amd64/bin/java" };
@@ -100,13 +103,12 @@ void jvm_assert_no_crash_report(const struct jvm *jvm)
 	assert_false(found);
 }
 
-void jvm_stop(struct jvm *jvm)
+/* Empties the JVM's directory but for a crash report, fails on one, and removes the directory. */
+static void remove_dir(struct jvm *jvm)
 {
-	DIR *d;
+	DIR *d = opendir(jvm->dir);
 	struct dirent *e;
 
-	jvm->status = harness_stop_workload(&jvm->out);
-	d = opendir(jvm->dir);
 	assert_non_null(d);
 	while ((e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !is_crash_report(e->d_name))
@@ -116,6 +118,12 @@ void jvm_stop(struct jvm *jvm)
 	rmdir(jvm->dir);
 	free(jvm->dir);
 	jvm->dir = NULL;
+}
+
+void jvm_stop(struct jvm *jvm)
+{
+	jvm->status = harness_stop_workload(&jvm->out);
+	remove_dir(jvm);
 	if (jvm->status != 143)
 		fprintf(stderr, "the JVM exited with %d, not 143 (SIGTERM after its shutdown hooks); output:\n%s\n",
 			jvm->status, jvm->out.buf);
@@ -128,4 +136,150 @@ void jvm_assert_agent_loaded(const struct child *profiler)
 		fprintf(stderr, "the agent did not load; the profiler's stderr:\n%s\n", profiler->buf);
 		fail();
 	}
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Counts the complete "alive N" lines output has gained since the last call. */
+static void read_beats(const struct child *out, struct heartbeats *hb)
+{
+	const char *end;
+
+	while ((end = memchr(out->buf + hb->parsed, '\n', out->len - hb->parsed))) {
+		const char *line = out->buf + hb->parsed;
+
+		if (!strncmp(line, "alive ", 6)) {
+			int64_t now = now_ms();
+
+			if (now - hb->last_ms > hb->longest_ms)
+				hb->longest_ms = now - hb->last_ms;
+			hb->last_ms = now;
+			hb->beats++;
+		}
+		hb->parsed = (size_t)(end - out->buf) + 1;
+	}
+}
+
+/*
+ * Where the JVM's threads are: each thread's state letter and wait channel
+ * (/proc/PID/task/TID/stat and wchan), counted. A JVM hung on a lock shows
+ * every thread in S with futex_wait... and no R.
+ */
+static void print_threads(pid_t pid)
+{
+	char path[320], buf[512], seen[64][80];
+	int counts[64] = { 0 }, kinds = 0, threads = 0;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char key[80], wchan[64] = "?", *rparen;
+		FILE *f;
+		int i;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		buf[0] = '\0';
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+		rparen = strrchr(buf, ')');
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", (int)pid, e->d_name);
+		f = fopen(path, "r");
+		if (f) {
+			if (!fgets(wchan, sizeof(wchan), f))
+				snprintf(wchan, sizeof(wchan), "?");
+			fclose(f);
+		}
+		snprintf(key, sizeof(key), "%c %s", rparen && rparen[1] ? rparen[2] : '?', wchan);
+		threads++;
+		for (i = 0; i < kinds && strcmp(seen[i], key); i++)
+			;
+		if (i == kinds && kinds < 64)
+			snprintf(seen[kinds++], sizeof(seen[0]), "%s", key);
+		if (i < kinds)
+			counts[i]++;
+	}
+	closedir(d);
+	fprintf(stderr, "  its %d threads, by state and wait channel:", threads);
+	for (int i = 0; i < kinds; i++)
+		fprintf(stderr, " %s x%d;", seen[i], counts[i]);
+	fprintf(stderr, "\n");
+}
+
+int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *const args[], int timeout_s, int bound_ms,
+		       int after_ms, struct heartbeats *hb)
+{
+	int64_t start = now_ms(), stop_at = start + (int64_t)timeout_s * 1000, watch_until = -1;
+	int status = -1, profiling = 1;
+
+	memset(hb, 0, sizeof(*hb));
+	hb->parsed = jvm->out.len;
+	hb->last_ms = start;
+	assert_int_equal(harness_start_profiler(profiler, args), 0);
+	for (;;) {
+		struct pollfd p[2] = { { .fd = jvm->out.out_fd, .events = POLLIN },
+				       { .fd = profiler->out_fd, .events = POLLIN } };
+		int64_t now = now_ms(), wait = hb->last_ms + bound_ms - now;
+
+		if (wait < 0) {
+			hb->longest_ms = now - hb->last_ms;
+			hb->stalled = 1;
+			fprintf(stderr, "the JVM stopped: no heartbeat for %lld ms (bound %d ms), %s; %ld beats before\n",
+				(long long)hb->longest_ms, bound_ms,
+				profiling ? "during the recording" : "after the recording", hb->beats);
+			print_threads(jvm->out.pid);
+			if (profiling)
+				status = harness_finish(profiler, 0);
+			fprintf(stderr, "  the profiler's stderr:\n%s\n", profiler->buf);
+			return status;
+		}
+		if (profiling && now >= stop_at) {
+			status = harness_finish(profiler, 0);
+			profiling = 0;
+			watch_until = now + after_ms;
+		}
+		if (!profiling && now >= watch_until)
+			return status;
+		if (profiling && stop_at - now < wait)
+			wait = stop_at - now;
+		if (!profiling && watch_until - now < wait)
+			wait = watch_until - now;
+		if (poll(p, profiling ? 2 : 1, (int)wait) < 0)
+			continue;
+		if (p[0].revents) {
+			if (harness_read_some(&jvm->out, 0) == 1) {
+				fprintf(stderr, "the JVM's output ended %s; it printed:\n%s\n",
+					profiling ? "during the recording" : "after the recording", jvm->out.buf);
+				fail();
+			}
+			read_beats(&jvm->out, hb);
+		}
+		if (profiling && p[1].revents && harness_read_some(profiler, 0) == 1) {
+			status = harness_finish(profiler, 10);
+			profiling = 0;
+			watch_until = now_ms() + after_ms;
+		}
+	}
+}
+
+void jvm_kill(struct jvm *jvm)
+{
+	kill(jvm->out.pid, SIGKILL);
+	jvm->status = harness_finish(&jvm->out, 10);
+	remove_dir(jvm);
 }

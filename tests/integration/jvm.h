@@ -16,6 +16,8 @@
 
 #include "harness.h"
 
+#include <stdint.h>
+
 struct jdk {
 	const char *name; /* for messages */
 	const char *env;  /* variable that overrides path */
@@ -57,6 +59,35 @@ void jvm_assert_no_crash_report(const struct jvm *jvm);
  * unless the status is 143. jvm->out keeps the JVM's output.
  */
 void jvm_stop(struct jvm *jvm);
+
+/*
+ * Liveness: a JVM whose workload prints "alive N" lines (a heartbeat, from a
+ * thread that needs the rest of the JVM to work) is watched while the
+ * profiler records it, and for a while after. A JVM that hangs is still
+ * there, so being alive proves nothing; beats that keep coming do.
+ */
+struct heartbeats {
+	size_t parsed;      /* bytes of the JVM's output already looked at */
+	int64_t last_ms;    /* when the latest beat was read (CLOCK_MONOTONIC) */
+	int64_t longest_ms; /* longest time without a beat, watching included */
+	long beats;         /* beats read while watching */
+	int stalled;        /* no beat came for the bound: the JVM stopped */
+};
+
+/*
+ * Starts the profiler with args, reads the JVM's heartbeats until the
+ * profiler exits (timeout_s at most, then it is killed) and for after_ms
+ * more. Returns the profiler's exit status (-1 if killed), its stderr in
+ * profiler->buf, the beats in hb. As soon as bound_ms pass without a beat,
+ * prints where the JVM's threads are, kills the profiler if it still runs,
+ * sets hb->stalled and returns: the caller reports, and jvm_kill()s the JVM.
+ * Fails the test if the JVM's output ends (it exited or crashed).
+ */
+int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *const args[], int timeout_s, int bound_ms,
+		       int after_ms, struct heartbeats *hb);
+
+/* SIGKILL, for a JVM that stopped answering; then as jvm_stop, whatever the status. */
+void jvm_kill(struct jvm *jvm);
 
 /* Fails the test if the profiler (its stderr in profiler) said it could not load its agent. */
 void jvm_assert_agent_loaded(const struct child *profiler);

@@ -75,7 +75,7 @@ public final class Stress {
 	}
 
 	/* Defines the classes it is given from their bytes, and asks its parent for the rest. */
-	private static final class PluginLoader extends ClassLoader {
+	static final class PluginLoader extends ClassLoader {
 		private final Map<String, byte[]> classes;
 
 		PluginLoader(Map<String, byte[]> classes) {
@@ -101,7 +101,7 @@ public final class Stress {
 	}
 
 	/* The class files of StressPlugin and its nested classes, by class name. */
-	private static Map<String, byte[]> pluginClasses() throws IOException {
+	static Map<String, byte[]> pluginClasses() throws IOException {
 		Map<String, byte[]> classes = new HashMap<>();
 
 		for (Class<?> c : StressPlugin.class.getNestMembers()) {
@@ -115,13 +115,18 @@ public final class Stress {
 		return classes;
 	}
 
+	/* Loads StressPlugin into a new loader, runs it (warm-up warmupNs), and drops the loader. */
+	static void pluginRound(Map<String, byte[]> classes, long warmupNs) throws ReflectiveOperationException {
+		Class<?> plugin = new PluginLoader(classes).loadClass(StressPlugin.class.getName());
+		Object checksum = plugin.getMethod("run", long.class).invoke(null, warmupNs);
+
+		if (checksum == null)
+			throw new IllegalStateException("StressPlugin.run returned nothing");
+	}
+
 	static void plugins(Map<String, byte[]> classes) throws ReflectiveOperationException {
 		for (;;) {
-			Class<?> plugin = new PluginLoader(classes).loadClass(StressPlugin.class.getName());
-			Object checksum = plugin.getMethod("run", long.class).invoke(null, PLUGIN_WARMUP_NS);
-
-			if (checksum == null)
-				throw new IllegalStateException("StressPlugin.run returned nothing");
+			pluginRound(classes, PLUGIN_WARMUP_NS);
 			pluginRounds.incrementAndGet();
 		}
 	}
