@@ -29,6 +29,20 @@
  */
 #define STACKS_FLUSH_TIMEOUT_MS 5000
 #define NS_PER_MS 1000000ull
+/*
+ * The agent sends STATS every second. Nothing at all for this long means
+ * the JVM stopped: hung, stopped by a signal or a debugger, or in a very
+ * long pause. Its threads are then no longer signalled, until it answers
+ * again: signals sent to a JVM that does not run would only pile up.
+ */
+#define AGENT_SILENCE_MS 5000
+/*
+ * Signalled samples of one JVM in a row that got no trace, over at least
+ * AGENT_SILENCE_MS: its threads no longer run the handler although the
+ * agent still talks. Sporadic misses (a full ring) never come this many in
+ * a row.
+ */
+#define UNANSWERED_SIGNALS 200
 
 struct java;
 
@@ -46,6 +60,10 @@ struct jvm {
 	struct javastacks *stacks; /* THREAD_STACKs, made at the first one */
 	bool tids_stale;        /* read the tid map again before the next THREAD_STACK */
 	uint64_t stacks_lost;   /* THREAD_STACKs not kept: no memory for the store */
+	uint64_t heard_ns;      /* when the agent last sent anything */
+	bool silent;            /* not heard for AGENT_SILENCE_MS: its threads are not signalled */
+	uint64_t unanswered;    /* signalled samples in a row without a trace */
+	uint64_t unanswered_since_ns; /* the first of them */
 };
 
 /*
@@ -218,6 +236,19 @@ static void detach(struct jvm *jvm, const char *why)
 		why);
 }
 
+/* The agent sent something: a JVM that was silent answers again, and is signalled again. */
+static void heard(struct jvm *jvm)
+{
+	uint64_t now = now_ns();
+
+	if (jvm->silent && jvm->java->sampler && !sampler__signal_java(jvm->java->sampler, jvm->tgid, jvm->signo)) {
+		jvm->silent = false;
+		fprintf(stderr, "jbpfprof: JVM pid %u answers again after %.1f s; its samples have Java frames again\n",
+			jvm->tgid, (double)(now - jvm->heard_ns) / 1e9);
+	}
+	jvm->heard_ns = now;
+}
+
 /* Reads what the agent sent; false once it is gone. */
 static bool read_agent(struct jvm *jvm)
 {
@@ -227,6 +258,8 @@ static bool read_agent(struct jvm *jvm)
 	if (jvm->fd < 0)
 		return false;
 	rc = javastream_read(jvm->reader, jvm->fd, &handler);
+	if (rc == 0)
+		heard(jvm);
 	if (rc == 1)
 		detach(jvm, jvm->flushed ? "closed its connection" : "went away");
 	else if (rc == -EPROTO)
@@ -363,6 +396,7 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 		close(jvm->fd);
 		goto fail_jvm;
 	}
+	jvm->heard_ns = now_ns();
 	jvm_unlisten(&target, listen_fd, sock);
 	jvm_target_close(&target);
 	java->nr_jvms++;
@@ -503,6 +537,12 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		return;
 	}
 	a.thread_name = thread_name(jvm, sample, trace);
+	if (outcome == JOIN_NO_TRACE) {
+		if (!jvm->unanswered++)
+			jvm->unanswered_since_ns = now_ns();
+	} else if (outcome == JOIN_MATCHED) {
+		jvm->unanswered = 0;
+	}
 	if (outcome != JOIN_MATCHED) {
 		java->stats.failed++;
 		count_outcome(&java->stats, outcome);
@@ -584,6 +624,7 @@ void java__record(struct java *java, const void *record, size_t size)
 		snprintf(reason, sizeof(reason), "[no Java frames: %s]",
 			 s->signal_err			  ? "signal failed"
 			 : s->type == JBPF_RECORD_WAIT ? "waited outside a system call"
+			 : jvm->silent		      ? "JVM not answering"
 						      : "agent gone");
 		a.reason = reason;
 		aggregator__add_java(java->agg, s, size, &a);
@@ -613,10 +654,31 @@ void java__on_poll(struct java *java, const struct pollfd *fds, size_t nr)
 	}
 }
 
+/* A JVM whose agent says nothing, or whose threads no longer answer signals, is no longer signalled. */
+static void check_answering(struct jvm *jvm, uint64_t now)
+{
+	if (jvm->fd < 0)
+		return;
+	if (!jvm->silent && now - jvm->heard_ns >= AGENT_SILENCE_MS * NS_PER_MS) {
+		if (jvm->java->sampler)
+			sampler__forget_java(jvm->java->sampler, jvm->tgid);
+		jvm->silent = true;
+		fprintf(stderr,
+			"jbpfprof: JVM pid %u stopped answering (nothing from its agent for %d s): its threads are no "
+			"longer signalled, and its samples have no Java frames until it answers again\n",
+			jvm->tgid, AGENT_SILENCE_MS / 1000);
+	}
+	if (jvm->unanswered >= UNANSWERED_SIGNALS && now - jvm->unanswered_since_ns >= AGENT_SILENCE_MS * NS_PER_MS)
+		detach(jvm, "sent no Java stack for its threads' last signals (200 in a row, over 5 s): "
+			    "they no longer run its handler");
+}
+
 void java__tick(struct java *java, uint64_t now)
 {
 	if (java->join)
 		join__expire(java->join, now);
+	for (size_t i = 0; i < java->nr_jvms; i++)
+		check_answering(&java->jvms[i], now);
 }
 
 void java__request_thread_stacks(struct java *java)

@@ -517,6 +517,16 @@ void sampler__forget_java(struct sampler *sampler, uint32_t tgid)
 	bpf_map__delete_elem(sampler->skel->maps.java_targets, &tgid, sizeof(tgid), 0);
 }
 
+int sampler__signal_java(struct sampler *sampler, uint32_t tgid, uint32_t signo)
+{
+	struct jbpf_java_target target = { .signo = signo };
+
+	return bpf_map__update_elem(sampler->skel->maps.java_targets, &tgid, sizeof(tgid), &target, sizeof(target),
+				    BPF_ANY)
+		       ? -errno
+		       : 0;
+}
+
 int sampler__fd(const struct sampler *sampler)
 {
 	return ring_buffer__epoll_fd(sampler->ringbuf);

@@ -85,8 +85,10 @@ int sampler__drain(struct sampler *sampler);
  */
 void sampler__set_no_java(struct sampler *sampler, uint32_t tid, bool no_java);
 
-/* Stops signalling a JVM (its agent went away). */
+/* Stops signalling a JVM (its agent went away, or stopped answering). */
 void sampler__forget_java(struct sampler *sampler, uint32_t tgid);
+/* Signals a JVM's sampled threads with signo again. 0 or -errno. */
+int sampler__signal_java(struct sampler *sampler, uint32_t tgid, uint32_t signo);
 
 /*
  * A thread alive at the start, with its state from /proc: its first wait
