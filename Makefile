@@ -8,6 +8,7 @@
 #   make bench            the benchmarks in bench/ (see docs/benchmarks.md)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make check-headers    compile every header on its own
+#   make check-handler    the agent's signal handler calls only its listed signal-safe functions
 #
 # vmlinux.h is generated from the build machine's kernel BTF (VMLINUX_BTF);
 # CO-RE relocations make the result run on any kernel with BTF.
@@ -215,7 +216,7 @@ check-integration: $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) $(WORKLOADS) $(J
 # Unit tests first: they are fast and say more precisely what broke; then
 # the browser tests, then the integration tests. All run even if one
 # fails; the last line is the total.
-test: all $(UNIT_TESTS) $(BROWSER_TESTS) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS)
+test: all check-handler $(UNIT_TESTS) $(BROWSER_TESTS) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS)
 	$(Q)FIXTURE_DIR=$(OUTPUT)/fixtures JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads \
 		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) ARTIFACT_DIR=$(ARTIFACT_DIR) \
 		tests/run-suite.sh all $(UNIT_TESTS) $(BROWSER_TESTS) $(INTEGRATION_TESTS)

@@ -15,7 +15,8 @@
  * is not yet, open the outbox with the HELLO, enable ClassLoad and
  * ClassPrepare, walk the loaded classes (GetClassMethods makes their
  * jmethodIDs), enable the code and thread events, replay existing code
- * with GenerateEvents, enable the handler, hand the socket to the agent
+ * with GenerateEvents, learn which threads are Java threads (javathread.h),
+ * enable the handler, hand the socket to the agent
  * thread. Nothing here writes to the socket but a failure's ERROR message:
  * the profiler reads nothing before the attach reply, and the socket
  * buffer easily takes one small message, so that write cannot block.
@@ -46,6 +47,7 @@
 #include "channel.h"
 #include "emit.h"
 #include "handler.h"
+#include "javathread.h"
 #include "options.h"
 #include "outbox.h"
 
@@ -145,6 +147,8 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 {
 	jvmtiThreadInfo info;
 
+	/* Before this thread runs Java: the handler must know its class by then. */
+	javathread__learn_current(jni);
 	memset(&info, 0, sizeof(info));
 	if ((*jvmti)->GetThreadInfo(jvmti, thread, &info) != JVMTI_ERROR_NONE)
 		return;
@@ -248,12 +252,17 @@ static int init_jvmti(char *err, size_t err_size)
 	return 0;
 }
 
+/* Any address inside libjvm, to find its symbols if the JVM was not loaded globally. */
+static const void *jvm_code(void)
+{
+	return (const void *)(uintptr_t)(*ag.jvmti)->GetErrorName;
+}
+
 static int init_all(char *err, size_t err_size)
 {
 	if (init_jvmti(err, err_size))
 		return -1;
-	/* Any address inside libjvm, to find AsyncGetCallTrace if the JVM was not loaded globally. */
-	return handler__init(ag.vm, (const void *)(uintptr_t)(*ag.jvmti)->GetErrorName, err, err_size);
+	return handler__init(jvm_code(), err, err_size);
 }
 
 static int set_events(jvmtiEventMode mode, const jvmtiEvent *events, size_t n, char *err, size_t err_size)
@@ -442,7 +451,9 @@ static int start_session(JNIEnv *jni, const struct agent_options *opts, char *er
 	    walk_loaded_classes(jni, err, err_size) ||
 	    set_events(JVMTI_ENABLE, code_events, N_EVENTS(code_events), err, err_size) ||
 	    (opts->nmethods && set_events(JVMTI_ENABLE, nmethod_events, N_EVENTS(nmethod_events), err, err_size)) ||
-	    replay_code(opts->nmethods, err, err_size))
+	    replay_code(opts->nmethods, err, err_size) ||
+	    /* After ThreadStart is on: a thread started since is learned one way or the other. */
+	    javathread__init(ag.jvmti, jni, jvm_code(), err, err_size))
 		goto fail_events;
 	/* Counters reset before the agent thread can report them. */
 	handler__enable(session, opts->sigqueue);
@@ -500,8 +511,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		 * The signal is chosen now, before the application can take them
 		 * all; a failure is reported when a recording starts.
 		 */
-		handler__init(ag.vm, (const void *)(uintptr_t)(*ag.jvmti)->GetErrorName, ignored,
-			      sizeof(ignored));
+		handler__init(jvm_code(), ignored, sizeof(ignored));
 	}
 	pthread_mutex_unlock(&ag.lock);
 	/* The user asked for the agent on the command line: say why the JVM will not start. */

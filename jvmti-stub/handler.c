@@ -1,22 +1,52 @@
 /*
- * handler: the profiling signal's handler and its set-up (contract in
- * handler.h).
+ * handler: the profiling signal's handler, and the state it reads
+ * (contract in handler.h).
  *
- * Everything the handler reads (vm, agct, ring, wake_fd) is written before
- * the handler is installed and never changes after; the recording it works
- * for is one atomic word, `session`, 0 when disabled. Each trace carries
- * that session, so the agent thread can discard a trace that a handler
- * started for an earlier recording finished late.
+ * This file holds the code that runs in signal context, and nothing else
+ * that calls out of it: the functions below the handler only load and
+ * store atomics. `make check-handler` compiles it alone and fails if its
+ * object calls any function outside this list, each async-signal-safe in
+ * every state the interrupted thread can be in (newly created, exiting,
+ * inside malloc, inside the dynamic linker, in a VM transition):
+ *
+ *   clock_gettime        the vDSO: reads the clock pages, no lock, no memory
+ *   gettid               one system call
+ *   write                one system call, to the eventfd (never blocks:
+ *                        non-blocking, and one write per wake-up)
+ *   pthread_getspecific  glibc: for a key below 32, one load from the
+ *                        calling thread's own struct pthread (THREAD_SELF),
+ *                        plus a sequence check; no lock, no allocation
+ *   __errno_location     glibc's errno lives in libc's static TLS: no
+ *                        allocation on any thread
+ *   ring__claim, ring__publish, ring__used, ring__nr_slots
+ *                        ring.c: loads, stores and compare-and-swap on the
+ *                        mapped ring, bounded retries
+ *   AsyncGetCallTrace    through a pointer; HotSpot's own entry for this
+ *                        use. What it reaches is argued in
+ *                        docs/architecture.md ("The signal handler").
+ *
+ * Not on the list, on purpose: GetEnv or any JNI/JVMTI function (they read
+ * libjvm's __thread variables, whose first access on a thread, or any
+ * access after a later dlopen, can call malloc: the JVM hang this file was
+ * rewritten for), and any __thread variable of our own (the agent has none;
+ * check-handler also fails on a TLS relocation).
+ *
+ * The thread's JNIEnv comes from HotSpot's own pthread key and a vtable
+ * check (current_env; why it is sound: javathread.h). Everything the
+ * handler reads is written before it can need it: agct, ring and wake_fd
+ * before the handler is installed; the key and offset before the first
+ * recording enables it (java_threads_known, release/acquire); vtables are
+ * appended and published by count. The recording it works for is one
+ * atomic word, `session`, 0 when disabled. Each trace carries it, so the
+ * agent thread can discard a trace that a handler started for an earlier
+ * recording finished late.
  */
 #include "handler.h"
 
-#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,16 +72,19 @@ _Static_assert(offsetof(ASGCT_CallFrame, method_id) == offsetof(struct ring_fram
 	       "ring_frame must match ASGCT_CallFrame");
 
 static struct {
-	JavaVM *vm;
 	asgct_fn agct;        /* NULL: this JVM has none */
-	bool agct_looked_up;
 	struct ring *ring;
 	int wake_fd;
-	int signo;            /* 0 until installed */
+	/* How to find the interrupted thread's JNIEnv (javathread.h). */
+	pthread_key_t thread_key;
+	ptrdiff_t env_offset;
+	_Atomic bool java_threads_known;
+	_Atomic uintptr_t java_vtables[HANDLER_MAX_JAVA_VTABLES];
+	_Atomic unsigned nr_java_vtables;
 	_Atomic uint32_t session;
 	_Atomic bool accept_sigqueue;
 	_Atomic bool wake_pending;
-	_Atomic uint64_t signals, traces, ring_full, foreign, handler_ns;
+	_Atomic uint64_t signals, traces, ring_full, foreign, not_java, handler_ns;
 	_Atomic pid_t agent_tid;
 } hs = { .wake_fd = -1 };
 
@@ -67,13 +100,39 @@ static bool accepted(const siginfo_t *info)
 	return info->si_code == SI_QUEUE && atomic_load_explicit(&hs.accept_sigqueue, memory_order_relaxed);
 }
 
-static void on_signal(int signo, siginfo_t *info, void *ucontext)
+/*
+ * The JNIEnv of the calling thread if it is a JavaThread, else NULL, found
+ * without calling into the JVM: HotSpot's key gives the live Thread object
+ * of the calling thread (or NULL: not attached to the VM), its first word
+ * is its class's vtable, and a JavaThread's JNIEnv is a member at
+ * env_offset.
+ */
+static JNIEnv *current_env(void)
+{
+	const char *thread;
+	uintptr_t vtable;
+	unsigned n;
+
+	if (!atomic_load_explicit(&hs.java_threads_known, memory_order_acquire))
+		return NULL;
+	thread = pthread_getspecific(hs.thread_key);
+	if (!thread)
+		return NULL;
+	vtable = *(const volatile uintptr_t *)thread;
+	n = atomic_load_explicit(&hs.nr_java_vtables, memory_order_acquire);
+	for (unsigned i = 0; i < n && i < HANDLER_MAX_JAVA_VTABLES; i++)
+		if (atomic_load_explicit(&hs.java_vtables[i], memory_order_relaxed) == vtable)
+			return (JNIEnv *)(uintptr_t)(thread + hs.env_offset);
+	return NULL;
+}
+
+void handler__on_signal(int signo, siginfo_t *info, void *ucontext)
 {
 	int saved_errno = errno;
 	uint32_t session = atomic_load_explicit(&hs.session, memory_order_acquire);
 	struct ring_slot *slot;
-	struct timespec now;
-	JNIEnv *env = NULL;
+	struct timespec now, end;
+	JNIEnv *env;
 
 	if (!session)
 		goto out;
@@ -92,10 +151,10 @@ static void on_signal(int signo, siginfo_t *info, void *ucontext)
 	slot->time_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 	slot->session = session;
 	slot->tid = (uint32_t)gettid();
-	if ((pid_t)slot->tid == atomic_load_explicit(&hs.agent_tid, memory_order_relaxed)) {
+	env = current_env();
+	if ((pid_t)slot->tid == atomic_load_explicit(&hs.agent_tid, memory_order_relaxed) || !env) {
 		slot->num_frames = JBPF_TRACE_NOT_JAVA_THREAD;
-	} else if ((*hs.vm)->GetEnv(hs.vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || !env) {
-		slot->num_frames = JBPF_TRACE_NOT_JAVA_THREAD;
+		count(&hs.not_java);
 	} else if (!hs.agct) {
 		slot->num_frames = JBPF_TRACE_NO_AGCT;
 	} else {
@@ -106,14 +165,10 @@ static void on_signal(int signo, siginfo_t *info, void *ucontext)
 	}
 	ring__publish(hs.ring, slot);
 	count(&hs.traces);
-	{
-		struct timespec end;
-
-		clock_gettime(CLOCK_MONOTONIC, &end);
-		atomic_fetch_add_explicit(&hs.handler_ns,
-					  (uint64_t)((end.tv_sec - now.tv_sec) * 1000000000ll + (end.tv_nsec - now.tv_nsec)),
-					  memory_order_relaxed);
-	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	atomic_fetch_add_explicit(&hs.handler_ns,
+				  (uint64_t)((end.tv_sec - now.tv_sec) * 1000000000ll + (end.tv_nsec - now.tv_nsec)),
+				  memory_order_relaxed);
 	if (ring__used(hs.ring) >= ring__nr_slots(hs.ring) / 2 &&
 	    !atomic_exchange_explicit(&hs.wake_pending, true, memory_order_relaxed)) {
 		uint64_t one = 1;
@@ -126,80 +181,41 @@ out:
 	errno = saved_errno;
 }
 
-static void find_agct(const void *jvm_code)
-{
-	Dl_info info;
-	void *lib;
+/* ---- outside signal context: atomics only (see the list above) ---- */
 
-	hs.agct = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
-	/* A JVM embedded with RTLD_LOCAL: look in the library the JVMTI functions live in. */
-	if (!hs.agct && jvm_code && dladdr(jvm_code, &info) && info.dli_fname) {
-		lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-		if (lib) {
-			hs.agct = (asgct_fn)dlsym(lib, "AsyncGetCallTrace");
-			/* The reference is kept: libjvm outlives us anyway. */
-		}
-	}
-	hs.agct_looked_up = true;
+void handler__configure(void *agct, struct ring *ring, int wake_fd)
+{
+	hs.agct = (asgct_fn)(uintptr_t)agct;
+	hs.ring = ring;
+	hs.wake_fd = wake_fd;
 }
 
-/* Installs on_signal on the first free real-time signal in [SIGRTMIN+4, SIGRTMAX-4]. */
-static int install(char *err, size_t err_size)
+void handler__set_java_threads(pthread_key_t key, ptrdiff_t env_offset)
 {
-	int first = SIGRTMIN + 4, last = SIGRTMAX - 4;
-
-	for (int signo = first; signo <= last; signo++) {
-		struct sigaction old, sa;
-
-		if (sigaction(signo, NULL, &old) || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
-			continue;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = on_signal;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-		sigemptyset(&sa.sa_mask);
-		if (sigaction(signo, &sa, NULL))
-			continue;
-		hs.signo = signo;
-		return 0;
-	}
-	snprintf(err, err_size,
-		 "no free real-time signal: SIGRTMIN+4 to SIGRTMAX-4 (%d to %d) all have handlers", first, last);
-	return -1;
+	if (atomic_load(&hs.java_threads_known))
+		return;
+	hs.thread_key = key;
+	hs.env_offset = env_offset;
+	atomic_store_explicit(&hs.java_threads_known, true, memory_order_release);
 }
 
-int handler__init(JavaVM *vm, const void *jvm_code, char *err, size_t err_size)
+bool handler__add_java_vtable(uintptr_t vtable)
 {
-	if (hs.signo)
-		return 0;
-	hs.vm = vm;
-	if (!hs.ring) {
-		hs.ring = ring__create(HANDLER_RING_SLOTS);
-		if (!hs.ring) {
-			snprintf(err, err_size, "cannot map the trace ring (%zu KiB): %s",
-				 (size_t)HANDLER_RING_SLOTS * sizeof(struct ring_slot) / 1024, strerror(errno));
-			return -1;
-		}
-	}
-	if (hs.wake_fd < 0) {
-		hs.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (hs.wake_fd < 0) {
-			snprintf(err, err_size, "cannot create an eventfd: %s", strerror(errno));
-			return -1;
-		}
-	}
-	if (!hs.agct_looked_up)
-		find_agct(jvm_code);
-	return install(err, err_size);
+	unsigned n = atomic_load_explicit(&hs.nr_java_vtables, memory_order_relaxed);
+
+	for (unsigned i = 0; i < n; i++)
+		if (atomic_load_explicit(&hs.java_vtables[i], memory_order_relaxed) == vtable)
+			return true;
+	if (n == HANDLER_MAX_JAVA_VTABLES)
+		return false;
+	atomic_store_explicit(&hs.java_vtables[n], vtable, memory_order_relaxed);
+	atomic_store_explicit(&hs.nr_java_vtables, n + 1, memory_order_release);
+	return true;
 }
 
-int handler__signo(void)
+unsigned handler__nr_java_vtables(void)
 {
-	return hs.signo;
-}
-
-struct ring *handler__ring(void)
-{
-	return hs.ring;
+	return atomic_load(&hs.nr_java_vtables);
 }
 
 void handler__enable(uint32_t session, bool accept_sigqueue)
@@ -208,6 +224,7 @@ void handler__enable(uint32_t session, bool accept_sigqueue)
 	atomic_store(&hs.traces, 0);
 	atomic_store(&hs.ring_full, 0);
 	atomic_store(&hs.foreign, 0);
+	atomic_store(&hs.not_java, 0);
 	atomic_store(&hs.handler_ns, 0);
 	atomic_store(&hs.wake_pending, false);
 	atomic_store(&hs.accept_sigqueue, accept_sigqueue);
@@ -226,12 +243,8 @@ void handler__stats(struct handler_stats *out)
 	out->traces = atomic_load(&hs.traces);
 	out->ring_full = atomic_load(&hs.ring_full);
 	out->foreign = atomic_load(&hs.foreign);
+	out->not_java = atomic_load(&hs.not_java);
 	out->handler_ns = atomic_load(&hs.handler_ns);
-}
-
-int handler__wake_fd(void)
-{
-	return hs.wake_fd;
 }
 
 void handler__woken(void)

@@ -30,3 +30,27 @@ $(OUTPUT)/libjbpfagent.so: $(AGENT_SRCS) $(AGENT_HDRS) jvmti-stub/stub.mk
 		{ echo "error: no JNI headers in $(JAVA_HOME)/include; set JAVA_HOME=<a JDK>" >&2; exit 1; }
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(AGENT_CFLAGS) $(AGENT_SRCS) $(AGENT_LDFLAGS) -o $@
+
+# What the signal handler may call: jvmti-stub/handler.c lists each function
+# with the reason it is async-signal-safe in every state of the interrupted
+# thread. check-handler compiles handler.c alone and fails on any other
+# undefined symbol in its object, and on any thread-local storage in the
+# agent (a first access to a dlopen'ed library's __thread variable can call
+# malloc).
+HANDLER_CALLS := __errno_location clock_gettime gettid pthread_getspecific write \
+		 ring__claim ring__nr_slots ring__publish ring__used
+
+.PHONY: check-handler
+check-handler: $(OUTPUT)/libjbpfagent.so
+	$(Q)mkdir -p $(OUTPUT)/check
+	$(Q)$(CC) $(AGENT_CFLAGS) -c jvmti-stub/handler.c -o $(OUTPUT)/check/handler.o
+	$(Q)extra=$$(nm -u --format=just-symbols $(OUTPUT)/check/handler.o | \
+		grep -vxF $(foreach f,$(HANDLER_CALLS),-e $(f))); \
+	if [ -n "$$extra" ]; then \
+		echo "error: jvmti-stub/handler.c calls what is not on its list of signal-safe functions:" $$extra >&2; \
+		exit 1; \
+	fi
+	$(Q)if readelf -lW $(OUTPUT)/libjbpfagent.so | grep -qw TLS; then \
+		echo "error: $(OUTPUT)/libjbpfagent.so has thread-local storage; the handler must not touch any" >&2; \
+		exit 1; \
+	fi; echo "handler: calls only its listed signal-safe functions; the agent has no thread-local storage"

@@ -7,14 +7,16 @@
  * for the members, at most VMSTRUCTS_MAX_ENTRIES entries). Thread objects
  * are read only through vmstructs__read.
  *
- * State is written once, by vmstructs__init on the agent thread, and only
- * read after; there is no lock because only the agent thread calls in.
+ * State is written once, by the first vmstructs__init (under init_lock:
+ * the thread starting a recording and the agent thread both call it), and
+ * only read after that call returns.
  */
 #include "vmstructs.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -186,20 +188,26 @@ static jfieldID find_eetop(JNIEnv *jni)
 	return id;
 }
 
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
 bool vmstructs__init(JNIEnv *jni, const void *jvm_code)
 {
 	Dl_info info;
+	bool ready;
 
-	if (vs.tried)
-		return vs.ready;
-	vs.tried = true;
-	if (jvm_code && dladdr(jvm_code, &info) && info.dli_fname)
-		vs.libjvm = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD); /* kept: libjvm outlives us */
-	if (!find_offsets())
-		return false;
-	vs.eetop = find_eetop(jni);
-	vs.ready = vs.eetop != NULL;
-	return vs.ready;
+	pthread_mutex_lock(&init_lock);
+	if (!vs.tried) {
+		vs.tried = true;
+		if (jvm_code && dladdr(jvm_code, &info) && info.dli_fname)
+			vs.libjvm = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD); /* kept: libjvm outlives us */
+		if (find_offsets()) {
+			vs.eetop = find_eetop(jni);
+			vs.ready = vs.eetop != NULL;
+		}
+	}
+	ready = vs.ready;
+	pthread_mutex_unlock(&init_lock);
+	return ready;
 }
 
 int vmstructs__open(struct vmstructs_reader *reader)
@@ -236,7 +244,11 @@ bool vmstructs__read(const struct vmstructs_reader *reader, uintptr_t addr, void
 /* eetop of thread, 0 on any failure. */
 static uintptr_t eetop(JNIEnv *jni, jthread thread)
 {
-	jlong v = (*jni)->GetLongField(jni, thread, vs.eetop);
+	jlong v;
+
+	if (!vs.ready || !thread)
+		return 0;
+	v = (*jni)->GetLongField(jni, thread, vs.eetop);
 
 	if ((*jni)->ExceptionCheck(jni)) {
 		(*jni)->ExceptionClear(jni);
@@ -264,4 +276,22 @@ uint32_t vmstructs__tid(const struct vmstructs_reader *reader, JNIEnv *jni, jthr
 	if (syscall(SYS_tgkill, getpid(), tid, 0))
 		return 0;
 	return (uint32_t)tid;
+}
+
+uintptr_t vmstructs__java_thread(JNIEnv *jni, jthread thread)
+{
+	return eetop(jni, thread);
+}
+
+bool vmstructs__vtable(const struct vmstructs_reader *reader, JNIEnv *jni, jthread thread, uintptr_t *vtable)
+{
+	uintptr_t java_thread = eetop(jni, thread), word;
+
+	if (!java_thread || !vmstructs__read(reader, java_thread, &word, sizeof(word)) || !word)
+		return false;
+	/* Cleared before the JavaThread is freed: unchanged, the read above saw it alive. */
+	if (eetop(jni, thread) != java_thread)
+		return false;
+	*vtable = word;
+	return true;
 }

@@ -35,7 +35,12 @@
  *   - the tid must name a thread of this process (tgkill with signal 0,
  *     which sends nothing).
  *
- * Not async-signal-safe (JNI, dlsym). Called by the agent thread only.
+ * The same tables and the same care give javathread.c what it needs: a
+ * thread's JavaThread * (eetop) and the first word of that object, its C++
+ * vtable pointer.
+ *
+ * Not async-signal-safe (JNI, dlsym). Thread-safe; each caller uses a
+ * reader of its own.
  */
 #ifndef JBPF_VMSTRUCTS_H
 #define JBPF_VMSTRUCTS_H
@@ -69,6 +74,20 @@ void vmstructs__close(struct vmstructs_reader *reader);
  * Leaves no pending exception and no new local reference.
  */
 uint32_t vmstructs__tid(const struct vmstructs_reader *reader, JNIEnv *jni, jthread thread);
+
+/*
+ * The JavaThread * of thread (java.lang.Thread.eetop): 0 when unknown, not
+ * started or exited. Only safe to dereference for the calling thread's own
+ * (it cannot exit meanwhile); any other is read with vmstructs__read.
+ */
+uintptr_t vmstructs__java_thread(JNIEnv *jni, jthread thread);
+
+/*
+ * The first word of thread's JavaThread (its vtable pointer), read through
+ * the reader's pipe, into *vtable: true, or false when unknown (as for
+ * vmstructs__tid, eetop is read again after, and must not have changed).
+ */
+bool vmstructs__vtable(const struct vmstructs_reader *reader, JNIEnv *jni, jthread thread, uintptr_t *vtable);
 
 /*
  * Reads len bytes at addr through the reader's pipe: true, or false when

@@ -468,25 +468,40 @@ static void profiler_killed_jvm_serves(void **state)
 
 /*
  * Stress (allocation and GC, deoptimisation, class loading and unloading)
- * sampled at 10 kHz for 60 s: the JVM must live on (heartbeats after the
- * recording), leave no crash report, stop cleanly with every stress thread
- * still running (a failed one ends the JVM with status 1), and the summary
- * must report joined Java stacks.
+ * sampled at 10 kHz for 60 s: the JVM must keep making progress (a
+ * heartbeat every 100 ms, none missing for STRESS_STALL_BOUND_MS, during the
+ * recording and for 2 s after), leave no crash report, stop cleanly with
+ * every stress thread still running (a failed one ends the JVM with status
+ * 1), and the summary must report joined Java stacks.
  */
+#define STRESS_STALL_BOUND_MS 3000
+
 static void stress_at_10_khz(void **state)
 {
 	const struct jdk *jdk = require_java(state);
 	unsigned long long joined = 0, on_jvm = 0;
+	char pid[16], *file;
+	struct heartbeats hb;
 	struct child profiler;
 	struct collapsed stacks;
 	struct jvm jvm;
+	int status;
 
 	jvm_start(&jvm, jdk, "Stress", NULL);
-	record(&profiler, &stacks, &jvm, (char *[]){ "-F", "10000", "-d", "60", NULL }, 240);
-	if (wait_heartbeats(&jvm.out, 5, 10)) {
-		fprintf(stderr, "%s stopped answering after the recording; its output:\n%s\n", jdk->name, jvm.out.buf);
+	file = harness_path(jvm.dir, "stress.collapsed");
+	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
+	status = jvm_record_watched(&jvm, &profiler,
+				    (char *[]){ "-p", pid, "-F", "10000", "-d", "60", "-f", file, NULL }, 240,
+				    STRESS_STALL_BOUND_MS, 2000, &hb);
+	if (hb.stalled)
 		fail();
-	}
+	if (status != 0)
+		fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler.buf);
+	assert_int_equal(status, 0);
+	jvm_assert_agent_loaded(&profiler);
+	assert_int_equal(collapsed_load(file, &stacks), 0);
+	unlink(file);
+	free(file);
 	jvm_assert_no_crash_report(&jvm);
 	jvm_stop(&jvm);
 	if (java_summary(&profiler, &joined, &on_jvm)) {
@@ -496,10 +511,12 @@ static void stress_at_10_khz(void **state)
 	}
 	print_java_summary(jdk, &profiler);
 	fprintf(stderr,
-		"  %s: %llu samples written, %.1f%% of those on JVM threads joined; the JVM: %lld plugin rounds, "
-		"%lld classes unloaded, %lld collections, %lld MiB allocated\n",
-		jdk->name, (unsigned long long)stacks.total, percent(joined, on_jvm), harness_truth(&jvm.out, "plugin_rounds"), harness_truth(&jvm.out, "classes_unloaded"),
-		harness_truth(&jvm.out, "gc_count"), harness_truth(&jvm.out, "allocated_mb"));
+		"  %s: %llu samples written, %.1f%% of those on JVM threads joined; %ld beats, longest stall %lld ms; "
+		"the JVM: %lld plugin rounds, %lld classes unloaded, %lld collections, %lld MiB allocated\n",
+		jdk->name, (unsigned long long)stacks.total, percent(joined, on_jvm), hb.beats,
+		(long long)hb.longest_ms, harness_truth(&jvm.out, "plugin_rounds"),
+		harness_truth(&jvm.out, "classes_unloaded"), harness_truth(&jvm.out, "gc_count"),
+		harness_truth(&jvm.out, "allocated_mb"));
 	assert_true(joined > 0);
 	/* The stress happened: classes came and went, and the collector ran. */
 	assert_true(harness_truth(&jvm.out, "plugin_rounds") > 10);
