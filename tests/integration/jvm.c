@@ -221,16 +221,18 @@ static void print_threads(pid_t pid)
 	fprintf(stderr, "\n");
 }
 
-int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *const args[], int timeout_s, int bound_ms,
-		       int after_ms, struct heartbeats *hb)
+int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *file, char *const args[], int timeout_s,
+		       int bound_ms, int after_ms, struct heartbeats *hb)
 {
 	int64_t start = now_ms(), stop_at = start + (int64_t)timeout_s * 1000, watch_until = -1;
 	int status = -1, profiling = 1;
+	char pid[16], *argv[48];
 
 	memset(hb, 0, sizeof(*hb));
 	hb->parsed = jvm->out.len;
 	hb->last_ms = start;
-	assert_int_equal(harness_start_profiler(profiler, args), 0);
+	snprintf(pid, sizeof(pid), "%d", (int)jvm->out.pid);
+	assert_int_equal(harness_start_profiler(profiler, harness_profiler_args(argv, 48, pid, file, args)), 0);
 	for (;;) {
 		struct pollfd p[2] = { { .fd = jvm->out.out_fd, .events = POLLIN },
 				       { .fd = profiler->out_fd, .events = POLLIN } };

@@ -75,7 +75,7 @@ struct heartbeats {
 };
 
 /*
- * Starts the profiler with args, reads the JVM's heartbeats until the
+ * Starts the profiler with "-p PID -f FILE" and args, reads the JVM's heartbeats until the
  * profiler exits (timeout_s at most, then it is killed) and for after_ms
  * more. Returns the profiler's exit status (-1 if killed), its stderr in
  * profiler->buf, the beats in hb. As soon as bound_ms pass without a beat,
@@ -83,8 +83,8 @@ struct heartbeats {
  * sets hb->stalled and returns: the caller reports, and jvm_kill()s the JVM.
  * Fails the test if the JVM's output ends (it exited or crashed).
  */
-int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *const args[], int timeout_s, int bound_ms,
-		       int after_ms, struct heartbeats *hb);
+int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *file, char *const args[], int timeout_s,
+		       int bound_ms, int after_ms, struct heartbeats *hb);
 
 /* SIGKILL, for a JVM that stopped answering; then as jvm_stop, whatever the status. */
 void jvm_kill(struct jvm *jvm);

@@ -480,18 +480,16 @@ static void stress_at_10_khz(void **state)
 {
 	const struct jdk *jdk = require_java(state);
 	unsigned long long joined = 0, on_jvm = 0;
-	char pid[16], *file;
 	struct heartbeats hb;
 	struct child profiler;
 	struct collapsed stacks;
 	struct jvm jvm;
+	char *file;
 	int status;
 
 	jvm_start(&jvm, jdk, "Stress", NULL);
 	file = harness_path(jvm.dir, "stress.collapsed");
-	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
-	status = jvm_record_watched(&jvm, &profiler,
-				    (char *[]){ "-p", pid, "-F", "10000", "-d", "60", "-f", file, NULL }, 240,
+	status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-F", "10000", "-d", "60", NULL }, 240,
 				    STRESS_STALL_BOUND_MS, 2000, &hb);
 	if (hb.stalled)
 		fail();

@@ -64,7 +64,7 @@ static void churn_at(void **state, const char *hz)
 
 	jvm_require(jdk, "Churn");
 	for (int run = 1; run <= n; run++) {
-		char pid[16], seconds[16], *file;
+		char seconds[16], *file;
 		unsigned long long joined, on_jvm;
 		struct heartbeats hb;
 		struct child profiler;
@@ -73,10 +73,8 @@ static void churn_at(void **state, const char *hz)
 
 		jvm_start(&jvm, jdk, "Churn", NULL);
 		file = harness_path(jvm.dir, "churn.collapsed");
-		snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
 		snprintf(seconds, sizeof(seconds), "%d", RECORD_S);
-		status = jvm_record_watched(&jvm, &profiler,
-					    (char *[]){ "-p", pid, "-F", (char *)hz, "-d", seconds, "-f", file, NULL },
+		status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-F", (char *)hz, "-d", seconds, NULL },
 					    RECORD_S + 60, STALL_BOUND_MS, AFTER_MS, &hb);
 		if (hb.longest_ms > longest)
 			longest = hb.longest_ms;

@@ -116,31 +116,6 @@ public final class Churn {
 		}
 	}
 
-	static void collect() throws InterruptedException {
-		for (;;) {
-			Thread.sleep(GC_INTERVAL_MS);
-			System.gc();
-		}
-	}
-
-	private interface Body {
-		void run() throws Exception;
-	}
-
-	/* Starts a thread that runs body, and ends the JVM with status 1 if body fails. */
-	private static void start(String name, CountDownLatch running, Body body) {
-		new Thread(() -> {
-			running.countDown();
-			try {
-				body.run();
-			} catch (Throwable e) {
-				System.err.println("Churn: thread " + name + " failed:");
-				e.printStackTrace();
-				Runtime.getRuntime().halt(1);
-			}
-		}, name).start();
-	}
-
 	public static void main(String[] args) throws Exception {
 		CountDownLatch running = new CountDownLatch(6);
 
@@ -158,12 +133,12 @@ public final class Churn {
 			truth.put("allocated_mb", allocatedBytes.get() >> 20);
 			return truth;
 		});
-		start("spawn-0", running, Churn::spawn);
-		start("spawn-1", running, Churn::spawn);
-		start("alloc", running, Churn::allocate);
-		start("throw", running, Churn::throwing);
-		start("plugin", running, Churn::plugins);
-		start("collect", running, Churn::collect);
+		Workload.start("spawn-0", running, Churn::spawn);
+		Workload.start("spawn-1", running, Churn::spawn);
+		Workload.start("alloc", running, Churn::allocate);
+		Workload.start("throw", running, Churn::throwing);
+		Workload.start("plugin", running, Churn::plugins);
+		Workload.start("collect", running, () -> Stress.collect(GC_INTERVAL_MS));
 		running.await();
 		Workload.ready();
 		for (long n = 1;; n++) {

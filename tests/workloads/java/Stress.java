@@ -131,29 +131,12 @@ public final class Stress {
 		}
 	}
 
-	static void collect() throws InterruptedException {
+	/* A full collection every intervalMs, which unloads the classes of dropped loaders. */
+	static void collect(long intervalMs) throws InterruptedException {
 		for (;;) {
-			Thread.sleep(GC_INTERVAL_MS);
+			Thread.sleep(intervalMs);
 			System.gc();
 		}
-	}
-
-	private interface Body {
-		void run() throws Exception;
-	}
-
-	/* Starts a thread that runs body, and ends the JVM with status 1 if body fails. */
-	private static void start(String name, CountDownLatch running, Body body) {
-		new Thread(() -> {
-			running.countDown();
-			try {
-				body.run();
-			} catch (Throwable e) {
-				System.err.println("Stress: thread " + name + " failed:");
-				e.printStackTrace();
-				Runtime.getRuntime().halt(1);
-			}
-		}, name).start();
 	}
 
 	public static void main(String[] args) throws Exception {
@@ -178,11 +161,11 @@ public final class Stress {
 		});
 		for (int i = 0; i < allocThreads; i++) {
 			int seed = i;
-			start("alloc-" + i, running, () -> allocate(seed, windowSlots));
+			Workload.start("alloc-" + i, running, () -> allocate(seed, windowSlots));
 		}
 		for (int i = 0; i < pluginThreads; i++)
-			start("plugin-" + i, running, () -> plugins(classes));
-		start("collect", running, Stress::collect);
+			Workload.start("plugin-" + i, running, () -> plugins(classes));
+		Workload.start("collect", running, () -> collect(GC_INTERVAL_MS));
 		running.await();
 		Workload.ready();
 		Workload.heartbeat();

@@ -1,6 +1,7 @@
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.function.Supplier;
 
 /*
@@ -20,6 +21,29 @@ final class Workload {
 	static void ready() {
 		System.out.println("ready");
 		System.out.flush();
+	}
+
+	/* What a workload thread runs. */
+	interface Body {
+		void run() throws Exception;
+	}
+
+	/*
+	 * Starts a thread named name that counts running down, then runs body;
+	 * if body fails, the JVM ends with status 1, so a live JVM means every
+	 * such thread still runs.
+	 */
+	static void start(String name, CountDownLatch running, Body body) {
+		new Thread(() -> {
+			running.countDown();
+			try {
+				body.run();
+			} catch (Throwable e) {
+				System.err.println("thread " + name + " failed:");
+				e.printStackTrace();
+				Runtime.getRuntime().halt(1);
+			}
+		}, name).start();
 	}
 
 	/* Registers truth to be printed, in its iteration order, when the JVM shuts down. */
