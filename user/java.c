@@ -659,7 +659,7 @@ static void check_answering(struct jvm *jvm, uint64_t now)
 {
 	if (jvm->fd < 0)
 		return;
-	if (!jvm->silent && now - jvm->heard_ns >= AGENT_SILENCE_MS * NS_PER_MS) {
+	if (!jvm->silent && now >= jvm->heard_ns + AGENT_SILENCE_MS * NS_PER_MS) {
 		if (jvm->java->sampler)
 			sampler__forget_java(jvm->java->sampler, jvm->tgid);
 		jvm->silent = true;
@@ -668,7 +668,7 @@ static void check_answering(struct jvm *jvm, uint64_t now)
 			"longer signalled, and its samples have no Java frames until it answers again\n",
 			jvm->tgid, AGENT_SILENCE_MS / 1000);
 	}
-	if (jvm->unanswered >= UNANSWERED_SIGNALS && now - jvm->unanswered_since_ns >= AGENT_SILENCE_MS * NS_PER_MS)
+	if (jvm->unanswered >= UNANSWERED_SIGNALS && now >= jvm->unanswered_since_ns + AGENT_SILENCE_MS * NS_PER_MS)
 		detach(jvm, "sent no Java stack for its threads' last signals (200 in a row, over 5 s): "
 			    "they no longer run its handler");
 }
