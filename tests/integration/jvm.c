@@ -285,3 +285,32 @@ void jvm_kill(struct jvm *jvm)
 	jvm->status = harness_finish(&jvm->out, 10);
 	remove_dir(jvm);
 }
+
+int jvm_java_summary(const struct child *profiler, unsigned long long *joined, unsigned long long *on_jvm)
+{
+	const char *p = strstr(profiler->buf, "Java stacks: ");
+
+	if (!p || sscanf(p, "Java stacks: %llu of %llu joined", joined, on_jvm) != 2)
+		return -1;
+	return 0;
+}
+
+void jvm_assert_did(const struct jvm *jvm, const char *label, const struct jvm_minimum minimums[])
+{
+	int short_of = 0;
+
+	fprintf(stderr, "  %s:", label);
+	for (size_t i = 0; minimums[i].name; i++) {
+		long long value = harness_truth(&jvm->out, minimums[i].name);
+
+		fprintf(stderr, "%s %s %lld", i ? "," : "", minimums[i].name, value);
+		if (value < minimums[i].least)
+			short_of = 1;
+	}
+	fprintf(stderr, "\n");
+	for (size_t i = 0; short_of && minimums[i].name; i++)
+		if (harness_truth(&jvm->out, minimums[i].name) < minimums[i].least)
+			fprintf(stderr, "  the workload did too little: %s below %lld\n", minimums[i].name,
+				minimums[i].least);
+	assert_false(short_of);
+}

@@ -86,6 +86,25 @@ struct heartbeats {
 int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *file, char *const args[], int timeout_s,
 		       int bound_ms, int after_ms, struct heartbeats *hb);
 
+/*
+ * J and N of the profiler's summary "Java stacks: J of N joined" (its
+ * stderr in profiler): 0, or -1 when the summary has no such part.
+ */
+int jvm_java_summary(const struct child *profiler, unsigned long long *joined, unsigned long long *on_jvm);
+
+/* A quantity a stopped workload printed (its truth), and the least it must be. */
+struct jvm_minimum {
+	const char *name;
+	long long least;
+};
+
+/*
+ * After jvm_stop: prints "  label: name value, ..." for each of minimums
+ * (ended by a NULL name), then fails the test if any value is below its
+ * least or was not printed: shows that the work the test needs happened.
+ */
+void jvm_assert_did(const struct jvm *jvm, const char *label, const struct jvm_minimum minimums[]);
+
 /* SIGKILL, for a JVM that stopped answering; then as jvm_stop, whatever the status. */
 void jvm_kill(struct jvm *jvm);
 
