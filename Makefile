@@ -47,7 +47,7 @@ LIBS := -lbpf -lelf -lprotobuf-c -lz -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS)
 # The symbolizer is a library of its own (libsymbolizer.a, API in
 # symbolizer/symbolizer.h); the rest is linked as objects.
 SYMBOLIZER_SRCS := $(wildcard symbolizer/*.c)
-LIB_SRCS := $(SYMBOLIZER_SRCS) $(wildcard output/*.c) \
+LIB_SRCS := $(SYMBOLIZER_SRCS) $(wildcard common/*.c profile/*.c output/*.c user/record/*.c user/java/*.c) \
 	    $(filter-out user/main.c,$(wildcard user/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
@@ -76,7 +76,7 @@ INTEGRATION_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/%,$(INTEGR
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst %.c,$(OUTPUT)/workloads/%,$(notdir $(WORKLOAD_SRCS)))
 
-# The JVMTI agent, embedded into the profiler (user/agent_image.c), and the
+# The JVMTI agent, embedded into the profiler (user/java/agent_image.c), and the
 # Java workloads and demo.
 AGENT := $(OUTPUT)/libjbpfagent.so
 include jvmti-stub/stub.mk
@@ -97,9 +97,9 @@ CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 
 all: $(OUTPUT)/jbpfprof $(AGENT) $(WORKLOADS) $(JAVA_CLASSES_STAMP)
 
-$(OUTPUT)/release/user/agent_image.o $(OUTPUT)/asan/user/agent_image.o: $(AGENT)
-$(OUTPUT)/release/user/agent_image.o: RELEASE_CFLAGS += -DJBPF_AGENT_IMAGE='"$(AGENT)"'
-$(OUTPUT)/asan/user/agent_image.o: ASAN_CFLAGS += -DJBPF_AGENT_IMAGE='"$(AGENT)"'
+$(OUTPUT)/release/user/java/agent_image.o $(OUTPUT)/asan/user/java/agent_image.o: $(AGENT)
+$(OUTPUT)/release/user/java/agent_image.o: RELEASE_CFLAGS += -DJBPF_AGENT_IMAGE='"$(AGENT)"'
+$(OUTPUT)/asan/user/java/agent_image.o: ASAN_CFLAGS += -DJBPF_AGENT_IMAGE='"$(AGENT)"'
 
 $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
@@ -222,7 +222,7 @@ test: all check-handler $(UNIT_TESTS) $(BROWSER_TESTS) $(FIXTURES) $(OUTPUT)/asa
 		tests/run-suite.sh all $(UNIT_TESTS) $(BROWSER_TESTS) $(INTEGRATION_TESTS)
 
 check-headers: $(SKELS)
-	$(Q)for h in $(wildcard user/*.h symbolizer/*.h output/*.h); do \
+	$(Q)for h in $(wildcard common/*.h profile/*.h symbolizer/*.h output/*.h user/*.h user/*/*.h); do \
 		printf '#include "%s"\n#include "%s"\n' $$h $$h | \
 		$(CC) $(RELEASE_CFLAGS) -x c -fsyntax-only - || exit 1; \
 	done

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "user/profile.h"
+#include "profile/profile.h"
 
 #define FLAME_ROOT_FRAME UINT32_MAX
 

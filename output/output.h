@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "user/profile.h"
+#include "profile/profile.h"
 
 enum output_format {
 	OUTPUT_COLLAPSED,

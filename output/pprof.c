@@ -41,9 +41,8 @@
 
 #include "emit.h"
 #include "proto/profile.pb-c.h"
-#include "user/aggregator.h"
-#include "user/version.h"
-#include "user/view.h"
+#include "common/version.h"
+#include "profile/view.h"
 
 typedef Perftools__Profiles__Profile PProfile;
 typedef Perftools__Profiles__ValueType PValueType;

@@ -12,9 +12,9 @@
 
 #include "output/output.h"
 #include "user/options.h"
-#include "user/outputs.h"
+#include "output/files.h"
 #include "user/pprof_read.h"
-#include "user/view.h"
+#include "profile/view.h"
 
 struct convert_options {
 	const char *command;        /* "convert" or "diff" */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "version.h"
+#include "common/version.h"
 
 #include <linux/types.h>
 

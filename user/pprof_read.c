@@ -19,9 +19,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
 #include "output/output.h"
 #include "proto/profile.pb-c.h"
-#include "user/aggregator.h"
 
 typedef Perftools__Profiles__Profile PProfile;
 typedef Perftools__Profiles__Sample PSample;
@@ -320,7 +322,7 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 
 			snprintf(frame, sizeof(frame), "[%.20s]", str);
 			for (int st = 0; st < JBPF_STATE_NR; st++)
-				known |= !strcmp(frame, aggregator__state_frame((enum jbpf_state)st));
+				known |= !strcmp(frame, profile_state_frame((unsigned)st));
 			if (!known || strlen(str) > 20)
 				return fail(r->err, r->err_size, "sample %zu: label state is \"%s\", not one of "
 					    "running, runnable, sleeping, blocked", n, quoted(str, shown, sizeof(shown)));

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "user/profile.h"
+#include "profile/profile.h"
 
 struct pprof_recording {
 	struct profile *profile;

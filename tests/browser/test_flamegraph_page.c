@@ -30,7 +30,7 @@
 #include "cdp.h"
 #include "json.h"
 #include "output/output.h"
-#include "user/profile.h"
+#include "profile/profile.h"
 
 #define WAIT_MS 5000
 

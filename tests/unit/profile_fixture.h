@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "output/output.h"
-#include "user/profile.h"
+#include "profile/profile.h"
 
 /*
  * p written in format (output_write), the bytes in memory, NUL-terminated

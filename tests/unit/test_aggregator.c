@@ -20,7 +20,7 @@
 
 #include "bpf/jbpfprof.h"
 #include "output/output.h"
-#include "user/aggregator.h"
+#include "user/record/aggregator.h"
 #include "symbolizer_fixture.h"
 
 struct fixture {

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "user/attach.h"
+#include "user/java/attach.h"
 
 /* Parses a string literal's bytes, NULs included, without its terminator. */
 #define REPLY(s, rc, msg) attach_parse_reply((s), sizeof(s) - 1, (rc), (msg), sizeof(msg))

@@ -16,7 +16,7 @@
 #include "profile_fixture.h"
 
 #include "output/output.h"
-#include "user/profile.h"
+#include "profile/profile.h"
 
 /* The collapsed text of p; the caller frees it. */
 static char *collapse(const struct profile *p)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "user/counts.h"
+#include "common/counts.h"
 
 static const struct named_count causes[] = {
 	{ "ring full", 3 },

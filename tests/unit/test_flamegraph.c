@@ -20,7 +20,7 @@
 
 #include "output/emit.h"
 #include "output/output.h"
-#include "user/profile.h"
+#include "profile/profile.h"
 
 #define SCRIPT_INJECTION "</script><script>alert(1)</script>"
 #define IMG_INJECTION "<img src=x onerror=alert(1)>"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "user/javamap.h"
+#include "user/java/javamap.h"
 
 static void load(struct javamap *map, uint64_t addr, uint64_t size, uint64_t method, uint64_t time_ns)
 {

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "symbolizer_fixture.h"
-#include "user/javastacks.h"
+#include "user/java/javastacks.h"
 
 /* <tree>/<tgid>/task/<tid>/status with this NSpid line ("" for none). */
 static void fake_task(const char *tree, uint32_t tgid, uint32_t tid, const char *nspid_line)

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "user/javastream.h"
+#include "user/java/javastream.h"
 
 struct seen {
 	int hellos, methods, traces, threads, loads, unloads, flushed, stacks;

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include <linux/types.h>
 
-#include "user/join.h"
+#include "user/java/join.h"
 
 #define MS 1000000ull
 

@@ -23,7 +23,7 @@
 #include "output/output.h"
 #include "proto/profile.pb-c.h"
 #include "user/pprof_read.h"
-#include "user/profile.h"
+#include "profile/profile.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -13,7 +13,7 @@
 
 #include "profile_fixture.h"
 
-#include "user/profile.h"
+#include "profile/profile.h"
 
 static void same_name_and_kind_interns_to_one_id(void **state)
 {

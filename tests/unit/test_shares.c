@@ -20,8 +20,8 @@
 
 #include "profile_fixture.h"
 
-#include "user/profile.h"
-#include "user/shares.h"
+#include "profile/profile.h"
+#include "profile/shares.h"
 
 #define MAX_TEST_STACKS 16
 

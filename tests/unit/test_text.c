@@ -17,7 +17,7 @@
 #include "profile_fixture.h"
 
 #include "output/output.h"
-#include "user/profile.h"
+#include "profile/profile.h"
 
 struct row {
 	uint64_t count;

@@ -16,9 +16,9 @@
 
 #include "profile_fixture.h"
 
-#include "user/aggregator.h"
-#include "user/profile.h"
-#include "user/view.h"
+#include "user/record/aggregator.h"
+#include "profile/profile.h"
+#include "profile/view.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

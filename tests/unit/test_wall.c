@@ -27,9 +27,9 @@
 #include <cmocka.h>
 
 #include "bpf/jbpfprof.h"
-#include "user/aggregator.h"
-#include "user/profile.h"
-#include "user/wall.h"
+#include "user/record/aggregator.h"
+#include "profile/profile.h"
+#include "user/record/wall.h"
 #include "symbolizer_fixture.h"
 
 #define MS 1000000ull

@@ -30,8 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "user/aggregator.h"
-#include "user/sampler.h"
+#include "user/record/aggregator.h"
+#include "user/record/sampler.h"
 
 struct java;
 struct join_trace;

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "jvmti-stub/stream.h"
-#include "user/join.h"
+#include "user/java/join.h"
 
 #define JAVASTACKS_MAX_THREADS (1u << 16)
 /* About 16,000 stacks of the greatest depth; typical ones are a tenth of that. */

@@ -8,7 +8,7 @@
  * round(T * (u_1 + .. + u_i) / U) - round(T * (u_1 + .. + u_{i-1}) / U),
  * which are never negative and sum to exactly T.
  */
-#include "user/shares.h"
+#include "profile/shares.h"
 
 #include <errno.h>
 #include <stdlib.h>

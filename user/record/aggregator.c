@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "bpf/jbpfprof.h"
-#include "user/javamap.h"
-#include "user/join.h"
-#include "user/shares.h"
+#include "user/java/javamap.h"
+#include "user/java/join.h"
+#include "profile/shares.h"
 
 /*
  * Frames of one stack: two roots, two full perf stacks, a Java stack, two
@@ -242,18 +242,6 @@ static bool accept_sample(struct aggregator *agg, const struct jbpf_sample *s, s
 	return true;
 }
 
-static const char *const state_frames[JBPF_STATE_NR] = {
-	[JBPF_STATE_RUNNING] = "[running]",
-	[JBPF_STATE_RUNNABLE] = "[runnable]",
-	[JBPF_STATE_SLEEPING] = "[sleeping]",
-	[JBPF_STATE_BLOCKED] = "[blocked]",
-};
-
-const char *aggregator__state_frame(enum jbpf_state state)
-{
-	return (unsigned)state < JBPF_STATE_NR ? state_frames[state] : "[unknown state]";
-}
-
 static uint64_t share_key(uint32_t tid, enum jbpf_state state)
 {
 	return (uint64_t)tid << 8 | (unsigned)state;
@@ -288,7 +276,7 @@ static bool add_in_state(struct aggregator *agg, const struct jbpf_sample *s, si
 
 	if (state >= JBPF_STATE_NR || !(agg->config.state_mask & (1u << state)))
 		return true;
-	if (!push(agg, &depth, aggregator__state_frame(state), FRAME_KIND_STATE) ||
+	if (!push(agg, &depth, profile_state_frame(state), FRAME_KIND_STATE) ||
 	    profile__add_indexed(agg->profile, agg->frames, depth, share ? 0 : count, &index))
 		return false;
 	if (share && shares__add(agg->shares, share_key(s->tid, state), index, 1))

@@ -35,6 +35,12 @@ enum frame_kind {
 	FRAME_KIND_NR,
 };
 
+/*
+ * "[sleeping]" and the like: the frame that ends a wall-clock or off-CPU
+ * stack in that state (enum jbpf_state); "[unknown state]" past them.
+ */
+const char *profile_state_frame(unsigned state);
+
 /* A short lowercase word for a kind ("kernel", "native", ...), never NULL. */
 const char *frame_kind_name(enum frame_kind kind);
 

@@ -16,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
+
 #define DEFAULT_MAX_FRAMES (1u << 20)
 #define DEFAULT_MAX_STACKS (4u << 20)
 /* 127 kernel + 127 user frames (perf's limit each) plus roots, with room. */
@@ -75,6 +79,18 @@ static const char *const kind_names[FRAME_KIND_NR] = {
 	[FRAME_KIND_LOST] = "lost",
 	[FRAME_KIND_STATE] = "state",
 };
+
+static const char *const state_frames[JBPF_STATE_NR] = {
+	[JBPF_STATE_RUNNING] = "[running]",
+	[JBPF_STATE_RUNNABLE] = "[runnable]",
+	[JBPF_STATE_SLEEPING] = "[sleeping]",
+	[JBPF_STATE_BLOCKED] = "[blocked]",
+};
+
+const char *profile_state_frame(unsigned state)
+{
+	return state < JBPF_STATE_NR ? state_frames[state] : "[unknown state]";
+}
 
 const char *frame_kind_name(enum frame_kind kind)
 {

@@ -7,7 +7,7 @@
  * order, and a piece always follows its wait on the same thread, so a
  * piece with nothing waiting for it was for a wait that was lost.
  */
-#include "user/wall.h"
+#include "user/record/wall.h"
 
 #include <dirent.h>
 #include <errno.h>

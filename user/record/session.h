@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "user/sampler.h"
+#include "user/record/sampler.h"
 
 /*
  * More to wait on and do, for the Java agents' sockets (see user/java.h);

@@ -12,13 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "user/agent_image.h"
-#include "user/counts.h"
-#include "user/attach.h"
-#include "user/javamap.h"
-#include "user/javastacks.h"
-#include "user/javastream.h"
-#include "user/join.h"
+#include "user/java/agent_image.h"
+#include "common/counts.h"
+#include "user/java/attach.h"
+#include "user/java/javamap.h"
+#include "user/java/javastacks.h"
+#include "user/java/javastream.h"
+#include "user/java/join.h"
 
 #define ATTACH_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 3000

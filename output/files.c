@@ -2,7 +2,7 @@
  * outputs: files opened unnamed and named when complete (contract in
  * outputs.h).
  */
-#include "outputs.h"
+#include "files.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -34,7 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "user/profile.h"
+#include "profile/profile.h"
 
 enum view_process_root {
 	VIEW_ROOT_NONE,

@@ -35,8 +35,8 @@
 
 #include "bpf/jbpfprof.h"
 #include "symbolizer/symbolizer.h"
-#include "user/aggregator.h"
-#include "user/sampler.h"
+#include "user/record/aggregator.h"
+#include "user/record/sampler.h"
 
 /* Hands on a record, complete; data is valid only during the call. */
 typedef void (*wall_forward_fn)(void *ctx, const void *record, size_t size);

@@ -8,11 +8,14 @@
  */
 #include "view.h"
 
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "user/aggregator.h"
 
 #define NO_FRAME UINT32_MAX
 
@@ -71,7 +74,7 @@ static const char *const java_suffixes[FRAME_KIND_NR] = {
 static int state_of(const char *name)
 {
 	for (int s = 0; s < JBPF_STATE_NR; s++)
-		if (!strcmp(name, aggregator__state_frame((enum jbpf_state)s)))
+		if (!strcmp(name, profile_state_frame((unsigned)s)))
 			return s;
 	return -1;
 }

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "user/profile.h"
+#include "profile/profile.h"
 
 struct shares;
 

@@ -31,7 +31,7 @@
 
 #include "bpf/jbpfprof.h"
 #include "symbolizer/symbolizer.h"
-#include "user/profile.h"
+#include "profile/profile.h"
 
 enum aggregator_root {
 	AGGREGATOR_ROOT_NONE,
@@ -107,9 +107,6 @@ bool aggregator__in_generated_code(struct aggregator *agg, const struct jbpf_sam
 bool aggregator__sample_is_valid(const void *record, size_t size);
 
 void aggregator__stats(const struct aggregator *agg, struct aggregator_stats *stats);
-
-/* "[sleeping]" and the like: the frame that ends a stack in that state. */
-const char *aggregator__state_frame(enum jbpf_state state);
 
 /*
  * With time_weights, at the end: thread tid spent total_ns in state; the
