@@ -16,6 +16,7 @@
  *      not compared: overlayfs shows different ones in maps and in stat.
  */
 #include "symbolizer/proccache.h"
+#include "common/clock.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/symtab.h"
 
@@ -37,14 +38,6 @@ struct proccache {
 	struct process *lru_head, *lru_tail;
 	struct proccache_stats stats;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static size_t bucket_of(const struct proccache *pc, uint32_t tgid)
 {
@@ -222,7 +215,7 @@ static int read_maps(struct proccache *pc, struct process *p)
 	free_maps(p);
 	p->maps = maps;
 	p->nr_maps = out;
-	p->maps_read_ns = now_ns();
+	p->maps_read_ns = clock_monotonic_ns();
 	return 0;
 }
 
@@ -290,12 +283,12 @@ int proccache__refresh(struct proccache *pc, struct process *p)
 	uint64_t start_time;
 	int err;
 
-	if (now_ns() - p->maps_read_ns < PROCCACHE_REFRESH_NS)
+	if (clock_monotonic_ns() - p->maps_read_ns < PROCCACHE_REFRESH_NS)
 		return 0;
 	err = procfs__start_time(pc->proc_root, p->tgid, &start_time);
 	if (err) {
 		/* Gone: what was read before is all there will be. */
-		p->maps_read_ns = now_ns();
+		p->maps_read_ns = clock_monotonic_ns();
 		return 0;
 	}
 	if (start_time != p->start_time) {
@@ -307,7 +300,7 @@ int proccache__refresh(struct proccache *pc, struct process *p)
 		p->nspid = procfs__nspid(pc->proc_root, p->tgid);
 	}
 	if (read_maps(pc, p)) {
-		p->maps_read_ns = now_ns();
+		p->maps_read_ns = clock_monotonic_ns();
 		return 0;
 	}
 	return 1;
@@ -352,10 +345,10 @@ const char *proccache__perfmap_lookup(struct proccache *pc, struct process *p, u
 		if (idx >= 0)
 			return symtab__name(p->perfmap, idx);
 	}
-	if (p->perfmap_checked && now_ns() - p->perfmap_checked_ns < PROCCACHE_REFRESH_NS)
+	if (p->perfmap_checked && clock_monotonic_ns() - p->perfmap_checked_ns < PROCCACHE_REFRESH_NS)
 		return NULL;
 	p->perfmap_checked = 1;
-	p->perfmap_checked_ns = now_ns();
+	p->perfmap_checked_ns = clock_monotonic_ns();
 
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->nspid);
 	fd = procfs__open_in_root(pc->proc_root, p->tgid, path);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "output/output.h"
+#include "common/clock.h"
 #include "symbolizer/symbolizer.h"
 #include "user/record/aggregator.h"
 #include "user/record/checks.h"
@@ -76,22 +77,6 @@ static void raise_fd_limit(void)
 		limit.rlim_cur = limit.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &limit);
 	}
-}
-
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Records go through the wall accounting first, when there is one, then to the Java join. */
@@ -678,7 +663,7 @@ int main(int argc, char **argv)
 	uint64_t taken, unaccounted;
 	int status = 1;
 
-	rec.start_ns = monotonic_ns();
+	rec.start_ns = clock_monotonic_ns();
 	if (argc > 1 && !strcmp(argv[1], "convert"))
 		return convert_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "diff"))
@@ -700,7 +685,7 @@ int main(int argc, char **argv)
 	raise_fd_limit();
 	if (open_outputs(&rec))
 		goto out;
-	rec.start_unix_ns = realtime_ns();
+	rec.start_unix_ns = clock_realtime_ns();
 	if (record(&rec))
 		goto out;
 

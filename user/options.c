@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/version.h"
 
 #include <linux/types.h>
 
 #include "bpf/jbpfprof.h"
 
-#define NS_PER_SEC 1000000000ull
 /* A recording longer than a year is a typo, not a plan. */
 #define MAX_DURATION_NS (366ull * 24 * 3600 * NS_PER_SEC)
 

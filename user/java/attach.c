@@ -42,7 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -50,6 +49,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/random.h"
 #include "symbolizer/lines.h"
 #include "symbolizer/procmaps.h"
 
@@ -73,17 +74,9 @@
 
 /* ---- small helpers ---- */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int ms_left(int64_t deadline)
 {
-	int64_t left = deadline - now_ms();
+	int64_t left = deadline - clock_monotonic_ms();
 
 	return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
@@ -95,21 +88,6 @@ static void format_seconds(char *buf, size_t size, int ms)
 		snprintf(buf, size, "%d s", ms / 1000);
 	else
 		snprintf(buf, size, "%.1f s", ms / 1000.0);
-}
-
-/* Unpredictable, so a name in the target's /tmp cannot be squatted in advance. */
-static uint64_t random_u64(void)
-{
-	uint64_t value = 0;
-
-	if (getrandom(&value, sizeof(value), GRND_NONBLOCK) != sizeof(value)) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		value = ((uint64_t)getpid() << 32 ^ (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec) *
-			0x9e3779b97f4a7c15ull;
-	}
-	return value;
 }
 
 /*
@@ -1100,7 +1078,7 @@ void jvm_unlisten(struct jvm_target *t, int listen_fd, const char *path)
 
 int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeout_ms, char *err, size_t errlen)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
 	unsigned refused = 0;
 	char secs[16];
 
@@ -1224,7 +1202,7 @@ static int signal_target(const struct jvm_target *t, int sig)
 static int start_listener(struct jvm_target *t, const char *sock_name, const struct stat *stale, int have_stale,
 			  int64_t deadline, int timeout_ms, char *err, size_t errlen)
 {
-	int64_t start = now_ms(), resend_at = start + timeout_ms / 2;
+	int64_t start = clock_monotonic_ms(), resend_at = start + timeout_ms / 2;
 	int step = SOCKET_POLL_FIRST_MS, resent = 0, fd, catches, result = -1;
 	char trigger[32], secs[16], *status = NULL;
 	struct stat trig;
@@ -1284,7 +1262,7 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 			break;
 		}
 		/* jcmd signals once more half way, in case the first came too early. */
-		if (!resent && now_ms() >= resend_at) {
+		if (!resent && clock_monotonic_ms() >= resend_at) {
 			resent = 1;
 			signal_target(t, SIGQUIT);
 		}
@@ -1355,7 +1333,7 @@ static ssize_t read_reply(int fd, char *buf, size_t max, int64_t deadline)
 int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
 		   size_t errlen)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
 	char sock_name[32], request[2 * ATTACH_ARG_MAX + 32], msg[512], secs[16];
 	char *reply = NULL;
 	struct stat stale = { 0 };

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "user/java/agent_image.h"
 #include "common/counts.h"
 #include "user/java/attach.h"
@@ -28,7 +29,6 @@
  * then a message (and the names of its methods) per thread.
  */
 #define STACKS_FLUSH_TIMEOUT_MS 5000
-#define NS_PER_MS 1000000ull
 /*
  * The agent sends STATS every second. Nothing at all for this long means
  * the JVM stopped: hung, stopped by a signal or a debugger, or in a very
@@ -95,14 +95,6 @@ struct java {
 	struct java_stats stats;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static struct jvm *find_jvm(struct java *java, uint32_t tgid)
 {
 	for (size_t i = 0; i < java->nr_jvms; i++)
@@ -137,7 +129,7 @@ static void on_trace(void *ctx, const struct jbpf_msg_trace *trace, const struct
 {
 	struct jvm *jvm = ctx;
 
-	join__add_trace(jvm->java->join, trace, frames, now_ns());
+	join__add_trace(jvm->java->join, trace, frames, clock_monotonic_ns());
 }
 
 static void on_thread(void *ctx, uint32_t tid, const char *name)
@@ -203,7 +195,7 @@ static void on_thread_stack(void *ctx, const struct jbpf_msg_thread_stack *stack
 		jvm->tids_stale = false;
 		javastacks__read_tids(jvm->stacks, "/proc", jvm->tgid);
 	}
-	javastacks__add(jvm->stacks, stack, frames, now_ns());
+	javastacks__add(jvm->stacks, stack, frames, clock_monotonic_ns());
 }
 
 static struct javastream_handler handler_for(struct jvm *jvm)
@@ -239,7 +231,7 @@ static void detach(struct jvm *jvm, const char *why)
 /* The agent sent something: a JVM that was silent answers again, and is signalled again. */
 static void heard(struct jvm *jvm)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock_monotonic_ns();
 
 	if (jvm->silent && jvm->java->sampler && !sampler__signal_java(jvm->java->sampler, jvm->tgid, jvm->signo)) {
 		jvm->silent = false;
@@ -272,11 +264,11 @@ static bool read_agent(struct jvm *jvm)
 /* Waits for the agent's first message (or its error) after the attach. */
 static int wait_for_hello(struct jvm *jvm, char *err, size_t err_size)
 {
-	uint64_t deadline = now_ns() + CONNECT_TIMEOUT_MS * NS_PER_MS;
+	uint64_t deadline = clock_monotonic_ns() + CONNECT_TIMEOUT_MS * NS_PER_MS;
 
 	while (!jvm->hello && !jvm->error[0]) {
 		struct pollfd p = { .fd = jvm->fd, .events = POLLIN };
-		uint64_t now = now_ns();
+		uint64_t now = clock_monotonic_ns();
 
 		if (now >= deadline) {
 			snprintf(err, err_size, "the agent in JVM pid %u did not say hello within %d ms", jvm->tgid,
@@ -396,7 +388,7 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 		close(jvm->fd);
 		goto fail_jvm;
 	}
-	jvm->heard_ns = now_ns();
+	jvm->heard_ns = clock_monotonic_ns();
 	jvm_unlisten(&target, listen_fd, sock);
 	jvm_target_close(&target);
 	java->nr_jvms++;
@@ -539,7 +531,7 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 	a.thread_name = thread_name(jvm, sample, trace);
 	if (outcome == JOIN_NO_TRACE) {
 		if (!jvm->unanswered++)
-			jvm->unanswered_since_ns = now_ns();
+			jvm->unanswered_since_ns = clock_monotonic_ns();
 	} else if (outcome == JOIN_MATCHED) {
 		jvm->unanswered = 0;
 	}
@@ -593,7 +585,7 @@ void java__record(struct java *java, const void *record, size_t size)
 
 	if (size >= sizeof(struct jbpf_signal_lost) && s->type == JBPF_RECORD_SIGNAL_LOST) {
 		if (java->join)
-			join__signal_lost(java->join, ((const struct jbpf_signal_lost *)record)->seq, now_ns());
+			join__signal_lost(java->join, ((const struct jbpf_signal_lost *)record)->seq, clock_monotonic_ns());
 		return;
 	}
 	if (size >= sizeof(struct jbpf_exec) && s->type == JBPF_RECORD_EXEC && (jvm = find_jvm(java, s->tgid)))
@@ -611,7 +603,7 @@ void java__record(struct java *java, const void *record, size_t size)
 		return;
 	}
 	if (s->java_seq) {
-		join__add_sample(java->join, s, size, now_ns());
+		join__add_sample(java->join, s, size, clock_monotonic_ns());
 		return;
 	}
 	{
@@ -733,7 +725,7 @@ const struct join_trace *java__thread_stack(const struct java *java, uint32_t tg
 
 void java__finish(struct java *java)
 {
-	uint64_t deadline = now_ns() + (java->stacks_requested ? STACKS_FLUSH_TIMEOUT_MS : FLUSH_TIMEOUT_MS) *
+	uint64_t deadline = clock_monotonic_ns() + (java->stacks_requested ? STACKS_FLUSH_TIMEOUT_MS : FLUSH_TIMEOUT_MS) *
 					       NS_PER_MS;
 	struct pollfd fds[JBPF_MAX_TARGETS];
 	size_t waiting;
@@ -747,7 +739,7 @@ void java__finish(struct java *java)
 			detach(jvm, "could not be asked for its last stacks");
 	}
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = clock_monotonic_ns();
 		size_t n = 0;
 
 		waiting = 0;

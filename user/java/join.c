@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NS_PER_MS 1000000ull
+#include "common/clock.h"
+
 /*
  * The agent sends traces every 10 ms and the sampler is drained every
  * 100 ms: a trace later than this is not coming.

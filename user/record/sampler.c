@@ -22,16 +22,16 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/random.h"
 #include "offcpu.skel.h"
 #include "sample.skel.h"
 
 #define DEFAULT_RINGBUF_BYTES (16u << 20)
-#define NS_PER_SEC 1000000000ull
 
 struct sampler {
 	struct sample_bpf *skel;
@@ -66,24 +66,6 @@ static int on_ringbuf_record(void *ctx, void *data, size_t size)
 
 	sampler->on_record(sampler->ctx, data, size);
 	return 0;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * NS_PER_SEC + (uint64_t)now.tv_nsec;
-}
-
-/* A uniform 64-bit random number; the kernel's generator, never blocking. */
-static uint64_t random_u64(void)
-{
-	uint64_t value = 0;
-
-	if (getrandom(&value, sizeof(value), GRND_NONBLOCK) != sizeof(value))
-		value = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
-	return value;
 }
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
@@ -322,7 +304,7 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
 	error = -attach_sys_exit(sampler, err, err_size);
 	if (error)
 		return -error;
-	sampler->started_ns = monotonic_ns();
+	sampler->started_ns = clock_monotonic_ns();
 	sampler->fork_link = bpf_program__attach(skel->progs.process_fork);
 	sampler->exit_link = sampler->fork_link ? bpf_program__attach(skel->progs.thread_exit) : NULL;
 	sampler->wakeup_link = sampler->exit_link ? bpf_program__attach(skel->progs.thread_wakeup) : NULL;
@@ -456,7 +438,7 @@ void sampler__close(struct sampler *sampler)
 
 void sampler__stop(struct sampler *sampler)
 {
-	sampler->stopped_ns = monotonic_ns();
+	sampler->stopped_ns = clock_monotonic_ns();
 	/* The system call exit program stays (deferred Java signals), but stops looking for missed switches. */
 	sampler->skel->bss->waits_stopped = true;
 	for (unsigned i = 0; i < sampler->nr_cpus; i++)

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 /*
  * The BPF side wakes us only when the ring is a quarter full, so this timer
  * is what normally drains it: often enough that a 16 MiB ring never fills at
@@ -21,19 +23,10 @@
  */
 #define DRAIN_INTERVAL_MS 100
 #define PROGRESS_INTERVAL_NS 1000000000ull
-#define NS_PER_SEC 1000000000ull
 /* Room for the hooks' descriptors (one per JVM target at most). */
 #define MAX_HOOK_FDS 64
 
 enum { POLL_RINGBUF, POLL_SIGNAL, POLL_FIRST_PIDFD };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static void draw_progress(const struct session_config *config, uint64_t elapsed_ns)
 {
@@ -54,7 +47,7 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 	const struct session_hooks *hooks = &config->hooks;
 	size_t nr_fds = POLL_FIRST_PIDFD + config->nr_tgids, nr_hook_fds = 0;
 	struct pollfd *fds = calloc(nr_fds + MAX_HOOK_FDS, sizeof(*fds));
-	uint64_t start = now_ns(), next_progress = start + PROGRESS_INTERVAL_NS;
+	uint64_t start = clock_monotonic_ns(), next_progress = start + PROGRESS_INTERVAL_NS;
 	sigset_t stop_signals, old_mask;
 	bool stop = false;
 	int error = 0;
@@ -100,7 +93,7 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 		stop = true;
 
 	while (!stop) {
-		uint64_t now = now_ns(), wait_ns = DRAIN_INTERVAL_MS * 1000000ull;
+		uint64_t now = clock_monotonic_ns(), wait_ns = DRAIN_INTERVAL_MS * 1000000ull;
 		int ready;
 
 		if (config->duration_ns) {
@@ -124,7 +117,7 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 		if (ready > 0 && nr_hook_fds && hooks->on_poll)
 			hooks->on_poll(hooks->ctx, fds + nr_fds, nr_hook_fds);
 		if (hooks->tick)
-			hooks->tick(hooks->ctx, now_ns());
+			hooks->tick(hooks->ctx, clock_monotonic_ns());
 		if (fds[POLL_SIGNAL].revents & POLLIN) {
 			struct signalfd_siginfo info;
 
@@ -138,13 +131,13 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 			if (config->progress)
 				fputs("\r\033[K", stderr);
 			fprintf(stderr, "jbpfprof: process %u exited after %.1f s\n",
-				config->tgids[i - POLL_FIRST_PIDFD], (double)(now_ns() - start) / NS_PER_SEC);
+				config->tgids[i - POLL_FIRST_PIDFD], (double)(clock_monotonic_ns() - start) / NS_PER_SEC);
 			close(fds[i].fd);
 			fds[i].fd = -1; /* poll ignores negative descriptors */
 			if (++result->nr_exited == config->nr_tgids)
 				stop = true;
 		}
-		now = now_ns();
+		now = clock_monotonic_ns();
 		if (config->progress && now >= next_progress) {
 			draw_progress(config, now - start);
 			next_progress = now + PROGRESS_INTERVAL_NS;
@@ -162,7 +155,7 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 	if (hooks->finish)
 		hooks->finish(hooks->ctx);
 out:
-	result->elapsed_s = (double)(now_ns() - start) / NS_PER_SEC;
+	result->elapsed_s = (double)(clock_monotonic_ns() - start) / NS_PER_SEC;
 	result->all_exited = config->nr_tgids && result->nr_exited == config->nr_tgids;
 	if (config->progress)
 		fputs("\r\033[K", stderr);
