@@ -24,21 +24,6 @@ static void give_to_sudo_user(int fd)
 		return; /* the file is still usable by root; not worth failing over */
 }
 
-const char *output_format_noun(enum output_format format)
-{
-	switch (format) {
-	case OUTPUT_COLLAPSED:
-		return "collapsed stacks";
-	case OUTPUT_TEXT:
-		return "text report";
-	case OUTPUT_PPROF:
-		return "pprof profile";
-	case OUTPUT_FLAMEGRAPH:
-		break;
-	}
-	return "flame graph";
-}
-
 int output_file__open(struct output_file *f, const char *path, enum output_format format)
 {
 	char dir[sizeof(f->path)], *slash;

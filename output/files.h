@@ -41,7 +41,4 @@ int output_file__finish(struct output_file *f, int error);
 /* Closes a file not finished; an unnamed one vanishes, a named one is removed. */
 void output_file__discard(struct output_file *f);
 
-/* "flame graph", "collapsed stacks", ... for messages. */
-const char *output_format_noun(enum output_format format);
-
 #endif /* JBPF_OUTPUTS_H */

@@ -4,18 +4,36 @@
  */
 #include "output.h"
 
+static int write_collapsed(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out)
+{
+	return output_collapsed_write(profile, out);
+}
+
+static int write_flamegraph(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out)
+{
+	return output_flamegraph_write(profile, meta, out);
+}
+
+static int write_pprof(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out)
+{
+	return output_pprof_write(profile, meta, out);
+}
+
+static const struct output_writer writers[] = {
+	[OUTPUT_COLLAPSED] = { "collapsed", "collapsed", "collapsed stacks", write_collapsed },
+	[OUTPUT_FLAMEGRAPH] = { "flamegraph", "html", "flame graph", write_flamegraph },
+	[OUTPUT_TEXT] = { "text", "txt", "text report", output_text_write },
+	[OUTPUT_PPROF] = { "pprof", "pb.gz", "pprof profile", write_pprof },
+};
+
+const struct output_writer *output_writer(enum output_format format)
+{
+	return (unsigned)format < sizeof(writers) / sizeof(writers[0]) ? &writers[format]
+									 : &writers[OUTPUT_FLAMEGRAPH];
+}
+
 int output_write(enum output_format format, const struct profile *profile, const struct output_meta *meta,
 		 size_t top, FILE *out)
 {
-	switch (format) {
-	case OUTPUT_COLLAPSED:
-		return output_collapsed_write(profile, out);
-	case OUTPUT_TEXT:
-		return output_text_write(profile, meta, top, out);
-	case OUTPUT_PPROF:
-		return output_pprof_write(profile, meta, out);
-	case OUTPUT_FLAMEGRAPH:
-		break;
-	}
-	return output_flamegraph_write(profile, meta, out);
+	return output_writer(format)->write(profile, meta, top, out);
 }

@@ -43,10 +43,19 @@ struct output_meta {
 				      "none", "name" or "pid"; may be NULL */
 };
 
-/*
- * The writer of format, with what it needs: top is the text report's rows
- * per table (0 for the default), unused by the others.
- */
+/* A format: its name, its files' extension, what a message calls it, its writer. */
+struct output_writer {
+	const char *name;       /* as -o takes it: "flamegraph" */
+	const char *extension;  /* of default file names, without the dot: "html" */
+	const char *noun;       /* in messages: "flame graph" */
+	/* top: the text report's rows per table (0 for the default), unused by the others. */
+	int (*write)(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out);
+};
+
+/* The writer of format (the flame graph's for a value out of range). */
+const struct output_writer *output_writer(enum output_format format);
+
+/* output_writer(format)->write(...). */
 int output_write(enum output_format format, const struct profile *profile, const struct output_meta *meta,
 		 size_t top, FILE *out);
 

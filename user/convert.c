@@ -211,7 +211,7 @@ static void default_output(const char *input, enum output_format format, char *b
 		}
 	}
 	snprintf(buf, size, "%.*s%s.%s", (int)(len < 1000 ? len : 1000), base,
-		 format == OUTPUT_PPROF ? ".converted" : "", format_extension(format));
+		 format == OUTPUT_PPROF ? ".converted" : "", output_writer(format)->extension);
 }
 
 static enum view_process_root roots_of(const struct pprof_recording *rec)
@@ -334,7 +334,7 @@ int convert_main(int argc, char **argv)
 	if (output_file__finish(&file, error))
 		goto out_rec;
 	if (!file.to_stdout)
-		fprintf(stderr, "jbpfprof: wrote %s to %s\n", output_format_noun(o.format), file.path);
+		fprintf(stderr, "jbpfprof: wrote %s to %s\n", output_writer(o.format)->noun, file.path);
 	status = 0;
 out_rec:
 	pprof_recording_free(&rec);

@@ -12,14 +12,14 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
+#include <linux/types.h>
 #include <string.h>
 
+#include "bpf/jbpfprof.h"
 #include "common/clock.h"
 #include "common/version.h"
 
-#include <linux/types.h>
-
-#include "bpf/jbpfprof.h"
+_Static_assert(OPTIONS_MAX_PIDS == JBPF_MAX_TARGETS, "every -p fits in the BPF filter");
 
 /* A recording longer than a year is a typo, not a plan. */
 #define MAX_DURATION_NS (366ull * 24 * 3600 * NS_PER_SEC)
@@ -224,21 +224,6 @@ int format_from_path(const char *path)
 	if (!strcmp(dot, ".pprof") || (!strcmp(dot, ".gz") && dot - path >= 3 && !strncmp(dot - 3, ".pb", 3)))
 		return OUTPUT_PPROF;
 	return -1;
-}
-
-const char *format_extension(enum output_format format)
-{
-	switch (format) {
-	case OUTPUT_COLLAPSED:
-		return "collapsed";
-	case OUTPUT_TEXT:
-		return "txt";
-	case OUTPUT_PPROF:
-		return "pb.gz";
-	case OUTPUT_FLAMEGRAPH:
-		break;
-	}
-	return "html";
 }
 
 int parse_pattern(const char *option, const char *arg, regex_t *re, char *err, size_t err_size)

@@ -16,7 +16,7 @@
 
 #include "output/output.h"
 
-#define OPTIONS_MAX_PIDS 64 /* equals JBPF_MAX_TARGETS, the BPF filter's size */
+#define OPTIONS_MAX_PIDS 64 /* the BPF filter's size, JBPF_MAX_TARGETS (checked in options.c) */
 #define DEFAULT_FREQUENCY_HZ 99
 #define MAX_FREQUENCY_HZ 10000
 #define DEFAULT_TEXT_TOP 30
@@ -94,8 +94,6 @@ int parse_duration(const char *option, const char *arg, uint64_t default_unit_ns
 
 /* The output format a file name implies, or -1 if its extension says nothing. */
 int format_from_path(const char *path);
-/* The file extension written for a format, without the dot. */
-const char *format_extension(enum output_format format);
 /* Parses "flamegraph", "collapsed", "text" or "pprof"; -1 for anything else. */
 int parse_format(const char *arg, enum output_format *format);
 /*

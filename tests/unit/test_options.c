@@ -168,10 +168,10 @@ static void format_from_file_name(void **state)
 	assert_int_equal(parse_quietly(ARGC(bad_regex), bad_regex, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(unknown), unknown, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(dot_in_dir), dot_in_dir, &o), OPTIONS_USAGE);
-	assert_string_equal(format_extension(OUTPUT_FLAMEGRAPH), "html");
-	assert_string_equal(format_extension(OUTPUT_COLLAPSED), "collapsed");
-	assert_string_equal(format_extension(OUTPUT_TEXT), "txt");
-	assert_string_equal(format_extension(OUTPUT_PPROF), "pb.gz");
+	assert_string_equal(output_writer(OUTPUT_FLAMEGRAPH)->extension, "html");
+	assert_string_equal(output_writer(OUTPUT_COLLAPSED)->extension, "collapsed");
+	assert_string_equal(output_writer(OUTPUT_TEXT)->extension, "txt");
+	assert_string_equal(output_writer(OUTPUT_PPROF)->extension, "pb.gz");
 }
 
 static void usage_mistakes(void **state)

@@ -27,8 +27,9 @@
 #include <cmocka.h>
 
 #include "bpf/jbpfprof.h"
-#include "user/record/aggregator.h"
 #include "profile/profile.h"
+#include "user/record/aggregator.h"
+#include "user/record/decode.h"
 #include "user/record/wall.h"
 #include "symbolizer_fixture.h"
 
@@ -78,20 +79,39 @@ struct fixture {
 	uint64_t end_waits;      /* ... and through config.end_wait */
 };
 
-static void forward(void *ctx, const void *record, size_t size)
+/* What the pipeline's later stages would do with what wall hands on. */
+static void forward(void *ctx, const struct record *r)
 {
 	struct fixture *f = ctx;
 
 	f->forwarded++;
-	aggregator__add(f->agg, record, size);
+	if (r->type == JBPF_RECORD_CPU_SAMPLE || r->type == JBPF_RECORD_WAIT)
+		aggregator__add(f->agg, r->sample);
+	else if (r->type == JBPF_RECORD_EXEC)
+		aggregator__exec(f->agg, r->exec->tgid);
 }
 
-static void end_wait(void *ctx, const void *record, size_t size)
+static void end_wait(void *ctx, const struct jbpf_sample *wait, size_t size)
 {
 	struct fixture *f = ctx;
 
 	f->end_waits++;
-	aggregator__add(f->agg, record, size);
+	aggregator__add(f->agg, wait);
+}
+
+/* Records not decoded (user/record/decode.h): the pipeline drops them before wall. */
+static uint64_t decode_failures;
+
+/* A record as the pipeline hands it to wall: decoded first. */
+static void feed(struct wall *wall, const void *data, size_t size)
+{
+	struct record r;
+
+	if (!record_decode(data, size, &r)) {
+		decode_failures++;
+		return;
+	}
+	wall__record(wall, &r);
 }
 
 static int setup(void **state)
@@ -113,6 +133,7 @@ static int setup(void **state)
 	f->agg = aggregator__new(&aconfig, f->sym, f->profile);
 	if (!f->agg)
 		return -1;
+	decode_failures = 0;
 	*state = f;
 	return 0;
 }
@@ -214,7 +235,7 @@ static void send_wait_end(struct wall *wall, uint32_t tid, uint64_t wait_id, uin
 {
 	struct jbpf_wait_end e = { .type = JBPF_RECORD_WAIT_END, .tid = tid, .wait_id = wait_id, .time_ns = time };
 
-	wall__record(wall, &e, sizeof(e));
+	feed(wall, &e, sizeof(e));
 }
 
 static void send_cpu(struct wall *wall, uint32_t tid, uint64_t time, const uint64_t *kips, size_t kn,
@@ -222,7 +243,7 @@ static void send_cpu(struct wall *wall, uint32_t tid, uint64_t time, const uint6
 {
 	record_buf buf;
 
-	wall__record(wall, buf, make_cpu(buf, tid, time, kips, kn, uips, un));
+	feed(wall, buf, make_cpu(buf, tid, time, kips, kn, uips, un));
 }
 
 static uint64_t us(uint64_t ns)
@@ -333,18 +354,18 @@ static void user_stack_completes_the_waits_of_its_call(void **state)
 	/* Two waits of one system call: both wait for the call's user stack. */
 	size = make_wait(buf, TID_A, JBPF_STATE_SLEEPING, w1_start, w1_end, 0, handler, 1, NULL, 0);
 	s->ustack_seq = 5;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 	size = make_wait(buf, TID_A, JBPF_STATE_SLEEPING, w2_start, w2_end, 0, entry, 1, NULL, 0);
 	s->ustack_seq = 5;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 	assert_int_equal(f->forwarded, 0);
 	assert_int_equal(profile__stack_count(f->profile), 0);
 
 	/* Another call's user stack completes neither. */
-	wall__record(wall, buf, make_user_stack(buf, TID_A, 6, uips, 2, 0));
+	feed(wall, buf, make_user_stack(buf, TID_A, 6, uips, 2, 0));
 	assert_int_equal(f->forwarded, 0);
 
-	wall__record(wall, buf, make_user_stack(buf, TID_A, 5, uips, 2, 0));
+	feed(wall, buf, make_user_stack(buf, TID_A, 5, uips, 2, 0));
 	assert_int_equal(f->forwarded, 2);
 	assert_int_equal(count_of(f->profile, "[waiter tid=3999901];outer_function;inner_function;handle_read_[k];[sleeping]"),
 			 us(w1_end - w1_start));
@@ -352,12 +373,12 @@ static void user_stack_completes_the_waits_of_its_call(void **state)
 			 us(w2_end - w2_start));
 
 	/* The same user stack again finds nothing left waiting. */
-	wall__record(wall, buf, make_user_stack(buf, TID_A, 5, uips, 2, 0));
+	feed(wall, buf, make_user_stack(buf, TID_A, 5, uips, 2, 0));
 	assert_int_equal(f->forwarded, 2);
 	wall__stats(wall, &stats);
 	assert_int_equal(stats.waits, 2);
 	assert_int_equal(stats.no_user_stack, 0);
-	assert_int_equal(stats.malformed, 0);
+	assert_int_equal(decode_failures, 0);
 }
 
 static void unreadable_user_stack_is_named(void **state)
@@ -370,8 +391,8 @@ static void unreadable_user_stack_is_named(void **state)
 	size_t size = make_wait(buf, TID_A, JBPF_STATE_SLEEPING, start, end, 0, handler, 1, NULL, 0);
 
 	((struct jbpf_sample *)buf)->ustack_seq = 7;
-	wall__record(wall, buf, size);
-	wall__record(wall, buf, make_user_stack(buf, TID_A, 7, NULL, 0, -EFAULT));
+	feed(wall, buf, size);
+	feed(wall, buf, make_user_stack(buf, TID_A, 7, NULL, 0, -EFAULT));
 	assert_int_equal(f->forwarded, 1);
 	assert_int_equal(count_of(f->profile, "[waiter tid=3999901];[user stack unreadable];handle_read_[k];[sleeping]"),
 			 us(end - start));
@@ -393,10 +414,10 @@ static void open_wait_counts_when_it_ends(void **state)
 	/* Open waits carry both stacks (taken at switch-out) and end later. */
 	size = make_wait(buf, TID_A, JBPF_STATE_RUNNABLE, r_start, r_start, JBPF_WAIT_OPEN, sched, 1, uips, 2);
 	s->wait_id = 77;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 	size = make_wait(buf, TID_B, JBPF_STATE_BLOCKED, b_start, b_start, JBPF_WAIT_OPEN, sched, 1, NULL, 0);
 	s->wait_id = 78;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 	assert_int_equal(f->forwarded, 0);
 
 	send_wait_end(wall, TID_A, 99, r_end); /* no such wait: nothing */
@@ -428,14 +449,14 @@ static void wait_of_unknown_start_counts_from_window_or_birth(void **state)
 	size_t size;
 
 	/* A: off CPU since before the window (born long before). */
-	wall__record(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, 0, a_end, JBPF_WAIT_UNKNOWN_START, sched, 1,
+	feed(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, 0, a_end, JBPF_WAIT_UNKNOWN_START, sched, 1,
 					  NULL, 0));
 	/* B: born inside the window, start not known. */
 	size = make_wait(buf, TID_B, JBPF_STATE_SLEEPING, 0, b_end, JBPF_WAIT_UNKNOWN_START, sched, 1, NULL, 0);
 	((struct jbpf_sample *)buf)->born_ns = b_born;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 	/* C: a known start, but before the window opened: clipped to it. */
-	wall__record(wall, buf, make_wait(buf, TID_C, JBPF_STATE_SLEEPING, START - 500 * MS, c_end, 0, sched, 1, NULL, 0));
+	feed(wall, buf, make_wait(buf, TID_C, JBPF_STATE_SLEEPING, START - 500 * MS, c_end, 0, sched, 1, NULL, 0));
 	assert_int_equal(f->forwarded, 3);
 	assert_int_equal(count_of(f->profile, "[waiter tid=3999901];schedule_[k];[sleeping]"), us(a_end - START));
 	assert_int_equal(count_of(f->profile, "[waiter tid=3999902];schedule_[k];[sleeping]"), us(b_end - b_born));
@@ -463,10 +484,10 @@ static void running_time_is_split_by_cpu_samples(void **state)
 	size_t size;
 	struct wall_stats stats;
 
-	wall__record(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, s_start, s_end, 0, sched, 1, NULL, 0));
+	feed(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, s_start, s_end, 0, sched, 1, NULL, 0));
 	size = make_wait(buf, TID_A, JBPF_STATE_BLOCKED, b_start, b_start, JBPF_WAIT_OPEN, sched, 1, NULL, 0);
 	((struct jbpf_sample *)buf)->wait_id = 1;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 	send_wait_end(wall, TID_A, 1, b_end);
 	/* CPU samples 1 : 3 on two stacks. */
 	send_cpu(wall, TID_A, START + 10 * MS, handler, 1, NULL, 0);
@@ -500,9 +521,9 @@ static void each_thread_is_settled_on_its_own(void **state)
 	uint64_t a_off = 700 * MS + 3, b_off = 20 * MS;
 	record_buf buf;
 
-	wall__record(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + MS, START + MS + a_off, 0, sched, 1,
+	feed(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + MS, START + MS + a_off, 0, sched, 1,
 					  NULL, 0));
-	wall__record(wall, buf, make_wait(buf, TID_B, JBPF_STATE_SLEEPING, START + MS, START + MS + b_off, 0, sched, 1,
+	feed(wall, buf, make_wait(buf, TID_B, JBPF_STATE_SLEEPING, START + MS, START + MS + b_off, 0, sched, 1,
 					  NULL, 0));
 	/* The same CPU stack for both: the threads' roots keep their shares apart. */
 	send_cpu(wall, TID_A, START + 900 * MS, handler, 1, NULL, 0);
@@ -526,9 +547,9 @@ static void sampled_waits_share_the_short_wait_total(void **state)
 
 	waits.sampled_out_ns[JBPF_STATE_SLEEPING] = sampled_out;
 
-	wall__record(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + 100 * MS, START + 100 * MS + l1,
+	feed(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + 100 * MS, START + 100 * MS + l1,
 					  JBPF_WAIT_SAMPLED, handler, 1, NULL, 0));
-	wall__record(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + 300 * MS, START + 300 * MS + l2,
+	feed(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + 300 * MS, START + 300 * MS + l2,
 					  JBPF_WAIT_SAMPLED, entry, 1, NULL, 0));
 	send_cpu(wall, TID_A, START + 500 * MS, NULL, 0, NULL, 0);
 	assert_int_equal(f->forwarded, 3);
@@ -563,12 +584,12 @@ static void thread_exit_ends_its_life(void **state)
 
 	e.waits.tgid = (uint32_t)getpid();
 	e.waits.sampled_out_ns[JBPF_STATE_SLEEPING] = sampled_out;
-	wall__record(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, w_start, w_end, 0, sched, 1, NULL, 0));
-	wall__record(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + 250 * MS,
+	feed(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, w_start, w_end, 0, sched, 1, NULL, 0));
+	feed(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + 250 * MS,
 					  START + 250 * MS + sampled_len, JBPF_WAIT_SAMPLED, handler, 1, NULL, 0));
 	send_cpu(wall, TID_A, START + 50 * MS, handler, 1, NULL, 0);
 	send_cpu(wall, TID_A, START + 350 * MS, handler, 1, NULL, 0);
-	wall__record(wall, &e, sizeof(e));
+	feed(wall, &e, sizeof(e));
 	assert_int_equal(f->forwarded, 4); /* the exit record is not handed on */
 	close_and_settle(f);
 
@@ -593,9 +614,9 @@ static void new_thread_lives_from_its_creation(void **state)
 
 	size = make_wait(buf, TID_C, JBPF_STATE_RUNNABLE, created, first_run, JBPF_WAIT_NEW_THREAD, NULL, 0, NULL, 0);
 	((struct jbpf_sample *)buf)->born_ns = created;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 	send_cpu(wall, TID_C, START + 300 * MS, handler, 1, NULL, 0);
-	wall__record(wall, &e, sizeof(e));
+	feed(wall, &e, sizeof(e));
 	close_and_settle(f);
 	assert_int_equal(count_of(f->profile, "[waiter tid=3999903];[new thread, before its first run];[runnable]"),
 			 us(first_run - created));
@@ -702,16 +723,16 @@ static void min_block_drops_short_waits_from_running_too(void **state)
 
 	size = make_wait(buf, TID_A, JBPF_STATE_BLOCKED, t, t, JBPF_WAIT_OPEN, sched, 1, NULL, 0);
 	((struct jbpf_sample *)buf)->wait_id = 10;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 	send_wait_end(wall, TID_A, 10, t + short_open);
 	assert_int_equal(f->forwarded, 0);
-	wall__record(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + 200 * MS,
+	feed(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + 200 * MS,
 					  START + 200 * MS + short_sleep, 0, sched, 1, NULL, 0));
 	assert_int_equal(f->forwarded, 0);
 	size = make_wait(buf, TID_A, JBPF_STATE_RUNNABLE, START + 300 * MS, START + 300 * MS, JBPF_WAIT_OPEN, sched, 1,
 			 NULL, 0);
 	((struct jbpf_sample *)buf)->wait_id = 11;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 	send_wait_end(wall, TID_A, 11, START + 300 * MS + kept);
 	assert_int_equal(f->forwarded, 1);
 	send_cpu(wall, TID_A, START + 500 * MS, handler, 1, NULL, 0);
@@ -740,9 +761,9 @@ static void max_block_drops_long_waits(void **state)
 	struct wall_stats stats;
 	record_buf buf;
 
-	wall__record(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + MS, START + 101 * MS + 1, 0, sched, 1,
+	feed(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + MS, START + 101 * MS + 1, 0, sched, 1,
 					  NULL, 0));
-	wall__record(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + 200 * MS, START + 300 * MS, 0, sched, 1,
+	feed(wall, buf, make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START + 200 * MS, START + 300 * MS, 0, sched, 1,
 					  NULL, 0));
 	wall__stats(wall, &stats);
 	assert_int_equal(stats.filtered, 1);
@@ -764,12 +785,12 @@ static void loose_ends_at_the_end(void **state)
 	/* Its system call has not returned by the end: it goes on without the user stack. */
 	size = make_wait(buf, TID_A, JBPF_STATE_SLEEPING, held_start, held_end, 0, handler, 1, NULL, 0);
 	((struct jbpf_sample *)buf)->ustack_seq = 9;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 	/* Its end record was lost: dropped. */
 	size = make_wait(buf, TID_B, JBPF_STATE_BLOCKED, START + 10 * MS, START + 10 * MS, JBPF_WAIT_OPEN, sched, 1,
 			 NULL, 0);
 	((struct jbpf_sample *)buf)->wait_id = 12;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 	assert_int_equal(f->forwarded, 0);
 
 	wall__stop(wall, END);
@@ -783,7 +804,7 @@ static void loose_ends_at_the_end(void **state)
 					      "handle_read_[k];[sleeping]"),
 			 us(END - held_start));
 	/* A user stack after the end finds nothing waiting. */
-	wall__record(wall, buf, make_user_stack(buf, TID_A, 9, NULL, 0, 0));
+	feed(wall, buf, make_user_stack(buf, TID_A, 9, NULL, 0, 0));
 	assert_int_equal(f->forwarded, 1);
 }
 
@@ -794,7 +815,7 @@ static void other_records_go_on_untouched(void **state)
 	struct jbpf_exec exec = { .type = JBPF_RECORD_EXEC, .tgid = (uint32_t)getpid() };
 	struct aggregator_stats astats;
 
-	wall__record(wall, &exec, sizeof(exec));
+	feed(wall, &exec, sizeof(exec));
 	assert_int_equal(f->forwarded, 1);
 	aggregator__stats(f->agg, &astats);
 	assert_int_equal(astats.execs, 1);
@@ -816,32 +837,32 @@ static void malformed_records_are_counted(void **state)
 	/* An open wait for the malformed end below to miss. */
 	size = make_wait(buf, TID_A, JBPF_STATE_BLOCKED, START + MS, START + MS, JBPF_WAIT_OPEN, kips, 1, NULL, 0);
 	s->wait_id = 1;
-	wall__record(wall, buf, size);
+	feed(wall, buf, size);
 
-	wall__record(wall, buf, 2), expected++;                      /* shorter than a type */
+	feed(wall, buf, 2), expected++;                      /* shorter than a type */
 	size = make_wait(buf, TID_A, JBPF_STATE_SLEEPING, START, START + MS, 0, kips, 3, NULL, 0);
-	wall__record(wall, buf, sizeof(*s) - 1), expected++;         /* shorter than a wait */
-	wall__record(wall, buf, size - 1), expected++;               /* frames past the end */
+	feed(wall, buf, sizeof(*s) - 1), expected++;         /* shorter than a wait */
+	feed(wall, buf, size - 1), expected++;               /* frames past the end */
 	s->kstack_len = JBPF_MAX_STACK_DEPTH + 1;                    /* more frames than BPF sends */
-	wall__record(wall, buf, sizeof(buf)), expected++;
+	feed(wall, buf, sizeof(buf)), expected++;
 	s->kstack_len = 3;
 	s->ustack_len = 2;                                           /* user frames past the end */
-	wall__record(wall, buf, size), expected++;
+	feed(wall, buf, size), expected++;
 	s->ustack_len = 0;
 	s->ustack_seq = 3;                                           /* a held wait, frames past the end */
-	wall__record(wall, buf, size - 8), expected++;
+	feed(wall, buf, size - 8), expected++;
 
 	size = make_user_stack(buf, TID_A, 3, kips, 3, 0);
-	wall__record(wall, buf, sizeof(*u) - 1), expected++;         /* shorter than a user stack */
-	wall__record(wall, buf, size - 1), expected++;               /* frames past the end */
+	feed(wall, buf, sizeof(*u) - 1), expected++;         /* shorter than a user stack */
+	feed(wall, buf, size - 1), expected++;               /* frames past the end */
 	u->len = JBPF_MAX_STACK_DEPTH + 1;
-	wall__record(wall, buf, sizeof(buf)), expected++;
+	feed(wall, buf, sizeof(buf)), expected++;
 
-	wall__record(wall, &end, sizeof(end) - 1), expected++;
-	wall__record(wall, &exit_record, sizeof(exit_record) - 1), expected++;
+	feed(wall, &end, sizeof(end) - 1), expected++;
+	feed(wall, &exit_record, sizeof(exit_record) - 1), expected++;
 
 	wall__stats(wall, &stats);
-	assert_int_equal(stats.malformed, expected);
+	assert_int_equal(decode_failures, expected);
 	assert_int_equal(f->forwarded, 0);
 	assert_int_equal(stats.waits, 0);
 	/* The open wait is still there for its real end. */
@@ -872,13 +893,13 @@ static void oversized_records(struct fixture *f, bool held)
 	child = fork();
 	assert_true(child >= 0);
 	if (child == 0) {
-		wall__record(f->wall, buf, sizeof(buf));
+		feed(f->wall, buf, sizeof(buf));
 		if (held)
 			wall__stop(f->wall, END);
-	wall__end(f->wall, NULL);
+		wall__end(f->wall, NULL);
 		wall__stats(f->wall, &stats);
 		/* Either handed on or counted as damaged: never lost without a trace. */
-		_exit(f->forwarded == 1 || stats.malformed == 1 ? 0 : 3);
+		_exit(f->forwarded == 1 || decode_failures == 1 ? 0 : 3);
 	}
 	assert_int_equal(waitpid(child, &status, 0), child);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)

@@ -20,6 +20,7 @@
 #include "user/java/javastacks.h"
 #include "user/java/javastream.h"
 #include "user/java/join.h"
+#include "user/java/merge.h"
 
 #define ATTACH_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 3000
@@ -84,6 +85,7 @@ struct thread_seen {
 
 struct java {
 	struct aggregator *agg;
+	struct merge *merge;
 	struct thread_seen threads[NO_JAVA_SLOTS];
 	struct symbolizer *sym;
 	struct sampler *sampler;
@@ -327,6 +329,11 @@ struct java *java__new(struct aggregator *agg, struct symbolizer *sym)
 		return NULL;
 	java->agg = agg;
 	java->sym = sym;
+	java->merge = merge__new(agg, sym);
+	if (!java->merge) {
+		free(java);
+		return NULL;
+	}
 	return java;
 }
 
@@ -453,6 +460,7 @@ static void note_thread(struct java *java, uint32_t tid, bool ran_java, bool cer
 #define AGCT_UNKNOWN_NOT_JAVA (-3)
 
 /* AsyncGetCallTrace's failure codes, by -code. */
+/* AsyncGetCallTrace's failures by -code; the last entry for any other code. */
 static const char *const agct_reasons[] = {
 	[0] = "no Java frame",
 	[1] = "class load events off",
@@ -467,6 +475,9 @@ static const char *const agct_reasons[] = {
 	[10] = "at a safepoint",
 	[11] = "unknown code",
 };
+#define AGCT_OTHER (sizeof(agct_reasons) / sizeof(agct_reasons[0]) - 1)
+_Static_assert(sizeof(((struct java_stats *)0)->agct) / sizeof(uint64_t) == AGCT_OTHER + 1,
+	       "java_stats.agct counts each of agct_reasons");
 
 static const char *outcome_reason(enum join_outcome outcome)
 {
@@ -521,11 +532,11 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 {
 	struct java *java = ctx;
 	struct jvm *jvm = find_jvm(java, sample->tgid);
-	struct aggregator_java a = { .map = jvm ? jvm->map : NULL, .trace = trace };
+	struct merge_java a = { .map = jvm ? jvm->map : NULL, .trace = trace };
 	char reason[128];
 
 	if (!jvm) {
-		aggregator__add(java->agg, sample, size);
+		aggregator__add(java->agg, sample);
 		return;
 	}
 	a.thread_name = thread_name(jvm, sample, trace);
@@ -547,7 +558,7 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 			java->stats.first_joined_ns = sample->time_ns;
 	} else if (trace->status == 0 || trace->status == JBPF_TRACE_NOT_JAVA_THREAD ||
 		   (trace->status == AGCT_UNKNOWN_NOT_JAVA && sample->ustack_len &&
-		    !aggregator__in_generated_code(java->agg, sample, jvm->map))) {
+		    !merge__in_generated_code(java->merge, sample, jvm->map))) {
 		/*
 		 * GC, compiler and other VM threads: their native stack is the
 		 * whole story. AsyncGetCallTrace calls a thread outside Java
@@ -565,62 +576,63 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		if (trace->status == JBPF_TRACE_NO_AGCT) {
 			why = "the JVM has no AsyncGetCallTrace";
 			java->stats.unknown_status++;
-		} else if (code > 0 && code < 11) {
+		} else if (code > 0 && (size_t)code < AGCT_OTHER) {
 			why = agct_reasons[code];
 			java->stats.agct[code]++;
 		} else {
-			why = agct_reasons[11];
+			why = agct_reasons[AGCT_OTHER];
 			java->stats.unknown_status++;
 		}
 		snprintf(reason, sizeof(reason), "[no Java frames: %s]", why);
 		a.reason = reason;
 	}
-	aggregator__add_java(java->agg, sample, size, &a);
+	merge__add(java->merge, sample, &a);
 }
 
-void java__record(struct java *java, const void *record, size_t size)
+void java__exec(struct java *java, uint32_t tgid)
 {
-	const struct jbpf_sample *s = record;
-	struct jvm *jvm;
+	struct jvm *jvm = find_jvm(java, tgid);
 
-	if (size >= sizeof(struct jbpf_signal_lost) && s->type == JBPF_RECORD_SIGNAL_LOST) {
-		if (java->join)
-			join__signal_lost(java->join, ((const struct jbpf_signal_lost *)record)->seq, clock_monotonic_ns());
-		return;
-	}
-	if (size >= sizeof(struct jbpf_exec) && s->type == JBPF_RECORD_EXEC && (jvm = find_jvm(java, s->tgid)))
+	if (jvm)
 		detach(jvm, "is gone: the process ran another program");
-	if (!aggregator__sample_is_valid(record, size) || !(jvm = find_jvm(java, s->tgid))) {
-		aggregator__add(java->agg, record, size);
+}
+
+void java__signal_lost(struct java *java, uint64_t seq)
+{
+	if (java->join)
+		join__signal_lost(java->join, seq, clock_monotonic_ns());
+}
+
+void java__sample(struct java *java, const struct jbpf_sample *s, size_t size)
+{
+	struct jvm *jvm = find_jvm(java, s->tgid);
+	struct merge_java a = { .map = jvm ? jvm->map : NULL };
+	char reason[128];
+
+	if (!jvm) {
+		aggregator__add(java->agg, s);
 		return;
 	}
 	java->stats.jvm_samples++;
 	if (s->flags & JBPF_SAMPLE_NO_JAVA) {
-		struct aggregator_java a = { .map = jvm->map };
-
 		java->stats.vm_threads++;
-		aggregator__add_java(java->agg, s, size, &a);
+		merge__add(java->merge, s, &a);
 		return;
 	}
 	if (s->java_seq) {
 		join__add_sample(java->join, s, size, clock_monotonic_ns());
 		return;
 	}
-	{
-		struct aggregator_java a = { .map = jvm->map };
-		char reason[128];
-
-		java->stats.failed++;
-		if (s->signal_err)
-			java->stats.signal_failed++;
-		snprintf(reason, sizeof(reason), "[no Java frames: %s]",
-			 s->signal_err			  ? "signal failed"
-			 : s->type == JBPF_RECORD_WAIT ? "waited outside a system call"
-			 : jvm->silent		      ? "JVM not answering"
-						      : "agent gone");
-		a.reason = reason;
-		aggregator__add_java(java->agg, s, size, &a);
-	}
+	java->stats.failed++;
+	if (s->signal_err)
+		java->stats.signal_failed++;
+	snprintf(reason, sizeof(reason), "[no Java frames: %s]",
+		 s->signal_err			  ? "signal failed"
+		 : s->type == JBPF_RECORD_WAIT ? "waited outside a system call"
+		 : jvm->silent		      ? "JVM not answering"
+					      : "agent gone");
+	a.reason = reason;
+	merge__add(java->merge, s, &a);
 }
 
 /* ---- the session loop ---- */
@@ -698,10 +710,10 @@ const char *java__thread_name(struct java *java, uint32_t tgid, uint32_t tid)
 void java__add_final_wait(struct java *java, const struct jbpf_sample *wait, size_t size)
 {
 	struct jvm *jvm = find_jvm(java, wait->tgid);
-	struct aggregator_java a = { 0 };
+	struct merge_java a = { 0 };
 
 	if (!jvm) {
-		aggregator__add(java->agg, wait, size);
+		aggregator__add(java->agg, wait);
 		return;
 	}
 	a.map = jvm->map;
@@ -712,7 +724,7 @@ void java__add_final_wait(struct java *java, const struct jbpf_sample *wait, siz
 		java->stats.with_java++;
 	else if (!a.trace)
 		a.reason = "[no Java frames: no stack from the agent at the end]";
-	aggregator__add_java(java->agg, wait, size, &a);
+	merge__add(java->merge, wait, &a);
 }
 
 const struct join_trace *java__thread_stack(const struct java *java, uint32_t tgid, uint32_t tid)
@@ -807,7 +819,7 @@ void java__describe(const struct java *java, char *buf, size_t size)
 		struct named_count causes[16];
 		size_t n = 0;
 
-		for (int code = 1; code < 11; code++)
+		for (size_t code = 1; code < AGCT_OTHER; code++)
 			causes[n++] = (struct named_count){ agct_reasons[code], st.agct[code] };
 		causes[n++] = (struct named_count){ "signal failed", st.signal_failed };
 		causes[n++] = (struct named_count){ "no stack from the agent", st.no_trace };
@@ -837,5 +849,6 @@ void java__free(struct java *java)
 		free(java->jvms[i].reader);
 	}
 	join__free(java->join);
+	merge__free(java->merge);
 	free(java);
 }

@@ -5,9 +5,10 @@
  * into a JVM through the HotSpot attach protocol, and keeps the socket the
  * agent connects back on. From then on:
  *
- *   - every ring buffer record goes through java__record: samples of a JVM
- *     the agent runs in wait in the join for their Java stack; all others
- *     go straight to the aggregator;
+ *   - the pipeline (user/record/pipeline.h) hands it the samples of the
+ *     JVMs java__targets lists (java__sample), exec records and lost
+ *     signals: a sample waits in the join for its Java stack, then the
+ *     Java merge (merge.h) adds it to the profile;
  *   - the session polls the agents' sockets (java__poll_fds, java__on_poll):
  *     traces go to the join, method names, code and threads to the JVM's
  *     javamap; a closed socket means the agent is gone, and the JVM is no
@@ -74,8 +75,15 @@ void java__want_nmethods(struct java *java, bool want);
 size_t java__targets(const struct java *java, struct sampler_java_target *targets, size_t max);
 void java__set_sampler(struct java *java, struct sampler *sampler);
 
-/* A ring buffer record (the sampler's callback forwards every one here). */
-void java__record(struct java *java, const void *record, size_t size);
+/*
+ * A CPU sample or wait of one of the JVMs java__targets listed, decoded
+ * and checked (user/record/decode.h).
+ */
+void java__sample(struct java *java, const struct jbpf_sample *sample, size_t size);
+/* Process tgid ran another program: if it was a JVM, its agent is gone. */
+void java__exec(struct java *java, uint32_t tgid);
+/* The BPF program could not send the deferred signal numbered seq. */
+void java__signal_lost(struct java *java, uint64_t seq);
 
 /* The agents' sockets to poll, and what to do when they are ready. */
 size_t java__poll_fds(struct java *java, struct pollfd *fds, size_t max);
@@ -91,13 +99,6 @@ void java__tick(struct java *java, uint64_t now_ns);
  */
 void java__request_thread_stacks(struct java *java);
 
-/*
- * After java__finish: the Java stack the agent of JVM tgid took at the
- * end for its thread tid (a host tid, as samples carry), or NULL. Usable
- * as aggregator_java.trace like a joined trace: status is its frame_count,
- * 0 for a thread with no Java frames (which is still given); trace->tid is
- * the JVM's own tid, the one javamap__thread names. Valid until java__free.
- */
 /* The Java name of a JVM's thread, by host tid, when the agent sent one; else NULL. */
 const char *java__thread_name(struct java *java, uint32_t tgid, uint32_t tid);
 
@@ -107,6 +108,14 @@ const char *java__thread_name(struct java *java, uint32_t tgid, uint32_t tid);
  * (java__request_thread_stacks), or with a reason frame.
  */
 void java__add_final_wait(struct java *java, const struct jbpf_sample *wait, size_t size);
+
+/*
+ * After java__finish: the Java stack the agent of JVM tgid took at the
+ * end for its thread tid (a host tid, as samples carry), or NULL. Usable
+ * as merge_java.trace like a joined trace: status is its frame_count,
+ * 0 for a thread with no Java frames (which is still given); trace->tid is
+ * the JVM's own tid, the one javamap__thread names. Valid until java__free.
+ */
 const struct join_trace *java__thread_stack(const struct java *java, uint32_t tgid, uint32_t tid);
 
 /*

@@ -10,8 +10,7 @@
 #include <string.h>
 
 #include "bpf/jbpfprof.h"
-#include "user/java/javamap.h"
-#include "user/java/join.h"
+#include "jvmti-stub/stream.h"
 #include "profile/shares.h"
 
 /*
@@ -21,22 +20,14 @@
 #define MAX_FRAMES (2 + 2 * JBPF_MAX_STACK_DEPTH + JBPF_STREAM_MAX_FRAMES + 2)
 #define NAME_MAX_LEN 512
 
-/* One user frame of a JVM thread, named and classified. */
-struct jvm_frame {
-	char name[NAME_MAX_LEN];
-	enum frame_kind kind;
-	bool generated;          /* in the JVM's generated code, or unknown memory */
-	bool have_blob;
-	struct javamap_code blob;
-};
-
 struct aggregator {
 	struct aggregator_config config;
 	struct symbolizer *sym;
 	struct profile *profile;
 	struct aggregator_stats stats;
-	uint32_t frames[MAX_FRAMES];
-	struct jvm_frame *jvm_frames; /* JBPF_MAX_STACK_DEPTH, for JVM threads */
+	uint32_t frames[MAX_FRAMES];  /* the stack being built */
+	size_t depth;
+	bool failed;                  /* a push found the profile full */
 	struct shares *shares;        /* with time_weights */
 };
 
@@ -47,11 +38,6 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 
 	if (!agg)
 		return NULL;
-	agg->jvm_frames = calloc(JBPF_MAX_STACK_DEPTH, sizeof(*agg->jvm_frames));
-	if (!agg->jvm_frames) {
-		free(agg);
-		return NULL;
-	}
 	agg->config = *config;
 	agg->sym = sym;
 	agg->profile = profile;
@@ -67,10 +53,8 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 
 void aggregator__free(struct aggregator *agg)
 {
-	if (agg) {
-		free(agg->jvm_frames);
+	if (agg)
 		shares__free(agg->shares);
-	}
 	free(agg);
 }
 
@@ -216,30 +200,14 @@ static bool add_kernel_frames(struct aggregator *agg, const struct jbpf_sample *
 	return true;
 }
 
-bool aggregator__sample_is_valid(const void *record, size_t size)
-{
-	const struct jbpf_sample *s = record;
-
-	if (size < sizeof(*s) || (s->type != JBPF_RECORD_CPU_SAMPLE && s->type != JBPF_RECORD_WAIT))
-		return false;
-	if (s->kstack_len > JBPF_MAX_STACK_DEPTH || s->ustack_len > JBPF_MAX_STACK_DEPTH)
-		return false;
-	return size >= sizeof(*s) + ((size_t)s->kstack_len + s->ustack_len) * sizeof(__u64);
-}
-
-/* Counts a sample received, and its damage; false for a malformed one. */
-static bool accept_sample(struct aggregator *agg, const struct jbpf_sample *s, size_t size)
+/* Counts a sample received, and its damage. */
+static void accept_sample(struct aggregator *agg, const struct jbpf_sample *s)
 {
 	agg->stats.received++;
-	if (!aggregator__sample_is_valid(s, size)) {
-		agg->stats.malformed++;
-		return false;
-	}
 	if (s->ustack_err && !s->ustack_len)
 		agg->stats.no_user_stack++;
 	if (s->kstack_err && !s->kstack_len)
 		agg->stats.no_kernel_stack++;
-	return true;
 }
 
 static uint64_t share_key(uint32_t tid, enum jbpf_state state)
@@ -331,221 +299,76 @@ void aggregator__add_placeholder(struct aggregator *agg, uint32_t tgid, uint32_t
 		agg->stats.profile_full++;
 }
 
-void aggregator__add(struct aggregator *agg, const void *record, size_t size)
+void aggregator__exec(struct aggregator *agg, uint32_t tgid)
 {
-	const struct jbpf_sample *s = record;
+	agg->stats.execs++;
+	symbolizer__forget_process(agg->sym, tgid);
+}
+
+void aggregator__add(struct aggregator *agg, const struct jbpf_sample *s)
+{
 	size_t depth = 0;
 
-	if (size >= sizeof(struct jbpf_exec) && s->type == JBPF_RECORD_EXEC) {
-		agg->stats.execs++;
-		symbolizer__forget_process(agg->sym, ((const struct jbpf_exec *)record)->tgid);
-		return;
-	}
-	if (!accept_sample(agg, s, size) || !state_kept(agg, s))
+	accept_sample(agg, s);
+	if (!state_kept(agg, s))
 		return;
 	if (!add_roots(agg, s, NULL, &depth) || !add_user_frames(agg, s, &depth) ||
 	    !add_kernel_frames(agg, s, &depth) || !finish_stack(agg, s, depth))
 		agg->stats.profile_full++;
 }
 
-/* ---- JVM threads ---- */
+/* ---- a stack built by another stage ---- */
 
-
-/*
- * Names user frame i (0 the innermost) of a JVM thread. Code the JVM
- * generated lives in anonymous memory: the symbolizer calls it [anon] (or
- * names it from a perf map), and the agent's code map says what it is.
- */
-static void jvm_user_frame(struct aggregator *agg, const struct jbpf_sample *s, struct javamap *map, size_t i,
-			   struct jvm_frame *f)
+bool aggregator__begin(struct aggregator *agg, const struct jbpf_sample *s, const char *thread_name)
 {
-	const __u64 *ips = s->ips + s->kstack_len;
-	uint64_t addr = i == 0 ? ips[i] : ips[i] - 1;
-	enum sym_status status = symbolizer__user(agg->sym, s->tgid, addr, f->name, sizeof(f->name));
-
-	f->kind = status == SYM_JIT ? FRAME_KIND_JIT : FRAME_KIND_NATIVE;
-	f->generated = status == SYM_JIT || status == SYM_UNKNOWN ||
-		       (status == SYM_OFFSET && !strcmp(f->name, "[anon]"));
-	f->have_blob = f->generated && map && javamap__code_at(map, addr, s->time_ns, &f->blob);
-	if (f->have_blob && f->blob.name) {
-		snprintf(f->name, sizeof(f->name), "%s", f->blob.name);
-		f->kind = f->blob.kind == JBPF_CODE_NMETHOD ? FRAME_KIND_JAVA : FRAME_KIND_JIT;
-	}
+	accept_sample(agg, s);
+	if (!state_kept(agg, s))
+		return false;
+	agg->depth = 0;
+	agg->failed = !add_roots(agg, s, thread_name, &agg->depth);
+	return true;
 }
 
-bool aggregator__in_generated_code(struct aggregator *agg, const struct jbpf_sample *s, struct javamap *map)
+void aggregator__push(struct aggregator *agg, const char *name, enum frame_kind kind)
 {
-	for (size_t i = 0; i < s->ustack_len; i++) {
-		jvm_user_frame(agg, s, map, i, &agg->jvm_frames[0]);
-		if (agg->jvm_frames[0].generated)
-			return true;
-	}
-	return false;
+	if (!agg->failed)
+		agg->failed = !push(agg, &agg->depth, name, kind);
 }
 
-static const char *const annotations[FRAME_KIND_NR] = {
-	[FRAME_KIND_JAVA_COMPILED] = "_[j]",
-	[FRAME_KIND_JAVA_INLINED] = "_[i]",
-	[FRAME_KIND_JAVA_INTERP] = "_[0]",
-};
-
-/*
- * How each Java frame ran. The generated code the native stack shows is
- * exact, walked from the innermost: a frame in compiled method M means the
- * trace's frames down to M's are inlined into M and M is compiled; an
- * interpreter frame is one interpreted Java frame. The walk goes on only
- * through code that keeps the frame pointer (the interpreter, native
- * method wrappers, stubs): compiled Java code does not, so the address
- * read above it may belong to any frame further out. Frames the walk did
- * not reach are inferred: compiled if their method has live compiled
- * code, interpreted if not (a method can have both).
- */
-static void java_frame_kinds(struct aggregator *agg, const struct jbpf_sample *s, struct javamap *map,
-			     const struct join_trace *t, size_t cut, enum frame_kind *kinds)
+void aggregator__push_user(struct aggregator *agg, const char *name, enum frame_kind kind, uint32_t tgid,
+			   uint64_t addr)
 {
-	uint32_t n = t->frame_count, pos = 0;
-
-	for (uint32_t k = 0; k < n; k++)
-		kinds[k] = javamap__is_compiled(map, t->frames[k].method_id) ? FRAME_KIND_JAVA_COMPILED
-										 : FRAME_KIND_JAVA_INTERP;
-	for (size_t i = cut; i < s->ustack_len && pos < n; i++) {
-		const struct jvm_frame *f = &agg->jvm_frames[i];
-		uint32_t flags = 0, j;
-
-		/* Frames past the cut are named only as far as this walk needs. */
-		if (i > cut)
-			jvm_user_frame(agg, s, map, i, &agg->jvm_frames[i]);
-		if (!f->generated || !f->have_blob)
-			break;
-		if (f->blob.kind == JBPF_CODE_STUB) {
-			if (f->blob.name && !strcmp(f->blob.name, "Interpreter"))
-				kinds[pos++] = FRAME_KIND_JAVA_INTERP;
-			continue;
-		}
-		for (j = pos; j < n && t->frames[j].method_id != f->blob.method_id; j++)
-			;
-		if (j == n)
-			break;
-		for (uint32_t k = pos; k < j; k++)
-			kinds[k] = FRAME_KIND_JAVA_INLINED;
-		kinds[j] = FRAME_KIND_JAVA_COMPILED;
-		pos = j + 1;
-		if (!javamap__method(map, f->blob.method_id, &flags) || !(flags & JBPF_METHOD_NATIVE))
-			break;
-	}
+	if (!agg->failed)
+		agg->failed = !push_user(agg, &agg->depth, name, kind, tgid, addr);
 }
 
-/* Where a Java frame's id is kept in its method's slots (javamap__frame_slots). */
-static int kind_slot(enum frame_kind kind)
+void aggregator__push_user_error(struct aggregator *agg, const struct jbpf_sample *s)
 {
-	switch (kind) {
-	case FRAME_KIND_JAVA_COMPILED:
-		return 1;
-	case FRAME_KIND_JAVA_INLINED:
-		return 2;
-	case FRAME_KIND_JAVA_INTERP:
-		return 3;
-	default:
-		return 0;
-	}
+	aggregator__push(agg, stack_error_reason(s->ustack_err, true), FRAME_KIND_LOST);
 }
 
-/*
- * One Java frame. Its profile id is kept in the method's slot for its
- * kind, so a method met again costs no formatting and no hashing.
- */
-static bool push_java(struct aggregator *agg, struct javamap *map, uint64_t method_id, enum frame_kind kind,
-		      size_t *depth)
+int64_t aggregator__intern(struct aggregator *agg, const char *name, enum frame_kind kind)
 {
-	int64_t *slots = javamap__frame_slots(map, method_id), id;
-	char name[NAME_MAX_LEN];
+	int64_t id = profile__intern(agg->profile, name, kind);
 
-	if (slots && slots[kind_slot(kind)] >= 0) {
-		if (*depth < MAX_FRAMES)
-			agg->frames[(*depth)++] = (uint32_t)slots[kind_slot(kind)];
-		return true;
-	}
-	snprintf(name, sizeof(name), "%s%s", slots ? javamap__method(map, method_id, NULL) : "[unknown Java method]",
-		 agg->config.annotate && annotations[kind] ? annotations[kind] : "");
-	id = profile__intern(agg->profile, name, kind);
 	if (id < 0)
-		return false;
-	if (slots)
-		slots[kind_slot(kind)] = id;
-	if (*depth < MAX_FRAMES)
-		agg->frames[(*depth)++] = (uint32_t)id;
-	return true;
+		agg->failed = true;
+	return id;
 }
 
-static bool add_java_frames(struct aggregator *agg, const struct jbpf_sample *s, struct javamap *map,
-			    const struct join_trace *t, size_t cut, size_t *depth)
+void aggregator__push_id(struct aggregator *agg, int64_t id)
 {
-	enum frame_kind kinds[JBPF_STREAM_MAX_FRAMES];
-
-	if (agg->config.annotate)
-		java_frame_kinds(agg, s, map, t, cut, kinds);
-	if ((t->flags & JBPF_TRACE_TRUNCATED) && !push(agg, depth, "[Java stack truncated]", FRAME_KIND_LOST))
-		return false;
-	for (uint32_t k = t->frame_count; k-- > 0;)
-		if (!push_java(agg, map, t->frames[k].method_id, agg->config.annotate ? kinds[k] : FRAME_KIND_JAVA,
-			       depth))
-			return false;
-	return true;
+	if (!agg->failed && id >= 0 && agg->depth < MAX_FRAMES)
+		agg->frames[agg->depth++] = (uint32_t)id;
 }
 
-void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *s, size_t size,
-			  const struct aggregator_java *java)
+bool aggregator__annotates(const struct aggregator *agg)
 {
-	const struct join_trace *t = java->trace && java->trace->status > 0 ? java->trace : NULL;
-	struct jvm_frame *frames = agg->jvm_frames;
-	size_t depth = 0, nr = 0, cut;
+	return agg->config.annotate;
+}
 
-	if (!accept_sample(agg, s, size) || !state_kept(agg, s))
-		return;
-	/*
-	 * With Java frames, the native ones end where generated code begins:
-	 * frames beyond it are replaced, so they are not even named.
-	 */
-	for (; nr < s->ustack_len; nr++) {
-		jvm_user_frame(agg, s, java->map, nr, &frames[nr]);
-		if (t && frames[nr].generated) {
-			nr++;
-			break;
-		}
-	}
-	cut = t && nr && frames[nr - 1].generated ? nr - 1 : nr;
-	if (!add_roots(agg, s, java->thread_name, &depth))
-		goto full;
-	if (t) {
-		if (!add_java_frames(agg, s, java->map, t, cut, &depth))
-			goto full;
-		/* A stub the Java code called (arraycopy and the like) is a frame of its own. */
-		if (cut < nr && frames[cut].have_blob && frames[cut].blob.kind == JBPF_CODE_STUB &&
-		    frames[cut].blob.name && strcmp(frames[cut].blob.name, "Interpreter") &&
-		    !push(agg, &depth, frames[cut].name, FRAME_KIND_JIT))
-			goto full;
-		/* The native frames read end before Java began: say that some are missing. */
-		if (cut == nr && (s->flags & JBPF_SAMPLE_USER_CUT) &&
-		    !push(agg, &depth, "[more native frames]", FRAME_KIND_LOST))
-			goto full;
-	} else {
-		if (java->reason && !push(agg, &depth, java->reason, FRAME_KIND_LOST))
-			goto full;
-		if (s->flags & JBPF_SAMPLE_USER_CUT && !push(agg, &depth, "[more native frames]", FRAME_KIND_LOST))
-			goto full;
-		if (s->ustack_err && !s->ustack_len &&
-		    !push(agg, &depth, stack_error_reason(s->ustack_err, true), FRAME_KIND_LOST))
-			goto full;
-	}
-	for (size_t i = cut; i-- > 0;) {
-		const __u64 *ips = s->ips + s->kstack_len;
-
-		if (!push_user(agg, &depth, frames[i].name, frames[i].kind, s->tgid, i == 0 ? ips[i] : ips[i] - 1))
-			goto full;
-	}
-	if (!add_kernel_frames(agg, s, &depth) || !finish_stack(agg, s, depth))
-		goto full;
-	return;
-full:
-	agg->stats.profile_full++;
+void aggregator__end(struct aggregator *agg, const struct jbpf_sample *s)
+{
+	if (agg->failed || !add_kernel_frames(agg, s, &agg->depth) || !finish_stack(agg, s, agg->depth))
+		agg->stats.profile_full++;
 }

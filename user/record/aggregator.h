@@ -12,7 +12,7 @@
  *
  * A stack part that could not be read is replaced by one frame naming the
  * reason, so the sample still counts where it is known to belong. Records
- * are validated before use; a malformed one is counted and dropped.
+ * come decoded and checked (user/record/decode.h).
  *
  * With time_weights (wall-clock and off-CPU profiles) counts are
  * microseconds and each stack ends in its state's frame ("[sleeping]"). A
@@ -48,28 +48,9 @@ struct aggregator_config {
 	bool modules;            /* note each native frame's file and build-id (profile__module) */
 };
 
-struct javamap;
-struct join_trace;
-
-/*
- * A sample of a thread of a JVM running the agent. With a trace whose
- * status is positive the stack is merged: kernel frames, then the native
- * frames down to the first one in the JVM's generated code (interpreter,
- * compiled methods, stubs), then the trace's Java frames. Without one, the
- * native stack is kept whole, with compiled code named from the code map,
- * under a frame naming reason when reason is not NULL.
- */
-struct aggregator_java {
-	struct javamap *map;
-	const struct join_trace *trace; /* NULL, or its frames */
-	const char *reason;             /* "[no Java frames: ...]" or NULL */
-	const char *thread_name;        /* the Java thread's name, or NULL for comm */
-};
-
 struct aggregator_stats {
-	uint64_t received;        /* sample records handed to aggregator__add */
+	uint64_t received;        /* samples handed to aggregator__add or __begin */
 	uint64_t written;         /* samples now counted in the profile */
-	uint64_t malformed;       /* records that failed validation */
 	uint64_t profile_full;    /* dropped: the profile reached its bounds */
 	uint64_t no_user_stack;   /* kept, user part replaced by a reason frame */
 	uint64_t no_kernel_stack; /* kept, kernel part replaced by a reason frame */
@@ -85,26 +66,42 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 				   struct profile *profile);
 void aggregator__free(struct aggregator *agg);
 
-/*
- * One ring buffer record. A sample is added to the profile; an exec record
- * makes the symbolizer forget that process, so samples after it are looked
- * up in the new program. Unknown types count as malformed.
- */
-void aggregator__add(struct aggregator *agg, const void *record, size_t size);
-
-/* Adds one validated-here JVM thread sample as described above. */
-void aggregator__add_java(struct aggregator *agg, const struct jbpf_sample *sample, size_t size,
-			  const struct aggregator_java *java);
+/* One CPU sample or wait, decoded and checked (user/record/decode.h). */
+void aggregator__add(struct aggregator *agg, const struct jbpf_sample *sample);
 
 /*
- * Whether any user frame of a JVM thread's sample lies in the JVM's
- * generated code (or in memory no file backs): a thread with none runs no
- * Java at that instant.
+ * Process tgid ran another program: the symbolizer forgets it, so samples
+ * after it are looked up in the new program.
  */
-bool aggregator__in_generated_code(struct aggregator *agg, const struct jbpf_sample *sample, struct javamap *map);
+void aggregator__exec(struct aggregator *agg, uint32_t tgid);
 
-/* Whether a record is a well-formed sample (the JVM path checks before joining). */
-bool aggregator__sample_is_valid(const void *record, size_t size);
+/*
+ * One sample's stack built frame by frame, by a stage that names some
+ * frames itself (the Java merge, user/java/merge.c):
+ *
+ *   aggregator__begin  counts the sample and its damage, and pushes its
+ *                      root frames; false when the state filter leaves it
+ *                      out (nothing more to do);
+ *   aggregator__push*  append frames, outermost first;
+ *   aggregator__end    appends the kernel frames and adds the stack with
+ *                      the sample's weight.
+ *
+ * A push that finds the profile full makes the later ones do nothing, and
+ * aggregator__end counts the sample as lost (profile_full).
+ */
+bool aggregator__begin(struct aggregator *agg, const struct jbpf_sample *sample, const char *thread_name);
+void aggregator__push(struct aggregator *agg, const char *name, enum frame_kind kind);
+/* A native frame at addr in process tgid: noted with its file (config.modules). */
+void aggregator__push_user(struct aggregator *agg, const char *name, enum frame_kind kind, uint32_t tgid,
+			   uint64_t addr);
+/* The frame naming why sample's user stack could not be read. */
+void aggregator__push_user_error(struct aggregator *agg, const struct jbpf_sample *sample);
+/* A frame's id, interned once and pushed many times with aggregator__push_id; < 0 when full. */
+int64_t aggregator__intern(struct aggregator *agg, const char *name, enum frame_kind kind);
+void aggregator__push_id(struct aggregator *agg, int64_t id);
+void aggregator__end(struct aggregator *agg, const struct jbpf_sample *sample);
+/* Whether Java frames are told apart by how they ran (config.annotate). */
+bool aggregator__annotates(const struct aggregator *agg);
 
 void aggregator__stats(const struct aggregator *agg, struct aggregator_stats *stats);
 

@@ -28,9 +28,9 @@
 
 enum { POLL_RINGBUF, POLL_SIGNAL, POLL_FIRST_PIDFD };
 
-static void draw_progress(const struct session_config *config, uint64_t elapsed_ns)
+static void draw_progress(const struct session_config *config, const struct pipeline *pipeline, uint64_t elapsed_ns)
 {
-	uint64_t samples = config->samples_so_far ? config->samples_so_far(config->ctx) : 0;
+	uint64_t samples = pipeline__written(pipeline);
 
 	if (config->duration_ns)
 		fprintf(stderr, "\rjbpfprof: recording %.0f s / %.0f s, %llu samples\033[K",
@@ -41,10 +41,9 @@ static void draw_progress(const struct session_config *config, uint64_t elapsed_
 			(double)elapsed_ns / NS_PER_SEC, (unsigned long long)samples);
 }
 
-int session__run(struct sampler *sampler, const struct session_config *config,
+int session__run(struct sampler *sampler, struct pipeline *pipeline, const struct session_config *config,
 		 struct session_result *result, char *err, size_t err_size)
 {
-	const struct session_hooks *hooks = &config->hooks;
 	size_t nr_fds = POLL_FIRST_PIDFD + config->nr_tgids, nr_hook_fds = 0;
 	struct pollfd *fds = calloc(nr_fds + MAX_HOOK_FDS, sizeof(*fds));
 	uint64_t start = clock_monotonic_ns(), next_progress = start + PROGRESS_INTERVAL_NS;
@@ -102,7 +101,7 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 			if (config->duration_ns - (now - start) < wait_ns)
 				wait_ns = config->duration_ns - (now - start);
 		}
-		nr_hook_fds = hooks->poll_fds ? hooks->poll_fds(hooks->ctx, fds + nr_fds, MAX_HOOK_FDS) : 0;
+		nr_hook_fds = pipeline__poll_fds(pipeline, fds + nr_fds, MAX_HOOK_FDS);
 		ready = poll(fds, nr_fds + nr_hook_fds, (int)((wait_ns + 999999) / 1000000));
 		if (ready < 0 && errno != EINTR) {
 			error = -errno;
@@ -114,10 +113,9 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 			snprintf(err, err_size, "reading the BPF ring buffer failed");
 			break;
 		}
-		if (ready > 0 && nr_hook_fds && hooks->on_poll)
-			hooks->on_poll(hooks->ctx, fds + nr_fds, nr_hook_fds);
-		if (hooks->tick)
-			hooks->tick(hooks->ctx, clock_monotonic_ns());
+		if (ready > 0 && nr_hook_fds)
+			pipeline__on_poll(pipeline, fds + nr_fds, nr_hook_fds);
+		pipeline__tick(pipeline, clock_monotonic_ns());
 		if (fds[POLL_SIGNAL].revents & POLLIN) {
 			struct signalfd_siginfo info;
 
@@ -139,7 +137,7 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 		}
 		now = clock_monotonic_ns();
 		if (config->progress && now >= next_progress) {
-			draw_progress(config, now - start);
+			draw_progress(config, pipeline, now - start);
 			next_progress = now + PROGRESS_INTERVAL_NS;
 		}
 	}
@@ -148,12 +146,12 @@ int session__run(struct sampler *sampler, const struct session_config *config,
 	 * received, and the loss counters read afterwards are final.
 	 */
 	sampler__stop(sampler);
+	pipeline__stopped(pipeline, sampler__stopped_ns(sampler));
 	if (sampler__drain(sampler) < 0 && !error) {
 		error = -EIO;
 		snprintf(err, err_size, "reading the BPF ring buffer failed");
 	}
-	if (hooks->finish)
-		hooks->finish(hooks->ctx);
+	pipeline__finish(pipeline, sampler);
 out:
 	result->elapsed_s = (double)(clock_monotonic_ns() - start) / NS_PER_SEC;
 	result->all_exited = config->nr_tgids && result->nr_exited == config->nr_tgids;

@@ -23,31 +23,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "user/record/pipeline.h"
 #include "user/record/sampler.h"
-
-/*
- * More to wait on and do, for the Java agents' sockets (see user/java.h);
- * every member may be NULL.
- */
-struct session_hooks {
-	void *ctx;
-	/* Fills up to max descriptors to poll; called before every wait. */
-	size_t (*poll_fds)(void *ctx, struct pollfd *fds, size_t max);
-	void (*on_poll)(void *ctx, const struct pollfd *fds, size_t nr);
-	/* After every drain of the ring buffer. */
-	void (*tick)(void *ctx, uint64_t now_ns);
-	/* After the sampler stopped and its last records were drained. */
-	void (*finish)(void *ctx);
-};
 
 struct session_config {
 	uint64_t duration_ns;        /* 0: until a signal or the targets exit */
 	const uint32_t *tgids;       /* targets watched for exit; none with -a */
 	size_t nr_tgids;
 	bool progress;               /* draw the progress line */
-	uint64_t (*samples_so_far)(void *ctx); /* for the progress line */
-	void *ctx;
-	struct session_hooks hooks;
 };
 
 struct session_result {
@@ -57,8 +40,13 @@ struct session_result {
 	bool all_exited;
 };
 
-/* Returns 0, or a negative errno with a one-line reason in err. */
-int session__run(struct sampler *sampler, const struct session_config *config,
+/*
+ * Records drained go to the pipeline (the sampler's callback); the
+ * pipeline's agents' sockets are polled with the ring buffer, and it is
+ * told when the sampler stopped and, after the last drain, to finish.
+ * Returns 0, or a negative errno with a one-line reason in err.
+ */
+int session__run(struct sampler *sampler, struct pipeline *pipeline, const struct session_config *config,
 		 struct session_result *result, char *err, size_t err_size);
 
 #endif /* JBPF_SESSION_H */

@@ -187,7 +187,6 @@ static void finish_wait(struct wall *wall, struct jbpf_sample *w, size_t size, b
 {
 	struct thread *t = thread_of(wall, w->tid, w->tgid);
 	uint64_t start = w->wait_start_ns, end = w->time_ns, length;
-	wall_forward_fn hand_on = at_end && wall->config.end_wait ? wall->config.end_wait : wall->config.forward;
 
 	if (!t)
 		return;
@@ -238,13 +237,13 @@ static void finish_wait(struct wall *wall, struct jbpf_sample *w, size_t size, b
 	wall->stats.waits++;
 	if (at_end)
 		wall->stats.waits_at_end++;
-	hand_on(wall->config.ctx, w, size);
-}
+	if (at_end && wall->config.end_wait) {
+		wall->config.end_wait(wall->config.ctx, w, size);
+	} else {
+		struct record r = { .type = JBPF_RECORD_WAIT, .size = size, .sample = w };
 
-/* The bytes of a valid wait that its frames use: never more than WAIT_BYTES. */
-static size_t used_size(const struct jbpf_sample *w)
-{
-	return sizeof(*w) + ((size_t)w->kstack_len + w->ustack_len) * sizeof(__u64);
+		wall->config.forward(wall->config.ctx, &r);
+	}
 }
 
 /*
@@ -254,7 +253,7 @@ static size_t used_size(const struct jbpf_sample *w)
  */
 static void hold(struct wall *wall, struct pending **list, uint64_t key, const struct jbpf_sample *w)
 {
-	size_t size = used_size(w);
+	size_t size = record_sample_used_size(w); /* never more than WAIT_BYTES */
 	struct pending *p;
 
 	if (wall->nr_pending >= MAX_PENDING || !(p = malloc(sizeof(*p) - sizeof(p->wait) + WAIT_BYTES))) {
@@ -294,14 +293,10 @@ static struct pending *take(struct wall *wall, struct pending **list, uint64_t k
 }
 
 /* The user stack of a system call: every wait of that call that waited for it. */
-static void user_stack(struct wall *wall, const struct jbpf_user_stack *u, size_t size)
+static void user_stack(struct wall *wall, const struct jbpf_user_stack *u)
 {
 	struct pending *p;
 
-	if (size < sizeof(*u) || u->len > JBPF_MAX_STACK_DEPTH || size < sizeof(*u) + u->len * sizeof(__u64)) {
-		wall->stats.malformed++;
-		return;
-	}
 	while ((p = take(wall, &wall->by_ustack, u->seq))) {
 		struct jbpf_sample *w = &p->wait;
 
@@ -314,14 +309,10 @@ static void user_stack(struct wall *wall, const struct jbpf_user_stack *u, size_
 	}
 }
 
-static void wait_end(struct wall *wall, const struct jbpf_wait_end *e, size_t size)
+static void wait_end(struct wall *wall, const struct jbpf_wait_end *e)
 {
 	struct pending *p;
 
-	if (size < sizeof(*e)) {
-		wall->stats.malformed++;
-		return;
-	}
 	p = take(wall, &wall->by_end, e->wait_id);
 	if (!p)
 		return;
@@ -338,14 +329,10 @@ static void wait_end(struct wall *wall, const struct jbpf_wait_end *e, size_t si
 	free(p);
 }
 
-static void thread_exit(struct wall *wall, const struct jbpf_thread_exit *e, size_t size)
+static void thread_exit(struct wall *wall, const struct jbpf_thread_exit *e)
 {
 	struct thread *t;
 
-	if (size < sizeof(*e)) {
-		wall->stats.malformed++;
-		return;
-	}
 	t = thread_of(wall, e->tid, e->tgid);
 	if (!t)
 		return;
@@ -355,21 +342,13 @@ static void thread_exit(struct wall *wall, const struct jbpf_thread_exit *e, siz
 	t->bpf_filtered_ns = e->waits.filtered_ns;
 }
 
-void wall__record(struct wall *wall, const void *record, size_t size)
+void wall__record(struct wall *wall, const struct record *r)
 {
-	const struct jbpf_sample *s = record;
+	const struct jbpf_sample *s = r->sample;
 	struct thread *t;
 
-	if (size < sizeof(__u32)) {
-		wall->stats.malformed++;
-		return;
-	}
-	switch (s->type) {
+	switch (r->type) {
 	case JBPF_RECORD_WAIT:
-		if (!aggregator__sample_is_valid(record, size)) {
-			wall->stats.malformed++;
-			return;
-		}
 		if (s->flags & JBPF_WAIT_OPEN)
 			hold(wall, &wall->by_end, s->wait_id, s);
 		else if (s->ustack_seq)
@@ -381,22 +360,22 @@ void wall__record(struct wall *wall, const void *record, size_t size)
 				wall->stats.pending_full++;
 				return;
 			}
-			memcpy(copy, record, used_size(s));
-			finish_wait(wall, copy, used_size(s), false);
+			memcpy(copy, s, record_sample_used_size(s));
+			finish_wait(wall, copy, record_sample_used_size(s), false);
 			free(copy);
 		}
 		return;
 	case JBPF_RECORD_USER_STACK:
-		user_stack(wall, record, size);
+		user_stack(wall, r->user_stack);
 		return;
 	case JBPF_RECORD_WAIT_END:
-		wait_end(wall, record, size);
+		wait_end(wall, r->wait_end);
 		return;
 	case JBPF_RECORD_THREAD_EXIT:
-		thread_exit(wall, record, size);
+		thread_exit(wall, r->thread_exit);
 		return;
 	case JBPF_RECORD_CPU_SAMPLE:
-		if (aggregator__sample_is_valid(record, size) && (t = thread_of(wall, s->tid, s->tgid))) {
+		if ((t = thread_of(wall, s->tid, s->tgid))) {
 			t->cpu_samples++;
 			memcpy(t->comm, s->comm, sizeof(t->comm));
 		}
@@ -404,7 +383,7 @@ void wall__record(struct wall *wall, const void *record, size_t size)
 	default:
 		break;
 	}
-	wall->config.forward(wall->config.ctx, record, size);
+	wall->config.forward(wall->config.ctx, r);
 }
 
 /* ---- the start ---- */

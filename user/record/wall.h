@@ -3,16 +3,19 @@
  * records (bpf/offcpu.bpf.c), with each thread's time accounted exactly
  * over the recording's window.
  *
- * Every ring buffer record goes through wall__record first:
+ * Every ring buffer record goes through wall__record first (the pipeline's
+ * first stage, user/record/pipeline.h):
  *   - a wait whose user stack comes later (from its system call's exit) or
- *     whose end comes later (a runnable or blocked wait) waits here for that
- *     piece, then goes on complete; the others go on at once;
+ *     whose end comes later (a blocked wait, sent open at switch-out)
+ *     waits here for that piece, then goes on complete; the others go on
+ *     at once;
  *   - waits are clipped to the window: a thread off CPU since before the
  *     start counts from the start, one born later from its birth;
  *   - each thread's off-CPU time is summed by state, and its lifetime noted
  *     (birth, exit), so that its running time is the rest of its life;
  *   - all other records (CPU samples, execs...) go on untouched.
- * "Go on" means the forward callback (the Java join, then the aggregator).
+ * "Go on" means the forward callback: the pipeline's next stages (the Java
+ * join for a JVM's samples, then the aggregator).
  *
  * wall__end, after the sampler stopped, closes the window: threads still
  * off CPU get a wait up to the end, with their kernel stack from /proc (a
@@ -36,10 +39,13 @@
 #include "bpf/jbpfprof.h"
 #include "symbolizer/symbolizer.h"
 #include "user/record/aggregator.h"
+#include "user/record/decode.h"
 #include "user/record/sampler.h"
 
-/* Hands on a record, complete; data is valid only during the call. */
-typedef void (*wall_forward_fn)(void *ctx, const void *record, size_t size);
+/* Hands on a record, complete; valid only during the call. */
+typedef void (*wall_forward_fn)(void *ctx, const struct record *record);
+/* Hands on a wait still going on at the end. */
+typedef void (*wall_end_wait_fn)(void *ctx, const struct jbpf_sample *wait, size_t size);
 
 struct wall_config {
 	bool offcpu_only;          /* -e offcpu: running time is not shown */
@@ -50,7 +56,7 @@ struct wall_config {
 	 * A wait still going on at the end (no user stack, java_seq 0). NULL:
 	 * forward. The caller may add the JVM thread's Java stack.
 	 */
-	wall_forward_fn end_wait;
+	wall_end_wait_fn end_wait;
 	/* The name of a thread for the stacks wall adds itself; NULL, or returning NULL: its comm. */
 	const char *(*thread_name)(void *ctx, uint32_t tgid, uint32_t tid);
 	void *ctx;
@@ -60,12 +66,11 @@ struct wall_stats {
 	uint64_t waits;            /* waits handed on */
 	uint64_t waits_at_end;     /* ... of which still going on at the end */
 	uint64_t no_user_stack;    /* waits handed on without the user stack they waited for */
-	uint64_t ends_lost;        /* runnable or blocked waits whose end never came (dropped) */
+	uint64_t ends_lost;        /* blocked waits whose end never came (dropped) */
 	uint64_t filtered;         /* waits dropped by --min-block / --max-block, here and in BPF */
 	uint64_t threads;          /* threads accounted */
 	uint64_t threads_full;     /* threads not accounted: the table was full */
 	uint64_t pending_full;     /* waits with no room to wait for a piece: on without their user stack, or dropped when their end was missing */
-	uint64_t malformed;        /* records too short for their type */
 };
 
 struct wall;
@@ -90,8 +95,8 @@ void wall__start(struct wall *wall, uint64_t start_ns);
  */
 size_t wall__seed(struct wall *wall, struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids);
 
-/* One ring buffer record (the sampler's callback). */
-void wall__record(struct wall *wall, const void *record, size_t size);
+/* One ring buffer record, decoded and checked (user/record/decode.h). */
+void wall__record(struct wall *wall, const struct record *record);
 
 /*
  * The window closes at end_ns, when the sampler stopped: waits handed on

@@ -1,0 +1,48 @@
+/*
+ * decode: a ring buffer record, checked once and named by its type.
+ *
+ * The BPF programs write every record, but a record is still bytes of a
+ * given length: record_decode checks the length against the type (and a
+ * sample's frame counts against JBPF_MAX_STACK_DEPTH and against the bytes
+ * received) before any stage reads a field. Every stage after it
+ * (wall, the Java join, the aggregator) takes the decoded record and
+ * checks nothing again.
+ */
+#ifndef JBPF_DECODE_H
+#define JBPF_DECODE_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/jbpfprof.h"
+
+struct record {
+	uint32_t type;      /* enum jbpf_record_type */
+	size_t size;        /* bytes received; a sample's frames end within them */
+	union {
+		const void *data;
+		const struct jbpf_sample *sample;           /* CPU_SAMPLE and WAIT */
+		const struct jbpf_exec *exec;
+		const struct jbpf_signal_lost *signal_lost;
+		const struct jbpf_wait_end *wait_end;
+		const struct jbpf_user_stack *user_stack;
+		const struct jbpf_thread_exit *thread_exit;
+	};
+};
+
+/*
+ * Fills r from data[0..size). False for a record too short for its type,
+ * with more frames than BPF sends or than its bytes hold, or of a type no
+ * program writes.
+ */
+bool record_decode(const void *data, size_t size, struct record *r);
+
+/* Whether data[0..size) is a well-formed CPU sample or wait. */
+bool record_sample_is_valid(const void *data, size_t size);
+
+/* The bytes a valid sample's header and frames take (trailing bytes left out). */
+size_t record_sample_used_size(const struct jbpf_sample *s);
+
+#endif /* JBPF_DECODE_H */

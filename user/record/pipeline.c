@@ -1,0 +1,225 @@
+/*
+ * pipeline: decode once, then wall, java, aggregate (contract in pipeline.h).
+ */
+#include "pipeline.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/record/decode.h"
+
+/* A wait still going on at the end, kept until the agents sent their stacks. */
+struct final_wait {
+	struct final_wait *next;
+	size_t size;
+	unsigned char record[];
+};
+
+struct pipeline {
+	struct aggregator *agg;
+	struct java *java;
+	struct wall *wall;
+	bool wall_stopped;
+	uint32_t jvms[JBPF_MAX_TARGETS];
+	size_t nr_jvms;
+	struct final_wait *final_waits; /* JVM threads waiting at the end, for their Java stacks */
+	struct pipeline_stats stats;
+};
+
+struct pipeline *pipeline__new(struct aggregator *agg, struct java *java)
+{
+	struct pipeline *p = calloc(1, sizeof(*p));
+
+	if (p) {
+		p->agg = agg;
+		p->java = java;
+	}
+	return p;
+}
+
+void pipeline__free(struct pipeline *p)
+{
+	struct final_wait *w;
+
+	if (!p)
+		return;
+	while ((w = p->final_waits)) {
+		p->final_waits = w->next;
+		free(w);
+	}
+	wall__free(p->wall);
+	free(p);
+}
+
+void pipeline__set_jvms(struct pipeline *p, const struct sampler_java_target *jvms, size_t nr)
+{
+	p->nr_jvms = 0;
+	for (size_t i = 0; i < nr && i < JBPF_MAX_TARGETS; i++)
+		p->jvms[p->nr_jvms++] = jvms[i].tgid;
+}
+
+static bool is_jvm(const struct pipeline *p, uint32_t tgid)
+{
+	for (size_t i = 0; i < p->nr_jvms; i++)
+		if (p->jvms[i] == tgid)
+			return true;
+	return false;
+}
+
+/* After the wall stage (or at once without it): the Java side or the aggregator. */
+static void after_wall(void *ctx, const struct record *r)
+{
+	struct pipeline *p = ctx;
+
+	switch (r->type) {
+	case JBPF_RECORD_CPU_SAMPLE:
+	case JBPF_RECORD_WAIT:
+		if (p->java && is_jvm(p, r->sample->tgid))
+			java__sample(p->java, r->sample, r->size);
+		else
+			aggregator__add(p->agg, r->sample);
+		return;
+	case JBPF_RECORD_EXEC:
+		if (p->java)
+			java__exec(p->java, r->exec->tgid);
+		aggregator__exec(p->agg, r->exec->tgid);
+		return;
+	case JBPF_RECORD_SIGNAL_LOST:
+		if (p->java)
+			java__signal_lost(p->java, r->signal_lost->seq);
+		return;
+	default:
+		/* A wait's pieces with no wall stage to complete: nothing sends them then. */
+		p->stats.malformed++;
+		return;
+	}
+}
+
+/*
+ * A wait still going on at the end: no signal may reach its thread now. A
+ * JVM thread's Java stack comes from its agent's stacks of all threads,
+ * which arrive during java__finish; until then the wait is kept here.
+ */
+static void wait_at_end(void *ctx, const struct jbpf_sample *wait, size_t size)
+{
+	struct pipeline *p = ctx;
+	struct final_wait *w;
+
+	if (!p->nr_jvms || !(w = malloc(sizeof(*w) + size))) {
+		aggregator__add(p->agg, wait);
+		return;
+	}
+	w->size = size;
+	memcpy(w->record, wait, size);
+	w->next = p->final_waits;
+	p->final_waits = w;
+}
+
+static const char *thread_name(void *ctx, uint32_t tgid, uint32_t tid)
+{
+	struct pipeline *p = ctx;
+
+	return p->java ? java__thread_name(p->java, tgid, tid) : NULL;
+}
+
+int pipeline__add_wall(struct pipeline *p, const struct wall_config *config, struct symbolizer *sym)
+{
+	struct wall_config c = *config;
+
+	c.forward = after_wall;
+	c.end_wait = wait_at_end;
+	c.thread_name = thread_name;
+	c.ctx = p;
+	p->wall = wall__new(&c, p->agg, sym);
+	return p->wall ? 0 : -ENOMEM;
+}
+
+struct wall *pipeline__wall(const struct pipeline *p)
+{
+	return p->wall;
+}
+
+void pipeline__record(void *ctx, const void *data, size_t size)
+{
+	struct pipeline *p = ctx;
+	struct record r;
+
+	p->stats.records++;
+	if (!record_decode(data, size, &r)) {
+		p->stats.malformed++;
+		if (r.type == JBPF_RECORD_CPU_SAMPLE || r.type == JBPF_RECORD_WAIT)
+			p->stats.malformed_samples++;
+		return;
+	}
+	if (p->wall)
+		wall__record(p->wall, &r);
+	else
+		after_wall(p, &r);
+}
+
+size_t pipeline__poll_fds(struct pipeline *p, struct pollfd *fds, size_t max)
+{
+	return p->java ? java__poll_fds(p->java, fds, max) : 0;
+}
+
+void pipeline__on_poll(struct pipeline *p, const struct pollfd *fds, size_t nr)
+{
+	if (p->java)
+		java__on_poll(p->java, fds, nr);
+}
+
+void pipeline__tick(struct pipeline *p, uint64_t now_ns)
+{
+	if (p->java)
+		java__tick(p->java, now_ns);
+}
+
+void pipeline__stopped(struct pipeline *p, uint64_t stop_ns)
+{
+	if (p->wall && !p->wall_stopped) {
+		wall__stop(p->wall, stop_ns);
+		p->wall_stopped = true;
+	}
+}
+
+/*
+ * The agents' thread stacks are asked for before the wall window's last
+ * waits are taken, since those of JVM threads need them; the join is
+ * emptied next, then those waits are added, and only then, with every
+ * record in the profile, each thread's exact time is settled.
+ */
+void pipeline__finish(struct pipeline *p, struct sampler *sampler)
+{
+	struct final_wait *w;
+
+	if (p->wall) {
+		if (p->nr_jvms && p->java)
+			java__request_thread_stacks(p->java);
+		pipeline__stopped(p, sampler__stopped_ns(sampler));
+		wall__end(p->wall, sampler);
+	}
+	if (p->java)
+		java__finish(p->java);
+	while ((w = p->final_waits)) {
+		p->final_waits = w->next;
+		java__add_final_wait(p->java, (const struct jbpf_sample *)w->record, w->size);
+		free(w);
+	}
+	if (p->wall)
+		wall__settle(p->wall);
+}
+
+uint64_t pipeline__written(const struct pipeline *p)
+{
+	struct aggregator_stats stats;
+
+	aggregator__stats(p->agg, &stats);
+	return stats.written;
+}
+
+void pipeline__stats(const struct pipeline *p, struct pipeline_stats *stats)
+{
+	*stats = p->stats;
+}

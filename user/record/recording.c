@@ -1,0 +1,484 @@
+/*
+ * recording: the stages set up, the session run, the summary told
+ * (contract in recording.h).
+ */
+#include "recording.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/counts.h"
+#include "symbolizer/symbolizer.h"
+#include "user/java/java.h"
+#include "user/record/aggregator.h"
+#include "user/record/checks.h"
+#include "user/record/pipeline.h"
+#include "user/record/sampler.h"
+#include "user/record/session.h"
+#include "user/record/wall.h"
+
+struct recording {
+	struct recording_config config;
+	uint32_t tgids[JBPF_MAX_TARGETS];
+	size_t nr_tgids;
+	struct symbolizer *sym;
+	struct profile *profile;
+	struct aggregator *agg;
+	struct java *java;
+	struct pipeline *pipeline;
+	size_t nr_jvms;       /* targets that took the agent */
+	struct sampler *sampler;
+	struct session_result session;
+	uint64_t counters[JBPF_CNT_NR];
+	uint64_t base_period_ns;
+	uint64_t start_ns;    /* CLOCK_MONOTONIC when the recording was made */
+};
+
+/* -p names processes or threads; the BPF filter wants distinct processes. */
+static int resolve_targets(struct recording *rec)
+{
+	char err[256];
+
+	for (size_t i = 0; i < rec->config.nr_pids; i++) {
+		uint32_t pid = rec->config.pids[i], tgid;
+		bool seen = false;
+
+		if (checks__resolve_pid("/proc", pid, &tgid, err, sizeof(err))) {
+			fprintf(stderr, "jbpfprof: %s\n", err);
+			return -1;
+		}
+		if (tgid != pid)
+			fprintf(stderr, "jbpfprof: %u is a thread of process %u; profiling the process\n", pid,
+				tgid);
+		for (size_t j = 0; j < rec->nr_tgids; j++)
+			seen |= rec->tgids[j] == tgid;
+		if (!seen && rec->nr_tgids < JBPF_MAX_TARGETS)
+			rec->tgids[rec->nr_tgids++] = tgid;
+	}
+	return 0;
+}
+
+struct recording *recording__new(const struct recording_config *config)
+{
+	struct recording *rec = calloc(1, sizeof(*rec));
+
+	if (!rec) {
+		fprintf(stderr, "jbpfprof: out of memory\n");
+		return NULL;
+	}
+	rec->config = *config;
+	rec->start_ns = clock_monotonic_ns();
+	if (resolve_targets(rec)) {
+		free(rec);
+		return NULL;
+	}
+	return rec;
+}
+
+void recording__free(struct recording *rec)
+{
+	if (!rec)
+		return;
+	sampler__close(rec->sampler);
+	pipeline__free(rec->pipeline);
+	java__free(rec->java);
+	aggregator__free(rec->agg);
+	profile__free(rec->profile);
+	symbolizer__free(rec->sym);
+	free(rec);
+}
+
+void recording__set_full(struct recording *rec, bool full)
+{
+	rec->config.full = full;
+}
+
+size_t recording__targets(const struct recording *rec, const uint32_t **tgids)
+{
+	*tgids = rec->tgids;
+	return rec->nr_tgids;
+}
+
+enum recording_roots recording__roots(const struct recording *rec)
+{
+	return rec->config.all ? RECORDING_ROOT_NAME : rec->nr_tgids > 1 ? RECORDING_ROOT_PID : RECORDING_ROOT_NONE;
+}
+
+struct profile *recording__profile(const struct recording *rec)
+{
+	return rec->profile;
+}
+
+double recording__elapsed_s(const struct recording *rec)
+{
+	return rec->session.elapsed_s;
+}
+
+void recording__describe_targets(const struct recording *rec, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	if (rec->config.all) {
+		snprintf(buf, size, "all processes");
+		return;
+	}
+	buf[0] = '\0';
+	for (size_t i = 0; i < rec->nr_tgids && used < size; i++) {
+		const char *name = rec->sym ? symbolizer__process_name(rec->sym, rec->tgids[i]) : NULL;
+
+		used += (size_t)snprintf(buf + used, size - used, "%spid %u%s%s%s", i ? ", " : "", rec->tgids[i],
+					 name ? " (" : "", name ? name : "", name ? ")" : "");
+	}
+}
+
+/*
+ * Loads the agent into every JVM among the targets. Without --java a JVM
+ * that refuses it is still profiled, with frame pointers and any perf map;
+ * with --java that, or a target that is no JVM, ends the run.
+ */
+static int attach_jvms(struct recording *rec)
+{
+	char err[512];
+
+	if (rec->config.java == RECORDING_JAVA_OFF || rec->config.all)
+		return 0;
+	for (size_t i = 0; i < rec->nr_tgids; i++) {
+		int rc = java__attach(rec->java, rec->tgids[i], err, sizeof(err));
+
+		if (rc == 0) {
+			rec->nr_jvms++;
+			if (rec->config.verbose)
+				fprintf(stderr, "jbpfprof: agent loaded into JVM pid %u\n", rec->tgids[i]);
+		} else if (rec->config.java == RECORDING_JAVA_REQUIRED) {
+			if (rc == 1)
+				fprintf(stderr, "jbpfprof: pid %u is not a Java virtual machine (no libjvm.so in its memory maps)\n",
+					rec->tgids[i]);
+			else
+				fprintf(stderr, "jbpfprof: %s\n", err);
+			return -1;
+		} else if (rc < 0) {
+			fprintf(stderr,
+				"jbpfprof: cannot load the agent into pid %u: %s; profiling it without Java frames "
+				"(frame pointers and any perf map)\n",
+				rec->tgids[i], err);
+		}
+	}
+	return 0;
+}
+
+/* The stages, from the aggregator (last) to the pipeline that feeds them. */
+static int make_stages(struct recording *rec)
+{
+	const struct recording_config *c = &rec->config;
+	struct aggregator_config agg_config = {
+		.process_root = c->full ? AGGREGATOR_ROOT_PROCESS_PID
+			       : c->all ? AGGREGATOR_ROOT_PROCESS_NAME
+			       : rec->nr_tgids > 1 ? AGGREGATOR_ROOT_PROCESS_PID
+						   : AGGREGATOR_ROOT_NONE,
+		.thread_root = c->full || c->threads,
+		.annotate = c->full || c->annotate,
+		.modules = c->full,
+		.time_weights = c->event != RECORDING_CPU,
+		.state_mask = c->state_mask,
+	};
+
+	rec->sym = symbolizer__new(NULL);
+	rec->profile = profile__new(NULL);
+	if (!rec->sym || !rec->profile)
+		return -ENOMEM;
+	/* Read the targets' maps now, so a target that exits early still resolves. */
+	for (size_t i = 0; i < rec->nr_tgids; i++)
+		symbolizer__add_process(rec->sym, rec->tgids[i]);
+	rec->agg = aggregator__new(&agg_config, rec->sym, rec->profile);
+	if (!rec->agg)
+		return -ENOMEM;
+	rec->java = java__new(rec->agg, rec->sym);
+	if (!rec->java)
+		return -ENOMEM;
+	java__want_nmethods(rec->java, agg_config.annotate);
+	rec->pipeline = pipeline__new(rec->agg, rec->java);
+	if (!rec->pipeline)
+		return -ENOMEM;
+	if (c->event != RECORDING_CPU) {
+		struct wall_config wall_config = {
+			.offcpu_only = c->event == RECORDING_OFFCPU,
+			.min_block_ns = c->min_block_ns,
+			.max_block_ns = c->max_block_ns,
+		};
+
+		if (pipeline__add_wall(rec->pipeline, &wall_config, rec->sym))
+			return -ENOMEM;
+		wall__set_sample_period(pipeline__wall(rec->pipeline), NS_PER_SEC / c->frequency_hz);
+	}
+	return 0;
+}
+
+static void say_what_is_sampled(const struct recording *rec)
+{
+	const struct recording_config *c = &rec->config;
+	char targets[256], duration[64];
+
+	recording__describe_targets(rec, targets, sizeof(targets));
+	if (c->duration_ns)
+		snprintf(duration, sizeof(duration), "for %g s", (double)c->duration_ns / 1e9);
+	else
+		snprintf(duration, sizeof(duration), "until Ctrl-C");
+	if (c->event == RECORDING_OFFCPU)
+		fprintf(stderr, "jbpfprof: sampling %s off CPU, every context switch, %s%s\n", targets, duration,
+			rec->nr_jvms ? ", with Java frames" : "");
+	else
+		fprintf(stderr, "jbpfprof: sampling %s at %u Hz%s on %u CPUs%s %s%s\n", targets, c->frequency_hz,
+			c->fixed_interval ? " (fixed interval)" : "", sampler__cpus(rec->sampler),
+			c->event == RECORDING_WALL ? " and every context switch" : "", duration,
+			rec->nr_jvms ? ", with Java frames" : "");
+}
+
+int recording__run(struct recording *rec)
+{
+	const struct recording_config *c = &rec->config;
+	struct sampler_java_target java_targets[JBPF_MAX_TARGETS];
+	struct sampler_config sampler_config = {
+		.tgids = rec->tgids,
+		.nr_tgids = rec->nr_tgids,
+		.frequency_hz = c->frequency_hz,
+		.fixed_interval = c->fixed_interval,
+		.verbose = c->verbose,
+		.on_record = pipeline__record,
+	};
+	struct session_config session_config = {
+		.duration_ns = c->duration_ns,
+		.tgids = rec->tgids,
+		.nr_tgids = rec->nr_tgids,
+		.progress = isatty(STDERR_FILENO),
+	};
+	struct wall *wall;
+	char err[512];
+	sigset_t stop_signals;
+	int error;
+
+	/*
+	 * From here on SIGINT and SIGTERM wait for the session to read them: one
+	 * that comes while the sampler is being set up must end the recording,
+	 * not kill the process before the output is written.
+	 */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
+
+	if (make_stages(rec)) {
+		fprintf(stderr, "jbpfprof: out of memory\n");
+		return -1;
+	}
+	wall = pipeline__wall(rec->pipeline);
+	if (wall) {
+		sampler_config.waits = true;
+		sampler_config.no_cpu_samples = c->event == RECORDING_OFFCPU;
+		/* Off-CPU stacks get the resolution of CPU samples (see bpf/offcpu.bpf.c). */
+		sampler_config.full_wait_ns = NS_PER_SEC / c->frequency_hz;
+		sampler_config.min_block_ns = c->min_block_ns;
+		sampler_config.max_block_ns = c->max_block_ns;
+	}
+	if (attach_jvms(rec))
+		return -1;
+	sampler_config.java = java_targets;
+	sampler_config.nr_java = java__targets(rec->java, java_targets, JBPF_MAX_TARGETS);
+	sampler_config.ctx = rec->pipeline;
+	pipeline__set_jvms(rec->pipeline, java_targets, sampler_config.nr_java);
+	if (sampler_config.nr_java || sampler_config.waits)
+		symbolizer__kernel_symbol(rec->sym, "do_syscall_64", &sampler_config.syscall_entry_lo,
+					  &sampler_config.syscall_entry_hi);
+	if (sampler__open(&sampler_config, &rec->sampler, err, sizeof(err))) {
+		fprintf(stderr, "jbpfprof: %s\n", err);
+		return -1;
+	}
+	if (wall) {
+		wall__start(wall, sampler__started_ns(rec->sampler));
+		wall__seed(wall, rec->sampler, c->all ? NULL : rec->tgids, c->all ? 0 : rec->nr_tgids);
+	}
+	java__set_sampler(rec->java, rec->sampler);
+	say_what_is_sampled(rec);
+	error = session__run(rec->sampler, rec->pipeline, &session_config, &rec->session, err, sizeof(err));
+	sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
+	if (error) {
+		fprintf(stderr, "jbpfprof: %s\n", err);
+		return -1;
+	}
+	sampler__counters(rec->sampler, rec->counters);
+	rec->base_period_ns = sampler__base_period_ns(rec->sampler);
+	return 0;
+}
+
+/* ---- what the recording says ---- */
+
+uint64_t recording__written(const struct recording *rec)
+{
+	return pipeline__written(rec->pipeline);
+}
+
+/* The losses and damage, e.g. "lost 3 (ring buffer full 3)"; empty when none. */
+static void describe_losses(const struct recording *rec, const struct aggregator_stats *stats,
+			    const struct pipeline_stats *ps, uint64_t unaccounted, char *buf, size_t size)
+{
+	uint64_t lost = rec->counters[JBPF_CNT_RINGBUF_FULL] + stats->profile_full + ps->malformed + unaccounted;
+	size_t used;
+
+	used = (size_t)snprintf(buf, size, "%llu lost", (unsigned long long)lost);
+	if (lost) {
+		const struct named_count causes[] = {
+			{ "ring buffer full", rec->counters[JBPF_CNT_RINGBUF_FULL] },
+			{ "profile full", stats->profile_full },
+			{ "malformed", ps->malformed },
+			{ "not delivered", unaccounted },
+		};
+
+		used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
+		if (used < size)
+			used += (size_t)snprintf(buf + used, size - used, ")");
+	}
+	if (stats->no_user_stack && used < size)
+		used += (size_t)snprintf(buf + used, size - used, "; %llu without a user stack",
+					 (unsigned long long)stats->no_user_stack);
+	if (stats->no_kernel_stack && used < size)
+		snprintf(buf + used, size - used, "; %llu without a kernel stack",
+			 (unsigned long long)stats->no_kernel_stack);
+}
+
+/*
+ * The wall-clock part of the summary: the window, the waits, and what of
+ * them was lost, e.g. "; window 30.002 s, 1200 threads, 5400 waits (3 lost)".
+ */
+static void describe_wall(const struct recording *rec, const struct wall *wall, char *buf, size_t size)
+{
+	struct wall_stats ws;
+	uint64_t lost;
+	size_t used;
+
+	wall__stats(wall, &ws);
+	lost = rec->counters[JBPF_CNT_WAITS_LOST] + ws.ends_lost;
+	used = (size_t)snprintf(buf, size, "; window %.3f s, %llu threads, %llu waits",
+				(double)wall__window_ns(wall) / 1e9, (unsigned long long)ws.threads,
+				(unsigned long long)ws.waits);
+	if (lost && used < size) {
+		const struct named_count causes[] = {
+			{ "ring buffer full", rec->counters[JBPF_CNT_WAITS_LOST] },
+			{ "end not seen", ws.ends_lost },
+		};
+
+		used += (size_t)snprintf(buf + used, size - used, ", %llu lost", (unsigned long long)lost);
+		used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
+		if (used < size)
+			used += (size_t)snprintf(buf + used, size - used, ")");
+	}
+	if (rec->counters[JBPF_CNT_SWITCH_MISSED] && used < size)
+		used += (size_t)snprintf(buf + used, size - used,
+					 "; %llu context switches not seen (their waits recovered or dropped)",
+					 (unsigned long long)rec->counters[JBPF_CNT_SWITCH_MISSED]);
+	if (rec->counters[JBPF_CNT_THREADS_FULL] + ws.threads_full && used < size)
+		used += (size_t)snprintf(buf + used, size - used, "; %llu threads not followed (table full)",
+					 (unsigned long long)(rec->counters[JBPF_CNT_THREADS_FULL] + ws.threads_full));
+	if (ws.no_user_stack && used < size)
+		snprintf(buf + used, size - used, "; %llu waits without their user stack",
+			 (unsigned long long)ws.no_user_stack);
+}
+
+void recording__summary(const struct recording *rec, char *buf, size_t size)
+{
+	const struct wall *wall = pipeline__wall(rec->pipeline);
+	struct aggregator_stats stats;
+	struct pipeline_stats ps;
+	char losses[512], java_line[768], wall_line[512];
+	uint64_t taken = rec->counters[JBPF_CNT_SAMPLES], unaccounted;
+
+	aggregator__stats(rec->agg, &stats);
+	pipeline__stats(rec->pipeline, &ps);
+	/* Every sample taken is written or lost for a counted reason; say so if not. */
+	unaccounted = taken - rec->counters[JBPF_CNT_RINGBUF_FULL] - stats.received - ps.malformed_samples;
+	if (unaccounted > taken)
+		unaccounted = 0;
+	describe_losses(rec, &stats, &ps, unaccounted, losses, sizeof(losses));
+	java_line[0] = '\0';
+	if (rec->nr_jvms)
+		java__describe(rec->java, java_line, sizeof(java_line));
+	wall_line[0] = '\0';
+	if (wall)
+		describe_wall(rec, wall, wall_line, sizeof(wall_line));
+	snprintf(buf, size, "%llu samples taken, %llu written, %s%s%s%s", (unsigned long long)taken,
+		 (unsigned long long)stats.written, losses, wall_line, java_line[0] ? "; " : "", java_line);
+}
+
+/* -v: what the recording cost this process, and how the caches fared. */
+static void print_verbose_stats(const struct recording *rec)
+{
+	const struct wall *wall = pipeline__wall(rec->pipeline);
+	struct symbolizer_stats sym;
+	struct aggregator_stats agg;
+	struct rusage usage;
+	double cpu_s;
+
+	if (getrusage(RUSAGE_SELF, &usage) == 0) {
+		cpu_s = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec / 1e6 +
+			(double)usage.ru_stime.tv_sec + (double)usage.ru_stime.tv_usec / 1e6;
+		fprintf(stderr, "jbpfprof: own CPU time %.3f s (%.2f%% of one CPU over %.1f s)\n", cpu_s,
+			rec->session.elapsed_s > 0 ? 100.0 * cpu_s / rec->session.elapsed_s : 0.0,
+			rec->session.elapsed_s);
+	}
+	aggregator__stats(rec->agg, &agg);
+	fprintf(stderr, "jbpfprof: BPF ticks %llu, samples kept %llu, base period %llu ns, execs %llu (%llu lost)\n",
+		(unsigned long long)rec->counters[JBPF_CNT_TICKS], (unsigned long long)rec->counters[JBPF_CNT_SAMPLES],
+		(unsigned long long)rec->base_period_ns, (unsigned long long)agg.execs,
+		(unsigned long long)rec->counters[JBPF_CNT_EXEC_LOST]);
+	if (wall) {
+		struct wall_stats ws;
+
+		wall__stats(wall, &ws);
+		fprintf(stderr, "jbpfprof: window: %llu us\n", (unsigned long long)((wall__window_ns(wall) + 500) / 1000));
+		fprintf(stderr,
+			"jbpfprof: context switches %llu, waits sent %llu, handed on %llu (%llu at the end), "
+			"dropped by --min/max-block %llu, shares lost %llu\n",
+			(unsigned long long)rec->counters[JBPF_CNT_SWITCHES],
+			(unsigned long long)rec->counters[JBPF_CNT_WAITS_SENT], (unsigned long long)ws.waits,
+			(unsigned long long)ws.waits_at_end, (unsigned long long)ws.filtered,
+			(unsigned long long)agg.shares_lost);
+	}
+	if (rec->nr_jvms) {
+		struct java_stats js;
+
+		java__stats(rec->java, &js);
+		if (js.first_joined_ns && js.first_joined_ns > rec->start_ns)
+			fprintf(stderr, "jbpfprof: first sample with Java frames %.0f ms after the start\n",
+				(double)(js.first_joined_ns - rec->start_ns) / 1e6);
+		fprintf(stderr, "jbpfprof: agents: %llu methods named, %llu code blobs, %llu traces dropped in the agent\n",
+			(unsigned long long)js.methods, (unsigned long long)js.blobs,
+			(unsigned long long)js.ring_full);
+		if (js.handler_calls)
+			fprintf(stderr, "jbpfprof: agent signal handler: %llu calls, %.2f us each\n",
+				(unsigned long long)js.handler_calls, (double)js.handler_ns / 1e3 / (double)js.handler_calls);
+	}
+	symbolizer__stats(rec->sym, &sym);
+	fprintf(stderr,
+		"jbpfprof: symbolizer: %llu lookups (%llu unresolved), %llu maps reads, %llu files parsed "
+		"(%llu failed, %llu evicted), %llu processes evicted\n",
+		(unsigned long long)sym.lookups, (unsigned long long)sym.unknown,
+		(unsigned long long)sym.processes_loaded, (unsigned long long)sym.files_loaded,
+		(unsigned long long)sym.files_failed, (unsigned long long)sym.files_evicted,
+		(unsigned long long)sym.processes_evicted);
+}
+
+void recording__report(const struct recording *rec)
+{
+	if (!recording__written(rec))
+		fprintf(stderr, "jbpfprof: no samples: %s on a CPU while recording\n",
+			rec->config.all ? "no process ran" : rec->nr_tgids > 1 ? "the targets did not run" : "the target did not run");
+	if (rec->config.verbose)
+		print_verbose_stats(rec);
+	if (rec->session.nr_exited && rec->nr_tgids)
+		fprintf(stderr, "jbpfprof: %s exited during the recording; the profile covers the time before\n",
+			rec->session.all_exited && rec->nr_tgids == 1 ? "the target" : "some targets");
+}

@@ -1,0 +1,95 @@
+/*
+ * recording: one recording, from its targets to the profile it made.
+ *
+ * recording__new resolves the targets (-p may name threads: their
+ * processes are profiled), recording__run sets up the stages (symbolizer,
+ * aggregator, the Java side with its agents, the wall stage, the pipeline
+ * that joins them), opens the sampler, runs the session, and leaves the
+ * profile and every counter for the summary. The command (user/main.c)
+ * only turns options into a recording_config and writes the outputs.
+ */
+#ifndef JBPF_RECORDING_H
+#define JBPF_RECORDING_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/jbpfprof.h"
+#include "profile/profile.h"
+
+enum recording_event {
+	RECORDING_CPU,
+	RECORDING_WALL,
+	RECORDING_OFFCPU,
+};
+
+enum recording_java {
+	RECORDING_JAVA_AUTO,      /* attach to JVMs; one that refuses is profiled without Java frames */
+	RECORDING_JAVA_REQUIRED,  /* every target must be a JVM that takes the agent */
+	RECORDING_JAVA_OFF,
+};
+
+/* How stacks begin, for a profile written as it was aggregated. */
+enum recording_roots {
+	RECORDING_ROOT_NONE,
+	RECORDING_ROOT_NAME,      /* the process's name */
+	RECORDING_ROOT_PID,       /* "name (pid N)" */
+};
+
+struct recording_config {
+	const uint32_t *pids;     /* processes or threads; none with all */
+	size_t nr_pids;
+	bool all;
+	enum recording_event event;
+	unsigned frequency_hz;
+	bool fixed_interval;
+	uint64_t duration_ns;     /* 0: until Ctrl-C or the targets exit */
+	uint64_t min_block_ns, max_block_ns;
+	unsigned state_mask;
+	enum recording_java java;
+	bool full;                /* aggregate everything, for a pprof file (profile/view.h) */
+	bool threads, annotate;   /* without full: the thread frames, how Java frames ran */
+	int verbose;
+};
+
+struct recording;
+
+/*
+ * Resolves config's targets. NULL after printing one line saying why
+ * (a pid that does not exist, out of memory).
+ */
+struct recording *recording__new(const struct recording_config *config);
+void recording__free(struct recording *rec);
+
+/*
+ * Aggregate everything (a pprof file is among the outputs), whatever
+ * config.full said; before recording__run.
+ */
+void recording__set_full(struct recording *rec, bool full);
+
+/* Records until the duration, a signal or the targets' exit. 0, or -1 after saying why. */
+int recording__run(struct recording *rec);
+
+/* The distinct processes recorded (none with all). */
+size_t recording__targets(const struct recording *rec, const uint32_t **tgids);
+/* "pid 1234 (java)", "pid 1, pid 2 (x)" or "all processes". */
+void recording__describe_targets(const struct recording *rec, char *buf, size_t size);
+/* How the recording's own stacks begin: with all, names; with several targets, pids. */
+enum recording_roots recording__roots(const struct recording *rec);
+
+/* After run: the profile (owned by the recording). */
+struct profile *recording__profile(const struct recording *rec);
+double recording__elapsed_s(const struct recording *rec);
+
+/*
+ * After run: the summary, "N samples taken, N written, N lost (...)" and
+ * the wall and Java parts; and the samples written.
+ */
+void recording__summary(const struct recording *rec, char *buf, size_t size);
+uint64_t recording__written(const struct recording *rec);
+/* After run and the outputs: what a person should know (no samples, targets gone) and, with -v, the costs. */
+void recording__report(const struct recording *rec);
+
+#endif /* JBPF_RECORDING_H */
