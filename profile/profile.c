@@ -13,10 +13,9 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <linux/types.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <linux/types.h>
 
 #include "bpf/jbpfprof.h"
 

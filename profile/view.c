@@ -8,14 +8,12 @@
  */
 #include "view.h"
 
-#include <linux/types.h>
-
-#include "bpf/jbpfprof.h"
-
 #include <errno.h>
+#include <linux/types.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/jbpfprof.h"
 
 #define NO_FRAME UINT32_MAX
 
