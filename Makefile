@@ -40,7 +40,8 @@ WARNINGS := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 BASE_CFLAGS := -std=gnu11 -g -fno-omit-frame-pointer -D_GNU_SOURCE $(WARNINGS) \
 	       -I. -I$(OUTPUT) $(EXTRA_CFLAGS)
 RELEASE_CFLAGS := $(BASE_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -fstack-protector-strong
-ASAN_CFLAGS := $(BASE_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
+SANITIZERS := -fsanitize=address,undefined -fno-sanitize-recover=all
+ASAN_CFLAGS := $(BASE_CFLAGS) -O1 $(SANITIZERS)
 LIBS := -lbpf -lelf -lprotobuf-c -lz -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS)
 
 # Code shared by the profiler and the unit tests: everything but main().
@@ -65,6 +66,8 @@ ASAN_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/asan/%.o,$(filter-out $(SYMBOLIZER_SRC
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
+# Unit tests of the agent's JVM-free modules: test_agent_M tests jvmti-stub/M.c.
+AGENT_UNIT_TESTS := $(filter $(OUTPUT)/asan/tests/test_agent_%,$(UNIT_TESTS))
 # Browser tests: C, driving headless Chromium over the DevTools pipe
 # (tests/browser/cdp.c); screenshots are left in ARTIFACT_DIR.
 BROWSER_SRCS := $(wildcard tests/browser/test_*.c)
@@ -173,17 +176,41 @@ $(BROWSER_TESTS): $(OUTPUT)/asan/tests/%: $(OUTPUT)/asan/tests/browser/%.o $(BRO
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ASAN_CFLAGS) $^ $(LIBS) -lcmocka -o $@
 
+# The agent's modules for its unit tests: the agent's own flags plus the
+# sanitizers (the agent itself is never built with them: see stub.mk).
+# A test links only the module it tests and those that module calls, so
+# it needs no JVM and no JVMTI.
+$(OUTPUT)/asan/jvmti-stub/%.o: jvmti-stub/%.c jvmti-stub/stub.mk
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(AGENT_CFLAGS) -O1 $(SANITIZERS) -MMD -MP -c $< -o $@
+
+$(AGENT_UNIT_TESTS): $(OUTPUT)/asan/tests/test_agent_%: $(OUTPUT)/asan/tests/unit/test_agent_%.o \
+						    $(OUTPUT)/asan/jvmti-stub/%.o
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_CFLAGS) $^ -lcmocka -pthread -o $@
+
+$(OUTPUT)/asan/tests/test_agent_outbox: $(OUTPUT)/asan/jvmti-stub/methodset.o
+
 # The integration tests drive the ASan build of the profiler; they are built
 # plainly themselves, since a failed assertion leaves through longjmp.
+# INTEGRATION_LINK names sources a test compiles in besides the harness.
 $(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) tests/integration/harness.c \
 		   tests/integration/jvm.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) -O1 -Itests/integration $< tests/integration/harness.c tests/integration/jvm.c \
-		-lcmocka -lm -o $@
+		$(INTEGRATION_LINK) -lcmocka -lm -o $@
 
-# test_stub drives pieces of the agent directly, compiled into it.
-$(OUTPUT)/tests/test_stub: $(AGENT_SRCS) $(AGENT_HDRS)
+# The profiler's attach client (API: user/java/attach.h, in one or several
+# user/java/attach*.c) and the helpers it calls.
+ATTACH_CLIENT_SRCS := $(wildcard user/java/attach*.c) common/random.c symbolizer/lines.c symbolizer/procmaps.c
+ATTACH_CLIENT_HDRS := $(wildcard user/java/attach*.h) $(wildcard common/*.h) symbolizer/lines.h symbolizer/procmaps.h
+
+# test_stub reads the agent's stream and loads the agent with the attach client.
+$(OUTPUT)/tests/test_stub: INTEGRATION_LINK = $(ATTACH_CLIENT_SRCS)
+$(OUTPUT)/tests/test_stub: jvmti-stub/stream.h $(ATTACH_CLIENT_SRCS) $(ATTACH_CLIENT_HDRS)
 
 # Workloads: plain C, frame pointers kept in every function, calls
 # not inlined, so that the profile names the functions the source names.

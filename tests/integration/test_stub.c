@@ -13,10 +13,10 @@
  * signals carry SI_KERNEL, which userspace cannot send. A tgkill signal
  * (SI_TKILL) stands for a stranger's and must be counted as foreign.
  *
- * Later recordings of the same JVM go through HotSpot's attach protocol,
- * spoken here directly (hotspot_load_agent), so that re-attach, a refused
- * second profiler and the attach-only start are covered before jbpfprof's
- * own attach client exists.
+ * Later recordings of the same JVM load the agent through the profiler's
+ * own attach client (user/java/attach.h, linked in by the top Makefile),
+ * so that re-attach, a refused second profiler and the attach-only start
+ * are covered as jbpfprof itself reaches them.
  *
  * Every wait has a deadline; a flush is repeated until what was sent has
  * come back, since a signal is handled when its thread next runs, which
@@ -28,8 +28,9 @@
  * tests/workloads/java/java.mk; without StubProbe.class there it is compiled
  * here), JAVA17 and JAVA25 (the java binaries).
  *
- * The first tests exercise the agent's JVM-free parts directly: the name
- * normaliser, the option parser, the ring, the method set and the outbox.
+ * The agent's JVM-free parts (the name normaliser, the option parser, the
+ * ring, the method set and the outbox) have their own unit tests,
+ * tests/unit/test_agent_*.c.
  */
 #include "harness.h"
 #include "jvm.h"
@@ -38,16 +39,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -55,256 +52,7 @@
 #include <unistd.h>
 
 #include "jvmti-stub/stream.h"
-
-/* The agent's JVM-free parts, compiled in. */
-#include "jvmti-stub/classname.c"
-#include "jvmti-stub/methodset.c"
-#include "jvmti-stub/options.c"
-#include "jvmti-stub/outbox.c"
-#include "jvmti-stub/ring.c"
-
-/* ---------------------------------------------------------------- parts */
-
-static void check_name(const char *sig, const char *method, const char *want)
-{
-	char out[256];
-	size_t len = classname__format(sig, method, out, sizeof(out));
-
-	assert_string_equal(out, want);
-	assert_int_equal(len, strlen(want));
-}
-
-static void classname_normalises_hidden_classes(void **state)
-{
-	char small[7];
-
-	check_name("Ljava/lang/String;", "length", "java.lang.String.length");
-	check_name("Lcom/x/Foo$1;", "run", "com.x.Foo$1.run");
-	/* Lambdas: JDK 17 internal and external spellings, then JDK 21+. */
-	check_name("Lcom/x/Foo$$Lambda$14.0x0000000800066840;", "run", "com.x.Foo$$Lambda.run");
-	check_name("Lcom/x/Foo$$Lambda$14/0x0000000800066840;", "run", "com.x.Foo$$Lambda.run");
-	check_name("Lcom/x/Foo$$Lambda/0x000001c0010c8c58;", "run", "com.x.Foo$$Lambda.run");
-	check_name("Ljava/lang/invoke/LambdaForm$MH.0x0000000800c0c000;", "invoke",
-		   "java.lang.invoke.LambdaForm$MH.invoke");
-	/* Not an address: kept. */
-	check_name("Lcom/x/Foo/0xzz;", "m", "com.x.Foo.0xzz.m");
-	check_name("Lcom/x/Foo/0x;", "m", "com.x.Foo.0x.m");
-	check_name(NULL, "m", "[unknown class].m");
-	check_name("LFoo;", NULL, "Foo.[unknown]");
-	/* 6 bytes fit: "abcde" and half of 'é', which is cut whole. */
-	assert_int_equal(classname__format("Labcde\xc3\xa9;", "x", small, sizeof(small)), 5);
-	assert_string_equal(small, "abcde");
-	assert_int_equal(classname__format("Labc\xc3\xa9;", "x", small, sizeof(small)), 6);
-	assert_string_equal(small, "abc\xc3\xa9.");
-}
-
-static void parse_fails(const char *text, const char *reason)
-{
-	struct agent_options o;
-	char err[256] = "";
-
-	assert_int_equal(options__parse(text, &o, err, sizeof(err)), -1);
-	if (!strstr(err, reason))
-		fail_msg("options \"%s\": reason \"%s\" does not say \"%s\"", text, err, reason);
-}
-
-static void options_take_whole_keys(void **state)
-{
-	struct agent_options o;
-	char err[256], long_path[200];
-
-	assert_int_equal(options__parse("socket=/tmp/a.sock,sigqueue", &o, err, sizeof(err)), 0);
-	assert_string_equal(o.socket, "/tmp/a.sock");
-	assert_true(o.sigqueue);
-	assert_false(o.nmethods);
-	assert_int_equal(options__parse("sigqueue,socket=/s,nmethods", &o, err, sizeof(err)), 0);
-	assert_string_equal(o.socket, "/s");
-	assert_true(o.nmethods);
-	parse_fails("nmethods=yes", "takes no value");
-	assert_int_equal(options__parse(NULL, &o, err, sizeof(err)), 0);
-	assert_false(o.sigqueue);
-	assert_string_equal(o.socket, "");
-	assert_int_equal(options__parse("", &o, err, sizeof(err)), 0);
-	parse_fails("socket", "needs a path");
-	parse_fails("socket=", "needs a path");
-	parse_fails("sigqueue=1", "takes no value");
-	parse_fails("sigqueuex", "unknown option \"sigqueuex\"");
-	parse_fails("socket=/a,socket=/b", "twice");
-	parse_fails("socket=/a,,sigqueue", "empty item");
-	/* The socket is known even when another item is wrong, to report through it. */
-	assert_int_equal(options__parse("bogus,socket=/s", &o, err, sizeof(err)), -1);
-	assert_string_equal(o.socket, "/s");
-	memset(long_path, 'a', sizeof(long_path) - 1);
-	long_path[sizeof(long_path) - 1] = '\0';
-	memcpy(long_path, "socket=/", 8);
-	parse_fails(long_path, "the limit is 107");
-}
-
-static void ring_drops_when_full_and_keeps_order(void **state)
-{
-	struct ring *r = ring__create(4);
-	struct ring_slot *s, *pending;
-
-	assert_null(ring__create(3));
-	assert_non_null(r);
-	assert_true(ring__idle(r));
-	for (uint64_t i = 1; i <= 4; i++) {
-		s = ring__claim(r);
-		assert_non_null(s);
-		s->seq = i;
-		ring__publish(r, s);
-	}
-	assert_null(ring__claim(r));
-	assert_int_equal(ring__used(r), 4);
-	/* A claimed, unpublished slot stops the consumer there, and the ring is not idle. */
-	s = ring__peek(r);
-	assert_int_equal(s->seq, 1);
-	ring__pop(r);
-	pending = ring__claim(r);
-	assert_non_null(pending);
-	pending->seq = 5;
-	for (uint64_t i = 2; i <= 4; i++) {
-		s = ring__peek(r);
-		assert_non_null(s);
-		assert_int_equal(s->seq, i);
-		ring__pop(r);
-	}
-	assert_null(ring__peek(r));
-	assert_false(ring__idle(r));
-	ring__publish(r, pending);
-	s = ring__peek(r);
-	assert_non_null(s);
-	assert_int_equal(s->seq, 5);
-	ring__pop(r);
-	assert_true(ring__idle(r));
-}
-
-/* Producers racing the consumer: every value comes out once, or was counted as dropped. */
-#define RACE_PRODUCERS 4
-#define RACE_EACH 200000
-
-struct race {
-	struct ring *ring;
-	unsigned int id;
-	uint64_t dropped;
-	_Atomic int *finished;
-};
-
-static void *race_producer(void *arg)
-{
-	struct race *p = arg;
-
-	for (uint64_t i = 0; i < RACE_EACH; i++) {
-		struct ring_slot *s = ring__claim(p->ring);
-
-		if (!s) {
-			p->dropped++;
-			sched_yield(); /* let the consumer run: two CPUs are enough for this test */
-			continue;
-		}
-		s->seq = (uint64_t)p->id << 32 | i;
-		s->tid = p->id;
-		ring__publish(p->ring, s);
-	}
-	atomic_fetch_add(p->finished, 1);
-	return NULL;
-}
-
-static void ring_loses_nothing_under_contention(void **state)
-{
-	struct race producers[RACE_PRODUCERS];
-	pthread_t threads[RACE_PRODUCERS];
-	uint64_t next[RACE_PRODUCERS] = { 0 }, received = 0, dropped = 0;
-	struct ring *r = ring__create(64);
-	_Atomic int finished = 0;
-
-	assert_non_null(r);
-	for (unsigned int i = 0; i < RACE_PRODUCERS; i++) {
-		producers[i] = (struct race){ .ring = r, .id = i, .finished = &finished };
-		assert_int_equal(pthread_create(&threads[i], NULL, race_producer, &producers[i]), 0);
-	}
-	while (atomic_load(&finished) < RACE_PRODUCERS || !ring__idle(r)) {
-		struct ring_slot *s = ring__peek(r);
-
-		if (!s)
-			continue;
-		/* One producer's values come out in its order, with gaps only for its drops. */
-		assert_true((s->seq & 0xffffffff) >= next[s->tid]);
-		next[s->tid] = (s->seq & 0xffffffff) + 1;
-		assert_int_equal(s->seq >> 32, s->tid);
-		received++;
-		ring__pop(r);
-	}
-	for (unsigned int i = 0; i < RACE_PRODUCERS; i++) {
-		pthread_join(threads[i], NULL);
-		dropped += producers[i].dropped;
-	}
-	fprintf(stderr, "  %llu received, %llu dropped for a full ring\n", (unsigned long long)received,
-		(unsigned long long)dropped);
-	assert_int_equal(received + dropped, (uint64_t)RACE_PRODUCERS * RACE_EACH);
-}
-
-static void methodset_empties_itself_when_full(void **state)
-{
-	struct methodset *set = methodset__new(4); /* 16 entries, emptied at 12 */
-
-	assert_non_null(set);
-	assert_false(methodset__contains(set, 0));
-	methodset__insert(set, 0);
-	assert_true(methodset__contains(set, 0));
-	for (uint64_t id = 1; id <= 12; id++)
-		methodset__insert(set, id * 8);
-	for (uint64_t id = 1; id <= 12; id++)
-		assert_true(methodset__contains(set, id * 8));
-	assert_int_equal(methodset__resets(set), 0);
-	methodset__insert(set, 13 * 8);
-	assert_int_equal(methodset__resets(set), 1);
-	assert_true(methodset__contains(set, 13 * 8));
-	assert_false(methodset__contains(set, 8));
-	assert_false(methodset__contains(set, 0));
-	methodset__free(set);
-}
-
-static void outbox_names_each_method_once_in_order(void **state)
-{
-	uint64_t unnamed[8], ids[] = { 1, 2, 1, 3 }, named[] = { 1, 2 };
-	struct outbox_chunk *c;
-	char big[100];
-	size_t n;
-
-	assert_int_equal(outbox__init(), 0);
-	assert_int_equal(outbox__open("H", 1), 0);
-	n = outbox__unnamed(ids, 4, unnamed);
-	assert_int_equal(n, 3);
-	assert_int_equal(unnamed[0], 1);
-	assert_int_equal(unnamed[1], 2);
-	assert_int_equal(unnamed[2], 3);
-	assert_int_equal(outbox__append("AB", 2, OUTBOX_LIMIT, named, 2), 0);
-	n = outbox__unnamed(ids, 4, unnamed);
-	assert_int_equal(n, 1);
-	assert_int_equal(unnamed[0], 3);
-	/* Past the limit: dropped whole and counted. */
-	memset(big, 'x', sizeof(big));
-	assert_int_equal(outbox__append(big, sizeof(big), 50, NULL, 0), -1);
-	assert_int_equal(outbox__events_lost(), 1);
-	assert_int_equal(outbox__bytes(), 3);
-	c = outbox__take();
-	assert_non_null(c);
-	assert_null(c->next);
-	assert_int_equal(c->len, 3);
-	assert_memory_equal(c->data, "HAB", 3);
-	assert_null(outbox__take());
-	outbox__done(c);
-	assert_int_equal(outbox__bytes(), 0);
-	/* Closed: refused, not counted, and names forgotten for the next recording. */
-	outbox__close();
-	assert_int_equal(outbox__append("C", 1, OUTBOX_LIMIT, NULL, 0), -1);
-	assert_int_equal(outbox__events_lost(), 1);
-	assert_int_equal(outbox__open("H", 1), 0);
-	assert_int_equal(outbox__events_lost(), 0);
-	assert_int_equal(outbox__unnamed(ids, 4, unnamed), 3);
-	outbox__close();
-}
+#include "user/java/attach.h"
 
 /* ---------------------------------------------------------------- JVMs */
 
@@ -517,57 +265,30 @@ static void foreign_signal(pid_t pid, pid_t tid, int signo)
 }
 
 /*
- * HotSpot's attach protocol, version 1: connect to /tmp/.java_pid<PID>
- * (there from start-up with -XX:+StartAttachListener), send
- * "1\0load\0<library>\0true\0<options>\0", read "0\nreturn code: N\n".
- * Returns N, Agent_OnAttach's return value.
+ * Loads the agent into JVM pid with options through the profiler's own
+ * attach client (user/java/attach.h), as a later recording does. Returns
+ * 0, or what Agent_OnAttach returned when that was not 0: the client
+ * reports it only in its error line, "... (Agent_OnAttach returned N)".
+ * Any other failure fails the test with the client's error line.
  */
-static int hotspot_load_agent(pid_t pid, const char *options, int timeout_s)
+static int load_agent(pid_t pid, const char *options, int timeout_s)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int64_t deadline = now_ms() + timeout_s * 1000;
-	char request[PATH_MAX + 512], reply[512];
-	size_t len = 0, rlen = 0;
-	const char *code;
-	struct stat st;
-	int fd;
+	static const char returned[] = "Agent_OnAttach returned ";
+	struct jvm_target target;
+	char err[1024] = "";
+	const char *rc;
+	int ret;
 
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "/tmp/.java_pid%d", (int)pid);
-	/* The listener thread creates it during start-up: poll for it, with a deadline. */
-	while (stat(addr.sun_path, &st)) {
-		if (now_ms() > deadline)
-			fail_msg("no attach socket %s within %d s", addr.sun_path, timeout_s);
-		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	for (const char *part[] = { "1", "load", agent_path, "true", options, NULL }, **p = part; *p; p++) {
-		size_t plen = strlen(*p) + 1;
-
-		assert_true(len + plen <= sizeof(request));
-		memcpy(request + len, *p, plen);
-		len += plen;
-	}
-	assert_int_equal(write(fd, request, len), (ssize_t)len);
-	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int64_t left = deadline - now_ms();
-		ssize_t n;
-
-		if (left <= 0 || poll(&pfd, 1, (int)left) != 1)
-			fail_msg("no attach reply within %d s", timeout_s);
-		n = read(fd, reply + rlen, sizeof(reply) - 1 - rlen);
-		if (n <= 0)
-			break;
-		rlen += (size_t)n;
-	}
-	close(fd);
-	reply[rlen] = '\0';
-	code = strstr(reply, "return code: ");
-	if (strncmp(reply, "0\n", 2) || !code)
-		fail_msg("unexpected attach reply \"%s\"", reply);
-	return atoi(code + strlen("return code: "));
+	if (jvm_target_open(pid, &target, err, sizeof(err)))
+		fail_msg("cannot attach to JVM pid %d: %s", (int)pid, err);
+	ret = jvm_load_agent(&target, agent_path, options, timeout_s * 1000, err, sizeof(err));
+	jvm_target_close(&target);
+	if (!ret)
+		return 0;
+	rc = strstr(err, returned);
+	if (!rc)
+		fail_msg("the agent was not loaded into JVM pid %d: %s", (int)pid, err);
+	return atoi(rc + strlen(returned));
 }
 
 /* ---------------------------------------------------------------- the stream */
@@ -1043,7 +764,7 @@ static void jvm_outlives_profiler_and_reattaches(void **state)
 	assert_still_runs(&jvm);
 
 	snprintf(options, sizeof(options), "socket=%s,sigqueue,nmethods", path[1]);
-	rc = hotspot_load_agent(jvm.pid, options, 20);
+	rc = load_agent(jvm.pid, options, 20);
 	assert_int_equal(rc, 0);
 	r = open_recording(lfd[1], tid);
 	assert_hello(r, jvm.pid);
@@ -1052,7 +773,7 @@ static void jvm_outlives_profiler_and_reattaches(void **state)
 
 	/* A second profiler while this one records. */
 	snprintf(options, sizeof(options), "socket=%s,sigqueue,nmethods", path[2]);
-	rc = hotspot_load_agent(jvm.pid, options, 20);
+	rc = load_agent(jvm.pid, options, 20);
 	assert_int_equal(rc, 4);
 	refused = open_recording(lfd[2], tid);
 	assert_non_null(strstr(refused->error, "another jbpfprof session"));
@@ -1091,14 +812,14 @@ static void attach_to_running_jvm(void **state)
 	/* Let the spinning loop be compiled first, so its code is replayed rather than seen live. */
 	assert_still_runs(&jvm);
 	snprintf(options, sizeof(options), "sigqueue,nmethods,socket=%s", path[0]);
-	assert_int_equal(hotspot_load_agent(jvm.pid, options, 20), 0);
+	assert_int_equal(load_agent(jvm.pid, options, 20), 0);
 	r = open_recording(lfd[0], tid);
 	assert_hello(r, jvm.pid);
 	signal_and_check(r, jvm.pid, 0x5eed000000000301ull, 8);
 	record_free(r);
 
 	snprintf(options, sizeof(options), "socket=%s,bogus", path[1]);
-	assert_int_equal(hotspot_load_agent(jvm.pid, options, 20), 2);
+	assert_int_equal(load_agent(jvm.pid, options, 20), 2);
 	refused = open_recording(lfd[1], tid);
 	assert_non_null(strstr(refused->error, "unknown option \"bogus\""));
 	record_free(refused);
@@ -1217,7 +938,7 @@ static void running_threads_named_and_stacks_on_request(void **state)
 	sleep_tid = (pid_t)harness_truth(&jvm, "sleeptid");
 	assert_true(sleep_tid > 0);
 	snprintf(options, sizeof(options), "socket=%s", path);
-	assert_int_equal(hotspot_load_agent(jvm.pid, options, 20), 0);
+	assert_int_equal(load_agent(jvm.pid, options, 20), 0);
 	r = open_recording(lfd, spin_tid);
 	assert_hello(r, jvm.pid);
 	/* They are queued before the agent reads any request. */
@@ -1267,12 +988,6 @@ int main(void)
 {
 	/* One group: tests/run-suite.sh reads one cmocka summary per program. */
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(classname_normalises_hidden_classes),
-		cmocka_unit_test(options_take_whole_keys),
-		cmocka_unit_test(ring_drops_when_full_and_keeps_order),
-		cmocka_unit_test(ring_loses_nothing_under_contention),
-		cmocka_unit_test(methodset_empties_itself_when_full),
-		cmocka_unit_test(outbox_names_each_method_once_in_order),
 		ON_JDK(startup_recording_takes_traces, jdk17),
 		ON_JDK(jvm_outlives_profiler_and_reattaches, jdk17),
 		ON_JDK(attach_to_running_jvm, jdk17),
