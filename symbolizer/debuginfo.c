@@ -10,7 +10,7 @@
  */
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/elf.h"
-#include "symbolizer/procfs.h"
+#include "symbolizer/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,12 +47,9 @@ int debuginfo__crc32(int fd, uint32_t *crc)
 /* Opens path inside the process root when asked and tgid is set, else on the host. */
 static int open_candidate(const struct debuginfo_where *where, int in_root, const char *path)
 {
-	int fd;
-
 	if (in_root && where->tgid)
-		return procfs__open_in_root(where->proc_root, where->tgid, path);
-	fd = open(path, PROCFS_OPEN_FLAGS);
-	return procfs__regular_or_close(fd < 0 ? -errno : fd);
+		return proc__open_in_root(where->proc_root, where->tgid, path);
+	return proc__open_regular(path);
 }
 
 static int is_self(const struct debuginfo_where *where, int fd)

@@ -143,14 +143,14 @@ static int open_mapping_file(struct proccache *pc, struct process *p, struct map
 
 	m->has_file = 0;
 	if (!m->deleted) {
-		fd = procfs__open_in_root(pc->proc_root, p->tgid, m->path);
+		fd = proc__open_in_root(pc->proc_root, p->tgid, m->path);
 		if (fd >= 0 && (fstat(fd, &st) || st.st_ino != m->inode || !S_ISREG(st.st_mode))) {
 			close(fd);
 			fd = -1;
 		}
 	}
 	if (fd < 0)
-		fd = procfs__open_map_file(pc->proc_root, p->tgid, m->start, m->end);
+		fd = proc__open_map_file(pc->proc_root, p->tgid, m->start, m->end);
 	if (fd < 0) {
 		filecache__count_failure(pc->files);
 		return fd;
@@ -222,13 +222,13 @@ static int read_maps(struct proccache *pc, struct process *p)
 /* Reads everything about p->tgid into p, which holds nothing yet. */
 static int load(struct proccache *pc, struct process *p)
 {
-	int err = procfs__start_time(pc->proc_root, p->tgid, &p->start_time);
+	int err = proc__start_time(pc->proc_root, p->tgid, &p->start_time);
 
 	if (err)
 		return err;
-	if (procfs__comm(pc->proc_root, p->tgid, p->comm, sizeof(p->comm)))
+	if (proc__comm(pc->proc_root, p->tgid, p->comm, sizeof(p->comm)))
 		p->comm[0] = '\0';
-	p->nspid = procfs__nspid(pc->proc_root, p->tgid);
+	p->nspid = proc__nspid(pc->proc_root, p->tgid);
 	return read_maps(pc, p);
 }
 
@@ -285,7 +285,7 @@ int proccache__refresh(struct proccache *pc, struct process *p)
 
 	if (clock_monotonic_ns() - p->maps_read_ns < PROCCACHE_REFRESH_NS)
 		return 0;
-	err = procfs__start_time(pc->proc_root, p->tgid, &start_time);
+	err = proc__start_time(pc->proc_root, p->tgid, &start_time);
 	if (err) {
 		/* Gone: what was read before is all there will be. */
 		p->maps_read_ns = clock_monotonic_ns();
@@ -295,9 +295,9 @@ int proccache__refresh(struct proccache *pc, struct process *p)
 		/* The pid was reused: a different program, nothing carries over. */
 		forget_perfmap(p);
 		p->start_time = start_time;
-		if (procfs__comm(pc->proc_root, p->tgid, p->comm, sizeof(p->comm)))
+		if (proc__comm(pc->proc_root, p->tgid, p->comm, sizeof(p->comm)))
 			p->comm[0] = '\0';
-		p->nspid = procfs__nspid(pc->proc_root, p->tgid);
+		p->nspid = proc__nspid(pc->proc_root, p->tgid);
 	}
 	if (read_maps(pc, p)) {
 		p->maps_read_ns = clock_monotonic_ns();
@@ -351,7 +351,7 @@ const char *proccache__perfmap_lookup(struct proccache *pc, struct process *p, u
 	p->perfmap_checked_ns = clock_monotonic_ns();
 
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->nspid);
-	fd = procfs__open_in_root(pc->proc_root, p->tgid, path);
+	fd = proc__open_in_root(pc->proc_root, p->tgid, path);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {

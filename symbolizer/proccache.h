@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "symbolizer/filecache.h"
-#include "symbolizer/procfs.h"
+#include "symbolizer/proc.h"
 #include "symbolizer/procmaps.h"
 
 struct symtab;
@@ -44,7 +44,7 @@ struct process {
 	uint32_t tgid;
 	uint32_t nspid;              /* pid inside its namespace, for perf-<nspid>.map */
 	uint64_t start_time;
-	char comm[PROCFS_COMM_LEN];
+	char comm[PROC_COMM_LEN];
 	struct mapping *maps;        /* sorted by start, non-overlapping */
 	size_t nr_maps;
 	uint64_t maps_read_ns;       /* CLOCK_MONOTONIC of the last maps read */

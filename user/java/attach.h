@@ -32,6 +32,11 @@
  * uid and gid of the calling thread only, and always restore them before
  * returning; they are not async-signal-safe, and one jvm_target must not
  * be used by two threads at once.
+ *
+ * The code: attach_parse.c (the pure parsers), attach_target.c (opening a
+ * target), attach_tmp.c (the agent file and socket in its /tmp) and
+ * attach_protocol.c (jvm_load_agent); the status fields are parsed by
+ * symbolizer/proc.c.
  */
 #ifndef JBPF_ATTACH_H
 #define JBPF_ATTACH_H

@@ -11,17 +11,12 @@
  */
 #include "javastacks.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer/procfs.h"
-
-/* /proc/PID/status is about 1.5 KiB; NSpid is in its first half. */
-#define STATUS_MAX 8192
+#include "symbolizer/proc.h"
 
 struct slot {
 	uint32_t key;   /* 0: free */
@@ -126,81 +121,41 @@ void javastacks__free(struct javastacks *s)
 }
 
 /*
- * A decimal tid, the whole of text up to end (or to the NUL when end is
- * NULL); 0 when it is not one.
+ * The tid in the thread's own pid namespace (proc__parse_nspid): the host
+ * tid when status has no NSpid line (before Linux 4.1, which has no way
+ * to tell), 0 when the line is malformed.
  */
-static uint32_t parse_tid(const char *text, const char *end)
+static uint32_t innermost_tid(const char *status, size_t len, uint32_t host_tid)
 {
-	unsigned long v = 0;
-	const char *p = text;
+	uint32_t tid;
+	int err = proc__parse_nspid(status, len, &tid);
 
-	for (; (end ? p < end : *p) && *p >= '0' && *p <= '9'; p++) {
-		v = v * 10 + (unsigned long)(*p - '0');
-		if (v > INT_MAX)
-			return 0;
-	}
-	if (p == text || (end ? p != end : *p != '\0'))
-		return 0;
-	return (uint32_t)v;
-}
-
-/*
- * The tid in the thread's own pid namespace: the last number of status's
- * "NSpid:" line; host_tid when there is no such line (before Linux 4.1,
- * which has no way to tell), 0 when the line is malformed.
- */
-static uint32_t innermost_tid(const char *status, uint32_t host_tid)
-{
-	const char *line = strstr(status, "\nNSpid:");
-	uint32_t last = 0;
-
-	if (!strncmp(status, "NSpid:", 6))
-		line = status + 6;
-	else if (line)
-		line += 7;
-	else
-		return host_tid;
-	for (;;) {
-		const char *end;
-
-		line += strspn(line, " \t");
-		end = line + strspn(line, "0123456789");
-		if (end == line)
-			break;
-		last = parse_tid(line, end);
-		if (!last)
-			return 0;
-		line = end;
-	}
-	return *line == '\n' || *line == '\0' ? last : 0;
+	return err == -ENOENT ? host_tid : err ? 0 : tid;
 }
 
 int javastacks__read_tids(struct javastacks *s, const char *proc_root, uint32_t tgid)
 {
-	char path[PATH_MAX], status[STATUS_MAX];
-	struct dirent *e;
-	DIR *d;
-	int err = 0;
+	char status[PROC_SMALL_MAX];
+	struct proc_ids threads;
+	uint32_t host_tid;
+	int err;
 
 	table_clear(&s->tids);
-	snprintf(path, sizeof(path), "%s/%u/task", proc_root, tgid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		uint32_t host_tid = parse_tid(e->d_name, NULL), ns_tid;
+	err = proc__open_threads(&threads, proc_root, tgid);
+	if (err)
+		return err;
+	while ((host_tid = proc__next_id(&threads))) {
+		long len = proc__read_thread_file(proc_root, tgid, host_tid, "status", status, sizeof(status));
+		uint32_t ns_tid;
 
-		if (!host_tid)
-			continue;
-		snprintf(path, sizeof(path), "%s/%u/task/%u/status", proc_root, tgid, host_tid);
 		/* A thread that exited since the listing has no stack coming either. */
-		if (procfs__read_small(path, status, sizeof(status)) < 0)
+		if (len < 0)
 			continue;
-		ns_tid = innermost_tid(status, host_tid);
+		ns_tid = innermost_tid(status, (size_t)len, host_tid);
 		if (ns_tid && (err = table_put(&s->tids, ns_tid, host_tid)))
 			break;
 	}
-	closedir(d);
+	proc__close_ids(&threads);
 	return err;
 }
 

@@ -5,11 +5,12 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "symbolizer/proc.h"
 
 /* Capability numbers from linux/capability.h, which older headers lack. */
 #define CAP_NUMBER_SYS_ADMIN 21
@@ -18,22 +19,13 @@
 
 int checks__has_capability(const char *status_path, unsigned cap)
 {
-	FILE *f = fopen(status_path, "re");
-	char line[256];
-	int result = -1;
+	char status[PROC_SMALL_MAX];
+	long len = proc__read_small(status_path, status, sizeof(status));
+	uint64_t mask;
 
-	if (!f)
+	if (len < 0 || proc__parse_mask(status, (size_t)len, "CapEff:", &mask))
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t mask;
-
-		if (sscanf(line, "CapEff: %" SCNx64, &mask) == 1) {
-			result = cap < 64 && (mask >> cap) & 1;
-			break;
-		}
-	}
-	fclose(f);
-	return result;
+	return cap < 64 && (mask >> cap) & 1;
 }
 
 static int check_privileges(char *err, size_t err_size)
@@ -79,30 +71,18 @@ int checks__environment(const char *btf_path, char *err, size_t err_size)
 
 int checks__resolve_pid(const char *proc_root, uint32_t pid, uint32_t *tgid, char *err, size_t err_size)
 {
-	char path[256], line[256];
-	FILE *f;
+	char status[PROC_SMALL_MAX];
+	long len = proc__read_process_file(proc_root, pid, "status", status, sizeof(status));
 
-	snprintf(path, sizeof(path), "%s/%u/status", proc_root, pid);
-	f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT)
-			snprintf(err, err_size, "no process with PID %u (is it running? check with ps -p %u)",
-				 pid, pid);
-		else
-			snprintf(err, err_size, "cannot read %s: %s", path, strerror(errno));
+	if (len == -ENOENT) {
+		snprintf(err, err_size, "no process with PID %u (is it running? check with ps -p %u)", pid, pid);
 		return -1;
 	}
-	*tgid = 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned value;
-
-		if (sscanf(line, "Tgid: %u", &value) == 1) {
-			*tgid = value;
-			break;
-		}
+	if (len < 0) {
+		snprintf(err, err_size, "cannot read %s/%u/status: %s", proc_root, pid, strerror((int)-len));
+		return -1;
 	}
-	fclose(f);
-	if (!*tgid) {
+	if (proc__parse_tgid(status, (size_t)len, tgid)) {
 		snprintf(err, err_size, "no process with PID %u (it has exited)", pid);
 		return -1;
 	}

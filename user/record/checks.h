@@ -24,7 +24,8 @@ int checks__resolve_pid(const char *proc_root, uint32_t pid, uint32_t *tgid, cha
 
 /*
  * Whether the effective capability set holds capability cap, read from a
- * /proc/PID/status file ("CapEff:" line). Returns 1, 0, or -1 if unreadable.
+ * /proc/PID/status file ("CapEff:" line). Returns 1, 0, or -1 if unreadable
+ * or malformed.
  */
 int checks__has_capability(const char *status_path, unsigned cap);
 

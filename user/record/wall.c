@@ -9,11 +9,12 @@
  */
 #include "user/record/wall.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "symbolizer/proc.h"
 
 #define MAX_THREADS (1u << 20)
 #define MAX_PENDING 65536
@@ -388,45 +389,21 @@ void wall__record(struct wall *wall, const struct record *r)
 
 /* ---- the start ---- */
 
-/* The state letter of /proc/TGID/task/TID/stat, or 0. */
-static char proc_state(uint32_t tgid, uint32_t tid)
-{
-	char path[64], buf[512], *close;
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", tgid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* The name in parentheses is the thread's to choose: the state follows the last ')'. */
-	close = strrchr(buf, ')');
-	return close && close[1] == ' ' ? close[2] : 0;
-}
+/* Threads are read from the host's /proc: the wall clock follows the host's threads. */
+#define PROC_ROOT "/proc"
 
 static size_t seed_process(struct sampler *sampler, uint32_t tgid)
 {
-	char path[64];
-	struct dirent *d;
+	struct proc_ids threads;
+	uint32_t tid;
 	size_t nr = 0;
-	DIR *dir;
 
-	snprintf(path, sizeof(path), "/proc/%u/task", tgid);
-	dir = opendir(path);
-	if (!dir)
+	if (proc__open_threads(&threads, PROC_ROOT, tgid))
 		return 0;
-	while ((d = readdir(dir))) {
-		char *end, letter;
-		unsigned long tid = strtoul(d->d_name, &end, 10);
+	while ((tid = proc__next_id(&threads))) {
 		enum jbpf_state state;
 
-		if (*end || !tid || tid > UINT32_MAX)
-			continue;
-		letter = proc_state(tgid, (uint32_t)tid);
-		switch (letter) {
+		switch (proc__thread_state(PROC_ROOT, tgid, tid)) {
 		case 0:
 		case 'Z':
 		case 'X':
@@ -441,35 +418,29 @@ static size_t seed_process(struct sampler *sampler, uint32_t tgid)
 		default:
 			state = JBPF_STATE_SLEEPING;
 		}
-		if (!sampler__seed_thread(sampler, (uint32_t)tid, tgid, state))
+		if (!sampler__seed_thread(sampler, tid, tgid, state))
 			nr++;
 	}
-	closedir(dir);
+	proc__close_ids(&threads);
 	return nr;
 }
 
 size_t wall__seed(struct wall *wall, struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids)
 {
-	struct dirent *d;
+	struct proc_ids processes;
+	uint32_t tgid;
 	size_t nr = 0;
-	DIR *proc;
 
 	(void)wall;
 	for (size_t i = 0; i < nr_tgids; i++)
 		nr += seed_process(sampler, tgids[i]);
 	if (nr_tgids)
 		return nr;
-	proc = opendir("/proc");
-	if (!proc)
+	if (proc__open_processes(&processes, PROC_ROOT))
 		return 0;
-	while ((d = readdir(proc))) {
-		char *end;
-		unsigned long tgid = strtoul(d->d_name, &end, 10);
-
-		if (!*end && tgid && tgid <= UINT32_MAX)
-			nr += seed_process(sampler, (uint32_t)tgid);
-	}
-	closedir(proc);
+	while ((tgid = proc__next_id(&processes)))
+		nr += seed_process(sampler, tgid);
+	proc__close_ids(&processes);
 	return nr;
 }
 
@@ -496,62 +467,39 @@ static uint64_t kernel_address(struct wall *wall, const char *name)
 	return start;
 }
 
+struct kernel_stack {
+	struct wall *wall;
+	__u64 *ips;
+	uint16_t n;
+};
+
+static void kernel_frame(void *ctx, const char *name, uint64_t offset)
+{
+	struct kernel_stack *ks = ctx;
+	uint64_t addr = name ? kernel_address(ks->wall, name) : 0;
+
+	ks->ips[ks->n++] = addr ? addr + offset : 0;
+}
+
 /*
  * The kernel stack of a thread that is not running, from
- * /proc/TGID/task/TID/stack: lines "[<0>] name+0xoff/0xsize", innermost
- * first. The kernel prints the names; kallsyms gives them back addresses,
- * so the frames are named like every other kernel frame.
+ * /proc/TGID/task/TID/stack (proc__kernel_stack), innermost first. The
+ * kernel prints the names; kallsyms gives them back addresses, so the
+ * frames are named like every other kernel frame.
  */
 static uint16_t proc_kernel_stack(struct wall *wall, uint32_t tgid, uint32_t tid, __u64 *ips, __s16 *err)
 {
-	char path[64], line[256];
-	uint16_t n = 0;
-	FILE *f;
+	struct kernel_stack ks = { .wall = wall, .ips = ips };
+	int n = proc__kernel_stack(PROC_ROOT, tgid, tid, JBPF_MAX_STACK_DEPTH, kernel_frame, &ks);
 
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/stack", tgid, tid);
-	f = fopen(path, "re");
-	if (!f) {
-		*err = (__s16)-errno;
-		return 0;
-	}
-	while (n < JBPF_MAX_STACK_DEPTH && fgets(line, sizeof(line), f)) {
-		char *name = strchr(line, ' '), *plus;
-		unsigned long long offset = 0;
-		uint64_t addr;
-
-		if (!name)
-			continue;
-		name++;
-		plus = strchr(name, '+');
-		if (plus) {
-			*plus = '\0';
-			offset = strtoull(plus + 1, NULL, 16);
-		} else {
-			name[strcspn(name, "\n")] = '\0';
-		}
-		addr = kernel_address(wall, name);
-		ips[n++] = addr ? addr + offset : 0;
-	}
-	fclose(f);
-	*err = 0;
-	return n;
+	*err = n < 0 ? (__s16)n : 0;
+	return ks.n;
 }
 
 static void proc_comm(uint32_t tgid, uint32_t tid, char comm[JBPF_COMM_LEN])
 {
-	char path[64];
-	size_t n = 0;
-	FILE *f;
-
 	memset(comm, 0, JBPF_COMM_LEN);
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, tid);
-	f = fopen(path, "re");
-	if (f) {
-		n = fread(comm, 1, JBPF_COMM_LEN - 1, f);
-		fclose(f);
-	}
-	if (n && comm[n - 1] == '\n')
-		comm[n - 1] = '\0';
+	proc__thread_comm(PROC_ROOT, tgid, tid, comm, JBPF_COMM_LEN);
 }
 
 /* A thread off CPU since `since` and still at the end: one wait up to the end. */

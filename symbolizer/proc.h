@@ -1,0 +1,212 @@
+/*
+ * proc: everything the profiler reads from /proc but the memory maps
+ * (procmaps.c), under a configurable proc root ("/proc", or a fixture
+ * tree in tests):
+ *
+ *   <root>/<tgid>/stat               start time (field 22), to tell a reused
+ *                                    pid from its predecessor
+ *   <root>/<tgid>/task/<tid>/stat    a thread's state letter (field 3)
+ *   <root>/<tgid>[/task/<tid>]/comm  a process's or a thread's name
+ *   <root>/<tgid>/task/<tid>/stack   the kernel stack of a thread off CPU
+ *   <root>/<tgid>[/task/<tid>]/status  Tgid, NSpid (the pid inside the
+ *                                    innermost pid namespace), effective
+ *                                    uid and gid, signal and capability masks
+ *   <root>/<tgid>/environ            one variable of the environment
+ *   <root>/ and <root>/<tgid>/task/  every process; a process's threads
+ *   <root>/<tgid>/root/...           the process's own view of the filesystem
+ *   <root>/<tgid>/map_files/<start>-<end>   a mapped file, even deleted
+ *
+ * Two layers. The parsers take a file's text and its length (no NUL
+ * needed past len, nothing read past it) and do no I/O; the readers open
+ * a file, read at most a fixed size of it (PROC_SMALL_MAX, or a limit the
+ * caller gives), and parse. Everything in these files may be chosen by the
+ * process (its comm, its environment) and is parsed as hostile input.
+ *
+ * Files inside the process root are opened as the design's rule for
+ * target-controlled paths says: resolved with openat2(RESOLVE_IN_ROOT |
+ * RESOLVE_NO_MAGICLINKS) as O_PATH, so an absolute symlink in a container
+ * points into the container and never at a host file; checked to be a
+ * regular file by fstat; only then reopened read-only through
+ * /proc/self/fd/N, so that a device or FIFO is never opened at all.
+ *
+ * Every function is reentrant and none keeps state between calls.
+ */
+#ifndef JBPF_PROC_H
+#define JBPF_PROC_H
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The kernel's TASK_COMM_LEN, with the NUL. */
+#define PROC_COMM_LEN 16
+/*
+ * stat, status and comm are a few hundred bytes to a couple of KiB (64
+ * supplementary groups make status longer): what is past this is not read.
+ */
+#define PROC_SMALL_MAX 8192
+/* The kernel's MAX_PID_NS_LEVEL is 32: at most 33 NSpid fields. */
+#define PROC_NSPID_MAX 33
+/* Longest kernel function name taken from a stack file (KSYM_NAME_LEN is 512). */
+#define PROC_KSYM_LEN 512
+
+/* ---- reading, bounded ---- */
+
+/*
+ * Reads at most size - 1 bytes of path (or of name relative to dirfd,
+ * which may be AT_FDCWD) into buf and NUL-terminates it. The file must be
+ * a regular file, as every /proc file is. Returns the length read or a
+ * negative errno.
+ */
+long proc__read_small(const char *path, char *buf, size_t size);
+long proc__read_small_at(int dirfd, const char *name, char *buf, size_t size);
+
+/*
+ * Reads at most max bytes of name relative to dirfd into a new buffer
+ * (NUL-terminated, the caller frees it): for cmdline and environ, which
+ * can be megabytes. Returns the length, or a negative errno with *out NULL.
+ */
+long proc__read_alloc_at(int dirfd, const char *name, size_t max, char **out);
+
+/*
+ * <root>/<tgid>/<leaf> and <root>/<tgid>/task/<tid>/<leaf> into buf, as
+ * proc__read_small. -ENAMETOOLONG when the path does not fit PATH_MAX.
+ */
+long proc__read_process_file(const char *proc_root, uint32_t tgid, const char *leaf, char *buf, size_t size);
+long proc__read_thread_file(const char *proc_root, uint32_t tgid, uint32_t tid, const char *leaf, char *buf,
+			    size_t size);
+
+/* ---- parsers (pure) ---- */
+
+/* Parses a stat line's field 22 (the comm in it may hold spaces and ')'). 0 or -EINVAL. */
+int proc__parse_start_time(const char *stat, uint64_t *start_time);
+
+/* The state letter of a stat line (field 3, after the comm's last ')'), or 0. */
+char proc__parse_state(const char *stat);
+
+/*
+ * The last number of status's "NSpid:" line: the pid as the innermost pid
+ * namespace of the task sees it (one number per level, outermost first).
+ * Returns 0; -ENOENT when there is no such line (before Linux 4.1, which
+ * has no way to tell); -EINVAL when the line holds anything but 1 to
+ * PROC_NSPID_MAX numbers from 1 to INT_MAX (then *nspid is unchanged).
+ */
+int proc__parse_nspid(const char *status, size_t len, uint32_t *nspid);
+
+/* The "Tgid:" line of status: 0, or -EINVAL when missing or malformed. */
+int proc__parse_tgid(const char *status, size_t len, uint32_t *tgid);
+
+/*
+ * The effective uid and gid of status: the second of the four numbers of
+ * its "Uid:" and "Gid:" lines. 0, or -EINVAL when either line is missing,
+ * malformed, or holds (uid_t)-1 (outputs then unchanged).
+ */
+int proc__parse_ids(const char *status, size_t len, uint32_t *euid, uint32_t *egid);
+
+/*
+ * A hex mask line of status (key "SigCgt:", "CapEff:" and the like, with
+ * its colon): 1 to 16 hex digits and nothing else. 0 or -EINVAL.
+ */
+int proc__parse_mask(const char *status, size_t len, const char *key, uint64_t *mask);
+
+/*
+ * The value of the first NAME=... in a NUL-separated environment (len
+ * bytes, as /proc/PID/environ holds it) with *vlen its length, or NULL.
+ */
+const char *proc__env_value(const char *environ, size_t len, const char *name, size_t *vlen);
+
+/*
+ * One line of a kernel stack file, "[<0>] name+0xoff/0xsize" (or "[<0>]
+ * name" alone), len bytes with or without its newline: the name cut to
+ * namesize - 1 bytes into name, and the offset (0 when malformed). 0, or
+ * -EINVAL for a line without the blank before the name.
+ */
+int proc__parse_kernel_frame(const char *line, size_t len, char *name, size_t namesize, uint64_t *offset);
+
+/* A /proc directory entry's name as a pid or tid (1 to INT_MAX, digits only), or 0. */
+uint32_t proc__parse_id(const char *name);
+
+/* ---- a process and its threads ---- */
+
+/* Start time of tgid in clock ticks since boot. 0, or -ESRCH if gone. */
+int proc__start_time(const char *proc_root, uint32_t tgid, uint64_t *start_time);
+
+/*
+ * The name of a process (proc__comm) or of one of its threads, newline
+ * removed, into buf (NUL-terminated; "" on failure). 0 or a negative errno.
+ */
+int proc__comm(const char *proc_root, uint32_t tgid, char *buf, size_t size);
+int proc__thread_comm(const char *proc_root, uint32_t tgid, uint32_t tid, char *buf, size_t size);
+
+/* The state letter of a thread ('R', 'S', 'D', 'Z', ...), or 0 if it cannot be read. */
+char proc__thread_state(const char *proc_root, uint32_t tgid, uint32_t tid);
+
+/* tgid as its own pid namespace sees it (proc__parse_nspid); tgid when unknown. */
+uint32_t proc__nspid(const char *proc_root, uint32_t tgid);
+
+/*
+ * Reads a thread's kernel stack, innermost frame first, and calls
+ * frame(ctx, name, offset) for each of at most max frames; name is NULL
+ * for a line too long to read, so that the frames after it keep their
+ * depth, and lines that are no frame are skipped. Returns the count, or a negative
+ * errno when the file cannot be opened (-ENOENT: the thread is gone;
+ * -EACCES: not root).
+ */
+typedef void proc_kernel_frame_fn(void *ctx, const char *name, uint64_t offset);
+int proc__kernel_stack(const char *proc_root, uint32_t tgid, uint32_t tid, size_t max, proc_kernel_frame_fn *frame,
+		       void *ctx);
+
+/*
+ * Lists the processes of the host (every numeric entry of the root) or
+ * one process's threads: open, then proc__next_id until it returns 0,
+ * then close (NULL-safe, safe twice). Entries are what the directory
+ * holds at the time; a process may exit before it is read.
+ */
+struct proc_ids {
+	DIR *dir;
+};
+int proc__open_processes(struct proc_ids *ids, const char *proc_root);
+int proc__open_threads(struct proc_ids *ids, const char *proc_root, uint32_t tgid);
+uint32_t proc__next_id(struct proc_ids *ids);
+void proc__close_ids(struct proc_ids *ids);
+
+/* ---- files of a process ---- */
+
+/*
+ * Opens path (absolute, as the process sees it) read-only inside the
+ * process's root. Symlinks are followed, inside that root (build-id links
+ * under /usr/lib/debug are symlinks). Returns an fd (O_CLOEXEC) of a
+ * regular file, or a negative errno: -EINVAL for anything else (FIFO,
+ * device, directory), -ESRCH when the process is gone.
+ */
+int proc__open_in_root(const char *proc_root, uint32_t tgid, const char *path);
+
+/*
+ * Opens the file mapped at [start, end) through map_files, of <root>/<tgid>
+ * or of the /proc/PID directory pid_dirfd. fd or a negative errno, as
+ * above.
+ */
+int proc__open_map_file(const char *proc_root, uint32_t tgid, uint64_t start, uint64_t end);
+int proc__open_map_file_at(int pid_dirfd, uint64_t start, uint64_t end);
+
+/*
+ * Opens path on the host the same way (O_PATH, fstat, reopen), without
+ * the root confinement: for files named by the profiler's own
+ * configuration. fd or a negative errno, as above.
+ */
+int proc__open_regular(const char *path);
+
+/*
+ * Finishes opening a file the target controls: fd (or a negative errno,
+ * passed through) is kept only if it is a regular file, else closed and
+ * -EINVAL returned. An O_PATH fd is reopened read-only through
+ * /proc/self/fd/N and closed. PROC_OPEN_FLAGS are the flags of that
+ * read-only open; its O_NONBLOCK keeps a FIFO from blocking an open
+ * that got past the check in a race, and changes nothing for a regular file.
+ */
+int proc__regular_or_close(int fd);
+#define PROC_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+
+#endif /* JBPF_PROC_H */

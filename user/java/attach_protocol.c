@@ -1,0 +1,337 @@
+/*
+ * attach_protocol: HotSpot's dynamic attach protocol, the client side
+ * (jvm_load_agent in attach.h).
+ *
+ * HotSpot on Linux starts its attach listener lazily. The client's side of
+ * the handshake, with the JVM's view of the names (its /tmp is always
+ * "/tmp", and <nspid> is its pid in its own pid namespace):
+ *
+ *   client                                   JVM
+ *   ------                                   ---
+ *   /tmp/.java_pid<nspid> a live socket? --- yes: skip to connect
+ *   create /tmp/.attach_pid<nspid>,
+ *     owned by the JVM's euid (or root)
+ *   SIGQUIT ------------------------------>  signal thread: is there
+ *                                            <cwd>/.attach_pid<nspid>, else
+ *                                            /tmp/.attach_pid<nspid>, owned
+ *                                            by my euid or root? then start
+ *                                            the listener, bind
+ *                                            /tmp/.java_pid<nspid> (0600);
+ *                                            else print a thread dump
+ *   poll for the socket, remove the trigger
+ *   connect as the JVM's euid/egid  ------>  SO_PEERCRED: my euid/egid, or root?
+ *   "1\0load\0PATH\0true\0OPTIONS\0" ----->  dlopen PATH, Agent_OnAttach(OPTIONS)
+ *   read to EOF  <-------------------------  "0\nreturn code: N\n", close
+ *
+ * The attach socket is connected through /proc/self/fd/N of the very
+ * inode checked (owner the JVM's uid, a socket), never through a path the
+ * target could redirect; the trigger file is created with O_EXCL in the
+ * target's /tmp fd; every wait has a deadline and the reply a size bound.
+ */
+#include "user/java/attach_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "symbolizer/proc.h"
+
+/* Wait between checks for the attach socket: HotSpot sends no notice. */
+#define SOCKET_POLL_FIRST_MS 2
+#define SOCKET_POLL_MAX_MS 64
+
+enum { SOCKET_ABSENT = -2 };
+
+/*
+ * Connects to the attach socket name in the target's /tmp: fd, -1 with err
+ * set, or SOCKET_ABSENT when nothing usable is there (*found then says what
+ * was, if anything, so that a replacement can be told from it).
+ */
+static int connect_attach_socket(struct jvm_target *t, const char *name, int64_t deadline, struct stat *found,
+				 int *have_found, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int pfd, fd, rc, saved;
+	struct attach_saved_ids ids;
+
+	*have_found = 0;
+	pfd = openat(t->tmp_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return SOCKET_ABSENT;
+	if (fstat(pfd, found)) {
+		close(pfd);
+		return SOCKET_ABSENT;
+	}
+	*have_found = 1;
+	if (!S_ISSOCK(found->st_mode) || found->st_uid != t->uid) {
+		close(pfd);
+		return SOCKET_ABSENT;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create a Unix socket: %s", strerror(errno));
+		close(pfd);
+		return -1;
+	}
+	/* The very inode checked above, whatever the name points to by now. */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", pfd);
+	for (;;) {
+		if (attach_enter_ids(t, &ids, err, errlen)) {
+			rc = -1;
+			break;
+		}
+		rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+		saved = errno;
+		attach_leave_ids(&ids);
+		if (!rc)
+			break;
+		/* A full backlog: the listener is busy with another client. */
+		if (saved == EAGAIN && attach_ms_left(deadline)) {
+			poll(NULL, 0, 10);
+			continue;
+		}
+		if (saved == ECONNREFUSED) {
+			rc = SOCKET_ABSENT; /* a stale file: nobody listens */
+			break;
+		}
+		snprintf(err, errlen, "cannot connect to the attach socket /tmp/%s of JVM pid %d: %s", name,
+			 (int)t->pid, strerror(saved));
+		break;
+	}
+	close(pfd);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+static int signal_target(const struct jvm_target *t, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0);
+}
+
+/*
+ * Creates the trigger, signals, waits for a socket other than *stale (if
+ * have_stale), removes the trigger.
+ */
+static int start_listener(struct jvm_target *t, const char *sock_name, const struct stat *stale, int have_stale,
+			  int64_t deadline, int timeout_ms, char *err, size_t errlen)
+{
+	int64_t start = clock_monotonic_ms(), resend_at = start + timeout_ms / 2;
+	int step = SOCKET_POLL_FIRST_MS, resent = 0, fd, catches, result = -1;
+	char trigger[32], secs[16], status[PROC_SMALL_MAX];
+	struct stat trig;
+	long len;
+
+	/* Without a handler SIGQUIT kills (-Xrs, or a JVM still starting). */
+	len = proc__read_small_at(t->proc_fd, "status", status, sizeof(status));
+	catches = len > 0 ? attach_status_catches(status, (size_t)len, SIGQUIT) : -1;
+	if (catches != 1) {
+		snprintf(err, errlen, "JVM pid %d does not handle SIGQUIT (started with -Xrs, or still starting up), "
+			 "so signalling it to attach would kill it; start it with -XX:+StartAttachListener", (int)t->pid);
+		return -1;
+	}
+	snprintf(trigger, sizeof(trigger), ".attach_pid%d", (int)t->nspid);
+	fd = openat(t->tmp_fd, trigger, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		/* Left by a client that died, or planted: it means nothing now. */
+		unlinkat(t->tmp_fd, trigger, 0);
+		fd = openat(t->tmp_fd, trigger, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create the attach trigger /tmp/%s of JVM pid %d: %s", trigger,
+			 (int)t->pid, strerror(errno));
+		return -1;
+	}
+	/* HotSpot honours a trigger owned by its own euid (or root in its user namespace). */
+	if (fstat(fd, &trig)) {
+		snprintf(err, errlen, "cannot stat the attach trigger /tmp/%s: %s", trigger, strerror(errno));
+		close(fd);
+		unlinkat(t->tmp_fd, trigger, 0);
+		return -1;
+	}
+	if (fchown(fd, t->uid, t->gid)) {
+		snprintf(err, errlen, "cannot hand the attach trigger /tmp/%s to uid %u of JVM pid %d: %s", trigger,
+			 (unsigned)t->uid, (int)t->pid, strerror(errno));
+		close(fd);
+		goto out;
+	}
+	close(fd);
+	if (signal_target(t, SIGQUIT)) {
+		snprintf(err, errlen, "cannot signal JVM pid %d: %s", (int)t->pid, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		struct stat st;
+
+		if (!fstatat(t->tmp_fd, sock_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISSOCK(st.st_mode) &&
+		    st.st_uid == t->uid && !(have_stale && st.st_dev == stale->st_dev && st.st_ino == stale->st_ino)) {
+			result = 0;
+			break;
+		}
+		if (!attach_ms_left(deadline)) {
+			attach_format_seconds(secs, sizeof(secs), timeout_ms);
+			snprintf(err, errlen, "JVM pid %d did not open its attach socket within %s (is it hung, or is "
+				 "attach disabled?)", (int)t->pid, secs);
+			break;
+		}
+		/* jcmd signals once more half way, in case the first came too early. */
+		if (!resent && clock_monotonic_ms() >= resend_at) {
+			resent = 1;
+			signal_target(t, SIGQUIT);
+		}
+		if (attach_target_exited(t, step < attach_ms_left(deadline) ? step : attach_ms_left(deadline))) {
+			snprintf(err, errlen, "JVM pid %d exited while jbpfprof was attaching to it", (int)t->pid);
+			break;
+		}
+		if (step < SOCKET_POLL_MAX_MS)
+			step *= 2;
+	}
+out:
+	attach_unlink_if_same(t->tmp_fd, trigger, &trig);
+	return result;
+}
+
+/* Sends all of buf on the nonblocking fd before deadline. */
+static int send_request(int fd, const char *buf, size_t len, int64_t deadline)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		ssize_t n = send(fd, buf + done, len - done, MSG_NOSIGNAL);
+
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		if (!attach_ms_left(deadline) || poll(&p, 1, attach_ms_left(deadline)) == 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Reads to EOF before deadline, at most max bytes; -1 with errno (EMSGSIZE: longer). */
+static ssize_t read_reply(int fd, char *buf, size_t max, int64_t deadline)
+{
+	size_t len = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char extra;
+		ssize_t n = len < max ? read(fd, buf + len, max - len) : read(fd, &extra, 1);
+
+		if (n == 0)
+			return (ssize_t)len;
+		if (n > 0 && len >= max) {
+			errno = EMSGSIZE;
+			return -1;
+		}
+		if (n > 0) {
+			len += (size_t)n;
+			continue;
+		}
+		if (errno != EAGAIN && errno != EINTR)
+			return -1;
+		if (!attach_ms_left(deadline) || poll(&p, 1, attach_ms_left(deadline)) == 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+}
+
+int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
+		   size_t errlen)
+{
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
+	char sock_name[32], request[2 * ATTACH_ARG_MAX + 32], msg[512], secs[16];
+	char *reply = NULL;
+	struct stat stale = { 0 };
+	int fd, have_stale, rc, result = -1;
+	size_t plen, olen, n = 0;
+	ssize_t len;
+
+	if (!options)
+		options = "";
+	plen = strlen(agent_path);
+	olen = strlen(options);
+	if (agent_path[0] != '/' || plen > ATTACH_ARG_MAX || olen > ATTACH_ARG_MAX) {
+		snprintf(err, errlen, "cannot load an agent into JVM pid %d: its path must be absolute, and path and "
+			 "options at most %d bytes each", (int)t->pid, ATTACH_ARG_MAX);
+		return -1;
+	}
+	snprintf(sock_name, sizeof(sock_name), ".java_pid%d", (int)t->nspid);
+	fd = connect_attach_socket(t, sock_name, deadline, &stale, &have_stale, err, errlen);
+	if (fd == SOCKET_ABSENT) {
+		if (start_listener(t, sock_name, &stale, have_stale, deadline, timeout_ms, err, errlen))
+			return -1;
+		fd = connect_attach_socket(t, sock_name, deadline, &stale, &have_stale, err, errlen);
+		if (fd == SOCKET_ABSENT)
+			snprintf(err, errlen, "JVM pid %d opened its attach socket but does not accept connections on "
+				 "it", (int)t->pid);
+	}
+	if (fd < 0)
+		return -1;
+
+	/* Protocol 1: version, command and three arguments, each NUL-terminated. */
+	memcpy(request, "1\0load\0", 7);
+	n = 7;
+	memcpy(request + n, agent_path, plen + 1);
+	n += plen + 1;
+	memcpy(request + n, "true", 5);
+	n += 5;
+	memcpy(request + n, options, olen + 1);
+	n += olen + 1;
+	attach_format_seconds(secs, sizeof(secs), timeout_ms);
+	if (send_request(fd, request, n, deadline)) {
+		snprintf(err, errlen, "cannot send the load request to JVM pid %d: %s", (int)t->pid,
+			 errno == ETIMEDOUT ? "timed out" : strerror(errno));
+		goto out;
+	}
+	reply = malloc(ATTACH_REPLY_MAX);
+	if (!reply) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	len = read_reply(fd, reply, ATTACH_REPLY_MAX, deadline);
+	if (len < 0) {
+		if (errno == ETIMEDOUT)
+			snprintf(err, errlen, "JVM pid %d did not answer the load request within %s (is it hung, or "
+				 "is the agent's Agent_OnAttach still running?)", (int)t->pid, secs);
+		else if (errno == EMSGSIZE)
+			snprintf(err, errlen, "JVM pid %d sent a reply longer than %d bytes to the load request",
+				 (int)t->pid, ATTACH_REPLY_MAX);
+		else
+			snprintf(err, errlen, "cannot read the reply of JVM pid %d: %s", (int)t->pid, strerror(errno));
+		goto out;
+	}
+	if (attach_parse_reply(reply, (size_t)len, &rc, msg, sizeof(msg))) {
+		snprintf(err, errlen, "JVM pid %d could not load the agent: %s", (int)t->pid, msg);
+		goto out;
+	}
+	if (rc) {
+		snprintf(err, errlen, "the agent failed in JVM pid %d (Agent_OnAttach returned %d)", (int)t->pid, rc);
+		goto out;
+	}
+	result = 0;
+out:
+	free(reply);
+	close(fd);
+	return result;
+}

@@ -1,0 +1,282 @@
+/*
+ * attach_tmp: what the profiler creates in a target JVM's /tmp: the agent
+ * file and the socket the agent connects back to (contracts in attach.h).
+ *
+ * Every name is one path component relative to the target's /tmp fd
+ * (jvm_target_open), created with O_EXCL and O_NOFOLLOW, and checked by
+ * fstat before it is trusted. The socket is bound through
+ * /proc/self/fd/<tmp_fd>/<name>, so no symlink in the target redirects
+ * it to the host, under the target's ids so it is the target's from
+ * birth.
+ */
+#include "user/java/attach_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/random.h"
+
+/* Names tried for the agent when its hashed name is taken by a stranger. */
+#define INSTALL_ATTEMPTS 8
+
+/*
+ * FNV-1a, 64 bits. It only names the file: a file found under that name is
+ * compared byte for byte before it is reused, so no collision can matter.
+ */
+static uint64_t content_hash(const void *data, size_t size)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < size; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+
+static int write_full(int fd, const void *buf, size_t size)
+{
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = write(fd, (const char *)buf + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+
+/* ---- jvm_install_agent ---- */
+
+/* Whether fd is a file only root can change holding exactly image. */
+static int same_trusted_content(int fd, const void *image, size_t size)
+{
+	char buf[65536];
+	struct stat st;
+	size_t off = 0;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+	    st.st_size < 0 || (uint64_t)st.st_size != size)
+		return 0;
+	while (off < size) {
+		size_t want = size - off < sizeof(buf) ? size - off : sizeof(buf);
+		ssize_t n = attach_read_full(fd, buf, want);
+
+		if (n != (ssize_t)want || memcmp(buf, (const char *)image + off, want))
+			return 0;
+		off += want;
+	}
+	return 1;
+}
+
+/* Creates name with image in it. 0, -1 with errno (EEXIST: name is taken). */
+static int create_agent_file(int dirfd, const char *name, const void *image, size_t size)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	struct stat st;
+	int saved;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st)) {
+		saved = errno;
+		close(fd);
+		unlinkat(dirfd, name, 0);
+		errno = saved;
+		return -1;
+	}
+	/* The mode is exact whatever the umask: the JVM may run as any user. */
+	if (fchmod(fd, 0644) || write_full(fd, image, size) || fsync(fd)) {
+		saved = errno;
+		close(fd);
+		attach_unlink_if_same(dirfd, name, &st);
+		errno = saved == EEXIST ? EIO : saved;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int jvm_install_agent(struct jvm_target *t, const void *image, size_t size, char *path, size_t pathlen, char *err,
+		      size_t errlen)
+{
+	unsigned long long hash = (unsigned long long)content_hash(image, size);
+	char name[64];
+	int fd, i;
+
+	snprintf(name, sizeof(name), "jbpfagent-%016llx.so", hash);
+	if (pathlen < sizeof("/tmp/") + strlen(name) + 10) {
+		snprintf(err, errlen, "internal error: agent path buffer too small");
+		return -1;
+	}
+	if (!create_agent_file(t->tmp_fd, name, image, size))
+		goto done;
+	if (errno != EEXIST)
+		goto fail;
+	/* Someone's file by that name: ours from an earlier run, or a stranger's. */
+	fd = openat(t->tmp_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0) {
+		int same = same_trusted_content(fd, image, size);
+
+		close(fd);
+		if (same)
+			goto done;
+	}
+	for (i = 0; i < INSTALL_ATTEMPTS; i++) {
+		snprintf(name, sizeof(name), "jbpfagent-%016llx-%08x.so", hash, (unsigned)random_u64());
+		if (!create_agent_file(t->tmp_fd, name, image, size))
+			goto done;
+		if (errno != EEXIST)
+			goto fail;
+	}
+fail:
+	snprintf(err, errlen, "cannot write the agent into /tmp of JVM pid %d: %s (is its /tmp full or read-only?)",
+		 (int)t->pid, strerror(errno));
+	return -1;
+done:
+	snprintf(path, pathlen, "/tmp/%s", name);
+	return 0;
+}
+
+/* ---- jvm_listen, jvm_accept ---- */
+
+int jvm_listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct attach_saved_ids ids;
+	char name[64];
+	struct stat st;
+	mode_t old_umask;
+	int fd, rc, saved;
+
+	snprintf(name, sizeof(name), "jbpfprof-%016llx.sock", (unsigned long long)random_u64());
+	if ((size_t)snprintf(path, pathlen, "/tmp/%s", name) >= pathlen) {
+		snprintf(err, errlen, "internal error: socket path buffer too small");
+		return -1;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", t->tmp_fd, name);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create a Unix socket: %s", strerror(errno));
+		return -1;
+	}
+	/* Linux takes a socket file's mode from the socket's inode, less the umask: 0600 either way. */
+	fchmod(fd, 0600);
+	old_umask = umask(077);
+	if (attach_enter_ids(t, &ids, err, errlen)) {
+		umask(old_umask);
+		close(fd);
+		return -1;
+	}
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	saved = errno;
+	attach_leave_ids(&ids);
+	umask(old_umask);
+	if (rc) {
+		snprintf(err, errlen, "cannot create a socket in /tmp of JVM pid %d as its user %u: %s", (int)t->pid,
+			 (unsigned)t->uid, strerror(saved));
+		close(fd);
+		return -1;
+	}
+	if (fstatat(t->tmp_fd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISSOCK(st.st_mode) || st.st_uid != t->uid ||
+	    (st.st_mode & 07777) != 0600) {
+		snprintf(err, errlen, "the socket created in /tmp of JVM pid %d is not a mode 0600 socket of uid %u",
+			 (int)t->pid, (unsigned)t->uid);
+		goto fail;
+	}
+	if (listen(fd, 8)) {
+		snprintf(err, errlen, "cannot listen on %s in JVM pid %d's /tmp: %s", name, (int)t->pid,
+			 strerror(errno));
+		goto fail;
+	}
+	return fd;
+fail:
+	unlinkat(t->tmp_fd, name, 0);
+	close(fd);
+	return -1;
+}
+
+/* Removes the socket file at path ("/tmp/NAME") if it is still a socket of the target's user. */
+static void unlink_socket(const struct jvm_target *t, const char *path)
+{
+	const char *name = strncmp(path, "/tmp/", 5) ? NULL : path + 5;
+	struct stat st;
+
+	if (!name || !*name || strchr(name, '/'))
+		return;
+	if (!fstatat(t->tmp_fd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISSOCK(st.st_mode) && st.st_uid == t->uid)
+		unlinkat(t->tmp_fd, name, 0);
+}
+
+void jvm_unlisten(struct jvm_target *t, int listen_fd, const char *path)
+{
+	if (listen_fd >= 0)
+		close(listen_fd);
+	unlink_socket(t, path);
+}
+
+int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeout_ms, char *err, size_t errlen)
+{
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
+	unsigned refused = 0;
+	char secs[16];
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = listen_fd, .events = POLLIN }, { .fd = t->pidfd, .events = POLLIN } };
+		struct ucred cred;
+		socklen_t clen = sizeof(cred);
+		int left = attach_ms_left(deadline), fd;
+
+		if (!left)
+			break;
+		if (poll(p, 2, left) < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "waiting for the agent in JVM pid %d: poll: %s", (int)t->pid,
+				 strerror(errno));
+			goto fail;
+		}
+		if (p[0].revents) {
+			fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) && cred.pid == t->pid) {
+				unlink_socket(t, path);
+				return fd;
+			}
+			close(fd);
+			refused++;
+			continue;
+		}
+		if (p[1].revents) {
+			snprintf(err, errlen, "JVM pid %d exited before its agent connected to jbpfprof", (int)t->pid);
+			goto fail;
+		}
+	}
+	attach_format_seconds(secs, sizeof(secs), timeout_ms);
+	snprintf(err, errlen, "the agent in JVM pid %d did not connect within %s%s (see the JVM's stderr)",
+		 (int)t->pid, secs, refused ? "; connections from other processes were refused" : "");
+fail:
+	unlink_socket(t, path);
+	return -1;
+}
