@@ -3,7 +3,8 @@
 #   make                  build/jbpfprof (release: -O2, BPF skeletons embedded)
 #   make test             unit and browser tests under ASan+UBSan, then root integration tests
 #   make check-unit       unit tests only
-#   make check-browser    the flame graph page in headless Chromium (/usr/bin/chromium)
+#   make check-browser    the flame graph page in headless Chromium (/usr/bin/chromium), through
+#                         Playwright (npm ci in tests/browser, done by install-deps.sh)
 #   make check-integration  integration tests only (root; skip with a reason otherwise)
 #   make bench            the benchmarks in bench/ (see docs/benchmarks.md)
 #   make install PREFIX=/usr/local DESTDIR=
@@ -68,11 +69,13 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
 # Unit tests of the agent's JVM-free modules: test_agent_M tests jvmti-stub/M.c.
 AGENT_UNIT_TESTS := $(filter $(OUTPUT)/asan/tests/test_agent_%,$(UNIT_TESTS))
-# Browser tests: C, driving headless Chromium over the DevTools pipe
-# (tests/browser/cdp.c); screenshots are left in ARTIFACT_DIR.
-BROWSER_SRCS := $(wildcard tests/browser/test_*.c)
-BROWSER_TESTS := $(patsubst tests/browser/%.c,$(OUTPUT)/asan/tests/%,$(BROWSER_SRCS))
-BROWSER_CLIENT_OBJS := $(OUTPUT)/asan/tests/browser/cdp.o $(OUTPUT)/asan/tests/browser/json.o
+# Browser tests: BROWSER_PAGE_WRITER (tests/browser/flamegraph_pages.c, the
+# project's writers under ASan) writes the pages and what they must show; each
+# tests/browser/test_*.mjs runs it, opens the pages in Debian's Chromium through
+# Playwright (playwright-core, pinned by tests/browser/package-lock.json) and
+# leaves screenshots in ARTIFACT_DIR.
+BROWSER_PAGE_WRITER := $(OUTPUT)/asan/tests/flamegraph_pages
+BROWSER_TESTS := $(wildcard tests/browser/test_*.mjs)
 ARTIFACT_DIR ?= $(OUTPUT)/artifacts
 INTEGRATION_SRCS := $(wildcard tests/integration/test_*.c)
 INTEGRATION_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/%,$(INTEGRATION_SRCS))
@@ -171,10 +174,10 @@ $(OUTPUT)/asan/tests/%: $(OUTPUT)/asan/tests/unit/%.o $(ASAN_LIB_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ASAN_CFLAGS) $^ $(LIBS) -lcmocka -o $@
 
-$(BROWSER_TESTS): $(OUTPUT)/asan/tests/%: $(OUTPUT)/asan/tests/browser/%.o $(BROWSER_CLIENT_OBJS) $(ASAN_LIB_OBJS)
+$(BROWSER_PAGE_WRITER): $(OUTPUT)/asan/tests/browser/flamegraph_pages.o $(ASAN_LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ASAN_CFLAGS) $^ $(LIBS) -lcmocka -o $@
+	$(Q)$(CC) $(ASAN_CFLAGS) $^ $(LIBS) -o $@
 
 # The agent's modules for its unit tests: the agent's own flags plus the
 # sanitizers (the agent itself is never built with them: see stub.mk).
@@ -232,8 +235,8 @@ fixtures: $(FIXTURES)
 check-unit: $(UNIT_TESTS) $(FIXTURES)
 	$(Q)FIXTURE_DIR=$(OUTPUT)/fixtures tests/run-suite.sh unit $(UNIT_TESTS)
 
-check-browser: $(BROWSER_TESTS)
-	$(Q)ARTIFACT_DIR=$(ARTIFACT_DIR) tests/run-suite.sh browser $(BROWSER_TESTS)
+check-browser: $(BROWSER_PAGE_WRITER)
+	$(Q)ARTIFACT_DIR=$(ARTIFACT_DIR) PAGE_WRITER=$(BROWSER_PAGE_WRITER) tests/run-suite.sh browser $(BROWSER_TESTS)
 
 check-integration: $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) $(WORKLOADS) $(JAVA_CLASSES_STAMP)
 	$(Q)JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads \
@@ -243,9 +246,9 @@ check-integration: $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) $(WORKLOADS) $(J
 # Unit tests first: they are fast and say more precisely what broke; then
 # the browser tests, then the integration tests. All run even if one
 # fails; the last line is the total.
-test: all check-handler $(UNIT_TESTS) $(BROWSER_TESTS) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS)
+test: all check-handler $(UNIT_TESTS) $(BROWSER_PAGE_WRITER) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS)
 	$(Q)FIXTURE_DIR=$(OUTPUT)/fixtures JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads \
-		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) ARTIFACT_DIR=$(ARTIFACT_DIR) \
+		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) ARTIFACT_DIR=$(ARTIFACT_DIR) PAGE_WRITER=$(BROWSER_PAGE_WRITER) \
 		tests/run-suite.sh all $(UNIT_TESTS) $(BROWSER_TESTS) $(INTEGRATION_TESTS)
 
 check-headers: $(SKELS)

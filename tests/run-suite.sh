@@ -1,7 +1,10 @@
 #!/bin/bash
 # Runs test programs one after another and ends with one tally line,
-# "N passed, N failed, N skipped", summed from each program's cmocka
-# summary. Exits non-zero if any test failed or any program crashed.
+# "N passed, N failed, N skipped", summed from each program's summary:
+# cmocka's ("[  PASSED  ] N test(s).") or, for the Node tests, TAP's
+# ("# pass N", "# fail N", "# cancelled N", "# skipped N"; a cancelled
+# test, one that timed out or never ran to its end, counts as failed).
+# Exits non-zero if any test failed or any program crashed.
 #
 #   tests/run-suite.sh NAME PROGRAM...
 set -u
@@ -15,9 +18,16 @@ for t in "$@"; do
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log" | tail -1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s).*/\1/p' "$log" | tail -1)
 	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s).*/\1/p' "$log" | tail -1)
+	if [ -z "$p$f$s" ]; then
+		p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$log" | tail -1)
+		f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$log" | tail -1)
+		c=$(sed -n 's/^# cancelled \([0-9]*\)$/\1/p' "$log" | tail -1)
+		s=$(sed -n 's/^# skipped \([0-9]*\)$/\1/p' "$log" | tail -1)
+		[ -n "$f$c" ] && f=$((${f:-0} + ${c:-0}))
+	fi
 	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
 	# A program that died before its summary counts as one failure.
-	if [ "$status" -ne 0 ] && [ -z "$f" ]; then
+	if [ "$status" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
 		echo "$name: $t exited with status $status before reporting" >&2
 		broken=$((broken + 1))
 	fi

@@ -1,0 +1,452 @@
+/*
+ * flamegraph_pages DIR: writes the flame graph pages the browser tests
+ * open, and what each page must show, into DIR (which must exist).
+ *
+ * Each page is written by the project's own writers (output_flamegraph_write
+ * or output_flamegraph_diff_write) from a profile built here, one page per
+ * check of test_flamegraph_page.mjs, named after it. DIR/expected.json holds,
+ * under the same check names, the page's file name and the texts and
+ * numbers the page must show, computed here from the same profiles: the
+ * browser test only drives the page and compares, so every number it checks
+ * comes from C, not from the page's own JavaScript.
+ *
+ * Exits 0 when every page and expected.json are written; otherwise 1, with
+ * the reason on stderr (the browser test then fails each check with it).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/output.h"
+#include "profile/profile.h"
+
+#define MAX_DEPTH 32   /* deeper than any stack built here */
+
+/* A JSON writer just big enough for expected.json: nesting is written by the caller. */
+struct emitter {
+	FILE *out;
+	bool first;   /* no member written yet in the innermost object or array */
+};
+
+static const char *dir;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("flamegraph_pages: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* s as a JSON string: quotes, backslashes and control bytes escaped, UTF-8 as it is. */
+static void emit_quoted(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(out, "\\%c", *c);
+		else if (*c < 0x20)
+			fprintf(out, "\\u%04x", *c);
+		else
+			fputc(*c, out);
+	}
+	fputc('"', out);
+}
+
+/* The comma and key before a member; key is NULL inside an array. */
+static void emit_key(struct emitter *e, const char *key)
+{
+	if (!e->first)
+		fputc(',', e->out);
+	e->first = false;
+	fputc('\n', e->out);
+	if (key) {
+		emit_quoted(e->out, key);
+		fputc(':', e->out);
+	}
+}
+
+static void emit_open(struct emitter *e, const char *key, char bracket)
+{
+	emit_key(e, key);
+	fputc(bracket, e->out);
+	e->first = true;
+}
+
+static void emit_close(struct emitter *e, char bracket)
+{
+	fputc(bracket, e->out);
+	e->first = false;
+}
+
+static void emit_string(struct emitter *e, const char *key, const char *value)
+{
+	emit_key(e, key);
+	emit_quoted(e->out, value);
+}
+
+static void emit_u64(struct emitter *e, const char *key, uint64_t value)
+{
+	emit_key(e, key);
+	fprintf(e->out, "%" PRIu64, value);
+}
+
+/* Opens one check's object, naming the page it opens. */
+static void emit_check(struct emitter *e, const char *check, const char *page)
+{
+	emit_open(e, check, '{');
+	emit_string(e, "page", page);
+}
+
+/* Adds count to the stack given as (name, kind) pairs, root first, ending with NULL. */
+static void add(struct profile *p, uint64_t count, ...)
+{
+	uint32_t frames[MAX_DEPTH];
+	size_t depth = 0;
+	const char *name;
+	va_list ap;
+
+	va_start(ap, count);
+	while ((name = va_arg(ap, const char *))) {
+		int64_t id = profile__intern(p, name, (enum frame_kind)va_arg(ap, int));
+
+		if (id < 0 || depth == MAX_DEPTH)
+			die("cannot add frame %s", name);
+		frames[depth++] = (uint32_t)id;
+	}
+	va_end(ap);
+	if (profile__add(p, frames, depth, count))
+		die("cannot add a stack of %zu frames", depth);
+}
+
+static struct profile *new_profile(void)
+{
+	struct profile *p = profile__new(NULL);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+/* Writes DIR/file: a diff page when before is not NULL, else a plain one. */
+static void write_page(const char *file, const struct profile *before, const struct profile *after,
+		       const struct output_meta *meta)
+{
+	char path[4096];
+	FILE *out;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	out = fopen(path, "w");
+	if (!out)
+		die("%s: %s", path, strerror(errno));
+	err = before ? output_flamegraph_diff_write(before, after, meta, out) : output_flamegraph_write(after, meta, out);
+	if (fclose(out) || err)
+		die("%s: the writer failed", path);
+}
+
+/* The page's number formats: en-US grouping, fixed decimals. */
+static const char *count_text(uint64_t v, char *buf)
+{
+	char digits[32];
+	size_t n = (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, v), w = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[w++] = ',';
+		buf[w++] = digits[i];
+	}
+	buf[w] = '\0';
+	return buf;
+}
+
+static const char *percent_text(uint64_t part, uint64_t whole, int digits, char *buf)
+{
+	sprintf(buf, "%.*f%%", digits, whole ? 100.0 * (double)part / (double)whole : 0.0);
+	return buf;
+}
+
+/* Total of the stacks with a frame whose name the extended regular expression matches. */
+static uint64_t matching_count(const struct profile *p, const char *pattern)
+{
+	uint64_t sum = 0;
+	regex_t re;
+
+	if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB))
+		die("bad pattern %s", pattern);
+	for (size_t i = 0; i < profile__stack_count(p); i++) {
+		size_t depth;
+		uint64_t count;
+		const uint32_t *frames = profile__stack(p, i, &depth, &count);
+
+		for (size_t d = 0; d < depth; d++) {
+			if (!regexec(&re, profile__frame_name(p, frames[d]), 0, NULL, 0)) {
+				sum += count;
+				break;
+			}
+		}
+	}
+	regfree(&re);
+	return sum;
+}
+
+/* Total of the stacks that pass through a frame named name. */
+static uint64_t count_through(const struct profile *p, const char *name)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < profile__stack_count(p); i++) {
+		size_t depth;
+		uint64_t count;
+		const uint32_t *frames = profile__stack(p, i, &depth, &count);
+
+		for (size_t d = 0; d < depth; d++) {
+			if (!strcmp(profile__frame_name(p, frames[d]), name)) {
+				sum += count;
+				break;
+			}
+		}
+	}
+	return sum;
+}
+
+/* The CPU profile most checks draw: a few functions, one of them reached twice. */
+static struct profile *sample_profile(void)
+{
+	struct profile *p = new_profile();
+
+	add(p, 37, "main", FRAME_KIND_NATIVE, "parse", FRAME_KIND_JAVA, "read_[k]", FRAME_KIND_KERNEL, NULL);
+	add(p, 120, "main", FRAME_KIND_NATIVE, "parse", FRAME_KIND_JAVA, "lex", FRAME_KIND_JAVA, NULL);
+	add(p, 55, "main", FRAME_KIND_NATIVE, "compute", FRAME_KIND_JAVA, "lock_wait", FRAME_KIND_NATIVE, NULL);
+	add(p, 800, "main", FRAME_KIND_NATIVE, "compute", FRAME_KIND_JAVA, "hash", FRAME_KIND_JIT, NULL);
+	add(p, 90, "main", FRAME_KIND_NATIVE, "compute", FRAME_KIND_JAVA, "parse", FRAME_KIND_JAVA, NULL);
+	add(p, 211, "main", FRAME_KIND_NATIVE, "io_wait", FRAME_KIND_NATIVE, NULL);
+	return p;
+}
+
+/* The title, and every frame's name: each must be drawn. */
+static void page_loads_without_errors(struct emitter *e)
+{
+	struct profile *p = sample_profile();
+	struct output_meta meta = { .title = "CPU profile of pid 42", .duration_s = 10, .frequency_hz = 99 };
+
+	write_page("plain.html", NULL, p, &meta);
+	emit_check(e, __func__, "plain.html");
+	emit_string(e, "title", meta.title);
+	emit_open(e, "frames", '[');
+	for (size_t f = 0; f < profile__frame_count(p); f++)
+		emit_string(e, NULL, profile__frame_name(p, (uint32_t)f));
+	emit_close(e, ']');
+	emit_close(e, '}');
+	profile__free(p);
+}
+
+/* For each pattern: the samples it matches, of how many, and the counter's text. */
+static void search_counts_matching_samples(struct emitter *e)
+{
+	static const char *patterns[] = { "parse|wait", "_\\[k\\]$", "^l" };
+	struct profile *p = sample_profile();
+	char text[256], num[32], pct[32];
+
+	write_page("search.html", NULL, p, NULL);
+	emit_check(e, __func__, "search.html");
+	emit_u64(e, "total", profile__total(p));
+	emit_open(e, "searches", '[');
+	for (size_t i = 0; i < sizeof(patterns) / sizeof(*patterns); i++) {
+		uint64_t matched = matching_count(p, patterns[i]);
+
+		snprintf(text, sizeof(text), "Matched: %s (%s samples)", percent_text(matched, profile__total(p), 1, pct),
+			 count_text(matched, num));
+		emit_open(e, NULL, '{');
+		emit_string(e, "pattern", patterns[i]);
+		emit_u64(e, "matched", matched);
+		emit_string(e, "text", text);
+		emit_close(e, '}');
+	}
+	emit_close(e, ']');
+	emit_close(e, '}');
+	profile__free(p);
+}
+
+static void click_zooms_and_reset_returns(struct emitter *e)
+{
+	struct profile *p = sample_profile();
+	char text[256], pct[32];
+
+	write_page("zoom.html", NULL, p, NULL);
+	snprintf(text, sizeof(text), "Zoomed to compute (%s of total)",
+		 percent_text(count_through(p, "compute"), profile__total(p), 2, pct));
+	emit_check(e, __func__, "zoom.html");
+	emit_string(e, "zoominfo", text);
+	emit_close(e, '}');
+	profile__free(p);
+}
+
+static void icicle_toggle_puts_the_root_on_top(struct emitter *e)
+{
+	struct profile *p = sample_profile();
+
+	write_page("icicle.html", NULL, p, NULL);
+	emit_check(e, __func__, "icicle.html");
+	emit_close(e, '}');
+	profile__free(p);
+}
+
+#define SCRIPT_NAME "<script>alert(1)</script>"
+#define BREAKOUT_NAME "</script>\"'><img src=x onerror=alert(2)>"
+
+static void hostile_names_are_shown_as_text(struct emitter *e)
+{
+	struct profile *p = new_profile();
+	struct output_meta meta = { .title = "<script>alert(3)</script>", .summary = "<img src=y onerror=alert(4)>" };
+
+	add(p, 40, "main", FRAME_KIND_NATIVE, SCRIPT_NAME, FRAME_KIND_NATIVE, NULL);
+	add(p, 60, "main", FRAME_KIND_NATIVE, BREAKOUT_NAME, FRAME_KIND_JIT, "leaf", FRAME_KIND_NATIVE, NULL);
+	write_page("hostile.html", NULL, p, &meta);
+	emit_check(e, __func__, "hostile.html");
+	emit_string(e, "title", meta.title);
+	emit_open(e, "names", '[');
+	emit_string(e, NULL, SCRIPT_NAME);
+	emit_string(e, NULL, BREAKOUT_NAME);
+	emit_close(e, ']');
+	emit_close(e, '}');
+	profile__free(p);
+}
+
+/* What the tooltips and the diff line say of grow and gone, from both totals. */
+static void diff_page_colours_by_change_of_share(struct emitter *e)
+{
+	struct profile *before = new_profile(), *after = new_profile();
+	struct output_meta meta = { .title = "after against before" };
+	char text[512], a[32], b[32], pa[32], pb[32];
+	uint64_t bt, at;
+
+	/* Shares of each total: grow 10% -> 50%, shrink 50% -> 20%, same 20% -> 20%, gone 20% -> none. */
+	add(before, 10, "main", FRAME_KIND_NATIVE, "grow", FRAME_KIND_NATIVE, NULL);
+	add(before, 50, "main", FRAME_KIND_NATIVE, "shrink", FRAME_KIND_NATIVE, NULL);
+	add(before, 20, "main", FRAME_KIND_NATIVE, "same", FRAME_KIND_NATIVE, NULL);
+	add(before, 20, "main", FRAME_KIND_NATIVE, "gone", FRAME_KIND_NATIVE, NULL);
+	add(after, 100, "main", FRAME_KIND_NATIVE, "grow", FRAME_KIND_NATIVE, NULL);
+	add(after, 40, "main", FRAME_KIND_NATIVE, "shrink", FRAME_KIND_NATIVE, NULL);
+	add(after, 40, "main", FRAME_KIND_NATIVE, "same", FRAME_KIND_NATIVE, NULL);
+	add(after, 20, "main", FRAME_KIND_NATIVE, "new", FRAME_KIND_NATIVE, NULL);
+	bt = profile__total(before);
+	at = profile__total(after);
+	write_page("diff.html", before, after, &meta);
+	emit_check(e, __func__, "diff.html");
+
+	emit_open(e, "grow_tooltip", '[');
+	snprintf(text, sizeof(text), "before: %s samples (%s) \xe2\x86\x92 after: %s samples (%s)",
+		 count_text(count_through(before, "grow"), b), percent_text(count_through(before, "grow"), bt, 2, pb),
+		 count_text(count_through(after, "grow"), a), percent_text(count_through(after, "grow"), at, 2, pa));
+	emit_string(e, NULL, text);
+	snprintf(text, sizeof(text), "change: +%.2f points of total",
+		 100.0 * ((double)count_through(after, "grow") / (double)at -
+			  (double)count_through(before, "grow") / (double)bt));
+	emit_string(e, NULL, text);
+	emit_close(e, ']');
+
+	snprintf(text, sizeof(text), "only in before, below this frame: %s samples (%s of before)",
+		 count_text(count_through(before, "gone"), b), percent_text(count_through(before, "gone"), bt, 2, pb));
+	emit_string(e, "main_tooltip", text);
+
+	emit_open(e, "diffinfo", '[');
+	snprintf(text, sizeof(text), "Only in before: %s of before (%s samples)",
+		 percent_text(count_through(before, "gone"), bt, 2, pb), count_text(count_through(before, "gone"), b));
+	emit_string(e, NULL, text);
+	emit_string(e, NULL, "main; gone");
+	emit_close(e, ']');
+	emit_close(e, '}');
+	profile__free(before);
+	profile__free(after);
+}
+
+#define WORKER1 "[worker-1 tid=101]"
+#define WORKER2 "[worker-2 tid=102]"
+
+/* The thread and the split by state of one frame, both ending in a state frame. */
+static void emit_state_split(struct emitter *e, const char *key, const struct profile *p, const char *frame,
+			     const char *thread, const char *state1, uint64_t count1, const char *state2,
+			     uint64_t count2)
+{
+	char text[512], pct1[32], pct2[32];
+	uint64_t total = count_through(p, frame);
+
+	emit_open(e, key, '[');
+	snprintf(text, sizeof(text), "thread: %s", thread);
+	emit_string(e, NULL, text);
+	snprintf(text, sizeof(text), "by state: %s %" PRIu64 " (%s) \xc2\xb7 %s %" PRIu64 " (%s)", state1, count1,
+		 percent_text(count1, total, 1, pct1), state2, count2, percent_text(count2, total, 1, pct2));
+	emit_string(e, NULL, text);
+	emit_close(e, ']');
+}
+
+static void thread_and_state_are_named(struct emitter *e)
+{
+	static const char *states[] = { "[runnable]", "[running]", "[sleeping]" }; /* in name order */
+	struct profile *p = new_profile();
+	struct output_meta meta = { .unit = "us" };
+	char legend[512], part[128], pct[32];
+
+	add(p, 300, WORKER1, FRAME_KIND_THREAD, "run", FRAME_KIND_JAVA, "poll", FRAME_KIND_NATIVE, "[running]",
+	    FRAME_KIND_STATE, NULL);
+	add(p, 700, WORKER1, FRAME_KIND_THREAD, "run", FRAME_KIND_JAVA, "poll", FRAME_KIND_NATIVE, "[sleeping]",
+	    FRAME_KIND_STATE, NULL);
+	add(p, 500, WORKER2, FRAME_KIND_THREAD, "run", FRAME_KIND_JAVA, "compute", FRAME_KIND_JAVA, "[running]",
+	    FRAME_KIND_STATE, NULL);
+	add(p, 110, WORKER2, FRAME_KIND_THREAD, "run", FRAME_KIND_JAVA, "compute", FRAME_KIND_JAVA, "[runnable]",
+	    FRAME_KIND_STATE, NULL);
+	write_page("states.html", NULL, p, &meta);
+	emit_check(e, __func__, "states.html");
+	/* poll's stacks: 300 running, 700 sleeping; compute's: 110 runnable, 500 running. */
+	emit_state_split(e, "poll_tooltip", p, "poll", WORKER1, "[running]", 300, "[sleeping]", 700);
+	emit_state_split(e, "compute_tooltip", p, "compute", WORKER2, "[runnable]", 110, "[running]", 500);
+	/* The legend gives each state's share of the whole profile. */
+	strcpy(legend, "States: ");
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(part, sizeof(part), "%s%s %s", i ? " \xc2\xb7 " : "", states[i],
+			 percent_text(count_through(p, states[i]), profile__total(p), 1, pct));
+		strcat(legend, part);
+	}
+	emit_string(e, "legend", legend);
+	emit_close(e, '}');
+	profile__free(p);
+}
+
+int main(int argc, char **argv)
+{
+	static void (*const checks[])(struct emitter *) = {
+		page_loads_without_errors,      search_counts_matching_samples,
+		click_zooms_and_reset_returns,  icicle_toggle_puts_the_root_on_top,
+		hostile_names_are_shown_as_text, diff_page_colours_by_change_of_share,
+		thread_and_state_are_named,
+	};
+	char path[4096];
+	struct emitter e;
+
+	if (argc != 2)
+		die("usage: flamegraph_pages DIR");
+	dir = argv[1];
+	snprintf(path, sizeof(path), "%s/expected.json", dir);
+	e.out = fopen(path, "w");
+	if (!e.out)
+		die("%s: %s", path, strerror(errno));
+	e.first = true;
+	fputc('{', e.out);
+	for (size_t i = 0; i < sizeof(checks) / sizeof(*checks); i++)
+		checks[i](&e);
+	fputs("\n}\n", e.out);
+	if (fclose(e.out))
+		die("%s: %s", path, strerror(errno));
+	return 0;
+}

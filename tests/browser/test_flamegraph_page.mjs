@@ -1,0 +1,355 @@
+#!/usr/bin/env -S node --test-reporter=tap
+/*
+ * Browser tests of the flame graph page. The pages are written by the
+ * project's own writers: $PAGE_WRITER (flamegraph_pages.c, built by make)
+ * writes one page per check into a fresh directory, with expected.json, the
+ * texts and numbers each page must show, computed in C from the same
+ * profiles. This file opens each page from file:// in Debian's headless
+ * Chromium ($CHROMIUM, /usr/bin/chromium by default) through Playwright,
+ * drives it with real mouse and keyboard input, and compares.
+ *
+ * One browser serves all checks; each check gets its own browser context
+ * (no state carried between checks), which is closed pass or fail. A page
+ * that throws, logs an error, fails to load a resource or opens a dialog
+ * fails its check. Without playwright-core (npm ci in tests/browser) or
+ * without Chromium every check fails and says how to install it.
+ * Screenshots go to $ARTIFACT_DIR (build/artifacts by default).
+ *
+ * Results are printed as TAP; tests/run-suite.sh counts them from the
+ * summary lines ("# pass N", "# fail N").
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+
+const WAIT_MS = 5000;      /* for the page to react to one input */
+const COMMAND_MS = 15000;  /* one browser command; a loaded 2-core machine can be slow */
+const LAUNCH_MS = 30000;
+const CHECK_MS = 120000;   /* a whole check: a hung browser fails it, never hangs the run */
+const VIEWPORT = { width: 1200, height: 800 };
+
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+const pageWriter = process.env.PAGE_WRITER || 'build/asan/tests/flamegraph_pages';
+const artifactDir = process.env.ARTIFACT_DIR || 'build/artifacts';
+
+let prepared;
+
+/* Everything the checks share, made once: the pages, what they must show, and the browser. */
+function setup() {
+	if (!prepared)
+		prepared = prepare();
+	return prepared;
+}
+
+async function loadPlaywright() {
+	try {
+		return await import('playwright-core');
+	} catch (e) {
+		throw new Error(`cannot load playwright-core (${e.code || e.message}): run "npm ci" in tests/browser, ` +
+			'or ./install-deps.sh');
+	}
+}
+
+async function checkChromium() {
+	try {
+		await access(chromiumPath, constants.X_OK);
+	} catch (e) {
+		throw new Error(`no browser at ${chromiumPath} (${e.code}): install Debian's chromium ` +
+			'(apt-get install chromium, or ./install-deps.sh), or set CHROMIUM');
+	}
+}
+
+async function writePages(dir) {
+	try {
+		await promisify(execFile)(pageWriter, [dir]);
+	} catch (e) {
+		throw new Error(`${pageWriter} did not write the pages (run it through make check-browser): ` +
+			`${(e.stderr || e.message).trim()}`);
+	}
+	return JSON.parse(await readFile(path.join(dir, 'expected.json'), 'utf8'));
+}
+
+async function prepare() {
+	const playwright = await loadPlaywright();
+	await checkChromium();
+	const dir = await mkdtemp(path.join(tmpdir(), 'jbpf-pages-'));
+	try {
+		const expected = await writePages(dir);
+		const browser = await playwright.chromium.launch({ executablePath: chromiumPath, timeout: LAUNCH_MS });
+		return { dir, expected, browser };
+	} catch (e) {
+		await rm(dir, { recursive: true, force: true });
+		throw e;
+	}
+}
+
+after(async () => {
+	if (!prepared)
+		return;
+	try {
+		const { dir, browser } = await prepared;
+		await browser.close();
+		await rm(dir, { recursive: true, force: true });
+	} catch {
+		/* setup failed: every check has said why */
+	}
+});
+
+/* One check's page, and what it did: errors and dialogs are recorded from the moment it opens. */
+class PageTest {
+	constructor(t, page, dir, expected) {
+		this.t = t;
+		this.page = page;
+		this.dir = dir;
+		this.expected = expected;
+		this.errors = [];
+		this.dialogs = 0;
+		page.setDefaultTimeout(COMMAND_MS);
+		page.on('pageerror', (e) => this.errors.push(`exception: ${e.stack || e.message}`));
+		page.on('console', (m) => {
+			if (m.type() === 'error' || m.type() === 'assert')
+				this.errors.push(`console.${m.type()}: ${m.text()}`);
+		});
+		page.on('requestfailed', (r) => this.errors.push(`load failed: ${r.url()}: ${r.failure()?.errorText}`));
+		page.on('dialog', (d) => {
+			this.dialogs++;
+			this.errors.push(`dialog: ${d.message()}`);
+			/* A dialog blocks the page; dismiss it. */
+			d.dismiss().catch(() => {});
+		});
+	}
+
+	async open() {
+		await this.page.goto(pathToFileURL(path.join(this.dir, this.expected.page)).href, { waitUntil: 'load' });
+		this.noPageErrors();
+	}
+
+	noPageErrors() {
+		if (this.errors.length || this.dialogs)
+			assert.fail(`the page reported ${this.errors.length} error(s), ${this.dialogs} dialog(s):\n` +
+				this.errors.join('\n'));
+	}
+
+	/* Waits until fn(arg), run in the page, is true. */
+	async waitTrue(what, fn, arg) {
+		try {
+			await this.page.waitForFunction(fn, arg, { timeout: WAIT_MS });
+		} catch (e) {
+			assert.fail(`still not true after ${WAIT_MS} ms: ${what} (${e.message.split('\n')[0]})`);
+		}
+	}
+
+	/* Where the page drew the frame named name; null when it is not drawn. */
+	frameRect(name) {
+		return this.page.evaluate((n) => flamegraphPage.frameRect(n), name);
+	}
+
+	async drawnFrame(name) {
+		const r = await this.frameRect(name);
+
+		if (!r)
+			assert.fail(`the page drew no frame named ${name}`);
+		assert.ok(r.width >= 4, `${name} is drawn ${r.width} pixels wide`);
+		return r;
+	}
+
+	async clickAt(r) {
+		await this.page.mouse.click(r.x + r.width / 2, r.y + r.height / 2);
+	}
+
+	async hover(r) {
+		/* Away first, so the page sees a move even onto the same spot. */
+		await this.page.mouse.move(0, 0);
+		await this.page.mouse.move(r.x + r.width / 2, r.y + r.height / 2);
+		await this.waitTrue('the tooltip is shown', () => !document.getElementById('tooltip').hidden);
+	}
+
+	textOf(id) {
+		return this.page.evaluate((i) => document.getElementById(i).textContent, id);
+	}
+
+	async screenshot(file, what) {
+		const where = path.join(artifactDir, file);
+
+		await mkdir(artifactDir, { recursive: true });
+		await this.page.screenshot({ path: where });
+		this.t.diagnostic(`screenshot of ${what}: ${where}`);
+	}
+
+	/* The colour of the canvas pixel just inside the top left corner of the frame's box, as [r, g, b]. */
+	pixelOf(name) {
+		return this.page.evaluate((n) => {
+			const r = flamegraphPage.frameRect(n), c = document.getElementById('canvas');
+			const b = c.getBoundingClientRect(), k = c.width / b.width;
+			const d = c.getContext('2d').getImageData(Math.floor((r.x - b.left + 1) * k),
+				Math.floor((r.y - b.top + 1) * k), 1, 1).data;
+			return [d[0], d[1], d[2]];
+		}, name);
+	}
+}
+
+function assertContains(haystack, needle) {
+	if (!haystack.includes(needle))
+		assert.fail(`expected "${needle}" in "${haystack}"`);
+}
+
+/* A check on its own page in a fresh browser context, named as in expected.json. */
+function check(name, body) {
+	test(name, { timeout: CHECK_MS }, async (t) => {
+		const { dir, expected, browser } = await setup();
+		const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 1 });
+
+		try {
+			const pt = new PageTest(t, await context.newPage(), dir, expected[name]);
+
+			assert.ok(pt.expected, `${pageWriter} wrote nothing for ${name}`);
+			await pt.open();
+			await body(pt, pt.expected);
+			pt.noPageErrors();
+		} finally {
+			await context.close();
+		}
+	});
+}
+
+check('page_loads_without_errors', async (pt, want) => {
+	assert.equal(await pt.page.title(), want.title);
+	/* Every frame of the profile is wide enough to be drawn in 1200 pixels. */
+	assert.ok(want.frames.length > 0);
+	for (const name of want.frames)
+		await pt.drawnFrame(name);
+});
+
+check('search_counts_matching_samples', async (pt, want) => {
+	const search = pt.page.locator('#search');
+
+	for (const s of want.searches) {
+		assert.ok(s.matched > 0 && s.matched < want.total, `${s.pattern} matches ${s.matched} of ${want.total}`);
+		/* Typed, as a person would: click the box, clear it, type the text. */
+		await search.click();
+		await pt.page.keyboard.press('Control+A');
+		await pt.page.keyboard.press('Backspace');
+		await pt.page.keyboard.type(s.pattern);
+		await pt.waitTrue(`the search box holds ${s.pattern}`, (p) =>
+			document.getElementById('search').value === p &&
+			document.getElementById('matched').textContent.length > 0, s.pattern);
+		const said = await pt.textOf('matched');
+		if (said !== s.text)
+			assert.fail(`search ${s.pattern}: the page says "${said}", expected "${s.text}"`);
+	}
+});
+
+check('click_zooms_and_reset_returns', async (pt, want) => {
+	const r = await pt.drawnFrame('compute');
+
+	await pt.drawnFrame('io_wait');
+	await pt.clickAt(r);
+	await pt.waitTrue('the zoom line is shown', () => document.getElementById('zoominfo').textContent.length > 0);
+	assertContains(await pt.textOf('zoominfo'), want.zoominfo);
+	/* Zoomed: compute spans the width, and io_wait, beside it, is gone. */
+	assert.equal(await pt.frameRect('io_wait'), null);
+	assert.ok((await pt.drawnFrame('compute')).width > (await pt.drawnFrame('main')).width - 2);
+
+	await pt.screenshot('flamegraph-zoomed.png', 'the zoomed page');
+
+	await pt.page.locator('#reset').click();
+	await pt.waitTrue('the zoom line is empty', () => document.getElementById('zoominfo').textContent === '');
+	await pt.drawnFrame('io_wait');
+});
+
+check('icicle_toggle_puts_the_root_on_top', async (pt) => {
+	let root = await pt.drawnFrame('all'), leaf = await pt.drawnFrame('lex');
+
+	assert.ok(root.y > leaf.y, `root at y=${root.y}, leaf at y=${leaf.y}`);
+
+	await pt.page.locator('#invert').click();
+	await pt.waitTrue('the icicle box is checked', () => document.getElementById('invert').checked);
+	root = await pt.drawnFrame('all');
+	leaf = await pt.drawnFrame('lex');
+	assert.ok(root.y < leaf.y, `root at y=${root.y}, leaf at y=${leaf.y}`);
+	/* Zoom and reset work the same way up. */
+	await pt.clickAt(leaf);
+	await pt.waitTrue('zoomed to lex', () =>
+		document.getElementById('zoominfo').textContent.indexOf('Zoomed to lex') === 0);
+	assert.equal(await pt.frameRect('hash'), null);
+	await pt.page.keyboard.press('Escape');
+	await pt.waitTrue('the zoom line is empty', () => document.getElementById('zoominfo').textContent === '');
+	await pt.drawnFrame('hash');
+});
+
+check('hostile_names_are_shown_as_text', async (pt, want) => {
+	/* The page's own two script elements, its JSON data first, and no image. */
+	const scripts = await pt.page.evaluate(() => {
+		const s = document.getElementsByTagName('script');
+		return `${s.length},${s[0].id},${s[0].type},${document.getElementsByTagName('img').length}`;
+	});
+	assert.equal(scripts, '2,profile-data,application/json,0');
+	assert.equal(await pt.page.title(), want.title);
+	for (const name of want.names) {
+		const r = await pt.drawnFrame(name);
+
+		await pt.hover(r);
+		assert.equal(await pt.page.evaluate(() => document.querySelector('#tooltip .name').textContent), name);
+		await pt.clickAt(r);
+		await pt.waitTrue('the zoom line is shown', () => document.getElementById('zoominfo').textContent.length > 0);
+		assertContains(await pt.textOf('zoominfo'), name);
+		await pt.page.locator('#reset').click();
+	}
+	assert.equal(pt.dialogs, 0);
+});
+
+check('diff_page_colours_by_change_of_share', async (pt, want) => {
+	const red = async (name) => {
+		const [r, g, b] = await pt.pixelOf(name);
+		if (!(r > b + 40))
+			assert.fail(`${name} is drawn rgb(${r},${g},${b}), not red`);
+	};
+
+	await red('grow');
+	await red('new');
+	{
+		const [r, g, b] = await pt.pixelOf('shrink');
+		if (!(b > r + 40))
+			assert.fail(`shrink is drawn rgb(${r},${g},${b}), not blue`);
+	}
+	{
+		const [r, g, b] = await pt.pixelOf('same');
+		if (Math.abs(r - b) > 8 || Math.abs(r - g) > 8)
+			assert.fail(`same is drawn rgb(${r},${g},${b}), not grey`);
+	}
+	/* A frame only before has is not drawn, but named with its share of before. */
+	assert.equal(await pt.frameRect('gone'), null);
+
+	await pt.hover(await pt.drawnFrame('grow'));
+	await pt.screenshot('flamegraph-diff.png', 'the diff page');
+	const tooltip = await pt.textOf('tooltip');
+	for (const s of want.grow_tooltip)
+		assertContains(tooltip, s);
+
+	await pt.hover(await pt.drawnFrame('main'));
+	assertContains(await pt.textOf('tooltip'), want.main_tooltip);
+
+	const diffinfo = await pt.textOf('diffinfo');
+	for (const s of want.diffinfo)
+		assertContains(diffinfo, s);
+	const legend = await pt.textOf('legend');
+	assertContains(legend, 'grew');
+	assertContains(legend, 'shrank');
+});
+
+check('thread_and_state_are_named', async (pt, want) => {
+	for (const [frame, lines] of [['poll', want.poll_tooltip], ['compute', want.compute_tooltip]]) {
+		await pt.hover(await pt.drawnFrame(frame));
+		const tooltip = await pt.textOf('tooltip');
+		for (const s of lines)
+			assertContains(tooltip, s);
+	}
+	/* The legend gives each state's share of the whole profile. */
+	assertContains(await pt.textOf('legend'), want.legend);
+});
