@@ -208,7 +208,7 @@ $(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) tests
 
 # The profiler's attach client (API: user/java/attach.h, in one or several
 # user/java/attach*.c) and the helpers it calls.
-ATTACH_CLIENT_SRCS := $(wildcard user/java/attach*.c) common/random.c symbolizer/lines.c symbolizer/procmaps.c
+ATTACH_CLIENT_SRCS := $(wildcard user/java/attach*.c) common/random.c symbolizer/lines.c symbolizer/procmaps.c symbolizer/proc.c
 ATTACH_CLIENT_HDRS := $(wildcard user/java/attach*.h) $(wildcard common/*.h) symbolizer/lines.h symbolizer/procmaps.h
 
 # test_stub reads the agent's stream and loads the agent with the attach client.
