@@ -34,7 +34,7 @@ struct emitter {
 	bool first;   /* no member written yet in the innermost object or array */
 };
 
-static const char *dir;
+static const char *dir;   /* where the pages go: argv[1] */
 
 static void die(const char *fmt, ...)
 {
