@@ -134,12 +134,7 @@ static __always_inline struct jbpf_sample *new_wait(__u32 tgid, __u32 tid, const
 	wait = bpf_map_lookup_elem(&scratch, &zero);
 	if (!wait)
 		return NULL;
-	__builtin_memset(wait, 0, sizeof(*wait));
-	wait->type = JBPF_RECORD_WAIT;
-	wait->cpu = bpf_get_smp_processor_id();
-	wait->time_ns = now;
-	wait->tgid = tgid;
-	wait->tid = tid;
+	sample_header__init(wait, JBPF_RECORD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
 	bpf_probe_read_kernel(wait->comm, sizeof(wait->comm), comm);
 	return wait;
 }

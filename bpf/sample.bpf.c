@@ -196,24 +196,12 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	sample = bpf_map_lookup_elem(&scratch, &zero);
 	if (!sample)
 		return 0;
-	sample->type = JBPF_RECORD_CPU_SAMPLE;
-	sample->cpu = bpf_get_smp_processor_id();
-	sample->time_ns = bpf_ktime_get_ns();
-	sample->tgid = tgid;
-	sample->tid = tid;
+	sample_header__init(sample, JBPF_RECORD_CPU_SAMPLE, bpf_get_smp_processor_id(), bpf_ktime_get_ns(), tgid,
+			    tid);
 	bpf_get_current_comm(sample->comm, sizeof(sample->comm));
 
 	kn = read_stack(ctx, sample->ips, JBPF_MAX_STACK_DEPTH, 0, &sample->kstack_err, JBPF_CNT_KSTACK_FAILED);
 	sample->kstack_len = kn;
-	sample->java_seq = 0;
-	sample->signal_err = 0;
-	sample->flags = 0;
-	sample->state = JBPF_STATE_RUNNING;
-	sample->unused = 0;
-	sample->wait_start_ns = 0;
-	sample->born_ns = 0;
-	sample->wait_id = 0;
-	sample->ustack_seq = 0;
 	jt = bpf_map_lookup_elem(&java_targets, &tgid);
 	if (jt)
 		request_java_stack(sample, jt, kn);
@@ -325,12 +313,7 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	wait = bpf_map_lookup_elem(&scratch, &zero);
 	if (!wait)
 		return;
-	__builtin_memset(wait, 0, sizeof(*wait));
-	wait->type = JBPF_RECORD_WAIT;
-	wait->cpu = bpf_get_smp_processor_id();
-	wait->time_ns = now;
-	wait->tgid = tgid;
-	wait->tid = tid;
+	sample_header__init(wait, JBPF_RECORD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
 	wait->state = w->state;
 	wait->wait_start_ns = since;
 	wait->woken_ns = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;

@@ -10,6 +10,7 @@
 #define JBPF_SHARED_BPF_H
 
 #include "jbpfprof.h"
+#include "sample_header.h"
 
 /* Processes to follow (with -p); empty and unused with -a. */
 struct {
