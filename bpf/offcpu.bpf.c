@@ -20,7 +20,7 @@
  *     sampling period: off-CPU stacks get the same resolution as on-CPU.
  *     The kernel stack is read from the waking thread's saved state, and
  *     when the wait was in a system call the user stack is read by the
- *     system call exit program (sample.bpf.c), where it is still the same,
+ *     system call exit program (syscall_exit.bpf.c), where it is still the same,
  *     together with the Java stack signal for a JVM thread: a signal never
  *     reaches a sleeping thread. A thread preempted in user code has no
  *     system call to return from: it is about to return to user mode, and
@@ -39,12 +39,12 @@
  * Missed switches. For a few context switches this program does not run
  * (the kernel skips tracepoint programs in some contexts). A thread found
  * off CPU in `waits` when it switches out, or when it returns from a
- * system call (sample.bpf.c), came back unseen. At a system call's exit the wait is sent from
- * there, ending then, without its kernel stack; otherwise a wait whose end
- * was missed is ended with time 0 and dropped by userspace, and a wait
- * whose start was missed is not recorded. All are counted
- * (JBPF_CNT_SWITCH_MISSED), and the time of the dropped ones counts as
- * running.
+ * system call (syscall_exit.bpf.c), came back unseen. At a system call's
+ * exit the wait is sent from there, ending then, without its kernel stack;
+ * otherwise a wait whose end was missed is ended with time 0 and dropped
+ * by userspace, and a wait whose start was missed is not recorded. All are
+ * counted (JBPF_CNT_SWITCH_MISSED), and the time of the dropped ones counts
+ * as running.
  *
  * Wakeups. A sleeping or blocked wait ends when the thread runs again, but
  * from its wakeup on it is runnable, waiting for a CPU; a raw tracepoint
@@ -134,12 +134,7 @@ static __always_inline struct jbpf_sample *new_wait(__u32 tgid, __u32 tid, const
 	wait = bpf_map_lookup_elem(&scratch, &zero);
 	if (!wait)
 		return NULL;
-	__builtin_memset(wait, 0, sizeof(*wait));
-	wait->type = JBPF_RECORD_WAIT;
-	wait->cpu = bpf_get_smp_processor_id();
-	wait->time_ns = now;
-	wait->tgid = tgid;
-	wait->tid = tid;
+	sample_header__init(wait, JBPF_RECORD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
 	bpf_probe_read_kernel(wait->comm, sizeof(wait->comm), comm);
 	return wait;
 }
@@ -157,7 +152,7 @@ static __always_inline __u64 stack_frames(long bytes, __s16 *error)
 
 /*
  * The Java stack of a JVM thread's wait inside a system call: the signal
- * waits for the call to return (sample.bpf.c), and a CPU sample already
+ * waits for the call to return (syscall_exit.bpf.c), and a CPU sample already
  * waiting there shares its number.
  */
 static __always_inline void want_java_stack(struct jbpf_sample *wait, struct jbpf_syscall_pending *pending)
@@ -303,7 +298,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	runtime = current->se.sum_exec_runtime;
 	if (w->off_since && !(w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW)))
 		missed_switch_in(ctx, w, tid, now, runtime);
-	/* For the system call exit program's check (sample.bpf.c). */
+	/* For the system call exit program's check (syscall_exit.bpf.c). */
 	pending = bpf_task_storage_get(&deferred, current, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (pending)
 		pending->off_since = now;

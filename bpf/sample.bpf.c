@@ -23,10 +23,11 @@
  * with AsyncGetCallTrace and tags it with the same number, so userspace
  * joins each Java stack to exactly its sample. A signal must never cut a
  * sleep short, so a sample taken inside a system call does not signal at
- * once: the thread's number waits in `deferred` and a second program sends
- * the signal when the system call returns, where the Java stack is still
- * the one of the sample. Samples taken during one stay in the kernel share
- * that one signal and its Java stack.
+ * once: the thread's number waits in `deferred` and the system call exit
+ * program (syscall_exit.bpf.c, an object of its own) sends the signal when
+ * the system call returns, where the Java stack is still the one of the
+ * sample. Samples taken during one stay in the kernel share that one
+ * signal and its Java stack.
  *
  * Stacks are read into a per-CPU scratch buffer, kernel frames first and
  * user frames right after them, and only the captured frames are copied to
@@ -46,15 +47,6 @@ const volatile __u32 keep_threshold = 0; /* keep a tick when prandom < this */
 /* [syscall_entry_lo, syscall_entry_hi): do_syscall_64, from kallsyms; 0 when unknown. */
 const volatile __u64 syscall_entry_lo = 0;
 const volatile __u64 syscall_entry_hi = 0;
-
-/* Next sequence number for a Java stack signal; 0 means none. */
-__u64 next_java_seq = 0;
-
-/*
- * Set by userspace when the recording stops and the scheduler program is
- * detached: from then on a thread found off CPU is no missed switch.
- */
-bool waits_stopped = false;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -165,11 +157,11 @@ static __always_inline void request_java_stack(struct jbpf_sample *sample, const
 			return;
 		}
 		if (!pending->java_seq)
-			pending->java_seq = __sync_fetch_and_add(&next_java_seq, 1) + 1;
+			pending->java_seq = new_java_seq();
 		sample->java_seq = pending->java_seq;
 		return;
 	}
-	seq = __sync_fetch_and_add(&next_java_seq, 1) + 1;
+	seq = new_java_seq();
 	signal_for_java_stack(sample, bpf_get_current_task_btf(), jt->signo, seq);
 }
 
@@ -196,24 +188,12 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	sample = bpf_map_lookup_elem(&scratch, &zero);
 	if (!sample)
 		return 0;
-	sample->type = JBPF_RECORD_CPU_SAMPLE;
-	sample->cpu = bpf_get_smp_processor_id();
-	sample->time_ns = bpf_ktime_get_ns();
-	sample->tgid = tgid;
-	sample->tid = tid;
+	sample_header__init(sample, JBPF_RECORD_CPU_SAMPLE, bpf_get_smp_processor_id(), bpf_ktime_get_ns(), tgid,
+			    tid);
 	bpf_get_current_comm(sample->comm, sizeof(sample->comm));
 
 	kn = read_stack(ctx, sample->ips, JBPF_MAX_STACK_DEPTH, 0, &sample->kstack_err, JBPF_CNT_KSTACK_FAILED);
 	sample->kstack_len = kn;
-	sample->java_seq = 0;
-	sample->signal_err = 0;
-	sample->flags = 0;
-	sample->state = JBPF_STATE_RUNNING;
-	sample->unused = 0;
-	sample->wait_start_ns = 0;
-	sample->born_ns = 0;
-	sample->wait_id = 0;
-	sample->ustack_seq = 0;
 	jt = bpf_map_lookup_elem(&java_targets, &tgid);
 	if (jt)
 		request_java_stack(sample, jt, kn);
@@ -255,179 +235,5 @@ int process_exec(struct bpf_raw_tracepoint_args *ctx)
 	record->type = JBPF_RECORD_EXEC;
 	record->tgid = tgid;
 	bpf_ringbuf_submit(record, BPF_RB_NO_WAKEUP);
-	return 0;
-}
-
-/*
- * The user stack of a thread that waited in this system call (see
- * bpf/offcpu.bpf.c): the same as during the wait, since the call does not
- * return to user code in between.
- */
-static __always_inline void send_user_stack(void *ctx, __u32 tid, __u64 seq)
-{
-	struct jbpf_user_stack *record;
-	__u32 zero = 0;
-	long bytes;
-	__u64 n;
-
-	record = bpf_map_lookup_elem(&scratch, &zero);
-	if (!record)
-		return;
-	record->type = JBPF_RECORD_USER_STACK;
-	record->tid = tid;
-	record->seq = seq;
-	record->unused = 0;
-	bytes = bpf_get_stack(ctx, record->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
-	record->err = bytes < 0 ? bytes : 0;
-	n = bytes < 0 ? 0 : (__u64)bytes / sizeof(__u64);
-	if (n > JBPF_MAX_STACK_DEPTH)
-		n = JBPF_MAX_STACK_DEPTH;
-	record->len = n;
-	if (bpf_ringbuf_output(&events, record, sizeof(*record) + n * sizeof(__u64), BPF_RB_NO_WAKEUP))
-		count(JBPF_CNT_WAITS_LOST);
-}
-
-/*
- * The thread runs, so its last wait is over: if the scheduler program
- * (offcpu.bpf.c) did not see it come back, `waits` still has it off CPU
- * since the same moment. End that wait now, a few microseconds late: an
- * open one with its end, any other sent whole, with the user stack that
- * this system call had (its kernel stack at the wait is gone).
- */
-static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, __u32 tgid, __u32 tid)
-{
-	__u64 since = pending->off_since, now = bpf_ktime_get_ns();
-	struct jbpf_thread_waits *w = bpf_map_lookup_elem(&waits, &tid);
-	struct jbpf_wait_end *end;
-	struct jbpf_sample *wait;
-	__u32 zero = 0;
-	long bytes;
-	__u64 n;
-
-	pending->off_since = 0;
-	if (waits_stopped || !w || w->off_since != since)
-		return;
-	count(JBPF_CNT_SWITCH_MISSED);
-	w->off_since = 0;
-	if (w->open_wait) {
-		end = bpf_ringbuf_reserve(&events, sizeof(*end), 0);
-		if (end) {
-			end->type = JBPF_RECORD_WAIT_END;
-			end->tid = tid;
-			end->wait_id = w->open_wait;
-			end->time_ns = now;
-			end->woken_ns = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
-			bpf_ringbuf_submit(end, BPF_RB_NO_WAKEUP);
-		}
-		w->open_wait = 0;
-		return;
-	}
-	wait = bpf_map_lookup_elem(&scratch, &zero);
-	if (!wait)
-		return;
-	__builtin_memset(wait, 0, sizeof(*wait));
-	wait->type = JBPF_RECORD_WAIT;
-	wait->cpu = bpf_get_smp_processor_id();
-	wait->time_ns = now;
-	wait->tgid = tgid;
-	wait->tid = tid;
-	wait->state = w->state;
-	wait->wait_start_ns = since;
-	wait->woken_ns = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
-	wait->kstack_err = -116; /* ESTALE: the switch was not seen */
-	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
-	bytes = bpf_get_stack(ctx, wait->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
-	wait->ustack_err = bytes < 0 ? bytes : 0;
-	n = bytes < 0 ? 0 : (__u64)bytes / sizeof(__u64);
-	if (n > JBPF_MAX_STACK_DEPTH)
-		n = JBPF_MAX_STACK_DEPTH;
-	wait->ustack_len = n;
-	if (bpf_map_lookup_elem(&java_targets, &tgid)) {
-		if (!pending->java_seq)
-			pending->java_seq = __sync_fetch_and_add(&next_java_seq, 1) + 1;
-		wait->java_seq = pending->java_seq;
-		wait->flags = JBPF_SAMPLE_DEFERRED;
-	}
-	if (bpf_ringbuf_output(&events, wait, sizeof(*wait) + n * sizeof(__u64), BPF_RB_NO_WAKEUP))
-		count(JBPF_CNT_WAITS_LOST);
-}
-
-/*
- * A system call returns: send what it owes the thread (`deferred`), but
- * for a Java stack signal (see syscall_exit). Records from here never wake
- * the reader, which drains on its timer: a wakeup per system call would
- * cost more than the record. Returns the thread's storage, or NULL for a thread that has
- * none (most threads of the host, at the cost of one lookup).
- */
-static __always_inline struct jbpf_syscall_pending *syscall_exit_duties(void *ctx, __u32 tgid, __u32 tid)
-{
-	struct jbpf_syscall_pending *pending;
-
-	pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0, 0);
-	if (!pending)
-		return NULL;
-	if (pending->off_since)
-		check_switched_in(ctx, pending, tgid, tid);
-	if (pending->ustack_seq) {
-		send_user_stack(ctx, tid, pending->ustack_seq);
-		pending->ustack_seq = 0;
-	}
-	return pending;
-}
-
-/*
- * With JVMs among the targets: also send the signal for the Java stack of
- * a sample (or wait) inside this system call, now, before the thread runs
- * any more Java code. A tracepoint program, not a raw one: only these may
- * call the kfunc.
- */
-SEC("tp/raw_syscalls/sys_exit")
-int syscall_exit(void *ctx)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	struct jbpf_syscall_pending *pending;
-	const struct jbpf_java_target *jt;
-	struct jbpf_signal_lost *lost;
-	__u64 seq;
-	int err = -3; /* ESRCH: the JVM left java_targets (exec, or the agent went) */
-
-	pending = syscall_exit_duties(ctx, tgid, tid);
-	if (!pending || !pending->java_seq)
-		return 0;
-	seq = pending->java_seq;
-	pending->java_seq = 0;
-	jt = bpf_map_lookup_elem(&java_targets, &tgid);
-	if (jt && bpf_send_signal_task) {
-		err = bpf_send_signal_task(bpf_get_current_task_btf(), jt->signo, PIDTYPE_PID, seq);
-		if (!err) {
-			count(JBPF_CNT_JAVA_SIGNALS);
-			return 0;
-		}
-	}
-	count(JBPF_CNT_SIGNAL_FAILED);
-	lost = bpf_ringbuf_reserve(&events, sizeof(*lost), 0);
-	if (!lost)
-		return 0;
-	lost->type = JBPF_RECORD_SIGNAL_LOST;
-	lost->error = err;
-	lost->seq = seq;
-	lost->tgid = tgid;
-	lost->tid = tid;
-	bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
-	return 0;
-}
-
-/*
- * Without JVMs no signal is owed, and a raw tracepoint program serves,
- * which costs every system call on the host less: the kernel hands it the
- * arguments as they are instead of filling a trace record first.
- */
-SEC("raw_tp/sys_exit")
-int syscall_exit_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-
-	syscall_exit_duties(ctx, pid_tgid >> 32, (__u32)pid_tgid);
 	return 0;
 }

@@ -4,12 +4,14 @@
  * object declares these maps from this one definition; userspace creates
  * them with the first object (sample.bpf.c) and hands the same maps to the
  * others (bpf_map__reuse_fd) before they load, so all programs see one
- * filter, one ring buffer and one set of counters.
+ * filter, one ring buffer, one Java stack numbering and one set of
+ * counters. The list of shared maps is repeated in user/record/loader.c.
  */
 #ifndef JBPF_SHARED_BPF_H
 #define JBPF_SHARED_BPF_H
 
 #include "jbpfprof.h"
+#include "sample_header.h"
 
 /* Processes to follow (with -p); empty and unused with -a. */
 struct {
@@ -71,6 +73,31 @@ static __always_inline void count(__u32 which)
 
 	if (value)
 		*value += 1;
+}
+
+/*
+ * The last number given to a Java stack signal. A map rather than a
+ * global: globals are each object's own, and the CPU sampler and the
+ * system call exit program (separate objects) number from one sequence.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} java_seqs SEC(".maps");
+
+/*
+ * A new number for a Java stack signal. Never 0, which means none: the
+ * lookup of an array's only slot cannot fail, the verifier just wants
+ * the check.
+ */
+static __always_inline __u64 new_java_seq(void)
+{
+	__u32 zero = 0;
+	__u64 *last = bpf_map_lookup_elem(&java_seqs, &zero);
+
+	return last ? __sync_fetch_and_add(last, 1) + 1 : 0;
 }
 
 /*

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * System call exit: what the end of a system call owes a thread, on every
+ * system call return of the host (raw_syscalls/sys_exit). The other
+ * programs leave it in the thread's `deferred` task storage:
+ *
+ *   - a Java stack signal (java_seq), from a CPU sample taken inside the
+ *     system call (sample.bpf.c) or a JVM thread's wait there
+ *     (offcpu.bpf.c): a signal sent during the call could cut a sleep
+ *     short, and at its return the Java stack is still the one of the
+ *     sample;
+ *   - a user stack read (ustack_seq), for a wait in the system call that
+ *     was recorded from another thread (offcpu.bpf.c), which could read
+ *     only the kernel stack;
+ *   - a check that the scheduler program saw the thread come back
+ *     (off_since): if not, the wait is ended here (see check_switched_in).
+ *
+ * Its own object, loaded only when something can be owed (JVMs to signal,
+ * or waits followed), since it costs every system call on the host. Of its
+ * two programs userspace loads one: the tracepoint one with JVMs (only it
+ * may send the signal), else the cheaper raw tracepoint one. Its maps are
+ * the CPU sampler's (shared.bpf.h); only its scratch buffer is its own.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "shared.bpf.h"
+
+/*
+ * Set by userspace when the recording stops and the scheduler program is
+ * detached: from then on a thread found off CPU is no missed switch.
+ */
+bool waits_stopped = false;
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/*
+ * A record being built: a wait (a struct jbpf_sample with user frames
+ * only) or a user stack. Not shared with the CPU sampler: its tick, a
+ * hard interrupt, may run in the middle of the raw tracepoint program
+ * (only the tracepoint one keeps other BPF programs off its CPU).
+ */
+#define EXIT_RECORD_MAX_SIZE (sizeof(struct jbpf_sample) + JBPF_MAX_STACK_DEPTH * sizeof(__u64))
+
+struct scratch {
+	__u8 bytes[EXIT_RECORD_MAX_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+/*
+ * The user stack of a thread that waited in this system call (see
+ * bpf/offcpu.bpf.c): the same as during the wait, since the call does not
+ * return to user code in between.
+ */
+static __always_inline void send_user_stack(void *ctx, __u32 tid, __u64 seq)
+{
+	struct jbpf_user_stack *record;
+	__u32 zero = 0;
+	long bytes;
+	__u64 n;
+
+	record = bpf_map_lookup_elem(&scratch, &zero);
+	if (!record)
+		return;
+	record->type = JBPF_RECORD_USER_STACK;
+	record->tid = tid;
+	record->seq = seq;
+	record->unused = 0;
+	bytes = bpf_get_stack(ctx, record->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
+	record->err = bytes < 0 ? bytes : 0;
+	n = bytes < 0 ? 0 : (__u64)bytes / sizeof(__u64);
+	if (n > JBPF_MAX_STACK_DEPTH)
+		n = JBPF_MAX_STACK_DEPTH;
+	record->len = n;
+	if (bpf_ringbuf_output(&events, record, sizeof(*record) + n * sizeof(__u64), BPF_RB_NO_WAKEUP))
+		count(JBPF_CNT_WAITS_LOST);
+}
+
+/*
+ * The thread runs, so its last wait is over: if the scheduler program
+ * (offcpu.bpf.c) did not see it come back, `waits` still has it off CPU
+ * since the same moment. End that wait now, a few microseconds late: an
+ * open one with its end, any other sent whole, with the user stack that
+ * this system call had (its kernel stack at the wait is gone).
+ */
+static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, __u32 tgid, __u32 tid)
+{
+	__u64 since = pending->off_since, now = bpf_ktime_get_ns();
+	struct jbpf_thread_waits *w = bpf_map_lookup_elem(&waits, &tid);
+	struct jbpf_wait_end *end;
+	struct jbpf_sample *wait;
+	__u32 zero = 0;
+	long bytes;
+	__u64 n;
+
+	pending->off_since = 0;
+	if (waits_stopped || !w || w->off_since != since)
+		return;
+	count(JBPF_CNT_SWITCH_MISSED);
+	w->off_since = 0;
+	if (w->open_wait) {
+		end = bpf_ringbuf_reserve(&events, sizeof(*end), 0);
+		if (end) {
+			end->type = JBPF_RECORD_WAIT_END;
+			end->tid = tid;
+			end->wait_id = w->open_wait;
+			end->time_ns = now;
+			end->woken_ns = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
+			bpf_ringbuf_submit(end, BPF_RB_NO_WAKEUP);
+		}
+		w->open_wait = 0;
+		return;
+	}
+	wait = bpf_map_lookup_elem(&scratch, &zero);
+	if (!wait)
+		return;
+	sample_header__init(wait, JBPF_RECORD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
+	wait->state = w->state;
+	wait->wait_start_ns = since;
+	wait->woken_ns = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
+	wait->kstack_err = -116; /* ESTALE: the switch was not seen */
+	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
+	bytes = bpf_get_stack(ctx, wait->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
+	wait->ustack_err = bytes < 0 ? bytes : 0;
+	n = bytes < 0 ? 0 : (__u64)bytes / sizeof(__u64);
+	if (n > JBPF_MAX_STACK_DEPTH)
+		n = JBPF_MAX_STACK_DEPTH;
+	wait->ustack_len = n;
+	if (bpf_map_lookup_elem(&java_targets, &tgid)) {
+		if (!pending->java_seq)
+			pending->java_seq = new_java_seq();
+		wait->java_seq = pending->java_seq;
+		wait->flags = JBPF_SAMPLE_DEFERRED;
+	}
+	if (bpf_ringbuf_output(&events, wait, sizeof(*wait) + n * sizeof(__u64), BPF_RB_NO_WAKEUP))
+		count(JBPF_CNT_WAITS_LOST);
+}
+
+/*
+ * A system call returns: send what it owes the thread (`deferred`), but
+ * for a Java stack signal (see syscall_exit). Records from here never wake
+ * the reader, which drains on its timer: a wakeup per system call would
+ * cost more than the record. Returns the thread's storage, or NULL for a
+ * thread that has none (most threads of the host, at the cost of one
+ * lookup).
+ */
+static __always_inline struct jbpf_syscall_pending *syscall_exit_duties(void *ctx, __u32 tgid, __u32 tid)
+{
+	struct jbpf_syscall_pending *pending;
+
+	pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0, 0);
+	if (!pending)
+		return NULL;
+	if (pending->off_since)
+		check_switched_in(ctx, pending, tgid, tid);
+	if (pending->ustack_seq) {
+		send_user_stack(ctx, tid, pending->ustack_seq);
+		pending->ustack_seq = 0;
+	}
+	return pending;
+}
+
+/*
+ * With JVMs among the targets: also send the signal for the Java stack of
+ * a sample (or wait) inside this system call, now, before the thread runs
+ * any more Java code. A tracepoint program, not a raw one: only these may
+ * call the kfunc.
+ */
+SEC("tp/raw_syscalls/sys_exit")
+int syscall_exit(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct jbpf_syscall_pending *pending;
+	const struct jbpf_java_target *jt;
+	struct jbpf_signal_lost *lost;
+	__u64 seq;
+	int err = -3; /* ESRCH: the JVM left java_targets (exec, or the agent went) */
+
+	pending = syscall_exit_duties(ctx, tgid, tid);
+	if (!pending || !pending->java_seq)
+		return 0;
+	seq = pending->java_seq;
+	pending->java_seq = 0;
+	jt = bpf_map_lookup_elem(&java_targets, &tgid);
+	if (jt && bpf_send_signal_task) {
+		err = bpf_send_signal_task(bpf_get_current_task_btf(), jt->signo, PIDTYPE_PID, seq);
+		if (!err) {
+			count(JBPF_CNT_JAVA_SIGNALS);
+			return 0;
+		}
+	}
+	count(JBPF_CNT_SIGNAL_FAILED);
+	lost = bpf_ringbuf_reserve(&events, sizeof(*lost), 0);
+	if (!lost)
+		return 0;
+	lost->type = JBPF_RECORD_SIGNAL_LOST;
+	lost->error = err;
+	lost->seq = seq;
+	lost->tgid = tgid;
+	lost->tid = tid;
+	bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/*
+ * Without JVMs no signal is owed, and a raw tracepoint program serves,
+ * which costs every system call on the host less: the kernel hands it the
+ * arguments as they are instead of filling a trace record first.
+ */
+SEC("raw_tp/sys_exit")
+int syscall_exit_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	syscall_exit_duties(ctx, pid_tgid >> 32, (__u32)pid_tgid);
+	return 0;
+}

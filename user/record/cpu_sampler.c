@@ -1,0 +1,275 @@
+/*
+ * cpu_sampler: loading, configuring and attaching the BPF CPU sampler
+ * (bpf/sample.bpf.c) and its perf events; contract in cpu_sampler.h.
+ *
+ * The random base period b is what defeats aliasing (it shares no period
+ * with the target); the thinning in the program makes each interval random
+ * too, with mean exactly 1/F. Every timer tick costs an interrupt, which on
+ * a virtual machine is not cheap, so the range [0.5/F, 0.8/F] keeps it to
+ * 1.25 to 2 ticks per sample.
+ */
+#include "cpu_sampler.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/random.h"
+#include "sample.skel.h"
+#include "user/record/loader.h"
+
+#define DEFAULT_RINGBUF_BYTES (16u << 20)
+#define DEFAULT_MAX_THREADS 65536
+
+struct cpu_sampler {
+	struct sample_bpf *skel;
+	struct bpf_link *exec_link; /* sched_process_exec */
+	int *perf_fds;
+	struct bpf_link **links;
+	unsigned nr_cpus;           /* entries used in perf_fds and links */
+	uint64_t base_period_ns;
+};
+
+static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			   unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+static int read_int_file(const char *path, int *value)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%d", value) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
+static void perf_strerror(int error, char *err, size_t err_size)
+{
+	int paranoid = 0;
+
+	switch (error) {
+	case EACCES:
+	case EPERM:
+		read_int_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		snprintf(err, err_size,
+			 "cannot open CPU perf events: permission denied (kernel.perf_event_paranoid=%d); "
+			 "run as root or with CAP_PERFMON",
+			 paranoid);
+		break;
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		snprintf(err, err_size,
+			 "cannot open CPU perf events: this kernel has no software cpu-clock event (%s)",
+			 strerror(error));
+		break;
+	case EMFILE:
+	case ENFILE:
+		snprintf(err, err_size,
+			 "cannot open CPU perf events: too many open files; raise the limit (ulimit -n)");
+		break;
+	default:
+		snprintf(err, err_size, "cannot open CPU perf events: %s", strerror(error));
+	}
+}
+
+/* The base period and keep threshold for a mean frequency, see the header. */
+static void choose_period(struct cpu_sampler *cs, const struct sampler_config *config, uint32_t *keep_threshold)
+{
+	uint64_t mean_ns = NS_PER_SEC / config->frequency_hz;
+	uint64_t lo = mean_ns / 2, hi = mean_ns * 4 / 5;
+	double keep;
+
+	if (config->fixed_interval) {
+		cs->base_period_ns = mean_ns;
+		*keep_threshold = UINT32_MAX;
+		return;
+	}
+	cs->base_period_ns = lo + random_u64() % (hi - lo + 1);
+	keep = (double)cs->base_period_ns * config->frequency_hz / (double)NS_PER_SEC;
+	*keep_threshold = (uint32_t)(keep * 4294967296.0);
+}
+
+/* Settings, and the geometry of the shared maps this object creates. */
+static void configure(struct cpu_sampler *cs, const struct sampler_config *config)
+{
+	struct sample_bpf *skel = cs->skel;
+	uint32_t keep_threshold;
+
+	choose_period(cs, config, &keep_threshold);
+	skel->rodata->filter_by_tgid = config->nr_tgids > 0;
+	skel->rodata->thin_ticks = !config->fixed_interval;
+	skel->rodata->keep_threshold = keep_threshold;
+	bpf_map__set_max_entries(skel->maps.events, config->ringbuf_bytes ? config->ringbuf_bytes
+									  : DEFAULT_RINGBUF_BYTES);
+	bpf_map__set_max_entries(skel->maps.waits, config->waits && config->max_threads ? config->max_threads
+						   : config->waits			    ? DEFAULT_MAX_THREADS
+												    : 1);
+	skel->rodata->syscall_entry_lo = config->syscall_entry_lo;
+	skel->rodata->syscall_entry_hi = config->syscall_entry_hi;
+}
+
+static int fill_targets(struct cpu_sampler *cs, const struct sampler_config *config, char *err, size_t err_size)
+{
+	int error;
+
+	for (size_t i = 0; i < config->nr_tgids; i++) {
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(cs->skel->maps.targets, &config->tgids[i], sizeof(config->tgids[i]), &one,
+					 sizeof(one), BPF_ANY)) {
+			error = errno;
+			snprintf(err, err_size, "cannot set the process filter: %s", strerror(error));
+			return -error;
+		}
+	}
+	return 0;
+}
+
+int cpu_sampler__open(const struct sampler_config *config, struct cpu_sampler **out, char *err, size_t err_size)
+{
+	struct cpu_sampler *cs = calloc(1, sizeof(*cs));
+	int error;
+
+	*out = NULL;
+	if (!cs) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	cs->skel = sample_bpf__open();
+	if (!cs->skel) {
+		error = errno;
+		snprintf(err, err_size, "cannot open the BPF sampler: %s", strerror(error));
+		goto fail;
+	}
+	configure(cs, config);
+	error = -sample_bpf__load(cs->skel);
+	if (error) {
+		loader__load_strerror(error, "BPF sampler", err, err_size);
+		goto fail;
+	}
+	error = -fill_targets(cs, config, err, err_size);
+	if (error)
+		goto fail;
+	cs->exec_link = bpf_program__attach(cs->skel->progs.process_exec);
+	if (!cs->exec_link) {
+		error = errno;
+		snprintf(err, err_size, "cannot attach to the sched_process_exec tracepoint: %s", strerror(error));
+		goto fail;
+	}
+	*out = cs;
+	return 0;
+fail:
+	cpu_sampler__close(cs);
+	return -(error ? error : EINVAL);
+}
+
+int cpu_sampler__start(struct cpu_sampler *cs, char *err, size_t err_size)
+{
+	int nr_possible = libbpf_num_possible_cpus();
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = cs->base_period_ns,
+	};
+
+	if (nr_possible <= 0) {
+		snprintf(err, err_size, "cannot count this machine's CPUs: %s", strerror(-nr_possible));
+		return nr_possible ? nr_possible : -ENODEV;
+	}
+	cs->perf_fds = calloc((size_t)nr_possible, sizeof(*cs->perf_fds));
+	cs->links = calloc((size_t)nr_possible, sizeof(*cs->links));
+	if (!cs->perf_fds || !cs->links) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	for (int cpu = 0; cpu < nr_possible; cpu++) {
+		int fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		struct bpf_link *link;
+		int error = errno;
+
+		if (fd < 0) {
+			/* A possible CPU that is offline: nothing runs there to sample. */
+			if (error == ENODEV)
+				continue;
+			/* Saved first: perf_strerror reads a file, which may change errno. */
+			perf_strerror(error, err, err_size);
+			return -error;
+		}
+		link = bpf_program__attach_perf_event(cs->skel->progs.sample_cpu, fd);
+		if (!link) {
+			error = errno;
+			close(fd);
+			snprintf(err, err_size, "cannot attach the BPF sampler to CPU %d: %s", cpu, strerror(error));
+			return -error;
+		}
+		cs->perf_fds[cs->nr_cpus] = fd;
+		cs->links[cs->nr_cpus] = link;
+		cs->nr_cpus++;
+	}
+	if (!cs->nr_cpus) {
+		snprintf(err, err_size, "no online CPU could be sampled");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+void cpu_sampler__stop(struct cpu_sampler *cs)
+{
+	for (unsigned i = 0; i < cs->nr_cpus; i++)
+		ioctl(cs->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+void cpu_sampler__close(struct cpu_sampler *cs)
+{
+	if (!cs)
+		return;
+	for (unsigned i = 0; i < cs->nr_cpus; i++) {
+		bpf_link__destroy(cs->links[i]);
+		close(cs->perf_fds[i]);
+	}
+	free(cs->links);
+	free(cs->perf_fds);
+	bpf_link__destroy(cs->exec_link);
+	sample_bpf__destroy(cs->skel);
+	free(cs);
+}
+
+struct bpf_object *cpu_sampler__object(const struct cpu_sampler *cs)
+{
+	return cs->skel->obj;
+}
+
+void cpu_sampler__set_no_java(struct cpu_sampler *cs, uint32_t tid, bool no_java)
+{
+	__u8 one = 1;
+
+	if (no_java)
+		bpf_map__update_elem(cs->skel->maps.no_java_tids, &tid, sizeof(tid), &one, sizeof(one), BPF_ANY);
+	else
+		bpf_map__delete_elem(cs->skel->maps.no_java_tids, &tid, sizeof(tid), 0);
+}
+
+unsigned cpu_sampler__cpus(const struct cpu_sampler *cs)
+{
+	return cs->nr_cpus;
+}
+
+uint64_t cpu_sampler__base_period_ns(const struct cpu_sampler *cs)
+{
+	return cs->base_period_ns;
+}

@@ -1,0 +1,63 @@
+/*
+ * loader: the maps the BPF objects share, load failures, tracefs (see
+ * loader.h).
+ */
+#include "loader.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+/*
+ * The maps of bpf/shared.bpf.h. Every object that includes it declares
+ * them all, even those it does not use: an unshared one would be created
+ * empty and be a second, unseen filter or ring buffer.
+ */
+static const char *const shared_maps[] = {
+	"targets", "java_targets", "java_seqs", "deferred", "waits", "events", "counters",
+};
+
+int loader__share_maps(struct bpf_object *obj, const struct bpf_object *owner, const char *what, char *err,
+		       size_t err_size)
+{
+	for (size_t i = 0; i < sizeof(shared_maps) / sizeof(shared_maps[0]); i++) {
+		struct bpf_map *mine = bpf_object__find_map_by_name(obj, shared_maps[i]);
+		const struct bpf_map *shared = bpf_object__find_map_by_name(owner, shared_maps[i]);
+		int error;
+
+		if (!mine || !shared) {
+			snprintf(err, err_size, "cannot share the BPF maps with the %s: map %s is missing", what,
+				 shared_maps[i]);
+			return -ENOENT;
+		}
+		if (bpf_map__reuse_fd(mine, bpf_map__fd(shared))) {
+			error = errno;
+			snprintf(err, err_size, "cannot share the BPF maps with the %s: %s", what, strerror(error));
+			return -error;
+		}
+	}
+	return 0;
+}
+
+void loader__load_strerror(int error, const char *what, char *err, size_t err_size)
+{
+	if (error == EPERM || error == EACCES)
+		snprintf(err, err_size,
+			 "not permitted to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON");
+	else
+		snprintf(err, err_size, "the kernel rejected the %s (%s); run with -v to see the verifier's log",
+			 what, strerror(error));
+}
+
+/* Harmless, and what perf and bpftrace do too. */
+void loader__ensure_tracefs(void)
+{
+	struct stat st;
+
+	if (stat("/sys/kernel/tracing/events", &st) == 0 || stat("/sys/kernel/debug/tracing/events", &st) == 0)
+		return;
+	mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+}

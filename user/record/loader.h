@@ -1,0 +1,39 @@
+/*
+ * loader: what the loaders of the BPF objects have in common.
+ *
+ * Each BPF object has its own loader in user/record/: cpu_sampler.c
+ * (bpf/sample.bpf.c, which creates the maps every object shares),
+ * offcpu.c (bpf/offcpu.bpf.c) and syscall_exit.c (bpf/syscall_exit.bpf.c);
+ * sampler.c runs them in order. Here: handing the shared maps of
+ * bpf/shared.bpf.h to an object before it loads, saying why a load
+ * failed, and tracefs for tracepoint programs.
+ *
+ * Failures are one line in err (what failed, the likely cause, what to
+ * do) and a negative errno.
+ */
+#ifndef JBPF_LOADER_H
+#define JBPF_LOADER_H
+
+#include <stddef.h>
+
+struct bpf_object;
+
+/*
+ * Makes obj, opened but not loaded, use owner's maps for every map of
+ * bpf/shared.bpf.h (bpf_map__reuse_fd), so that both objects share one
+ * filter, ring buffer and set of counters. what names obj in messages
+ * ("scheduler program"). 0 or -errno.
+ */
+int loader__share_maps(struct bpf_object *obj, const struct bpf_object *owner, const char *what, char *err,
+		       size_t err_size);
+
+/* The message for a failed load (error: a positive errno); what names the object ("BPF sampler"). */
+void loader__load_strerror(int error, const char *what, char *err, size_t err_size);
+
+/*
+ * libbpf attaches tracepoint programs by the event's id, which only tracefs
+ * tells; mounts tracefs where the kernel expects it when it is not mounted.
+ */
+void loader__ensure_tracefs(void);
+
+#endif /* JBPF_LOADER_H */

@@ -1,0 +1,34 @@
+/*
+ * offcpu: the loader of bpf/offcpu.bpf.c, the scheduler programs of
+ * wall-clock and off-CPU profiles (sched_switch, sched_wakeup,
+ * sched_process_fork and sched_process_exit), and its `waits` map.
+ *
+ * Loaded only with config->waits, after the CPU sampler, whose maps it
+ * shares (loader.h). Failures are one line in err and a negative errno.
+ */
+#ifndef JBPF_OFFCPU_H
+#define JBPF_OFFCPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "user/record/sampler.h"
+
+struct bpf_object;
+struct offcpu;
+
+/* Opens the object, gives it owner's shared maps, configures it from config and loads it. */
+int offcpu__open(const struct sampler_config *config, const struct bpf_object *owner, struct offcpu **out,
+		 char *err, size_t err_size);
+/* Starts following context switches, wakeups, thread creations and exits. */
+int offcpu__attach(struct offcpu *off, char *err, size_t err_size);
+/* Stops following them; the programs stay loaded and `waits` keeps what it knows. */
+void offcpu__detach(struct offcpu *off);
+/* Detaches and closes everything; NULL-safe. */
+void offcpu__close(struct offcpu *off);
+
+/* As sampler__seed_thread and sampler__for_each_thread (sampler.h). */
+int offcpu__seed_thread(struct offcpu *off, uint32_t tid, uint32_t tgid, enum jbpf_state state);
+int offcpu__for_each_thread(struct offcpu *off, sampler_thread_fn fn, void *ctx);
+
+#endif /* JBPF_OFFCPU_H */
