@@ -11,7 +11,8 @@
  *                 wall and off-CPU: ("wall" or "offcpu", "nanoseconds")
  *   period        the mean sampling period, ("cpu" or "wall", "nanoseconds")
  *   sample        one per stack, locations leaf first; the stack's root
- *                 frames become labels, not locations:
+ *                 frames become labels, not locations, from the parts
+ *                 the profile keeps of them:
  *                   process frame "name (pid N)"  -> "process" and "pid"
  *                   thread frame "[name tid=N]"   -> "thread" and "tid"
  *                   state frame "[sleeping]"      -> "state" ("sleeping")
@@ -35,6 +36,7 @@
 #include "output.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -42,7 +44,6 @@
 #include "emit.h"
 #include "proto/profile.pb-c.h"
 #include "common/version.h"
-#include "profile/view.h"
 
 typedef Perftools__Profiles__Profile PProfile;
 typedef Perftools__Profiles__ValueType PValueType;
@@ -265,41 +266,20 @@ static int add_label(struct builder *b, PSample *s, const char *key, const char 
 	return 0;
 }
 
-/* The labels a root or state frame stands for. */
-static int add_frame_labels(struct builder *b, PSample *s, const char *text, enum frame_kind kind)
+/* The labels a root or state frame stands for, from its parts. */
+static int add_frame_labels(struct builder *b, PSample *s, const struct profile *profile, uint32_t frame)
 {
-	size_t name_len;
-	uint32_t number;
-	char *name;
-	int err = 0;
+	enum frame_kind kind = profile__frame_kind(profile, frame);
+	int64_t id = profile__root_id(profile, frame);
+	int err;
 
-	if (kind == FRAME_KIND_STATE) {
-		if (strlen(text) < 3)
-			return 0;
-		name = strndup(text + 1, strlen(text) - 2); /* "[sleeping]" -> "sleeping" */
-		if (!name)
-			return -ENOMEM;
-		err = add_label(b, s, "state", name, 0);
-		free(name);
-		return err;
-	}
-	if (kind == FRAME_KIND_PROCESS) {
-		if (!view__parse_process(text, &name_len, &number))
-			return add_label(b, s, "process", text, 0);
-		name = strndup(text, name_len);
-		if (!name)
-			return -ENOMEM;
-		err = add_label(b, s, "process", name, 0) ?: add_label(b, s, "pid", NULL, number);
-		free(name);
-		return err;
-	}
-	if (kind == FRAME_KIND_THREAD && view__parse_thread(text, &name_len, &number)) {
-		name = strndup(text + 1, name_len);
-		if (!name)
-			return -ENOMEM;
-		err = add_label(b, s, "thread", name, 0) ?: add_label(b, s, "tid", NULL, number);
-		free(name);
-	}
+	if (kind == FRAME_KIND_STATE)
+		return add_label(b, s, "state", profile_state_name((unsigned)profile__frame_state(profile, frame)), 0);
+	if (kind != FRAME_KIND_PROCESS && kind != FRAME_KIND_THREAD)
+		return 0;
+	err = add_label(b, s, kind == FRAME_KIND_PROCESS ? "process" : "thread", profile__root_name(profile, frame), 0);
+	if (!err && id >= 0)
+		err = add_label(b, s, kind == FRAME_KIND_PROCESS ? "pid" : "tid", NULL, id);
 	return err;
 }
 
@@ -345,7 +325,7 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 			}
 			if (s->n_label > 3)
 				continue;
-			err = add_frame_labels(b, s, profile__frame_name(profile, frames[k]), kind);
+			err = add_frame_labels(b, s, profile, frames[k]);
 			if (err)
 				return err;
 		}

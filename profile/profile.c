@@ -13,7 +13,10 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/types.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +30,8 @@
 struct frame {
 	char *name;
 	enum frame_kind kind;
+	char *root_name;  /* a process or thread frame's name alone, else NULL */
+	int64_t number;   /* its pid or tid, a state frame's state; -1: none */
 	uint32_t module;  /* 0: none, else index + 1 in modules */
 	uint64_t hash;
 };
@@ -86,9 +91,21 @@ static const char *const state_frames[JBPF_STATE_NR] = {
 	[JBPF_STATE_BLOCKED] = "[blocked]",
 };
 
+static const char *const state_names[JBPF_STATE_NR] = {
+	[JBPF_STATE_RUNNING] = "running",
+	[JBPF_STATE_RUNNABLE] = "runnable",
+	[JBPF_STATE_SLEEPING] = "sleeping",
+	[JBPF_STATE_BLOCKED] = "blocked",
+};
+
 const char *profile_state_frame(unsigned state)
 {
 	return state < JBPF_STATE_NR ? state_frames[state] : "[unknown state]";
+}
+
+const char *profile_state_name(unsigned state)
+{
+	return state < JBPF_STATE_NR ? state_names[state] : "unknown state";
 }
 
 const char *frame_kind_name(enum frame_kind kind)
@@ -141,8 +158,10 @@ void profile__free(struct profile *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nr_frames; i++)
+	for (size_t i = 0; i < p->nr_frames; i++) {
 		free(p->frames[i].name);
+		free(p->frames[i].root_name);
+	}
 	free(p->frames);
 	for (size_t i = 0; i < p->nr_modules; i++) {
 		free(p->modules[i].path);
@@ -213,7 +232,12 @@ static uint64_t stack_hash_of(const struct profile *p, size_t i)
 	return p->stacks[i].hash;
 }
 
-int64_t profile__intern(struct profile *p, const char *name, enum frame_kind kind)
+/*
+ * The id of the frame (name, kind), adding it if new with its parts:
+ * root_name (copied, may be NULL) and number.
+ */
+static int64_t intern(struct profile *p, const char *name, enum frame_kind kind, const char *root_name,
+		      int64_t number)
 {
 	uint64_t h = hash_finish(hash_bytes(hash_bytes(HASH_SEED, &kind, sizeof(kind)), name, strlen(name)));
 	size_t slot;
@@ -242,9 +266,14 @@ int64_t profile__intern(struct profile *p, const char *name, enum frame_kind kin
 	struct frame *f = &p->frames[p->nr_frames];
 
 	f->name = strdup(name);
-	if (!f->name)
+	f->root_name = root_name ? strdup(root_name) : NULL;
+	if (!f->name || (root_name && !f->root_name)) {
+		free(f->name);
+		free(f->root_name);
 		return -ENOMEM;
+	}
 	f->kind = kind;
+	f->number = number;
 	f->module = 0;
 	f->hash = h;
 	slot = h & (p->frame_index_cap - 1);
@@ -252,6 +281,64 @@ int64_t profile__intern(struct profile *p, const char *name, enum frame_kind kin
 		slot = (slot + 1) & (p->frame_index_cap - 1);
 	p->frame_index[slot] = (uint32_t)(p->nr_frames + 1);
 	return (int64_t)p->nr_frames++;
+}
+
+int64_t profile__intern(struct profile *p, const char *name, enum frame_kind kind)
+{
+	if (kind == FRAME_KIND_PROCESS || kind == FRAME_KIND_THREAD || kind == FRAME_KIND_STATE)
+		return -EINVAL;
+	return intern(p, name, kind, NULL, -1);
+}
+
+/*
+ * Interns a frame whose text is made by format from the arguments: in a
+ * buffer on the stack, or in one from the heap for a long name.
+ */
+static int64_t intern_formatted(struct profile *p, enum frame_kind kind, const char *root_name, int64_t number,
+				const char *format, ...) __attribute__((format(printf, 5, 6)));
+static int64_t intern_formatted(struct profile *p, enum frame_kind kind, const char *root_name, int64_t number,
+				const char *format, ...)
+{
+	char buf[256], *text = buf;
+	va_list ap;
+	int64_t id;
+	int len;
+
+	va_start(ap, format);
+	len = vsnprintf(buf, sizeof(buf), format, ap);
+	va_end(ap);
+	if (len < 0)
+		return -EINVAL;
+	if ((size_t)len >= sizeof(buf)) {
+		va_start(ap, format);
+		len = vasprintf(&text, format, ap);
+		va_end(ap);
+		if (len < 0)
+			return -ENOMEM;
+	}
+	id = intern(p, text, kind, root_name, number);
+	if (text != buf)
+		free(text);
+	return id;
+}
+
+int64_t profile__intern_process(struct profile *p, const char *name, int64_t pid)
+{
+	if (pid < 0)
+		return intern(p, name, FRAME_KIND_PROCESS, name, -1);
+	return intern_formatted(p, FRAME_KIND_PROCESS, name, pid, "%s (pid %" PRId64 ")", name, pid);
+}
+
+int64_t profile__intern_thread(struct profile *p, const char *name, int64_t tid)
+{
+	if (tid < 0)
+		return intern_formatted(p, FRAME_KIND_THREAD, name, -1, "[%s]", name);
+	return intern_formatted(p, FRAME_KIND_THREAD, name, tid, "[%s tid=%" PRId64 "]", name, tid);
+}
+
+int64_t profile__intern_state(struct profile *p, unsigned state)
+{
+	return intern(p, profile_state_frame(state), FRAME_KIND_STATE, NULL, state < JBPF_STATE_NR ? (int64_t)state : -1);
 }
 
 int profile__add(struct profile *p, const uint32_t *frames, size_t depth, uint64_t count)
@@ -343,6 +430,25 @@ const char *profile__frame_name(const struct profile *p, uint32_t frame)
 enum frame_kind profile__frame_kind(const struct profile *p, uint32_t frame)
 {
 	return frame < p->nr_frames ? p->frames[frame].kind : FRAME_KIND_LOST;
+}
+
+const char *profile__root_name(const struct profile *p, uint32_t frame)
+{
+	return frame < p->nr_frames ? p->frames[frame].root_name : NULL;
+}
+
+int64_t profile__root_id(const struct profile *p, uint32_t frame)
+{
+	if (frame >= p->nr_frames || !p->frames[frame].root_name)
+		return -1;
+	return p->frames[frame].number;
+}
+
+int profile__frame_state(const struct profile *p, uint32_t frame)
+{
+	if (frame >= p->nr_frames || p->frames[frame].kind != FRAME_KIND_STATE)
+		return -1;
+	return (int)p->frames[frame].number;
 }
 
 size_t profile__stack_count(const struct profile *p)

@@ -10,6 +10,14 @@
  * included (kernel frames end in "_[k]"); the kind is kept beside the name
  * so that a writer can colour or group frames without parsing names.
  *
+ * Whose a stack is and how it ended are frames too: the process and thread
+ * frames at its root, the state frame at its leaf, so that every writer
+ * shows them without code of its own. They are made from their parts
+ * (profile__intern_process, _thread, _state), which the profile keeps: the
+ * pid, the tid, the names alone and the state are read from the frame
+ * (profile__root_name, profile__root_id, profile__frame_state), never
+ * parsed back from its text.
+ *
  * Memory is bounded by the limits given to profile__new; an add past them
  * fails with -ENOSPC and changes nothing, so the caller can count the loss.
  * Not thread-safe: one profile belongs to one thread.
@@ -28,10 +36,10 @@ enum frame_kind {
 	FRAME_KIND_JAVA_INLINED, /* Java method inlined into a compiled one */
 	FRAME_KIND_JAVA_INTERP,  /* Java method run by the interpreter */
 	FRAME_KIND_JAVA_COMPILED, /* Java method compiled by the JIT */
-	FRAME_KIND_THREAD,       /* the "[name tid=N]" root added by --threads */
-	FRAME_KIND_PROCESS,      /* a process root frame, "name (pid N)" */
+	FRAME_KIND_THREAD,       /* the root added by --threads: "[name tid=N]" (profile__intern_thread) */
+	FRAME_KIND_PROCESS,      /* a process root: "name (pid N)" (profile__intern_process) */
 	FRAME_KIND_LOST,         /* a placeholder naming why frames are missing */
-	FRAME_KIND_STATE,        /* a wall or off-CPU stack's last frame: "[sleeping]" and so on */
+	FRAME_KIND_STATE,        /* a wall or off-CPU stack's last frame: "[sleeping]" (profile__intern_state) */
 	FRAME_KIND_NR,
 };
 
@@ -40,6 +48,8 @@ enum frame_kind {
  * stack in that state (enum jbpf_state); "[unknown state]" past them.
  */
 const char *profile_state_frame(unsigned state);
+/* The state alone, as in "sleeping"; "unknown state" past them. */
+const char *profile_state_name(unsigned state);
 
 /* A short lowercase word for a kind ("kernel", "native", ...), never NULL. */
 const char *frame_kind_name(enum frame_kind kind);
@@ -58,9 +68,26 @@ void profile__free(struct profile *profile);
 
 /*
  * The id of the frame (name, kind), adding it if new. name is copied.
- * Returns the id (>= 0), or -ENOSPC past max_frames, -ENOMEM.
+ * Returns the id (>= 0), or -ENOSPC past max_frames, -ENOMEM; -EINVAL for
+ * the kinds made from parts below.
  */
 int64_t profile__intern(struct profile *profile, const char *name, enum frame_kind kind);
+
+/*
+ * The frames made from parts, and their ids as profile__intern's. A pid
+ * or tid below 0 means none is known:
+ *
+ *   process  "name (pid N)", or "name" without a pid
+ *   thread   "[name tid=N]", or "[name]" without a tid
+ *   state    profile_state_frame(state)
+ *
+ * A frame is still one per (text, kind): should two sets of parts give the
+ * same text (a process named "a (pid 1)" with no pid, and "a" with pid 1),
+ * the parts first given are kept.
+ */
+int64_t profile__intern_process(struct profile *profile, const char *name, int64_t pid);
+int64_t profile__intern_thread(struct profile *profile, const char *name, int64_t tid);
+int64_t profile__intern_state(struct profile *profile, unsigned state);
 
 /*
  * Adds count to the stack frames[0..depth), root first. An existing stack's
@@ -81,6 +108,12 @@ void profile__add_to(struct profile *profile, uint32_t index, uint64_t count);
 size_t profile__frame_count(const struct profile *profile);
 const char *profile__frame_name(const struct profile *profile, uint32_t frame);
 enum frame_kind profile__frame_kind(const struct profile *profile, uint32_t frame);
+/* A process or thread frame's name alone ("java", "main"); NULL for any other frame. */
+const char *profile__root_name(const struct profile *profile, uint32_t frame);
+/* A process frame's pid, a thread frame's tid; -1 when it has none, or for any other frame. */
+int64_t profile__root_id(const struct profile *profile, uint32_t frame);
+/* A state frame's enum jbpf_state; -1 for an unknown state, or for any other frame. */
+int profile__frame_state(const struct profile *profile, uint32_t frame);
 
 /* Stacks are numbered 0..profile__stack_count()-1 in the order first added. */
 size_t profile__stack_count(const struct profile *profile);

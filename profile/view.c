@@ -9,11 +9,9 @@
 #include "view.h"
 
 #include <errno.h>
-#include <linux/types.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf/jbpfprof.h"
 
 #define NO_FRAME UINT32_MAX
 
@@ -25,90 +23,66 @@ struct shown {
 	bool excluded;     /* ... the exclude pattern */
 };
 
-static bool parse_trailing_number(const char *s, size_t len, const char *prefix, size_t *before, uint32_t *value)
-{
-	size_t plen = strlen(prefix), end = len, digits = 0;
-	uint64_t v = 0;
-
-	while (end > 0 && s[end - 1] >= '0' && s[end - 1] <= '9' && digits < 10) {
-		end--;
-		digits++;
-	}
-	if (!digits || end < plen || memcmp(s + end - plen, prefix, plen))
-		return false;
-	for (size_t i = end; i < len; i++)
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	if (v > UINT32_MAX)
-		return false;
-	*before = end - plen;
-	*value = (uint32_t)v;
-	return true;
-}
-
-bool view__parse_process(const char *frame, size_t *name_len, uint32_t *pid)
-{
-	size_t len = strlen(frame);
-
-	if (len < 2 || frame[len - 1] != ')')
-		return false;
-	return parse_trailing_number(frame, len - 1, " (pid ", name_len, pid);
-}
-
-bool view__parse_thread(const char *frame, size_t *name_len, uint32_t *tid)
-{
-	size_t len = strlen(frame);
-
-	if (len < 2 || frame[0] != '[' || frame[len - 1] != ']')
-		return false;
-	return parse_trailing_number(frame + 1, len - 2, " tid=", name_len, tid);
-}
-
 static const char *const java_suffixes[FRAME_KIND_NR] = {
 	[FRAME_KIND_JAVA_COMPILED] = "_[j]",
 	[FRAME_KIND_JAVA_INLINED] = "_[i]",
 	[FRAME_KIND_JAVA_INTERP] = "_[0]",
 };
 
-static int state_of(const char *name)
-{
-	for (int s = 0; s < JBPF_STATE_NR; s++)
-		if (!strcmp(name, profile_state_frame((unsigned)s)))
-			return s;
-	return -1;
-}
-
 /*
- * The name the view shows for a source frame, cut in place in buf (a copy of
- * the source name), and its kind; false when the view leaves it out.
+ * The frame the view shows for source frame i, interned in to: *id, or
+ * NO_FRAME when the view leaves it out. 0 or a negative errno.
  */
-static bool show_frame(const struct view_config *config, char *buf, enum frame_kind kind, enum frame_kind *shown_kind)
+static int show_frame(const struct profile *from, uint32_t i, const struct view_config *config,
+		      struct profile *to, uint32_t *id)
 {
-	size_t len = strlen(buf), cut;
-	uint32_t number;
+	enum frame_kind kind = profile__frame_kind(from, i);
+	const char *name = profile__frame_name(from, i);
+	int64_t shown;
+	size_t len, cut;
+	char *plain;
 
-	*shown_kind = kind;
+	*id = NO_FRAME;
 	switch (kind) {
 	case FRAME_KIND_PROCESS:
 		if (config->process_root == VIEW_ROOT_NONE)
-			return false;
-		if (config->process_root == VIEW_ROOT_NAME && view__parse_process(buf, &cut, &number))
-			buf[cut] = '\0';
-		return true;
+			return 0;
+		shown = profile__intern_process(to, profile__root_name(from, i),
+						config->process_root == VIEW_ROOT_PID ? profile__root_id(from, i) : -1);
+		break;
 	case FRAME_KIND_THREAD:
-		return config->threads;
+		if (!config->threads)
+			return 0;
+		shown = profile__intern_thread(to, profile__root_name(from, i), profile__root_id(from, i));
+		break;
+	case FRAME_KIND_STATE:
+		shown = profile__intern_state(to, (unsigned)profile__frame_state(from, i));
+		break;
 	case FRAME_KIND_JAVA_COMPILED:
 	case FRAME_KIND_JAVA_INLINED:
 	case FRAME_KIND_JAVA_INTERP:
-		if (config->annotate)
-			return true;
+		if (config->annotate) {
+			shown = profile__intern(to, name, kind);
+			break;
+		}
+		len = strlen(name);
 		cut = strlen(java_suffixes[kind]);
-		if (len >= cut && !strcmp(buf + len - cut, java_suffixes[kind]))
-			buf[len - cut] = '\0';
-		*shown_kind = FRAME_KIND_JAVA;
-		return true;
+		if (len >= cut && !strcmp(name + len - cut, java_suffixes[kind]))
+			len -= cut;
+		plain = strndup(name, len);
+		if (!plain)
+			return -ENOMEM;
+		shown = profile__intern(to, plain, FRAME_KIND_JAVA);
+		free(plain);
+		break;
 	default:
-		return true;
+		shown = profile__intern(to, name, kind);
+		break;
 	}
+	if (shown < 0)
+		return (int)shown;
+	*id = (uint32_t)shown;
+	return 0;
 }
 
 static void copy_module(const struct profile *from, uint32_t frame, struct profile *to, uint32_t to_frame)
@@ -126,27 +100,19 @@ static int map_frames(const struct profile *from, const struct view_config *conf
 	size_t nr = profile__frame_count(from);
 
 	for (size_t i = 0; i < nr; i++) {
-		enum frame_kind kind = profile__frame_kind(from, (uint32_t)i), shown_kind;
-		char *buf = strdup(profile__frame_name(from, (uint32_t)i));
-		int64_t id;
+		const char *name;
+		int err = show_frame(from, (uint32_t)i, config, to, &shown[i].id);
 
-		if (!buf)
-			return -ENOMEM;
-		shown[i].id = NO_FRAME;
-		shown[i].state = kind == FRAME_KIND_STATE ? state_of(buf) : -1;
+		if (err)
+			return err;
+		shown[i].state = profile__frame_state(from, (uint32_t)i);
 		shown[i].included = shown[i].excluded = false;
-		if (show_frame(config, buf, kind, &shown_kind)) {
-			id = profile__intern(to, buf, shown_kind);
-			if (id < 0) {
-				free(buf);
-				return (int)id;
-			}
-			shown[i].id = (uint32_t)id;
-			copy_module(from, (uint32_t)i, to, (uint32_t)id);
-			shown[i].included = config->include && !regexec(config->include, buf, 0, NULL, 0);
-			shown[i].excluded = config->exclude && !regexec(config->exclude, buf, 0, NULL, 0);
-		}
-		free(buf);
+		if (shown[i].id == NO_FRAME)
+			continue;
+		copy_module(from, (uint32_t)i, to, shown[i].id);
+		name = profile__frame_name(to, shown[i].id);
+		shown[i].included = config->include && !regexec(config->include, name, 0, NULL, 0);
+		shown[i].excluded = config->exclude && !regexec(config->exclude, name, 0, NULL, 0);
 	}
 	return 0;
 }

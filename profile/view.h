@@ -65,12 +65,4 @@ struct view_stats {
 int view__apply(const struct profile *from, const struct view_config *config, struct profile *to,
 		struct view_stats *stats);
 
-/*
- * Splits a process frame "name (pid N)" into its name's length and N; false
- * when the text has no such ending.
- */
-bool view__parse_process(const char *frame, size_t *name_len, uint32_t *pid);
-/* Splits a thread frame "[name tid=N]" the same way (name_len from name's start, frame + 1). */
-bool view__parse_thread(const char *frame, size_t *name_len, uint32_t *tid);
-
 #endif /* JBPF_VIEW_H */

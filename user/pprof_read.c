@@ -284,14 +284,16 @@ static const char *quoted(const char *s, char *buf, size_t size)
 }
 
 struct sample_labels {
-	const char *process, *thread, *state;
+	const char *process, *thread;
 	int64_t pid, tid;      /* -1 when absent */
+	int state;             /* enum jbpf_state, -1 when absent */
 };
 
 static int read_labels(struct reader *r, size_t n, const PSample *s, struct sample_labels *out)
 {
-	out->process = out->thread = out->state = NULL;
+	out->process = out->thread = NULL;
 	out->pid = out->tid = -1;
+	out->state = -1;
 	for (size_t i = 0; i < s->n_label; i++) {
 		const PLabel *l = s->label[i];
 		const char *key = string_at(r, l->key), *str = string_at(r, l->str);
@@ -316,16 +318,13 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 		if (!l->str && l->num)
 			return fail(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
 		if (!strcmp(key, "state")) {
-			char frame[32];
-			bool known = false;
-
-			snprintf(frame, sizeof(frame), "[%.20s]", str);
+			out->state = -1;
 			for (int st = 0; st < JBPF_STATE_NR; st++)
-				known |= !strcmp(frame, profile_state_frame((unsigned)st));
-			if (!known || strlen(str) > 20)
+				if (!strcmp(str, profile_state_name((unsigned)st)))
+					out->state = st;
+			if (out->state < 0)
 				return fail(r->err, r->err_size, "sample %zu: label state is \"%s\", not one of "
 					    "running, runnable, sleeping, blocked", n, quoted(str, shown, sizeof(shown)));
-			out->state = str;
 		} else {
 			*(key[0] == 'p' ? &out->process : &out->thread) = str;
 		}
@@ -335,10 +334,8 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 
 /* ---- samples ---------------------------------------------------------------- */
 
-static int push_named(struct reader *r, uint32_t *stack, size_t *depth, const char *name, enum frame_kind kind)
+static int push_id(struct reader *r, uint32_t *stack, size_t *depth, int64_t id)
 {
-	int64_t id = profile__intern(r->rec->profile, name, kind);
-
 	if (id < 0)
 		return fail(r->err, r->err_size, "too many distinct frames");
 	stack[(*depth)++] = (uint32_t)id;
@@ -350,7 +347,6 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 	const PSample *s = r->msg->sample[n];
 	struct sample_labels labels;
 	size_t depth = 0, frames = 0, first_location = 0;
-	char *name = NULL;
 	int64_t value;
 	uint64_t count;
 	int err;
@@ -376,36 +372,22 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 			break;
 		first_location = i + 1;
 	}
-	if (labels.process || labels.pid >= 0) {
-		if (labels.pid >= 0 && asprintf(&name, "%s (pid %" PRId64 ")", labels.process ? labels.process : "[unknown]",
-						labels.pid) < 0)
-			return fail(r->err, r->err_size, "out of memory");
-		err = push_named(r, stack, &depth, name ? name : labels.process, FRAME_KIND_PROCESS);
-		free(name);
-		name = NULL;
-		if (err)
-			return err;
-	}
-	if (labels.tid >= 0 || labels.thread) {
-		if (asprintf(&name, labels.tid >= 0 ? "[%s tid=%" PRId64 "]" : "[%s]",
-			     labels.thread ? labels.thread : "[unknown]", labels.tid) < 0)
-			return fail(r->err, r->err_size, "out of memory");
-		err = push_named(r, stack, &depth, name, FRAME_KIND_THREAD);
-		free(name);
-		if (err)
-			return err;
-	}
+	if ((labels.process || labels.pid >= 0) &&
+	    push_id(r, stack, &depth, profile__intern_process(r->rec->profile,
+							       labels.process ? labels.process : "[unknown]", labels.pid)))
+		return -1;
+	if ((labels.thread || labels.tid >= 0) &&
+	    push_id(r, stack, &depth, profile__intern_thread(r->rec->profile,
+							      labels.thread ? labels.thread : "[unknown]", labels.tid)))
+		return -1;
 	for (size_t i = first_location; i-- > 0;) {
 		ssize_t li = find_id(r->locations, r->msg->n_location, s->location_id[i]);
 
 		for (int64_t f = r->location_frames[li]; f < r->location_frames[li + 1]; f++)
 			stack[depth++] = r->frames_flat[f];
 	}
-	if (labels.state) {
-		char frame[32];
-
-		snprintf(frame, sizeof(frame), "[%s]", labels.state);
-		if (push_named(r, stack, &depth, frame, FRAME_KIND_STATE))
+	if (labels.state >= 0) {
+		if (push_id(r, stack, &depth, profile__intern_state(r->rec->profile, (unsigned)labels.state)))
 			return -1;
 		r->rec->has_states = true;
 	}

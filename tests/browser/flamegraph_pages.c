@@ -23,6 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
 #include "output/output.h"
 #include "profile/profile.h"
 
@@ -109,6 +112,11 @@ static void emit_check(struct emitter *e, const char *check, const char *page)
 }
 
 /* Adds count to the stack given as (name, kind) pairs, root first, ending with NULL. */
+/*
+ * Adds a stack of count, given root first as (name, kind) pairs ending at
+ * a NULL name; a thread frame's pair is followed by its tid (int64_t), a
+ * state frame's by its enum jbpf_state (int) and its name is not used.
+ */
 static void add(struct profile *p, uint64_t count, ...)
 {
 	uint32_t frames[MAX_DEPTH];
@@ -118,8 +126,15 @@ static void add(struct profile *p, uint64_t count, ...)
 
 	va_start(ap, count);
 	while ((name = va_arg(ap, const char *))) {
-		int64_t id = profile__intern(p, name, (enum frame_kind)va_arg(ap, int));
+		enum frame_kind kind = (enum frame_kind)va_arg(ap, int);
+		int64_t id;
 
+		if (kind == FRAME_KIND_THREAD)
+			id = profile__intern_thread(p, name, va_arg(ap, int64_t));
+		else if (kind == FRAME_KIND_STATE)
+			id = profile__intern_state(p, (unsigned)va_arg(ap, int));
+		else
+			id = profile__intern(p, name, kind);
 		if (id < 0 || depth == MAX_DEPTH)
 			die("cannot add frame %s", name);
 		frames[depth++] = (uint32_t)id;
@@ -371,8 +386,12 @@ static void diff_page_colours_by_change_of_share(struct emitter *e)
 	profile__free(after);
 }
 
+/* The two threads of the states page: their frames as shown, and as add takes them. */
 #define WORKER1 "[worker-1 tid=101]"
 #define WORKER2 "[worker-2 tid=102]"
+#define ADD_WORKER1 "worker-1", FRAME_KIND_THREAD, (int64_t)101
+#define ADD_WORKER2 "worker-2", FRAME_KIND_THREAD, (int64_t)102
+#define ADD_STATE(s) "state", FRAME_KIND_STATE, JBPF_STATE_##s
 
 /* The thread and the split by state of one frame, both ending in a state frame. */
 static void emit_state_split(struct emitter *e, const char *key, const struct profile *p, const char *frame,
@@ -398,14 +417,10 @@ static void thread_and_state_are_named(struct emitter *e)
 	struct output_meta meta = { .unit = "us" };
 	char legend[512], part[128], pct[32];
 
-	add(p, 300, WORKER1, FRAME_KIND_THREAD, "run", FRAME_KIND_JAVA, "poll", FRAME_KIND_NATIVE, "[running]",
-	    FRAME_KIND_STATE, NULL);
-	add(p, 700, WORKER1, FRAME_KIND_THREAD, "run", FRAME_KIND_JAVA, "poll", FRAME_KIND_NATIVE, "[sleeping]",
-	    FRAME_KIND_STATE, NULL);
-	add(p, 500, WORKER2, FRAME_KIND_THREAD, "run", FRAME_KIND_JAVA, "compute", FRAME_KIND_JAVA, "[running]",
-	    FRAME_KIND_STATE, NULL);
-	add(p, 110, WORKER2, FRAME_KIND_THREAD, "run", FRAME_KIND_JAVA, "compute", FRAME_KIND_JAVA, "[runnable]",
-	    FRAME_KIND_STATE, NULL);
+	add(p, 300, ADD_WORKER1, "run", FRAME_KIND_JAVA, "poll", FRAME_KIND_NATIVE, ADD_STATE(RUNNING), NULL);
+	add(p, 700, ADD_WORKER1, "run", FRAME_KIND_JAVA, "poll", FRAME_KIND_NATIVE, ADD_STATE(SLEEPING), NULL);
+	add(p, 500, ADD_WORKER2, "run", FRAME_KIND_JAVA, "compute", FRAME_KIND_JAVA, ADD_STATE(RUNNING), NULL);
+	add(p, 110, ADD_WORKER2, "run", FRAME_KIND_JAVA, "compute", FRAME_KIND_JAVA, ADD_STATE(RUNNABLE), NULL);
 	write_page("states.html", NULL, p, &meta);
 	emit_check(e, __func__, "states.html");
 	/* poll's stacks: 300 running, 700 sleeping; compute's: 110 runnable, 500 running. */

@@ -40,6 +40,34 @@ static inline uint32_t intern_ok(struct profile *p, const char *name, enum frame
 	return (uint32_t)id;
 }
 
+/*
+ * The id of a frame as the tests' tables spell it: its name and kind, and
+ * number for the frames made from parts (a process's pid, a thread's tid,
+ * -1 for none; a state frame's enum jbpf_state, its name unused). Fails
+ * the test if it cannot be interned.
+ */
+static inline uint32_t frame_ok(struct profile *p, const char *name, enum frame_kind kind, int64_t number)
+{
+	int64_t id;
+
+	switch (kind) {
+	case FRAME_KIND_PROCESS:
+		id = profile__intern_process(p, name, number);
+		break;
+	case FRAME_KIND_THREAD:
+		id = profile__intern_thread(p, name, number);
+		break;
+	case FRAME_KIND_STATE:
+		id = profile__intern_state(p, (unsigned)number);
+		break;
+	default:
+		id = profile__intern(p, name, kind);
+		break;
+	}
+	assert_true(id >= 0);
+	return (uint32_t)id;
+}
+
 static inline int profile_fixture_compare_lines(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

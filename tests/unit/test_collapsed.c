@@ -75,7 +75,7 @@ static void separators_and_newlines_in_names_are_replaced(void **state)
 	char *text;
 
 	assert_non_null(p);
-	root = intern_ok(p, "java", FRAME_KIND_PROCESS);
+	root = frame_ok(p, "java", FRAME_KIND_PROCESS, -1);
 	semi = intern_ok(p, "Foo.bar(Ljava/lang/String;)V", FRAME_KIND_JIT);
 	nl = intern_ok(p, "evil\nfake 1000\r\x7f\t", FRAME_KIND_NATIVE);
 	s[0] = root, s[1] = semi;

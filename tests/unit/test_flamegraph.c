@@ -309,7 +309,7 @@ static void many_stacks_share_prefix_nodes(void **state)
 	size_t len, numbers = 0;
 
 	assert_non_null(p);
-	root = intern_ok(p, "root", FRAME_KIND_PROCESS);
+	root = frame_ok(p, "root", FRAME_KIND_PROCESS, -1);
 	for (int i = 0; i < FANOUT; i++) {
 		snprintf(name, sizeof(name), "mid%d", i);
 		mid[i] = intern_ok(p, name, FRAME_KIND_NATIVE);

@@ -20,6 +20,9 @@
 
 #include "profile_fixture.h"
 
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
 #include "output/output.h"
 #include "proto/profile.pb-c.h"
 #include "user/pprof_read.h"
@@ -41,6 +44,7 @@ typedef Perftools__Profiles__Function PFunction;
 struct frame_spec {
 	const char *name;
 	enum frame_kind kind;
+	int64_t number;  /* as frame_ok takes it */
 };
 
 /* One stack of a full profile and the labels its root and state frames stand for. */
@@ -51,20 +55,20 @@ struct stack_spec {
 	int64_t pid, tid;
 };
 
-#define APP { "app (pid 42)", FRAME_KIND_PROCESS }
-#define DB { "db (pid 7)", FRAME_KIND_PROCESS }
-#define T43 { "[worker tid=43]", FRAME_KIND_THREAD }
-#define T44 { "[worker tid=44]", FRAME_KIND_THREAD }
-#define DB_MAIN { "[db main tid=7]", FRAME_KIND_THREAD }
-#define MAIN { "main", FRAME_KIND_NATIVE }
-#define BAR { "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED }
-#define BAZ { "Foo.baz_[i]", FRAME_KIND_JAVA_INLINED }
-#define QUX { "Foo.qux_[0]", FRAME_KIND_JAVA_INTERP }
-#define PLAIN { "Foo.plain", FRAME_KIND_JAVA }
-#define STUB { "Interpreter", FRAME_KIND_JIT }
-#define READ { "read_[k]", FRAME_KIND_KERNEL }
-#define LOST { "[no user stack]", FRAME_KIND_LOST }
-#define STATE(s) { "[" s "]", FRAME_KIND_STATE }
+#define APP { "app", FRAME_KIND_PROCESS, 42 }
+#define DB { "db", FRAME_KIND_PROCESS, 7 }
+#define T43 { "worker", FRAME_KIND_THREAD, 43 }
+#define T44 { "worker", FRAME_KIND_THREAD, 44 }
+#define DB_MAIN { "db main", FRAME_KIND_THREAD, 7 }
+#define MAIN { "main", FRAME_KIND_NATIVE, 0 }
+#define BAR { "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED, 0 }
+#define BAZ { "Foo.baz_[i]", FRAME_KIND_JAVA_INLINED, 0 }
+#define QUX { "Foo.qux_[0]", FRAME_KIND_JAVA_INTERP, 0 }
+#define PLAIN { "Foo.plain", FRAME_KIND_JAVA, 0 }
+#define STUB { "Interpreter", FRAME_KIND_JIT, 0 }
+#define READ { "read_[k]", FRAME_KIND_KERNEL, 0 }
+#define LOST { "[no user stack]", FRAME_KIND_LOST, 0 }
+#define STATE(s) { #s, FRAME_KIND_STATE, JBPF_STATE_##s }
 
 /* cpu: counts are samples. */
 static const struct stack_spec cpu_stacks[] = {
@@ -77,11 +81,11 @@ static const struct stack_spec cpu_stacks[] = {
 
 /* wall: counts are microseconds; every stack ends in its state. */
 static const struct stack_spec wall_stacks[] = {
-	{ { APP, T43, MAIN, BAR, BAZ, READ, STATE("sleeping") }, 1500000, "app", "worker", "sleeping", 42, 43 },
-	{ { APP, T43, MAIN, BAR, QUX, STATE("running") }, 250, "app", "worker", "running", 42, 43 },
-	{ { APP, T44, MAIN, STUB, PLAIN, STATE("runnable") }, 3, "app", "worker", "runnable", 42, 44 },
-	{ { APP, T43, LOST, STATE("blocked") }, 999, "app", "worker", "blocked", 42, 43 },
-	{ { DB, DB_MAIN, MAIN, STATE("sleeping") }, 12, "db", "db main", "sleeping", 7, 7 },
+	{ { APP, T43, MAIN, BAR, BAZ, READ, STATE(SLEEPING) }, 1500000, "app", "worker", "sleeping", 42, 43 },
+	{ { APP, T43, MAIN, BAR, QUX, STATE(RUNNING) }, 250, "app", "worker", "running", 42, 43 },
+	{ { APP, T44, MAIN, STUB, PLAIN, STATE(RUNNABLE) }, 3, "app", "worker", "runnable", 42, 44 },
+	{ { APP, T43, LOST, STATE(BLOCKED) }, 999, "app", "worker", "blocked", 42, 43 },
+	{ { DB, DB_MAIN, MAIN, STATE(SLEEPING) }, 12, "db", "db main", "sleeping", 7, 7 },
 };
 
 /* What the format says a code frame of each kind becomes: its mapping, the suffix its name loses. */
@@ -108,7 +112,8 @@ static struct profile *profile_of(const struct stack_spec *stacks, size_t n)
 		size_t depth = 0;
 
 		for (; stacks[i].frames[depth].name; depth++)
-			ids[depth] = intern_ok(p, stacks[i].frames[depth].name, stacks[i].frames[depth].kind);
+			ids[depth] = frame_ok(p, stacks[i].frames[depth].name, stacks[i].frames[depth].kind,
+					      stacks[i].frames[depth].number);
 		assert_int_equal(profile__add(p, ids, depth, stacks[i].count), 0);
 	}
 	return p;
@@ -266,7 +271,7 @@ static void wall_profile_reads_back_as_written(void **state)
 static void profile_without_thread_frames_reads_back(void **state)
 {
 	static const struct stack_spec stacks[] = {
-		{ .frames = { { "app", FRAME_KIND_PROCESS }, MAIN, BAR }, .count = 6 },
+		{ .frames = { { "app", FRAME_KIND_PROCESS, -1 }, MAIN, BAR }, .count = 6 },
 		{ .frames = { MAIN, READ }, .count = 2 },
 	};
 	struct output_meta meta = cpu_meta;

@@ -1,5 +1,6 @@
 /*
- * Unit tests for user/profile.c: interning, merging, totals and limits.
+ * Unit tests for profile/profile.c: interning, root and state frames made
+ * from their parts, merging, totals and limits.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,6 +14,9 @@
 
 #include "profile_fixture.h"
 
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
 #include "profile/profile.h"
 
 static void same_name_and_kind_interns_to_one_id(void **state)
@@ -246,6 +250,84 @@ static void many_stacks_survive_table_growth(void **state)
 	profile__free(p);
 }
 
+/* Root and state frames: their text made from their parts, the parts kept. */
+static void root_and_state_frames_keep_their_parts(void **state)
+{
+	struct profile *p = profile__new(NULL);
+	int64_t app, app_no_pid, worker, worker_no_tid, sleeping, unknown, plain;
+
+	assert_non_null(p);
+	app = profile__intern_process(p, "app", 42);
+	app_no_pid = profile__intern_process(p, "app", -1);
+	worker = profile__intern_thread(p, "worker", 4294967295);
+	worker_no_tid = profile__intern_thread(p, "worker", -1);
+	sleeping = profile__intern_state(p, JBPF_STATE_SLEEPING);
+	unknown = profile__intern_state(p, JBPF_STATE_NR);
+	plain = profile__intern(p, "app", FRAME_KIND_NATIVE);
+	assert_true(app >= 0 && app_no_pid >= 0 && worker >= 0 && worker_no_tid >= 0 && sleeping >= 0 &&
+		    unknown >= 0 && plain >= 0);
+
+	assert_string_equal(profile__frame_name(p, (uint32_t)app), "app (pid 42)");
+	assert_string_equal(profile__root_name(p, (uint32_t)app), "app");
+	assert_int_equal(profile__root_id(p, (uint32_t)app), 42);
+	assert_string_equal(profile__frame_name(p, (uint32_t)app_no_pid), "app");
+	assert_string_equal(profile__root_name(p, (uint32_t)app_no_pid), "app");
+	assert_int_equal(profile__root_id(p, (uint32_t)app_no_pid), -1);
+	assert_int_equal(profile__frame_kind(p, (uint32_t)app_no_pid), FRAME_KIND_PROCESS);
+
+	assert_string_equal(profile__frame_name(p, (uint32_t)worker), "[worker tid=4294967295]");
+	assert_string_equal(profile__root_name(p, (uint32_t)worker), "worker");
+	assert_int_equal(profile__root_id(p, (uint32_t)worker), 4294967295);
+	assert_string_equal(profile__frame_name(p, (uint32_t)worker_no_tid), "[worker]");
+	assert_int_equal(profile__root_id(p, (uint32_t)worker_no_tid), -1);
+
+	assert_string_equal(profile__frame_name(p, (uint32_t)sleeping), "[sleeping]");
+	assert_int_equal(profile__frame_state(p, (uint32_t)sleeping), JBPF_STATE_SLEEPING);
+	assert_string_equal(profile__frame_name(p, (uint32_t)unknown), "[unknown state]");
+	assert_int_equal(profile__frame_state(p, (uint32_t)unknown), -1);
+
+	/* Other frames have no parts; the same parts give the same frame. */
+	assert_null(profile__root_name(p, (uint32_t)plain));
+	assert_int_equal(profile__root_id(p, (uint32_t)plain), -1);
+	assert_int_equal(profile__frame_state(p, (uint32_t)plain), -1);
+	assert_int_equal(profile__frame_state(p, (uint32_t)app), -1);
+	assert_null(profile__root_name(p, (uint32_t)sleeping));
+	assert_int_equal(profile__intern_process(p, "app", 42), app);
+	assert_int_equal(profile__intern_state(p, JBPF_STATE_SLEEPING), sleeping);
+	profile__free(p);
+}
+
+/* The frames made from parts cannot be made from text: nothing would give their parts. */
+static void root_and_state_kinds_are_not_interned_as_text(void **state)
+{
+	struct profile *p = profile__new(NULL);
+
+	assert_non_null(p);
+	assert_int_equal(profile__intern(p, "app (pid 42)", FRAME_KIND_PROCESS), -EINVAL);
+	assert_int_equal(profile__intern(p, "[worker tid=1]", FRAME_KIND_THREAD), -EINVAL);
+	assert_int_equal(profile__intern(p, "[sleeping]", FRAME_KIND_STATE), -EINVAL);
+	assert_int_equal(profile__frame_count(p), 0);
+	profile__free(p);
+}
+
+/* A name longer than the buffer the text is usually made in comes out whole. */
+static void long_root_names_are_kept_whole(void **state)
+{
+	struct profile *p = profile__new(NULL);
+	char name[1000], want[1100];
+	int64_t id;
+
+	assert_non_null(p);
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	id = profile__intern_thread(p, name, 7);
+	assert_true(id >= 0);
+	snprintf(want, sizeof(want), "[%s tid=7]", name);
+	assert_string_equal(profile__frame_name(p, (uint32_t)id), want);
+	assert_string_equal(profile__root_name(p, (uint32_t)id), name);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +341,9 @@ int main(void)
 		cmocka_unit_test(max_stacks_gives_enospc_and_changes_nothing),
 		cmocka_unit_test(max_depth_keeps_the_leaf_end),
 		cmocka_unit_test(many_stacks_survive_table_growth),
+		cmocka_unit_test(root_and_state_frames_keep_their_parts),
+		cmocka_unit_test(root_and_state_kinds_are_not_interned_as_text),
+		cmocka_unit_test(long_root_names_are_kept_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,9 @@
 
 #include "profile_fixture.h"
 
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
 #include "output/output.h"
 #include "profile/profile.h"
 
@@ -127,13 +130,13 @@ static void process_thread_and_state_frames_are_not_functions(void **state)
 	char *text;
 
 	assert_non_null(p);
-	s[0] = intern_ok(p, "app (pid 7)", FRAME_KIND_PROCESS);
-	s[1] = intern_ok(p, "[worker tid=8]", FRAME_KIND_THREAD);
+	s[0] = frame_ok(p, "app", FRAME_KIND_PROCESS, 7);
+	s[1] = frame_ok(p, "worker", FRAME_KIND_THREAD, 8);
 	s[2] = intern_ok(p, "main", FRAME_KIND_NATIVE);
 	s[3] = intern_ok(p, "read_[k]", FRAME_KIND_KERNEL);
-	s[4] = intern_ok(p, "[sleeping]", FRAME_KIND_STATE);
+	s[4] = frame_ok(p, NULL, FRAME_KIND_STATE, JBPF_STATE_SLEEPING);
 	assert_int_equal(profile__add(p, s, 5, 70), 0);
-	s[3] = intern_ok(p, "[running]", FRAME_KIND_STATE);
+	s[3] = frame_ok(p, NULL, FRAME_KIND_STATE, JBPF_STATE_RUNNING);
 	assert_int_equal(profile__add(p, s, 4, 30), 0);
 	text = report_of(p, NULL, 0);
 	parse_table(text, "Top 30 functions by self", &self);

@@ -1,6 +1,6 @@
 /*
- * Unit tests for user/view.c: each view option applied to a profile
- * aggregated in full, and the parsing of process and thread frames.
+ * Unit tests for profile/view.c: each view option applied to a profile
+ * aggregated in full, and root frames whose names look like their text.
  */
 #include <errno.h>
 #include <regex.h>
@@ -42,37 +42,39 @@
 #define SLEEPING "[sleeping]|state"
 #define RUNNING "[running]|state"
 
-/* The stacks of the full profile, root first, and their counts. */
-static const struct {
-	const char *frames[8];  /* NULL-terminated */
-	uint64_t count;
-} full_stacks[] = {
-	{ { "app (pid 42)", "[worker tid=43]", "main", "Foo.bar_[j]", "Foo.baz_[i]", "read_[k]", "[sleeping]" }, 5 },
-	{ { "app (pid 42)", "[worker tid=43]", "main", "Foo.bar_[j]", "Foo.qux_[0]", "[running]" }, 3 },
-	{ { "app (pid 42)", "[worker tid=44]", "main", "Foo.bar_[j]", "Foo.qux_[0]", "[running]" }, 2 },
-	{ { "app (pid 42)", "[worker tid=43]", "main", "idle" }, 7 },
+/* A frame of the tables below, as frame_ok takes it. */
+struct frame_spec {
+	const char *name;
+	enum frame_kind kind;
+	int64_t number;
 };
 
-/* The kind of each frame name used in full_stacks. */
-static enum frame_kind kind_of(const char *name)
-{
-	static const struct {
-		const char *name;
-		enum frame_kind kind;
-	} kinds[] = {
-		{ "app (pid 42)", FRAME_KIND_PROCESS },     { "[worker tid=43]", FRAME_KIND_THREAD },
-		{ "[worker tid=44]", FRAME_KIND_THREAD },   { "main", FRAME_KIND_NATIVE },
-		{ "idle", FRAME_KIND_NATIVE },              { "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED },
-		{ "Foo.baz_[i]", FRAME_KIND_JAVA_INLINED }, { "Foo.qux_[0]", FRAME_KIND_JAVA_INTERP },
-		{ "read_[k]", FRAME_KIND_KERNEL },          { "[sleeping]", FRAME_KIND_STATE },
-		{ "[running]", FRAME_KIND_STATE },
-	};
+#define F_APP { "app", FRAME_KIND_PROCESS, 42 }
+#define F_T43 { "worker", FRAME_KIND_THREAD, 43 }
+#define F_T44 { "worker", FRAME_KIND_THREAD, 44 }
+#define F_MAIN { "main", FRAME_KIND_NATIVE, 0 }
+#define F_IDLE { "idle", FRAME_KIND_NATIVE, 0 }
+#define F_BAR { "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED, 0 }
+#define F_BAZ { "Foo.baz_[i]", FRAME_KIND_JAVA_INLINED, 0 }
+#define F_QUX { "Foo.qux_[0]", FRAME_KIND_JAVA_INTERP, 0 }
+#define F_READ { "read_[k]", FRAME_KIND_KERNEL, 0 }
+#define F_SLEEPING { "sleeping", FRAME_KIND_STATE, JBPF_STATE_SLEEPING }
+#define F_RUNNING { "running", FRAME_KIND_STATE, JBPF_STATE_RUNNING }
 
-	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
-		if (!strcmp(kinds[i].name, name))
-			return kinds[i].kind;
-	fail_msg("no kind for frame %s", name);
-	return FRAME_KIND_NR;
+/* The stacks of the full profile, root first, and their counts. */
+static const struct {
+	struct frame_spec frames[8];  /* ends at a NULL name */
+	uint64_t count;
+} full_stacks[] = {
+	{ { F_APP, F_T43, F_MAIN, F_BAR, F_BAZ, F_READ, F_SLEEPING }, 5 },
+	{ { F_APP, F_T43, F_MAIN, F_BAR, F_QUX, F_RUNNING }, 3 },
+	{ { F_APP, F_T44, F_MAIN, F_BAR, F_QUX, F_RUNNING }, 2 },
+	{ { F_APP, F_T43, F_MAIN, F_IDLE }, 7 },
+};
+
+static uint32_t frame_of(struct profile *p, const struct frame_spec *f)
+{
+	return frame_ok(p, f->name, f->kind, f->number);
 }
 
 static struct profile *full_profile(void)
@@ -84,8 +86,8 @@ static struct profile *full_profile(void)
 		uint32_t ids[8];
 		size_t depth = 0;
 
-		for (; full_stacks[i].frames[depth]; depth++)
-			ids[depth] = intern_ok(p, full_stacks[i].frames[depth], kind_of(full_stacks[i].frames[depth]));
+		for (; full_stacks[i].frames[depth].name; depth++)
+			ids[depth] = frame_of(p, &full_stacks[i].frames[depth]);
 		assert_int_equal(profile__add(p, ids, depth, full_stacks[i].count), 0);
 	}
 	return p;
@@ -212,7 +214,7 @@ static void annotate_off_merges_stacks_that_differ_in_how_java_ran(void **state)
 
 	assert_non_null(from);
 	assert_non_null(to);
-	root = intern_ok(from, "app (pid 42)", FRAME_KIND_PROCESS);
+	root = frame_ok(from, "app", FRAME_KIND_PROCESS, 42);
 	compiled = intern_ok(from, "Foo.run_[j]", FRAME_KIND_JAVA_COMPILED);
 	inlined = intern_ok(from, "Foo.run_[i]", FRAME_KIND_JAVA_INLINED);
 	interp = intern_ok(from, "Foo.run_[0]", FRAME_KIND_JAVA_INTERP);
@@ -472,105 +474,45 @@ static void full_target_gives_enospc(void **state)
 	profile__free(from);
 }
 
-/* ---- parsing root frames ----------------------------------------------------- */
+/* ---- root frames made from parts ---------------------------------------------- */
 
-static void parse_process_splits_name_and_pid(void **state)
+/*
+ * A name may hold what a root frame's text adds ("(pid N)", "tid=N]"): the
+ * view takes the name and the number from the frame's parts, so the name
+ * comes out whole, and the pid goes only where the view asks for it.
+ */
+static void root_frames_keep_names_that_look_like_their_text(void **state)
 {
-	size_t len = 0;
-	uint32_t pid = 0;
+	struct profile *from = profile__new(NULL), *to;
+	uint32_t s[3];
+	char *got;
 
-	assert_true(view__parse_process("app (pid 42)", &len, &pid));
-	assert_int_equal(len, strlen("app"));
-	assert_int_equal(pid, 42);
-	assert_true(view__parse_process(" (pid 7)", &len, &pid));
-	assert_int_equal(len, 0);
-	assert_int_equal(pid, 7);
-	assert_true(view__parse_process("x (pid 4294967295)", &len, &pid));
-	assert_int_equal(len, 1);
-	assert_int_equal(pid, UINT32_MAX);
-}
+	assert_non_null(from);
+	s[0] = frame_ok(from, "a (pid 1)", FRAME_KIND_PROCESS, 2);
+	s[1] = frame_ok(from, "x tid=5]", FRAME_KIND_THREAD, 7);
+	s[2] = intern_ok(from, "main", FRAME_KIND_NATIVE);
+	assert_int_equal(profile__add(from, s, 3, 1), 0);
 
-/* The last " (pid N)" is the one the aggregator added; the name may hold anything. */
-static void parse_process_takes_the_last_pid(void **state)
-{
-	const char *frame = "a (pid 1) (pid 2)";
-	size_t len = 0;
-	uint32_t pid = 0;
+	to = profile__new(NULL);
+	assert_non_null(to);
+	assert_int_equal(view__apply(from, &(struct view_config){ .process_root = VIEW_ROOT_NAME, .threads = true },
+				     to, NULL), 0);
+	got = profile_text(to);
+	assert_string_equal(got, "a (pid 1)|process;[x tid=5] tid=7]|thread;main|native 1\n");
+	assert_string_equal(profile__root_name(to, 0), "a (pid 1)");
+	assert_int_equal(profile__root_id(to, 0), -1);
+	free(got);
+	profile__free(to);
 
-	assert_true(view__parse_process(frame, &len, &pid));
-	assert_int_equal(len, strlen("a (pid 1)"));
-	assert_int_equal(pid, 2);
-}
-
-static void parse_process_refuses_malformed_frames(void **state)
-{
-	static const char *const bad[] = {
-		"",
-		")",
-		"app",
-		"app (pid )",
-		"app (pid)",
-		"app (pid 42",
-		"app (pid -1)",
-		"app (pid 4x2)",
-		"app(pid 42)",
-		"(pid 42)",
-		"app (pid 4294967296)",  /* UINT32_MAX + 1 */
-		"app (pid 10000000001)", /* 11 digits, the last 10 a valid pid */
-		"app (pid 99999999999999999999999)",
-		"app (tid 42)",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		size_t len;
-		uint32_t pid;
-
-		if (view__parse_process(bad[i], &len, &pid))
-			fail_msg("\"%s\" parsed as a process frame", bad[i]);
-	}
-}
-
-static void parse_thread_splits_name_and_tid(void **state)
-{
-	size_t len = 0;
-	uint32_t tid = 0;
-
-	assert_true(view__parse_thread("[worker tid=43]", &len, &tid));
-	assert_int_equal(len, strlen("worker"));
-	assert_int_equal(tid, 43);
-	assert_true(view__parse_thread("[ tid=1]", &len, &tid));
-	assert_int_equal(len, 0);
-	assert_int_equal(tid, 1);
-	assert_true(view__parse_thread("[x tid=5] tid=7]", &len, &tid));
-	assert_int_equal(len, strlen("x tid=5]"));
-	assert_int_equal(tid, 7);
-}
-
-static void parse_thread_refuses_malformed_frames(void **state)
-{
-	static const char *const bad[] = {
-		"",
-		"[",
-		"]",
-		"[]",
-		"[worker]",
-		"[worker tid=]",
-		"[worker tid=43",
-		"worker tid=43]",
-		"[tid=43]",
-		"[worker tid=4294967296]",
-		"[worker tid=12345678901]",
-		"[worker tid=-3]",
-		"[worker pid=43]",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		size_t len;
-		uint32_t tid;
-
-		if (view__parse_thread(bad[i], &len, &tid))
-			fail_msg("\"%s\" parsed as a thread frame", bad[i]);
-	}
+	to = profile__new(NULL);
+	assert_non_null(to);
+	assert_int_equal(view__apply(from, &(struct view_config){ .process_root = VIEW_ROOT_PID }, to, NULL), 0);
+	got = profile_text(to);
+	assert_string_equal(got, "a (pid 1) (pid 2)|process;main|native 1\n");
+	assert_int_equal(profile__root_id(to, 0), 2);
+	free(got);
+	profile__free(to);
+	profile__free(from);
 }
 
 int main(void)
@@ -592,11 +534,7 @@ int main(void)
 		cmocka_unit_test(profile_without_roots_is_viewed_as_it_is),
 		cmocka_unit_test(stacks_with_no_count_are_left_out),
 		cmocka_unit_test(full_target_gives_enospc),
-		cmocka_unit_test(parse_process_splits_name_and_pid),
-		cmocka_unit_test(parse_process_takes_the_last_pid),
-		cmocka_unit_test(parse_process_refuses_malformed_frames),
-		cmocka_unit_test(parse_thread_splits_name_and_tid),
-		cmocka_unit_test(parse_thread_refuses_malformed_frames),
+		cmocka_unit_test(root_frames_keep_names_that_look_like_their_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

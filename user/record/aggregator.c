@@ -70,21 +70,26 @@ static void copy_comm(char *dst, const char comm[JBPF_COMM_LEN])
 	dst[JBPF_COMM_LEN] = '\0';
 }
 
+/* Appends a frame interned elsewhere (id: its id or a negative errno); false when the profile is full. */
+static bool push_id(struct aggregator *agg, size_t *depth, int64_t id)
+{
+	if (*depth >= MAX_FRAMES)
+		return true;
+	if (id < 0)
+		return false;
+	agg->frames[(*depth)++] = (uint32_t)id;
+	return true;
+}
+
 /*
  * Appends one frame; returns false when the profile is full (the caller
  * drops the whole sample rather than keep a stack missing frames).
  */
 static bool push(struct aggregator *agg, size_t *depth, const char *name, enum frame_kind kind)
 {
-	int64_t id;
-
 	if (*depth >= MAX_FRAMES)
 		return true;
-	id = profile__intern(agg->profile, name, kind);
-	if (id < 0)
-		return false;
-	agg->frames[(*depth)++] = (uint32_t)id;
-	return true;
+	return push_id(agg, depth, profile__intern(agg->profile, name, kind));
 }
 
 /*
@@ -140,26 +145,20 @@ static const char *stack_error_reason(int error, bool user)
 static bool add_roots(struct aggregator *agg, const struct jbpf_sample *s, const char *thread_name,
 		      size_t *depth)
 {
-	char comm[JBPF_COMM_LEN + 1], name[NAME_MAX_LEN];
+	char comm[JBPF_COMM_LEN + 1];
 
 	copy_comm(comm, s->comm);
 	if (agg->config.process_root != AGGREGATOR_ROOT_NONE) {
 		const char *pname = symbolizer__process_name(agg->sym, s->tgid);
+		bool with_pid = agg->config.process_root == AGGREGATOR_ROOT_PROCESS_PID;
 
-		if (!pname)
-			pname = comm;
-		if (agg->config.process_root == AGGREGATOR_ROOT_PROCESS_PID)
-			snprintf(name, sizeof(name), "%s (pid %u)", pname, s->tgid);
-		else
-			snprintf(name, sizeof(name), "%s", pname);
-		if (!push(agg, depth, name, FRAME_KIND_PROCESS))
+		if (!push_id(agg, depth, profile__intern_process(agg->profile, pname ? pname : comm,
+								 with_pid ? (int64_t)s->tgid : -1)))
 			return false;
 	}
-	if (agg->config.thread_root) {
-		snprintf(name, sizeof(name), "[%s tid=%u]", thread_name ? thread_name : comm, s->tid);
-		if (!push(agg, depth, name, FRAME_KIND_THREAD))
-			return false;
-	}
+	if (agg->config.thread_root &&
+	    !push_id(agg, depth, profile__intern_thread(agg->profile, thread_name ? thread_name : comm, s->tid)))
+		return false;
 	return true;
 }
 
@@ -244,7 +243,8 @@ static bool add_in_state(struct aggregator *agg, const struct jbpf_sample *s, si
 
 	if (state >= JBPF_STATE_NR || !(agg->config.state_mask & (1u << state)))
 		return true;
-	if (!push(agg, &depth, profile_state_frame(state), FRAME_KIND_STATE) ||
+	/* A full stack takes no state frame, and does not intern one. */
+	if ((depth < MAX_FRAMES && !push_id(agg, &depth, profile__intern_state(agg->profile, state))) ||
 	    profile__add_indexed(agg->profile, agg->frames, depth, share ? 0 : count, &index))
 		return false;
 	if (share && shares__add(agg->shares, share_key(s->tid, state), index, 1))
