@@ -200,11 +200,11 @@ $(OUTPUT)/asan/tests/test_agent_outbox: $(OUTPUT)/asan/jvmti-stub/methodset.o
 # plainly themselves, since a failed assertion leaves through longjmp.
 # INTEGRATION_LINK names sources a test compiles in besides the harness.
 $(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) tests/integration/harness.c \
-		   tests/integration/jvm.c
+		   tests/integration/jvm.c tests/integration/hostile.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) -O1 -Itests/integration $< tests/integration/harness.c tests/integration/jvm.c \
-		$(INTEGRATION_LINK) -lcmocka -lm -o $@
+		tests/integration/hostile.c $(INTEGRATION_LINK) -lcmocka -lm -o $@
 
 # The profiler's attach client (API: user/java/attach.h, in one or several
 # user/java/attach*.c) and the helpers it calls.

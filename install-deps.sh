@@ -14,7 +14,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	make gcc g++ libc6-dev pkg-config binutils \
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev linux-libc-dev \
-	libcmocka-dev util-linux protobuf-c-compiler libprotobuf-c-dev golang-go chromium nodejs \
+	libcmocka-dev util-linux passwd protobuf-c-compiler libprotobuf-c-dev golang-go chromium nodejs \
 	openjdk-17-jdk-headless openjdk-17-source unzip >/dev/null
 # Debian's nodejs comes without npm; a nodejs package that bundles npm
 # conflicts with Debian's npm package, so install it only when missing.
