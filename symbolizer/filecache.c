@@ -29,6 +29,7 @@ struct cached_file {
 	int fd;                  /* >= 0 while UNPARSED */
 	char *path;              /* as process tgid saw it, for the debuglink search */
 	uint32_t tgid;
+	uint32_t uid;            /* tgid's user, for the debug file's owner */
 	struct elf_image img;    /* valid when PARSED */
 	struct symtab *symbols;  /* NULL: none */
 	struct cached_file *hash_next;
@@ -146,7 +147,7 @@ static struct cached_file *find(struct filecache *fc, const struct file_key *key
 	return f;
 }
 
-int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid,
+int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid, uint32_t uid,
 		   struct file_key *key)
 {
 	struct cached_file *f;
@@ -182,6 +183,7 @@ int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid
 	f->key = *key;
 	f->fd = fd;
 	f->tgid = tgid;
+	f->uid = uid;
 	f->state = UNPARSED;
 	bucket = key_hash(key) & (fc->nr_buckets - 1);
 	f->hash_next = fc->buckets[bucket];
@@ -211,6 +213,7 @@ static void parse(struct filecache *fc, struct cached_file *f)
 			.debug_root = fc->debug_root,
 			.path = f->path,
 			.self = &self,
+			.uid = f->uid,
 		};
 		struct elf_image debug_img;
 		int debug_fd = debuginfo__open(&where, &f->img);

@@ -46,10 +46,10 @@ void filecache__free(struct filecache *fc);
 /*
  * Adds the regular file open at fd, taking the fd over (kept, or closed
  * when the file is cached already or on error). path is where process tgid
- * sees it, used to find its debug file later. Fills *key. Returns 0 or a
- * negative errno.
+ * sees it, used to find its debug file later; uid is that process's user,
+ * who may own the debug file. Fills *key. Returns 0 or a negative errno.
  */
-int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid,
+int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid, uint32_t uid,
 		   struct file_key *key);
 
 /*

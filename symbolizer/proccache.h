@@ -31,6 +31,7 @@ struct mapping {
 	uint64_t start;        /* runtime VA */
 	uint64_t end;          /* runtime VA, exclusive */
 	uint64_t pgoff;        /* file offset at start */
+	uint64_t dev;          /* as maps says (makedev of MAJOR:MINOR), to check the file opened */
 	uint64_t inode;        /* as maps says, to check the file opened */
 	enum procmaps_kind kind;
 	int deleted;
@@ -44,6 +45,7 @@ struct process {
 	uint32_t tgid;
 	uint32_t nspid;              /* pid inside its namespace, for perf-<nspid>.map */
 	uint64_t start_time;
+	uint32_t uid;                /* effective uid: who may own its perf map and debug links */
 	char comm[PROC_COMM_LEN];
 	struct mapping *maps;        /* sorted by start, non-overlapping */
 	size_t nr_maps;

@@ -159,6 +159,7 @@ static int debug_file_names_hidden(const char *lib, const char *getter, const ch
 		.tgid = (uint32_t)getpid(),
 		.debug_root = fixture_path("debugroot", root, sizeof(root)),
 		.path = fixture_path(lib, path, sizeof(path)),
+		.uid = getuid(),
 	};
 	struct elf_image img, debug_img;
 	struct symtab *st = read_symbols(path, &img), *debug_st;
