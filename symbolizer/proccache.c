@@ -28,6 +28,7 @@
  */
 #include "symbolizer/proccache.h"
 #include "common/clock.h"
+#include "symbolizer/budget.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/symtab.h"
 
@@ -45,6 +46,7 @@ struct proccache {
 	size_t max_processes, nr_processes;
 	const char *proc_root;
 	struct filecache *files;
+	struct membudget *budget;
 	struct process **buckets;
 	size_t nr_buckets;
 	struct process *lru_head, *lru_tail;
@@ -57,7 +59,7 @@ static size_t bucket_of(const struct proccache *pc, uint32_t tgid)
 }
 
 struct proccache *proccache__new(size_t max_processes, const char *proc_root,
-				 struct filecache *files)
+				 struct filecache *files, struct membudget *budget)
 {
 	struct proccache *pc = calloc(1, sizeof(*pc));
 	size_t buckets = 16;
@@ -75,6 +77,7 @@ struct proccache *proccache__new(size_t max_processes, const char *proc_root,
 	pc->max_processes = max_processes ? max_processes : 1;
 	pc->proc_root = proc_root;
 	pc->files = files;
+	pc->budget = budget;
 	return pc;
 }
 
@@ -89,8 +92,10 @@ static void free_maps(struct process *p)
 	p->nr_maps = 0;
 }
 
-static void forget_perfmap(struct process *p)
+static void forget_perfmap(struct proccache *pc, struct process *p)
 {
+	membudget__give(pc->budget, p->perfmap_bytes);
+	p->perfmap_bytes = 0;
 	symtab__free(p->perfmap);
 	p->perfmap = NULL;
 	p->perfmap_checked = 0;
@@ -133,7 +138,7 @@ static void process_remove(struct proccache *pc, struct process *p)
 	lru_unlink(pc, p);
 	pc->nr_processes--;
 	free_maps(p);
-	forget_perfmap(p);
+	forget_perfmap(pc, p);
 	free(p);
 }
 
@@ -315,7 +320,7 @@ int proccache__refresh(struct proccache *pc, struct process *p)
 	}
 	if (start_time != p->start_time) {
 		/* The pid was reused: a different program, nothing carries over. */
-		forget_perfmap(p);
+		forget_perfmap(pc, p);
 		p->start_time = start_time;
 		if (proc__comm(pc->proc_root, p->tgid, p->comm, sizeof(p->comm)))
 			p->comm[0] = '\0';
@@ -392,8 +397,14 @@ const char *proccache__perfmap_lookup(struct proccache *pc, struct process *p, u
 		return NULL;
 	}
 	close(fd);
-	symtab__free(p->perfmap);
+	forget_perfmap(pc, p);
+	p->perfmap_checked = 1;
+	if (membudget__take(pc->budget, symtab__bytes(table))) {
+		symtab__free(table);
+		return NULL;
+	}
 	p->perfmap = table;
+	p->perfmap_bytes = symtab__bytes(table);
 	p->perfmap_size = (uint64_t)st.st_size;
 	p->perfmap_mtime_ns = mtime_ns;
 	idx = symtab__lookup(table, addr);

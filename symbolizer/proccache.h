@@ -24,6 +24,7 @@
 #include "symbolizer/procmaps.h"
 
 struct symtab;
+struct membudget;
 
 #define PROCCACHE_REFRESH_NS 1000000000ull
 
@@ -51,6 +52,7 @@ struct process {
 	size_t nr_maps;
 	uint64_t maps_read_ns;       /* CLOCK_MONOTONIC of the last maps read */
 	struct symtab *perfmap;      /* NULL: none read */
+	size_t perfmap_bytes;        /* taken from the budget */
 	int perfmap_checked;
 	uint64_t perfmap_checked_ns;
 	uint64_t perfmap_size;
@@ -64,9 +66,13 @@ struct proccache_stats {
 	uint64_t evicted;
 };
 
-/* proc_root and files are borrowed and must outlive the cache. */
+/*
+ * proc_root, files and budget are borrowed and must outlive the cache. A
+ * perf map's table is taken from budget; one that does not fit is not
+ * kept (its addresses resolve as "[anon]").
+ */
 struct proccache *proccache__new(size_t max_processes, const char *proc_root,
-				 struct filecache *files);
+				 struct filecache *files, struct membudget *budget);
 void proccache__free(struct proccache *pc);
 
 /*

@@ -541,6 +541,75 @@ static void caches_stay_within_bounds(void **state)
  * writer comes, so a profiler that opened it plainly would hang for good.
  * The alarm turns such a hang into a failed test.
  */
+/*
+ * The file at the maps path has the inode maps names, but on another
+ * device (a mount over its directory since): it is not the mapped file.
+ */
+static void same_inode_on_another_device_is_refused(void **state)
+{
+	struct fixture *f = *state;
+	void *plain = fixture_dlopen("libplain.so");
+	uint64_t square = fixture_sym(plain, "plain_square");
+	struct procmaps_entry m = fixture_own_mapping(square);
+	char dir[PATH_MAX + 64], copy[PATH_MAX + 128], line[PATH_MAX + 128], expected[128], *content;
+	struct symbolizer_stats stats;
+	struct symbolizer *sym;
+	struct stat st;
+	size_t len;
+
+	fake_process(f->tree, FAKE_PID, "fake", 1, FAKE_PID, "", NULL);
+	snprintf(dir, sizeof(dir), "%s/%d/root/opt/app", f->tree, FAKE_PID);
+	fixture_mkdirs(dir);
+	snprintf(copy, sizeof(copy), "%s/libplain.so", dir);
+	content = fixture_read(m.path, &len);
+	fixture_write(copy, content, len);
+	free(content);
+	assert_int_equal(stat(copy, &st), 0);
+	snprintf(line, sizeof(line), "%llx-%llx r-xp %08llx %02x:%02x %llu /opt/app/libplain.so\n", FAKE_BASE,
+		 (unsigned long long)(FAKE_BASE + (m.end - m.start)), (unsigned long long)m.pgoff, major(st.st_dev),
+		 minor(st.st_dev) + 1, (unsigned long long)st.st_ino);
+	fake_process_file(f->tree, FAKE_PID, "maps", line);
+	sym = new_symbolizer(f, 0, 0);
+	snprintf(expected, sizeof(expected), "libplain.so+0x%llx", (unsigned long long)(square - m.start + m.pgoff));
+	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_OFFSET, expected);
+	symbolizer__stats(sym, &stats);
+	assert_int_equal(stats.files_failed, 1);
+	free(m.path);
+	dlclose(plain);
+}
+
+/* Tables past the memory budget are not kept, and the loss is counted. */
+static void tables_past_the_budget_are_refused(void **state)
+{
+	struct fixture *f = *state;
+	void *plain = fixture_dlopen("libplain.so");
+	uint64_t square = fixture_sym(plain, "plain_square");
+	struct procmaps_entry m = fixture_own_mapping(square);
+	struct symbolizer_config config = { .proc_root = f->tree, .debug_root = f->debug_root, .max_bytes = 4096 };
+	char line[PATH_MAX + 128], expected[128];
+	struct symbolizer_stats stats;
+	struct symbolizer *sym;
+
+	fake_line(line, sizeof(line), square, FAKE_BASE, NULL);
+	fake_process(f->tree, FAKE_PID, "fake", 1, FAKE_PID, line, "/");
+	sym = symbolizer__new(&config);
+	assert_non_null(sym);
+	snprintf(expected, sizeof(expected), "libplain.so+0x%llx", (unsigned long long)(square - m.start + m.pgoff));
+	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_OFFSET, expected);
+	symbolizer__stats(sym, &stats);
+	assert_true(stats.tables_refused >= 1);
+	assert_true(stats.bytes_held <= 4096);
+	symbolizer__free(sym);
+
+	sym = new_symbolizer(f, 0, 0);
+	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_FOUND, "plain_square");
+	symbolizer__stats(sym, &stats);
+	assert_int_equal(stats.tables_refused, 0);
+	assert_true(stats.bytes_held > 0);
+	free(m.path);
+	dlclose(plain);
+}
+
 static void fifos_do_not_hang(void **state)
 {
 	struct fixture *f = *state;
@@ -627,6 +696,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(caches_stay_within_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile_maps_and_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(fifos_do_not_hang, setup, teardown),
+		cmocka_unit_test_setup_teardown(same_inode_on_another_device_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(tables_past_the_budget_are_refused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
