@@ -44,12 +44,19 @@ int debuginfo__crc32(int fd, uint32_t *crc)
 	return 0;
 }
 
-/* Opens path inside the process root when asked and tgid is set, else on the host. */
-static int open_candidate(const struct debuginfo_where *where, int in_root, const char *path)
+/*
+ * Opens path inside the process root when asked and tgid is set, else on
+ * the host; symlinks only where follow says (see debuginfo.h).
+ */
+static int open_candidate(const struct debuginfo_where *where, int in_root, int follow, const char *path)
 {
-	if (in_root && where->tgid)
-		return proc__open_in_root(where->proc_root, where->tgid, path);
-	return proc__open_regular(path);
+	struct proc_expect expect = {
+		.follow = follow ? PROC_FOLLOW_ALL : PROC_FOLLOW_NONE,
+		.check_owner = 1,
+		.uid = where->uid,
+	};
+
+	return proc__open_target(where->proc_root, in_root ? where->tgid : 0, path, &expect);
 }
 
 static int is_self(const struct debuginfo_where *where, int fd)
@@ -71,7 +78,7 @@ static int try_build_id(const struct debuginfo_where *where, int in_root, const 
 			const struct elf_image *img)
 {
 	struct elf_image candidate;
-	int fd = open_candidate(where, in_root, path);
+	int fd = open_candidate(where, in_root, 1, path);
 
 	if (fd < 0)
 		return -ENOENT;
@@ -82,12 +89,12 @@ static int try_build_id(const struct debuginfo_where *where, int in_root, const 
 	return fd;
 }
 
-static int try_debuglink(const struct debuginfo_where *where, int in_root, const char *path,
+static int try_debuglink(const struct debuginfo_where *where, int in_root, int follow, const char *path,
 			 const struct elf_image *img)
 {
 	struct elf_image candidate;
 	uint32_t crc;
-	int fd = open_candidate(where, in_root, path);
+	int fd = open_candidate(where, in_root, follow, path);
 
 	if (fd < 0)
 		return -ENOENT;
@@ -149,7 +156,7 @@ static int by_debuglink(const struct debuginfo_where *where, const struct elf_im
 				     img->debuglink);
 		if (n < 0 || (size_t)n >= sizeof(path))
 			continue;
-		fd = try_debuglink(where, i != 3, path, img);
+		fd = try_debuglink(where, i != 3, i >= 2, path, img);
 		if (fd >= 0)
 			return fd;
 	}

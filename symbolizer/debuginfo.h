@@ -12,6 +12,13 @@
  *
  * A debug file carries the same ELF vaddrs as the file it was split from,
  * so its symbols are used with the original file's PT_LOAD segments.
+ *
+ * Every candidate is opened by proc__open_target and must belong to the
+ * process's user or be root's and readable by everyone. In 2, the
+ * directory and the name are the target's to choose: <dir>/<link> and
+ * <dir>/.debug/<link> are reached without any symlink, so a link planted
+ * there to a root-only file or a device node is never followed. Under a
+ * debug root, which root owns, build-id symlinks are followed.
  */
 #ifndef JBPF_DEBUGINFO_H
 #define JBPF_DEBUGINFO_H
@@ -30,6 +37,7 @@ struct debuginfo_where {
 	const char *debug_root; /* "/usr/lib/debug" */
 	const char *path;       /* the file as the process sees it; NULL if unknown */
 	const struct stat *self; /* the file itself, never taken as its own debug file */
+	uint32_t uid;           /* the process's user: who may own a debug file besides root */
 };
 
 /* Opens the debug file of the file described by img. fd or -ENOENT. */

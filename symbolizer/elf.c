@@ -137,12 +137,45 @@ static enum symtab_binding binding_of(unsigned char st_info)
 	}
 }
 
-static void read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, struct elf_image *img,
-			 struct symtab *symbols)
+/* Bytes a section takes in memory once libelf has read it (none when not in the file). */
+static uint64_t section_bytes(const GElf_Shdr *shdr)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	return shdr->sh_type == SHT_NOBITS ? 0 : shdr->sh_size;
+}
+
+/*
+ * Whether a symbol table and its strings (section sh_link) fit in *left,
+ * each within ELF_MAX_SECTION_BYTES; if so, they are taken from *left,
+ * since libelf keeps them until elf_end.
+ */
+static int table_fits(Elf *elf, const GElf_Shdr *shdr, uint64_t *left)
+{
+	Elf_Scn *strings = elf_getscn(elf, shdr->sh_link);
+	GElf_Shdr str_shdr;
+	uint64_t table, names = 0;
+
+	if (strings && gelf_getshdr(strings, &str_shdr))
+		names = section_bytes(&str_shdr);
+	table = section_bytes(shdr);
+	if (table > ELF_MAX_SECTION_BYTES || names > ELF_MAX_SECTION_BYTES || table + names > *left)
+		return 0;
+	*left -= table + names;
+	return 1;
+}
+
+static void read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, struct elf_image *img,
+			 struct symtab *symbols, uint64_t *left)
+{
+	Elf_Data *data;
 	size_t i, count, entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 
+	if (!table_fits(elf, shdr, left)) {
+		img->over_bound = 1;
+		if (shdr->sh_type == SHT_SYMTAB)
+			img->has_symtab = 1;
+		return;
+	}
+	data = elf_getdata(scn, NULL);
 	if (!data || !entsize)
 		return;
 	count = data->d_size / entsize;
@@ -173,7 +206,21 @@ static void read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, struct e
 	}
 }
 
-static int read_elf(Elf *elf, struct elf_image *img, struct symtab *symbols)
+/* Section names are a few hundred bytes; libelf reads their table whole on the first name. */
+#define MAX_SECTION_NAMES (64u << 10)
+
+static int small_section(Elf *elf, size_t index)
+{
+	Elf_Scn *scn = elf_getscn(elf, index);
+	GElf_Shdr shdr;
+
+	return scn && gelf_getshdr(scn, &shdr) && section_bytes(&shdr) <= MAX_SECTION_NAMES;
+}
+
+/* A .gnu_debuglink is a name, padding and a CRC: anything longer is not one. */
+#define MAX_DEBUGLINK_SECTION (ELF_MAX_DEBUGLINK + 8)
+
+static int read_elf(Elf *elf, struct elf_image *img, struct symtab *symbols, uint64_t left)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -183,7 +230,7 @@ static int read_elf(Elf *elf, struct elf_image *img, struct symtab *symbols)
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
 		return -ENOEXEC;
 	read_loads(elf, img);
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (elf_getshdrstrndx(elf, &shstrndx) || !small_section(elf, shstrndx))
 		shstrndx = SHN_UNDEF;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr shdr;
@@ -194,10 +241,10 @@ static int read_elf(Elf *elf, struct elf_image *img, struct symtab *symbols)
 		switch (shdr.sh_type) {
 		case SHT_SYMTAB:
 		case SHT_DYNSYM:
-			read_symbols(elf, scn, &shdr, img, symbols);
+			read_symbols(elf, scn, &shdr, img, symbols, &left);
 			break;
 		case SHT_NOTE:
-			if (!img->build_id_len) {
+			if (!img->build_id_len && shdr.sh_size <= MAX_NOTE_SEGMENT) {
 				Elf_Data *data = elf_getdata(scn, NULL);
 
 				if (data)
@@ -206,7 +253,7 @@ static int read_elf(Elf *elf, struct elf_image *img, struct symtab *symbols)
 			break;
 		case SHT_PROGBITS:
 			name = shstrndx != SHN_UNDEF ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
-			if (name && !strcmp(name, ".gnu_debuglink"))
+			if (name && !strcmp(name, ".gnu_debuglink") && shdr.sh_size <= MAX_DEBUGLINK_SECTION)
 				read_debuglink(elf, scn, img);
 			break;
 		default:
@@ -220,6 +267,11 @@ static int read_elf(Elf *elf, struct elf_image *img, struct symtab *symbols)
 
 int elf__read_fd(int fd, struct elf_image *img, struct symtab *symbols)
 {
+	return elf__read_fd_bounded(fd, img, symbols, 2 * ELF_MAX_SECTION_BYTES);
+}
+
+int elf__read_fd_bounded(int fd, struct elf_image *img, struct symtab *symbols, uint64_t max_bytes)
+{
 	Elf *elf;
 	int err;
 
@@ -230,7 +282,7 @@ int elf__read_fd(int fd, struct elf_image *img, struct symtab *symbols)
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
-	err = read_elf(elf, img, symbols);
+	err = read_elf(elf, img, symbols, max_bytes);
 	elf_end(elf);
 	return err;
 }
@@ -255,7 +307,8 @@ int elf__read_memory(const void *image, size_t size, struct elf_image *img,
 		free(copy);
 		return -ENOEXEC;
 	}
-	err = read_elf(elf, img, symbols);
+	/* The image is in memory already: its sections cost nothing more. */
+	err = read_elf(elf, img, symbols, UINT64_MAX);
 	elf_end(elf);
 	free(copy);
 	return err;

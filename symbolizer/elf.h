@@ -17,7 +17,8 @@
  *
  * Files are untrusted. libelf reads with pread (ELF_C_READ, not mmap, so a
  * file truncated under us gives an error, not SIGBUS) and checks section
- * bounds; every count and string here is bounded again. A truncated or
+ * bounds; every count and string here is bounded again, and every
+ * section's size before libelf reads it into memory. A truncated or
  * garbage file gives an error or an empty result, never a crash.
  */
 #ifndef JBPF_ELF_H
@@ -34,6 +35,13 @@ struct symtab;
 #define ELF_MAX_BUILD_ID 64
 /* A debuglink is a bare file name: NAME_MAX. */
 #define ELF_MAX_DEBUGLINK 256
+/*
+ * A symbol or string table larger than this is not read: libelf reads a
+ * section whole, and a sparse file makes a huge one free for its owner
+ * but not for us. Real tables are far smaller (libjvm's .symtab and
+ * .strtab together are a few MiB; the largest debug files', tens of MiB).
+ */
+#define ELF_MAX_SECTION_BYTES (256ull << 20)
 
 struct elf_load {
 	uint64_t offset; /* p_offset */
@@ -50,6 +58,7 @@ struct elf_image {
 	uint32_t debuglink_crc;            /* CRC-32 of the debug file */
 	int has_symtab;                    /* a non-empty .symtab: not stripped */
 	size_t nr_symbols;                 /* function symbols added */
+	int over_bound;                    /* a symbol table was left unread: too large */
 };
 
 /*
@@ -60,6 +69,15 @@ struct elf_image {
  * Returns 0, or -ENOEXEC for something that is not a readable ELF file.
  */
 int elf__read_fd(int fd, struct elf_image *img, struct symtab *symbols);
+
+/*
+ * elf__read_fd reading at most max_bytes of sections in all (a symbol
+ * table and its strings count together, and each at most
+ * ELF_MAX_SECTION_BYTES): a table past that is skipped and over_bound set.
+ * A .symtab skipped so still counts as present (has_symtab), so that no
+ * debug file is looked for in its place.
+ */
+int elf__read_fd_bounded(int fd, struct elf_image *img, struct symtab *symbols, uint64_t max_bytes);
 
 /* The same for an ELF image in memory, such as the vDSO. */
 int elf__read_memory(const void *image, size_t size, struct elf_image *img,

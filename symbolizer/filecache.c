@@ -11,6 +11,7 @@
  * failed once is not retried while it is cached.
  */
 #include "symbolizer/filecache.h"
+#include "symbolizer/budget.h"
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/elf.h"
 #include "symbolizer/symtab.h"
@@ -29,8 +30,10 @@ struct cached_file {
 	int fd;                  /* >= 0 while UNPARSED */
 	char *path;              /* as process tgid saw it, for the debuglink search */
 	uint32_t tgid;
+	uint32_t uid;            /* tgid's user, for the debug file's owner */
 	struct elf_image img;    /* valid when PARSED */
 	struct symtab *symbols;  /* NULL: none */
+	size_t charged;          /* bytes of symbols taken from the budget */
 	struct cached_file *hash_next;
 	struct cached_file *lru_prev, *lru_next;
 };
@@ -38,6 +41,7 @@ struct cached_file {
 struct filecache {
 	size_t max_files, nr_files;
 	const char *proc_root, *debug_root;
+	struct membudget *budget;
 	struct cached_file **buckets;
 	size_t nr_buckets;
 	struct cached_file *lru_head, *lru_tail;
@@ -59,7 +63,8 @@ static int key_equal(const struct file_key *a, const struct file_key *b)
 	       a->mtime_ns == b->mtime_ns;
 }
 
-struct filecache *filecache__new(size_t max_files, const char *proc_root, const char *debug_root)
+struct filecache *filecache__new(size_t max_files, const char *proc_root, const char *debug_root,
+				 struct membudget *budget)
 {
 	struct filecache *fc = calloc(1, sizeof(*fc));
 	size_t buckets = 16;
@@ -77,6 +82,7 @@ struct filecache *filecache__new(size_t max_files, const char *proc_root, const 
 	fc->max_files = max_files ? max_files : 1;
 	fc->proc_root = proc_root;
 	fc->debug_root = debug_root;
+	fc->budget = budget;
 	return fc;
 }
 
@@ -104,8 +110,9 @@ static void lru_push_head(struct filecache *fc, struct cached_file *f)
 		fc->lru_tail = f;
 }
 
-static void entry_free(struct cached_file *f)
+static void entry_free(struct filecache *fc, struct cached_file *f)
 {
+	membudget__give(fc->budget, f->charged);
 	if (f->fd >= 0)
 		close(f->fd);
 	symtab__free(f->symbols);
@@ -124,7 +131,7 @@ static void entry_remove(struct filecache *fc, struct cached_file *f)
 		*link = f->hash_next;
 	lru_unlink(fc, f);
 	fc->nr_files--;
-	entry_free(f);
+	entry_free(fc, f);
 }
 
 void filecache__free(struct filecache *fc)
@@ -146,7 +153,7 @@ static struct cached_file *find(struct filecache *fc, const struct file_key *key
 	return f;
 }
 
-int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid,
+int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid, uint32_t uid,
 		   struct file_key *key)
 {
 	struct cached_file *f;
@@ -182,6 +189,7 @@ int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid
 	f->key = *key;
 	f->fd = fd;
 	f->tgid = tgid;
+	f->uid = uid;
 	f->state = UNPARSED;
 	bucket = key_hash(key) & (fc->nr_buckets - 1);
 	f->hash_next = fc->buckets[bucket];
@@ -191,13 +199,46 @@ int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid
 	return 0;
 }
 
+/*
+ * Evicts the least recently used entries holding a table, except keep,
+ * until bytes fit in the budget, then takes them. 0 or -ENOSPC.
+ */
+static int make_room(struct filecache *fc, struct cached_file *keep, size_t bytes)
+{
+	struct cached_file *f = fc->lru_tail;
+
+	while (bytes > membudget__left(fc->budget) && f) {
+		struct cached_file *prev = f->lru_prev;
+
+		if (f != keep && f->charged) {
+			entry_remove(fc, f);
+			fc->stats.evicted++;
+		}
+		f = prev;
+	}
+	return membudget__take(fc->budget, bytes);
+}
+
+/* Keeps symbols for f if the budget has room for them, else frees them. */
+static struct symtab *keep_symbols(struct filecache *fc, struct cached_file *f, struct symtab *symbols)
+{
+	size_t bytes = symtab__bytes(symbols);
+
+	if (!symtab__count(symbols) || make_room(fc, f, bytes)) {
+		symtab__free(symbols);
+		return NULL;
+	}
+	f->charged = bytes;
+	return symbols;
+}
+
 /* UNPARSED -> PARSED or FAILED; closes the fd either way. */
 static void parse(struct filecache *fc, struct cached_file *f)
 {
 	struct symtab *symbols = symtab__new();
 	struct stat self;
 
-	if (!symbols || elf__read_fd(f->fd, &f->img, symbols)) {
+	if (!symbols || elf__read_fd_bounded(f->fd, &f->img, symbols, membudget__left(fc->budget))) {
 		symtab__free(symbols);
 		f->state = FAILED;
 		fc->stats.failed++;
@@ -211,21 +252,22 @@ static void parse(struct filecache *fc, struct cached_file *f)
 			.debug_root = fc->debug_root,
 			.path = f->path,
 			.self = &self,
+			.uid = f->uid,
 		};
 		struct elf_image debug_img;
 		int debug_fd = debuginfo__open(&where, &f->img);
 
 		if (debug_fd >= 0) {
-			elf__read_fd(debug_fd, &debug_img, symbols);
+			elf__read_fd_bounded(debug_fd, &debug_img, symbols, membudget__left(fc->budget));
+			if (debug_img.over_bound)
+				membudget__refuse(fc->budget);
 			close(debug_fd);
 		}
 	}
+	if (f->img.over_bound)
+		membudget__refuse(fc->budget);
 	symtab__finish(symbols, SYMTAB_OVERLAP_NEST);
-	if (!symtab__count(symbols)) {
-		symtab__free(symbols);
-		symbols = NULL;
-	}
-	f->symbols = symbols;
+	f->symbols = keep_symbols(fc, f, symbols);
 	f->state = PARSED;
 	fc->stats.loaded++;
 out_close:

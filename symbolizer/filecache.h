@@ -20,6 +20,7 @@
 
 struct symtab;
 struct elf_image;
+struct membudget;
 
 struct file_key {
 	uint64_t dev;
@@ -39,23 +40,31 @@ struct filecache_stats {
 	uint64_t failed;  /* files not opened (counted by callers) or not parsed */
 };
 
-/* proc_root and debug_root are borrowed and must outlive the cache. */
-struct filecache *filecache__new(size_t max_files, const char *proc_root, const char *debug_root);
+/*
+ * proc_root, debug_root and budget are borrowed and must outlive the
+ * cache. Every symbol table kept is taken from budget (struct membudget):
+ * when one does not fit, the least recently used tables are evicted to
+ * make room, and if it still does not fit it is dropped (the file resolves
+ * to offsets). A file's sections are read only as far as the budget has
+ * room left.
+ */
+struct filecache *filecache__new(size_t max_files, const char *proc_root, const char *debug_root,
+				 struct membudget *budget);
 void filecache__free(struct filecache *fc);
 
 /*
  * Adds the regular file open at fd, taking the fd over (kept, or closed
  * when the file is cached already or on error). path is where process tgid
- * sees it, used to find its debug file later. Fills *key. Returns 0 or a
- * negative errno.
+ * sees it, used to find its debug file later; uid is that process's user,
+ * who may own the debug file. Fills *key. Returns 0 or a negative errno.
  */
-int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid,
+int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid, uint32_t uid,
 		   struct file_key *key);
 
 /*
  * The file's symbols, parsed now if this is the first lookup; marks it
  * recently used. Returns 0 with *out filled (pointers valid until the next
- * filecache__add), or -ENOENT when the file is not cached (evicted).
+ * filecache__add or filecache__get, which may evict to make room), or -ENOENT when the file is not cached (evicted).
  */
 int filecache__get(struct filecache *fc, const struct file_key *key, struct file_symbols *out);
 

@@ -1,32 +1,45 @@
 /*
  * lines: bounded line reading (contract in lines.h).
+ *
+ * A line that does not fit is read to its end and dropped, never split:
+ * its tail would otherwise parse as a line of its own.
  */
 #include "symbolizer/lines.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
+
+long lines__next_bounded(FILE *f, char *buf, size_t size, size_t *consumed, size_t limit)
+{
+	size_t len = 0, total = 0;
+	int c, skip = 0;
+
+	/* Byte by byte: fgets cannot tell a NUL it read from the end of what it read. */
+	while (*consumed + total < limit && (c = getc_unlocked(f)) != EOF) {
+		total++;
+		if (c == '\0' || len + 1 >= size)
+			skip = 1;
+		else
+			buf[len++] = (char)c;
+		if (c == '\n')
+			break;
+		if (*consumed + total >= limit)
+			skip = 1; /* cut short: not a whole line */
+	}
+	*consumed += total;
+	if (size)
+		buf[len] = '\0';
+	if (!total)
+		return 0;
+	return skip ? -1 : (long)len;
+}
 
 long lines__next(FILE *f, char *buf, size_t size, size_t *consumed)
 {
-	size_t len, total = 0;
-	int too_long = 0;
+	size_t ignored = 0;
 
-	for (;;) {
-		if (size < 2 || !fgets(buf, (int)(size > 1u << 30 ? 1u << 30 : size), f))
-			break;
-		len = strlen(buf);
-		total += len;
-		if (len && buf[len - 1] == '\n')
-			break;
-		if (len < size - 1)
-			break; /* the last line, without a newline */
-		too_long = 1;
-	}
-	if (consumed)
-		*consumed += total;
-	if (too_long)
-		return -1;
-	return (long)total;
+	return lines__next_bounded(f, buf, size, consumed ? consumed : &ignored, SIZE_MAX);
 }
 
 int lines__parse_hex(const char **p, size_t max_digits, uint64_t *out)

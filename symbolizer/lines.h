@@ -13,10 +13,19 @@
 /*
  * Reads the next line of f into buf (NUL-terminated, newline kept).
  * Returns its length (> 0), 0 at end of file, or -1 for a line that did
- * not fit in size - 1 bytes: it is consumed and skipped, and *consumed
- * still counts its bytes. consumed (may be NULL) accumulates bytes read.
+ * not fit in size - 1 bytes or that holds a NUL byte (no text file does):
+ * it is consumed and skipped. consumed (may be NULL) accumulates every
+ * byte read from f, skipped lines and NUL bytes included, so that a bound
+ * on it bounds the reading.
  */
 long lines__next(FILE *f, char *buf, size_t size, size_t *consumed);
+
+/*
+ * lines__next that also stops once *consumed reaches limit, even inside a
+ * line (which is then returned as -1): one endless line costs no more
+ * reading than the limit allows. consumed must not be NULL.
+ */
+long lines__next_bounded(FILE *f, char *buf, size_t size, size_t *consumed, size_t limit);
 
 /*
  * Parses 1 to max_digits hex digits (no prefix) at *p and advances *p past

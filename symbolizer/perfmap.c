@@ -74,14 +74,14 @@ int perfmap__read_fd(int fd, struct symtab **out)
 		fclose(f);
 		return -ENOMEM;
 	}
-	while (entries < PERFMAP_MAX_ENTRIES && bytes <= PERFMAP_MAX_BYTES &&
-	       (n = lines__next(f, line, sizeof(line), &bytes)) != 0) {
+	while (entries < PERFMAP_MAX_ENTRIES &&
+	       (n = lines__next_bounded(f, line, sizeof(line), &bytes, PERFMAP_MAX_BYTES)) != 0) {
 		uint64_t start, size;
 		const char *name;
 		size_t len;
 
 		seq++;
-		if (n < 0 || bytes > PERFMAP_MAX_BYTES || !perfmap__parse_line(line, &start, &size, &name, &len) || !size ||
+		if (n < 0 || !perfmap__parse_line(line, &start, &size, &name, &len) || !size ||
 		    size > PERFMAP_MAX_SIZE)
 			continue;
 		err = symtab__add(st, start, size, name, len, seq);

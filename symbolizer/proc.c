@@ -504,28 +504,58 @@ void proc__close_ids(struct proc_ids *ids)
 
 /* ---- files of a process ---- */
 
-int proc__regular_or_close(int fd)
+int proc__check_expect(int fd, const struct proc_expect *expect)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (!expect)
+		return 0;
+	if (expect->check_owner && st.st_uid != expect->uid && !(st.st_uid == 0 && (st.st_mode & S_IROTH)))
+		return -EPERM;
+	if (expect->check_identity && ((uint64_t)st.st_dev != expect->dev || (uint64_t)st.st_ino != expect->ino))
+		return -ESTALE;
+	return 0;
+}
+
+/*
+ * Checks fd (or passes a negative errno through) and, when it is an O_PATH
+ * fd, reopens the very inode checked read-only through /proc/self/fd/N,
+ * whatever its name points to by now. fd is consumed.
+ */
+static int checked_or_close(int fd, const struct proc_expect *expect)
 {
 	char self[64];
-	struct stat st;
-	int flags, reopened;
+	int err, flags, reopened;
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	err = proc__check_expect(fd, expect);
+	if (err) {
 		close(fd);
-		return -EINVAL;
+		return err;
 	}
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || !(flags & O_PATH))
 		return fd;
-	/* The very inode checked, whatever its name points to by now. */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	reopened = open(self, PROC_OPEN_FLAGS);
 	if (reopened < 0)
 		reopened = -errno;
 	close(fd);
 	return reopened;
+}
+
+int proc__regular_or_close(int fd)
+{
+	int err = checked_or_close(fd, NULL);
+
+	return err == -ELOOP ? -EINVAL : err;
 }
 
 int proc__open_regular(const char *path)
@@ -535,33 +565,82 @@ int proc__open_regular(const char *path)
 	return proc__regular_or_close(fd < 0 ? -errno : fd);
 }
 
-int proc__open_in_root(const char *proc_root, uint32_t tgid, const char *path)
+static uint64_t resolve_flags(const struct proc_expect *expect)
 {
-	char root[PATH_MAX], full[PATH_MAX];
-	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	int dirfd, fd, n;
+	uint64_t resolve = RESOLVE_NO_MAGICLINKS;
 
-	if (path[0] != '/' || process_path(root, sizeof(root), proc_root, tgid, "root"))
+	if (expect->follow == PROC_FOLLOW_NONE)
+		resolve |= RESOLVE_NO_SYMLINKS;
+	return resolve;
+}
+
+/* Before Linux 5.6 there is no openat2: plain resolution, only the last component kept from symlinks. */
+static int open_without_openat2(const char *root, const char *path, const struct proc_expect *expect)
+{
+	char full[PATH_MAX];
+	int fd, n = snprintf(full, sizeof(full), "%s%s", root, path);
+
+	if (n < 0 || (size_t)n >= sizeof(full))
+		return -ENAMETOOLONG;
+	fd = open(full, O_PATH | O_CLOEXEC | (expect->follow == PROC_FOLLOW_ALL ? 0 : O_NOFOLLOW));
+	return checked_or_close(fd < 0 ? -errno : fd, expect);
+}
+
+int proc__open_target(const char *proc_root, uint32_t tgid, const char *path, const struct proc_expect *expect)
+{
+	static const struct proc_expect none;
+	char root[PATH_MAX];
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC };
+	int dirfd, fd;
+
+	if (!expect)
+		expect = &none;
+	if (path[0] != '/')
 		return -EINVAL;
+	if (tgid) {
+		if (process_path(root, sizeof(root), proc_root, tgid, "root"))
+			return -EINVAL;
+	} else {
+		strcpy(root, "/");
+	}
+	if (expect->follow != PROC_FOLLOW_ALL)
+		how.flags |= O_NOFOLLOW;
+	how.resolve = resolve_flags(expect) | (tgid ? RESOLVE_IN_ROOT : 0);
 	dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return errno == ENOENT && tgid ? -ESRCH : -errno;
 	fd = (int)syscall(SYS_openat2, dirfd, path + 1, &how, sizeof(how));
 	if (fd < 0 && errno == ENOSYS) {
-		/* Before Linux 5.6: plain resolution, absolute symlinks escape the root. */
 		close(dirfd);
-		n = snprintf(full, sizeof(full), "%s%s", root, path);
-		if (n < 0 || (size_t)n >= sizeof(full))
-			return -ENAMETOOLONG;
-		return proc__open_regular(full);
+		return open_without_openat2(tgid ? root : "", path, expect);
 	}
 	if (fd < 0)
 		fd = -errno;
 	close(dirfd);
-	return proc__regular_or_close(fd);
+	/* O_PATH | O_NOFOLLOW opens a symlink itself; the check refuses it. */
+	return checked_or_close(fd, expect);
+}
+
+int proc__open_in_root(const char *proc_root, uint32_t tgid, const char *path)
+{
+	struct proc_expect follow = { .follow = PROC_FOLLOW_ALL };
+	int fd;
+
+	if (!tgid)
+		return -EINVAL;
+	fd = proc__open_target(proc_root, tgid, path, &follow);
+	return fd == -ELOOP ? -EINVAL : fd;
+}
+
+int proc__uid(const char *proc_root, uint32_t tgid, uint32_t *uid)
+{
+	char buf[PROC_SMALL_MAX];
+	uint32_t gid;
+	long n = proc__read_process_file(proc_root, tgid, "status", buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	return proc__parse_ids(buf, (size_t)n, uid, &gid);
 }
 
 static int map_file_name(char *buf, size_t size, uint64_t start, uint64_t end)

@@ -23,11 +23,14 @@
  * process (its comm, its environment) and is parsed as hostile input.
  *
  * Files inside the process root are opened as the design's rule for
- * target-controlled paths says: resolved with openat2(RESOLVE_IN_ROOT |
- * RESOLVE_NO_MAGICLINKS) as O_PATH, so an absolute symlink in a container
- * points into the container and never at a host file; checked to be a
- * regular file by fstat; only then reopened read-only through
- * /proc/self/fd/N, so that a device or FIFO is never opened at all.
+ * target-controlled paths says (proc__open_target): resolved with
+ * openat2(O_PATH | O_NOFOLLOW, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), so
+ * an absolute symlink in a container points into the container and never
+ * at a host file, and a symlink as the last component is never followed;
+ * checked by fstat (a regular file; owned by the target's user or, readable
+ * by everyone, by root; the device and inode maps named); only then
+ * reopened read-only through /proc/self/fd/N, so that a device, a FIFO or
+ * a file the check refused is never opened at all.
  *
  * Every function is reentrant and none keeps state between calls.
  */
@@ -175,11 +178,56 @@ void proc__close_ids(struct proc_ids *ids);
 /* ---- files of a process ---- */
 
 /*
+ * What a file reached through a path the target controls must be, besides
+ * a regular file. Zero-initialised: symlinks followed inside the root but
+ * not as the last component, and no owner or identity check.
+ */
+struct proc_expect {
+	/*
+	 * PROC_FOLLOW_NONE: no symlink anywhere in the path (a path from maps,
+	 * or one next to it, has none unless the target made one since);
+	 * PROC_FOLLOW_INNER: directories may be symlinks, the file may not;
+	 * PROC_FOLLOW_ALL: the file may be a symlink too (build-id links under
+	 * a debug root), always inside the root.
+	 */
+	enum { PROC_FOLLOW_INNER, PROC_FOLLOW_NONE, PROC_FOLLOW_ALL } follow;
+	/*
+	 * The file must belong to uid, or to root and be readable by everyone:
+	 * never read for a target a file its user could not read itself (a
+	 * root-only file planted by a hard link or a bind mount).
+	 */
+	int check_owner;
+	uint32_t uid;
+	/* The file must be this device and inode (what maps says). */
+	int check_identity;
+	uint64_t dev, ino;
+};
+
+/*
+ * Opens path (absolute, as process tgid sees it) inside its root, or on
+ * the host when tgid is 0, as expect says. Returns an fd (O_CLOEXEC,
+ * read-only) or a negative errno: -EINVAL for anything but a regular
+ * file, -ELOOP for a symlink where none may be, -EPERM for a wrong owner,
+ * -ESTALE for another file than expected, -ESRCH when the process is gone.
+ */
+int proc__open_target(const char *proc_root, uint32_t tgid, const char *path, const struct proc_expect *expect);
+
+/*
+ * The checks of expect on the file open at fd (O_PATH or not); 0 or the
+ * negative errno proc__open_target would return.
+ */
+int proc__check_expect(int fd, const struct proc_expect *expect);
+
+/* The effective uid of tgid (from status). 0, or a negative errno. */
+int proc__uid(const char *proc_root, uint32_t tgid, uint32_t *uid);
+
+/*
  * Opens path (absolute, as the process sees it) read-only inside the
- * process's root. Symlinks are followed, inside that root (build-id links
- * under /usr/lib/debug are symlinks). Returns an fd (O_CLOEXEC) of a
- * regular file, or a negative errno: -EINVAL for anything else (FIFO,
- * device, directory), -ESRCH when the process is gone.
+ * process's root, symlinks followed inside that root: proc__open_target
+ * with PROC_FOLLOW_ALL and no other check, for paths the target does not
+ * name. Returns an fd (O_CLOEXEC) of a regular file, or a negative errno:
+ * -EINVAL for anything else (FIFO, device, directory), -ESRCH when the
+ * process is gone.
  */
 int proc__open_in_root(const char *proc_root, uint32_t tgid, const char *path);
 

@@ -9,14 +9,26 @@
  *   1. stat: its start time; failure means the process is gone
  *   2. comm and NSpid
  *   3. maps, executable mappings only; for each file mapping, the file is
- *      opened inside the process root and must have the inode maps names
- *      (the path may since point at another file, or at nothing when
- *      deleted); otherwise map_files/<start>-<end>, which is the mapped
- *      file itself for as long as the process lives. The dev numbers are
- *      not compared: overlayfs shows different ones in maps and in stat.
+ *      opened through map_files/<start>-<end>, which is the mapped file
+ *      itself for as long as the process lives, whatever its path names
+ *      by now. Its device and inode are not compared with maps: overlayfs
+ *      shows the lower layer's in maps and its own in stat, and the file
+ *      is the mapping's by construction (at worst, one the process mapped
+ *      at that range since, which it could read). Only where map_files
+ *      cannot be opened (no CAP_SYS_ADMIN, a fixture tree) is the path
+ *      opened inside the process root, and then the file must be a
+ *      regular file with the very device and inode maps names, reached
+ *      without a symlink: the target may have swapped the path since
+ *      (rename, a mount over a directory), even for a file of the same
+ *      inode number on another device.
+ *
+ * The perf map is the target's own file: it is not followed if a symlink,
+ * and must belong to the process's user (or be root's and readable by
+ * everyone), as perf requires.
  */
 #include "symbolizer/proccache.h"
 #include "common/clock.h"
+#include "symbolizer/budget.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/symtab.h"
 
@@ -26,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +46,7 @@ struct proccache {
 	size_t max_processes, nr_processes;
 	const char *proc_root;
 	struct filecache *files;
+	struct membudget *budget;
 	struct process **buckets;
 	size_t nr_buckets;
 	struct process *lru_head, *lru_tail;
@@ -45,7 +59,7 @@ static size_t bucket_of(const struct proccache *pc, uint32_t tgid)
 }
 
 struct proccache *proccache__new(size_t max_processes, const char *proc_root,
-				 struct filecache *files)
+				 struct filecache *files, struct membudget *budget)
 {
 	struct proccache *pc = calloc(1, sizeof(*pc));
 	size_t buckets = 16;
@@ -63,6 +77,7 @@ struct proccache *proccache__new(size_t max_processes, const char *proc_root,
 	pc->max_processes = max_processes ? max_processes : 1;
 	pc->proc_root = proc_root;
 	pc->files = files;
+	pc->budget = budget;
 	return pc;
 }
 
@@ -77,8 +92,10 @@ static void free_maps(struct process *p)
 	p->nr_maps = 0;
 }
 
-static void forget_perfmap(struct process *p)
+static void forget_perfmap(struct proccache *pc, struct process *p)
 {
+	membudget__give(pc->budget, p->perfmap_bytes);
+	p->perfmap_bytes = 0;
 	symtab__free(p->perfmap);
 	p->perfmap = NULL;
 	p->perfmap_checked = 0;
@@ -121,7 +138,7 @@ static void process_remove(struct proccache *pc, struct process *p)
 	lru_unlink(pc, p);
 	pc->nr_processes--;
 	free_maps(p);
-	forget_perfmap(p);
+	forget_perfmap(pc, p);
 	free(p);
 }
 
@@ -138,24 +155,25 @@ void proccache__free(struct proccache *pc)
 /* Opens the file behind m (see the file comment) and adds it to the filecache. */
 static int open_mapping_file(struct proccache *pc, struct process *p, struct mapping *m)
 {
-	struct stat st;
-	int fd = -1, err;
+	int fd, err;
 
 	m->has_file = 0;
-	if (!m->deleted) {
-		fd = proc__open_in_root(pc->proc_root, p->tgid, m->path);
-		if (fd >= 0 && (fstat(fd, &st) || st.st_ino != m->inode || !S_ISREG(st.st_mode))) {
-			close(fd);
-			fd = -1;
-		}
+	fd = proc__open_map_file(pc->proc_root, p->tgid, m->start, m->end);
+	if (fd < 0 && !m->deleted) {
+		struct proc_expect same = {
+			.follow = PROC_FOLLOW_NONE,
+			.check_identity = 1,
+			.dev = m->dev,
+			.ino = m->inode,
+		};
+
+		fd = proc__open_target(pc->proc_root, p->tgid, m->path, &same);
 	}
-	if (fd < 0)
-		fd = proc__open_map_file(pc->proc_root, p->tgid, m->start, m->end);
 	if (fd < 0) {
 		filecache__count_failure(pc->files);
 		return fd;
 	}
-	err = filecache__add(pc->files, fd, m->path, p->tgid, &m->key);
+	err = filecache__add(pc->files, fd, m->path, p->tgid, p->uid, &m->key);
 	if (err) {
 		filecache__count_failure(pc->files);
 		return err;
@@ -201,6 +219,7 @@ static int read_maps(struct proccache *pc, struct process *p)
 		m->start = e->start;
 		m->end = e->end;
 		m->pgoff = e->pgoff;
+		m->dev = (uint64_t)makedev(e->dev_major, e->dev_minor);
 		m->inode = e->inode;
 		m->kind = e->kind;
 		m->deleted = e->deleted;
@@ -219,6 +238,13 @@ static int read_maps(struct proccache *pc, struct process *p)
 	return 0;
 }
 
+/* Unknown, the uid is root's: only files owned by root and readable by everyone pass. */
+static void read_uid(struct proccache *pc, struct process *p)
+{
+	if (proc__uid(pc->proc_root, p->tgid, &p->uid))
+		p->uid = 0;
+}
+
 /* Reads everything about p->tgid into p, which holds nothing yet. */
 static int load(struct proccache *pc, struct process *p)
 {
@@ -229,6 +255,7 @@ static int load(struct proccache *pc, struct process *p)
 	if (proc__comm(pc->proc_root, p->tgid, p->comm, sizeof(p->comm)))
 		p->comm[0] = '\0';
 	p->nspid = proc__nspid(pc->proc_root, p->tgid);
+	read_uid(pc, p);
 	return read_maps(pc, p);
 }
 
@@ -293,11 +320,12 @@ int proccache__refresh(struct proccache *pc, struct process *p)
 	}
 	if (start_time != p->start_time) {
 		/* The pid was reused: a different program, nothing carries over. */
-		forget_perfmap(p);
+		forget_perfmap(pc, p);
 		p->start_time = start_time;
 		if (proc__comm(pc->proc_root, p->tgid, p->comm, sizeof(p->comm)))
 			p->comm[0] = '\0';
 		p->nspid = proc__nspid(pc->proc_root, p->tgid);
+		read_uid(pc, p);
 	}
 	if (read_maps(pc, p)) {
 		p->maps_read_ns = clock_monotonic_ns();
@@ -334,6 +362,7 @@ int proccache__reopen(struct proccache *pc, struct process *p, struct mapping *m
 const char *proccache__perfmap_lookup(struct proccache *pc, struct process *p, uint64_t addr)
 {
 	char path[64];
+	struct proc_expect owned = { .follow = PROC_FOLLOW_INNER, .check_owner = 1, .uid = p->uid };
 	struct symtab *table;
 	struct stat st;
 	int64_t mtime_ns;
@@ -351,10 +380,10 @@ const char *proccache__perfmap_lookup(struct proccache *pc, struct process *p, u
 	p->perfmap_checked_ns = clock_monotonic_ns();
 
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->nspid);
-	fd = proc__open_in_root(pc->proc_root, p->tgid, path);
+	fd = proc__open_target(pc->proc_root, p->tgid, path, &owned);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) {
 		close(fd);
 		return NULL;
 	}
@@ -368,8 +397,14 @@ const char *proccache__perfmap_lookup(struct proccache *pc, struct process *p, u
 		return NULL;
 	}
 	close(fd);
-	symtab__free(p->perfmap);
+	forget_perfmap(pc, p);
+	p->perfmap_checked = 1;
+	if (membudget__take(pc->budget, symtab__bytes(table))) {
+		symtab__free(table);
+		return NULL;
+	}
 	p->perfmap = table;
+	p->perfmap_bytes = symtab__bytes(table);
 	p->perfmap_size = (uint64_t)st.st_size;
 	p->perfmap_mtime_ns = mtime_ns;
 	idx = symtab__lookup(table, addr);

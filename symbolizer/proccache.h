@@ -24,6 +24,7 @@
 #include "symbolizer/procmaps.h"
 
 struct symtab;
+struct membudget;
 
 #define PROCCACHE_REFRESH_NS 1000000000ull
 
@@ -31,6 +32,7 @@ struct mapping {
 	uint64_t start;        /* runtime VA */
 	uint64_t end;          /* runtime VA, exclusive */
 	uint64_t pgoff;        /* file offset at start */
+	uint64_t dev;          /* as maps says (makedev of MAJOR:MINOR), to check the file opened */
 	uint64_t inode;        /* as maps says, to check the file opened */
 	enum procmaps_kind kind;
 	int deleted;
@@ -44,11 +46,13 @@ struct process {
 	uint32_t tgid;
 	uint32_t nspid;              /* pid inside its namespace, for perf-<nspid>.map */
 	uint64_t start_time;
+	uint32_t uid;                /* effective uid: who may own its perf map and debug links */
 	char comm[PROC_COMM_LEN];
 	struct mapping *maps;        /* sorted by start, non-overlapping */
 	size_t nr_maps;
 	uint64_t maps_read_ns;       /* CLOCK_MONOTONIC of the last maps read */
 	struct symtab *perfmap;      /* NULL: none read */
+	size_t perfmap_bytes;        /* taken from the budget */
 	int perfmap_checked;
 	uint64_t perfmap_checked_ns;
 	uint64_t perfmap_size;
@@ -62,9 +66,13 @@ struct proccache_stats {
 	uint64_t evicted;
 };
 
-/* proc_root and files are borrowed and must outlive the cache. */
+/*
+ * proc_root, files and budget are borrowed and must outlive the cache. A
+ * perf map's table is taken from budget; one that does not fit is not
+ * kept (its addresses resolve as "[anon]").
+ */
 struct proccache *proccache__new(size_t max_processes, const char *proc_root,
-				 struct filecache *files);
+				 struct filecache *files, struct membudget *budget);
 void proccache__free(struct proccache *pc);
 
 /*

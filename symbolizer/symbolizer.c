@@ -20,6 +20,7 @@
  * the symbol table, so each name is demangled once.
  */
 #include "symbolizer/symbolizer.h"
+#include "symbolizer/budget.h"
 #include "symbolizer/demangle.h"
 #include "symbolizer/elf.h"
 #include "symbolizer/filecache.h"
@@ -49,6 +50,7 @@ struct symbolizer {
 	char *proc_root;
 	char *kallsyms_path;
 	char *debug_root;
+	struct membudget budget;
 	struct filecache *files;
 	struct proccache *processes;
 	struct symtab *kernel;
@@ -73,13 +75,14 @@ struct symbolizer *symbolizer__new(const struct symbolizer_config *config)
 	sym->debug_root = strdup(config->debug_root ? config->debug_root : "/usr/lib/debug");
 	if (!sym->proc_root || !sym->kallsyms_path || !sym->debug_root)
 		goto err_free;
+	membudget__init(&sym->budget, config->max_bytes ? config->max_bytes : MEMBUDGET_DEFAULT);
 	sym->files = filecache__new(config->max_files ? config->max_files : DEFAULT_MAX_FILES,
-				    sym->proc_root, sym->debug_root);
+				    sym->proc_root, sym->debug_root, &sym->budget);
 	if (!sym->files)
 		goto err_free;
 	sym->processes = proccache__new(config->max_processes ? config->max_processes :
 								DEFAULT_MAX_PROCESSES,
-					sym->proc_root, sym->files);
+					sym->proc_root, sym->files, &sym->budget);
 	if (!sym->processes)
 		goto err_free;
 	return sym;
@@ -348,6 +351,8 @@ void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *st
 	stats->files_loaded = fs.loaded;
 	stats->files_evicted = fs.evicted;
 	stats->files_failed = fs.failed;
+	stats->tables_refused = sym->budget.refused;
+	stats->bytes_held = sym->budget.used;
 	stats->lookups = sym->lookups;
 	stats->unknown = sym->unknown;
 }

@@ -40,6 +40,8 @@ struct symbolizer_config {
 	size_t max_processes;      /* 0: 1024; processes whose maps are kept */
 	size_t max_files;          /* 0: 512; ELF files kept open (one fd each until
 				      parsed, on first lookup) or parsed */
+	size_t max_bytes;          /* 0: MEMBUDGET_DEFAULT (1 GiB); memory for the symbol
+				      tables of every file and perf map together */
 };
 
 /*
@@ -139,6 +141,9 @@ struct symbolizer_stats {
 	uint64_t files_loaded;       /* ELF symbol tables parsed */
 	uint64_t files_evicted;
 	uint64_t files_failed;       /* files that could not be opened or parsed */
+	uint64_t tables_refused;     /* symbol tables or perf maps not kept: over max_bytes, or
+					one section over ELF_MAX_SECTION_BYTES; a loss of names */
+	uint64_t bytes_held;         /* memory the kept tables take now */
 	uint64_t lookups;
 	uint64_t unknown;            /* lookups that ended in SYM_OFFSET or SYM_UNKNOWN */
 };

@@ -58,6 +58,11 @@ void symtab__free(struct symtab *st)
 	free(st);
 }
 
+size_t symtab__bytes(const struct symtab *st)
+{
+	return st ? sizeof(*st) + st->cap * sizeof(struct sym) + st->pool_cap : 0;
+}
+
 /* Copies name[0..len) into the pool; returns its offset or a negative errno. */
 static int64_t pool_append(struct symtab *st, const char *name, size_t len)
 {

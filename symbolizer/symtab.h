@@ -75,6 +75,9 @@ int symtab__add(struct symtab *st, uint64_t start, uint64_t size, const char *na
 /* Sorts and resolves overlaps; after it, adds fail and lookups work. */
 void symtab__finish(struct symtab *st, enum symtab_overlap overlap);
 
+/* Bytes the table holds in memory (entries and names, as allocated). */
+size_t symtab__bytes(const struct symtab *st);
+
 /* Entries after symtab__finish. */
 size_t symtab__count(const struct symtab *st);
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "symbolizer/procmaps.h"
@@ -151,8 +152,12 @@ static inline void fake_process(const char *tree, uint32_t pid, const char *comm
 		 pid, pid, (unsigned long long)start_time) < sizeof(text));
 	fixture_write_str(path, text);
 	FIXTURE_CHECK((size_t)snprintf(path, sizeof(path), "%s/status", dir) < sizeof(path));
-	FIXTURE_CHECK((size_t)snprintf(text, sizeof(text), "Name:\t%s\nTgid:\t%u\nNSpid:\t%u\t%u\nPPid:\t1\n", comm, pid,
-		 pid, nspid) < sizeof(text));
+	/* The fake process is the test's own user, who owns the files it made. */
+	FIXTURE_CHECK((size_t)snprintf(text, sizeof(text),
+				       "Name:\t%s\nTgid:\t%u\nNSpid:\t%u\t%u\nPPid:\t1\nUid:\t%u\t%u\t%u\t%u\n"
+				       "Gid:\t%u\t%u\t%u\t%u\n",
+				       comm, pid, pid, nspid, getuid(), geteuid(), geteuid(), geteuid(), getgid(),
+				       getegid(), getegid(), getegid()) < sizeof(text));
 	fixture_write_str(path, text);
 	FIXTURE_CHECK((size_t)snprintf(path, sizeof(path), "%s/maps", dir) < sizeof(path));
 	fixture_write_str(path, maps);
@@ -180,6 +185,16 @@ static inline unsigned long long fixture_inode(const char *path)
 
 	FIXTURE_CHECK(stat(path, &st) == 0);
 	return (unsigned long long)st.st_ino;
+}
+
+/* The device of a file as maps writes it, "MAJOR:MINOR" in hex, into buf. */
+static inline const char *fixture_dev(const char *path, char *buf, size_t size)
+{
+	struct stat st;
+
+	FIXTURE_CHECK(stat(path, &st) == 0);
+	snprintf(buf, size, "%02x:%02x", major(st.st_dev), minor(st.st_dev));
+	return buf;
 }
 
 /* A fixture library loaded into this process. */

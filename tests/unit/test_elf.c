@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <elf.h>
+#include <sys/resource.h>
 #include <cmocka.h>
 
 #include "symbolizer/debuginfo.h"
@@ -159,6 +161,7 @@ static int debug_file_names_hidden(const char *lib, const char *getter, const ch
 		.tgid = (uint32_t)getpid(),
 		.debug_root = fixture_path("debugroot", root, sizeof(root)),
 		.path = fixture_path(lib, path, sizeof(path)),
+		.uid = getuid(),
 	};
 	struct elf_image img, debug_img;
 	struct symtab *st = read_symbols(path, &img), *debug_st;
@@ -300,6 +303,115 @@ static void hostile_files_resolve_nothing_and_never_crash(void **state)
 	fixture_rmtree(dir);
 }
 
+/* A copy of fixture name at dir/name; the path goes to buf. */
+static void copy_fixture(const char *name, const char *dir, char *buf, size_t size)
+{
+	char from[PATH_MAX], *content;
+	size_t len;
+
+	content = fixture_read(fixture_path(name, from, sizeof(from)), &len);
+	snprintf(buf, size, "%s/%s", dir, name);
+	fixture_write(buf, content, len);
+	free(content);
+}
+
+/*
+ * The debuglink is the target's to name, and so is the directory beside
+ * its file: a symlink there, even to the right debug file, is not
+ * followed. The same file in its place is found.
+ */
+static void debuglink_symlink_is_not_followed(void **state)
+{
+	char dir[PATH_MAX], lib[PATH_MAX + 64], dbg[PATH_MAX + 64], real_dbg[PATH_MAX], root[PATH_MAX];
+	struct debuginfo_where where = {
+		.proc_root = "/proc",
+		.tgid = (uint32_t)getpid(),
+		.uid = getuid(),
+	};
+	struct elf_image img;
+	struct symtab *st;
+	int fd;
+
+	fixture_tmpdir(dir, sizeof(dir));
+	copy_fixture("libdebuglink.so", dir, lib, sizeof(lib));
+	where.debug_root = fixture_path("no-debugroot", root, sizeof(root));
+	where.path = lib;
+	st = read_symbols(lib, &img);
+	symtab__free(st);
+	assert_string_equal(img.debuglink, "libdebuglink.so.dbg");
+	fixture_path("libdebuglink.so.dbg", real_dbg, sizeof(real_dbg));
+	snprintf(dbg, sizeof(dbg), "%s/libdebuglink.so.dbg", dir);
+	assert_int_equal(symlink(real_dbg, dbg), 0);
+	assert_int_equal(debuginfo__open(&where, &img), -ENOENT);
+
+	assert_int_equal(unlink(dbg), 0);
+	copy_fixture("libdebuglink.so.dbg", dir, dbg, sizeof(dbg));
+	fd = debuginfo__open(&where, &img);
+	assert_true(fd >= 0);
+	close(fd);
+	if (geteuid() == 0) {
+		/* Root's, but not readable by the process's user: not read for it. */
+		where.uid = 4000;
+		assert_int_equal(chmod(dbg, 0600), 0);
+		assert_int_equal(debuginfo__open(&where, &img), -ENOENT);
+		assert_int_equal(chmod(dbg, 0644), 0);
+		fd = debuginfo__open(&where, &img);
+		assert_true(fd >= 0);
+		close(fd);
+		/* Another user's. */
+		assert_int_equal(chown(dbg, 12345, 12345), 0);
+		assert_int_equal(debuginfo__open(&where, &img), -ENOENT);
+	}
+	fixture_rmtree(dir);
+}
+
+/*
+ * A .symtab claiming 1 GiB in a sparse file (free for whoever makes it):
+ * not read, and so not in memory; the file still counts as unstripped.
+ */
+static void huge_symtab_in_a_sparse_file_is_not_read(void **state)
+{
+	char dir[PATH_MAX], lib[PATH_MAX + 64];
+	struct rusage before, after;
+	struct elf_image img;
+	struct symtab *st = symtab__new();
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	off_t end;
+	int fd, patched = 0;
+
+	fixture_tmpdir(dir, sizeof(dir));
+	copy_fixture("libplain.so", dir, lib, sizeof(lib));
+	fd = open(lib, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
+	end = lseek(fd, 0, SEEK_END);
+	for (unsigned i = 0; i < eh.e_shnum; i++) {
+		off_t at = (off_t)(eh.e_shoff + (uint64_t)i * eh.e_shentsize);
+
+		assert_int_equal(pread(fd, &sh, sizeof(sh), at), (ssize_t)sizeof(sh));
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		sh.sh_offset = ((uint64_t)end + 4095) & ~4095ull;
+		/* A whole number of entries, or libelf refuses the section before reading it. */
+		sh.sh_size = ((1ull << 30) / sh.sh_entsize) * sh.sh_entsize;
+		assert_int_equal(pwrite(fd, &sh, sizeof(sh), at), (ssize_t)sizeof(sh));
+		assert_int_equal(ftruncate(fd, (off_t)(sh.sh_offset + sh.sh_size)), 0);
+		patched = 1;
+	}
+	assert_true(patched);
+	assert_int_equal(getrusage(RUSAGE_SELF, &before), 0);
+	assert_int_equal(elf__read_fd(fd, &img, st), 0);
+	assert_int_equal(getrusage(RUSAGE_SELF, &after), 0);
+	assert_true(img.over_bound);
+	assert_true(img.has_symtab);
+	/* ru_maxrss is in KiB: the 1 GiB section would have raised it by as much. */
+	assert_true(after.ru_maxrss - before.ru_maxrss < 128 * 1024);
+	close(fd);
+	symtab__free(st);
+	fixture_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,6 +422,8 @@ int main(void)
 		cmocka_unit_test(finds_debug_files_by_build_id_and_debuglink),
 		cmocka_unit_test(vaddr_conversion_checks_ranges),
 		cmocka_unit_test(hostile_files_resolve_nothing_and_never_crash),
+		cmocka_unit_test(debuglink_symlink_is_not_followed),
+		cmocka_unit_test(huge_symtab_in_a_sparse_file_is_not_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

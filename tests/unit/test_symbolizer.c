@@ -82,18 +82,26 @@ static uint64_t fixture_sym(void *handle, const char *name)
 
 /*
  * A fake maps line for the file mapping that holds addr in this process,
- * moved to fake_start (same length, offset and inode; path as given or
- * the real one).
+ * moved to fake_start (same length and offset; path as given or the real
+ * one; device and inode of the real file, or of the file at identity plus
+ * ino_delta).
  */
-static void fake_line(char *buf, size_t size, uint64_t addr, uint64_t fake_start, const char *path,
-		      unsigned long long inode)
+static void fake_line_of(char *buf, size_t size, uint64_t addr, uint64_t fake_start, const char *path,
+			 const char *identity, unsigned long long ino_delta)
 {
 	struct procmaps_entry m = fixture_own_mapping(addr);
+	char dev[32];
 
-	snprintf(buf, size, "%llx-%llx r-xp %08llx 08:01 %llu %s\n", (unsigned long long)fake_start,
+	snprintf(buf, size, "%llx-%llx r-xp %08llx %s %llu %s\n", (unsigned long long)fake_start,
 		 (unsigned long long)(fake_start + (m.end - m.start)), (unsigned long long)m.pgoff,
-		 inode ? inode : (unsigned long long)m.inode, path ? path : m.path);
+		 fixture_dev(identity ? identity : m.path, dev, sizeof(dev)),
+		 (identity ? fixture_inode(identity) : (unsigned long long)m.inode) + ino_delta, path ? path : m.path);
 	free(m.path);
+}
+
+static void fake_line(char *buf, size_t size, uint64_t addr, uint64_t fake_start, const char *path)
+{
+	fake_line_of(buf, size, addr, fake_start, path, NULL, 0);
 }
 
 /* The fake address that corresponds to our addr when its mapping is moved to fake_start. */
@@ -293,7 +301,7 @@ static void bias_debug_files_and_cxx_names(void **state)
 	size_t i;
 
 	for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
-		fake_line(line, sizeof(line), fixture_sym(libs[i].h, anchors[i]), libs[i].base, NULL, 0);
+		fake_line(line, sizeof(line), fixture_sym(libs[i].h, anchors[i]), libs[i].base, NULL);
 		strcat(maps, line);
 	}
 	fake_process(f->tree, FAKE_PID, "fake", 1, FAKE_PID, maps, "/");
@@ -345,7 +353,7 @@ static void name_formats_without_symbols(void **state)
 	char maps[3 * PATH_MAX], line[PATH_MAX + 128], expected[128];
 	struct symbolizer *sym;
 
-	fake_line(line, sizeof(line), hidden, FAKE_BASE, NULL, 0);
+	fake_line(line, sizeof(line), hidden, FAKE_BASE, NULL);
 	snprintf(maps, sizeof(maps),
 		 "%s"
 		 "200000000-200001000 rwxp 00000000 00:00 0 \n"
@@ -375,7 +383,7 @@ static void output_is_truncated_and_terminated(void **state)
 	char line[PATH_MAX + 128], buf[6];
 	struct symbolizer *sym;
 
-	fake_line(line, sizeof(line), cube, FAKE_BASE, NULL, 0);
+	fake_line(line, sizeof(line), cube, FAKE_BASE, NULL);
 	fake_process(f->tree, FAKE_PID, "fake", 1, FAKE_PID, line, "/");
 	sym = new_symbolizer(f, 0, 0);
 	memset(buf, 'X', sizeof(buf));
@@ -400,7 +408,7 @@ static void deleted_file_resolves_through_map_files(void **state)
 	char line[PATH_MAX + 128], link[PATH_MAX + 128];
 	struct symbolizer *sym;
 
-	fake_line(line, sizeof(line), square, FAKE_BASE, "/gone/libplain.so (deleted)", 0);
+	fake_line(line, sizeof(line), square, FAKE_BASE, "/gone/libplain.so (deleted)");
 	fake_process(f->tree, FAKE_PID, "fake", 1, FAKE_PID, line, "/");
 	snprintf(link, sizeof(link), "%s/%d/map_files", f->tree, FAKE_PID);
 	fixture_mkdirs(link);
@@ -437,13 +445,13 @@ static void container_root_and_inode_check(void **state)
 	fixture_write(copy, content, len);
 	free(content);
 
-	fake_line(line, sizeof(line), square, FAKE_BASE, "/opt/app/libplain.so", fixture_inode(copy));
+	fake_line_of(line, sizeof(line), square, FAKE_BASE, "/opt/app/libplain.so", copy, 0);
 	fake_process_file(f->tree, FAKE_PID, "maps", line);
 	sym = new_symbolizer(f, 0, 0);
 	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_FOUND, "plain_square");
 
 	/* The maps inode does not match the file at that path, and no map_files. */
-	fake_line(line, sizeof(line), square, FAKE_BASE, "/opt/app/libplain.so", fixture_inode(copy) + 1);
+	fake_line_of(line, sizeof(line), square, FAKE_BASE, "/opt/app/libplain.so", copy, 1);
 	fake_process_file(f->tree, FAKE_PID, "maps", line);
 	sym = new_symbolizer(f, 0, 0);
 	snprintf(expected, sizeof(expected), "libplain.so+0x%llx",
@@ -468,13 +476,13 @@ static void rereads_maps_and_detects_pid_reuse(void **state)
 	struct symbolizer_stats stats;
 	struct timespec second = { 1, 50 * 1000 * 1000 };
 
-	fake_line(maps, sizeof(maps), square, FAKE_BASE, NULL, 0);
+	fake_line(maps, sizeof(maps), square, FAKE_BASE, NULL);
 	fake_process(f->tree, FAKE_PID, "before", 100, FAKE_PID, maps, "/");
 	sym = new_symbolizer(f, 0, 0);
 	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_FOUND, "plain_square");
 
 	/* A library loaded since: not seen until a second has passed. */
-	fake_line(line, sizeof(line), vsquare, FAKE_BASE + 0x1000000, NULL, 0);
+	fake_line(line, sizeof(line), vsquare, FAKE_BASE + 0x1000000, NULL);
 	strcat(maps, line);
 	fake_process_file(f->tree, FAKE_PID, "maps", maps);
 	assert_user(sym, FAKE_PID, moved(vsquare, FAKE_BASE + 0x1000000), SYM_UNKNOWN, "[unknown]");
@@ -506,8 +514,8 @@ static void caches_stay_within_bounds(void **state)
 	struct symbolizer_stats stats;
 	int round;
 
-	fake_line(maps, sizeof(maps), square, FAKE_BASE, NULL, 0);
-	fake_line(line, sizeof(line), vsquare, FAKE_BASE + 0x1000000, NULL, 0);
+	fake_line(maps, sizeof(maps), square, FAKE_BASE, NULL);
+	fake_line(line, sizeof(line), vsquare, FAKE_BASE + 0x1000000, NULL);
 	strcat(maps, line);
 	fake_process(f->tree, FAKE_PID, "one", 1, FAKE_PID, maps, "/");
 	fake_process(f->tree, FAKE_PID + 1, "two", 1, FAKE_PID + 1, maps, "/");
@@ -533,10 +541,79 @@ static void caches_stay_within_bounds(void **state)
  * writer comes, so a profiler that opened it plainly would hang for good.
  * The alarm turns such a hang into a failed test.
  */
+/*
+ * The file at the maps path has the inode maps names, but on another
+ * device (a mount over its directory since): it is not the mapped file.
+ */
+static void same_inode_on_another_device_is_refused(void **state)
+{
+	struct fixture *f = *state;
+	void *plain = fixture_dlopen("libplain.so");
+	uint64_t square = fixture_sym(plain, "plain_square");
+	struct procmaps_entry m = fixture_own_mapping(square);
+	char dir[PATH_MAX + 64], copy[PATH_MAX + 128], line[PATH_MAX + 128], expected[128], *content;
+	struct symbolizer_stats stats;
+	struct symbolizer *sym;
+	struct stat st;
+	size_t len;
+
+	fake_process(f->tree, FAKE_PID, "fake", 1, FAKE_PID, "", NULL);
+	snprintf(dir, sizeof(dir), "%s/%d/root/opt/app", f->tree, FAKE_PID);
+	fixture_mkdirs(dir);
+	snprintf(copy, sizeof(copy), "%s/libplain.so", dir);
+	content = fixture_read(m.path, &len);
+	fixture_write(copy, content, len);
+	free(content);
+	assert_int_equal(stat(copy, &st), 0);
+	snprintf(line, sizeof(line), "%llx-%llx r-xp %08llx %02x:%02x %llu /opt/app/libplain.so\n", FAKE_BASE,
+		 (unsigned long long)(FAKE_BASE + (m.end - m.start)), (unsigned long long)m.pgoff, major(st.st_dev),
+		 minor(st.st_dev) + 1, (unsigned long long)st.st_ino);
+	fake_process_file(f->tree, FAKE_PID, "maps", line);
+	sym = new_symbolizer(f, 0, 0);
+	snprintf(expected, sizeof(expected), "libplain.so+0x%llx", (unsigned long long)(square - m.start + m.pgoff));
+	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_OFFSET, expected);
+	symbolizer__stats(sym, &stats);
+	assert_int_equal(stats.files_failed, 1);
+	free(m.path);
+	dlclose(plain);
+}
+
+/* Tables past the memory budget are not kept, and the loss is counted. */
+static void tables_past_the_budget_are_refused(void **state)
+{
+	struct fixture *f = *state;
+	void *plain = fixture_dlopen("libplain.so");
+	uint64_t square = fixture_sym(plain, "plain_square");
+	struct procmaps_entry m = fixture_own_mapping(square);
+	struct symbolizer_config config = { .proc_root = f->tree, .debug_root = f->debug_root, .max_bytes = 4096 };
+	char line[PATH_MAX + 128], expected[128];
+	struct symbolizer_stats stats;
+	struct symbolizer *sym;
+
+	fake_line(line, sizeof(line), square, FAKE_BASE, NULL);
+	fake_process(f->tree, FAKE_PID, "fake", 1, FAKE_PID, line, "/");
+	sym = symbolizer__new(&config);
+	assert_non_null(sym);
+	snprintf(expected, sizeof(expected), "libplain.so+0x%llx", (unsigned long long)(square - m.start + m.pgoff));
+	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_OFFSET, expected);
+	symbolizer__stats(sym, &stats);
+	assert_true(stats.tables_refused >= 1);
+	assert_true(stats.bytes_held <= 4096);
+	symbolizer__free(sym);
+
+	sym = new_symbolizer(f, 0, 0);
+	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_FOUND, "plain_square");
+	symbolizer__stats(sym, &stats);
+	assert_int_equal(stats.tables_refused, 0);
+	assert_true(stats.bytes_held > 0);
+	free(m.path);
+	dlclose(plain);
+}
+
 static void fifos_do_not_hang(void **state)
 {
 	struct fixture *f = *state;
-	char dir[PATH_MAX + 64], perfmap[PATH_MAX + 128], pipe_so[PATH_MAX + 64], maps[512];
+	char dir[PATH_MAX + 64], perfmap[PATH_MAX + 128], pipe_so[PATH_MAX + 64], maps[512], dev[32];
 	struct symbolizer *sym;
 
 	fake_process(f->tree, FAKE_PID, "fake", 1, FAKE_PID, "", NULL);
@@ -548,8 +625,8 @@ static void fifos_do_not_hang(void **state)
 	assert_int_equal(mkfifo(pipe_so, 0600), 0);
 	snprintf(maps, sizeof(maps),
 		 "200000000-200001000 r-xp 00000000 00:00 0 \n"
-		 "300000000-300001000 r-xp 00000000 08:01 %llu /pipe.so\n",
-		 fixture_inode(pipe_so));
+		 "300000000-300001000 r-xp 00000000 %s %llu /pipe.so\n",
+		 fixture_dev(pipe_so, dev, sizeof(dev)), fixture_inode(pipe_so));
 	fake_process_file(f->tree, FAKE_PID, "maps", maps);
 	sym = new_symbolizer(f, 0, 0);
 	alarm(10);
@@ -565,7 +642,7 @@ static void hostile_maps_and_files(void **state)
 	uint64_t square = fixture_sym(plain, "plain_square");
 	struct procmaps_entry m = fixture_own_mapping(square);
 	char maps[3 * PATH_MAX], good[PATH_MAX + 128], junk_path[PATH_MAX + 64], cut_path[PATH_MAX + 64];
-	char copy_path[PATH_MAX + 64];
+	char copy_path[PATH_MAX + 64], dev[32], dev2[32];
 	char expected[128], *content;
 	size_t len;
 	struct symbolizer *sym;
@@ -580,15 +657,16 @@ static void hostile_maps_and_files(void **state)
 	fixture_write(copy_path, content, len);
 	free(content);
 
-	fake_line(good, sizeof(good), square, FAKE_BASE, "/libplain.so", fixture_inode(copy_path));
+	fake_line_of(good, sizeof(good), square, FAKE_BASE, "/libplain.so", copy_path, 0);
 	snprintf(maps, sizeof(maps),
 		 "ffffffffffffffff-0 r-xp 0 0:0 0 /x\n"
 		 "%s"
 		 "absolutely not a maps line\n"
-		 "300000000-300001000 r-xp 00000000 08:01 %llu /junk.so\n"
-		 "400000000-400001000 r-xp 00001000 08:01 %llu /cut.so\n"
+		 "300000000-300001000 r-xp 00000000 %s %llu /junk.so\n"
+		 "400000000-400001000 r-xp 00001000 %s %llu /cut.so\n"
 		 "500000000-500001000 r-xp 00000000 08:01 1 /does/not/exist.so\n",
-		 good, fixture_inode(junk_path), fixture_inode(cut_path));
+		 good, fixture_dev(junk_path, dev, sizeof(dev)), fixture_inode(junk_path),
+		 fixture_dev(cut_path, dev2, sizeof(dev2)), fixture_inode(cut_path));
 	fake_process_file(f->tree, FAKE_PID, "maps", maps);
 	sym = new_symbolizer(f, 0, 0);
 	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_FOUND, "plain_square");
@@ -618,6 +696,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(caches_stay_within_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile_maps_and_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(fifos_do_not_hang, setup, teardown),
+		cmocka_unit_test_setup_teardown(same_inode_on_another_device_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(tables_past_the_budget_are_refused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
