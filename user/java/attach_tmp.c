@@ -94,7 +94,8 @@ static int same_trusted_content(const struct jvm_target *t, int dirfd, const cha
 		return 0;
 	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	/* No O_NOFOLLOW: /proc/self/fd/N is itself the (magic) link to follow. */
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	close(pfd);
 	if (fd < 0)
 		return 0;
