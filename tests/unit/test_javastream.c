@@ -2,7 +2,8 @@
  * javastream: the agent's stream is hostile input. Well-formed messages
  * arrive with their fields; partial ones wait; any size, count or length
  * that contradicts the bytes, or passes a limit, ends the stream; names are
- * bounded and made safe.
+ * bounded and made safe. A peer that writes as fast as it is read gets a
+ * bounded share of each read, the rest waiting for the next.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -337,10 +338,75 @@ static void reads_a_socket_in_pieces(void **state)
 	close(sv[0]);
 }
 
+/*
+ * A peer that keeps up: every message read makes it write one more, until
+ * FLOOD_TOTAL bytes were written.
+ */
+#define FLOOD_NAME 1000
+#define FLOOD_TOTAL (16u * JAVASTREAM_READ_BUDGET)
+
+struct flood {
+	int fd;               /* the peer's end */
+	uint8_t msg[sizeof(struct jbpf_msg_header) + sizeof(struct jbpf_msg_method) + FLOOD_NAME];
+	size_t msg_len;
+	size_t written, methods_written, methods_read;
+};
+
+static void flood_write(struct flood *f)
+{
+	if (f->written < FLOOD_TOTAL && write(f->fd, f->msg, f->msg_len) == (ssize_t)f->msg_len) {
+		f->written += f->msg_len;
+		f->methods_written++;
+	}
+}
+
+static void flood_on_method(void *ctx, uint64_t id, uint32_t flags, const char *name)
+{
+	struct flood *f = ctx;
+
+	(void)id, (void)flags, (void)name;
+	f->methods_read++;
+	flood_write(f);
+}
+
+static void a_peer_that_keeps_up_gets_a_bounded_share(void **state)
+{
+	static struct javastream_reader reader;
+	static struct flood f;
+	struct javastream_handler h = { .ctx = &f, .method = flood_on_method };
+	char name[FLOOD_NAME + 1];
+	size_t first_read;
+	int sv[2], calls = 0;
+
+	memset(name, 'm', FLOOD_NAME);
+	name[FLOOD_NAME] = '\0';
+	f.msg_len = put_method(f.msg, 0, 7, name);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+	f.fd = sv[1];
+	for (int i = 0; i < 64; i++)
+		flood_write(&f);
+	assert_int_equal(javastream_read(&reader, sv[0], &h), 0);
+	first_read = f.methods_read * f.msg_len;
+	/* Returned while the peer still had more to say, and it was not lost. */
+	assert_true(first_read <= JAVASTREAM_READ_BUDGET + sizeof(reader.buf));
+	assert_true(f.written < FLOOD_TOTAL);
+	while ((f.written < FLOOD_TOTAL || f.methods_read < f.methods_written) && calls++ < 10000) {
+		if (f.methods_read == f.methods_written)
+			flood_write(&f);
+		assert_int_equal(javastream_read(&reader, sv[0], &h), 0);
+	}
+	assert_true(f.written >= FLOOD_TOTAL);
+	assert_int_equal(f.methods_read, f.methods_written);
+	close(sv[1]);
+	assert_int_equal(javastream_read(&reader, sv[0], &h), 1);
+	close(sv[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parses_each_message_type),
+		cmocka_unit_test(a_peer_that_keeps_up_gets_a_bounded_share),
 		cmocka_unit_test(partial_message_waits_for_the_rest),
 		cmocka_unit_test(names_are_bounded_and_made_safe),
 		cmocka_unit_test(contradictions_end_the_stream),

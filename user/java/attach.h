@@ -13,9 +13,13 @@
  *     reused pid never receives one, and SIGQUIT (whose default action
  *     kills) goes only to a process that maps libjvm.so and catches it;
  *   - the target's /tmp is opened once, through /proc/PID/root with
- *     openat2(RESOLVE_IN_ROOT), and every file in it is named by one path
- *     component relative to that fd, created with O_EXCL or opened with
- *     O_NOFOLLOW, and checked by fstat before it is trusted;
+ *     openat2(RESOLVE_IN_ROOT), and refused unless it is sticky and
+ *     writable by all, or the target's user's own (anyone can bind-mount
+ *     another directory over its /tmp in a user namespace); every file in
+ *     it is named by one path component relative to that fd, created as
+ *     the target's user with O_EXCL and O_NOFOLLOW, or looked at through
+ *     O_PATH and fstat before it is opened or trusted; nothing in it that
+ *     belongs to another user is removed;
  *   - sockets are bound and connected through /proc/self/fd/N paths, so
  *     no name in the target redirects them to the host;
  *   - every read is bounded (status 8 KiB, cmdline and environ 4 MiB,
@@ -69,7 +73,8 @@ struct jvm_target {
  * the command line up to the main class, then _JAVA_OPTIONS (the JVM's own
  * order; the last one wins), overruled by the JVM's own answer in its
  * hsperfdata file (sun.rt.jvmCapabilities) when it maps one. Fills *t,
- * opening its pidfd, /proc/PID and /tmp. Returns 0; JVM_TARGET_NOT_JVM
+ * opening its pidfd, /proc/PID and /tmp; a /tmp neither sticky and
+ * writable by all nor owned by the target's uid is refused. Returns 0; JVM_TARGET_NOT_JVM
  * when pid is a live process that does not map libjvm.so (so the caller
  * can profile it as a native process; err says so too); -1 for any other
  * failure. On failure *t holds no open fd (jvm_target_close on it is
@@ -83,13 +88,16 @@ void jvm_target_close(struct jvm_target *t);
 
 /*
  * Writes the agent image into the target's /tmp as
- * jbpfagent-<64-bit content hash>.so, mode 0644, owned by root, created
- * with O_EXCL (never through a symlink, never over an existing file). A
- * file of that name already there is reused only if it is a regular file
- * owned by root, writable by neither group nor others, with exactly this
- * content; otherwise the image goes to a fresh unique name. Returns in
- * path the name as the JVM sees it ("/tmp/..."). The file is left in
- * place: the JVM maps it, and the next attach reuses it.
+ * jbpfagent-<64-bit content hash>-<uid>.so, mode 0600, created as the
+ * target's user (effective uid and gid, no supplementary groups) with
+ * O_EXCL and O_NOFOLLOW: never through a symlink, never over an existing
+ * file, never where that user could not create it. A file of that name
+ * already there is reused only if it is a regular file owned by the
+ * target's uid or root, writable by neither group nor others, with exactly
+ * this content (it is opened only after fstat of an O_PATH descriptor
+ * showed that much); otherwise the image goes to a fresh unique name.
+ * Returns in path the name as the JVM sees it ("/tmp/..."). The file is
+ * left in place: the JVM maps it, and the next attach reuses it.
  */
 int jvm_install_agent(struct jvm_target *t, const void *image, size_t size, char *path, size_t pathlen, char *err,
 		      size_t errlen);
@@ -116,8 +124,9 @@ void jvm_unlisten(struct jvm_target *t, int listen_fd, const char *path);
 
 /*
  * Waits up to timeout_ms for the agent's connection on listen_fd, made by
- * the target process itself (SO_PEERCRED pid == t->pid; connections from
- * other processes are closed and the wait goes on), then unlinks the
+ * the target process itself as its own user (SO_PEERCRED pid == t->pid and
+ * uid == t->uid; connections from any other peer are closed and the wait
+ * goes on), then unlinks the
  * socket file named path (as jvm_listen returned it) on every path.
  * Returns the connected fd (nonblocking, close-on-exec), or -1.
  */
@@ -130,10 +139,11 @@ int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeou
  *
  *   1. if /tmp/.java_pid<nspid> is not a socket of the JVM's user that
  *      accepts a connection, create the trigger /tmp/.attach_pid<nspid>
- *      (owned by the JVM's uid and gid), send SIGQUIT (only if the JVM
- *      catches it: with -Xrs it would die), and poll for the socket, sending
- *      SIGQUIT once more half way, as jcmd does; the trigger is removed on
- *      every path;
+ *      as the JVM's user (a stale trigger of that user is replaced; a file
+ *      of anyone else there is left alone and the attach refused), send
+ *      SIGQUIT (only if the JVM catches it: with -Xrs it would die), and
+ *      poll for the socket, sending SIGQUIT once more half way, as jcmd
+ *      does; the trigger is removed on every path;
  *   2. connect with the calling thread's effective uid and gid set to the
  *      JVM's (HotSpot accepts only its own euid/egid, or root in its own
  *      user namespace);

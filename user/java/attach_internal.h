@@ -20,18 +20,28 @@
 
 #include "user/java/attach.h"
 
-/* The calling thread's effective ids before attach_enter_ids changed them. */
+/*
+ * Supplementary groups the profiler may have and give back after acting
+ * as a target; root has one or two. More, and attaching is refused.
+ */
+#define ATTACH_MAX_GROUPS 64
+
+/* The calling thread's effective ids and groups before attach_enter_ids changed them. */
 struct attach_saved_ids {
 	uid_t euid;
 	gid_t egid;
+	int ngroups;
+	gid_t groups[ATTACH_MAX_GROUPS];
 	int dumpable;
 	int changed;
 };
 
 /*
- * Makes the calling thread's effective uid and gid the target's (only
- * that thread's: raw system calls). 0, or -1 with err set. Every success
- * is paired with attach_leave_ids, which cannot fail and keeps errno.
+ * Makes the calling thread's effective uid and gid the target's, with no
+ * supplementary groups (root's would open what the target cannot), for
+ * that thread only (raw system calls). 0, or -1 with err set. Every
+ * success is paired with attach_leave_ids, which cannot fail and keeps
+ * errno.
  */
 int attach_enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, char *err, size_t errlen);
 void attach_leave_ids(const struct attach_saved_ids *s);

@@ -9,8 +9,8 @@
  *   client                                   JVM
  *   ------                                   ---
  *   /tmp/.java_pid<nspid> a live socket? --- yes: skip to connect
- *   create /tmp/.attach_pid<nspid>,
- *     owned by the JVM's euid (or root)
+ *   create /tmp/.attach_pid<nspid>
+ *     as the JVM's euid
  *   SIGQUIT ------------------------------>  signal thread: is there
  *                                            <cwd>/.attach_pid<nspid>, else
  *                                            /tmp/.attach_pid<nspid>, owned
@@ -25,8 +25,9 @@
  *
  * The attach socket is connected through /proc/self/fd/N of the very
  * inode checked (owner the JVM's uid, a socket), never through a path the
- * target could redirect; the trigger file is created with O_EXCL in the
- * target's /tmp fd; every wait has a deadline and the reply a size bound.
+ * target could redirect; the trigger file is created as the JVM's user
+ * with O_EXCL in the target's /tmp fd, and another user's is never
+ * removed; every wait has a deadline and the reply a size bound.
  */
 #include "user/java/attach_internal.h"
 
@@ -117,6 +118,50 @@ static int connect_attach_socket(struct jvm_target *t, const char *name, int64_t
 	return fd;
 }
 
+/*
+ * Creates the trigger name as the JVM's user, mode 0600: HotSpot honours a
+ * trigger owned by its own euid. One already there is replaced only if it
+ * is a regular file of that user (left by a client that died); anyone
+ * else's is another client's, or planted, and is left alone. 0 with the
+ * new file's identity in *st, or -1 with err set.
+ */
+static int create_trigger(const struct jvm_target *t, const char *name, struct stat *st, char *err, size_t errlen)
+{
+	struct attach_saved_ids ids;
+	struct stat old;
+	int fd, saved;
+
+	if (attach_enter_ids(t, &ids, err, errlen))
+		return -1;
+	fd = openat(t->tmp_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST && !fstatat(t->tmp_fd, name, &old, AT_SYMLINK_NOFOLLOW)) {
+		if (!S_ISREG(old.st_mode) || old.st_uid != t->uid) {
+			attach_leave_ids(&ids);
+			snprintf(err, errlen, "/tmp/%s of JVM pid %d is already there and is not a file of its user "
+				 "%u (owner %u): left alone; another client may be attaching, else remove it", name,
+				 (int)t->pid, (unsigned)t->uid, (unsigned)old.st_uid);
+			return -1;
+		}
+		attach_unlink_if_same(t->tmp_fd, name, &old);
+		fd = openat(t->tmp_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
+	saved = errno;
+	if (fd >= 0 && fstat(fd, st)) {
+		saved = errno;
+		close(fd);
+		unlinkat(t->tmp_fd, name, 0);
+		fd = -1;
+	}
+	attach_leave_ids(&ids);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create the attach trigger /tmp/%s of JVM pid %d as its user %u: %s",
+			 name, (int)t->pid, (unsigned)t->uid, strerror(saved));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static int signal_target(const struct jvm_target *t, int sig)
 {
 	return (int)syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0);
@@ -130,7 +175,7 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 			  int64_t deadline, int timeout_ms, char *err, size_t errlen)
 {
 	int64_t start = clock_monotonic_ms(), resend_at = start + timeout_ms / 2;
-	int step = SOCKET_POLL_FIRST_MS, resent = 0, fd, catches, result = -1;
+	int step = SOCKET_POLL_FIRST_MS, resent = 0, catches, result = -1;
 	char trigger[32], secs[16], status[PROC_SMALL_MAX];
 	struct stat trig;
 	long len;
@@ -144,31 +189,8 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 		return -1;
 	}
 	snprintf(trigger, sizeof(trigger), ".attach_pid%d", (int)t->nspid);
-	fd = openat(t->tmp_fd, trigger, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		/* Left by a client that died, or planted: it means nothing now. */
-		unlinkat(t->tmp_fd, trigger, 0);
-		fd = openat(t->tmp_fd, trigger, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	}
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot create the attach trigger /tmp/%s of JVM pid %d: %s", trigger,
-			 (int)t->pid, strerror(errno));
+	if (create_trigger(t, trigger, &trig, err, errlen))
 		return -1;
-	}
-	/* HotSpot honours a trigger owned by its own euid (or root in its user namespace). */
-	if (fstat(fd, &trig)) {
-		snprintf(err, errlen, "cannot stat the attach trigger /tmp/%s: %s", trigger, strerror(errno));
-		close(fd);
-		unlinkat(t->tmp_fd, trigger, 0);
-		return -1;
-	}
-	if (fchown(fd, t->uid, t->gid)) {
-		snprintf(err, errlen, "cannot hand the attach trigger /tmp/%s to uid %u of JVM pid %d: %s", trigger,
-			 (unsigned)t->uid, (int)t->pid, strerror(errno));
-		close(fd);
-		goto out;
-	}
-	close(fd);
 	if (signal_target(t, SIGQUIT)) {
 		snprintf(err, errlen, "cannot signal JVM pid %d: %s", (int)t->pid, strerror(errno));
 		goto out;

@@ -94,28 +94,44 @@ int attach_target_exited(const struct jvm_target *t, int timeout_ms)
 
 /*
  * Makes the calling thread's effective uid and gid the target's. Raw
- * system calls, because glibc's seteuid changes every thread of the
- * process; the real and saved ids stay root's, which is what makes
- * attach_leave_ids unable to fail. The kernel clears the dumpable flag on
- * each change of effective id; it is put back after.
+ * system calls, because glibc's seteuid and setgroups change every thread
+ * of the process; the real and saved ids stay root's, which is what makes
+ * attach_leave_ids unable to fail. The groups go first, while the thread
+ * is still root (CAP_SETGID), and come back last. The kernel clears the
+ * dumpable flag on each change of effective id; it is put back after.
  */
 int attach_enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, char *err, size_t errlen)
 {
 	s->euid = geteuid();
 	s->egid = getegid();
 	s->changed = 0;
-	if (s->euid == t->uid && s->egid == t->gid)
+	s->ngroups = getgroups(ATTACH_MAX_GROUPS, s->groups);
+	if (s->ngroups < 0) {
+		snprintf(err, errlen, "jbpfprof has more than %d supplementary groups: run it with fewer to attach",
+			 ATTACH_MAX_GROUPS);
+		return -1;
+	}
+	if (s->euid == t->uid && s->egid == t->gid && s->ngroups == 0)
 		return 0;
 	s->dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (syscall(SYS_setgroups, 0, NULL)) {
+		snprintf(err, errlen, "cannot drop the supplementary groups to act as JVM pid %d: %s (jbpfprof must "
+			 "run as root)", (int)t->pid, strerror(errno));
+		return -1;
+	}
 	if (syscall(SYS_setresgid, -1, t->gid, -1)) {
+		int saved = errno;
+
+		if (syscall(SYS_setgroups, s->ngroups, s->groups))
+			abort();
 		snprintf(err, errlen, "cannot take the group id %u of JVM pid %d: %s (jbpfprof must run as root)",
-			 (unsigned)t->gid, (int)t->pid, strerror(errno));
+			 (unsigned)t->gid, (int)t->pid, strerror(saved));
 		return -1;
 	}
 	if (syscall(SYS_setresuid, -1, t->uid, -1)) {
 		int saved = errno;
 
-		if (syscall(SYS_setresgid, -1, s->egid, -1))
+		if (syscall(SYS_setresgid, -1, s->egid, -1) || syscall(SYS_setgroups, s->ngroups, s->groups))
 			abort();
 		snprintf(err, errlen, "cannot take the user id %u of JVM pid %d: %s (jbpfprof must run as root)",
 			 (unsigned)t->uid, (int)t->pid, strerror(saved));
@@ -132,10 +148,12 @@ void attach_leave_ids(const struct attach_saved_ids *s)
 	if (!s->changed)
 		return;
 	/*
-	 * Cannot fail: the saved uid is still root's. Should it anyway, going on
-	 * as the JVM's user would be worse than stopping.
+	 * Cannot fail: the saved uid is still root's, and root's uid brings
+	 * back CAP_SETGID. Should it anyway, going on as the JVM's user would
+	 * be worse than stopping.
 	 */
-	if (syscall(SYS_setresuid, -1, s->euid, -1) || syscall(SYS_setresgid, -1, s->egid, -1)) {
+	if (syscall(SYS_setresuid, -1, s->euid, -1) || syscall(SYS_setresgid, -1, s->egid, -1) ||
+	    syscall(SYS_setgroups, s->ngroups, s->groups)) {
 		fprintf(stderr, "jbpfprof: cannot restore its own user id after attaching: %s\n", strerror(errno));
 		abort();
 	}
@@ -262,6 +280,30 @@ out:
 	return result;
 }
 
+/*
+ * The profiler creates files in the target's /tmp (as the target's user),
+ * so that /tmp must be one the target's user may fill: a shared one
+ * (sticky and writable by all, as /tmp is) or the user's own. Any other
+ * directory is one the target mounted there to have someone else write in
+ * it (a user namespace lets anyone bind-mount /etc over its /tmp).
+ */
+static int check_target_tmp(const struct jvm_target *t, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(t->tmp_fd, &st)) {
+		snprintf(err, errlen, "cannot stat /tmp of JVM pid %d: %s", (int)t->pid, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode) &&
+	    (((st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH)) || st.st_uid == t->uid))
+		return 0;
+	snprintf(err, errlen, "the /tmp of JVM pid %d is neither sticky and writable by all nor owned by its user "
+		 "%u (owner %u, mode %04o): a directory mounted there, not a /tmp; jbpfprof creates nothing in it",
+		 (int)t->pid, (unsigned)t->uid, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	return -1;
+}
+
 static int open_target_tmp(struct jvm_target *t, char *err, size_t errlen)
 {
 	struct open_how how = {
@@ -286,7 +328,7 @@ static int open_target_tmp(struct jvm_target *t, char *err, size_t errlen)
 		return -1;
 	}
 	close(root);
-	return 0;
+	return check_target_tmp(t, err, errlen);
 }
 
 /* pidfd_open refuses a thread that is not its process's leader (EINVAL; ENOENT since 6.9). */

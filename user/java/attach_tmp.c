@@ -3,11 +3,13 @@
  * file and the socket the agent connects back to (contracts in attach.h).
  *
  * Every name is one path component relative to the target's /tmp fd
- * (jvm_target_open), created with O_EXCL and O_NOFOLLOW, and checked by
- * fstat before it is trusted. The socket is bound through
+ * (jvm_target_open), created as the target's user (its effective uid and
+ * gid, no supplementary groups) with O_EXCL and O_NOFOLLOW, so the
+ * profiler can create nothing there that the target's user could not, and
+ * what it finds there is looked at through O_PATH and fstat before it is
+ * opened or trusted. The socket is bound through
  * /proc/self/fd/<tmp_fd>/<name>, so no symlink in the target redirects
- * it to the host, under the target's ids so it is the target's from
- * birth.
+ * it to the host.
  */
 #include "user/java/attach_internal.h"
 
@@ -68,31 +70,59 @@ static int write_full(int fd, const void *buf, size_t size)
 
 /* ---- jvm_install_agent ---- */
 
-/* Whether fd is a file only root can change holding exactly image. */
-static int same_trusted_content(int fd, const void *image, size_t size)
+/*
+ * Whether name in dirfd is a regular file that only the target's user (or
+ * root) can change, holding exactly image. It is looked at through an
+ * O_PATH descriptor first and opened for reading only once it is known to
+ * be such a file: opening a device node, even to read, can have effects,
+ * and a FIFO would block.
+ */
+static int same_trusted_content(const struct jvm_target *t, int dirfd, const char *name, const void *image,
+				size_t size)
 {
-	char buf[65536];
-	struct stat st;
+	char buf[65536], self[64];
+	struct stat st, st2;
 	size_t off = 0;
+	int pfd, fd, same = 0;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
-	    st.st_size < 0 || (uint64_t)st.st_size != size)
+	pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
 		return 0;
+	if (fstat(pfd, &st) || !S_ISREG(st.st_mode) || (st.st_uid != t->uid && st.st_uid != 0) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size < 0 || (uint64_t)st.st_size != size) {
+		close(pfd);
+		return 0;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	/* No O_NOFOLLOW: /proc/self/fd/N is itself the (magic) link to follow. */
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	close(pfd);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st2) || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
+		goto out;
 	while (off < size) {
 		size_t want = size - off < sizeof(buf) ? size - off : sizeof(buf);
 		ssize_t n = attach_read_full(fd, buf, want);
 
 		if (n != (ssize_t)want || memcmp(buf, (const char *)image + off, want))
-			return 0;
+			goto out;
 		off += want;
 	}
-	return 1;
+	same = 1;
+out:
+	close(fd);
+	return same;
 }
 
-/* Creates name with image in it. 0, -1 with errno (EEXIST: name is taken). */
-static int create_agent_file(int dirfd, const char *name, const void *image, size_t size)
+/*
+ * Creates name with image in it, as the target's user, mode 0600 (the JVM
+ * reads it as that user). 0, -1 with errno (EEXIST: name is taken; EACCES:
+ * the target's user may not write there, and neither may the profiler).
+ */
+static int write_agent_file(int dirfd, const char *name, const void *image, size_t size)
 {
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	struct stat st;
 	int saved;
 
@@ -105,8 +135,8 @@ static int create_agent_file(int dirfd, const char *name, const void *image, siz
 		errno = saved;
 		return -1;
 	}
-	/* The mode is exact whatever the umask: the JVM may run as any user. */
-	if (fchmod(fd, 0644) || write_full(fd, image, size) || fsync(fd)) {
+	/* The mode is exact whatever the umask. */
+	if (fchmod(fd, 0600) || write_full(fd, image, size) || fsync(fd)) {
 		saved = errno;
 		close(fd);
 		attach_unlink_if_same(dirfd, name, &st);
@@ -117,41 +147,60 @@ static int create_agent_file(int dirfd, const char *name, const void *image, siz
 	return 0;
 }
 
+static int create_agent_file(const struct jvm_target *t, const char *name, const void *image, size_t size,
+			     char *err, size_t errlen)
+{
+	struct attach_saved_ids ids;
+	int rc, saved;
+
+	if (attach_enter_ids(t, &ids, err, errlen)) {
+		errno = EPERM;
+		return -2;
+	}
+	rc = write_agent_file(t->tmp_fd, name, image, size);
+	saved = errno;
+	attach_leave_ids(&ids);
+	errno = saved;
+	return rc;
+}
+
 int jvm_install_agent(struct jvm_target *t, const void *image, size_t size, char *path, size_t pathlen, char *err,
 		      size_t errlen)
 {
 	unsigned long long hash = (unsigned long long)content_hash(image, size);
-	char name[64];
-	int fd, i;
+	char name[80];
+	int i, rc;
 
-	snprintf(name, sizeof(name), "jbpfagent-%016llx.so", hash);
+	/* The user in the name: in a shared /tmp each user has a file of its own. */
+	snprintf(name, sizeof(name), "jbpfagent-%016llx-%u.so", hash, (unsigned)t->uid);
 	if (pathlen < sizeof("/tmp/") + strlen(name) + 10) {
 		snprintf(err, errlen, "internal error: agent path buffer too small");
 		return -1;
 	}
-	if (!create_agent_file(t->tmp_fd, name, image, size))
+	rc = create_agent_file(t, name, image, size, err, errlen);
+	if (!rc)
 		goto done;
+	if (rc == -2)
+		return -1;
 	if (errno != EEXIST)
 		goto fail;
-	/* Someone's file by that name: ours from an earlier run, or a stranger's. */
-	fd = openat(t->tmp_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd >= 0) {
-		int same = same_trusted_content(fd, image, size);
-
-		close(fd);
-		if (same)
-			goto done;
-	}
+	/* A file by that name: ours from an earlier run, or planted. */
+	if (same_trusted_content(t, t->tmp_fd, name, image, size))
+		goto done;
 	for (i = 0; i < INSTALL_ATTEMPTS; i++) {
-		snprintf(name, sizeof(name), "jbpfagent-%016llx-%08x.so", hash, (unsigned)random_u64());
-		if (!create_agent_file(t->tmp_fd, name, image, size))
+		snprintf(name, sizeof(name), "jbpfagent-%016llx-%u-%08x.so", hash, (unsigned)t->uid,
+			 (unsigned)random_u64());
+		rc = create_agent_file(t, name, image, size, err, errlen);
+		if (!rc)
 			goto done;
+		if (rc == -2)
+			return -1;
 		if (errno != EEXIST)
 			goto fail;
 	}
 fail:
-	snprintf(err, errlen, "cannot write the agent into /tmp of JVM pid %d: %s (is its /tmp full or read-only?)",
-		 (int)t->pid, strerror(errno));
+	snprintf(err, errlen, "cannot write the agent into /tmp of JVM pid %d as its user %u: %s (is its /tmp full "
+		 "or read-only?)", (int)t->pid, (unsigned)t->uid, strerror(errno));
 	return -1;
 done:
 	snprintf(path, pathlen, "/tmp/%s", name);
@@ -260,7 +309,9 @@ int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeou
 			fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 			if (fd < 0)
 				continue;
-			if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) && cred.pid == t->pid) {
+			/* Only the JVM itself, as its own user: the socket's mode keeps others out, not root. */
+			if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) && cred.pid == t->pid &&
+			    cred.uid == t->uid) {
 				unlink_socket(t, path);
 				return fd;
 			}

@@ -131,7 +131,7 @@ static void on_trace(void *ctx, const struct jbpf_msg_trace *trace, const struct
 {
 	struct jvm *jvm = ctx;
 
-	join__add_trace(jvm->java->join, trace, frames, clock_monotonic_ns());
+	join__add_trace(jvm->java->join, jvm->tgid, trace, frames, clock_monotonic_ns());
 }
 
 static void on_thread(void *ctx, uint32_t tid, const char *name)

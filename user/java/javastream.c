@@ -186,7 +186,9 @@ ssize_t javastream_parse(const void *buf, size_t len, const struct javastream_ha
 
 int javastream_read(struct javastream_reader *reader, int fd, const struct javastream_handler *handler)
 {
-	for (;;) {
+	size_t taken = 0;
+
+	while (taken < JAVASTREAM_READ_BUDGET) {
 		ssize_t n = read(fd, reader->buf + reader->len, sizeof(reader->buf) - reader->len);
 		ssize_t used;
 
@@ -196,6 +198,7 @@ int javastream_read(struct javastream_reader *reader, int fd, const struct javas
 			continue;
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+		taken += (size_t)n;
 		reader->len += (size_t)n;
 		used = javastream_parse(reader->buf, reader->len, handler);
 		if (used < 0)
@@ -203,4 +206,6 @@ int javastream_read(struct javastream_reader *reader, int fd, const struct javas
 		memmove(reader->buf, reader->buf + used, reader->len - (size_t)used);
 		reader->len -= (size_t)used;
 	}
+	/* More may wait: a level-triggered poll reports the socket again at once. */
+	return 0;
 }

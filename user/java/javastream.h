@@ -54,9 +54,18 @@ struct javastream_reader {
 };
 
 /*
- * Reads what fd has (it must be non-blocking) and dispatches it. Returns 0
- * while the stream goes on, 1 at its end (EOF), or a negative errno
- * (-EPROTO for a malformed stream).
+ * Bytes read per javastream_read at most: an agent that writes as fast as
+ * the profiler reads must not keep it from its deadlines and signals. A
+ * few milliseconds of parsing; the agent's normal output is far less per
+ * poll wakeup.
+ */
+#define JAVASTREAM_READ_BUDGET (1u << 20)
+
+/*
+ * Reads what fd has (it must be non-blocking), JAVASTREAM_READ_BUDGET
+ * bytes at most, and dispatches it. Returns 0 while the stream goes on (it
+ * may have more: poll the fd, level-triggered, to come back for it), 1 at
+ * its end (EOF), or a negative errno (-EPROTO for a malformed stream).
  */
 int javastream_read(struct javastream_reader *reader, int fd, const struct javastream_handler *handler);
 

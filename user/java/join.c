@@ -1,9 +1,12 @@
 /*
- * join: samples and Java traces paired by sequence number (contract in
- * join.h).
+ * join: samples and Java traces paired by JVM and sequence number
+ * (contract in join.h).
  *
- * A slot per sequence number holds the samples waiting for it and, once it
- * came, its trace. Three lists in arrival order drive the time limits:
+ * A slot per (tgid, sequence number) holds the samples waiting for it and,
+ * once it came, its trace. Slots hash by sequence number alone, so all the
+ * slots of one number share a bucket: a lost signal, which BPF reports by
+ * number, finds every JVM's samples of that number there, and its marker
+ * waits in a slot of tgid 0, which no JVM has. Three lists in arrival order drive the time limits:
  * samples signalled at once, samples deferred to a system call's exit, and
  * traces kept for late samples of a deferred group.
  */
@@ -30,6 +33,8 @@
 #define NR_BUCKETS 65536
 /* status of a slot's stand-in trace when the signal was never sent */
 #define STATUS_SIGNAL_LOST INT32_MIN
+/* The tgid of the slot holding that stand-in: BPF names the number, not the JVM. */
+#define LOST_TGID 0u
 
 struct slot;
 
@@ -51,6 +56,7 @@ struct pending {
 };
 
 struct slot {
+	uint32_t tgid;          /* the JVM; 0 for a lost signal's marker */
 	uint64_t seq;
 	struct slot *hash_next;
 	struct pending *samples;
@@ -115,18 +121,19 @@ static size_t bucket_of(uint64_t seq)
 	return (size_t)((seq * 0x9e3779b97f4a7c15ull) >> 48) & (NR_BUCKETS - 1);
 }
 
-static struct slot *slot_find(struct join *join, uint64_t seq, bool create)
+static struct slot *slot_find(struct join *join, uint32_t tgid, uint64_t seq, bool create)
 {
 	struct slot **head = &join->buckets[bucket_of(seq)], *s;
 
 	for (s = *head; s; s = s->hash_next)
-		if (s->seq == seq)
+		if (s->seq == seq && s->tgid == tgid)
 			return s;
 	if (!create)
 		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
+	s->tgid = tgid;
 	s->seq = seq;
 	s->trace_order.prev = s->trace_order.next = &s->trace_order;
 	s->hash_next = *head;
@@ -198,10 +205,17 @@ static void match_slot(struct join *join, struct slot *s)
 void join__add_sample(struct join *join, const struct jbpf_sample *sample, size_t size, uint64_t now_ns)
 {
 	bool deferred = sample->flags & JBPF_SAMPLE_DEFERRED;
-	struct slot *s;
+	struct slot *s = slot_find(join, LOST_TGID, sample->java_seq, false);
 	struct pending *p;
 
-	if (join->waiting_bytes + size > MAX_WAITING_BYTES || !(s = slot_find(join, sample->java_seq, true))) {
+	/* The signal was never sent: whatever a JVM sent for that number is not this sample's. */
+	if (s && s->trace) {
+		join->stats.outcomes[JOIN_SIGNAL_LOST]++;
+		join->emit(join->ctx, sample, size, NULL, JOIN_SIGNAL_LOST);
+		return;
+	}
+	if (join->waiting_bytes + size > MAX_WAITING_BYTES ||
+	    !(s = slot_find(join, sample->tgid, sample->java_seq, true))) {
 		join->stats.outcomes[JOIN_QUEUE_FULL]++;
 		join->emit(join->ctx, sample, size, NULL, JOIN_QUEUE_FULL);
 		return;
@@ -239,9 +253,24 @@ void join__add_sample(struct join *join, const struct jbpf_sample *sample, size_
 	join->stats.waiting++;
 }
 
-static void keep_trace(struct join *join, uint64_t seq, struct join_trace *trace, uint64_t now_ns)
+/* A lost signal's marker came: the samples of every JVM that wait for its number get none. */
+static void give_up_number(struct join *join, uint64_t seq)
 {
-	struct slot *s = slot_find(join, seq, true);
+	struct slot *s = join->buckets[bucket_of(seq)], *next;
+
+	for (; s; s = next) {
+		next = s->hash_next;
+		if (s->seq != seq || s->tgid == LOST_TGID)
+			continue;
+		while (s->samples)
+			emit_pending(join, s->samples, JOIN_SIGNAL_LOST);
+		slot_release_if_empty(join, s);
+	}
+}
+
+static void keep_trace(struct join *join, uint32_t tgid, uint64_t seq, struct join_trace *trace, uint64_t now_ns)
+{
+	struct slot *s = slot_find(join, tgid, seq, true);
 	bool deferred_group;
 
 	if (!s || s->trace) {
@@ -255,6 +284,8 @@ static void keep_trace(struct join *join, uint64_t seq, struct join_trace *trace
 	join->trace_bytes += sizeof(*trace) + trace->frame_count * sizeof(trace->frames[0]);
 	s->trace_arrival_ns = now_ns;
 	list_append(&join->traces, &s->trace_order);
+	if (tgid == LOST_TGID)
+		give_up_number(join, seq);
 	deferred_group = s->samples && (((const struct jbpf_sample *)s->samples->data)->flags & JBPF_SAMPLE_DEFERRED);
 	match_slot(join, s);
 	if (s->matched && !deferred_group) {
@@ -263,8 +294,8 @@ static void keep_trace(struct join *join, uint64_t seq, struct join_trace *trace
 	}
 }
 
-void join__add_trace(struct join *join, const struct jbpf_msg_trace *msg, const struct jbpf_trace_frame *frames,
-		     uint64_t now_ns)
+void join__add_trace(struct join *join, uint32_t tgid, const struct jbpf_msg_trace *msg,
+		     const struct jbpf_trace_frame *frames, uint64_t now_ns)
 {
 	size_t n = msg->frame_count <= JBPF_STREAM_MAX_FRAMES ? msg->frame_count : JBPF_STREAM_MAX_FRAMES;
 	size_t bytes = sizeof(struct join_trace) + n * sizeof(struct jbpf_trace_frame);
@@ -282,7 +313,12 @@ void join__add_trace(struct join *join, const struct jbpf_msg_trace *msg, const 
 	trace->flags = msg->flags;
 	trace->frame_count = (uint32_t)n;
 	memcpy(trace->frames, frames, n * sizeof(trace->frames[0]));
-	keep_trace(join, msg->seq, trace, now_ns);
+	if (tgid == LOST_TGID) { /* not a JVM */
+		join->stats.traces_unmatched++;
+		free(trace);
+		return;
+	}
+	keep_trace(join, tgid, msg->seq, trace, now_ns);
 }
 
 void join__signal_lost(struct join *join, uint64_t seq, uint64_t now_ns)
@@ -293,7 +329,7 @@ void join__signal_lost(struct join *join, uint64_t seq, uint64_t now_ns)
 		return;
 	marker->seq = seq;
 	marker->status = STATUS_SIGNAL_LOST;
-	keep_trace(join, seq, marker, now_ns);
+	keep_trace(join, LOST_TGID, seq, marker, now_ns);
 }
 
 static void expire_list(struct join *join, struct list *l, uint64_t now_ns, uint64_t wait_ns,

@@ -7,8 +7,12 @@
  * Samples and traces arrive through different channels and in either
  * order, so each waits here for the other. Every sample added leaves
  * exactly once, through the emit callback, with its trace or with the
- * reason it has none; a trace is used only for samples that carry its
- * number, so no stack is joined to the wrong sample.
+ * reason it has none; a trace is used only for samples of the JVM whose
+ * agent sent it (tgid) that carry its number, so no stack is joined to the
+ * wrong sample. A JVM sees the numbers sent to it and can guess others,
+ * but what its agent sends for them reaches only its own samples: one JVM
+ * cannot put frames, or a status such as JBPF_TRACE_NOT_JAVA_THREAD, on
+ * another's.
  *
  * Samples taken during one stay in a system call share one number and one
  * trace (JBPF_SAMPLE_DEFERRED): that trace is kept a while after its first
@@ -61,9 +65,14 @@ void join__free(struct join *join);
 
 /* A sample with java_seq != 0, copied; now_ns is the caller's clock. */
 void join__add_sample(struct join *join, const struct jbpf_sample *sample, size_t size, uint64_t now_ns);
-void join__add_trace(struct join *join, const struct jbpf_msg_trace *trace, const struct jbpf_trace_frame *frames,
-		     uint64_t now_ns);
-/* The signal for seq was never sent: its samples get JOIN_SIGNAL_LOST. */
+/* A trace from the agent of JVM tgid (never 0), for that JVM's samples only. */
+void join__add_trace(struct join *join, uint32_t tgid, const struct jbpf_msg_trace *trace,
+		     const struct jbpf_trace_frame *frames, uint64_t now_ns);
+/*
+ * The signal for seq was never sent (BPF says so, by number alone): its
+ * samples, of whichever JVM, get JOIN_SIGNAL_LOST, whatever trace an agent
+ * sends for that number.
+ */
 void join__signal_lost(struct join *join, uint64_t seq, uint64_t now_ns);
 
 /* Emits the samples that waited too long, and drops traces kept too long. */
