@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/counts.h"
+#include "common/terminal.h"
 #include "symbolizer/symbolizer.h"
 #include "user/java/java.h"
 #include "user/record/aggregator.h"
@@ -131,9 +132,12 @@ void recording__describe_targets(const struct recording *rec, char *buf, size_t 
 	buf[0] = '\0';
 	for (size_t i = 0; i < rec->nr_tgids && used < size; i++) {
 		const char *name = rec->sym ? symbolizer__process_name(rec->sym, rec->tgids[i]) : NULL;
+		char safe[64]; /* a comm is 15 bytes; each may take 3 as U+FFFD */
 
+		/* The name is the target's own choice (prctl PR_SET_NAME): no escapes reach the terminal. */
 		used += (size_t)snprintf(buf + used, size - used, "%spid %u%s%s%s", i ? ", " : "", rec->tgids[i],
-					 name ? " (" : "", name ? name : "", name ? ")" : "");
+					 name ? " (" : "", name ? terminal__safe(name, safe, sizeof(safe)) : "",
+					 name ? ")" : "");
 	}
 }
 
