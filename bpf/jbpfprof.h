@@ -70,10 +70,29 @@ enum jbpf_state {
  */
 #define JBPF_NO_JAVA_PROBE 64
 
+/*
+ * A pid names a process only while it lives: once it exits, the pid goes to
+ * the next process that needs one, of any user. So every map keyed by a
+ * target's tgid also holds when that process started, and the programs act
+ * on a task only if its process (its group leader) started then. The unit
+ * is the one /proc/PID/stat gives (field 22), which is how userspace learns
+ * it: clock ticks (USER_HZ, 100 on every architecture built) since boot,
+ * i.e. the leader's start_boottime divided by JBPF_CLOCK_TICK_NS. A tick is
+ * 10 ms; a pid cannot come round again within one.
+ */
+#define JBPF_USER_HZ 100
+#define JBPF_CLOCK_TICK_NS (1000000000ull / JBPF_USER_HZ)
+
+/* A process to follow (the `targets` map, by tgid). */
+struct jbpf_target {
+	__u64 start_ticks;   /* its start, see JBPF_CLOCK_TICK_NS */
+};
+
 /* Signals the BPF programs may send to a JVM's threads, with the target's chosen number. */
 struct jbpf_java_target {
 	__u32 signo;
 	__u32 unused;
+	__u64 start_ticks;   /* the JVM's start, see JBPF_CLOCK_TICK_NS */
 };
 
 /*

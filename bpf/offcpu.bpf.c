@@ -104,9 +104,9 @@ static __always_inline __u64 new_seq(void)
 	return (__sync_fetch_and_add(&next_seq, 1) + 1) | (1ull << 63);
 }
 
-static __always_inline bool is_target(__u32 tgid)
+static __always_inline bool is_target(__u32 tgid, struct task_struct *task)
 {
-	return !filter_by_tgid || bpf_map_lookup_elem(&targets, &tgid);
+	return !filter_by_tgid || is_target_task(tgid, task);
 }
 
 /* Wake the reader only when the ring is filling up; it drains on a timer anyway. */
@@ -155,9 +155,10 @@ static __always_inline __u64 stack_frames(long bytes, __s16 *error)
  * waits for the call to return (syscall_exit.bpf.c), and a CPU sample already
  * waiting there shares its number.
  */
-static __always_inline void want_java_stack(struct jbpf_sample *wait, struct jbpf_syscall_pending *pending)
+static __always_inline void want_java_stack(struct jbpf_sample *wait, struct task_struct *task,
+					    struct jbpf_syscall_pending *pending)
 {
-	if (!bpf_map_lookup_elem(&java_targets, &wait->tgid))
+	if (!java_target_of(wait->tgid, task))
 		return;
 	if (!pending->java_seq)
 		pending->java_seq = new_seq();
@@ -174,7 +175,7 @@ static __always_inline void want_java_stack(struct jbpf_sample *wait, struct jbp
  */
 static __always_inline void signal_java_now(struct jbpf_sample *wait, struct task_struct *task)
 {
-	const struct jbpf_java_target *jt = bpf_map_lookup_elem(&java_targets, &wait->tgid);
+	const struct jbpf_java_target *jt = java_target_of(wait->tgid, task);
 
 	if (jt && bpf_send_signal_task)
 		signal_for_java_stack(wait, task, jt->signo, new_seq());
@@ -210,7 +211,7 @@ static void send_open_wait(struct trace_event_raw_sched_switch *ctx, struct jbpf
 		pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0,
 					       BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (pending)
-			want_java_stack(wait, pending);
+			want_java_stack(wait, bpf_get_current_task_btf(), pending);
 	} else {
 		signal_java_now(wait, bpf_get_current_task_btf());
 	}
@@ -276,7 +277,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	long report = ctx->prev_state;
 	__u64 runtime;
 
-	if (tid == 0 || !is_target(tgid))
+	if (tid == 0 || !is_target(tgid, current))
 		return;
 	count(JBPF_CNT_SWITCHES);
 	w = bpf_map_lookup_elem(&waits, &tid);
@@ -354,7 +355,7 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, const char *comm, 
 				if (!pending->ustack_seq)
 					pending->ustack_seq = new_seq();
 				wait->ustack_seq = pending->ustack_seq;
-				want_java_stack(wait, pending);
+				want_java_stack(wait, task, pending);
 			}
 		} else {
 			/* Preempted in user code: only the thread itself could read its user stack. */
@@ -527,7 +528,7 @@ int process_fork(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tid = BPF_CORE_READ(child, pid);
 
 	fresh.tgid = BPF_CORE_READ(child, tgid);
-	if (!is_target(fresh.tgid))
+	if (!is_target(fresh.tgid, child))
 		return 0;
 	fresh.off_since = bpf_ktime_get_ns();
 	fresh.state = JBPF_STATE_RUNNABLE;

@@ -170,6 +170,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct task_struct *current = bpf_get_current_task_btf();
 	const struct jbpf_java_target *jt;
 	struct jbpf_sample *sample;
 	__u32 zero = 0, depth;
@@ -181,7 +182,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	/* tid 0 is the idle task: a CPU with nothing to run. */
 	if (tid == 0)
 		return 0;
-	if (filter_by_tgid && !bpf_map_lookup_elem(&targets, &tgid))
+	if (filter_by_tgid && !is_target_task(tgid, current))
 		return 0;
 	count(JBPF_CNT_SAMPLES);
 
@@ -194,7 +195,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 
 	kn = read_stack(ctx, sample->ips, JBPF_MAX_STACK_DEPTH, 0, &sample->kstack_err, JBPF_CNT_KSTACK_FAILED);
 	sample->kstack_len = kn;
-	jt = bpf_map_lookup_elem(&java_targets, &tgid);
+	jt = java_target_of(tgid, current);
 	if (jt)
 		request_java_stack(sample, jt, kn);
 	/*
@@ -221,7 +222,7 @@ int process_exec(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct jbpf_exec *record;
 
-	if (filter_by_tgid && !bpf_map_lookup_elem(&targets, &tgid))
+	if (filter_by_tgid && !is_target_task(tgid, bpf_get_current_task_btf()))
 		return 0;
 	/* Its next sample wakes the reader, which then reads the new maps. */
 	bpf_map_delete_elem(&seen_tgids, &tgid);

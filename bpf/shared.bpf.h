@@ -10,24 +10,64 @@
 #ifndef JBPF_SHARED_BPF_H
 #define JBPF_SHARED_BPF_H
 
+#include <bpf/bpf_core_read.h>
+
 #include "jbpfprof.h"
 #include "sample_header.h"
 
-/* Processes to follow (with -p); empty and unused with -a. */
+/*
+ * Processes to follow (with -p); empty and unused with -a. Userspace
+ * removes a target when it exits; until then, and in case it is late, a
+ * task counts only if its process started when the target did (see
+ * is_target_task).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, JBPF_MAX_TARGETS);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, struct jbpf_target);
 } targets SEC(".maps");
 
-/* JVMs whose agent handles our signal: tgid to the signal it chose. */
+/* JVMs whose agent handles our signal: tgid to the signal it chose (see java_target_of). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, JBPF_MAX_TARGETS);
 	__type(key, __u32);
 	__type(value, struct jbpf_java_target);
 } java_targets SEC(".maps");
+
+/*
+ * When task's process started, in the unit of /proc/PID/stat (see
+ * JBPF_CLOCK_TICK_NS). The group leader's: every thread of a process has
+ * it, and an exec from another thread hands the leader's start on.
+ */
+static __always_inline __u64 process_start_ticks(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, group_leader, start_boottime) / JBPF_CLOCK_TICK_NS;
+}
+
+/*
+ * Whether task, of process tgid, is of a target: tgid is in `targets` and
+ * its process is the one that had tgid when the target was named, not a
+ * later process that got the pid after it exited.
+ */
+static __always_inline bool is_target_task(__u32 tgid, struct task_struct *task)
+{
+	const struct jbpf_target *target = bpf_map_lookup_elem(&targets, &tgid);
+
+	return target && target->start_ticks == process_start_ticks(task);
+}
+
+/*
+ * The signal for task's JVM, or NULL: the same check as is_target_task.
+ * A process that got a JVM's pid after it exited would die of the signal.
+ */
+static __always_inline const struct jbpf_java_target *java_target_of(__u32 tgid, struct task_struct *task)
+{
+	const struct jbpf_java_target *jt = bpf_map_lookup_elem(&java_targets, &tgid);
+
+	return jt && jt->start_ticks == process_start_ticks(task) ? jt : NULL;
+}
 
 /*
  * What the end of the current system call owes a thread (a Java stack

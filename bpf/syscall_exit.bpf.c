@@ -133,7 +133,7 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	if (n > JBPF_MAX_STACK_DEPTH)
 		n = JBPF_MAX_STACK_DEPTH;
 	wait->ustack_len = n;
-	if (bpf_map_lookup_elem(&java_targets, &tgid)) {
+	if (java_target_of(tgid, bpf_get_current_task_btf())) {
 		if (!pending->java_seq)
 			pending->java_seq = new_java_seq();
 		wait->java_seq = pending->java_seq;
@@ -182,14 +182,14 @@ int syscall_exit(void *ctx)
 	const struct jbpf_java_target *jt;
 	struct jbpf_signal_lost *lost;
 	__u64 seq;
-	int err = -3; /* ESRCH: the JVM left java_targets (exec, or the agent went) */
+	int err = -3; /* ESRCH: the JVM left java_targets (exec, exit, or the agent went) */
 
 	pending = syscall_exit_duties(ctx, tgid, tid);
 	if (!pending || !pending->java_seq)
 		return 0;
 	seq = pending->java_seq;
 	pending->java_seq = 0;
-	jt = bpf_map_lookup_elem(&java_targets, &tgid);
+	jt = java_target_of(tgid, bpf_get_current_task_btf());
 	if (jt && bpf_send_signal_task) {
 		err = bpf_send_signal_task(bpf_get_current_task_btf(), jt->signo, PIDTYPE_PID, seq);
 		if (!err) {

@@ -2,54 +2,21 @@
  * emit: escaping untrusted names for JSON, HTML and terminals (contract in
  * emit.h).
  *
- * The UTF-8 check follows the table of well-formed byte sequences in
- * RFC 3629 section 4, so overlong forms (C0 80 for NUL, which some decoders
- * turn back into a real NUL) and encoded surrogates are rejected too.
+ * The UTF-8 check and the terminal's rules are common/terminal.c's, which
+ * the profiler's own messages use too: one definition of what is safe.
  */
 #include "emit.h"
 
 #include <errno.h>
 
+#include "common/terminal.h"
+
 /* U+FFFD REPLACEMENT CHARACTER, encoded. */
 #define REPLACEMENT "\xEF\xBF\xBD"
 
-static int in_range(unsigned char c, unsigned char lo, unsigned char hi)
+size_t emit__utf8_length(const char *s)
 {
-	return c >= lo && c <= hi;
-}
-
-size_t emit__utf8_length(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	unsigned char lo = 0x80, hi = 0xBF;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (in_range(s[0], 0xC2, 0xDF)) {
-		len = 2;
-	} else if (in_range(s[0], 0xE0, 0xEF)) {
-		len = 3;
-		if (s[0] == 0xE0)
-			lo = 0xA0; /* shorter forms are overlong */
-		else if (s[0] == 0xED)
-			hi = 0x9F; /* ED A0..BF encode surrogates */
-	} else if (in_range(s[0], 0xF0, 0xF4)) {
-		len = 4;
-		if (s[0] == 0xF0)
-			lo = 0x90;
-		else if (s[0] == 0xF4)
-			hi = 0x8F; /* past U+10FFFF */
-	} else {
-		return 0;
-	}
-	/* A NUL fails the range check, so a truncated sequence stops there. */
-	if (!in_range(s[1], lo, hi))
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (!in_range(s[i], 0x80, 0xBF))
-			return 0;
-	return len;
+	return terminal__utf8_length(s);
 }
 
 void emit__json_string(FILE *out, const char *s)
@@ -130,18 +97,11 @@ void emit__html_text(FILE *out, const char *s)
 void emit__terminal(FILE *out, const char *s)
 {
 	while (*s) {
-		unsigned char c = (unsigned char)*s, next = (unsigned char)s[1];
+		const char *piece;
+		size_t len;
 
-		if (c < 0x20 || c == 0x7F) {
-			fputc('?', out);
-			s++;
-		} else if (c == 0xC2 && next >= 0x80 && next < 0xA0) {
-			/* U+0080..U+009F: C1 controls, CSI among them. */
-			fputc('?', out);
-			s += 2;
-		} else {
-			s = copy_utf8(out, s);
-		}
+		s += terminal__next(s, &piece, &len);
+		fwrite(piece, 1, len, out);
 	}
 }
 

@@ -10,6 +10,7 @@
  *                      inside an HTML <script> element
  *   emit__html_text    text for an HTML element body or a quoted attribute
  *   emit__terminal     text for a terminal, with no escape sequences left
+ *                      (the rules of common/terminal.h)
  *
  * All three write valid UTF-8: a byte that does not start a valid sequence
  * is written as U+FFFD, one replacement per byte.

@@ -1,6 +1,12 @@
 /*
  * outputs: files opened unnamed and named when complete (contract in
- * outputs.h).
+ * files.h).
+ *
+ * The path is the user's, but the directory may not be: root writing into
+ * /tmp, or into a directory another user can write, must not open a name
+ * someone planted there. So the path itself is never opened: the file is
+ * made unnamed, or under a fresh name with O_EXCL, and only a rename (which
+ * replaces a symlink rather than following it) gives it the path.
  */
 #include "files.h"
 
@@ -9,6 +15,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "common/random.h"
+
+/* Fresh names tried before giving up: a clash means someone guesses them. */
+#define TEMP_NAME_TRIES 8
+
+static int open_tmpfile(const char *dir)
+{
+	return open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+}
+
+int (*output_file__open_unnamed)(const char *dir) = open_tmpfile;
+
+/*
+ * Without O_TMPFILE: a new file under a random name beside path. O_EXCL
+ * with O_CREAT fails on anything that exists, a symlink or a dangling one
+ * included, so the descriptor is always of a file created here.
+ */
+static int open_temp_beside(struct output_file *f)
+{
+	for (int i = 0; i < TEMP_NAME_TRIES; i++) {
+		int fd;
+
+		if ((size_t)snprintf(f->temp, sizeof(f->temp), "%s.%016llx.tmp", f->path,
+				     (unsigned long long)random_u64()) >= sizeof(f->temp)) {
+			f->temp[0] = '\0';
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		fd = open(f->temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			break;
+	}
+	f->temp[0] = '\0';
+	return -1;
+}
 
 /*
  * Under sudo the file would belong to root in the user's own directory; hand
@@ -46,14 +90,17 @@ int output_file__open(struct output_file *f, const char *path, enum output_forma
 		dir[1] = '\0';
 	else
 		*slash = '\0';
-	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	fd = output_file__open_unnamed(dir);
 	f->unnamed = fd >= 0;
 	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL))
-		fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		fd = open_temp_beside(f);
 	if (fd < 0 || !(f->out = fdopen(fd, "w"))) {
 		fprintf(stderr, "jbpfprof: cannot write %s: %s\n", f->path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		if (f->temp[0])
+			unlink(f->temp);
+		f->temp[0] = '\0';
 		return -1;
 	}
 	give_to_sudo_user(fd);
@@ -61,14 +108,21 @@ int output_file__open(struct output_file *f, const char *path, enum output_forma
 }
 
 /*
- * Gives the finished, flushed unnamed file its name: linked under a
- * temporary name beside it, then renamed over path, so path always holds
- * either the old file or the whole new one.
+ * Gives the finished, flushed file its name: an unnamed one is linked
+ * under a temporary name beside it first; then the temporary name is
+ * renamed over path, so path always holds either the old file or the
+ * whole new one.
  */
 static int publish(struct output_file *f)
 {
 	char fd_path[64], temp[sizeof(f->path) + 32];
 
+	if (f->temp[0]) {
+		if (rename(f->temp, f->path))
+			return -errno;
+		f->temp[0] = '\0';
+		return 0;
+	}
 	if (!f->unnamed)
 		return 0;
 	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fileno(f->out));
@@ -112,6 +166,7 @@ void output_file__discard(struct output_file *f)
 	}
 	fclose(f->out);
 	f->out = NULL;
-	if (!f->unnamed)
-		unlink(f->path);
+	if (f->temp[0])
+		unlink(f->temp);
+	f->temp[0] = '\0';
 }

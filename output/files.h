@@ -6,10 +6,15 @@
  * cannot be written is reported before a recording starts, and a command
  * that fails or is killed leaves no file behind and no existing file
  * damaged: output_file__finish gives the finished file its name with one
- * rename. On a filesystem without O_TMPFILE the file is created under its
- * name at once. "-" is standard output.
+ * rename. On a filesystem without O_TMPFILE (NFS, FUSE, some overlayfs)
+ * the file is created under a fresh temporary name beside path instead
+ * (O_CREAT | O_EXCL | O_NOFOLLOW, so nothing that already exists there, a
+ * symlink least of all, is opened) and renamed over path the same way.
+ * Neither way opens path itself: a symlink planted at path is replaced,
+ * never followed. "-" is standard output.
  *
- * Under sudo each file is handed to the user who asked for it.
+ * Under sudo each file is handed to the user who asked for it, through the
+ * descriptor of the file just created, never through a name.
  */
 #ifndef JBPF_OUTPUTS_H
 #define JBPF_OUTPUTS_H
@@ -25,7 +30,15 @@ struct output_file {
 	FILE *out;          /* open until finished or discarded */
 	bool unnamed;       /* an O_TMPFILE, named when finished */
 	bool to_stdout;
+	char temp[4096 + 48]; /* without O_TMPFILE: the name it has until finished, else "" */
 };
+
+/*
+ * Opens an unnamed file in dir (O_TMPFILE): a descriptor, or -1 with errno.
+ * A variable so that tests can make it fail as a filesystem without
+ * O_TMPFILE does (EOPNOTSUPP) and reach the fallback.
+ */
+extern int (*output_file__open_unnamed)(const char *dir);
 
 /*
  * Opens path ("-" for standard output) for format. Returns 0, or -1 after

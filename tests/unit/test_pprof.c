@@ -689,6 +689,32 @@ static void gzipped_text_is_refused_as_not_a_profile(void **state)
 	free(gz);
 }
 
+/*
+ * Millions of empty samples (two bytes each on the wire, a struct each
+ * unpacked) in a few KB of gzip: refused for the memory they would take,
+ * before they take it.
+ */
+static void gzipped_empty_samples_are_refused_for_memory(void **state)
+{
+	size_t raw_len = 16u << 20, len;
+	uint8_t *raw = malloc(raw_len), *gz;
+	struct pprof_recording rec;
+	char err[256] = "";
+
+	assert_non_null(raw);
+	for (size_t i = 0; i < raw_len; i += 2) {
+		raw[i] = 0x12; /* field 2 (sample), length-delimited */
+		raw[i + 1] = 0;
+	}
+	gz = gzip(raw, raw_len, &len);
+	free(raw);
+	assert_true(len < 64u << 10);
+	assert_int_equal(pprof_read_buffer(gz, len, &rec, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "would take more than 64 MiB of memory"));
+	assert_null(rec.profile);
+	free(gz);
+}
+
 static void truncated_gzip_is_named_as_such(void **state)
 {
 	size_t len;
@@ -1168,6 +1194,7 @@ int main(void)
 		cmocka_unit_test(random_byte_changes_of_the_message_read_or_fail),
 		cmocka_unit_test(empty_buffer_is_refused),
 		cmocka_unit_test(gzipped_text_is_refused_as_not_a_profile),
+		cmocka_unit_test(gzipped_empty_samples_are_refused_for_memory),
 		cmocka_unit_test(truncated_gzip_is_named_as_such),
 		cmocka_unit_test(go_style_profile_reads_with_names_as_given),
 		cmocka_unit_test(default_sample_type_counts_when_no_samples_type),

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "user/java/agent_image.h"
 #include "common/counts.h"
+#include "common/terminal.h"
 #include "user/java/attach.h"
 #include "user/java/javamap.h"
 #include "user/java/javastacks.h"
@@ -166,7 +167,8 @@ static void on_error(void *ctx, const char *text)
 {
 	struct jvm *jvm = ctx;
 
-	snprintf(jvm->error, sizeof(jvm->error), "%s", text);
+	/* Printed on stderr later: the agent's words must hold no terminal escapes. */
+	terminal__safe(text, jvm->error, sizeof(jvm->error));
 }
 
 static void on_flushed(void *ctx)

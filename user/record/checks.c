@@ -5,11 +5,13 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/types.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bpf/jbpfprof.h"
 #include "symbolizer/proc.h"
 
 /* Capability numbers from linux/capability.h, which older headers lack. */
@@ -87,4 +89,20 @@ int checks__resolve_pid(const char *proc_root, uint32_t pid, uint32_t *tgid, cha
 		return -1;
 	}
 	return 0;
+}
+
+int checks__process_start(const char *proc_root, uint32_t tgid, uint64_t *start_ticks)
+{
+	char stat[PROC_SMALL_MAX];
+	long len;
+
+	/* USER_HZ is 100 on every architecture built; the programs divide by it. */
+	if (sysconf(_SC_CLK_TCK) != JBPF_USER_HZ)
+		return -EINVAL;
+	len = proc__read_process_file(proc_root, tgid, "stat", stat, sizeof(stat));
+	if (len == -ENOENT)
+		return -ESRCH;
+	if (len < 0)
+		return (int)len;
+	return proc__parse_start_time(stat, start_ticks) ? -ESRCH : 0;
 }

@@ -23,6 +23,15 @@ int checks__environment(const char *btf_path, char *err, size_t err_size);
 int checks__resolve_pid(const char *proc_root, uint32_t pid, uint32_t *tgid, char *err, size_t err_size);
 
 /*
+ * When process tgid started, as /proc/<tgid>/stat says (field 22: clock
+ * ticks since boot), the unit the BPF programs compare a task's process
+ * with (bpf/jbpfprof.h, JBPF_CLOCK_TICK_NS): what tells a target from a
+ * later process that got its pid. Returns 0, -ESRCH when there is no such
+ * process, -EINVAL when /proc's ticks are not JBPF_USER_HZ, or -errno.
+ */
+int checks__process_start(const char *proc_root, uint32_t tgid, uint64_t *start_ticks);
+
+/*
  * Whether the effective capability set holds capability cap, read from a
  * /proc/PID/status file ("CapEff:" line). Returns 1, 0, or -1 if unreadable
  * or malformed.

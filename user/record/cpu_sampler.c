@@ -127,10 +127,10 @@ static int fill_targets(struct cpu_sampler *cs, const struct sampler_config *con
 	int error;
 
 	for (size_t i = 0; i < config->nr_tgids; i++) {
-		__u8 one = 1;
+		struct jbpf_target target = { .start_ticks = config->start_ticks[i] };
 
-		if (bpf_map__update_elem(cs->skel->maps.targets, &config->tgids[i], sizeof(config->tgids[i]), &one,
-					 sizeof(one), BPF_ANY)) {
+		if (bpf_map__update_elem(cs->skel->maps.targets, &config->tgids[i], sizeof(config->tgids[i]), &target,
+					 sizeof(target), BPF_ANY)) {
 			error = errno;
 			snprintf(err, err_size, "cannot set the process filter: %s", strerror(error));
 			return -error;

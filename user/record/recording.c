@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/counts.h"
+#include "common/terminal.h"
 #include "symbolizer/symbolizer.h"
 #include "user/java/java.h"
 #include "user/record/aggregator.h"
@@ -26,6 +27,7 @@
 struct recording {
 	struct recording_config config;
 	uint32_t tgids[JBPF_MAX_TARGETS];
+	uint64_t start_ticks[JBPF_MAX_TARGETS]; /* when each started: tells them from later owners of their pids */
 	size_t nr_tgids;
 	struct symbolizer *sym;
 	struct profile *profile;
@@ -48,6 +50,7 @@ static int resolve_targets(struct recording *rec)
 	for (size_t i = 0; i < rec->config.nr_pids; i++) {
 		uint32_t pid = rec->config.pids[i], tgid;
 		bool seen = false;
+		int error;
 
 		if (checks__resolve_pid("/proc", pid, &tgid, err, sizeof(err))) {
 			fprintf(stderr, "jbpfprof: %s\n", err);
@@ -58,8 +61,18 @@ static int resolve_targets(struct recording *rec)
 				tgid);
 		for (size_t j = 0; j < rec->nr_tgids; j++)
 			seen |= rec->tgids[j] == tgid;
-		if (!seen && rec->nr_tgids < JBPF_MAX_TARGETS)
-			rec->tgids[rec->nr_tgids++] = tgid;
+		if (seen || rec->nr_tgids == JBPF_MAX_TARGETS)
+			continue;
+		error = checks__process_start("/proc", tgid, &rec->start_ticks[rec->nr_tgids]);
+		if (error == -ESRCH) {
+			fprintf(stderr, "jbpfprof: no process with PID %u (it has exited)\n", tgid);
+			return -1;
+		}
+		if (error) {
+			fprintf(stderr, "jbpfprof: cannot tell when process %u started: %s\n", tgid, strerror(-error));
+			return -1;
+		}
+		rec->tgids[rec->nr_tgids++] = tgid;
 	}
 	return 0;
 }
@@ -131,9 +144,12 @@ void recording__describe_targets(const struct recording *rec, char *buf, size_t 
 	buf[0] = '\0';
 	for (size_t i = 0; i < rec->nr_tgids && used < size; i++) {
 		const char *name = rec->sym ? symbolizer__process_name(rec->sym, rec->tgids[i]) : NULL;
+		char safe[64]; /* a comm is 15 bytes; each may take 3 as U+FFFD */
 
+		/* The name is the target's own choice (prctl PR_SET_NAME): no escapes reach the terminal. */
 		used += (size_t)snprintf(buf + used, size - used, "%spid %u%s%s%s", i ? ", " : "", rec->tgids[i],
-					 name ? " (" : "", name ? name : "", name ? ")" : "");
+					 name ? " (" : "", name ? terminal__safe(name, safe, sizeof(safe)) : "",
+					 name ? ")" : "");
 	}
 }
 
@@ -245,6 +261,7 @@ int recording__run(struct recording *rec)
 	struct sampler_java_target java_targets[JBPF_MAX_TARGETS];
 	struct sampler_config sampler_config = {
 		.tgids = rec->tgids,
+		.start_ticks = rec->start_ticks,
 		.nr_tgids = rec->nr_tgids,
 		.frequency_hz = c->frequency_hz,
 		.fixed_interval = c->fixed_interval,
@@ -254,6 +271,7 @@ int recording__run(struct recording *rec)
 	struct session_config session_config = {
 		.duration_ns = c->duration_ns,
 		.tgids = rec->tgids,
+		.start_ticks = rec->start_ticks,
 		.nr_tgids = rec->nr_tgids,
 		.progress = isatty(STDERR_FILENO),
 	};

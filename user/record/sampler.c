@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "common/clock.h"
 #include "user/record/cpu_sampler.h"
@@ -37,7 +38,12 @@ struct sampler {
 	struct syscall_exit *syscall_exit; /* with JVMs or waits */
 	struct offcpu *offcpu;             /* with waits */
 	struct ring_buffer *ringbuf;
-	struct bpf_map *java_targets, *counters; /* shared maps (bpf/shared.bpf.h) */
+	struct bpf_map *targets, *java_targets, *counters; /* shared maps (bpf/shared.bpf.h) */
+	/* The targets as named, and which have exited since (sampler__forget_target). */
+	uint32_t tgids[JBPF_MAX_TARGETS];
+	uint64_t start_ticks[JBPF_MAX_TARGETS];
+	bool exited[JBPF_MAX_TARGETS];
+	size_t nr_tgids;
 	uint64_t started_ns;        /* CLOCK_MONOTONIC just before following context switches */
 	uint64_t stopped_ns;        /* CLOCK_MONOTONIC at sampler__stop, 0 before */
 	sampler_record_fn on_record;
@@ -68,9 +74,10 @@ static int open_shared(struct sampler *sampler, char *err, size_t err_size)
 	struct bpf_map *events = bpf_object__find_map_by_name(owner, "events");
 	int error;
 
+	sampler->targets = bpf_object__find_map_by_name(owner, "targets");
 	sampler->java_targets = bpf_object__find_map_by_name(owner, "java_targets");
 	sampler->counters = bpf_object__find_map_by_name(owner, "counters");
-	if (!events || !sampler->java_targets || !sampler->counters) {
+	if (!events || !sampler->targets || !sampler->java_targets || !sampler->counters) {
 		snprintf(err, err_size, "the BPF sampler lacks its shared maps");
 		return -ENOENT;
 	}
@@ -83,18 +90,39 @@ static int open_shared(struct sampler *sampler, char *err, size_t err_size)
 	return 0;
 }
 
+/* The index of target tgid, or -1 (a target that exited counts only with exited_too). */
+static ssize_t target_index(const struct sampler *sampler, uint32_t tgid, bool exited_too)
+{
+	for (size_t i = 0; i < sampler->nr_tgids; i++)
+		if (sampler->tgids[i] == tgid)
+			return exited_too || !sampler->exited[i] ? (ssize_t)i : -1;
+	return -1;
+}
+
+/* Puts a JVM among the targets into java_targets, with its start. 0 or -errno. */
+static int put_java_target(struct sampler *sampler, uint32_t tgid, uint32_t signo)
+{
+	ssize_t i = target_index(sampler, tgid, false);
+	struct jbpf_java_target target = { .signo = signo };
+
+	if (i < 0)
+		return -ESRCH;
+	target.start_ticks = sampler->start_ticks[i];
+	return bpf_map__update_elem(sampler->java_targets, &tgid, sizeof(tgid), &target, sizeof(target), BPF_ANY)
+		       ? -errno
+		       : 0;
+}
+
 static int setup_java(struct sampler *sampler, const struct sampler_config *config, char *err, size_t err_size)
 {
 	int error;
 
 	for (size_t i = 0; i < config->nr_java; i++) {
-		struct jbpf_java_target target = { .signo = config->java[i].signo };
-
-		if (bpf_map__update_elem(sampler->java_targets, &config->java[i].tgid, sizeof(config->java[i].tgid),
-					 &target, sizeof(target), BPF_ANY)) {
-			error = errno;
-			snprintf(err, err_size, "cannot set the JVM signal map: %s", strerror(error));
-			return -error;
+		error = put_java_target(sampler, config->java[i].tgid, config->java[i].signo);
+		if (error) {
+			snprintf(err, err_size, "cannot set the JVM signal map for pid %u: %s", config->java[i].tgid,
+				 strerror(-error));
+			return error;
 		}
 	}
 	return syscall_exit__attach(sampler->syscall_exit, err, err_size);
@@ -131,6 +159,11 @@ int sampler__open(const struct sampler_config *config, struct sampler **out, cha
 	}
 	sampler->on_record = config->on_record;
 	sampler->ctx = config->ctx;
+	sampler->nr_tgids = config->nr_tgids;
+	for (size_t i = 0; i < config->nr_tgids; i++) {
+		sampler->tgids[i] = config->tgids[i];
+		sampler->start_ticks[i] = config->start_ticks[i];
+	}
 	verbose_level = config->verbose;
 	libbpf_set_print(libbpf_print);
 
@@ -202,11 +235,18 @@ void sampler__forget_java(struct sampler *sampler, uint32_t tgid)
 
 int sampler__signal_java(struct sampler *sampler, uint32_t tgid, uint32_t signo)
 {
-	struct jbpf_java_target target = { .signo = signo };
+	return put_java_target(sampler, tgid, signo);
+}
 
-	return bpf_map__update_elem(sampler->java_targets, &tgid, sizeof(tgid), &target, sizeof(target), BPF_ANY)
-		       ? -errno
-		       : 0;
+void sampler__forget_target(struct sampler *sampler, uint32_t tgid)
+{
+	ssize_t i = target_index(sampler, tgid, true);
+
+	if (i < 0)
+		return;
+	sampler->exited[i] = true;
+	bpf_map__delete_elem(sampler->java_targets, &tgid, sizeof(tgid), 0);
+	bpf_map__delete_elem(sampler->targets, &tgid, sizeof(tgid), 0);
 }
 
 int sampler__fd(const struct sampler *sampler)

@@ -35,6 +35,12 @@ struct sampler_java_target {
 
 struct sampler_config {
 	const uint32_t *tgids;   /* processes to sample; NULL with nr_tgids 0 for all */
+	/*
+	 * When each of them started (checks__process_start), in the same
+	 * order: a task is sampled or signalled only if its process started
+	 * then, so a process that gets a target's pid after it exits is not.
+	 */
+	const uint64_t *start_ticks;
 	size_t nr_tgids;
 	unsigned frequency_hz;   /* mean samples per second per CPU */
 	bool fixed_interval;     /* exactly 1/F, no randomisation */
@@ -87,8 +93,17 @@ void sampler__set_no_java(struct sampler *sampler, uint32_t tid, bool no_java);
 
 /* Stops signalling a JVM (its agent went away, or stopped answering). */
 void sampler__forget_java(struct sampler *sampler, uint32_t tgid);
-/* Signals a JVM's sampled threads with signo again. 0 or -errno. */
+/*
+ * Signals a JVM's sampled threads with signo again. 0 or -errno; -ESRCH
+ * when tgid is no target, or one that exited (sampler__forget_target).
+ */
 int sampler__signal_java(struct sampler *sampler, uint32_t tgid, uint32_t signo);
+/*
+ * A target exited: neither sampled nor signalled from now on, whatever
+ * later gets its pid (the programs check the start time anyway, in case
+ * this comes late), and sampler__signal_java refuses it.
+ */
+void sampler__forget_target(struct sampler *sampler, uint32_t tgid);
 
 /*
  * A thread alive at the start, with its state from /proc: its first wait

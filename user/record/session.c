@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "user/record/checks.h"
 
 /*
  * The BPF side wakes us only when the ring is a quarter full, so this timer
@@ -39,6 +40,18 @@ static void draw_progress(const struct session_config *config, const struct pipe
 	else
 		fprintf(stderr, "\rjbpfprof: recording %.0f s (Ctrl-C to stop), %llu samples\033[K",
 			(double)elapsed_ns / NS_PER_SEC, (unsigned long long)samples);
+}
+
+/*
+ * Whether target i, whose pidfd was just opened, is still the process that
+ * was named: the pidfd is of whatever has the pid now, which is another
+ * process if the target exited and its pid was given again.
+ */
+static bool same_process(const struct session_config *config, size_t i)
+{
+	uint64_t start;
+
+	return !checks__process_start("/proc", config->tgids[i], &start) && start == config->start_ticks[i];
 }
 
 int session__run(struct sampler *sampler, struct pipeline *pipeline, const struct session_config *config,
@@ -76,17 +89,19 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 		/* A pidfd polls readable once the process has exited. */
 		p->fd = (int)syscall(SYS_pidfd_open, config->tgids[i], 0);
 		p->events = POLLIN;
-		if (p->fd < 0) {
-			if (errno != ESRCH) {
-				error = -errno;
-				snprintf(err, err_size, "cannot watch process %u: %s", config->tgids[i],
-					 strerror(errno));
-				goto out;
-			}
-			fprintf(stderr, "jbpfprof: process %u exited before the recording started\n",
-				config->tgids[i]);
-			result->nr_exited++;
+		if (p->fd < 0 && errno != ESRCH) {
+			error = -errno;
+			snprintf(err, err_size, "cannot watch process %u: %s", config->tgids[i], strerror(errno));
+			goto out;
 		}
+		if (p->fd >= 0 && same_process(config, i))
+			continue;
+		if (p->fd >= 0)
+			close(p->fd);
+		p->fd = -1;
+		sampler__forget_target(sampler, config->tgids[i]);
+		fprintf(stderr, "jbpfprof: process %u exited before the recording started\n", config->tgids[i]);
+		result->nr_exited++;
 	}
 	if (config->nr_tgids && result->nr_exited == config->nr_tgids)
 		stop = true;
@@ -128,6 +143,8 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 				continue;
 			if (config->progress)
 				fputs("\r\033[K", stderr);
+			/* Its pid is free for any process now: sample and signal none of them. */
+			sampler__forget_target(sampler, config->tgids[i - POLL_FIRST_PIDFD]);
 			fprintf(stderr, "jbpfprof: process %u exited after %.1f s\n",
 				config->tgids[i - POLL_FIRST_PIDFD], (double)(clock_monotonic_ns() - start) / NS_PER_SEC);
 			close(fds[i].fd);

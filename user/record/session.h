@@ -3,7 +3,10 @@
  *
  * Waits on the sampler's ring buffer, SIGINT/SIGTERM (through a signalfd,
  * so no handler races with the loop) and one pidfd per target process, and
- * drains records at least every DRAIN_INTERVAL_MS. It stops at the deadline,
+ * drains records at least every DRAIN_INTERVAL_MS. A target that exits is
+ * dropped from the sampler at once (sampler__forget_target): its pid may
+ * go to another process. One whose pid names another process by the time
+ * its pidfd is opened (its start time differs) had exited before. It stops at the deadline,
  * on a signal, or when every target has exited; then it stops the sampler
  * and drains once more, so nothing already sampled is left behind and the
  * sampler's counters are final.
@@ -29,6 +32,7 @@
 struct session_config {
 	uint64_t duration_ns;        /* 0: until a signal or the targets exit */
 	const uint32_t *tgids;       /* targets watched for exit; none with -a */
+	const uint64_t *start_ticks; /* when each started (checks__process_start) */
 	size_t nr_tgids;
 	bool progress;               /* draw the progress line */
 };
