@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 	size_t n = 0;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: hostile_target COMM_HEX\n");
+		fprintf(stderr, "usage: comm_target COMM_HEX\n");
 		return 2;
 	}
 	for (const char *h = argv[1]; h[0] && h[1] && n < sizeof(comm) - 1; h += 2) {
