@@ -342,7 +342,8 @@ uint64_t recording__written(const struct recording *rec)
 
 /* The losses and damage, e.g. "lost 3 (ring buffer full 3)"; empty when none. */
 static void describe_losses(const struct recording *rec, const struct aggregator_stats *stats,
-			    const struct pipeline_stats *ps, uint64_t unaccounted, char *buf, size_t size)
+			    const struct pipeline_stats *ps, const struct symbolizer_stats *sym, uint64_t unaccounted,
+			    char *buf, size_t size)
 {
 	uint64_t lost = rec->counters[JBPF_CNT_RINGBUF_FULL] + stats->profile_full + ps->malformed + unaccounted;
 	size_t used;
@@ -364,8 +365,11 @@ static void describe_losses(const struct recording *rec, const struct aggregator
 		used += (size_t)snprintf(buf + used, size - used, "; %llu without a user stack",
 					 (unsigned long long)stats->no_user_stack);
 	if (stats->no_kernel_stack && used < size)
-		snprintf(buf + used, size - used, "; %llu without a kernel stack",
-			 (unsigned long long)stats->no_kernel_stack);
+		used += (size_t)snprintf(buf + used, size - used, "; %llu without a kernel stack",
+					 (unsigned long long)stats->no_kernel_stack);
+	if (sym->tables_refused && used < size)
+		snprintf(buf + used, size - used, "; %llu symbol tables not read (over the memory bound: "
+			 "their frames are file+offset)", (unsigned long long)sym->tables_refused);
 }
 
 /*
@@ -410,6 +414,7 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 {
 	const struct wall *wall = pipeline__wall(rec->pipeline);
 	struct aggregator_stats stats;
+	struct symbolizer_stats sym;
 	struct pipeline_stats ps;
 	char losses[512], java_line[768], wall_line[512];
 	uint64_t taken = rec->counters[JBPF_CNT_SAMPLES], unaccounted;
@@ -420,7 +425,10 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 	unaccounted = taken - rec->counters[JBPF_CNT_RINGBUF_FULL] - stats.received - ps.malformed_samples;
 	if (unaccounted > taken)
 		unaccounted = 0;
-	describe_losses(rec, &stats, &ps, unaccounted, losses, sizeof(losses));
+	memset(&sym, 0, sizeof(sym));
+	if (rec->sym)
+		symbolizer__stats(rec->sym, &sym);
+	describe_losses(rec, &stats, &ps, &sym, unaccounted, losses, sizeof(losses));
 	java_line[0] = '\0';
 	if (rec->nr_jvms)
 		java__describe(rec->java, java_line, sizeof(java_line));
@@ -482,11 +490,12 @@ static void print_verbose_stats(const struct recording *rec)
 	symbolizer__stats(rec->sym, &sym);
 	fprintf(stderr,
 		"jbpfprof: symbolizer: %llu lookups (%llu unresolved), %llu maps reads, %llu files parsed "
-		"(%llu failed, %llu evicted), %llu processes evicted\n",
+		"(%llu failed, %llu evicted, %llu refused), %llu processes evicted, %.1f MiB of tables held\n",
 		(unsigned long long)sym.lookups, (unsigned long long)sym.unknown,
 		(unsigned long long)sym.processes_loaded, (unsigned long long)sym.files_loaded,
 		(unsigned long long)sym.files_failed, (unsigned long long)sym.files_evicted,
-		(unsigned long long)sym.processes_evicted);
+		(unsigned long long)sym.tables_refused, (unsigned long long)sym.processes_evicted,
+		(double)sym.bytes_held / (1 << 20));
 }
 
 void recording__report(const struct recording *rec)
