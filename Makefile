@@ -199,7 +199,7 @@ $(OUTPUT)/asan/tests/test_agent_outbox: $(OUTPUT)/asan/jvmti-stub/methodset.o
 # The integration tests drive the ASan build of the profiler; they are built
 # plainly themselves, since a failed assertion leaves through longjmp.
 # INTEGRATION_LINK names sources a test compiles in besides the harness.
-$(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) tests/integration/harness.c \
+$(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h tests/shared/*.h) tests/integration/harness.c \
 		   tests/integration/jvm.c tests/integration/hostile.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -19,6 +19,7 @@
  */
 #include "harness.h"
 #include "hostile.h"
+#include "../shared/sparse_elf.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -235,28 +236,9 @@ static void covered_mapping_path_to_canary_is_never_opened(void **state)
 /* Points the .symtab of the ELF file at path to 2 GiB of holes at its end. */
 static void make_symtab_sparse_and_huge(const char *path)
 {
-	int fd = open(path, O_RDWR | O_CLOEXEC), patched = 0;
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh;
-	off_t end;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
 
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
-	end = lseek(fd, 0, SEEK_END);
-	for (unsigned i = 0; i < eh.e_shnum; i++) {
-		off_t at = (off_t)(eh.e_shoff + (uint64_t)i * eh.e_shentsize);
-
-		assert_int_equal(pread(fd, &sh, sizeof(sh), at), (ssize_t)sizeof(sh));
-		if (sh.sh_type != SHT_SYMTAB)
-			continue;
-		sh.sh_offset = ((uint64_t)end + 4095) & ~4095ull;
-		/* A whole number of entries, or libelf refuses the section before reading it. */
-		sh.sh_size = ((2ull << 30) / sh.sh_entsize) * sh.sh_entsize;
-		assert_int_equal(pwrite(fd, &sh, sizeof(sh), at), (ssize_t)sizeof(sh));
-		assert_int_equal(ftruncate(fd, (off_t)(sh.sh_offset + sh.sh_size)), 0);
-		patched = 1;
-	}
-	assert_true(patched);
+	sparse_elf_make_symtab_huge(fd, 2ull << 30);
 	close(fd);
 }
 

@@ -30,6 +30,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,46 +201,64 @@ static void remove_tree(const char *dir)
 	rmdir(dir);
 }
 
+/* A fake JVM of the hostile user, with its private /tmp and its libjvm.so. */
+struct fake_target {
+	char *top, *tmp, *libjvm;
+	struct child child;
+	char pid[16];
+};
+
+/* Makes a directory with a libjvm.so and a private /tmp in it, and starts fake_jvm in mode there. */
+static void fake_target_start(struct fake_target *t, const char *mode)
+{
+	t->top = reachable_dir();
+	t->libjvm = make_libjvm(t->top);
+	t->tmp = private_tmp(t->top);
+	start_fake(&t->child, t->libjvm, mode, t->tmp);
+	snprintf(t->pid, sizeof(t->pid), "%d", (int)t->child.pid);
+}
+
+/* Stops the fake, which must exit with 0 when clean_exit, and removes what was made for it. */
+static void fake_target_finish(struct fake_target *t, bool clean_exit)
+{
+	int status = harness_stop_workload(&t->child);
+
+	if (clean_exit)
+		assert_int_equal(status, 0);
+	remove_tree(t->top);
+	free(t->tmp);
+	free(t->libjvm);
+	free(t->top);
+}
+
 /* An agent writing valid messages as fast as they are read: -d still ends the run. */
 static void flood_stops_at_duration(void **state)
 {
-	char *top, *tmp, *libjvm, pid[16];
-	struct child fake, prof;
+	struct fake_target t;
+	struct child prof;
 	int status;
 
 	harness_require_root();
-	top = reachable_dir();
-	libjvm = make_libjvm(top);
-	tmp = private_tmp(top);
-	start_fake(&fake, libjvm, "flood", tmp);
-	snprintf(pid, sizeof(pid), "%d", (int)fake.pid);
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", pid, "-d", "2", "-o", "collapsed", "-f", "/dev/null", NULL },
+	fake_target_start(&t, "flood");
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "2", "-o", "collapsed", "-f", "/dev/null", NULL },
 				      60);
 	fprintf(stderr, "  profiler: %s", prof.buf);
 	/* harness_run_profiler kills it after 60 s and says -1. */
 	assert_int_equal(status, 0);
 	assert_non_null(strstr(prof.buf, "with Java frames"));
-	assert_int_equal(harness_stop_workload(&fake), 0);
-	remove_tree(top);
-	free(tmp);
-	free(libjvm);
-	free(top);
+	fake_target_finish(&t, true);
 }
 
 /* The same flood, no duration: SIGTERM ends the run. */
 static void flood_stops_on_sigterm(void **state)
 {
-	char *top, *tmp, *libjvm, pid[16];
-	struct child fake, prof;
+	struct fake_target t;
+	struct child prof;
 	int status;
 
 	harness_require_root();
-	top = reachable_dir();
-	libjvm = make_libjvm(top);
-	tmp = private_tmp(top);
-	start_fake(&fake, libjvm, "flood", tmp);
-	snprintf(pid, sizeof(pid), "%d", (int)fake.pid);
-	assert_int_equal(harness_start_profiler(&prof, (char *[]){ "--java", "-p", pid, "-o", "collapsed", "-f", "/dev/null", NULL }), 0);
+	fake_target_start(&t, "flood");
+	assert_int_equal(harness_start_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-o", "collapsed", "-f", "/dev/null", NULL }), 0);
 	if (harness_wait_for(&prof, "with Java frames", 30)) {
 		harness_finish(&prof, 5);
 		fail_msg("the profiler did not start recording: %s", prof.buf);
@@ -248,11 +267,7 @@ static void flood_stops_on_sigterm(void **state)
 	status = harness_finish(&prof, 60);
 	fprintf(stderr, "  profiler: %s", prof.buf);
 	assert_int_equal(status, 0);
-	assert_int_equal(harness_stop_workload(&fake), 0);
-	remove_tree(top);
-	free(tmp);
-	free(libjvm);
-	free(top);
+	fake_target_finish(&t, true);
 }
 
 /*
@@ -262,66 +277,56 @@ static void flood_stops_on_sigterm(void **state)
  */
 static void planted_agent_file_is_never_opened(void **state)
 {
-	char *top, *tmp, *libjvm, *agent, pid[16], name[NAME_MAX + 1];
-	struct child fake, prof;
+	char *agent, name[NAME_MAX + 1];
+	struct fake_target t;
+	struct child prof;
 	char events[4096];
 	int status, in;
 
 	harness_require_root();
-	top = reachable_dir();
-	libjvm = make_libjvm(top);
-	tmp = private_tmp(top);
-	start_fake(&fake, libjvm, "quiet", tmp);
-	snprintf(pid, sizeof(pid), "%d", (int)fake.pid);
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", pid, "-d", "1", "-o", "collapsed", "-f", "/dev/null", NULL }, 60);
+	fake_target_start(&t, "quiet");
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "1", "-o", "collapsed", "-f", "/dev/null", NULL }, 60);
 	fprintf(stderr, "  first profiler: %s", prof.buf);
 	assert_int_equal(status, 0);
-	find_entry(tmp, "jbpfagent-", name, sizeof(name));
-	agent = harness_path(tmp, name);
+	find_entry(t.tmp, "jbpfagent-", name, sizeof(name));
+	agent = harness_path(t.tmp, name);
 	assert_int_equal(unlink(agent), 0);
 	/* /dev/null's numbers: harmless here, and inotify sees any open of it. */
 	assert_int_equal(mknod(agent, S_IFCHR | 0666, makedev(1, 3)), 0);
 	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	assert_true(in >= 0);
 	assert_true(inotify_add_watch(in, agent, IN_OPEN) >= 0);
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", pid, "-d", "1", "-o", "collapsed", "-f", "/dev/null", NULL }, 60);
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "1", "-o", "collapsed", "-f", "/dev/null", NULL }, 60);
 	fprintf(stderr, "  second profiler: %s", prof.buf);
 	assert_int_equal(status, 0);
 	if (read(in, events, sizeof(events)) > 0)
 		fail_msg("the profiler opened the device node planted as %s", name);
 	assert_int_equal(errno, EAGAIN);
 	close(in);
-	assert_int_equal(harness_stop_workload(&fake), 0);
-	remove_tree(top);
+	fake_target_finish(&t, true);
 	free(agent);
-	free(tmp);
-	free(libjvm);
-	free(top);
 }
 
 /* Another user's .attach_pid in the target's /tmp: refused in one line, and left there. */
 static void another_users_trigger_is_left_alone(void **state)
 {
-	char *top, *tmp, *libjvm, *trigger, pid[16], name[32];
-	struct child fake, prof;
+	char *trigger, name[32];
+	struct fake_target t;
+	struct child prof;
 	struct stat before, after;
 	int status, fd;
 
 	harness_require_root();
-	top = reachable_dir();
-	libjvm = make_libjvm(top);
-	tmp = private_tmp(top);
-	start_fake(&fake, libjvm, "quiet", tmp);
-	snprintf(pid, sizeof(pid), "%d", (int)fake.pid);
-	/* Not a pid namespace of its own: its pid is its nspid. */
-	snprintf(name, sizeof(name), ".attach_pid%d", (int)fake.pid);
-	trigger = harness_path(tmp, name);
+	fake_target_start(&t, "quiet");
+	/* Not a t.pid namespace of its own: its t.pid is its nspid. */
+	snprintf(name, sizeof(name), ".attach_pid%d", (int)t.child.pid);
+	trigger = harness_path(t.tmp, name);
 	fd = open(trigger, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	assert_true(fd >= 0);
 	assert_int_equal(fchown(fd, 65534, 65534), 0);
 	assert_int_equal(fstat(fd, &before), 0);
 	close(fd);
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", pid, "-d", "1", NULL }, 60);
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "1", NULL }, 60);
 	fprintf(stderr, "  profiler: %s", prof.buf);
 	assert_int_equal(status, 1);
 	assert_non_null(strstr(prof.buf, name));
@@ -330,12 +335,8 @@ static void another_users_trigger_is_left_alone(void **state)
 	assert_int_equal(lstat(trigger, &after), 0);
 	assert_int_equal(after.st_ino, before.st_ino);
 	assert_int_equal(after.st_uid, 65534);
-	assert_int_equal(harness_stop_workload(&fake), 0);
-	remove_tree(top);
+	fake_target_finish(&t, true);
 	free(trigger);
-	free(tmp);
-	free(libjvm);
-	free(top);
 }
 
 /* A listening socket of root's at path; returns its fd. */
@@ -355,24 +356,21 @@ static int root_listener(const char *path)
 /* .java_pid<pid> planted as a symlink to a root socket: never connected to, never removed. */
 static void planted_attach_socket_symlink_is_not_followed(void **state)
 {
-	char *top, *tmp, *libjvm, *link, *sock, pid[16], name[32];
-	struct child fake, prof;
+	char *link, *sock, name[32];
+	struct fake_target t;
+	struct child prof;
 	struct stat st;
 	int status, lfd;
 
 	harness_require_root();
-	top = reachable_dir();
-	libjvm = make_libjvm(top);
-	tmp = private_tmp(top);
-	sock = harness_path(top, "root.sock");
+	fake_target_start(&t, "quiet");
+	sock = harness_path(t.top, "root.sock");
 	lfd = root_listener(sock);
-	start_fake(&fake, libjvm, "quiet", tmp);
-	snprintf(pid, sizeof(pid), "%d", (int)fake.pid);
-	snprintf(name, sizeof(name), ".java_pid%d", (int)fake.pid);
-	link = harness_path(tmp, name);
+	snprintf(name, sizeof(name), ".java_pid%d", (int)t.child.pid);
+	link = harness_path(t.tmp, name);
 	assert_int_equal(symlink(sock, link), 0);
 	assert_int_equal(lchown(link, 65534, 65534), 0);
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", pid, "-d", "1", NULL }, 60);
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "1", NULL }, 60);
 	fprintf(stderr, "  profiler: %s", prof.buf);
 	/* The fake cannot bind its socket over the symlink either: the attach fails, in one line. */
 	assert_int_equal(status, 1);
@@ -382,13 +380,9 @@ static void planted_attach_socket_symlink_is_not_followed(void **state)
 	assert_int_equal(lstat(link, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
 	close(lfd);
-	harness_stop_workload(&fake);
-	remove_tree(top);
+	fake_target_finish(&t, false);
 	free(link);
 	free(sock);
-	free(tmp);
-	free(libjvm);
-	free(top);
 }
 
 /*
@@ -398,28 +392,25 @@ static void planted_attach_socket_symlink_is_not_followed(void **state)
  */
 static void a_peer_other_than_the_target_is_refused(void **state)
 {
-	char *top, *tmp, *libjvm, *at, pid[16], path[PATH_MAX];
+	char *at, path[PATH_MAX];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct child fake, prof;
+	struct fake_target t;
+	struct child prof;
 	struct pollfd p;
 	int status, fd;
 	char c;
 
 	harness_require_root();
-	top = reachable_dir();
-	libjvm = make_libjvm(top);
-	tmp = private_tmp(top);
-	start_fake(&fake, libjvm, "handoff", tmp);
-	snprintf(pid, sizeof(pid), "%d", (int)fake.pid);
-	assert_int_equal(harness_start_profiler(&prof, (char *[]){ "--java", "-p", pid, "-d", "2", "-o", "collapsed", "-f", "/dev/null",
+	fake_target_start(&t, "handoff");
+	assert_int_equal(harness_start_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "2", "-o", "collapsed", "-f", "/dev/null",
 								     NULL }),
 			 0);
-	if (harness_wait_for(&fake, "socket /tmp/", 30)) {
+	if (harness_wait_for(&t.child, "socket /tmp/", 30)) {
 		harness_finish(&prof, 5);
 		fail_msg("the fake JVM was not asked to load the agent: %s", prof.buf);
 	}
-	at = strstr(fake.buf, "socket /tmp/") + strlen("socket /tmp/");
-	snprintf(path, sizeof(path), "%s/%.*s", tmp, (int)strcspn(at, "\n"), at);
+	at = strstr(t.child.buf, "socket /tmp/") + strlen("socket /tmp/");
+	snprintf(path, sizeof(path), "%s/%.*s", t.tmp, (int)strcspn(at, "\n"), at);
 	assert_true(strlen(path) < sizeof(sa.sun_path));
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -429,17 +420,13 @@ static void a_peer_other_than_the_target_is_refused(void **state)
 	assert_int_equal(poll(&p, 1, 10000), 1);
 	assert_int_equal(read(fd, &c, 1), 0); /* closed on us */
 	close(fd);
-	assert_int_equal(kill(fake.pid, SIGUSR1), 0);
+	assert_int_equal(kill(t.child.pid, SIGUSR1), 0);
 	status = harness_finish(&prof, 60);
 	fprintf(stderr, "  profiler: %s", prof.buf);
 	assert_int_equal(status, 0);
 	assert_non_null(strstr(prof.buf, "with Java frames"));
-	assert_int_equal(harness_wait_for(&fake, "connected", 10), 0);
-	assert_int_equal(harness_stop_workload(&fake), 0);
-	remove_tree(top);
-	free(tmp);
-	free(libjvm);
-	free(top);
+	assert_int_equal(harness_wait_for(&t.child, "connected", 10), 0);
+	fake_target_finish(&t, true);
 }
 
 int main(void)

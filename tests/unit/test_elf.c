@@ -19,6 +19,7 @@
 #include "symbolizer/procmaps.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer_fixture.h"
+#include "../shared/sparse_elf.h"
 
 static void *fixture_dlsym(void *handle, const char *name)
 {
@@ -375,31 +376,13 @@ static void huge_symtab_in_a_sparse_file_is_not_read(void **state)
 	struct rusage before, after;
 	struct elf_image img;
 	struct symtab *st = symtab__new();
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh;
-	off_t end;
-	int fd, patched = 0;
+	int fd;
 
 	fixture_tmpdir(dir, sizeof(dir));
 	copy_fixture("libplain.so", dir, lib, sizeof(lib));
 	fd = open(lib, O_RDWR | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
-	end = lseek(fd, 0, SEEK_END);
-	for (unsigned i = 0; i < eh.e_shnum; i++) {
-		off_t at = (off_t)(eh.e_shoff + (uint64_t)i * eh.e_shentsize);
-
-		assert_int_equal(pread(fd, &sh, sizeof(sh), at), (ssize_t)sizeof(sh));
-		if (sh.sh_type != SHT_SYMTAB)
-			continue;
-		sh.sh_offset = ((uint64_t)end + 4095) & ~4095ull;
-		/* A whole number of entries, or libelf refuses the section before reading it. */
-		sh.sh_size = ((1ull << 30) / sh.sh_entsize) * sh.sh_entsize;
-		assert_int_equal(pwrite(fd, &sh, sizeof(sh), at), (ssize_t)sizeof(sh));
-		assert_int_equal(ftruncate(fd, (off_t)(sh.sh_offset + sh.sh_size)), 0);
-		patched = 1;
-	}
-	assert_true(patched);
+	sparse_elf_make_symtab_huge(fd, 1ull << 30);
 	assert_int_equal(getrusage(RUSAGE_SELF, &before), 0);
 	assert_int_equal(elf__read_fd(fd, &img, st), 0);
 	assert_int_equal(getrusage(RUSAGE_SELF, &after), 0);
