@@ -4,9 +4,15 @@
  *
  * The path is the user's, but the directory may not be: root writing into
  * /tmp, or into a directory another user can write, must not open a name
- * someone planted there. So the path itself is never opened: the file is
- * made unnamed, or under a fresh name with O_EXCL, and only a rename (which
- * replaces a symlink rather than following it) gives it the path.
+ * someone planted there. So a new file is made unnamed, or under a fresh
+ * name with O_EXCL, and only a rename (which replaces a symlink rather than
+ * following it) gives it the path.
+ *
+ * Except where the path is something the user means to write into, not to
+ * replace: a device (/dev/null), a pipe, or a symlink to one (/dev/stdout).
+ * Those are written in place, and only when they belong to root or to the
+ * user who runs the profiler; one of another user's is replaced like a
+ * regular file (a symlink) or refused (anything else).
  */
 #include "files.h"
 
@@ -14,6 +20,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/random.h"
@@ -68,6 +75,61 @@ static void give_to_sudo_user(int fd)
 		return; /* the file is still usable by root; not worth failing over */
 }
 
+/* The user the output is for: the one who ran sudo, else whoever runs this. */
+static uid_t invoking_uid(void)
+{
+	const char *uid = getenv("SUDO_UID");
+
+	return geteuid() == 0 && uid ? (uid_t)strtoul(uid, NULL, 10) : getuid();
+}
+
+static bool trusted_owner(uid_t owner)
+{
+	return owner == 0 || owner == invoking_uid();
+}
+
+/*
+ * A path to write into rather than replace (see the top of this file):
+ * opens it into f and returns 1; 0 when path is to be replaced (nothing
+ * there, a regular file, another user's symlink); -1 after one line saying
+ * why it cannot be written.
+ */
+static int open_in_place(struct output_file *f)
+{
+	struct stat st, opened;
+	int fd;
+
+	if (lstat(f->path, &st) || S_ISREG(st.st_mode) || (S_ISLNK(st.st_mode) && !trusted_owner(st.st_uid)))
+		return 0;
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "jbpfprof: cannot write %s: it is a directory\n", f->path);
+		return -1;
+	}
+	if (!S_ISLNK(st.st_mode) && !trusted_owner(st.st_uid)) {
+		fprintf(stderr, "jbpfprof: not writing %s: it is not a regular file and belongs to another user "
+			"(uid %u)\n", f->path, (unsigned)st.st_uid);
+		return -1;
+	}
+	/* A symlink of the user's or root's is followed; anything else must still be what lstat saw. */
+	fd = open(f->path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISLNK(st.st_mode) ? 0 : O_NOFOLLOW));
+	if (fd >= 0 && fstat(fd, &opened)) {
+		close(fd);
+		fd = -1;
+	} else if (fd >= 0 && !S_ISLNK(st.st_mode) && (opened.st_dev != st.st_dev || opened.st_ino != st.st_ino)) {
+		close(fd);
+		fd = -1;
+		errno = ESTALE; /* replaced between the look and the open */
+	}
+	if (fd < 0 || (S_ISREG(opened.st_mode) && ftruncate(fd, 0)) || !(f->out = fdopen(fd, "w"))) {
+		fprintf(stderr, "jbpfprof: cannot write %s: %s\n", f->path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	f->in_place = true;
+	return 1;
+}
+
 int output_file__open(struct output_file *f, const char *path, enum output_format format)
 {
 	char dir[sizeof(f->path)], *slash;
@@ -82,6 +144,12 @@ int output_file__open(struct output_file *f, const char *path, enum output_forma
 		return 0;
 	}
 	snprintf(f->path, sizeof(f->path), "%s", path);
+	switch (open_in_place(f)) {
+	case 1:
+		return 0;
+	case -1:
+		return -1;
+	}
 	snprintf(dir, sizeof(dir), "%s", f->path);
 	slash = strrchr(dir, '/');
 	if (!slash)
@@ -142,7 +210,7 @@ int output_file__finish(struct output_file *f, int error)
 {
 	if (!error && fflush(f->out))
 		error = -errno;
-	if (!error && !f->to_stdout)
+	if (!error && !f->to_stdout && !f->in_place)
 		error = publish(f);
 	if (error) {
 		fprintf(stderr, "jbpfprof: writing %s failed: %s\n", f->path, strerror(-error));

@@ -13,6 +13,12 @@
  * Neither way opens path itself: a symlink planted at path is replaced,
  * never followed. "-" is standard output.
  *
+ * A path that is a device or a pipe (/dev/null), or a symlink (/dev/stdout),
+ * belonging to root or to the user running the profiler (SUDO_UID under
+ * sudo), is written in place instead, as the user means: replacing it would
+ * destroy it. Another user's symlink is replaced as above; another user's
+ * device, pipe or socket is refused.
+ *
  * Under sudo each file is handed to the user who asked for it, through the
  * descriptor of the file just created, never through a name.
  */
@@ -30,6 +36,7 @@ struct output_file {
 	FILE *out;          /* open until finished or discarded */
 	bool unnamed;       /* an O_TMPFILE, named when finished */
 	bool to_stdout;
+	bool in_place;      /* a device, a pipe, or a file through a trusted symlink: written as it is */
 	char temp[4096 + 48]; /* without O_TMPFILE: the name it has until finished, else "" */
 };
 

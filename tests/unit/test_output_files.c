@@ -1,8 +1,13 @@
 /*
  * output files on a filesystem without O_TMPFILE: the O_TMPFILE open is
- * made to fail as on NFS or FUSE (EOPNOTSUPP), and a symlink planted at
- * the output path must be replaced, never followed: the file it points to
- * keeps its content and its owner, and a dangling one creates nothing.
+ * made to fail as on NFS or FUSE (EOPNOTSUPP), and a symlink another user
+ * planted at the output path must be replaced, never followed: the file it
+ * points to keeps its content and its owner, and a dangling one creates
+ * nothing. And paths meant to be written into, not replaced: /dev/null, a
+ * pipe, the user's own symlink, with or without O_TMPFILE.
+ *
+ * Another user's files need root to make (lchown); without root those
+ * tests skip.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +24,9 @@
 #include <cmocka.h>
 
 #include "output/files.h"
+
+/* Whom the planted files belong to: neither root nor the user running the tests. */
+#define OTHER_UID 54320
 
 struct dir {
 	char path[64];
@@ -65,7 +73,11 @@ static size_t entries(const char *path)
 	return n;
 }
 
-/* A directory with "victim" ("precious") and "out", a symlink to it. */
+/*
+ * A directory with "victim" ("precious") and "out", a symlink to it that
+ * another user planted (only root can make it so: without root, the tests
+ * that need it skip).
+ */
 static int setup(void **state)
 {
 	struct dir *d = calloc(1, sizeof(*d));
@@ -79,6 +91,8 @@ static int setup(void **state)
 	snprintf(d->victim, sizeof(d->victim), "%s/victim", d->path);
 	write_file(d->victim, "precious");
 	if (symlink(d->victim, d->out))
+		return -1;
+	if (geteuid() == 0 && lchown(d->out, OTHER_UID, OTHER_UID))
 		return -1;
 	output_file__open_unnamed = no_tmpfile;
 	*state = d;
@@ -106,6 +120,9 @@ static void fallback_replaces_a_planted_symlink(void **state)
 	char buf[64];
 	struct stat st;
 
+	if (geteuid() != 0)
+		skip();
+
 	assert_int_equal(output_file__open(&f, d->out, OUTPUT_COLLAPSED), 0);
 	assert_false(f.unnamed);
 	fputs("main 1\n", f.out);
@@ -127,6 +144,9 @@ static void fallback_discard_leaves_the_path_alone(void **state)
 	char buf[64];
 	struct stat st;
 
+	if (geteuid() != 0)
+		skip();
+
 	assert_int_equal(output_file__open(&f, d->out, OUTPUT_COLLAPSED), 0);
 	fputs("half", f.out);
 	output_file__discard(&f);
@@ -144,9 +164,12 @@ static void fallback_creates_nothing_through_a_dangling_symlink(void **state)
 	struct output_file f;
 	char elsewhere[160];
 
+	if (geteuid() != 0)
+		skip();
 	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", d->path);
 	assert_int_equal(unlink(d->out), 0);
 	assert_int_equal(symlink(elsewhere, d->out), 0);
+	assert_int_equal(lchown(d->out, OTHER_UID, OTHER_UID), 0);
 	assert_int_equal(output_file__open(&f, d->out, OUTPUT_COLLAPSED), 0);
 	assert_int_equal(access(elsewhere, F_OK), -1);
 	output_file__discard(&f);
@@ -175,6 +198,85 @@ static void fallback_never_hands_over_what_a_link_points_to(void **state)
 	assert_int_equal(st.st_uid, 54321);
 }
 
+/* /dev/null is written into, with or without O_TMPFILE, and stays the device it is. */
+static void dev_null_stays_a_device(void **state)
+{
+	int (*saved)(const char *) = output_file__open_unnamed;
+	struct output_file f;
+	struct stat st;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		output_file__open_unnamed = pass ? no_tmpfile : saved;
+		assert_int_equal(output_file__open(&f, "/dev/null", OUTPUT_COLLAPSED), 0);
+		fputs("main 1\n", f.out);
+		assert_int_equal(output_file__finish(&f, 0), 0);
+		assert_int_equal(lstat("/dev/null", &st), 0);
+		assert_true(S_ISCHR(st.st_mode));
+	}
+	output_file__open_unnamed = saved;
+}
+
+/* A pipe of the user's (a shell's process substitution) is written into, and stays a pipe. */
+static void a_users_pipe_is_written_into(void **state)
+{
+	struct dir *d = *state;
+	struct output_file f;
+	char fifo[160], buf[64];
+	struct stat st;
+	int reader;
+	ssize_t n;
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", d->path);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	reader = open(fifo, O_RDONLY | O_NONBLOCK);
+	assert_true(reader >= 0);
+	assert_int_equal(output_file__open(&f, fifo, OUTPUT_COLLAPSED), 0);
+	fputs("main 1\n", f.out);
+	assert_int_equal(output_file__finish(&f, 0), 0);
+	n = read(reader, buf, sizeof(buf) - 1);
+	assert_int_equal(n, 7);
+	buf[n] = '\0';
+	assert_string_equal(buf, "main 1\n");
+	close(reader);
+	assert_int_equal(lstat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+}
+
+/* Another user's pipe is not written: it would hand them the profile. */
+static void another_users_pipe_is_refused(void **state)
+{
+	struct dir *d = *state;
+	struct output_file f;
+	char fifo[160];
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(fifo, sizeof(fifo), "%s/fifo", d->path);
+	assert_int_equal(mkfifo(fifo, 0666), 0);
+	assert_int_equal(chown(fifo, OTHER_UID, OTHER_UID), 0);
+	assert_int_equal(output_file__open(&f, fifo, OUTPUT_COLLAPSED), -1);
+}
+
+/* The user's own symlink (as /dev/stdout is root's) is followed: what it leads to is written. */
+static void a_users_own_symlink_is_followed(void **state)
+{
+	struct dir *d = *state;
+	struct output_file f;
+	char mine[160], buf[64];
+	struct stat st;
+
+	snprintf(mine, sizeof(mine), "%s/mine", d->path);
+	assert_int_equal(symlink(d->victim, mine), 0);
+	assert_int_equal(output_file__open(&f, mine, OUTPUT_COLLAPSED), 0);
+	fputs("main 1\n", f.out);
+	assert_int_equal(output_file__finish(&f, 0), 0);
+	read_file(d->victim, buf, sizeof(buf));
+	assert_string_equal(buf, "main 1\n");
+	assert_int_equal(lstat(mine, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +284,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fallback_discard_leaves_the_path_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(fallback_creates_nothing_through_a_dangling_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(fallback_never_hands_over_what_a_link_points_to, setup, teardown),
+		cmocka_unit_test(dev_null_stays_a_device),
+		cmocka_unit_test_setup_teardown(a_users_pipe_is_written_into, setup, teardown),
+		cmocka_unit_test_setup_teardown(another_users_pipe_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_users_own_symlink_is_followed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
