@@ -226,6 +226,24 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) $< -o $@ -lm
+
+# Workloads built the way distributions build: gcc, plain -O2, no frame
+# pointers (and .eh_frame, which gcc emits by default on x86-64), for the
+# unwind table tests. Named nofp_<file>; the library one of them loads
+# late sits next to them.
+NOFP_WORKLOAD_CFLAGS := -std=gnu11 -O2 -g -fomit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Werror
+NOFP_WORKLOADS := $(patsubst tests/workloads/nofp/%.c,$(OUTPUT)/workloads/nofp_%,$(wildcard tests/workloads/nofp/*.c)) \
+		  $(OUTPUT)/workloads/libnofp_plugin.so
+WORKLOADS += $(NOFP_WORKLOADS)
+$(OUTPUT)/workloads/nofp_%: tests/workloads/nofp/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NOFP_WORKLOAD_CFLAGS) $< -o $@ -ldl
+$(OUTPUT)/workloads/libnofp_plugin.so: tests/workloads/nofp/plugin/plugin.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NOFP_WORKLOAD_CFLAGS) -fPIC -shared -fvisibility=hidden $< -o $@
+
 $(OUTPUT):
 	$(Q)mkdir -p $@
 
