@@ -276,8 +276,14 @@ check-headers: $(SKELS)
 		$(CC) $(AGENT_CFLAGS) -x c -fsyntax-only - || exit 1; \
 	done; echo "headers: each compiles on its own"
 
-bench: all
+bench: all $(OUTPUT)/bench/unwind_tables
 	$(Q)bash bench/run.sh
+
+# The unwind table build benchmark's driver (bench/unwind_tables.sh).
+$(OUTPUT)/bench/unwind_tables: bench/unwind_tables.c $(OUTPUT)/release/libunwindtables.a
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(RELEASE_CFLAGS) $^ -ldw -lelf -o $@
 
 install: $(OUTPUT)/jbpfprof
 	install -m 0755 -d $(DESTDIR)$(PREFIX)/bin
