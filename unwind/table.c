@@ -39,6 +39,14 @@
  */
 #define UNWIND_MAX_ROWS (4u << 20)
 
+/*
+ * Rows stepped through in one FDE; the rest of it becomes JBPF_CFA_STOP.
+ * Each dwarf_cfi_addrframe runs the FDE's program from its start, so an
+ * FDE of n rows costs n^2/2 steps: this keeps a hostile FDE from costing
+ * minutes. Compilers stay far below it: libjvm's longest FDE has 535 rows.
+ */
+#define UNWIND_MAX_FDE_ROWS 4096
+
 /* The CFI sources, in the order they are trusted. */
 enum {
 	SRC_EH_FRAME,
@@ -162,6 +170,41 @@ static int keep_uncovered(struct builder *b, size_t first)
 	return 0;
 }
 
+static bool uses_source(const struct builder *b, int source)
+{
+	for (size_t i = 0; i < b->ranges.nr; i++)
+		if (b->ranges.ranges[i].source == source)
+			return true;
+	return false;
+}
+
+/* Its ranges go: code that stays a gap of JBPF_CFA_STOP rows. */
+static void drop_source(struct builder *b, int source)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < b->ranges.nr; i++)
+		if (b->ranges.ranges[i].source != source)
+			b->ranges.ranges[kept++] = b->ranges.ranges[i];
+	b->ranges.nr = kept;
+}
+
+/*
+ * libdw's reader of the CFI. For .debug_frame that takes a Dwarf, and
+ * dwarf_begin_elf reads every debug section of the file (hundreds of MB
+ * for a large debug file): so it is made only for a source that covers
+ * code no earlier source does.
+ */
+static Dwarf_CFI *open_cfi(struct builder *b, Elf *elf, int source)
+{
+	Dwarf **dw = elf == b->elf ? &b->dwarf : &b->debug_dwarf;
+
+	if (source == SRC_EH_FRAME)
+		return dwarf_getcfi_elf(elf);
+	*dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	return *dw ? dwarf_getcfi(*dw) : NULL;
+}
+
 static int read_source(struct builder *b, Elf *elf, int source, const char *name)
 {
 	const unsigned char *ident;
@@ -178,20 +221,22 @@ static int read_source(struct builder *b, Elf *elf, int source, const char *name
 	ident = (const unsigned char *)elf_getident(elf, NULL);
 	if (!data || !data->d_buf || !ident)
 		return 0;
-	if (source == SRC_EH_FRAME) {
-		b->cfi[source] = dwarf_getcfi_elf(elf);
-	} else {
-		Dwarf **dw = elf == b->elf ? &b->dwarf : &b->debug_dwarf;
-
-		*dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-		b->cfi[source] = *dw ? dwarf_getcfi(*dw) : NULL;
-	}
-	if (!b->cfi[source])
-		return 0;
 	err = fde__read_section(ident, data, source == SRC_EH_FRAME, shdr.sh_addr, source, &b->ranges);
 	if (err)
 		return fail(b, err, err == -EFBIG ? "more than %u FDEs" : "out of memory", UNWIND_MAX_ROWS);
-	return keep_uncovered(b, first);
+	err = keep_uncovered(b, first);
+	if (err || !uses_source(b, source))
+		return err;
+	b->cfi[source] = open_cfi(b, elf, source);
+	if (!b->cfi[source])
+		drop_source(b, source);
+	return 0;
+}
+
+static bool same_rules(const struct jbpf_unwind_row *a, const struct jbpf_unwind_row *b)
+{
+	return a->cfa_rule == b->cfa_rule && a->rbp_rule == b->rbp_rule && a->cfa_offset == b->cfa_offset &&
+	       a->rbp_offset == b->rbp_offset;
 }
 
 static int push_row(struct builder *b, uint64_t vaddr, const struct jbpf_unwind_row *rules)
@@ -200,17 +245,12 @@ static int push_row(struct builder *b, uint64_t vaddr, const struct jbpf_unwind_
 	struct jbpf_unwind_row row = *rules;
 
 	row.pc = (__u32)(vaddr - b->base);
-	if (t->nr_rows) {
-		struct jbpf_unwind_row *last = &t->rows[t->nr_rows - 1];
-
-		row.unused = last->unused = 0;
-		if (memcmp(&row.cfa_rule, &last->cfa_rule, sizeof(row) - sizeof(row.pc)) == 0)
-			return 0;
-		if (last->pc == row.pc) {
-			*last = row;
-			return 0;
-		}
-	}
+	row.unused = 0;
+	/* A later rule for the same pc replaces the earlier one. */
+	if (t->nr_rows && t->rows[t->nr_rows - 1].pc == row.pc)
+		t->nr_rows--;
+	if (t->nr_rows && same_rules(&t->rows[t->nr_rows - 1], &row))
+		return 0;
 	if (t->nr_rows == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 1024;
 		struct jbpf_unwind_row *rows;
@@ -246,7 +286,11 @@ static int step_range(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t h
 	uint64_t pc = lo;
 	int err;
 
-	while (pc < hi) {
+	for (unsigned n = 0; pc < hi; n++) {
+		if (n == UNWIND_MAX_FDE_ROWS) {
+			b->table->stats.rows_stop++;
+			return push_stop(b, pc);
+		}
 		if (dwarf_cfi_addrframe(cfi, pc, &frame) != 0) {
 			/* The FDE was listed but libdw cannot use it. */
 			b->table->stats.rows_stop++;
