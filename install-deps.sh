@@ -13,7 +13,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	make gcc g++ libc6-dev pkg-config binutils \
-	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev linux-libc-dev \
+	clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev linux-libc-dev \
 	libcmocka-dev util-linux passwd protobuf-c-compiler libprotobuf-c-dev golang-go chromium nodejs \
 	openjdk-17-jdk-headless openjdk-17-source unzip >/dev/null
 # Debian's nodejs comes without npm; a nodejs package that bundles npm
