@@ -9,6 +9,8 @@
  *   main > sort_round > qsort ... > compare_keys > mix_key
  *   main > format_round > format_numbers > snprintf ...
  *   main > format_round > format_words > snprintf ...
+ *   main > parse_round > strtod ...
+ *   main > hash_round
  *
  * Prints "ready", then works until SIGTERM or SIGINT.
  */
@@ -81,6 +83,28 @@ __attribute__((noinline)) static size_t format_round(unsigned seed)
 	return format_numbers(buf, sizeof(buf), seed) + format_words(buf, sizeof(buf), seed);
 }
 
+__attribute__((noinline)) static double parse_round(unsigned seed)
+{
+	char text[64];
+	double total = 0;
+
+	for (int i = 0; i < 2000; i++) {
+		snprintf(text, sizeof(text), "%u.%u", seed + (unsigned)i, (unsigned)i);
+		total += strtod(text, NULL);
+	}
+	return total;
+}
+
+/* Time in the program itself, with no library below it. */
+__attribute__((noinline)) static unsigned long hash_round(unsigned seed)
+{
+	unsigned long h = seed;
+
+	for (int i = 0; i < 400000; i++)
+		h = (h ^ (h >> 11)) * 0x100000001b3ul + (unsigned long)i;
+	return h;
+}
+
 int main(void)
 {
 	unsigned *keys = malloc(NR_KEYS * sizeof(*keys));
@@ -95,6 +119,8 @@ int main(void)
 	while (!stop) {
 		sink += sort_round(keys, seed);
 		sink += format_round(seed);
+		sink += (unsigned long)parse_round(seed);
+		sink += hash_round(seed);
 		seed += 7;
 	}
 	free(keys);
