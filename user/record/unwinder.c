@@ -35,6 +35,7 @@
 #include "symbolizer/elf.h"
 #include "symbolizer/proc.h"
 #include "symbolizer/procmaps.h"
+#include "user/record/rowalloc.h"
 #include "unwind/unwind.h"
 
 #define HASH_BUCKETS 1024
@@ -63,84 +64,18 @@ struct process {
 	bool unreadable;            /* its maps could not be read: not tried again but after an exec */
 };
 
-struct extent {
-	uint32_t start, len;
-};
-
 struct unwinder {
 	struct unwinder_config config;
 	struct unwind_cache *cache;
 	unsigned char *rows_mem;    /* the mapped array */
 	size_t rows_mem_size;
-	struct extent *free;        /* free ranges of the array, sorted by start, never adjacent */
-	size_t nr_free, free_cap;
+	struct rowalloc rows;       /* the array's free ranges */
 	struct process *processes[HASH_BUCKETS];
 	struct placed_file *files[HASH_BUCKETS];
 	struct jbpf_unwind_process *list; /* the list being written */
 	uint64_t last_sweep_ns;
 	struct unwinder_stats stats;
 };
-
-/* ---- the row allocator: first fit over the free ranges ---- */
-
-/* The start of a free range of n rows, taken; false when none is big enough. */
-static bool rows_alloc(struct unwinder *u, uint32_t n, uint32_t *start)
-{
-	for (size_t i = 0; i < u->nr_free; i++) {
-		struct extent *e = &u->free[i];
-
-		if (e->len < n)
-			continue;
-		*start = e->start;
-		e->start += n;
-		e->len -= n;
-		if (!e->len) {
-			memmove(e, e + 1, (u->nr_free - i - 1) * sizeof(*e));
-			u->nr_free--;
-		}
-		return true;
-	}
-	return false;
-}
-
-/* Gives [start, start + n) back, merged with its neighbours. false when out of memory (the range is lost). */
-static bool rows_free(struct unwinder *u, uint32_t start, uint32_t n)
-{
-	size_t i = 0;
-
-	if (!n)
-		return true;
-	while (i < u->nr_free && u->free[i].start < start)
-		i++;
-	if (i > 0 && u->free[i - 1].start + u->free[i - 1].len == start) {
-		u->free[i - 1].len += n;
-		if (i < u->nr_free && start + n == u->free[i].start) {
-			u->free[i - 1].len += u->free[i].len;
-			memmove(&u->free[i], &u->free[i + 1], (u->nr_free - i - 1) * sizeof(*u->free));
-			u->nr_free--;
-		}
-		return true;
-	}
-	if (i < u->nr_free && start + n == u->free[i].start) {
-		u->free[i].start = start;
-		u->free[i].len += n;
-		return true;
-	}
-	if (u->nr_free == u->free_cap) {
-		size_t cap = u->free_cap ? 2 * u->free_cap : 16;
-		struct extent *grown = realloc(u->free, cap * sizeof(*grown));
-
-		if (!grown)
-			return false;
-		u->free = grown;
-		u->free_cap = cap;
-	}
-	memmove(&u->free[i + 1], &u->free[i], (u->nr_free - i) * sizeof(*u->free));
-	u->free[i].start = start;
-	u->free[i].len = n;
-	u->nr_free++;
-	return true;
-}
 
 /* ---- files ---- */
 
@@ -162,7 +97,7 @@ static bool file_place(struct unwinder *u, struct placed_file *f, const struct u
 {
 	uint64_t span = table->end - table->base;
 
-	if (!table->nr_rows || table->nr_rows > UINT32_MAX || !rows_alloc(u, (uint32_t)table->nr_rows, &f->first_row)) {
+	if (!table->nr_rows || table->nr_rows > UINT32_MAX || !rowalloc__take(&u->rows, (uint32_t)table->nr_rows, &f->first_row)) {
 		if (table->nr_rows)
 			u->stats.rows_full++;
 		return false;
@@ -237,7 +172,7 @@ static void file_put(struct unwinder *u, struct placed_file *f)
 		;
 	*p = f->next;
 	if (f->nr_rows) {
-		rows_free(u, f->first_row, f->nr_rows);
+		rowalloc__give(&u->rows, f->first_row, f->nr_rows);
 		u->stats.files--;
 		u->stats.rows -= f->nr_rows;
 	}
@@ -417,7 +352,7 @@ int unwinder__new(const struct unwinder_config *config, struct unwinder **out, c
 		goto fail;
 	}
 	u->stats.row_bytes = (uint64_t)config->max_rows * ROW_STRIDE;
-	if (config->max_rows && !rows_free(u, 0, config->max_rows)) {
+	if (rowalloc__init(&u->rows, config->max_rows)) {
 		snprintf(err, err_size, "out of memory for the unwind tables");
 		error = -ENOMEM;
 		goto fail;
@@ -444,7 +379,7 @@ void unwinder__free(struct unwinder *u)
 	if (u->rows_mem)
 		munmap(u->rows_mem, u->rows_mem_size);
 	unwind_cache__free(u->cache);
-	free(u->free);
+	rowalloc__destroy(&u->rows);
 	free(u->list);
 	free(u);
 }
