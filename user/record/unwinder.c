@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -73,6 +74,8 @@ struct unwinder {
 	struct process *processes[HASH_BUCKETS];
 	struct placed_file *files[HASH_BUCKETS];
 	struct jbpf_unwind_process *list; /* the list being written */
+	struct placed_file *vdso;   /* the vDSO's table, placed for good; NULL before the first try or without one */
+	bool vdso_tried;
 	uint64_t last_sweep_ns;
 	struct unwinder_stats stats;
 };
@@ -179,6 +182,61 @@ static void file_put(struct unwinder *u, struct placed_file *f)
 	free(f);
 }
 
+/*
+ * The vDSO: the kernel maps one image into every process, the same as our
+ * own (AT_SYSINFO_EHDR), with its own .eh_frame. Copied into a memfd for
+ * the table builder, which reads files; placed once and kept.
+ */
+static struct placed_file *vdso_file(struct unwinder *u)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct procmaps_entry *entries;
+	struct unwind_cache_key key;
+	const struct unwind_table *table;
+	struct placed_file *f;
+	size_t nr;
+	int fd = -1;
+
+	if (u->vdso_tried)
+		return u->vdso;
+	u->vdso_tried = true;
+	if (!base || procmaps__read("/proc/self/maps", 0, &entries, &nr))
+		return NULL;
+	for (size_t i = 0; i < nr && fd < 0; i++) {
+		size_t size = entries[i].end - entries[i].start;
+
+		if (entries[i].kind != PROCMAPS_VDSO || entries[i].start != base)
+			continue;
+		fd = memfd_create("vdso", MFD_CLOEXEC);
+		if (fd >= 0 && write(fd, (const void *)(uintptr_t)base, size) != (ssize_t)size) {
+			close(fd);
+			fd = -1;
+			break;
+		}
+	}
+	procmaps__free(entries, nr);
+	if (fd < 0 || !(f = calloc(1, sizeof(*f)))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (elf__read_fd(fd, &f->img, NULL)) {
+		free(f);
+		close(fd);
+		return NULL;
+	}
+	cache_key(&f->img, 0, 0, &key);
+	table = unwind_cache__get(u->cache, &key, fd, -1);
+	close(fd);
+	if (table)
+		file_place(u, f, table);
+	unwind_cache__put(u->cache, table);
+	/* Its own reference: never let go while the unwinder lives. */
+	f->refs = 1;
+	u->vdso = f;
+	return f;
+}
+
 /* ---- processes ---- */
 
 static struct process **process_slot(struct unwinder *u, uint32_t tgid)
@@ -214,6 +272,8 @@ static void list_mapping(struct unwinder *u, uint32_t tgid, const struct procmap
 		f = file_find(u, dev, m->inode);
 		if (!f)
 			f = file_open(u, tgid, m, dev);
+	} else if (m->kind == PROCMAPS_VDSO) {
+		f = vdso_file(u);
 	}
 	if (!f)
 		return;
@@ -376,6 +436,7 @@ void unwinder__free(struct unwinder *u)
 			process_drop_files(u, proc);
 			free(proc);
 		}
+	free(u->vdso);
 	if (u->rows_mem)
 		munmap(u->rows_mem, u->rows_mem_size);
 	unwind_cache__free(u->cache);
