@@ -29,6 +29,13 @@
  * sample. Samples taken during one stay in the kernel share that one
  * signal and its Java stack.
  *
+ * User stacks. With --unwind tables (the default) the user stack is walked
+ * by the unwind tables userspace built from each mapped file's .eh_frame
+ * (unwind.bpf.h), with a frame-pointer step wherever code has no table;
+ * a process whose tables are not in yet, and every process with
+ * --unwind fp, gets bpf_get_stack's frame-pointer walk. The kernel stack
+ * is always bpf_get_stack's.
+ *
  * Stacks are read into a per-CPU scratch buffer, kernel frames first and
  * user frames right after them, and only the captured frames are copied to
  * the ring buffer. Nothing is lost silently: every drop or damaged stack
