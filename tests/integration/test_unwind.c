@@ -368,6 +368,48 @@ static void deflate_jni_into_zlib_without_gap(void **state)
 	collapsed_free(&stacks);
 }
 
+/* ---- the depth limit ---- */
+
+/*
+ * A leaf 300 calls deep without frame pointers: the walk by tables goes
+ * the whole 127 frames perf_event's own limit allows (JBPF_MAX_STACK_DEPTH)
+ * in at least 90% of the samples, all of them the program's, and the
+ * summary counts the stacks cut by the depth limit.
+ */
+static void deep_stack_walked_to_the_limit(void **state)
+{
+	uint64_t full = 0;
+	struct profiled r;
+
+	harness_require_root();
+	harness_profile(&r, "nofp_deep_stack", NULL, (char *[]){ "-F", "499", "-d", "3", NULL }, 1, 60);
+	assert_int_equal(r.profiler_status, 0);
+	for (size_t i = 0; i < r.stacks.n; i++) {
+		struct frames fr;
+		int user = 0, ours = 0;
+
+		frames_split(&fr, r.stacks.stacks[i]);
+		for (int k = 0; k < fr.n; k++) {
+			size_t len = strlen(fr.f[k]);
+
+			if (len > 4 && !strcmp(fr.f[k] + len - 4, "_[k]"))
+				continue;
+			user++;
+			ours += !strncmp(fr.f[k], "descend", 7) || !strncmp(fr.f[k], "burn", 4);
+		}
+		if (user == 127 && ours == 127)
+			full += r.stacks.counts[i];
+		free(fr.buf);
+	}
+	fprintf(stderr, "  deep: %llu samples, %.1f%% with 127 user frames of the recursion\n",
+		(unsigned long long)r.stacks.total, percent(full, r.stacks.total));
+	print_unwind_summary("deep", &r.profiler);
+	assert_true(r.stacks.total >= 500);
+	assert_true(full * 100 >= r.stacks.total * 90);
+	assert_non_null(strstr(r.profiler.buf, "depth limit"));
+	harness_profiled_free(&r);
+}
+
 /* ---- perf --call-graph dwarf as the reference ---- */
 
 /*
@@ -613,6 +655,7 @@ int main(void)
 		HARNESS_TEST(qsort_printf_fp_loses_main),
 		HARNESS_TEST(python3_reaches_main),
 		HARNESS_TEST(dlopen_after_start_walked_by_tables),
+		HARNESS_TEST(deep_stack_walked_to_the_limit),
 		HARNESS_TEST(perf_dwarf_agrees_on_top_paths),
 		JDK_TEST(deflate_jni_into_zlib_without_gap, jdk17),
 		JDK_TEST(deflate_jni_into_zlib_without_gap, jdk25),

@@ -416,8 +416,9 @@ static void describe_wall(const struct recording *rec, const struct wall *wall, 
 
 /*
  * How the user stacks of CPU samples were walked, with unwind tables, e.g.
- * "; user stacks: 980 by unwind tables, 20 in part by frame pointers (no
- * unwind info 15, read failed 5)"; empty with --unwind fp.
+ * "; user stacks: 980 wholly by unwind tables, 20 in part by frame
+ * pointers or cut short (no unwind info 15, read failed 5)"; empty with
+ * --unwind fp.
  */
 static void describe_unwind(const struct recording *rec, char *buf, size_t size)
 {
@@ -436,7 +437,8 @@ static void describe_unwind(const struct recording *rec, char *buf, size_t size)
 	buf[0] = '\0';
 	if (rec->config.unwind_fp || !(fp + c[JBPF_CNT_UNWIND_TABLES]))
 		return;
-	used = (size_t)snprintf(buf, size, "; user stacks: %llu wholly by unwind tables, %llu in part by frame pointers",
+	used = (size_t)snprintf(buf, size,
+				"; user stacks: %llu wholly by unwind tables, %llu in part by frame pointers or cut short",
 				(unsigned long long)c[JBPF_CNT_UNWIND_TABLES], (unsigned long long)fp);
 	used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
 	if (fp && used < size)
