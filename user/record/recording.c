@@ -488,10 +488,11 @@ static void print_unwind_stats(const struct recording *rec)
 	unwind_cache__stats(unwinder__cache(u), &cs);
 	fprintf(stderr,
 		"jbpfprof: unwind tables: %llu processes listed (%llu lists written, %llu maps re-read, "
-		"%llu misses, %llu not listed: map full), %llu files with %llu rows placed "
+		"%llu misses, %llu not listed: map full, %llu cut to %u mappings), %llu files with %llu rows placed "
 		"(%.1f of %.1f MiB; %llu did not fit), %llu mappings without a table\n",
 		(unsigned long long)us.processes, (unsigned long long)us.lists_written,
 		(unsigned long long)us.rereads, (unsigned long long)us.misses, (unsigned long long)us.processes_full,
+		(unsigned long long)us.lists_truncated, JBPF_UNWIND_MAX_MAPPINGS,
 		(unsigned long long)us.files, (unsigned long long)us.rows,
 		(double)us.row_bytes_used / (1 << 20), (double)us.row_bytes / (1 << 20),
 		(unsigned long long)us.rows_full, (unsigned long long)us.mappings_no_table);

@@ -321,6 +321,14 @@ static int process_read(struct unwinder *u, struct process *proc, uint64_t now_n
 		if (!out->nr_rows)
 			no_table++;
 	}
+	/*
+	 * Mappings past the list's room are not listed: their pcs would be
+	 * reported as misses forever, so the list says it has reported already.
+	 */
+	if (nr > JBPF_UNWIND_MAX_MAPPINGS) {
+		u->list->flags |= JBPF_UNWIND_MISS_REPORTED;
+		u->stats.lists_truncated++;
+	}
 	procmaps__free(entries, nr);
 	error = 0;
 	if (bpf_map_update_elem(u->config.procs_fd, &proc->tgid, u->list, BPF_ANY)) {

@@ -56,6 +56,7 @@ struct unwinder_stats {
 	uint64_t rereads;           /* maps read again after a miss or an exec */
 	uint64_t misses;            /* miss reports received */
 	uint64_t processes_full;    /* lists not written: the map was full */
+	uint64_t lists_truncated;   /* lists written without the mappings past JBPF_UNWIND_MAX_MAPPINGS */
 	uint64_t files;             /* files with rows placed now */
 	uint64_t rows;              /* rows placed now */
 	uint64_t rows_full;         /* tables not placed: no free range big enough */
