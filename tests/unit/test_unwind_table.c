@@ -123,7 +123,10 @@ static void read_frames(const char *path, struct frames *f)
 		}
 		if (eof)
 			break;
-		if ((p = strstr(line, " CIE "))) {
+		if (strncmp(line, "Contents of the ", 16) == 0) {
+			/* CIE offsets are per section. */
+			nr_cies = 0;
+		} else if ((p = strstr(line, " CIE "))) {
 			assert_true(nr_cies < 16);
 			cies[nr_cies].offset = strtoul(line, NULL, 16);
 			in_cie = true;
@@ -412,6 +415,21 @@ static void test_debug_file(void **state)
 	free(f);
 }
 
+/* Half the code described by .eh_frame, half only by the debug file's .debug_frame: both halves unwind. */
+static void test_eh_frame_and_debug_file(void **state)
+{
+	struct frames *f = malloc(sizeof(*f));
+	struct unwind_table *t = build_fixture("libunwind_mixed.so", "libunwind_mixed.so.dbg");
+
+	read_fixture_frames("libunwind_mixed.so.frames", f);
+	assert_matches_readelf(t, f);
+	assert_int_equal(t->stats.fdes, f->nr_fdes);
+	assert_true(f->nr_fdes >= 4);
+	assert_true(t->stats.rows_plt >= 1);
+	unwind_table__free(t);
+	free(f);
+}
+
 static void test_free_null(void **state)
 {
 	unwind_table__free(NULL);
@@ -562,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_outermost_frame),
 		cmocka_unit_test(test_no_cfi),
 		cmocka_unit_test(test_debug_file),
+		cmocka_unit_test(test_eh_frame_and_debug_file),
 		cmocka_unit_test(test_free_null),
 		cmocka_unit_test(test_rules_that_stop),
 		cmocka_unit_test(test_hostile_files),
