@@ -28,8 +28,15 @@ static const struct {
 	uint8_t atom;
 	uint64_t number;
 } plt_pattern[] = {
-	{ DW_OP_breg7, 8 }, { DW_OP_breg16, 0 }, { DW_OP_lit15, 0 }, { DW_OP_and, 0 }, { DW_OP_lit11, 0 },
-	{ DW_OP_ge, 0 },    { DW_OP_lit3, 0 },   { DW_OP_shl, 0 },   { DW_OP_plus, 0 },
+	{ DW_OP_breg7, 8 },  /* rsp + 8 */
+	{ DW_OP_breg16, 0 }, /* rip */
+	{ DW_OP_lit15, 0 },
+	{ DW_OP_and, 0 },    /* rip & 15 */
+	{ DW_OP_lit11, 0 },
+	{ DW_OP_ge, 0 },     /* (rip & 15) >= 11: 1 or 0 */
+	{ DW_OP_lit3, 0 },
+	{ DW_OP_shl, 0 },    /* 8 or 0 */
+	{ DW_OP_plus, 0 },
 };
 
 #define PLT_PATTERN_LEN (sizeof(plt_pattern) / sizeof(plt_pattern[0]))

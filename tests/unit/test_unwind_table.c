@@ -6,7 +6,8 @@
  * for its address. Then what the rows mean (frame-pointer code is rbp
  * based after its prologue, code without is rsp based with changing
  * offsets, the .plt follows the PLT pattern, code between FDEs stops the
- * walk), the separate debug file, a file with no CFI, and hostile files.
+ * walk), rules the walker cannot follow (hand-written CFI), the separate
+ * debug file, a file with no CFI, and hostile files.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -122,7 +123,10 @@ static void read_frames(const char *path, struct frames *f)
 		}
 		if (eof)
 			break;
-		if ((p = strstr(line, " CIE "))) {
+		if (strncmp(line, "Contents of the ", 16) == 0) {
+			/* CIE offsets are per section. */
+			nr_cies = 0;
+		} else if ((p = strstr(line, " CIE "))) {
 			assert_true(nr_cies < 16);
 			cies[nr_cies].offset = strtoul(line, NULL, 16);
 			in_cie = true;
@@ -250,12 +254,12 @@ static struct unwind_table *build_fixture(const char *name, const char *debug_na
 	return t;
 }
 
-/* The address of a symbol of the fixture program, from nm's listing. */
-static uint64_t fixture_symbol(const char *name)
+/* The address of a symbol of a fixture, from nm's listing. */
+static uint64_t fixture_symbol_in(const char *nm_file, const char *name)
 {
 	char path[PATH_MAX], line[256], sym[128], type;
 	unsigned long addr;
-	FILE *fp = fopen(fixture_path("unwind_prog.nm", path, sizeof(path)), "r");
+	FILE *fp = fopen(fixture_path(nm_file, path, sizeof(path)), "r");
 
 	assert_non_null(fp);
 	while (fgets(line, sizeof(line), fp))
@@ -264,8 +268,13 @@ static uint64_t fixture_symbol(const char *name)
 			return addr;
 		}
 	fclose(fp);
-	fail_msg("no symbol %s in the fixture", name);
+	fail_msg("no symbol %s in %s", name, nm_file);
 	return 0;
+}
+
+static uint64_t fixture_symbol(const char *name)
+{
+	return fixture_symbol_in("unwind_prog.nm", name);
 }
 
 static const struct fde *fde_at(const struct frames *f, uint64_t vaddr)
@@ -406,9 +415,75 @@ static void test_debug_file(void **state)
 	free(f);
 }
 
+/* Half the code described by .eh_frame, half only by the debug file's .debug_frame: both halves unwind. */
+static void test_eh_frame_and_debug_file(void **state)
+{
+	struct frames *f = malloc(sizeof(*f));
+	struct unwind_table *t = build_fixture("libunwind_mixed.so", "libunwind_mixed.so.dbg");
+
+	read_fixture_frames("libunwind_mixed.so.frames", f);
+	assert_matches_readelf(t, f);
+	assert_int_equal(t->stats.fdes, f->nr_fdes);
+	assert_true(f->nr_fdes >= 4);
+	assert_true(t->stats.rows_plt >= 1);
+	unwind_table__free(t);
+	free(f);
+}
+
 static void test_free_null(void **state)
 {
 	unwind_table__free(NULL);
+}
+
+static uint64_t edge(const char *name)
+{
+	return fixture_symbol_in("libunwind_edge.so.nm", name);
+}
+
+static void assert_rule_at(const struct unwind_table *t, uint64_t vaddr, enum jbpf_cfa_rule rule, int offset)
+{
+	const struct jbpf_unwind_row *row = lookup(t, vaddr);
+
+	if (row->cfa_rule != rule || row->cfa_offset != offset)
+		fail_msg("at %#lx: cfa %u%+d, expected %u%+d", (unsigned long)vaddr, row->cfa_rule, row->cfa_offset,
+			 rule, offset);
+}
+
+/* Rules the walker cannot follow stop it there, counted; the code after them unwinds again. */
+static void test_rules_that_stop(void **state)
+{
+	struct unwind_table *t = build_fixture("libunwind_edge.so", NULL);
+	uint64_t f;
+
+	/* One nop and one more byte of CFA offset per row: the first 4096
+	 * rows are kept, the rest of the FDE stops. */
+	f = edge("edge_long_fde");
+	assert_rule_at(t, f, JBPF_CFA_RSP, 8);
+	assert_rule_at(t, f + 4095, JBPF_CFA_RSP, 8 + 4095);
+	assert_rule_at(t, f + 4096, JBPF_CFA_STOP, 0);
+	assert_rule_at(t, f + 5000, JBPF_CFA_STOP, 0);
+	/* sub $40000, %rsp is 7 bytes; 40008 does not fit in 16 bits. */
+	f = edge("edge_big_frame");
+	assert_rule_at(t, f, JBPF_CFA_RSP, 8);
+	assert_rule_at(t, f + 7, JBPF_CFA_STOP, 0);
+	assert_rule_at(t, f + 14, JBPF_CFA_RSP, 8);
+	/* Each mov is 3 bytes. */
+	f = edge("edge_cfa_rbx");
+	assert_rule_at(t, f + 3, JBPF_CFA_STOP, 0);
+	assert_rule_at(t, f + 6, JBPF_CFA_RSP, 8);
+	f = edge("edge_rbp_in_register");
+	assert_rule_at(t, f + 3, JBPF_CFA_STOP, 0);
+	assert_rule_at(t, f + 6, JBPF_CFA_RSP, 8);
+	/* An expression that is not the PLT's. */
+	f = edge("edge_expression");
+	assert_rule_at(t, f + 1, JBPF_CFA_STOP, 0);
+	assert_rule_at(t, f + 2, JBPF_CFA_RSP, 8);
+	assert_int_equal(t->stats.rows_plt, 0);
+	assert_rule_at(t, edge("edge_outermost"), JBPF_CFA_END, 0);
+	/* The long FDE's cut, the big frame, rbx, rbp, the expression. */
+	assert_int_equal(t->stats.rows_stop, 5);
+	assert_int_equal(t->stats.fdes, 6);
+	unwind_table__free(t);
 }
 
 /* The fixture program's bytes, and where its .eh_frame lies in them. */
@@ -468,7 +543,7 @@ static void test_hostile_files(void **state)
 	uint8_t *buf = malloc(len);
 	struct unwind_table *t;
 	char err[256];
-	unsigned seed = 13;
+	unsigned seed = 13, built = 0;
 
 	for (size_t cut = 0; cut < len; cut += len / 16 + 1) {
 		if (build_bytes(orig, cut, err, sizeof(err), &t) == 0) {
@@ -486,8 +561,11 @@ static void test_hostile_files(void **state)
 		if (build_bytes(buf, len, err, sizeof(err), &t) == 0) {
 			assert_well_formed(t);
 			unwind_table__free(t);
+			built++;
 		}
 	}
+	/* The flips reached the row making, not only the checks before it. */
+	assert_true(built > 0);
 	free(buf);
 	free(orig);
 }
@@ -502,7 +580,9 @@ int main(void)
 		cmocka_unit_test(test_outermost_frame),
 		cmocka_unit_test(test_no_cfi),
 		cmocka_unit_test(test_debug_file),
+		cmocka_unit_test(test_eh_frame_and_debug_file),
 		cmocka_unit_test(test_free_null),
+		cmocka_unit_test(test_rules_that_stop),
 		cmocka_unit_test(test_hostile_files),
 	};
 
