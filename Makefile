@@ -43,13 +43,16 @@ BASE_CFLAGS := -std=gnu11 -g -fno-omit-frame-pointer -D_GNU_SOURCE $(WARNINGS) \
 RELEASE_CFLAGS := $(BASE_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 SANITIZERS := -fsanitize=address,undefined -fno-sanitize-recover=all
 ASAN_CFLAGS := $(BASE_CFLAGS) -O1 $(SANITIZERS)
-LIBS := -lbpf -lelf -lprotobuf-c -lz -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS)
+LIBS := -lbpf -ldw -lelf -lprotobuf-c -lz -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS)
 
 # Code shared by the profiler and the unit tests: everything but main().
 # The symbolizer is a library of its own (libsymbolizer.a, API in
-# symbolizer/symbolizer.h); the rest is linked as objects.
+# symbolizer/symbolizer.h), and so are the unwind tables (libunwindtables.a,
+# API in unwind/unwind.h; not "libunwind", which names another project);
+# the rest is linked as objects.
 SYMBOLIZER_SRCS := $(wildcard symbolizer/*.c)
-LIB_SRCS := $(SYMBOLIZER_SRCS) $(wildcard common/*.c profile/*.c output/*.c user/record/*.c user/java/*.c) \
+UNWIND_SRCS := $(wildcard unwind/*.c)
+LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c output/*.c user/record/*.c user/java/*.c) \
 	    $(filter-out user/main.c,$(wildcard user/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
@@ -60,10 +63,12 @@ EMBEDDED := $(wildcard output/*.html)
 PROTO_C := $(OUTPUT)/proto/profile.pb-c.c
 PROTO_H := $(OUTPUT)/proto/profile.pb-c.h
 
-RELEASE_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/release/%.o,$(filter-out $(SYMBOLIZER_SRCS),$(LIB_SRCS))) \
-		    $(OUTPUT)/release/proto/profile.pb-c.o $(OUTPUT)/release/libsymbolizer.a
-ASAN_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/asan/%.o,$(filter-out $(SYMBOLIZER_SRCS),$(LIB_SRCS))) \
-		 $(OUTPUT)/asan/proto/profile.pb-c.o $(OUTPUT)/asan/libsymbolizer.a
+RELEASE_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/release/%.o,$(filter-out $(SYMBOLIZER_SRCS) $(UNWIND_SRCS),$(LIB_SRCS))) \
+		    $(OUTPUT)/release/proto/profile.pb-c.o $(OUTPUT)/release/libsymbolizer.a \
+		    $(OUTPUT)/release/libunwindtables.a
+ASAN_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/asan/%.o,$(filter-out $(SYMBOLIZER_SRCS) $(UNWIND_SRCS),$(LIB_SRCS))) \
+		 $(OUTPUT)/asan/proto/profile.pb-c.o $(OUTPUT)/asan/libsymbolizer.a \
+		 $(OUTPUT)/asan/libunwindtables.a
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
@@ -161,6 +166,16 @@ $(OUTPUT)/asan/libsymbolizer.a: $(patsubst %.c,$(OUTPUT)/asan/%.o,$(SYMBOLIZER_S
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
 
+$(OUTPUT)/release/libunwindtables.a: $(patsubst %.c,$(OUTPUT)/release/%.o,$(UNWIND_SRCS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(OUTPUT)/asan/libunwindtables.a: $(patsubst %.c,$(OUTPUT)/asan/%.o,$(UNWIND_SRCS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
 $(OUTPUT)/jbpfprof: $(OUTPUT)/release/user/main.o $(RELEASE_LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(RELEASE_CFLAGS) $^ $(LIBS) -o $@
@@ -226,6 +241,24 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) $< -o $@ -lm
+
+# Workloads built the way distributions build: gcc, plain -O2, no frame
+# pointers (and .eh_frame, which gcc emits by default on x86-64), for the
+# unwind table tests. Named nofp_<file>; the library one of them loads
+# late sits next to them.
+NOFP_WORKLOAD_CFLAGS := -std=gnu11 -O2 -g -fomit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Werror
+NOFP_WORKLOADS := $(patsubst tests/workloads/nofp/%.c,$(OUTPUT)/workloads/nofp_%,$(wildcard tests/workloads/nofp/*.c)) \
+		  $(OUTPUT)/workloads/libnofp_plugin.so
+WORKLOADS += $(NOFP_WORKLOADS)
+$(OUTPUT)/workloads/nofp_%: tests/workloads/nofp/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NOFP_WORKLOAD_CFLAGS) $< -o $@ -ldl
+$(OUTPUT)/workloads/libnofp_plugin.so: tests/workloads/nofp/plugin/plugin.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NOFP_WORKLOAD_CFLAGS) -fPIC -shared -fvisibility=hidden $< -o $@
+
 $(OUTPUT):
 	$(Q)mkdir -p $@
 
@@ -252,7 +285,7 @@ test: all check-handler $(UNIT_TESTS) $(BROWSER_PAGE_WRITER) $(FIXTURES) $(OUTPU
 		tests/run-suite.sh all $(UNIT_TESTS) $(BROWSER_TESTS) $(INTEGRATION_TESTS)
 
 check-headers: $(SKELS)
-	$(Q)for h in $(wildcard common/*.h profile/*.h symbolizer/*.h output/*.h user/*.h user/*/*.h); do \
+	$(Q)for h in $(wildcard common/*.h profile/*.h symbolizer/*.h unwind/*.h output/*.h user/*.h user/*/*.h); do \
 		printf '#include "%s"\n#include "%s"\n' $$h $$h | \
 		$(CC) $(RELEASE_CFLAGS) -x c -fsyntax-only - || exit 1; \
 	done
@@ -261,8 +294,14 @@ check-headers: $(SKELS)
 		$(CC) $(AGENT_CFLAGS) -x c -fsyntax-only - || exit 1; \
 	done; echo "headers: each compiles on its own"
 
-bench: all
+bench: all $(OUTPUT)/bench/unwind_tables
 	$(Q)bash bench/run.sh
+
+# The unwind table build benchmark's driver (bench/unwind_tables.sh).
+$(OUTPUT)/bench/unwind_tables: bench/unwind_tables.c $(OUTPUT)/release/libunwindtables.a
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(RELEASE_CFLAGS) $^ -ldw -lelf -o $@
 
 install: $(OUTPUT)/jbpfprof
 	install -m 0755 -d $(DESTDIR)$(PREFIX)/bin

@@ -13,9 +13,12 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	make gcc g++ libc6-dev pkg-config binutils \
-	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev linux-libc-dev \
+	clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev linux-libc-dev \
 	libcmocka-dev util-linux passwd protobuf-c-compiler libprotobuf-c-dev golang-go chromium nodejs \
 	openjdk-17-jdk-headless openjdk-17-source unzip >/dev/null
+# The unwind table tests profile Debian's own python3 (built without frame
+# pointers) and compare with perf's DWARF unwinder (linux-perf).
+apt-get install -y -qq --no-install-recommends python3 linux-perf >/dev/null
 # Debian's nodejs comes without npm; a nodejs package that bundles npm
 # conflicts with Debian's npm package, so install it only when missing.
 if ! command -v npm >/dev/null 2>&1; then

@@ -9,3 +9,6 @@ bench/java_overhead.sh "${RUNS:-7}"
 bench/java_sample_cost.sh
 bench/wall_idle.sh
 bench/pingpong.sh
+bench/unwind_tables.sh
+bench/unwind_cost.sh
+bench/unwind_host.sh

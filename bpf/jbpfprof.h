@@ -29,6 +29,7 @@ enum jbpf_record_type {
 	JBPF_RECORD_WAIT_END = 5,    /* struct jbpf_wait_end */
 	JBPF_RECORD_USER_STACK = 6,  /* struct jbpf_user_stack */
 	JBPF_RECORD_THREAD_EXIT = 7, /* struct jbpf_thread_exit */
+	JBPF_RECORD_UNWIND_MISS = 8, /* struct jbpf_unwind_miss */
 };
 
 /*
@@ -250,7 +251,62 @@ enum jbpf_counter {
 	JBPF_CNT_WAITS_LOST,     /* waits, ends or user stacks dropped: ring buffer full */
 	JBPF_CNT_THREADS_FULL,   /* threads not followed: the waits map was full */
 	JBPF_CNT_SWITCH_MISSED,  /* a thread's switch in or out was never seen (see offcpu.bpf.c) */
+	/*
+	 * User stacks of CPU samples with --unwind tables, each counted once:
+	 * walked wholly by unwind tables, or by the first reason the walk
+	 * fell back to frame pointers or ended early (bpf/unwind.bpf.h).
+	 */
+	JBPF_CNT_UNWIND_TABLES,      /* every frame by tables, to the outermost */
+	JBPF_CNT_UNWIND_NO_PROCESS,  /* no tables for the process yet (or a pc in a mapping not yet read) */
+	JBPF_CNT_UNWIND_NO_INFO,     /* a pc in a mapping whose file has no unwind info there (JIT, anonymous) */
+	JBPF_CNT_UNWIND_STOP,        /* a row the walker cannot follow (JBPF_CFA_STOP) */
+	JBPF_CNT_UNWIND_READ,        /* a read of the user stack failed: the walk ended there */
+	JBPF_CNT_UNWIND_DEPTH,       /* the stack was deeper than the walk goes */
+	JBPF_CNT_UNWIND_MISS_LOST,   /* a pc in an unknown mapping not reported: ring buffer full */
 	JBPF_CNT_NR,
+};
+
+/*
+ * Unwind tables (--unwind tables, bpf/unwind.bpf.h). For each target
+ * process userspace lists its executable mappings, sorted by start, in the
+ * `unwind_procs` map (by tgid); the rows of each file's table lie in the
+ * `unwind_rows` array at [first_row, first_row + nr_rows). Address spaces:
+ *   row pc = runtime pc - bias,  bias = start - (ELF vaddr at start - table base)
+ * A mapping with no table (anonymous or JIT code, a file without CFI) is
+ * listed with nr_rows 0, so that the walker tells it from a mapping it
+ * does not know yet (a library loaded since), which it reports.
+ */
+#define JBPF_UNWIND_MAX_MAPPINGS 256
+
+struct jbpf_unwind_mapping {
+	__u64 start;         /* runtime VA, inclusive */
+	__u64 end;           /* runtime VA, exclusive */
+	__u64 bias;          /* runtime pc - bias = row pc */
+	__u32 first_row;     /* index in unwind_rows */
+	__u32 nr_rows;       /* 0: no table, frame pointers here */
+	__u32 pc_end;        /* row pcs at or past this have no rule (the table's end - base) */
+	__u32 unused;
+};
+
+/* Bits of jbpf_unwind_process.flags. */
+#define JBPF_UNWIND_MISS_REPORTED 1u /* a jbpf_unwind_miss went out for this list; userspace rewrites it */
+
+struct jbpf_unwind_process {
+	__u64 start_ticks;   /* the process's start (JBPF_CLOCK_TICK_NS): a later owner of the tgid gets no rows */
+	__u32 nr;            /* mappings used */
+	__u32 flags;         /* JBPF_UNWIND_* */
+	struct jbpf_unwind_mapping mappings[JBPF_UNWIND_MAX_MAPPINGS];
+};
+
+/*
+ * A pc of process tgid fell in none of its listed mappings (a library
+ * loaded after the list was written): userspace reads its maps again.
+ * Sent once per list (JBPF_UNWIND_MISS_REPORTED). Fixed size.
+ */
+struct jbpf_unwind_miss {
+	__u32 type;          /* JBPF_RECORD_UNWIND_MISS */
+	__u32 tgid;
+	__u64 pc;
 };
 
 #endif /* JBPFPROF_H */

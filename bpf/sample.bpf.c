@@ -29,6 +29,13 @@
  * sample. Samples taken during one stay in the kernel share that one
  * signal and its Java stack.
  *
+ * User stacks. With --unwind tables (the default) the user stack is walked
+ * by the unwind tables userspace built from each mapped file's .eh_frame
+ * (unwind.bpf.h), with a frame-pointer step wherever code has no table;
+ * a process whose tables are not in yet, and every process with
+ * --unwind fp, gets bpf_get_stack's frame-pointer walk. The kernel stack
+ * is always bpf_get_stack's.
+ *
  * Stacks are read into a per-CPU scratch buffer, kernel frames first and
  * user frames right after them, and only the captured frames are copied to
  * the ring buffer. Nothing is lost silently: every drop or damaged stack
@@ -39,6 +46,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "shared.bpf.h"
+#include "unwind.bpf.h"
 
 /* Set by userspace between open and load; the verifier prunes dead branches. */
 const volatile bool filter_by_tgid = false;
@@ -88,6 +96,14 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+/* The record being built on this CPU (for the walker, bpf/unwind.bpf.h). */
+static __always_inline struct jbpf_sample *unwind_sample(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
 /*
  * Wake the reader when the ring is getting full, or for a process's first
  * sample (see seen_tgids); otherwise it drains on its own timer. One wakeup
@@ -128,6 +144,26 @@ static __always_inline __u64 read_stack(struct bpf_perf_event_data *ctx, __u64 *
 	}
 	n = (__u64)bytes / sizeof(__u64);
 	return n > JBPF_MAX_STACK_DEPTH ? JBPF_MAX_STACK_DEPTH : n;
+}
+
+/*
+ * The user stack into sample->ips after the kn kernel frames: by unwind
+ * tables when asked for and the process has them, else by frame pointers.
+ */
+static __always_inline __u64 read_user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
+					     struct jbpf_sample *sample, __u32 tgid, __u64 kn, __u32 depth)
+{
+	long n;
+
+	if (kn > JBPF_MAX_STACK_DEPTH)
+		return 0;
+	if (unwind_tables) {
+		n = unwind_user_stack(ctx, task, tgid, kn, depth);
+		if (n >= 0)
+			return n > JBPF_MAX_STACK_DEPTH ? JBPF_MAX_STACK_DEPTH : n;
+	}
+	return read_stack(ctx, &sample->ips[kn], depth, BPF_F_USER_STACK, &sample->ustack_err,
+			  JBPF_CNT_USTACK_FAILED);
 }
 
 /*
@@ -204,7 +240,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	 * are wanted (JBPF_JAVA_USER_DEPTH).
 	 */
 	depth = sample->java_seq ? JBPF_JAVA_USER_DEPTH : JBPF_MAX_STACK_DEPTH;
-	un = read_stack(ctx, &sample->ips[kn], depth, BPF_F_USER_STACK, &sample->ustack_err, JBPF_CNT_USTACK_FAILED);
+	un = read_user_stack(ctx, current, sample, tgid, kn, depth);
 	if (sample->java_seq && un >= JBPF_JAVA_USER_DEPTH)
 		sample->flags |= JBPF_SAMPLE_USER_CUT;
 	sample->ustack_len = un;
@@ -226,6 +262,8 @@ int process_exec(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	/* Its next sample wakes the reader, which then reads the new maps. */
 	bpf_map_delete_elem(&seen_tgids, &tgid);
+	/* Its unwind tables are the old program's: frame pointers until userspace reads the new maps. */
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	/* The new program has no handler for our signal: it would die of it. */
 	bpf_map_delete_elem(&java_targets, &tgid);
 	record = bpf_ringbuf_reserve(&events, sizeof(*record), 0);

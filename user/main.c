@@ -192,6 +192,7 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.state_mask = o->state_mask,
 		.java = o->java == JAVA_OFF ? RECORDING_JAVA_OFF
 			: o->java == JAVA_REQUIRED ? RECORDING_JAVA_REQUIRED : RECORDING_JAVA_AUTO,
+		.unwind_fp = o->unwind == UNWIND_FP,
 		.full = cmd->full,
 		.threads = o->threads,
 		.annotate = o->annotate,

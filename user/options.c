@@ -36,6 +36,7 @@ enum {
 	OPT_STATE,
 	OPT_MIN_BLOCK,
 	OPT_MAX_BLOCK,
+	OPT_UNWIND,
 };
 
 static const struct option long_options[] = {
@@ -57,6 +58,7 @@ static const struct option long_options[] = {
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -115,6 +117,9 @@ void options_print_help(FILE *out)
 "                           that takes the agent (default: try, and fall back)\n"
 "      --no-java            never load the agent; JVMs get frame pointers and\n"
 "                           any /tmp/perf-PID.map only\n"
+"      --unwind METHOD      how user stacks are walked: tables (default): by the\n"
+"                           unwind tables of .eh_frame, frame pointers where\n"
+"                           code has none (JIT code); fp: frame pointers only\n"
 "      --top N              rows in each table of the text report (default %u)\n"
 "      --fixed-interval     sample at exactly 1/HZ, without randomisation; this\n"
 "                           aliases with periodic work and exists for comparison\n"
@@ -480,6 +485,16 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 					   sizeof(err)))
 				return usage_error(err);
 			block_given = true;
+			break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "tables"))
+				opts->unwind = UNWIND_TABLES;
+			else if (!strcmp(optarg, "fp"))
+				opts->unwind = UNWIND_FP;
+			else {
+				snprintf(err, sizeof(err), "--unwind: '%s' is not a method (tables or fp)", optarg);
+				return usage_error(err);
+			}
 			break;
 		case OPT_TOP:
 			if (parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))

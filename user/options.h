@@ -34,6 +34,11 @@ enum java_mode {
 	JAVA_OFF,       /* --no-java: never attach; frame pointers and perf maps only */
 };
 
+enum unwind_mode {
+	UNWIND_TABLES,  /* user stacks by .eh_frame unwind tables, frame pointers where there are none */
+	UNWIND_FP,      /* --unwind fp: by frame pointers only */
+};
+
 struct options {
 	uint32_t pids[OPTIONS_MAX_PIDS]; /* as typed; main resolves threads to processes */
 	size_t nr_pids;
@@ -50,6 +55,7 @@ struct options {
 	size_t text_top;
 	int verbose;
 	enum java_mode java;             /* whether to load the agent into JVMs */
+	enum unwind_mode unwind;         /* how user stacks are walked */
 	bool annotate;                   /* suffix Java frames by how they ran */
 	enum event_mode event;
 	unsigned state_mask;             /* 1 << enum jbpf_state for each state kept (wall, offcpu) */

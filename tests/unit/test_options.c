@@ -202,6 +202,26 @@ static void usage_mistakes(void **state)
 	assert_int_equal(parse_quietly(ARGC(empty_file), empty_file, &o), OPTIONS_USAGE);
 }
 
+/* --unwind: tables by default, fp on request, anything else a mistake. */
+static void unwind_method(void **state)
+{
+	char *plain[] = { "jbpfprof", "-a", NULL };
+	char *tables[] = { "jbpfprof", "-a", "--unwind", "tables", NULL };
+	char *fp[] = { "jbpfprof", "-a", "--unwind", "fp", NULL };
+	char *bad[] = { "jbpfprof", "-a", "--unwind", "dwarf", NULL };
+	char *missing[] = { "jbpfprof", "-a", "--unwind", NULL };
+	struct options o;
+
+	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_int_equal(o.unwind, UNWIND_TABLES);
+	assert_int_equal(options_parse(ARGC(fp), fp, &o), OPTIONS_RUN);
+	assert_int_equal(o.unwind, UNWIND_FP);
+	assert_int_equal(options_parse(ARGC(tables), tables, &o), OPTIONS_RUN);
+	assert_int_equal(o.unwind, UNWIND_TABLES);
+	assert_int_equal(parse_quietly(ARGC(bad), bad, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(missing), missing, &o), OPTIONS_USAGE);
+}
+
 static void too_many_pids(void **state)
 {
 	char list[OPTIONS_MAX_PIDS * 8 + 16];
@@ -225,6 +245,7 @@ int main(void)
 		cmocka_unit_test(every_option),
 		cmocka_unit_test(format_from_file_name),
 		cmocka_unit_test(usage_mistakes),
+		cmocka_unit_test(unwind_method),
 		cmocka_unit_test(too_many_pids),
 	};
 

@@ -22,16 +22,28 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "bpf/unwind.h"
 #include "common/random.h"
 #include "sample.skel.h"
 #include "user/record/loader.h"
+#include "user/record/unwinder.h"
 
 #define DEFAULT_RINGBUF_BYTES (16u << 20)
 #define DEFAULT_MAX_THREADS 65536
+/*
+ * BPF memory for unwind tables when not told: the rows of libc, libjvm,
+ * python3 and a host's usual daemons take a few million rows of 16 bytes.
+ * An eighth of it holds the process lists (10 KiB each, allocated as
+ * used), the rest the rows. The table cache in this process takes at most
+ * half as much again.
+ */
+#define DEFAULT_UNWIND_BUDGET (64u << 20)
+#define ROW_BYTES ((sizeof(struct jbpf_unwind_row) + 7) & ~(size_t)7)
 
 struct cpu_sampler {
 	struct sample_bpf *skel;
 	struct bpf_link *exec_link; /* sched_process_exec */
+	struct unwinder *unwinder;  /* with unwind tables */
 	int *perf_fds;
 	struct bpf_link **links;
 	unsigned nr_cpus;           /* entries used in perf_fds and links */
@@ -103,11 +115,27 @@ static void choose_period(struct cpu_sampler *cs, const struct sampler_config *c
 	*keep_threshold = (uint32_t)(keep * 4294967296.0);
 }
 
+/* The unwind maps' entries within the budget: a process list per eighth, rows for the rest. */
+static void unwind_geometry(const struct sampler_config *config, uint32_t *max_rows, uint32_t *max_procs)
+{
+	size_t budget = config->unwind_budget_bytes ? config->unwind_budget_bytes : DEFAULT_UNWIND_BUDGET;
+	size_t procs = budget / 8 / sizeof(struct jbpf_unwind_process);
+
+	if (!config->unwind_tables) {
+		*max_rows = *max_procs = 1;
+		return;
+	}
+	if (procs < 1)
+		procs = 1;
+	*max_procs = (uint32_t)procs;
+	*max_rows = (uint32_t)((budget - procs * sizeof(struct jbpf_unwind_process)) / ROW_BYTES);
+}
+
 /* Settings, and the geometry of the shared maps this object creates. */
 static void configure(struct cpu_sampler *cs, const struct sampler_config *config)
 {
 	struct sample_bpf *skel = cs->skel;
-	uint32_t keep_threshold;
+	uint32_t keep_threshold, max_rows, max_procs;
 
 	choose_period(cs, config, &keep_threshold);
 	skel->rodata->filter_by_tgid = config->nr_tgids > 0;
@@ -120,6 +148,38 @@ static void configure(struct cpu_sampler *cs, const struct sampler_config *confi
 												    : 1);
 	skel->rodata->syscall_entry_lo = config->syscall_entry_lo;
 	skel->rodata->syscall_entry_hi = config->syscall_entry_hi;
+	skel->rodata->unwind_tables = config->unwind_tables;
+	unwind_geometry(config, &max_rows, &max_procs);
+	bpf_map__set_max_entries(skel->maps.unwind_rows, max_rows);
+	bpf_map__set_max_entries(skel->maps.unwind_procs, max_procs);
+}
+
+/*
+ * The feeder of the unwind maps, and the targets' tables read now, so that
+ * their first samples have them. A target whose tables cannot be read is
+ * walked by frame pointers (and counted so).
+ */
+static int open_unwinder(struct cpu_sampler *cs, const struct sampler_config *config, char *err, size_t err_size)
+{
+	size_t budget = config->unwind_budget_bytes ? config->unwind_budget_bytes : DEFAULT_UNWIND_BUDGET;
+	struct unwinder_config uc = {
+		.proc_root = "/proc",
+		.rows_fd = bpf_map__fd(cs->skel->maps.unwind_rows),
+		.max_rows = bpf_map__max_entries(cs->skel->maps.unwind_rows),
+		.procs_fd = bpf_map__fd(cs->skel->maps.unwind_procs),
+		.max_procs = bpf_map__max_entries(cs->skel->maps.unwind_procs),
+		.cache_bytes = budget / 2,
+	};
+	int error;
+
+	if (!config->unwind_tables)
+		return 0;
+	error = unwinder__new(&uc, &cs->unwinder, err, err_size);
+	if (error)
+		return error;
+	for (size_t i = 0; i < config->nr_tgids; i++)
+		unwinder__add_process(cs->unwinder, config->tgids[i]);
+	return 0;
 }
 
 static int fill_targets(struct cpu_sampler *cs, const struct sampler_config *config, char *err, size_t err_size)
@@ -162,6 +222,9 @@ int cpu_sampler__open(const struct sampler_config *config, struct cpu_sampler **
 		goto fail;
 	}
 	error = -fill_targets(cs, config, err, err_size);
+	if (error)
+		goto fail;
+	error = -open_unwinder(cs, config, err, err_size);
 	if (error)
 		goto fail;
 	cs->exec_link = bpf_program__attach(cs->skel->progs.process_exec);
@@ -245,6 +308,7 @@ void cpu_sampler__close(struct cpu_sampler *cs)
 	free(cs->links);
 	free(cs->perf_fds);
 	bpf_link__destroy(cs->exec_link);
+	unwinder__free(cs->unwinder);
 	sample_bpf__destroy(cs->skel);
 	free(cs);
 }
@@ -262,6 +326,11 @@ void cpu_sampler__set_no_java(struct cpu_sampler *cs, uint32_t tid, bool no_java
 		bpf_map__update_elem(cs->skel->maps.no_java_tids, &tid, sizeof(tid), &one, sizeof(one), BPF_ANY);
 	else
 		bpf_map__delete_elem(cs->skel->maps.no_java_tids, &tid, sizeof(tid), 0);
+}
+
+struct unwinder *cpu_sampler__unwinder(const struct cpu_sampler *cs)
+{
+	return cs->unwinder;
 }
 
 unsigned cpu_sampler__cpus(const struct cpu_sampler *cs)

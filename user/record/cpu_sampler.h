@@ -26,10 +26,12 @@
 
 struct bpf_object;
 struct cpu_sampler;
+struct unwinder;
 
 /*
  * Opens, configures and loads the CPU sampler, fills its tgid filter and
- * attaches its exec program. No perf event yet.
+ * attaches its exec program; with unwind tables, reads the targets' tables
+ * into its maps. No perf event yet.
  */
 int cpu_sampler__open(const struct sampler_config *config, struct cpu_sampler **out, char *err, size_t err_size);
 /* Opens a software cpu-clock perf event on every online CPU and attaches the sampler to each. */
@@ -44,6 +46,9 @@ struct bpf_object *cpu_sampler__object(const struct cpu_sampler *cs);
 
 /* Whether a JVM thread runs no Java (no_java_tids in bpf/sample.bpf.c). */
 void cpu_sampler__set_no_java(struct cpu_sampler *cs, uint32_t tid, bool no_java);
+
+/* The unwind tables' feeder, or NULL when stacks are walked by frame pointers. */
+struct unwinder *cpu_sampler__unwinder(const struct cpu_sampler *cs);
 
 /* CPUs with a perf event (0 before cpu_sampler__start), and the base period in ns. */
 unsigned cpu_sampler__cpus(const struct cpu_sampler *cs);

@@ -47,6 +47,8 @@ bool record_decode(const void *data, size_t size, struct record *r)
 		return user_stack_is_valid(data, size);
 	case JBPF_RECORD_THREAD_EXIT:
 		return size >= sizeof(struct jbpf_thread_exit);
+	case JBPF_RECORD_UNWIND_MISS:
+		return size >= sizeof(struct jbpf_unwind_miss);
 	default:
 		return false;
 	}

@@ -29,6 +29,7 @@ struct record {
 		const struct jbpf_wait_end *wait_end;
 		const struct jbpf_user_stack *user_stack;
 		const struct jbpf_thread_exit *thread_exit;
+		const struct jbpf_unwind_miss *unwind_miss;
 	};
 };
 

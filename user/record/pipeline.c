@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "user/record/decode.h"
+#include "user/record/unwinder.h"
 
 /* A wait still going on at the end, kept until the agents sent their stacks. */
 struct final_wait {
@@ -21,6 +23,7 @@ struct pipeline {
 	struct aggregator *agg;
 	struct java *java;
 	struct wall *wall;
+	struct unwinder *unwinder;      /* NULL with --unwind fp */
 	bool wall_stopped;
 	uint32_t jvms[JBPF_MAX_TARGETS];
 	size_t nr_jvms;
@@ -141,6 +144,35 @@ struct wall *pipeline__wall(const struct pipeline *p)
 	return p->wall;
 }
 
+void pipeline__set_unwinder(struct pipeline *p, struct unwinder *unwinder)
+{
+	p->unwinder = unwinder;
+}
+
+/*
+ * What the unwind tables learn from a record: a process seen for the
+ * first time, an exec, a pc in a mapping not yet listed. true when the
+ * record was for the tables alone.
+ */
+static bool feed_unwinder(struct pipeline *p, const struct record *r)
+{
+	if (!p->unwinder)
+		return r->type == JBPF_RECORD_UNWIND_MISS;
+	switch (r->type) {
+	case JBPF_RECORD_CPU_SAMPLE:
+		unwinder__saw(p->unwinder, r->sample->tgid, clock_monotonic_ns());
+		return false;
+	case JBPF_RECORD_EXEC:
+		unwinder__exec(p->unwinder, r->exec->tgid, clock_monotonic_ns());
+		return false;
+	case JBPF_RECORD_UNWIND_MISS:
+		unwinder__miss(p->unwinder, r->unwind_miss->tgid, clock_monotonic_ns());
+		return true;
+	default:
+		return false;
+	}
+}
+
 void pipeline__record(void *ctx, const void *data, size_t size)
 {
 	struct pipeline *p = ctx;
@@ -153,6 +185,8 @@ void pipeline__record(void *ctx, const void *data, size_t size)
 			p->stats.malformed_samples++;
 		return;
 	}
+	if (feed_unwinder(p, &r))
+		return;
 	if (p->wall)
 		wall__record(p->wall, &r);
 	else
@@ -172,6 +206,8 @@ void pipeline__on_poll(struct pipeline *p, const struct pollfd *fds, size_t nr)
 
 void pipeline__tick(struct pipeline *p, uint64_t now_ns)
 {
+	if (p->unwinder)
+		unwinder__tick(p->unwinder, now_ns);
 	if (p->java)
 		java__tick(p->java, now_ns);
 }

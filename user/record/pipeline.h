@@ -12,6 +12,10 @@
  *              each one's Java stack, then the Java merge adds it;
  *   aggregate  every other sample, straight to the profile.
  *
+ * The unwind tables' feeder (unwinder.h) hears first of every process
+ * sampled, every exec, and takes the walker's reports of pcs it could not
+ * place (those go no further).
+ *
  * Exec records reach the aggregator (the process's symbols are forgotten)
  * and the Java side (a JVM that ran another program has lost its agent);
  * lost deferred signals reach the join.
@@ -44,6 +48,7 @@ struct pipeline_stats {
 };
 
 struct pipeline;
+struct unwinder;
 
 /* agg and java stay the caller's and must outlive the pipeline. NULL when out of memory. */
 struct pipeline *pipeline__new(struct aggregator *agg, struct java *java);
@@ -57,6 +62,12 @@ void pipeline__free(struct pipeline *p);
 int pipeline__add_wall(struct pipeline *p, const struct wall_config *config, struct symbolizer *sym);
 /* The wall stage, or NULL. */
 struct wall *pipeline__wall(const struct pipeline *p);
+
+/*
+ * The feeder of the unwind tables (sampler__unwinder), or NULL: it hears of
+ * each process sampled, each exec and each pc the walker could not place.
+ */
+void pipeline__set_unwinder(struct pipeline *p, struct unwinder *unwinder);
 
 /* The JVMs whose samples go to the Java side (java__targets, after attaching). */
 void pipeline__set_jvms(struct pipeline *p, const struct sampler_java_target *jvms, size_t nr);

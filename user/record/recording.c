@@ -22,6 +22,8 @@
 #include "user/record/pipeline.h"
 #include "user/record/sampler.h"
 #include "user/record/session.h"
+#include "user/record/unwinder.h"
+#include "unwind/unwind.h"
 #include "user/record/wall.h"
 
 struct recording {
@@ -266,6 +268,7 @@ int recording__run(struct recording *rec)
 		.frequency_hz = c->frequency_hz,
 		.fixed_interval = c->fixed_interval,
 		.verbose = c->verbose,
+		.unwind_tables = !c->unwind_fp,
 		.on_record = pipeline__record,
 	};
 	struct session_config session_config = {
@@ -316,6 +319,7 @@ int recording__run(struct recording *rec)
 		fprintf(stderr, "jbpfprof: %s\n", err);
 		return -1;
 	}
+	pipeline__set_unwinder(rec->pipeline, sampler__unwinder(rec->sampler));
 	if (wall) {
 		wall__start(wall, sampler__started_ns(rec->sampler));
 		wall__seed(wall, rec->sampler, c->all ? NULL : rec->tgids, c->all ? 0 : rec->nr_tgids);
@@ -410,13 +414,44 @@ static void describe_wall(const struct recording *rec, const struct wall *wall, 
 			 (unsigned long long)ws.no_user_stack);
 }
 
+/*
+ * How the user stacks of CPU samples were walked, with unwind tables, e.g.
+ * "; user stacks: 980 wholly by unwind tables, 20 in part by frame
+ * pointers or cut short (no unwind info 15, read failed 5)"; empty with
+ * --unwind fp.
+ */
+static void describe_unwind(const struct recording *rec, char *buf, size_t size)
+{
+	const uint64_t *c = rec->counters;
+	uint64_t fp = c[JBPF_CNT_UNWIND_NO_PROCESS] + c[JBPF_CNT_UNWIND_NO_INFO] + c[JBPF_CNT_UNWIND_STOP] +
+		      c[JBPF_CNT_UNWIND_READ] + c[JBPF_CNT_UNWIND_DEPTH];
+	const struct named_count causes[] = {
+		{ "no tables yet", c[JBPF_CNT_UNWIND_NO_PROCESS] },
+		{ "no unwind info", c[JBPF_CNT_UNWIND_NO_INFO] },
+		{ "expression row", c[JBPF_CNT_UNWIND_STOP] },
+		{ "read failed", c[JBPF_CNT_UNWIND_READ] },
+		{ "depth limit", c[JBPF_CNT_UNWIND_DEPTH] },
+	};
+	size_t used;
+
+	buf[0] = '\0';
+	if (rec->config.unwind_fp || !(fp + c[JBPF_CNT_UNWIND_TABLES]))
+		return;
+	used = (size_t)snprintf(buf, size,
+				"; user stacks: %llu wholly by unwind tables, %llu in part by frame pointers or cut short",
+				(unsigned long long)c[JBPF_CNT_UNWIND_TABLES], (unsigned long long)fp);
+	used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
+	if (fp && used < size)
+		snprintf(buf + used, size - used, ")");
+}
+
 void recording__summary(const struct recording *rec, char *buf, size_t size)
 {
 	const struct wall *wall = pipeline__wall(rec->pipeline);
 	struct aggregator_stats stats;
 	struct symbolizer_stats sym;
 	struct pipeline_stats ps;
-	char losses[512], java_line[768], wall_line[512];
+	char losses[512], java_line[768], wall_line[512], unwind_line[256];
 	uint64_t taken = rec->counters[JBPF_CNT_SAMPLES], unaccounted;
 
 	aggregator__stats(rec->agg, &stats);
@@ -435,8 +470,38 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 	wall_line[0] = '\0';
 	if (wall)
 		describe_wall(rec, wall, wall_line, sizeof(wall_line));
-	snprintf(buf, size, "%llu samples taken, %llu written, %s%s%s%s", (unsigned long long)taken,
-		 (unsigned long long)stats.written, losses, wall_line, java_line[0] ? "; " : "", java_line);
+	describe_unwind(rec, unwind_line, sizeof(unwind_line));
+	snprintf(buf, size, "%llu samples taken, %llu written, %s%s%s%s%s", (unsigned long long)taken,
+		 (unsigned long long)stats.written, losses, unwind_line, wall_line, java_line[0] ? "; " : "", java_line);
+}
+
+/* -v: the unwind tables, in BPF and in the cache they are built into. */
+static void print_unwind_stats(const struct recording *rec)
+{
+	const struct unwinder *u = rec->sampler ? sampler__unwinder(rec->sampler) : NULL;
+	struct unwind_cache_stats cs;
+	struct unwinder_stats us;
+
+	if (!u)
+		return;
+	unwinder__stats(u, &us);
+	unwind_cache__stats(unwinder__cache(u), &cs);
+	fprintf(stderr,
+		"jbpfprof: unwind tables: %llu processes listed (%llu lists written, %llu maps re-read, "
+		"%llu misses, %llu not listed: map full, %llu cut to %u mappings), %llu files with %llu rows placed "
+		"(%.1f of %.1f MiB; %llu did not fit), %llu mappings without a table\n",
+		(unsigned long long)us.processes, (unsigned long long)us.lists_written,
+		(unsigned long long)us.rereads, (unsigned long long)us.misses, (unsigned long long)us.processes_full,
+		(unsigned long long)us.lists_truncated, JBPF_UNWIND_MAX_MAPPINGS,
+		(unsigned long long)us.files, (unsigned long long)us.rows,
+		(double)us.row_bytes_used / (1 << 20), (double)us.row_bytes / (1 << 20),
+		(unsigned long long)us.rows_full, (unsigned long long)us.mappings_no_table);
+	fprintf(stderr,
+		"jbpfprof: unwind table cache: %llu tables built in %.1f ms (%llu without usable CFI, %llu evicted), "
+		"%llu held with %llu rows in %.1f MiB\n",
+		(unsigned long long)cs.built, (double)cs.build_ns / 1e6, (unsigned long long)cs.failed,
+		(unsigned long long)cs.evicted, (unsigned long long)cs.tables, (unsigned long long)cs.rows,
+		(double)cs.bytes / (1 << 20));
 }
 
 /* -v: what the recording cost this process, and how the caches fared. */
@@ -487,6 +552,7 @@ static void print_verbose_stats(const struct recording *rec)
 			fprintf(stderr, "jbpfprof: agent signal handler: %llu calls, %.2f us each\n",
 				(unsigned long long)js.handler_calls, (double)js.handler_ns / 1e3 / (double)js.handler_calls);
 	}
+	print_unwind_stats(rec);
 	symbolizer__stats(rec->sym, &sym);
 	fprintf(stderr,
 		"jbpfprof: symbolizer: %llu lookups (%llu unresolved), %llu maps reads, %llu files parsed "

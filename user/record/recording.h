@@ -49,6 +49,7 @@ struct recording_config {
 	uint64_t min_block_ns, max_block_ns;
 	unsigned state_mask;
 	enum recording_java java;
+	bool unwind_fp;           /* user stacks by frame pointers only (--unwind fp) */
 	bool full;                /* aggregate everything, for a pprof file (profile/view.h) */
 	bool threads, annotate;   /* without full: the thread frames, how Java frames ran */
 	int verbose;

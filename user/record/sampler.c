@@ -281,6 +281,11 @@ int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_
 	return 0;
 }
 
+struct unwinder *sampler__unwinder(const struct sampler *sampler)
+{
+	return cpu_sampler__unwinder(sampler->cpu);
+}
+
 unsigned sampler__cpus(const struct sampler *sampler)
 {
 	return cpu_sampler__cpus(sampler->cpu);

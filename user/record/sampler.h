@@ -64,11 +64,19 @@ struct sampler_config {
 	bool no_cpu_samples;     /* -e offcpu: no perf events at all */
 	uint64_t full_wait_ns, min_block_ns, max_block_ns;
 	size_t max_threads;      /* threads followed at once, 0 for the default */
+	/*
+	 * Walk user stacks by unwind tables (bpf/unwind.bpf.h) within
+	 * unwind_budget_bytes of BPF maps (0 for the default), the -p targets'
+	 * tables read before the first sample; else by frame pointers only.
+	 */
+	bool unwind_tables;
+	size_t unwind_budget_bytes;
 	sampler_record_fn on_record;
 	void *ctx;
 };
 
 struct sampler;
+struct unwinder;
 
 int sampler__open(const struct sampler_config *config, struct sampler **out, char *err, size_t err_size);
 void sampler__close(struct sampler *sampler);
@@ -119,6 +127,9 @@ typedef void (*sampler_thread_fn)(void *ctx, uint32_t tid, const struct jbpf_thr
 int sampler__for_each_thread(struct sampler *sampler, sampler_thread_fn fn, void *ctx);
 /* Sums of the BPF loss counters over all CPUs, indexed by enum jbpf_counter. */
 int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_NR]);
+
+/* The unwind tables' feeder (user/record/unwinder.h), or NULL without unwind_tables. */
+struct unwinder *sampler__unwinder(const struct sampler *sampler);
 
 /* CPUs sampled, and the perf event's base period in ns (before thinning). */
 unsigned sampler__cpus(const struct sampler *sampler);

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The user stack walk by unwind tables (--unwind tables), for the CPU
+ * sampler (sample.bpf.c). x86-64.
+ *
+ * From the user registers of the sampled thread (the perf event's when the
+ * tick hit user mode; else those the kernel saved on entry, from
+ * bpf_task_pt_regs), one frame per bpf_loop iteration:
+ *
+ *   1. the pc's mapping, by binary search in the process's list
+ *      (unwind_procs, written by user/record/unwinder.c);
+ *   2. its row, by binary search in the file's rows in unwind_rows, for
+ *      row pc = pc - bias (minus 1 for a return address, which may be the
+ *      first byte after a call that never returns, i.e. the next function);
+ *   3. CFA from rsp or rbp and the row's offset, the return address at
+ *      CFA - 8, the caller's rbp where the row says it was saved; rsp = CFA.
+ *
+ * Where no table covers a pc (JIT code, anonymous memory, a file without
+ * CFI, a row it cannot follow) the walk takes one frame-pointer step, and
+ * goes on with tables if the next pc has one: so a Java thread in
+ * JNI -> libz -> libc is walked by tables down to the first JIT frame, then
+ * by frame pointers through the JIT frames. A process with no list yet is
+ * walked wholly by frame pointers (bpf_get_stack), as with --unwind fp.
+ *
+ * Each stack walked lands in exactly one counter: JBPF_CNT_UNWIND_TABLES
+ * when every frame came from a table down to the outermost one, otherwise
+ * the first reason it did not (see enum jbpf_counter).
+ *
+ * A pc that lies in no listed mapping, seen as the sampled pc or as a
+ * return address found by a table (never one found by frame pointers,
+ * which may be garbage), means the list is out of date: one
+ * jbpf_unwind_miss per list goes to userspace, which rewrites it.
+ *
+ * The includer provides unwind_sample(): the per-CPU record being built,
+ * whose ips the walk writes.
+ */
+#ifndef JBPF_UNWIND_BPF_H
+#define JBPF_UNWIND_BPF_H
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+#include "jbpfprof.h"
+#include "shared.bpf.h"
+#include "unwind.h"
+
+/* Set by userspace before load: walk by tables (else only bpf_get_stack). */
+const volatile bool unwind_tables = false;
+
+/*
+ * Every placed table's rows, each file's contiguous. Resized by userspace
+ * from the memory budget, and written through mmap.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct jbpf_unwind_row);
+} unwind_rows SEC(".maps");
+
+/* Each process's executable mappings, by tgid. Resized by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct jbpf_unwind_process);
+} unwind_procs SEC(".maps");
+
+/*
+ * 2^UNWIND_ROW_STEPS rows per file at most: the bound of the binary search.
+ * libjvm, the largest file we know, has some 600k rows.
+ */
+#define UNWIND_ROW_STEPS 23
+_Static_assert((JBPF_UNWIND_MAX_MAPPINGS & (JBPF_UNWIND_MAX_MAPPINGS - 1)) == 0, "a power of two, for a mask");
+
+static struct jbpf_sample *unwind_sample(void);
+
+/* The state of one walk; scalars only, as a global function's argument must be. */
+struct unwind_walk {
+	__u64 pc, sp, bp;
+	__u32 tgid;
+	__u32 first;         /* index in ips of the first user frame (after the kernel's) */
+	__u32 n;             /* user frames written */
+	__u32 max;           /* user frames wanted */
+	__u32 reason;        /* first JBPF_CNT_UNWIND_* that is not TABLES, or 0 */
+	bool trusted_pc;     /* pc is the sampled one or came from a table: a miss is real */
+	bool done;           /* reached the outermost frame */
+};
+
+static __always_inline void unwind_fall_back(struct unwind_walk *w, __u32 reason)
+{
+	if (!w->reason)
+		w->reason = reason;
+}
+
+/*
+ * The searches and the step are global functions: the verifier checks each
+ * once, on its own, instead of once per path through its caller, which
+ * for binary searches inside a loop of frames is far past its limit.
+ */
+
+/*
+ * The index of the mapping of proc that holds pc, or -1. A binary search
+ * by halving steps: lo is always a mapping that starts at or below pc.
+ * The index into the list must be known exactly by the verifier, so its
+ * paths multiply: this shape keeps them to a few thousand.
+ */
+__noinline int unwind_mapping_index(const struct jbpf_unwind_process *proc, __u64 pc)
+{
+	__u32 n, lo = 0, idx;
+
+	if (!proc)
+		return -1;
+	n = proc->nr;
+	if (!n || proc->mappings[0].start > pc)
+		return -1;
+#pragma unroll
+	for (__u32 step = JBPF_UNWIND_MAX_MAPPINGS / 2; step; step >>= 1) {
+		idx = lo + step;
+		if (idx < n && idx < JBPF_UNWIND_MAX_MAPPINGS &&
+		    proc->mappings[idx & (JBPF_UNWIND_MAX_MAPPINGS - 1)].start <= pc)
+			lo = idx;
+	}
+	if (pc >= proc->mappings[lo & (JBPF_UNWIND_MAX_MAPPINGS - 1)].end)
+		return -1;
+	return (int)lo;
+}
+
+/* The key in unwind_rows of the row for row_pc among [first, first + nr), or -1. */
+__noinline long unwind_row_key(__u32 first, __u32 nr, __u32 row_pc)
+{
+	const struct jbpf_unwind_row *row;
+	__u32 lo = 0, hi = nr, mid, key;
+
+	/* The last row with pc <= row_pc. */
+	for (int i = 0; i < UNWIND_ROW_STEPS + 1 && lo < hi; i++) {
+		mid = lo + (hi - lo) / 2;
+		key = first + mid;
+		row = bpf_map_lookup_elem(&unwind_rows, &key);
+		if (!row)
+			return -1;
+		if (row->pc <= row_pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? (long)(first + lo - 1) : -1;
+}
+
+/* Tells userspace once that this process's list misses the mapping of pc. */
+static __always_inline void unwind_report_miss(struct unwind_walk *w, struct jbpf_unwind_process *proc)
+{
+	struct jbpf_unwind_miss *miss;
+
+	/*
+	 * A plain store, not an atomic one: two CPUs may both report the same
+	 * list, which costs userspace one more look at a list it rewrites anyway.
+	 */
+	if (proc->flags & JBPF_UNWIND_MISS_REPORTED)
+		return;
+	miss = bpf_ringbuf_reserve(&events, sizeof(*miss), 0);
+	if (!miss) {
+		/* Tried again on a later sample. */
+		count(JBPF_CNT_UNWIND_MISS_LOST);
+		return;
+	}
+	proc->flags |= JBPF_UNWIND_MISS_REPORTED;
+	miss->type = JBPF_RECORD_UNWIND_MISS;
+	miss->tgid = w->tgid;
+	miss->pc = w->pc;
+	bpf_ringbuf_submit(miss, BPF_RB_FORCE_WAKEUP);
+}
+
+/* One frame-pointer step: 0, or 1 when the walk ends. */
+static __always_inline long unwind_fp_step(struct unwind_walk *w)
+{
+	__u64 saved[2]; /* the caller's rbp, then the return address */
+
+	if (!w->bp) {
+		/* The outermost frame of a frame-pointer chain. */
+		w->done = true;
+		return 1;
+	}
+	if (bpf_probe_read_user(saved, sizeof(saved), (void *)w->bp)) {
+		unwind_fall_back(w, JBPF_CNT_UNWIND_READ);
+		return 1;
+	}
+	/* A chain runs up the stack; anything else is not a chain. */
+	if (saved[0] && saved[0] <= w->bp) {
+		unwind_fall_back(w, JBPF_CNT_UNWIND_READ);
+		return 1;
+	}
+	w->sp = w->bp + 16;
+	w->pc = saved[1];
+	w->bp = saved[0];
+	w->trusted_pc = false;
+	return 0;
+}
+
+/* One step by the row: 0, or 1 when the walk ends. */
+static __always_inline long unwind_table_step(struct unwind_walk *w, const struct jbpf_unwind_row *row)
+{
+	__u64 cfa, ra, bp;
+
+	switch (row->cfa_rule) {
+	case JBPF_CFA_RSP:
+		cfa = w->sp + row->cfa_offset;
+		break;
+	case JBPF_CFA_RBP:
+		cfa = w->bp + row->cfa_offset;
+		break;
+	case JBPF_CFA_PLT:
+		cfa = w->sp + 8 + ((w->pc & 15) >= 11 ? 8 : 0);
+		break;
+	case JBPF_CFA_END:
+		w->done = true;
+		return 1;
+	default:
+		unwind_fall_back(w, JBPF_CNT_UNWIND_STOP);
+		return unwind_fp_step(w);
+	}
+	/* The caller's frame lies above the callee's: a CFA at or below rsp is garbage. */
+	if (cfa <= w->sp || bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+		unwind_fall_back(w, JBPF_CNT_UNWIND_READ);
+		return 1;
+	}
+	if (row->rbp_rule == JBPF_RBP_AT) {
+		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + row->rbp_offset))) {
+			unwind_fall_back(w, JBPF_CNT_UNWIND_READ);
+			return 1;
+		}
+		w->bp = bp;
+	}
+	w->sp = cfa;
+	w->pc = ra;
+	w->trusted_pc = true;
+	return 0;
+}
+
+/* Writes frame w->n and steps to its caller: 0 goes on, 1 stops. */
+__noinline int unwind_step(struct unwind_walk *w, struct jbpf_unwind_process *proc)
+{
+	struct jbpf_sample *sample = unwind_sample();
+	const struct jbpf_unwind_mapping *m;
+	const struct jbpf_unwind_row *row;
+	__u32 at;
+	__u64 row_pc;
+	long key;
+	int i;
+
+	if (!w || !proc || !sample)
+		return 1;
+	if (!w->pc) {
+		w->done = true;
+		return 1;
+	}
+	at = w->first + w->n;
+	if (w->n >= w->max || at >= 2 * JBPF_MAX_STACK_DEPTH) {
+		unwind_fall_back(w, JBPF_CNT_UNWIND_DEPTH);
+		return 1;
+	}
+	sample->ips[at] = w->pc;
+	w->n++;
+	i = unwind_mapping_index(proc, w->pc);
+	if (i < 0 || i >= JBPF_UNWIND_MAX_MAPPINGS) {
+		if (w->trusted_pc)
+			unwind_report_miss(w, proc);
+		unwind_fall_back(w, JBPF_CNT_UNWIND_NO_PROCESS);
+		return unwind_fp_step(w);
+	}
+	/* The mask keeps the bound the verifier needs; the compiler drops the check above. */
+	m = &proc->mappings[(__u32)i & (JBPF_UNWIND_MAX_MAPPINGS - 1)];
+	/* A return address may be one past a call that never returns: look up the call. */
+	row_pc = w->pc - m->bias - (w->n > 1 ? 1 : 0);
+	if (!m->nr_rows || row_pc >= m->pc_end) {
+		unwind_fall_back(w, JBPF_CNT_UNWIND_NO_INFO);
+		return unwind_fp_step(w);
+	}
+	key = unwind_row_key(m->first_row, m->nr_rows, (__u32)row_pc);
+	if (key < 0 || !(row = bpf_map_lookup_elem(&unwind_rows, &(__u32){ (__u32)key }))) {
+		unwind_fall_back(w, JBPF_CNT_UNWIND_NO_INFO);
+		return unwind_fp_step(w);
+	}
+	return unwind_table_step(w, row);
+}
+
+/* What bpf_loop hands each iteration: the walk, and the process's list. */
+struct unwind_loop {
+	struct unwind_walk w;
+	struct jbpf_unwind_process *proc;
+};
+
+static long unwind_frame(__u32 i, void *ctx)
+{
+	struct unwind_loop *loop = ctx;
+
+	return unwind_step(&loop->w, loop->proc) ? 1 : 0;
+}
+
+/*
+ * The user registers of the sampled thread: the perf event's when the tick
+ * hit user mode (the low bits of cs are the privilege level), else the ones
+ * the kernel saved when the thread entered it. false for a kernel thread.
+ */
+static __always_inline bool unwind_user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
+					     struct unwind_walk *w)
+{
+	struct pt_regs *regs;
+
+	if (!BPF_CORE_READ(task, mm))
+		return false;
+	/* The context is read a whole u64 at a time; cs is the low half-word of its slot. */
+	if (*(__u64 *)((void *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs)) & 3) {
+		w->pc = ctx->regs.ip;
+		w->sp = ctx->regs.sp;
+		w->bp = ctx->regs.bp;
+		return true;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return false;
+	w->pc = BPF_CORE_READ(regs, ip);
+	w->sp = BPF_CORE_READ(regs, sp);
+	w->bp = BPF_CORE_READ(regs, bp);
+	return true;
+}
+
+/*
+ * Walks the user stack of the sampled thread of process tgid by tables into
+ * sample->ips from index first, at most max frames. Returns the frames
+ * written, or -1 when the process has no list (the caller walks by frame
+ * pointers instead; counted here).
+ */
+static __always_inline long unwind_user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task, __u32 tgid,
+					      __u32 first, __u32 max)
+{
+	struct unwind_loop loop = { .w = { .tgid = tgid, .first = first, .max = max, .trusted_pc = true } };
+	struct jbpf_unwind_process *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+
+	/* A kernel thread has no user stack: nothing to walk, nothing to count. */
+	if (!unwind_user_regs(ctx, task, &loop.w))
+		return 0;
+	if (!proc || proc->start_ticks != process_start_ticks(task)) {
+		count(JBPF_CNT_UNWIND_NO_PROCESS);
+		return -1;
+	}
+	loop.proc = proc;
+	bpf_loop(JBPF_MAX_STACK_DEPTH + 1, unwind_frame, &loop, 0);
+	if (!loop.w.done)
+		unwind_fall_back(&loop.w, JBPF_CNT_UNWIND_DEPTH);
+	count(loop.w.reason ? loop.w.reason : JBPF_CNT_UNWIND_TABLES);
+	return loop.w.n;
+}
+
+#endif /* JBPF_UNWIND_BPF_H */

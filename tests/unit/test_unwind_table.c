@@ -1,0 +1,590 @@
+/*
+ * unwind tables: rows built from fixture files compiled at test time
+ * (tests/fixtures/fixtures.mk), checked against what readelf makes of the
+ * same files (--debug-dump=frames-interp, written next to each fixture by
+ * the build): every row readelf prints must be the row the table gives
+ * for its address. Then what the rows mean (frame-pointer code is rbp
+ * based after its prologue, code without is rsp based with changing
+ * offsets, the .plt follows the PLT pattern, code between FDEs stops the
+ * walk), rules the walker cannot follow (hand-written CFI), the separate
+ * debug file, a file with no CFI, and hostile files.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <gelf.h>
+#include <cmocka.h>
+
+#include "unwind/unwind.h"
+#include "symbolizer_fixture.h"
+
+/* A row as readelf states it, in the walker's terms. */
+struct expect {
+	uint64_t vaddr;
+	struct jbpf_unwind_row row; /* pc unused */
+};
+
+struct fde {
+	uint64_t lo, hi;
+};
+
+struct frames {
+	struct expect rows[512];
+	size_t nr_rows;
+	struct fde fdes[64];
+	size_t nr_fdes;
+};
+
+/* A readelf column value as the rule for the CFA. */
+static void expect_cfa(const char *v, struct jbpf_unwind_row *row)
+{
+	if (strncmp(v, "rsp+", 4) == 0) {
+		row->cfa_rule = JBPF_CFA_RSP;
+		row->cfa_offset = (__s16)atoi(v + 4);
+	} else if (strncmp(v, "rbp+", 4) == 0) {
+		row->cfa_rule = JBPF_CFA_RBP;
+		row->cfa_offset = (__s16)atoi(v + 4);
+	} else if (strcmp(v, "exp") == 0) {
+		/* In these fixtures, only the .plt has a CFA expression. */
+		row->cfa_rule = JBPF_CFA_PLT;
+	} else {
+		row->cfa_rule = JBPF_CFA_STOP;
+	}
+}
+
+/* One row of readelf's table: LOC, then one value per column of names. */
+static struct jbpf_unwind_row parse_row(char *line, char names[][16], size_t nr_names, uint64_t *loc)
+{
+	struct jbpf_unwind_row row = { 0 };
+	char *save, *tok = strtok_r(line, " \t\n", &save);
+	const char *cfa = "", *rbp = "u", *ra = "u";
+
+	*loc = strtoull(tok, NULL, 16);
+	for (size_t i = 0; i < nr_names && (tok = strtok_r(NULL, " \t\n", &save)); i++) {
+		if (strcmp(names[i], "CFA") == 0)
+			cfa = tok;
+		else if (strcmp(names[i], "rbp") == 0)
+			rbp = tok;
+		else if (strcmp(names[i], "ra") == 0)
+			ra = tok;
+	}
+	if (strcmp(ra, "u") == 0) {
+		row.cfa_rule = JBPF_CFA_END;
+		return row;
+	}
+	assert_string_equal(ra, "c-8");
+	expect_cfa(cfa, &row);
+	if (row.cfa_rule == JBPF_CFA_RSP || row.cfa_rule == JBPF_CFA_RBP) {
+		if (strncmp(rbp, "c", 1) == 0) {
+			row.rbp_rule = JBPF_RBP_AT;
+			row.rbp_offset = (__s16)atoi(rbp + 1);
+		} else if (strcmp(rbp, "u") != 0 && strcmp(rbp, "s") != 0) {
+			memset(&row, 0, sizeof(row));
+			row.cfa_rule = JBPF_CFA_STOP;
+		}
+	}
+	return row;
+}
+
+/*
+ * Reads readelf's frames-interp output. An FDE with no rows printed has
+ * its CIE's initial row from its first address.
+ */
+static void read_frames(const char *path, struct frames *f)
+{
+	struct {
+		unsigned long offset;
+		struct jbpf_unwind_row row;
+	} cies[16];
+	size_t nr_cies = 0, cie = 0, fde_rows = 0;
+	char line[512], names[16][16];
+	size_t nr_names = 0;
+	bool in_cie = false, in_fde = false;
+	FILE *fp = fopen(path, "r");
+
+	assert_non_null(fp);
+	memset(f, 0, sizeof(*f));
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), fp);
+		unsigned long off;
+		char *p;
+
+		if (in_fde && (eof || strstr(line, " CIE ") || strstr(line, " FDE ") || strstr(line, "ZERO"))) {
+			if (fde_rows == 0) {
+				assert_true(f->nr_rows < 512);
+				f->rows[f->nr_rows].vaddr = f->fdes[f->nr_fdes - 1].lo;
+				f->rows[f->nr_rows++].row = cies[cie].row;
+			}
+			in_fde = false;
+		}
+		if (eof)
+			break;
+		if (strncmp(line, "Contents of the ", 16) == 0) {
+			/* CIE offsets are per section. */
+			nr_cies = 0;
+		} else if ((p = strstr(line, " CIE "))) {
+			assert_true(nr_cies < 16);
+			cies[nr_cies].offset = strtoul(line, NULL, 16);
+			in_cie = true;
+		} else if ((p = strstr(line, " FDE "))) {
+			assert_int_equal(sscanf(strstr(p, "cie="), "cie=%lx", &off), 1);
+			for (cie = 0; cie < nr_cies && cies[cie].offset != off; cie++)
+				;
+			assert_true(cie < nr_cies);
+			assert_true(f->nr_fdes < 64);
+			assert_int_equal(sscanf(strstr(p, "pc="), "pc=%lx..%lx", &f->fdes[f->nr_fdes].lo,
+						&f->fdes[f->nr_fdes].hi), 2);
+			f->nr_fdes++;
+			in_fde = true;
+			fde_rows = 0;
+		} else if (strstr(line, "   LOC ")) {
+			char *save, *tok = strtok_r(line, " \t\n", &save);
+
+			for (nr_names = 0; (tok = strtok_r(NULL, " \t\n", &save)) && nr_names < 16; nr_names++)
+				snprintf(names[nr_names], sizeof(names[0]), "%s", tok);
+		} else if (isxdigit((unsigned char)line[0]) && strlen(line) > 17 && line[16] == ' ') {
+			uint64_t loc;
+			struct jbpf_unwind_row row = parse_row(line, names, nr_names, &loc);
+
+			if (in_cie) {
+				cies[nr_cies++].row = row;
+				in_cie = false;
+			} else if (in_fde) {
+				assert_true(f->nr_rows < 512);
+				f->rows[f->nr_rows].vaddr = loc;
+				f->rows[f->nr_rows++].row = row;
+				fde_rows++;
+			}
+		}
+	}
+	fclose(fp);
+	assert_true(f->nr_fdes > 0);
+}
+
+/* The row the walker would find for vaddr: the last one with pc <= its offset. */
+static const struct jbpf_unwind_row *lookup(const struct unwind_table *t, uint64_t vaddr)
+{
+	size_t lo = 0, hi = t->nr_rows;
+
+	assert_true(vaddr >= t->base && vaddr < t->end);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= vaddr - t->base)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	assert_true(lo > 0);
+	return &t->rows[lo - 1];
+}
+
+static void assert_row(const struct jbpf_unwind_row *got, const struct jbpf_unwind_row *want, uint64_t vaddr)
+{
+	if (got->cfa_rule != want->cfa_rule || got->cfa_offset != want->cfa_offset ||
+	    got->rbp_rule != want->rbp_rule || got->rbp_offset != want->rbp_offset)
+		fail_msg("at %#lx: cfa %u%+d rbp %u%+d, readelf says cfa %u%+d rbp %u%+d", (unsigned long)vaddr,
+			 got->cfa_rule, got->cfa_offset, got->rbp_rule, got->rbp_offset, want->cfa_rule,
+			 want->cfa_offset, want->rbp_rule, want->rbp_offset);
+}
+
+static bool in_fde(const struct frames *f, uint64_t vaddr)
+{
+	for (size_t i = 0; i < f->nr_fdes; i++)
+		if (vaddr >= f->fdes[i].lo && vaddr < f->fdes[i].hi)
+			return true;
+	return false;
+}
+
+/* The invariants bpf/unwind.h promises the walker. */
+static void assert_well_formed(const struct unwind_table *t)
+{
+	assert_true(t->nr_rows > 0);
+	assert_int_equal(t->rows[0].pc, 0);
+	assert_true(t->end > t->base);
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		assert_int_equal(t->rows[i].unused, 0);
+		assert_true(t->rows[i].cfa_rule <= JBPF_CFA_END);
+		assert_true(t->rows[i].pc < t->end - t->base);
+		if (i == 0)
+			continue;
+		assert_true(t->rows[i].pc > t->rows[i - 1].pc);
+		assert_memory_not_equal(&t->rows[i].cfa_rule, &t->rows[i - 1].cfa_rule,
+					sizeof(t->rows[i]) - sizeof(t->rows[i].pc));
+	}
+}
+
+/* Every row readelf prints is the table's row at that address; code outside the FDEs stops. */
+static void assert_matches_readelf(const struct unwind_table *t, const struct frames *f)
+{
+	for (size_t i = 0; i < f->nr_rows; i++)
+		assert_row(lookup(t, f->rows[i].vaddr), &f->rows[i].row, f->rows[i].vaddr);
+	for (size_t i = 0; i < f->nr_fdes; i++) {
+		assert_true(f->fdes[i].lo >= t->base && f->fdes[i].hi <= t->end);
+		if (f->fdes[i].lo > t->base && !in_fde(f, f->fdes[i].lo - 1))
+			assert_int_equal(lookup(t, f->fdes[i].lo - 1)->cfa_rule, JBPF_CFA_STOP);
+		if (f->fdes[i].hi < t->end && !in_fde(f, f->fdes[i].hi))
+			assert_int_equal(lookup(t, f->fdes[i].hi)->cfa_rule, JBPF_CFA_STOP);
+	}
+}
+
+static struct unwind_table *build_fixture(const char *name, const char *debug_name)
+{
+	char path[PATH_MAX], err[256];
+	struct unwind_table *t = NULL;
+	int fd, debug_fd = -1, ret;
+
+	fd = open(fixture_path(name, path, sizeof(path)), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	if (debug_name) {
+		debug_fd = open(fixture_path(debug_name, path, sizeof(path)), O_RDONLY | O_CLOEXEC);
+		assert_true(debug_fd >= 0);
+	}
+	ret = unwind_table__build(fd, debug_fd, &t, err, sizeof(err));
+	if (ret)
+		fail_msg("%s: %d: %s", name, ret, err);
+	close(fd);
+	if (debug_fd >= 0)
+		close(debug_fd);
+	assert_well_formed(t);
+	return t;
+}
+
+/* The address of a symbol of a fixture, from nm's listing. */
+static uint64_t fixture_symbol_in(const char *nm_file, const char *name)
+{
+	char path[PATH_MAX], line[256], sym[128], type;
+	unsigned long addr;
+	FILE *fp = fopen(fixture_path(nm_file, path, sizeof(path)), "r");
+
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "%lx %c %127s", &addr, &type, sym) == 3 && strcmp(sym, name) == 0) {
+			fclose(fp);
+			return addr;
+		}
+	fclose(fp);
+	fail_msg("no symbol %s in %s", name, nm_file);
+	return 0;
+}
+
+static uint64_t fixture_symbol(const char *name)
+{
+	return fixture_symbol_in("unwind_prog.nm", name);
+}
+
+static const struct fde *fde_at(const struct frames *f, uint64_t vaddr)
+{
+	for (size_t i = 0; i < f->nr_fdes; i++)
+		if (vaddr >= f->fdes[i].lo && vaddr < f->fdes[i].hi)
+			return &f->fdes[i];
+	fail_msg("no FDE covers %#lx", (unsigned long)vaddr);
+	return NULL;
+}
+
+static void read_fixture_frames(const char *name, struct frames *f)
+{
+	char path[PATH_MAX];
+
+	read_frames(fixture_path(name, path, sizeof(path)), f);
+}
+
+static void test_rows_match_readelf(void **state)
+{
+	struct frames *f = malloc(sizeof(*f));
+	struct unwind_table *t = build_fixture("unwind_prog", NULL);
+
+	read_fixture_frames("unwind_prog.frames", f);
+	assert_matches_readelf(t, f);
+	assert_int_equal(t->stats.fdes, f->nr_fdes);
+	assert_int_equal(t->stats.rows_stop, 0);
+	unwind_table__free(t);
+	free(f);
+}
+
+/* After push %rbp; mov %rsp,%rbp the CFA is rbp + 16 and the caller's rbp at CFA - 16. */
+static void test_frame_pointer_function(void **state)
+{
+	struct frames *f = malloc(sizeof(*f));
+	struct unwind_table *t = build_fixture("unwind_prog", NULL);
+	uint64_t start = fixture_symbol("fp_work");
+	const struct fde *fde;
+	bool rbp_based = false;
+
+	read_fixture_frames("unwind_prog.frames", f);
+	fde = fde_at(f, start);
+	assert_int_equal(lookup(t, start)->cfa_rule, JBPF_CFA_RSP);
+	assert_int_equal(lookup(t, start)->cfa_offset, 8);
+	for (uint64_t pc = start; pc < fde->hi; pc++) {
+		const struct jbpf_unwind_row *row = lookup(t, pc);
+
+		if (row->cfa_rule == JBPF_CFA_RBP) {
+			assert_int_equal(row->cfa_offset, 16);
+			assert_int_equal(row->rbp_rule, JBPF_RBP_AT);
+			assert_int_equal(row->rbp_offset, -16);
+			rbp_based = true;
+		}
+	}
+	assert_true(rbp_based);
+	unwind_table__free(t);
+	free(f);
+}
+
+/* Without frame pointers: rsp based all through, the offset rising with each push and falling back. */
+static void test_no_frame_pointer_function(void **state)
+{
+	struct frames *f = malloc(sizeof(*f));
+	struct unwind_table *t = build_fixture("unwind_prog", NULL);
+	uint64_t start = fixture_symbol("nofp_work");
+	const struct fde *fde;
+	int offsets = 0, max = 0, last = 0;
+
+	read_fixture_frames("unwind_prog.frames", f);
+	fde = fde_at(f, start);
+	for (uint64_t pc = fde->lo; pc < fde->hi; pc++) {
+		const struct jbpf_unwind_row *row = lookup(t, pc);
+
+		assert_int_equal(row->cfa_rule, JBPF_CFA_RSP);
+		if (row->cfa_offset != last)
+			offsets++;
+		last = row->cfa_offset;
+		if (row->cfa_offset > max)
+			max = row->cfa_offset;
+	}
+	assert_int_equal(lookup(t, fde->lo)->cfa_offset, 8);
+	assert_int_equal(lookup(t, fde->hi - 1)->cfa_offset, 8); /* at its ret */
+	assert_true(offsets >= 6);
+	assert_true(max >= 200); /* its 200-byte buffer */
+	unwind_table__free(t);
+	free(f);
+}
+
+/* printf is called through the lazy .plt, whose CFA is the PLT expression. */
+static void test_plt(void **state)
+{
+	struct unwind_table *t = build_fixture("unwind_prog", NULL);
+	bool plt = false;
+
+	assert_true(t->stats.rows_plt >= 1);
+	for (size_t i = 0; i < t->nr_rows; i++)
+		if (t->rows[i].cfa_rule == JBPF_CFA_PLT) {
+			assert_int_equal(t->rows[i].cfa_offset, 0);
+			assert_int_equal(t->rows[i].rbp_rule, JBPF_RBP_SAME);
+			plt = true;
+		}
+	assert_true(plt);
+	unwind_table__free(t);
+}
+
+/* _start's return address is undefined: the walk ends there, complete. */
+static void test_outermost_frame(void **state)
+{
+	struct unwind_table *t = build_fixture("unwind_prog", NULL);
+
+	assert_int_equal(lookup(t, fixture_symbol("_start"))->cfa_rule, JBPF_CFA_END);
+	unwind_table__free(t);
+}
+
+static void test_no_cfi(void **state)
+{
+	char path[PATH_MAX], err[256] = "";
+	struct unwind_table *t = NULL;
+	int fd = open(fixture_path("libunwind_nocfi.so", path, sizeof(path)), O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(unwind_table__build(fd, -1, &t, err, sizeof(err)), -ENOENT);
+	assert_null(t);
+	assert_non_null(strstr(err, "no call frame information"));
+	close(fd);
+}
+
+/* The stripped library's rows come from its debug file's .debug_frame. */
+static void test_debug_file(void **state)
+{
+	struct frames *f = malloc(sizeof(*f));
+	struct unwind_table *t = build_fixture("libunwind_nocfi.so", "libunwind_nocfi.so.dbg");
+
+	read_fixture_frames("libunwind_nocfi.so.frames", f);
+	assert_matches_readelf(t, f);
+	assert_int_equal(t->stats.fdes, 2);
+	unwind_table__free(t);
+	free(f);
+}
+
+/* Half the code described by .eh_frame, half only by the debug file's .debug_frame: both halves unwind. */
+static void test_eh_frame_and_debug_file(void **state)
+{
+	struct frames *f = malloc(sizeof(*f));
+	struct unwind_table *t = build_fixture("libunwind_mixed.so", "libunwind_mixed.so.dbg");
+
+	read_fixture_frames("libunwind_mixed.so.frames", f);
+	assert_matches_readelf(t, f);
+	assert_int_equal(t->stats.fdes, f->nr_fdes);
+	assert_true(f->nr_fdes >= 4);
+	assert_true(t->stats.rows_plt >= 1);
+	unwind_table__free(t);
+	free(f);
+}
+
+static void test_free_null(void **state)
+{
+	unwind_table__free(NULL);
+}
+
+static uint64_t edge(const char *name)
+{
+	return fixture_symbol_in("libunwind_edge.so.nm", name);
+}
+
+static void assert_rule_at(const struct unwind_table *t, uint64_t vaddr, enum jbpf_cfa_rule rule, int offset)
+{
+	const struct jbpf_unwind_row *row = lookup(t, vaddr);
+
+	if (row->cfa_rule != rule || row->cfa_offset != offset)
+		fail_msg("at %#lx: cfa %u%+d, expected %u%+d", (unsigned long)vaddr, row->cfa_rule, row->cfa_offset,
+			 rule, offset);
+}
+
+/* Rules the walker cannot follow stop it there, counted; the code after them unwinds again. */
+static void test_rules_that_stop(void **state)
+{
+	struct unwind_table *t = build_fixture("libunwind_edge.so", NULL);
+	uint64_t f;
+
+	/* One nop and one more byte of CFA offset per row: the first 4096
+	 * rows are kept, the rest of the FDE stops. */
+	f = edge("edge_long_fde");
+	assert_rule_at(t, f, JBPF_CFA_RSP, 8);
+	assert_rule_at(t, f + 4095, JBPF_CFA_RSP, 8 + 4095);
+	assert_rule_at(t, f + 4096, JBPF_CFA_STOP, 0);
+	assert_rule_at(t, f + 5000, JBPF_CFA_STOP, 0);
+	/* sub $40000, %rsp is 7 bytes; 40008 does not fit in 16 bits. */
+	f = edge("edge_big_frame");
+	assert_rule_at(t, f, JBPF_CFA_RSP, 8);
+	assert_rule_at(t, f + 7, JBPF_CFA_STOP, 0);
+	assert_rule_at(t, f + 14, JBPF_CFA_RSP, 8);
+	/* Each mov is 3 bytes. */
+	f = edge("edge_cfa_rbx");
+	assert_rule_at(t, f + 3, JBPF_CFA_STOP, 0);
+	assert_rule_at(t, f + 6, JBPF_CFA_RSP, 8);
+	f = edge("edge_rbp_in_register");
+	assert_rule_at(t, f + 3, JBPF_CFA_STOP, 0);
+	assert_rule_at(t, f + 6, JBPF_CFA_RSP, 8);
+	/* An expression that is not the PLT's. */
+	f = edge("edge_expression");
+	assert_rule_at(t, f + 1, JBPF_CFA_STOP, 0);
+	assert_rule_at(t, f + 2, JBPF_CFA_RSP, 8);
+	assert_int_equal(t->stats.rows_plt, 0);
+	assert_rule_at(t, edge("edge_outermost"), JBPF_CFA_END, 0);
+	/* The long FDE's cut, the big frame, rbx, rbp, the expression. */
+	assert_int_equal(t->stats.rows_stop, 5);
+	assert_int_equal(t->stats.fdes, 6);
+	unwind_table__free(t);
+}
+
+/* The fixture program's bytes, and where its .eh_frame lies in them. */
+static uint8_t *fixture_bytes(size_t *len, size_t *eh_off, size_t *eh_size)
+{
+	char path[PATH_MAX];
+	int fd = open(fixture_path("unwind_prog", path, sizeof(path)), O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	uint8_t *buf;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc(st.st_size);
+	assert_int_equal(pread(fd, buf, st.st_size, 0), st.st_size);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	*eh_size = 0;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && strcmp(elf_strptr(elf, shstrndx, sh.sh_name), ".eh_frame") == 0) {
+			*eh_off = sh.sh_offset;
+			*eh_size = sh.sh_size;
+		}
+	elf_end(elf);
+	close(fd);
+	assert_true(*eh_size > 0);
+	*len = st.st_size;
+	return buf;
+}
+
+static int build_bytes(const uint8_t *buf, size_t len, char *err, size_t err_size, struct unwind_table **t)
+{
+	char path[] = "/tmp/unwind-hostile-XXXXXX";
+	int fd = mkstemp(path), ret;
+
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	*t = NULL;
+	ret = unwind_table__build(fd, -1, t, err, err_size);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Truncated, garbage and bit-flipped files: an error or a well-formed
+ * table, never a crash or a read out of bounds (ASan watches).
+ */
+static void test_hostile_files(void **state)
+{
+	size_t len, eh_off, eh_size;
+	uint8_t *orig = fixture_bytes(&len, &eh_off, &eh_size);
+	uint8_t *buf = malloc(len);
+	struct unwind_table *t;
+	char err[256];
+	unsigned seed = 13, built = 0;
+
+	for (size_t cut = 0; cut < len; cut += len / 16 + 1) {
+		if (build_bytes(orig, cut, err, sizeof(err), &t) == 0) {
+			assert_well_formed(t);
+			unwind_table__free(t);
+		}
+	}
+	memset(buf, 0x5a, len);
+	assert_int_equal(build_bytes(buf, len, err, sizeof(err), &t), -ENOEXEC);
+	assert_true(err[0] != '\0');
+	for (int round = 0; round < 300; round++) {
+		memcpy(buf, orig, len);
+		for (int flips = 0; flips < 4; flips++)
+			buf[eh_off + rand_r(&seed) % eh_size] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+		if (build_bytes(buf, len, err, sizeof(err), &t) == 0) {
+			assert_well_formed(t);
+			unwind_table__free(t);
+			built++;
+		}
+	}
+	/* The flips reached the row making, not only the checks before it. */
+	assert_true(built > 0);
+	free(buf);
+	free(orig);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows_match_readelf),
+		cmocka_unit_test(test_frame_pointer_function),
+		cmocka_unit_test(test_no_frame_pointer_function),
+		cmocka_unit_test(test_plt),
+		cmocka_unit_test(test_outermost_frame),
+		cmocka_unit_test(test_no_cfi),
+		cmocka_unit_test(test_debug_file),
+		cmocka_unit_test(test_eh_frame_and_debug_file),
+		cmocka_unit_test(test_free_null),
+		cmocka_unit_test(test_rules_that_stop),
+		cmocka_unit_test(test_hostile_files),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

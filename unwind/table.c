@@ -1,0 +1,431 @@
+/*
+ * table: one ELF file's unwind table (API in unwind.h).
+ *
+ *   1. The executable PT_LOAD segments give the table's span:
+ *      base = lowest p_vaddr, end = highest p_vaddr + p_memsz.
+ *   2. The CFI sources, first to last: the file's .eh_frame, the file's
+ *      .debug_frame, the debug file's .debug_frame. Each FDE range (fde.c),
+ *      clipped to the span, is kept where no earlier source covers it.
+ *   3. Each range is stepped through row by row: dwarf_cfi_addrframe at an
+ *      address gives the rules and, through dwarf_frame_info, the end of
+ *      the range they hold for, where the next row starts. rule.c turns
+ *      the rules into a row; rows equal to the one before are dropped.
+ *   4. Code between ranges, and before the first or after the last, gets
+ *      a JBPF_CFA_STOP row, so every pc in [base, end) has a row and the
+ *      walker never takes a neighbour's rule for code without CFI.
+ *
+ * libdw reads the sections through libelf in ELF_C_READ mode (pread, not
+ * mmap: a file truncated meanwhile gives an error, not SIGBUS), and libelf
+ * checks that every section lies inside the file. Rows are bounded by
+ * UNWIND_MAX_ROWS while they are made, before each allocation.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#include "common/clock.h"
+#include "unwind/fde.h"
+#include "unwind/rule.h"
+#include "unwind/unwind.h"
+
+/*
+ * Rows in one table: the walker's binary search takes 22 steps for 4M rows,
+ * and 4M rows are 48 MiB, most of the default row budget. libjvm, the
+ * largest file we have met, needs far fewer (see bench/unwind_tables.sh).
+ */
+#define UNWIND_MAX_ROWS (4u << 20)
+
+/*
+ * Rows stepped through in one FDE; the rest of it becomes JBPF_CFA_STOP.
+ * Each dwarf_cfi_addrframe runs the FDE's program from its start, so an
+ * FDE of n rows costs n^2/2 steps: this keeps a hostile FDE from costing
+ * minutes. Compilers stay far below it: libjvm's longest FDE has 535 rows.
+ */
+#define UNWIND_MAX_FDE_ROWS 4096
+
+/* The CFI sources, in the order they are trusted. */
+enum {
+	SRC_EH_FRAME,
+	SRC_DEBUG_FRAME,
+	SRC_DEBUG_FILE,
+	SRC_NR,
+};
+
+struct builder {
+	Elf *elf, *debug_elf;
+	Dwarf *dwarf, *debug_dwarf;
+	Dwarf_CFI *cfi[SRC_NR];
+	uint64_t base, end;
+	struct fde_list ranges;
+	struct unwind_table *table;
+	size_t cap;
+	char *err;
+	size_t err_size;
+};
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct builder *b, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (b->err_size) {
+		va_start(ap, fmt);
+		vsnprintf(b->err, b->err_size, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+static int exec_span(struct builder *b)
+{
+	size_t phnum;
+	GElf_Phdr ph;
+	bool found = false;
+
+	if (elf_getphdrnum(b->elf, &phnum) != 0)
+		return fail(b, -ENOEXEC, "no program headers: %s", elf_errmsg(-1));
+	for (size_t i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(b->elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+			return fail(b, -ENOEXEC, "a PT_LOAD segment wraps around");
+		if (!found || ph.p_vaddr < b->base)
+			b->base = ph.p_vaddr;
+		if (!found || ph.p_vaddr + ph.p_memsz > b->end)
+			b->end = ph.p_vaddr + ph.p_memsz;
+		found = true;
+	}
+	if (!found)
+		return fail(b, -ENOENT, "no executable segment");
+	if (b->end - b->base > UINT32_MAX)
+		return fail(b, -EFBIG, "executable code spans more than 4 GiB");
+	return 0;
+}
+
+/* The section named name, if it has contents in the file. */
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	const char *n;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, shdr) || shdr->sh_type != SHT_PROGBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && strcmp(n, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * Keeps the parts of list->ranges[first..] that ranges[0..first) (sorted,
+ * disjoint) leave uncovered, clipped to the span. The kept ranges are
+ * appended; the originals are removed.
+ */
+static int keep_uncovered(struct builder *b, size_t first)
+{
+	struct fde_list *l = &b->ranges;
+	size_t nr = l->nr;
+	int err = 0;
+
+	for (size_t i = first; i < nr && !err; i++) {
+		uint64_t lo = l->ranges[i].lo < b->base ? b->base : l->ranges[i].lo;
+		uint64_t hi = l->ranges[i].hi > b->end ? b->end : l->ranges[i].hi;
+		int source = l->ranges[i].source;
+		size_t lo_idx = 0, hi_idx = first;
+
+		/* Covering ranges that may overlap [lo, hi): from the first
+		 * one ending after lo. */
+		while (lo_idx < hi_idx) {
+			size_t mid = lo_idx + (hi_idx - lo_idx) / 2;
+
+			if (l->ranges[mid].hi <= lo)
+				lo_idx = mid + 1;
+			else
+				hi_idx = mid;
+		}
+		for (size_t j = lo_idx; j < first && lo < hi && l->ranges[j].lo < hi; j++) {
+			if (l->ranges[j].lo > lo)
+				err = fde__push(l, lo, l->ranges[j].lo, source);
+			if (l->ranges[j].hi > lo)
+				lo = l->ranges[j].hi;
+		}
+		if (!err && lo < hi)
+			err = fde__push(l, lo, hi, source);
+	}
+	if (err)
+		return fail(b, err, err == -EFBIG ? "more than %u FDEs" : "out of memory", UNWIND_MAX_ROWS);
+	if (l->nr > nr)
+		memmove(l->ranges + first, l->ranges + nr, (l->nr - nr) * sizeof(*l->ranges));
+	l->nr -= nr - first;
+	fde__sort_disjoint(l);
+	return 0;
+}
+
+static bool uses_source(const struct builder *b, int source)
+{
+	for (size_t i = 0; i < b->ranges.nr; i++)
+		if (b->ranges.ranges[i].source == source)
+			return true;
+	return false;
+}
+
+/* Its ranges go: code that stays a gap of JBPF_CFA_STOP rows. */
+static void drop_source(struct builder *b, int source)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < b->ranges.nr; i++)
+		if (b->ranges.ranges[i].source != source)
+			b->ranges.ranges[kept++] = b->ranges.ranges[i];
+	b->ranges.nr = kept;
+}
+
+/*
+ * libdw's reader of the CFI. For .debug_frame that takes a Dwarf, and
+ * dwarf_begin_elf reads every debug section of the file (hundreds of MB
+ * for a large debug file): so it is made only for a source that covers
+ * code no earlier source does.
+ */
+static Dwarf_CFI *open_cfi(struct builder *b, Elf *elf, int source)
+{
+	Dwarf **dw = elf == b->elf ? &b->dwarf : &b->debug_dwarf;
+
+	if (source == SRC_EH_FRAME)
+		return dwarf_getcfi_elf(elf);
+	*dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	return *dw ? dwarf_getcfi(*dw) : NULL;
+}
+
+static int read_source(struct builder *b, Elf *elf, int source, const char *name)
+{
+	const unsigned char *ident;
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+	Elf_Data *data;
+	size_t first = b->ranges.nr;
+	int err;
+
+	scn = find_section(elf, name, &shdr);
+	if (!scn)
+		return 0;
+	data = elf_getdata(scn, NULL);
+	ident = (const unsigned char *)elf_getident(elf, NULL);
+	if (!data || !data->d_buf || !ident)
+		return 0;
+	err = fde__read_section(ident, data, source == SRC_EH_FRAME, shdr.sh_addr, source, &b->ranges);
+	if (err)
+		return fail(b, err, err == -EFBIG ? "more than %u FDEs" : "out of memory", UNWIND_MAX_ROWS);
+	err = keep_uncovered(b, first);
+	if (err || !uses_source(b, source))
+		return err;
+	b->cfi[source] = open_cfi(b, elf, source);
+	if (!b->cfi[source])
+		drop_source(b, source);
+	return 0;
+}
+
+static bool same_rules(const struct jbpf_unwind_row *a, const struct jbpf_unwind_row *b)
+{
+	return a->cfa_rule == b->cfa_rule && a->rbp_rule == b->rbp_rule && a->cfa_offset == b->cfa_offset &&
+	       a->rbp_offset == b->rbp_offset;
+}
+
+static int push_row(struct builder *b, uint64_t vaddr, const struct jbpf_unwind_row *rules)
+{
+	struct unwind_table *t = b->table;
+	struct jbpf_unwind_row row = *rules;
+
+	row.pc = (__u32)(vaddr - b->base);
+	row.unused = 0;
+	/* A later rule for the same pc replaces the earlier one. */
+	if (t->nr_rows && t->rows[t->nr_rows - 1].pc == row.pc)
+		t->nr_rows--;
+	if (t->nr_rows && same_rules(&t->rows[t->nr_rows - 1], &row))
+		return 0;
+	if (t->nr_rows == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1024;
+		struct jbpf_unwind_row *rows;
+
+		if (t->nr_rows >= UNWIND_MAX_ROWS)
+			return fail(b, -EFBIG, "more than %u unwind rows", UNWIND_MAX_ROWS);
+		if (cap > UNWIND_MAX_ROWS)
+			cap = UNWIND_MAX_ROWS;
+		rows = realloc(t->rows, cap * sizeof(*rows));
+		if (!rows)
+			return fail(b, -ENOMEM, "out of memory for %zu unwind rows", cap);
+		t->rows = rows;
+		b->cap = cap;
+	}
+	t->rows[t->nr_rows++] = row;
+	return 0;
+}
+
+static int push_stop(struct builder *b, uint64_t vaddr)
+{
+	struct jbpf_unwind_row row = { 0 };
+
+	rule__stop(&row);
+	return push_row(b, vaddr, &row);
+}
+
+/* The rows of [lo, hi), described by cfi. */
+static int step_range(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
+{
+	struct jbpf_unwind_row row = { 0 };
+	Dwarf_Frame *frame;
+	Dwarf_Addr start, end;
+	uint64_t pc = lo;
+	int err;
+
+	for (unsigned n = 0; pc < hi; n++) {
+		if (n == UNWIND_MAX_FDE_ROWS) {
+			b->table->stats.rows_stop++;
+			return push_stop(b, pc);
+		}
+		if (dwarf_cfi_addrframe(cfi, pc, &frame) != 0) {
+			/* The FDE was listed but libdw cannot use it. */
+			b->table->stats.rows_stop++;
+			return push_stop(b, pc);
+		}
+		if (dwarf_frame_info(frame, &start, &end, NULL) < 0 || end <= pc) {
+			free(frame);
+			b->table->stats.rows_stop++;
+			return push_stop(b, pc);
+		}
+		switch (rule__from_frame(frame, &row)) {
+		case RULE_STOP:
+			b->table->stats.rows_stop++;
+			break;
+		case RULE_PLT:
+			b->table->stats.rows_plt++;
+			break;
+		case RULE_SIMPLE:
+			break;
+		}
+		free(frame);
+		err = push_row(b, pc, &row);
+		if (err)
+			return err;
+		pc = end;
+	}
+	return 0;
+}
+
+static int make_rows(struct builder *b)
+{
+	uint64_t covered = b->base;
+	int err;
+
+	for (size_t i = 0; i < b->ranges.nr; i++) {
+		const struct fde_range *r = &b->ranges.ranges[i];
+
+		if (r->lo > covered) {
+			err = push_stop(b, covered);
+			if (err)
+				return err;
+		}
+		err = step_range(b, b->cfi[r->source], r->lo, r->hi);
+		if (err)
+			return err;
+		covered = r->hi;
+	}
+	if (covered < b->end)
+		return push_stop(b, covered);
+	return 0;
+}
+
+static int build(struct builder *b, int fd, int debug_fd)
+{
+	GElf_Ehdr ehdr;
+	int err;
+
+	b->elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!b->elf || elf_kind(b->elf) != ELF_K_ELF || !gelf_getehdr(b->elf, &ehdr))
+		return fail(b, -ENOEXEC, "not an ELF file");
+	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    ehdr.e_machine != EM_X86_64)
+		return fail(b, -ENOEXEC, "not an x86-64 ELF file");
+	err = exec_span(b);
+	if (err)
+		return err;
+	if (debug_fd >= 0) {
+		b->debug_elf = elf_begin(debug_fd, ELF_C_READ, NULL);
+		if (b->debug_elf && elf_kind(b->debug_elf) != ELF_K_ELF) {
+			elf_end(b->debug_elf);
+			b->debug_elf = NULL;
+		}
+	}
+	b->ranges.max = UNWIND_MAX_ROWS;
+	err = read_source(b, b->elf, SRC_EH_FRAME, ".eh_frame");
+	if (!err)
+		err = read_source(b, b->elf, SRC_DEBUG_FRAME, ".debug_frame");
+	if (!err && b->debug_elf)
+		err = read_source(b, b->debug_elf, SRC_DEBUG_FILE, ".debug_frame");
+	if (err)
+		return err;
+	b->table->stats.fdes = b->ranges.fdes;
+	if (b->ranges.nr == 0)
+		return fail(b, -ENOENT, "no call frame information (.eh_frame or .debug_frame)");
+	return make_rows(b);
+}
+
+int unwind_table__build(int fd, int debug_fd, struct unwind_table **out, char *err, size_t err_size)
+{
+	uint64_t start_ns = clock_monotonic_ns();
+	struct builder b = { .err = err, .err_size = err_size };
+	int ret;
+
+	if (err_size)
+		err[0] = '\0';
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return fail(&b, -ENOSYS, "libelf: %s", elf_errmsg(-1));
+	b.table = calloc(1, sizeof(*b.table));
+	if (!b.table)
+		return fail(&b, -ENOMEM, "out of memory");
+	ret = build(&b, fd, debug_fd);
+	if (b.cfi[SRC_EH_FRAME])
+		dwarf_cfi_end(b.cfi[SRC_EH_FRAME]);
+	dwarf_end(b.dwarf);
+	dwarf_end(b.debug_dwarf);
+	elf_end(b.debug_elf);
+	elf_end(b.elf);
+	fde__list_free(&b.ranges);
+	if (ret) {
+		unwind_table__free(b.table);
+		return ret;
+	}
+	/* Give back what doubling left unused: the cache counts bytes. */
+	if (b.cap > b.table->nr_rows) {
+		struct jbpf_unwind_row *rows = realloc(b.table->rows, b.table->nr_rows * sizeof(*rows));
+
+		if (rows)
+			b.table->rows = rows;
+	}
+	b.table->base = b.base;
+	b.table->end = b.end;
+	b.table->stats.build_ns = clock_monotonic_ns() - start_ns;
+	*out = b.table;
+	return 0;
+}
+
+void unwind_table__free(struct unwind_table *table)
+{
+	if (!table)
+		return;
+	free(table->rows);
+	free(table);
+}
+
+size_t unwind_table__bytes(const struct unwind_table *table)
+{
+	return sizeof(*table) + table->nr_rows * sizeof(table->rows[0]);
+}

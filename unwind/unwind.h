@@ -1,0 +1,91 @@
+/*
+ * unwind: unwind tables for the BPF stack walker, one per ELF file, and a
+ * cache that shares them by file identity.
+ *
+ * A table is built from the file's .eh_frame (found through .eh_frame_hdr)
+ * with elfutils' CFI reader, and from .debug_frame of a separate debug file
+ * for the ranges the main file leaves without CFI. Each row says, for an
+ * address range, how to find the CFA and the caller's rbp (row format and
+ * its invariants: bpf/unwind.h). Address spaces: rows hold
+ *   row pc = ELF vaddr - table->base
+ * and the walker computes the ELF vaddr from a runtime pc with the load
+ * bias of the mapping.
+ *
+ * Every size read from the file is hostile input: the number of rows is
+ * bounded before anything is allocated for them (-EFBIG), and the cache
+ * holds at most max_bytes of tables in all.
+ *
+ * Plain C, no BPF and no /proc: the caller opens the files. Not
+ * thread-safe: a cache and the tables it hands out belong to one thread.
+ */
+#ifndef JBPF_UNWIND_H
+#define JBPF_UNWIND_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/unwind.h"
+
+struct unwind_table {
+	uint64_t base;                 /* subtracted from ELF vaddrs to give row pcs */
+	uint64_t end;                  /* ELF vaddr just past the last row's range */
+	size_t nr_rows;
+	struct jbpf_unwind_row *rows;  /* sorted by pc */
+	struct unwind_table_stats {
+		uint64_t fdes;             /* FDEs read */
+		uint64_t rows_stop;        /* rows made JBPF_CFA_STOP: expressions, other registers, overflow */
+		uint64_t rows_plt;         /* PLT-pattern rows */
+		uint64_t build_ns;         /* time to build this table */
+	} stats;
+};
+
+/*
+ * Builds the table of the ELF file open on fd (read-only, already opened by
+ * the caller under the project's open rule: this function opens nothing).
+ * debug_fd: a separate debug file for the same build (.debug_frame), or -1.
+ * 0 and *out, or a negative errno (-ENOENT: the file has no CFI at all;
+ * -EFBIG: over the per-table bound) with one line in err.
+ * Neither fd is closed; neither is needed once this returns.
+ */
+int unwind_table__build(int fd, int debug_fd, struct unwind_table **out, char *err, size_t err_size);
+/* NULL-safe. Only for tables from unwind_table__build, not from a cache. */
+void unwind_table__free(struct unwind_table *table);
+/* Bytes the table takes (for the budget). */
+size_t unwind_table__bytes(const struct unwind_table *table);
+
+/*
+ * The cache: tables by file identity, built once, bounded in total bytes,
+ * least recently used dropped first. A table handed out stays valid until
+ * it is put back (reference counted), even if evicted meanwhile.
+ */
+struct unwind_cache;
+struct unwind_cache_key {
+	uint8_t build_id[20];
+	uint8_t build_id_len;          /* 0: none, use dev and ino */
+	uint64_t dev, ino;
+};
+/* NULL on out of memory. */
+struct unwind_cache *unwind_cache__new(size_t max_bytes);
+/* NULL-safe. Every table handed out must have been put back first. */
+void unwind_cache__free(struct unwind_cache *cache);
+/*
+ * The table for key, building it from fd (and debug_fd, may be -1) if not
+ * cached. NULL when the file has no usable CFI or it does not fit (the
+ * reason counted in the stats); a failure is remembered for key, so a file
+ * is not tried again on every sample of the process.
+ * A table returned holds one reference: give it back with
+ * unwind_cache__put. The fds are neither kept nor closed.
+ */
+const struct unwind_table *unwind_cache__get(struct unwind_cache *cache, const struct unwind_cache_key *key,
+					     int fd, int debug_fd);
+/* Drops one reference taken by unwind_cache__get; NULL-safe. */
+void unwind_cache__put(struct unwind_cache *cache, const struct unwind_table *table);
+struct unwind_cache_stats {
+	uint64_t tables, rows, bytes;      /* held now */
+	uint64_t built, failed, evicted;
+	uint64_t build_ns;                 /* total time spent building */
+};
+void unwind_cache__stats(const struct unwind_cache *cache, struct unwind_cache_stats *stats);
+
+#endif /* JBPF_UNWIND_H */
