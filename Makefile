@@ -86,6 +86,12 @@ INTEGRATION_SRCS := $(wildcard tests/integration/test_*.c)
 INTEGRATION_TESTS := $(patsubst tests/integration/%.c,$(OUTPUT)/tests/%,$(INTEGRATION_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst %.c,$(OUTPUT)/workloads/%,$(notdir $(WORKLOAD_SRCS)))
+# The workloads built without frame pointers (see their rules below); here,
+# before the first rule that names WORKLOADS, since make reads a rule's
+# prerequisites where it stands.
+NOFP_WORKLOADS := $(patsubst tests/workloads/nofp/%.c,$(OUTPUT)/workloads/nofp_%,$(wildcard tests/workloads/nofp/*.c)) \
+		  $(OUTPUT)/workloads/libnofp_plugin.so
+WORKLOADS += $(NOFP_WORKLOADS)
 
 # The JVMTI agent, embedded into the profiler (user/java/agent_image.c), and the
 # Java workloads and demo.
@@ -247,9 +253,6 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c
 # unwind table tests. Named nofp_<file>; the library one of them loads
 # late sits next to them.
 NOFP_WORKLOAD_CFLAGS := -std=gnu11 -O2 -g -fomit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Werror
-NOFP_WORKLOADS := $(patsubst tests/workloads/nofp/%.c,$(OUTPUT)/workloads/nofp_%,$(wildcard tests/workloads/nofp/*.c)) \
-		  $(OUTPUT)/workloads/libnofp_plugin.so
-WORKLOADS += $(NOFP_WORKLOADS)
 $(OUTPUT)/workloads/nofp_%: tests/workloads/nofp/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
