@@ -218,6 +218,25 @@ int harness_run_profiler(struct child *child, char *const args[], int timeout_s)
 	return harness_finish(child, timeout_s);
 }
 
+void frames_split(struct frames *fr, const char *stack)
+{
+	char *save = NULL;
+
+	fr->buf = strdup(stack);
+	assert_non_null(fr->buf);
+	fr->n = 0;
+	for (char *f = strtok_r(fr->buf, ";", &save); f && fr->n < MAX_FRAMES; f = strtok_r(NULL, ";", &save))
+		fr->f[fr->n++] = f;
+}
+
+int find_frame(const struct frames *fr, int from, const char *name)
+{
+	for (int i = from; i < fr->n; i++)
+		if (collapsed_frame_is(fr->f[i], strlen(fr->f[i]), name))
+			return i;
+	return -1;
+}
+
 int collapsed_load(const char *path, struct collapsed *c)
 {
 	FILE *f = fopen(path, "r");

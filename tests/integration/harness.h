@@ -77,6 +77,21 @@ uint64_t collapsed_count_frame(const struct collapsed *c, const char *frame);
  */
 int collapsed_frame_is(const char *frame, size_t len, const char *name);
 
+/* Deepest stack read back: 127 kernel + 127 native + 256 Java frames, and roots. */
+#define MAX_FRAMES 1024
+
+/* One collapsed stack split into frames (names point into buf, which the caller frees). */
+struct frames {
+	char *buf;
+	const char *f[MAX_FRAMES];
+	int n;
+};
+
+/* Splits stack (frames separated by ';') into fr; fails the test when out of memory. */
+void frames_split(struct frames *fr, const char *stack);
+/* Index of the first frame at or after from that is name (as collapsed_frame_is), or -1. */
+int find_frame(const struct frames *fr, int from, const char *name);
+
 /*
  * The workload's truth: the value printed after "name " in its output, or
  * -1 if absent.

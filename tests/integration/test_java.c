@@ -34,15 +34,7 @@ static const struct jdk *require_java(void **state)
 	return *state;
 }
 
-/* Deepest stack read back: 127 kernel + 127 native + 256 Java frames, and roots. */
-#define MAX_FRAMES 1024
 
-/* One collapsed stack split into frames (names point into buf). */
-struct frames {
-	char *buf;
-	const char *f[MAX_FRAMES];
-	int n;
-};
 
 /* The last heartbeat ("alive N") the JVM printed, 0 if none yet. */
 static long last_heartbeat(const struct child *c)
@@ -115,16 +107,6 @@ static void print_java_summary(const struct jdk *jdk, const struct child *profil
 		fprintf(stderr, "  %s: %.*s\n", jdk->name, (int)strcspn(p, "\n"), p);
 }
 
-static void frames_split(struct frames *fr, const char *stack)
-{
-	char *save = NULL;
-
-	fr->buf = strdup(stack);
-	assert_non_null(fr->buf);
-	fr->n = 0;
-	for (char *f = strtok_r(fr->buf, ";", &save); f && fr->n < MAX_FRAMES; f = strtok_r(NULL, ";", &save))
-		fr->f[fr->n++] = f;
-}
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -138,14 +120,6 @@ static int is_java_frame(const char *frame)
 	return ends_with(frame, "_[j]") || ends_with(frame, "_[i]") || ends_with(frame, "_[0]");
 }
 
-/* Index of the first frame at or after from that is name, or -1. */
-static int find_frame(const struct frames *fr, int from, const char *name)
-{
-	for (int i = from; i < fr->n; i++)
-		if (collapsed_frame_is(fr->f[i], strlen(fr->f[i]), name))
-			return i;
-	return -1;
-}
 
 /* Index of the first frame starting with prefix, or -1. */
 static int find_prefix(const struct frames *fr, const char *prefix)

@@ -19,36 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Deepest stack read back: 127 kernel + 127 native + 256 Java frames, and roots. */
-#define MAX_FRAMES 1024
 #define DEBIAN_PYTHON "/usr/bin/python3"
 
-/* One collapsed stack split into frames (names point into buf). */
-struct frames {
-	char *buf;
-	const char *f[MAX_FRAMES];
-	int n;
-};
 
-static void frames_split(struct frames *fr, const char *stack)
-{
-	char *save = NULL;
 
-	fr->buf = strdup(stack);
-	assert_non_null(fr->buf);
-	fr->n = 0;
-	for (char *f = strtok_r(fr->buf, ";", &save); f && fr->n < MAX_FRAMES; f = strtok_r(NULL, ";", &save))
-		fr->f[fr->n++] = f;
-}
-
-/* Index of the first frame at or after from that is name, or -1. */
-static int find_frame(const struct frames *fr, int from, const char *name)
-{
-	for (int i = from; i < fr->n; i++)
-		if (collapsed_frame_is(fr->f[i], strlen(fr->f[i]), name))
-			return i;
-	return -1;
-}
 
 static double percent(uint64_t part, uint64_t whole)
 {
