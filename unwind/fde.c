@@ -30,44 +30,50 @@ struct cursor {
 	const uint8_t *p, *end;
 };
 
-static bool read_uleb(struct cursor *c, uint64_t *out)
+/*
+ * One LEB128 number: its bits in *out, and in *shift how many it had, for
+ * read_sleb to extend the sign. Bits past 64 are dropped.
+ */
+static bool read_leb(struct cursor *c, uint64_t *out, unsigned *shift, uint8_t *last)
 {
 	uint64_t v = 0;
-	unsigned shift = 0;
 
+	*shift = 0;
 	while (c->p < c->end) {
 		uint8_t b = *c->p++;
 
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+		if (*shift < 64)
+			v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
 		if (!(b & 0x80)) {
 			*out = v;
+			*last = b;
 			return true;
 		}
 	}
 	return false;
 }
 
+static bool read_uleb(struct cursor *c, uint64_t *out)
+{
+	unsigned shift;
+	uint8_t last;
+
+	return read_leb(c, out, &shift, &last);
+}
+
 static bool read_sleb(struct cursor *c, int64_t *out)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
+	unsigned shift;
+	uint8_t last;
+	uint64_t v;
 
-	while (c->p < c->end) {
-		uint8_t b = *c->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~0ull << shift;
-			*out = (int64_t)v;
-			return true;
-		}
-	}
-	return false;
+	if (!read_leb(c, &v, &shift, &last))
+		return false;
+	if (shift < 64 && (last & 0x40))
+		v |= ~0ull << shift;
+	*out = (int64_t)v;
+	return true;
 }
 
 /* n little-endian bytes (x86-64 only), sign-extended when is_signed. */
