@@ -139,17 +139,6 @@ static __always_inline struct jbpf_sample *new_wait(__u32 tgid, __u32 tid, const
 	return wait;
 }
 
-static __always_inline __u64 stack_frames(long bytes, __s16 *error)
-{
-	__u64 n;
-
-	*error = bytes < 0 ? bytes : 0;
-	if (bytes < 0)
-		return 0;
-	n = (__u64)bytes / sizeof(__u64);
-	return n > JBPF_MAX_STACK_DEPTH ? JBPF_MAX_STACK_DEPTH : n;
-}
-
 /*
  * The Java stack of a JVM thread's wait inside a system call: the signal
  * waits for the call to return (syscall_exit.bpf.c), and a CPU sample already

@@ -135,15 +135,9 @@ static __always_inline __u64 read_stack(struct bpf_perf_event_data *ctx, __u64 *
 	if (depth > JBPF_MAX_STACK_DEPTH)
 		depth = JBPF_MAX_STACK_DEPTH;
 	bytes = bpf_get_stack(ctx, ips, depth * sizeof(__u64), flags);
-	__u64 n;
-
-	*error = bytes < 0 ? bytes : 0;
-	if (bytes < 0) {
+	if (bytes < 0)
 		count(failed_counter);
-		return 0;
-	}
-	n = (__u64)bytes / sizeof(__u64);
-	return n > JBPF_MAX_STACK_DEPTH ? JBPF_MAX_STACK_DEPTH : n;
+	return stack_frames(bytes, error);
 }
 
 /*

@@ -189,4 +189,19 @@ static __always_inline void signal_for_java_stack(struct jbpf_sample *sample, st
 	count(JBPF_CNT_JAVA_SIGNALS);
 }
 
+/*
+ * The frames bpf_get_stack wrote, from what it returned (bytes, or a
+ * negative errno, which goes to *error), at most JBPF_MAX_STACK_DEPTH.
+ */
+static __always_inline __u64 stack_frames(long bytes, __s16 *error)
+{
+	__u64 n;
+
+	*error = bytes < 0 ? bytes : 0;
+	if (bytes < 0)
+		return 0;
+	n = (__u64)bytes / sizeof(__u64);
+	return n > JBPF_MAX_STACK_DEPTH ? JBPF_MAX_STACK_DEPTH : n;
+}
+
 #endif /* JBPF_SHARED_BPF_H */

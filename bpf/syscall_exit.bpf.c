@@ -63,7 +63,6 @@ static __always_inline void send_user_stack(void *ctx, __u32 tid, __u64 seq)
 {
 	struct jbpf_user_stack *record;
 	__u32 zero = 0;
-	long bytes;
 	__u64 n;
 
 	record = bpf_map_lookup_elem(&scratch, &zero);
@@ -73,11 +72,8 @@ static __always_inline void send_user_stack(void *ctx, __u32 tid, __u64 seq)
 	record->tid = tid;
 	record->seq = seq;
 	record->unused = 0;
-	bytes = bpf_get_stack(ctx, record->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
-	record->err = bytes < 0 ? bytes : 0;
-	n = bytes < 0 ? 0 : (__u64)bytes / sizeof(__u64);
-	if (n > JBPF_MAX_STACK_DEPTH)
-		n = JBPF_MAX_STACK_DEPTH;
+	n = stack_frames(bpf_get_stack(ctx, record->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),
+			 &record->err);
 	record->len = n;
 	if (bpf_ringbuf_output(&events, record, sizeof(*record) + n * sizeof(__u64), BPF_RB_NO_WAKEUP))
 		count(JBPF_CNT_WAITS_LOST);
@@ -97,7 +93,6 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	struct jbpf_wait_end *end;
 	struct jbpf_sample *wait;
 	__u32 zero = 0;
-	long bytes;
 	__u64 n;
 
 	pending->off_since = 0;
@@ -127,11 +122,8 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	wait->woken_ns = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
 	wait->kstack_err = -116; /* ESTALE: the switch was not seen */
 	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
-	bytes = bpf_get_stack(ctx, wait->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
-	wait->ustack_err = bytes < 0 ? bytes : 0;
-	n = bytes < 0 ? 0 : (__u64)bytes / sizeof(__u64);
-	if (n > JBPF_MAX_STACK_DEPTH)
-		n = JBPF_MAX_STACK_DEPTH;
+	n = stack_frames(bpf_get_stack(ctx, wait->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),
+			 &wait->ustack_err);
 	wait->ustack_len = n;
 	if (java_target_of(tgid, bpf_get_current_task_btf())) {
 		if (!pending->java_seq)
