@@ -36,18 +36,13 @@ bpftool prog show name sample_cpu -j >"$tmp/prog.json"
 bpftool map dump name counters -j >"$tmp/counters.json"
 cat <&4 >"$tmp/summary"
 wait "$pp"
-python3 - "$tmp/prog.json" "$tmp/counters.json" "$tmp/summary" "$tmp/short" <<'PY'
+PYTHONPATH=bench python3 - "$tmp/prog.json" "$tmp/counters.json" "$tmp/summary" "$tmp/short" <<'PY'
 import json, sys, time
+from bpf_counters import counter_total, load
 prog = json.load(open(sys.argv[1]))
-counters = json.load(open(sys.argv[2]))
+counters = load(sys.argv[2])
 def total(index):
-    for entry in counters:
-        key = entry.get("key")
-        k = int(key[0], 16) if isinstance(key, list) else int(key)
-        if k == index:
-            return sum(v["value"] if isinstance(v["value"], int) else int.from_bytes(bytes(int(b, 16) for b in v["value"]), "little")
-                       for v in entry["values"])
-    return 0
+    return counter_total(counters, index)
 ticks, kept = total(0), total(1)  # enum jbpf_counter: TICKS, SAMPLES
 runs, ns = prog["run_cnt"], prog["run_time_ns"]
 print(f"sample_cost.sh: {time.strftime('%Y-%m-%d')}, 999 Hz, {runs} program runs ({ticks} ticks), "

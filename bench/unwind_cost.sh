@@ -39,18 +39,13 @@ measure() {
 	cat <&4 >/dev/null
 	exec 4<&-
 	wait "$pp"
-	python3 - "$tmp/prog.json" "$tmp/counters.json" "$tmp/p.collapsed" <<'PY'
+	PYTHONPATH=bench python3 - "$tmp/prog.json" "$tmp/counters.json" "$tmp/p.collapsed" <<'PY'
 import json, sys
+from bpf_counters import counter_total, load
 prog = json.load(open(sys.argv[1]))
-counters = json.load(open(sys.argv[2]))
+counters = load(sys.argv[2])
 def total(index):
-    for entry in counters:
-        key = entry.get("key")
-        k = int(key[0], 16) if isinstance(key, list) else int(key)
-        if k == index:
-            return sum(v["value"] if isinstance(v["value"], int) else int.from_bytes(bytes(int(b, 16) for b in v["value"]), "little")
-                       for v in entry["values"])
-    return 0
+    return counter_total(counters, index)
 kept = total(1)  # enum jbpf_counter: SAMPLES
 frames = samples = 0
 for line in open(sys.argv[3]):
