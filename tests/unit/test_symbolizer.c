@@ -123,6 +123,15 @@ static void assert_user(struct symbolizer *sym, uint32_t tgid, uint64_t addr,
 	assert_string_equal(buf, expected);
 }
 
+/* square, from the fake process's libplain.so at FAKE_BASE, resolves only to the file and offset. */
+static void assert_plain_offset_only(struct symbolizer *sym, uint64_t square, const struct procmaps_entry *m)
+{
+	char expected[128];
+
+	snprintf(expected, sizeof(expected), "libplain.so+0x%llx", (unsigned long long)(square - m->start + m->pgoff));
+	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_OFFSET, expected);
+}
+
 __attribute__((noinline)) static int marker_function_of_the_test(int x)
 {
 	return x * 5 + 3;
@@ -431,7 +440,7 @@ static void container_root_and_inode_check(void **state)
 	void *plain = fixture_dlopen("libplain.so");
 	uint64_t square = fixture_sym(plain, "plain_square");
 	struct procmaps_entry m = fixture_own_mapping(square);
-	char dir[PATH_MAX + 64], copy[PATH_MAX + 128], line[PATH_MAX + 128], expected[128];
+	char dir[PATH_MAX + 64], copy[PATH_MAX + 128], line[PATH_MAX + 128];
 	char *content;
 	size_t len;
 	struct symbolizer *sym;
@@ -454,9 +463,7 @@ static void container_root_and_inode_check(void **state)
 	fake_line_of(line, sizeof(line), square, FAKE_BASE, "/opt/app/libplain.so", copy, 1);
 	fake_process_file(f->tree, FAKE_PID, "maps", line);
 	sym = new_symbolizer(f, 0, 0);
-	snprintf(expected, sizeof(expected), "libplain.so+0x%llx",
-		 (unsigned long long)(square - m.start + m.pgoff));
-	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_OFFSET, expected);
+	assert_plain_offset_only(sym, square, &m);
 	symbolizer__stats(sym, &stats);
 	assert_int_equal(stats.files_failed, 1);
 	assert_int_equal(stats.unknown, 1);
@@ -551,7 +558,7 @@ static void same_inode_on_another_device_is_refused(void **state)
 	void *plain = fixture_dlopen("libplain.so");
 	uint64_t square = fixture_sym(plain, "plain_square");
 	struct procmaps_entry m = fixture_own_mapping(square);
-	char dir[PATH_MAX + 64], copy[PATH_MAX + 128], line[PATH_MAX + 128], expected[128], *content;
+	char dir[PATH_MAX + 64], copy[PATH_MAX + 128], line[PATH_MAX + 128], *content;
 	struct symbolizer_stats stats;
 	struct symbolizer *sym;
 	struct stat st;
@@ -570,8 +577,7 @@ static void same_inode_on_another_device_is_refused(void **state)
 		 minor(st.st_dev) + 1, (unsigned long long)st.st_ino);
 	fake_process_file(f->tree, FAKE_PID, "maps", line);
 	sym = new_symbolizer(f, 0, 0);
-	snprintf(expected, sizeof(expected), "libplain.so+0x%llx", (unsigned long long)(square - m.start + m.pgoff));
-	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_OFFSET, expected);
+	assert_plain_offset_only(sym, square, &m);
 	symbolizer__stats(sym, &stats);
 	assert_int_equal(stats.files_failed, 1);
 	free(m.path);
@@ -586,7 +592,7 @@ static void tables_past_the_budget_are_refused(void **state)
 	uint64_t square = fixture_sym(plain, "plain_square");
 	struct procmaps_entry m = fixture_own_mapping(square);
 	struct symbolizer_config config = { .proc_root = f->tree, .debug_root = f->debug_root, .max_bytes = 4096 };
-	char line[PATH_MAX + 128], expected[128];
+	char line[PATH_MAX + 128];
 	struct symbolizer_stats stats;
 	struct symbolizer *sym;
 
@@ -594,8 +600,7 @@ static void tables_past_the_budget_are_refused(void **state)
 	fake_process(f->tree, FAKE_PID, "fake", 1, FAKE_PID, line, "/");
 	sym = symbolizer__new(&config);
 	assert_non_null(sym);
-	snprintf(expected, sizeof(expected), "libplain.so+0x%llx", (unsigned long long)(square - m.start + m.pgoff));
-	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_OFFSET, expected);
+	assert_plain_offset_only(sym, square, &m);
 	symbolizer__stats(sym, &stats);
 	assert_true(stats.tables_refused >= 1);
 	assert_true(stats.bytes_held <= 4096);
