@@ -90,7 +90,7 @@ WORKLOADS := $(patsubst %.c,$(OUTPUT)/workloads/%,$(notdir $(WORKLOAD_SRCS)))
 # before the first rule that names WORKLOADS, since make reads a rule's
 # prerequisites where it stands.
 NOFP_WORKLOADS := $(patsubst tests/workloads/nofp/%.c,$(OUTPUT)/workloads/nofp_%,$(wildcard tests/workloads/nofp/*.c)) \
-		  $(OUTPUT)/workloads/libnofp_plugin.so
+		  $(OUTPUT)/workloads/libnofp_plugin.so $(OUTPUT)/workloads/nofp_debug_frame
 WORKLOADS += $(NOFP_WORKLOADS)
 
 # The JVMTI agent, embedded into the profiler (user/java/agent_image.c), and the
@@ -257,6 +257,15 @@ $(OUTPUT)/workloads/nofp_%: tests/workloads/nofp/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(NOFP_WORKLOAD_CFLAGS) $< -o $@ -ldl
+# The same program with its call frame information only in .debug_frame,
+# and that only in a separate debug file found through its .gnu_debuglink.
+$(OUTPUT)/workloads/nofp_debug_frame: tests/workloads/nofp/qsort_printf.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NOFP_WORKLOAD_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables $< -o $@.full -ldl
+	$(Q)objcopy --only-keep-debug $@.full $@.debug
+	$(Q)objcopy --strip-debug --add-gnu-debuglink=$@.debug $@.full $@
+	$(Q)rm -f $@.full
 $(OUTPUT)/workloads/libnofp_plugin.so: tests/workloads/nofp/plugin/plugin.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

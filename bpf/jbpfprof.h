@@ -258,11 +258,12 @@ enum jbpf_counter {
 	 */
 	JBPF_CNT_UNWIND_TABLES,      /* every frame by tables, to the outermost */
 	JBPF_CNT_UNWIND_NO_PROCESS,  /* no tables for the process yet (or a pc in a mapping not yet read) */
-	JBPF_CNT_UNWIND_NO_INFO,     /* a pc in a mapping whose file has no unwind info there (JIT, anonymous) */
+	JBPF_CNT_UNWIND_NO_INFO,     /* a pc in a file's mapping where its file has no unwind info */
 	JBPF_CNT_UNWIND_STOP,        /* a row the walker cannot follow (JBPF_CFA_STOP) */
 	JBPF_CNT_UNWIND_READ,        /* a read of the user stack failed: the walk ended there */
 	JBPF_CNT_UNWIND_DEPTH,       /* the stack was deeper than the walk goes */
 	JBPF_CNT_UNWIND_MISS_LOST,   /* a pc in an unknown mapping not reported: ring buffer full */
+	JBPF_CNT_UNWIND_ANON,        /* a pc in code that is no file's: JIT (Java, perf-map code), anonymous memory */
 	JBPF_CNT_NR,
 };
 
@@ -285,8 +286,15 @@ struct jbpf_unwind_mapping {
 	__u32 first_row;     /* index in unwind_rows */
 	__u32 nr_rows;       /* 0: no table, frame pointers here */
 	__u32 pc_end;        /* row pcs at or past this have no rule (the table's end - base) */
-	__u32 unused;
+	__u32 flags;         /* JBPF_UNWIND_MAPPING_* */
 };
+
+/*
+ * Bits of jbpf_unwind_mapping.flags. ANON: the mapping is no file's (JIT
+ * code, anonymous memory): it can have no table, frame pointers are all
+ * there is, and the summary names it apart from files without unwind info.
+ */
+#define JBPF_UNWIND_MAPPING_ANON 1u
 
 /* Bits of jbpf_unwind_process.flags. */
 #define JBPF_UNWIND_MISS_REPORTED 1u /* a jbpf_unwind_miss went out for this list; userspace rewrites it */

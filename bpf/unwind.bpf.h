@@ -217,6 +217,9 @@ static __always_inline long unwind_table_step(struct unwind_walk *w, const struc
 	case JBPF_CFA_END:
 		w->done = true;
 		return 1;
+	case JBPF_CFA_NONE:
+		unwind_fall_back(w, JBPF_CNT_UNWIND_NO_INFO);
+		return unwind_fp_step(w);
 	default:
 		unwind_fall_back(w, JBPF_CNT_UNWIND_STOP);
 		return unwind_fp_step(w);
@@ -275,7 +278,7 @@ __noinline int unwind_step(struct unwind_walk *w, struct jbpf_unwind_process *pr
 	/* A return address may be one past a call that never returns: look up the call. */
 	row_pc = w->pc - m->bias - (w->n > 1 ? 1 : 0);
 	if (!m->nr_rows || row_pc >= m->pc_end) {
-		unwind_fall_back(w, JBPF_CNT_UNWIND_NO_INFO);
+		unwind_fall_back(w, m->flags & JBPF_UNWIND_MAPPING_ANON ? JBPF_CNT_UNWIND_ANON : JBPF_CNT_UNWIND_NO_INFO);
 		return unwind_fp_step(w);
 	}
 	key = unwind_row_key(m->first_row, m->nr_rows, (__u32)row_pc);

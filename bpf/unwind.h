@@ -22,6 +22,7 @@ enum jbpf_cfa_rule {
 	JBPF_CFA_STOP = 3, /* no rule the walker can follow (a DWARF expression, a register
 	                      other than rsp/rbp): the walk stops here, counted */
 	JBPF_CFA_END = 4,  /* the outermost frame (return address undefined): the walk ends, complete */
+	JBPF_CFA_NONE = 5, /* code no FDE covers: frame pointers here, counted as no unwind info */
 };
 
 /* Where the caller's rbp is. */
@@ -40,7 +41,7 @@ enum jbpf_rbp_rule {
  *
  * Rows are sorted by pc, adjacent rows with identical rules are merged, and
  * gaps between FDEs (code with no unwind info) are filled with a
- * JBPF_CFA_STOP row, so a binary search for the last row with
+ * JBPF_CFA_NONE row, so a binary search for the last row with
  * row.pc <= pc always gives the rule. Offsets that do not fit in 16 bits
  * make the row JBPF_CFA_STOP.
  */

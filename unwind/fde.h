@@ -11,7 +11,7 @@
  * Ranges are ELF vaddrs. Entries this module cannot decode (an unknown
  * augmentation, an indirect or text-relative encoding, a truncated entry)
  * are skipped and counted: their code is then covered by no range, which
- * the table makes a JBPF_CFA_STOP gap.
+ * the table makes a JBPF_CFA_NONE gap.
  */
 #ifndef JBPF_UNWIND_FDE_H
 #define JBPF_UNWIND_FDE_H

@@ -97,6 +97,12 @@ void rule__stop(struct jbpf_unwind_row *row)
 	row->cfa_rule = JBPF_CFA_STOP;
 }
 
+void rule__none(struct jbpf_unwind_row *row)
+{
+	rule__stop(row);
+	row->cfa_rule = JBPF_CFA_NONE;
+}
+
 /* The rbp rule; false if it is none the walker knows. */
 static bool rbp_rule(Dwarf_Frame *frame, struct jbpf_unwind_row *row)
 {

@@ -29,5 +29,7 @@ enum rule_kind rule__from_frame(Dwarf_Frame *frame, struct jbpf_unwind_row *row)
 
 /* row made JBPF_CFA_STOP, with everything else zero (so equal STOP rows merge). */
 void rule__stop(struct jbpf_unwind_row *row);
+/* row made JBPF_CFA_NONE (code no FDE covers), everything else zero. */
+void rule__none(struct jbpf_unwind_row *row);
 
 #endif /* JBPF_UNWIND_RULE_H */

@@ -11,7 +11,7 @@
  *      the range they hold for, where the next row starts. rule.c turns
  *      the rules into a row; rows equal to the one before are dropped.
  *   4. Code between ranges, and before the first or after the last, gets
- *      a JBPF_CFA_STOP row, so every pc in [base, end) has a row and the
+ *      a JBPF_CFA_NONE row, so every pc in [base, end) has a row and the
  *      walker never takes a neighbour's rule for code without CFI.
  *
  * libdw reads the sections through libelf in ELF_C_READ mode (pread, not
@@ -178,7 +178,7 @@ static bool uses_source(const struct builder *b, int source)
 	return false;
 }
 
-/* Its ranges go: code that stays a gap of JBPF_CFA_STOP rows. */
+/* Its ranges go: code that stays a gap of JBPF_CFA_NONE rows. */
 static void drop_source(struct builder *b, int source)
 {
 	size_t kept = 0;
@@ -277,6 +277,15 @@ static int push_stop(struct builder *b, uint64_t vaddr)
 	return push_row(b, vaddr, &row);
 }
 
+/* Code from vaddr on that no FDE covers. */
+static int push_gap(struct builder *b, uint64_t vaddr)
+{
+	struct jbpf_unwind_row row = { 0 };
+
+	rule__none(&row);
+	return push_row(b, vaddr, &row);
+}
+
 /* The rows of [lo, hi), described by cfi. */
 static int step_range(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
 {
@@ -329,7 +338,7 @@ static int make_rows(struct builder *b)
 		const struct fde_range *r = &b->ranges.ranges[i];
 
 		if (r->lo > covered) {
-			err = push_stop(b, covered);
+			err = push_gap(b, covered);
 			if (err)
 				return err;
 		}
@@ -339,7 +348,7 @@ static int make_rows(struct builder *b)
 		covered = r->hi;
 	}
 	if (covered < b->end)
-		return push_stop(b, covered);
+		return push_gap(b, covered);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
  */
 #include "jvm.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -211,6 +212,63 @@ static void python3_reaches_main(void **state)
 	assert_true(r.stacks.total >= 1000);
 	assert_true(reached * 100 >= r.stacks.total * 90);
 	harness_profiled_free(&r);
+}
+
+/* ---- call frame information only in a separate debug file ---- */
+
+/* Copies the file at from to to, mode 0755. 0 or -1. */
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	ssize_t n = 0;
+
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			n = -1;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return in >= 0 && out >= 0 && n == 0 ? 0 : -1;
+}
+
+/*
+ * nofp_debug_frame is qsort_printf built with no .eh_frame of its own: its
+ * functions' call frame information is in .debug_frame, and that only in
+ * the debug file its .gnu_debuglink names, beside it. With that file the
+ * walk reaches main as with .eh_frame; the same binary copied elsewhere
+ * without it cannot, which shows that the debug file made the difference.
+ */
+static void debug_frame_of_debug_file_reaches_main(void **state)
+{
+	char *path = harness_workload("nofp_debug_frame"), *dir = harness_tmpdir(), *alone = harness_path(dir, "alone");
+	struct qsort_shares with, without;
+	struct profiled r;
+
+	harness_require_root();
+	harness_profile(&r, "nofp_debug_frame", NULL, (char *[]){ "-F", "499", "-d", "3", NULL }, 1, 60);
+	assert_int_equal(r.profiler_status, 0);
+	count_qsort_shares(&r.stacks, &with);
+	print_unwind_summary("with its debug file", &r.profiler);
+	harness_profiled_free(&r);
+	assert_int_equal(copy_file(path, alone), 0);
+	profile_command(&r, (char *[]){ alone, NULL }, (char *[]){ "-F", "499", "-d", "2", NULL });
+	assert_int_equal(r.profiler_status, 0);
+	count_qsort_shares(&r.stacks, &without);
+	print_unwind_summary("without it", &r.profiler);
+	harness_profiled_free(&r);
+	fprintf(stderr, "  %.1f%% of %llu samples reach main with the debug file, %.1f%% of %llu without\n",
+		percent(with.with_main, with.total), (unsigned long long)with.total,
+		percent(without.with_main, without.total), (unsigned long long)without.total);
+	assert_true(with.total >= 700 && without.total >= 400);
+	assert_true(with.with_main * 100 >= with.total * 95);
+	assert_true(without.with_main * 100 < without.total * 50);
+	unlink(alone);
+	rmdir(dir);
+	free(alone);
+	free(dir);
+	free(path);
 }
 
 /* ---- a library loaded after the recording started ---- */
@@ -627,6 +685,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		HARNESS_TEST(qsort_printf_reaches_main),
 		HARNESS_TEST(qsort_printf_fp_loses_main),
+		HARNESS_TEST(debug_frame_of_debug_file_reaches_main),
 		HARNESS_TEST(python3_reaches_main),
 		HARNESS_TEST(dlopen_after_start_walked_by_tables),
 		HARNESS_TEST(deep_stack_walked_to_the_limit),

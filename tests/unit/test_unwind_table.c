@@ -208,7 +208,7 @@ static void assert_well_formed(const struct unwind_table *t)
 	assert_true(t->end > t->base);
 	for (size_t i = 0; i < t->nr_rows; i++) {
 		assert_int_equal(t->rows[i].unused, 0);
-		assert_true(t->rows[i].cfa_rule <= JBPF_CFA_END);
+		assert_true(t->rows[i].cfa_rule <= JBPF_CFA_NONE);
 		assert_true(t->rows[i].pc < t->end - t->base);
 		if (i == 0)
 			continue;
@@ -218,7 +218,7 @@ static void assert_well_formed(const struct unwind_table *t)
 	}
 }
 
-/* Every row readelf prints is the table's row at that address; code outside the FDEs stops. */
+/* Every row readelf prints is the table's row at that address; code outside the FDEs has none. */
 static void assert_matches_readelf(const struct unwind_table *t, const struct frames *f)
 {
 	for (size_t i = 0; i < f->nr_rows; i++)
@@ -226,9 +226,9 @@ static void assert_matches_readelf(const struct unwind_table *t, const struct fr
 	for (size_t i = 0; i < f->nr_fdes; i++) {
 		assert_true(f->fdes[i].lo >= t->base && f->fdes[i].hi <= t->end);
 		if (f->fdes[i].lo > t->base && !in_fde(f, f->fdes[i].lo - 1))
-			assert_int_equal(lookup(t, f->fdes[i].lo - 1)->cfa_rule, JBPF_CFA_STOP);
+			assert_int_equal(lookup(t, f->fdes[i].lo - 1)->cfa_rule, JBPF_CFA_NONE);
 		if (f->fdes[i].hi < t->end && !in_fde(f, f->fdes[i].hi))
-			assert_int_equal(lookup(t, f->fdes[i].hi)->cfa_rule, JBPF_CFA_STOP);
+			assert_int_equal(lookup(t, f->fdes[i].hi)->cfa_rule, JBPF_CFA_NONE);
 	}
 }
 

@@ -417,17 +417,18 @@ static void describe_wall(const struct recording *rec, const struct wall *wall, 
 /*
  * How the user stacks of CPU samples were walked, with unwind tables, e.g.
  * "; user stacks: 980 wholly by unwind tables, 20 in part by frame
- * pointers or cut short (no unwind info 15, read failed 5)"; empty with
+ * pointers or cut short (JIT or anonymous code 15, read failed 5)"; empty with
  * --unwind fp.
  */
 static void describe_unwind(const struct recording *rec, char *buf, size_t size)
 {
 	const uint64_t *c = rec->counters;
-	uint64_t fp = c[JBPF_CNT_UNWIND_NO_PROCESS] + c[JBPF_CNT_UNWIND_NO_INFO] + c[JBPF_CNT_UNWIND_STOP] +
-		      c[JBPF_CNT_UNWIND_READ] + c[JBPF_CNT_UNWIND_DEPTH];
+	uint64_t fp = c[JBPF_CNT_UNWIND_NO_PROCESS] + c[JBPF_CNT_UNWIND_ANON] + c[JBPF_CNT_UNWIND_NO_INFO] +
+		      c[JBPF_CNT_UNWIND_STOP] + c[JBPF_CNT_UNWIND_READ] + c[JBPF_CNT_UNWIND_DEPTH];
 	const struct named_count causes[] = {
 		{ "no tables yet", c[JBPF_CNT_UNWIND_NO_PROCESS] },
-		{ "no unwind info", c[JBPF_CNT_UNWIND_NO_INFO] },
+		{ "JIT or anonymous code", c[JBPF_CNT_UNWIND_ANON] },
+		{ "file without unwind info", c[JBPF_CNT_UNWIND_NO_INFO] },
 		{ "expression row", c[JBPF_CNT_UNWIND_STOP] },
 		{ "read failed", c[JBPF_CNT_UNWIND_READ] },
 		{ "depth limit", c[JBPF_CNT_UNWIND_DEPTH] },

@@ -33,6 +33,7 @@
 #include <bpf/bpf.h>
 
 #include "bpf/jbpfprof.h"
+#include "symbolizer/debuginfo.h"
 #include "symbolizer/elf.h"
 #include "symbolizer/proc.h"
 #include "symbolizer/procmaps.h"
@@ -128,10 +129,37 @@ static void cache_key(const struct elf_image *img, uint64_t dev, uint64_t ino, s
 }
 
 /*
+ * The separate debug file of the file open at fd (its .debug_frame covers
+ * code that has no .eh_frame), found as the symbolizer finds it and with
+ * the same rules; -1 when there is none.
+ */
+static int debug_file_open(struct unwinder *u, uint32_t tgid, const struct procmaps_entry *m, int fd,
+			   const struct elf_image *img)
+{
+	struct stat self;
+	uint32_t uid;
+
+	if (fstat(fd, &self) || proc__uid(u->config.proc_root, tgid, &uid))
+		return -1;
+	struct debuginfo_where where = {
+		.proc_root = u->config.proc_root,
+		.tgid = tgid,
+		.debug_root = u->config.debug_root ? u->config.debug_root : UNWINDER_DEBUG_ROOT,
+		.path = m->deleted ? NULL : m->path,
+		.self = &self,
+		.uid = uid,
+	};
+	int debug_fd = debuginfo__open(&where, img);
+
+	return debug_fd >= 0 ? debug_fd : -1;
+}
+
+/*
  * The file mapped at m, with its table placed if it has one; a new entry
  * with no reference. NULL when the file cannot be opened or read as ELF
  * (the mapping is then listed without rows, and tried again on the
- * process's next read).
+ * process's next read). Its debug file is looked for only when the cache
+ * has no table for it: a file shared by build-id is built once.
  */
 static struct placed_file *file_open(struct unwinder *u, uint32_t tgid, const struct procmaps_entry *m, uint64_t dev)
 {
@@ -153,7 +181,14 @@ static struct placed_file *file_open(struct unwinder *u, uint32_t tgid, const st
 	f->dev = dev;
 	f->ino = m->inode;
 	cache_key(&f->img, dev, m->inode, &key);
-	table = unwind_cache__get(u->cache, &key, fd, -1);
+	table = unwind_cache__get(u->cache, &key, -1, -1);
+	if (!table) {
+		int debug_fd = debug_file_open(u, tgid, m, fd, &f->img);
+
+		table = unwind_cache__get(u->cache, &key, fd, debug_fd);
+		if (debug_fd >= 0)
+			close(debug_fd);
+	}
 	close(fd);
 	if (table)
 		file_place(u, f, table);
@@ -274,6 +309,8 @@ static void list_mapping(struct unwinder *u, uint32_t tgid, const struct procmap
 			f = file_open(u, tgid, m, dev);
 	} else if (m->kind == PROCMAPS_VDSO) {
 		f = vdso_file(u);
+	} else {
+		out->flags = JBPF_UNWIND_MAPPING_ANON;
 	}
 	if (!f)
 		return;

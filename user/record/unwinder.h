@@ -8,7 +8,10 @@
  * For a process (unwinder__add_process) it reads /proc/PID/maps, opens each
  * executable file mapping through map_files (the file mapped, even if
  * replaced or deleted since), gets the file's table from the table cache
- * (unwind/unwind.h: built once per build-id or device+inode), places its
+ * (unwind/unwind.h: built once per build-id or device+inode, from the
+file's .eh_frame and .debug_frame and, for code they do not cover, the
+.debug_frame of its separate debug file, found as the symbolizer finds
+it: symbolizer/debuginfo.h), places its
  * rows in a free range of the array (first fit; a range is freed when no
  * listed process maps its file any more), and writes the process's list,
  * sorted by start. A mapping without a table (anonymous or JIT code, the
@@ -36,6 +39,8 @@
 
 /* The least time between two reads of one process's maps after misses. */
 #define UNWINDER_REREAD_NS 200000000ull
+/* Where separate debug files are, unless the config names another root. */
+#define UNWINDER_DEBUG_ROOT "/usr/lib/debug"
 /* How often unwinder__tick looks for processes that exited. */
 #define UNWINDER_SWEEP_NS 1000000000ull
 
@@ -43,6 +48,7 @@ struct unwind_cache;
 
 struct unwinder_config {
 	const char *proc_root;      /* "/proc", or a fixture tree */
+	const char *debug_root;     /* where separate debug files are; NULL: UNWINDER_DEBUG_ROOT */
 	int rows_fd;                /* the unwind_rows array (mmapable) */
 	uint32_t max_rows;          /* its entries */
 	int procs_fd;               /* the unwind_procs hash */
