@@ -66,7 +66,7 @@ static uint64_t count_any_frame(const struct collapsed *c, const char *const nam
  */
 static const char *const program_functions[] = {
 	"main", "sort_round", "compare_keys", "mix_key", "format_round", "format_numbers", "format_words",
-	"parse_round", "hash_round", NULL,
+	"parse_round", "hash_round", "words_round", "compare_words", "copy_round", NULL,
 };
 
 /* The program function frame is (its name before any '.'), or NULL. */
@@ -602,9 +602,10 @@ static int run_to_file(char *const argv[], const char *out_path)
 /*
  * perf record --call-graph dwarf and the profiler sample the same
  * no-frame-pointer workload at the same time. The top ten call paths agree:
- * every path among either tool's ten most frequent (those with at least 1%
- * of its samples) has a share in the other within 5 percentage points of
- * its own. With some 2000 samples each, a share near 30% has a standard
+ * the workload has ten paths of a few percent or more each, each tool finds
+ * ten paths of at least 2%, and every path among either tool's ten most
+ * frequent (those with at least 1% of its samples) has a share in the
+ * other within 5 percentage points of its own. With some 2000 samples each, a share near 30% has a standard
  * error near 1 pp per tool, so 5 pp is over three of their combined
  * standard errors: a real disagreement (a frame lost, a caller wrong)
  * moves a whole path's share to another path and fails it.
@@ -660,6 +661,10 @@ static void perf_dwarf_agrees_on_top_paths(void **state)
 				continue;
 			fprintf(stderr, "  %5.1f%% %5.1f%%  %s%s\n", a, b, p, fabs(a - b) > 5.0 ? "   <- disagree" : "");
 		}
+	assert_int_equal(nr[0], 10);
+	assert_int_equal(nr[1], 10);
+	assert_true(share_of(&ours, ours.path[top[0][9]]) >= 2.0);
+	assert_true(share_of(&theirs, theirs.path[top[1][9]]) >= 2.0);
 	for (int t = 0; t < 2; t++)
 		for (size_t i = 0; i < nr[t]; i++) {
 			const char *p = t ? theirs.path[top[1][i]] : ours.path[top[0][i]];

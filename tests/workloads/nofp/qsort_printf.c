@@ -11,6 +11,10 @@
  *   main > format_round > format_words > snprintf ...
  *   main > parse_round > strtod ...
  *   main > hash_round
+ *   main > words_round > qsort ... > compare_words > strcmp ...
+ *   main > copy_round > memmove ...
+ * (ten or more distinct call paths with a share each, for comparing the
+ * walk with another unwinder's path by path).
  *
  * Prints "ready", then works until SIGTERM or SIGINT.
  */
@@ -20,6 +24,8 @@
 #include <string.h>
 
 #define NR_KEYS 4096
+#define NR_WORDS 2048
+#define COPY_BYTES (8u << 20)
 
 static volatile sig_atomic_t stop;
 static volatile unsigned long sink;
@@ -105,12 +111,44 @@ __attribute__((noinline)) static unsigned long hash_round(unsigned seed)
 	return h;
 }
 
+/* strcmp's result is folded here so that the call to it is no tail call: the frame stays. */
+static int compare_words(const void *a, const void *b)
+{
+	int order = strcmp(*(const char *const *)a, *(const char *const *)b);
+
+	return order < 0 ? -1 : order > 0;
+}
+
+/* Sorts strings that share long prefixes: the time is in strcmp, below the callback. */
+__attribute__((noinline)) static unsigned words_round(char (*words)[48], const char **order, unsigned seed)
+{
+	for (int i = 0; i < NR_WORDS; i++) {
+		seed = seed * 1103515245u + 12345u;
+		snprintf(words[i], sizeof(words[i]), "shared-prefix-of-some-length-%08x", seed);
+		order[i] = words[i];
+	}
+	qsort(order, NR_WORDS, sizeof(*order), compare_words);
+	return (unsigned char)order[0][30] + (unsigned char)order[NR_WORDS - 1][31];
+}
+
+/* Moves a buffer larger than the caches back and forth. */
+__attribute__((noinline)) static unsigned copy_round(unsigned char *buf, unsigned seed)
+{
+	for (int i = 0; i < 4; i++)
+		memmove(buf + (i & 1) * 64, buf + 64 - (i & 1) * 64, COPY_BYTES);
+	buf[seed % COPY_BYTES] ^= (unsigned char)seed;
+	return buf[0];
+}
+
 int main(void)
 {
 	unsigned *keys = malloc(NR_KEYS * sizeof(*keys));
+	char (*words)[48] = malloc(NR_WORDS * sizeof(*words));
+	const char **order = malloc(NR_WORDS * sizeof(*order));
+	unsigned char *buf = calloc(1, COPY_BYTES + 64);
 	unsigned seed = 1;
 
-	if (!keys)
+	if (!keys || !words || !order || !buf)
 		return 1;
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
@@ -121,8 +159,13 @@ int main(void)
 		sink += format_round(seed);
 		sink += (unsigned long)parse_round(seed);
 		sink += hash_round(seed);
+		sink += words_round(words, order, seed);
+		sink += copy_round(buf, seed);
 		seed += 7;
 	}
+	free(buf);
+	free(order);
+	free(words);
 	free(keys);
 	return 0;
 }
