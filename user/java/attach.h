@@ -159,6 +159,14 @@ int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *opt
 		   size_t errlen);
 
 /*
+ * Runs the diagnostic command (as jcmd would: "JVMTI.data_dump") in the
+ * JVM through the attach mechanism, as jvm_load_agent reaches it, within
+ * timeout_ms. Returns 0 when the JVM reports success (status 0); the
+ * command's output is not kept.
+ */
+int jvm_jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *err, size_t errlen);
+
+/*
  * Parses the attach listener's reply to "load" (len bytes, not
  * NUL-terminated). The first line is the command status; for a load that
  * reached the agent the status is 0 and a line "return code: N" (JDK 9
