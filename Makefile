@@ -108,7 +108,7 @@ FIXTURES :=
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
-.PHONY: all test check-unit check-browser check-integration check-headers bench install clean workloads fixtures
+.PHONY: FORCE all test check-unit check-browser check-integration check-headers bench install clean workloads fixtures
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -119,6 +119,11 @@ $(OUTPUT)/release/user/java/agent_image.o: RELEASE_CFLAGS += -DJBPF_AGENT_IMAGE=
 $(OUTPUT)/asan/user/java/agent_image.o: ASAN_CFLAGS += -DJBPF_AGENT_IMAGE='"$(AGENT)"'
 # Where make install puts the agent (user/java/agent_path.h).
 AGENT_INSTALL_PATH := $(PREFIX)/lib/jbpfprof/libjbpfagent.so
+# Rebuilt when PREFIX changes: the stamp holds the PREFIX it was built for.
+$(OUTPUT)/prefix.stamp: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' > $@
+$(OUTPUT)/release/user/java/agent_path.o $(OUTPUT)/asan/user/java/agent_path.o: $(OUTPUT)/prefix.stamp
 $(OUTPUT)/release/user/java/agent_path.o: RELEASE_CFLAGS += -DJBPF_AGENT_INSTALL_PATH='"$(AGENT_INSTALL_PATH)"'
 $(OUTPUT)/asan/user/java/agent_path.o: ASAN_CFLAGS += -DJBPF_AGENT_INSTALL_PATH='"$(AGENT_INSTALL_PATH)"'
 
@@ -319,3 +324,4 @@ clean:
 	rm -rf $(OUTPUT)
 
 -include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)
+FORCE:
