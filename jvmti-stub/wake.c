@@ -11,6 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Kept in the library's read-only data for the profiler to find (WAKE_MARKER). */
+__attribute__((used)) static const char marker[] = WAKE_MARKER;
+
 int wake__read_request(char *opts, size_t size, char *err, size_t err_size)
 {
 	char path[64];

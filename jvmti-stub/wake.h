@@ -33,6 +33,13 @@
 
 /* The request file's name in /tmp; the JVM's pid follows. */
 #define WAKE_REQUEST_PREFIX ".jbpfprof_pid"
+/*
+ * A string the agent's file holds (wake.c keeps it), by which the profiler
+ * tells the library a JVM loaded at start-up is this agent and speaks this
+ * wake-up; a new way of waking gets a new number.
+ */
+#define WAKE_MARKER "jbpfagent: wakes on JVMTI.data_dump with /tmp/" WAKE_REQUEST_PREFIX ", v1"
+
 /* An option string longer than this is refused (socket paths are < 108 bytes). */
 #define WAKE_REQUEST_MAX 1024
 
