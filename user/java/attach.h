@@ -39,7 +39,7 @@
  *
  * The code: attach_parse.c (the pure parsers), attach_target.c (opening a
  * target), attach_tmp.c (the agent file and socket in its /tmp) and
- * attach_protocol.c (jvm_load_agent); the status fields are parsed by
+ * attach_protocol.c (jvm_load_agent, jvm_jcmd); the status fields are parsed by
  * symbolizer/proc.c.
  */
 #ifndef JBPF_ATTACH_H

@@ -1,6 +1,7 @@
 /*
  * attach_protocol: HotSpot's dynamic attach protocol, the client side
- * (jvm_load_agent in attach.h).
+ * (jvm_load_agent and jvm_jcmd in attach.h; both send one request and
+ * read one reply, attach_request).
  *
  * HotSpot on Linux starts its attach listener lazily. The client's side of
  * the handshake, with the JVM's view of the names (its /tmp is always
