@@ -7,7 +7,7 @@
 #                         Playwright (npm ci in tests/browser, done by install-deps.sh)
 #   make check-integration  integration tests only (root; skip with a reason otherwise)
 #   make bench            the benchmarks in bench/ (see docs/benchmarks.md)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   jbpfprof in PREFIX/bin, the agent in PREFIX/lib/jbpfprof
 #   make check-headers    compile every header on its own
 #   make check-handler    the agent's signal handler calls only its listed signal-safe functions
 #
@@ -108,7 +108,7 @@ FIXTURES :=
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
-.PHONY: all test check-unit check-browser check-integration check-headers bench install clean workloads fixtures
+.PHONY: FORCE all test check-unit check-browser check-integration check-headers bench install clean workloads fixtures
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -117,6 +117,15 @@ all: $(OUTPUT)/jbpfprof $(AGENT) $(WORKLOADS) $(JAVA_CLASSES_STAMP)
 $(OUTPUT)/release/user/java/agent_image.o $(OUTPUT)/asan/user/java/agent_image.o: $(AGENT)
 $(OUTPUT)/release/user/java/agent_image.o: RELEASE_CFLAGS += -DJBPF_AGENT_IMAGE='"$(AGENT)"'
 $(OUTPUT)/asan/user/java/agent_image.o: ASAN_CFLAGS += -DJBPF_AGENT_IMAGE='"$(AGENT)"'
+# Where make install puts the agent (user/java/agent_path.h).
+AGENT_INSTALL_PATH := $(PREFIX)/lib/jbpfprof/libjbpfagent.so
+# Rebuilt when PREFIX changes: the stamp holds the PREFIX it was built for.
+$(OUTPUT)/prefix.stamp: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' > $@
+$(OUTPUT)/release/user/java/agent_path.o $(OUTPUT)/asan/user/java/agent_path.o: $(OUTPUT)/prefix.stamp
+$(OUTPUT)/release/user/java/agent_path.o: RELEASE_CFLAGS += -DJBPF_AGENT_INSTALL_PATH='"$(AGENT_INSTALL_PATH)"'
+$(OUTPUT)/asan/user/java/agent_path.o: ASAN_CFLAGS += -DJBPF_AGENT_INSTALL_PATH='"$(AGENT_INSTALL_PATH)"'
 
 $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
@@ -315,11 +324,13 @@ $(OUTPUT)/bench/unwind_tables: bench/unwind_tables.c $(OUTPUT)/release/libunwind
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(RELEASE_CFLAGS) $^ -ldw -lelf -o $@
 
-install: $(OUTPUT)/jbpfprof
-	install -m 0755 -d $(DESTDIR)$(PREFIX)/bin
+install: $(OUTPUT)/jbpfprof $(AGENT)
+	install -m 0755 -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/jbpfprof
 	install -m 0755 $(OUTPUT)/jbpfprof $(DESTDIR)$(PREFIX)/bin/jbpfprof
+	install -m 0644 $(AGENT) $(DESTDIR)$(AGENT_INSTALL_PATH)
 
 clean:
 	rm -rf $(OUTPUT)
 
 -include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)
+FORCE:

@@ -2,12 +2,20 @@
  * agent: the JVMTI entry points, JVMTI events and the recording's life
  * (contract in agent.h).
  *
- *   Agent_OnLoad    -agentpath:libjbpfagent.so[=OPTIONS]. Initialises and
- *                   enables ClassLoad/ClassPrepare so that every method has
- *                   a jmethodID; with socket=PATH, records from VMInit.
+ *   Agent_OnLoad    -agentpath:libjbpfagent.so[=OPTIONS]. Without
+ *                   socket=PATH the agent lies dormant: it takes its JVMTI
+ *                   environment, sets its callbacks and enables the one
+ *                   event DataDumpRequest, which costs nothing until a
+ *                   profiler posts it (wake.h); no other event, no signal
+ *                   handler, no thread, no memory beyond the library. With
+ *                   socket=PATH it records from VMInit.
  *   Agent_OnAttach  dynamic attach, once per recording; the library may
  *                   already be loaded (at start-up or by an earlier
  *                   recording): all state is static and reused.
+ *   DataDumpRequest a profiler waking the agent loaded at start-up
+ *                   (wake.h): the request file holds what Agent_OnAttach
+ *                   would have been given, and the recording starts the
+ *                   same way.
  *   Agent_OnUnload  the JVM is going: the handler stops taking signals.
  *
  * A recording starts (start_session) in this order: connect to the
@@ -21,9 +29,11 @@
  * the profiler reads nothing before the attach reply, and the socket
  * buffer easily takes one small message, so that write cannot block.
  *
- * Initialisation done once and never undone: the JVMTI environment, its
- * capability (can_generate_compiled_method_load_events), the event
- * callbacks, the outbox's method set, the ring and the signal handler. The
+ * Initialisation done once and never undone: the JVMTI environment and
+ * its event callbacks (at load or attach), then, at the first recording,
+ * its capability (can_generate_compiled_method_load_events, which HotSpot
+ * grants in the live phase too, so a dormant agent need not hold it), the
+ * outbox's method set, the ring and the signal handler. The
  * library is linked with -z nodelete, because HotSpot dlcloses an agent
  * whose Agent_OnAttach fails, and our handler and thread must stay mapped.
  *
@@ -50,6 +60,7 @@
 #include "javathread.h"
 #include "options.h"
 #include "outbox.h"
+#include "wake.h"
 
 enum agent_status {
 	AGENT_EOPTIONS = 2, /* malformed options, or no socket */
@@ -82,7 +93,8 @@ static struct {
 	pthread_once_t once;    /* initialises `ended` */
 	JavaVM *vm;
 	jvmtiEnv *jvmti;
-	bool jvmti_ready;       /* capability added, callbacks set, outbox allocated */
+	bool env_ready;         /* environment taken, callbacks set */
+	bool jvmti_ready;       /* and capability added, outbox allocated */
 	uint32_t session;       /* the live recording, 0 when none */
 	uint32_t last_session;
 	int live_fd;            /* its socket, owned by the agent thread */
@@ -193,15 +205,16 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 /* ---- set-up, once ---- */
 
-/* The JVMTI environment, its capability and callbacks, the outbox. Called with ag.lock held. */
-static int init_jvmti(char *err, size_t err_size)
+static void JNICALL on_data_dump_request(jvmtiEnv *jvmti);
+
+/* The JVMTI environment and its callbacks: all a dormant agent holds. Called with ag.lock held. */
+static int init_env(char *err, size_t err_size)
 {
-	jvmtiCapabilities potential, caps;
 	jvmtiEventCallbacks callbacks;
 	jvmtiError e;
 	jint r;
 
-	if (ag.jvmti_ready)
+	if (ag.env_ready)
 		return 0;
 	if (!ag.jvmti) {
 		r = (*ag.vm)->GetEnv(ag.vm, (void **)&ag.jvmti, JVMTI_VERSION_1_2);
@@ -212,6 +225,34 @@ static int init_jvmti(char *err, size_t err_size)
 			return -1;
 		}
 	}
+	memset(&callbacks, 0, sizeof(callbacks));
+	callbacks.VMInit = on_vm_init;
+	callbacks.ClassLoad = on_class_load;
+	callbacks.ClassPrepare = on_class_prepare;
+	callbacks.ThreadStart = on_thread_start;
+	callbacks.CompiledMethodLoad = on_compiled_method_load;
+	callbacks.CompiledMethodUnload = on_compiled_method_unload;
+	callbacks.DynamicCodeGenerated = on_dynamic_code_generated;
+	callbacks.DataDumpRequest = on_data_dump_request;
+	e = (*ag.jvmti)->SetEventCallbacks(ag.jvmti, &callbacks, (jint)sizeof(callbacks));
+	if (e != JVMTI_ERROR_NONE) {
+		jvmti_failed(err, err_size, "SetEventCallbacks", e);
+		return -1;
+	}
+	ag.env_ready = true;
+	return 0;
+}
+
+/* The environment, its capability, the outbox: what a recording needs. Called with ag.lock held. */
+static int init_jvmti(char *err, size_t err_size)
+{
+	jvmtiCapabilities potential, caps;
+	jvmtiError e;
+
+	if (ag.jvmti_ready)
+		return 0;
+	if (init_env(err, err_size))
+		return -1;
 	memset(&potential, 0, sizeof(potential));
 	e = (*ag.jvmti)->GetPotentialCapabilities(ag.jvmti, &potential);
 	if (e != JVMTI_ERROR_NONE) {
@@ -228,19 +269,6 @@ static int init_jvmti(char *err, size_t err_size)
 	e = (*ag.jvmti)->AddCapabilities(ag.jvmti, &caps);
 	if (e != JVMTI_ERROR_NONE) {
 		jvmti_failed(err, err_size, "AddCapabilities(can_generate_compiled_method_load_events)", e);
-		return -1;
-	}
-	memset(&callbacks, 0, sizeof(callbacks));
-	callbacks.VMInit = on_vm_init;
-	callbacks.ClassLoad = on_class_load;
-	callbacks.ClassPrepare = on_class_prepare;
-	callbacks.ThreadStart = on_thread_start;
-	callbacks.CompiledMethodLoad = on_compiled_method_load;
-	callbacks.CompiledMethodUnload = on_compiled_method_unload;
-	callbacks.DynamicCodeGenerated = on_dynamic_code_generated;
-	e = (*ag.jvmti)->SetEventCallbacks(ag.jvmti, &callbacks, (jint)sizeof(callbacks));
-	if (e != JVMTI_ERROR_NONE) {
-		jvmti_failed(err, err_size, "SetEventCallbacks", e);
 		return -1;
 	}
 	if (outbox__init()) {
@@ -492,45 +520,18 @@ void agent__end_session(jvmtiEnv *jvmti, int fd)
 
 /* ---- entry points ---- */
 
-JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
-{
-	char err[ERR_SIZE], ignored[ERR_SIZE];
-	int status = JNI_OK;
-
-	pthread_mutex_lock(&ag.lock);
-	ag.vm = vm;
-	if (options__parse(options, &ag.startup, err, sizeof(err))) {
-		status = AGENT_EOPTIONS;
-	} else if (init_jvmti(err, sizeof(err)) ||
-		   set_events(JVMTI_ENABLE, class_events, N_EVENTS(class_events), err, sizeof(err)) ||
-		   (ag.startup.socket[0] && set_events(JVMTI_ENABLE, (const jvmtiEvent[]){ JVMTI_EVENT_VM_INIT },
-						       1, err, sizeof(err)))) {
-		status = AGENT_EINIT;
-	} else {
-		/*
-		 * The signal is chosen now, before the application can take them
-		 * all; a failure is reported when a recording starts.
-		 */
-		handler__init(jvm_code(), ignored, sizeof(ignored));
-	}
-	pthread_mutex_unlock(&ag.lock);
-	/* The user asked for the agent on the command line: say why the JVM will not start. */
-	if (status != JNI_OK)
-		fprintf(stderr, "jbpfagent: %s\n", err);
-	return status;
-}
-
-JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+/*
+ * Starts a recording from an option string, as an attach or a wake-up
+ * gives it: 0, or an agent_status. Failures go to the profiler as an ERROR
+ * whenever its socket can be reached.
+ */
+static int start_from_options(const char *text, char *err, size_t err_size)
 {
 	struct agent_options opts;
-	char err[ERR_SIZE], ignored[ERR_SIZE];
+	char ignored[ERR_SIZE];
 	JNIEnv *jni;
 
-	pthread_mutex_lock(&ag.lock);
-	if (!ag.vm)
-		ag.vm = vm;
-	pthread_mutex_unlock(&ag.lock);
-	if (options__parse(options, &opts, err, sizeof(err))) {
+	if (options__parse(text, &opts, err, err_size)) {
 		int fd = opts.socket[0] ? connect_to(opts.socket, ignored, sizeof(ignored)) : -1;
 
 		if (fd >= 0) {
@@ -543,13 +544,76 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 	if (!jni) {
 		int fd = connect_to(opts.socket, ignored, sizeof(ignored));
 
+		snprintf(err, err_size, "the attaching thread has no JNIEnv");
 		if (fd >= 0) {
-			send_error(fd, "the attaching thread has no JNIEnv");
+			send_error(fd, err);
 			close(fd);
 		}
 		return AGENT_EINIT;
 	}
-	return start_session(jni, &opts, err, sizeof(err));
+	return start_session(jni, &opts, err, err_size);
+}
+
+/*
+ * A profiler waking the dormant agent (wake.h), or any other data dump
+ * request (SIGQUIT, the attach "datadump" command): without a request
+ * file there is nothing to do. Runs on the thread that posted it, a Java
+ * thread (the attach listener, or the signal dispatcher).
+ */
+static void JNICALL on_data_dump_request(jvmtiEnv *jvmti)
+{
+	char text[WAKE_REQUEST_MAX + 1], err[ERR_SIZE];
+	int rc = wake__read_request(text, sizeof(text), err, sizeof(err));
+
+	if (rc == 1)
+		return;
+	/* The request names no socket that can be trusted: its profiler learns of it by a timeout. */
+	if (rc < 0) {
+		fprintf(stderr, "jbpfagent: not recording: %s\n", err);
+		return;
+	}
+	start_from_options(text, err, sizeof(err));
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+	static const jvmtiEvent wake_event[] = { JVMTI_EVENT_DATA_DUMP_REQUEST };
+	static const jvmtiEvent vm_init_event[] = { JVMTI_EVENT_VM_INIT };
+	char err[ERR_SIZE], ignored[ERR_SIZE];
+	int status = JNI_OK;
+
+	pthread_mutex_lock(&ag.lock);
+	ag.vm = vm;
+	if (options__parse(options, &ag.startup, err, sizeof(err))) {
+		status = AGENT_EOPTIONS;
+	} else if (init_env(err, sizeof(err)) ||
+		   set_events(JVMTI_ENABLE, wake_event, N_EVENTS(wake_event), err, sizeof(err)) ||
+		   (ag.startup.socket[0] && set_events(JVMTI_ENABLE, vm_init_event, 1, err, sizeof(err)))) {
+		status = AGENT_EINIT;
+	} else if (ag.startup.socket[0]) {
+		/*
+		 * Recording from VMInit: the signal is chosen now, before the
+		 * application can take them all; a failure is reported when the
+		 * recording starts. A dormant agent takes none until woken.
+		 */
+		handler__init(jvm_code(), ignored, sizeof(ignored));
+	}
+	pthread_mutex_unlock(&ag.lock);
+	/* The user asked for the agent on the command line: say why the JVM will not start. */
+	if (status != JNI_OK)
+		fprintf(stderr, "jbpfagent: %s\n", err);
+	return status;
+}
+
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+{
+	char err[ERR_SIZE];
+
+	pthread_mutex_lock(&ag.lock);
+	if (!ag.vm)
+		ag.vm = vm;
+	pthread_mutex_unlock(&ag.lock);
+	return start_from_options(options, err, sizeof(err));
 }
 
 JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)

@@ -216,6 +216,8 @@ int main(int argc, char **argv)
 		return 0;
 	case OPTIONS_USAGE:
 		return 2;
+	case OPTIONS_FAILED:
+		return 1;
 	case OPTIONS_RUN:
 		break;
 	}

@@ -18,6 +18,7 @@
 #include "bpf/jbpfprof.h"
 #include "common/clock.h"
 #include "common/version.h"
+#include "user/java/agent_path.h"
 
 _Static_assert(OPTIONS_MAX_PIDS == JBPF_MAX_TARGETS, "every -p fits in the BPF filter");
 
@@ -37,6 +38,7 @@ enum {
 	OPT_MIN_BLOCK,
 	OPT_MAX_BLOCK,
 	OPT_UNWIND,
+	OPT_AGENT_PATH,
 };
 
 static const struct option long_options[] = {
@@ -62,6 +64,7 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "agent-path", no_argument, NULL, OPT_AGENT_PATH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -126,6 +129,11 @@ void options_print_help(FILE *out)
 "  -v, --verbose            more detail: libbpf messages, cache statistics\n"
 "  -h, --help               this help\n"
 "  -V, --version            the version\n"
+"      --agent-path         where the installed Java agent is, for a JVM that\n"
+"                           loads it at start-up: java -agentpath:<that path>;\n"
+"                           dormant until jbpfprof -p connects to it, and the\n"
+"                           way in where the JVM refuses dynamically loaded\n"
+"                           agents (-XX:-EnableDynamicAgentLoading)\n"
 "\n"
 "Ctrl-C (SIGINT) or SIGTERM ends the recording early; the output is still\n"
 "written. At the end one line on stderr says how many samples were taken,\n"
@@ -388,6 +396,19 @@ static enum options_result resolve_output_formats(struct options *opts, bool for
 	return OPTIONS_RUN;
 }
 
+/* --agent-path: the installed agent, or why there is none. */
+static enum options_result print_agent_path(void)
+{
+	char path[4096];
+
+	if (agent_path_installed(path, sizeof(path))) {
+		fprintf(stderr, "jbpfprof: no agent installed at %s: 'make install' puts it there\n", path);
+		return OPTIONS_FAILED;
+	}
+	printf("%s\n", path);
+	return OPTIONS_DONE;
+}
+
 enum options_result options_parse(int argc, char **argv, struct options *opts)
 {
 	bool format_given = false, state_given = false, block_given = false;
@@ -510,6 +531,8 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		case 'V':
 			printf("jbpfprof %s\n", JBPFPROF_VERSION);
 			return OPTIONS_DONE;
+		case OPT_AGENT_PATH:
+			return print_agent_path();
 		case ':':
 			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
 			return usage_error(err);

@@ -78,6 +78,7 @@ enum options_result {
 	OPTIONS_RUN,        /* go on and record */
 	OPTIONS_DONE,       /* --help or --version was printed: exit 0 */
 	OPTIONS_USAGE,      /* a mistake was reported: exit 2 */
+	OPTIONS_FAILED,     /* --agent-path found no agent, and said so: exit 1 */
 };
 
 enum options_result options_parse(int argc, char **argv, struct options *opts);

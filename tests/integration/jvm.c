@@ -57,8 +57,14 @@ void jvm_require(const struct jdk *jdk, const char *probe_class)
 	free(classes);
 }
 
-/* The shell only changes directory and execs, so the child's pid is the JVM's. */
 void jvm_start(struct jvm *jvm, const struct jdk *jdk, const char *class, char *const args[])
+{
+	jvm_start_opts(jvm, jdk, NULL, class, args);
+}
+
+/* The shell only changes directory and execs, so the child's pid is the JVM's. */
+void jvm_start_opts(struct jvm *jvm, const struct jdk *jdk, char *const jvm_opts[], const char *class,
+		    char *const args[])
 {
 	char *classes = class_dir(), *argv[32] = { "/bin/sh", "-c", "cd \"$0\" && exec \"$@\"" };
 	size_t n = 3;
@@ -69,6 +75,8 @@ void jvm_start(struct jvm *jvm, const struct jdk *jdk, const char *class, char *
 	assert_non_null(classes);
 	argv[n++] = jvm->dir;
 	argv[n++] = (char *)jdk_java_path(jdk);
+	for (size_t i = 0; jvm_opts && jvm_opts[i] && n + 1 < 24; i++)
+		argv[n++] = jvm_opts[i];
 	argv[n++] = "-cp";
 	argv[n++] = classes;
 	argv[n++] = (char *)class;

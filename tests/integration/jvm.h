@@ -50,6 +50,9 @@ struct jvm {
  * not come in 10 s. jvm->out.pid is the JVM's pid.
  */
 void jvm_start(struct jvm *jvm, const struct jdk *jdk, const char *class, char *const args[]);
+/* The same with options for the JVM itself (jvm_opts NULL-terminated, or NULL) before -cp. */
+void jvm_start_opts(struct jvm *jvm, const struct jdk *jdk, char *const jvm_opts[], const char *class,
+		    char *const args[]);
 /* Fails the test if the JVM left a crash report in its directory (left in place). */
 void jvm_assert_no_crash_report(const struct jvm *jvm);
 /*

@@ -1,8 +1,8 @@
 /*
  * The command line as a user meets it: usage errors (exit 2, one line),
  * runtime errors (exit 1, one line naming cause and fix), the default
- * output file, --threads, standard output, and Ctrl-C ending a recording
- * that still writes its output.
+ * output file, --threads, standard output, Ctrl-C ending a recording
+ * that still writes its output, and make install with --agent-path.
  */
 #include "harness.h"
 
@@ -284,6 +284,70 @@ static void sigint_stops_and_writes(void **state)
 	free(workload);
 }
 
+/* The whole of a regular file, or NULL; *size its length. */
+static char *read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long len;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (len = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) && (buf = malloc((size_t)len)) &&
+	    fread(buf, 1, (size_t)len, f) == (size_t)len) {
+		*size = (size_t)len;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/*
+ * make install DESTDIR=...: the binary and the agent, and the installed
+ * binary's --agent-path names the installed agent, the very file the
+ * build made ($AGENT).
+ */
+static void install_puts_agent_where_agent_path_says(void **state)
+{
+	char *dir, destdir[4200], bin[4300], expected[4300], real[4300];
+	char *agent, *installed;
+	size_t agent_size = 0, installed_size = 0;
+	struct child make, prof;
+
+	if (access("Makefile", R_OK) || access(harness_getenv("AGENT", "build/libjbpfagent.so"), R_OK))
+		skip();
+	dir = harness_tmpdir();
+	assert_non_null(dir);
+	snprintf(destdir, sizeof(destdir), "DESTDIR=%s/stage", dir);
+	assert_int_equal(harness_start_command(&make, (char *[]){ "/usr/bin/make", "-s", "install", destdir, NULL },
+					       STDERR_FILENO),
+			 0);
+	if (harness_finish(&make, 600)) {
+		fprintf(stderr, "make install failed:\n%s\n", make.buf);
+		fail();
+	}
+	snprintf(bin, sizeof(bin), "%s/stage/usr/local/bin/jbpfprof", dir);
+	snprintf(expected, sizeof(expected), "%s/stage/usr/local/lib/jbpfprof/libjbpfagent.so", dir);
+	assert_int_equal(access(bin, X_OK), 0);
+	assert_non_null(realpath(expected, real));
+	assert_int_equal(harness_start_command(&prof, (char *[]){ bin, "--agent-path", NULL }, STDOUT_FILENO), 0);
+	assert_int_equal(harness_finish(&prof, 10), 0);
+	strcat(real, "\n");
+	assert_string_equal(prof.buf, real);
+	agent = read_file(harness_getenv("AGENT", "build/libjbpfagent.so"), &agent_size);
+	installed = read_file(expected, &installed_size);
+	assert_non_null(agent);
+	assert_non_null(installed);
+	assert_true(agent_size == installed_size && !memcmp(agent, installed, agent_size));
+	free(agent);
+	free(installed);
+	snprintf(destdir, sizeof(destdir), "rm -rf '%s'", dir);
+	assert_int_equal(system(destdir), 0);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +361,7 @@ int main(void)
 		HARNESS_TEST(default_output_file),
 		HARNESS_TEST(threads_root_frame),
 		HARNESS_TEST(sigint_stops_and_writes),
+		HARNESS_TEST(install_puts_agent_where_agent_path_says),
 	};
 
 	return cmocka_run_group_tests_name("command line", tests, NULL, NULL);

@@ -39,7 +39,7 @@
  *
  * The code: attach_parse.c (the pure parsers), attach_target.c (opening a
  * target), attach_tmp.c (the agent file and socket in its /tmp) and
- * attach_protocol.c (jvm_load_agent); the status fields are parsed by
+ * attach_protocol.c (jvm_load_agent, jvm_jcmd); the status fields are parsed by
  * symbolizer/proc.c.
  */
 #ifndef JBPF_ATTACH_H
@@ -157,6 +157,14 @@ int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeou
  */
 int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
 		   size_t errlen);
+
+/*
+ * Runs the diagnostic command (as jcmd would: "JVMTI.data_dump") in the
+ * JVM through the attach mechanism, as jvm_load_agent reaches it, within
+ * timeout_ms. Returns 0 when the JVM reports success (status 0); the
+ * command's output is not kept.
+ */
+int jvm_jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *err, size_t errlen);
 
 /*
  * Parses the attach listener's reply to "load" (len bytes, not

@@ -1,6 +1,7 @@
 /*
  * attach_protocol: HotSpot's dynamic attach protocol, the client side
- * (jvm_load_agent in attach.h).
+ * (jvm_load_agent and jvm_jcmd in attach.h; both send one request and
+ * read one reply, attach_request).
  *
  * HotSpot on Linux starts its attach listener lazily. The client's side of
  * the handshake, with the JVM's view of the names (its /tmp is always
@@ -278,26 +279,21 @@ static ssize_t read_reply(int fd, char *buf, size_t max, int64_t deadline)
 	}
 }
 
-int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
-		   size_t errlen)
+/*
+ * Connects to the JVM's attach listener (starting it if need be), sends
+ * request (n bytes, protocol 1) and reads the reply to EOF, all before
+ * deadline. Returns the reply's length with *reply allocated (the caller
+ * frees it), or -1 with err set; what names the request in messages.
+ */
+static ssize_t attach_request(struct jvm_target *t, const char *request, size_t n, const char *what,
+			      int64_t deadline, int timeout_ms, char **reply, char *err, size_t errlen)
 {
-	int64_t deadline = clock_monotonic_ms() + timeout_ms;
-	char sock_name[32], request[2 * ATTACH_ARG_MAX + 32], msg[512], secs[16];
-	char *reply = NULL;
+	char sock_name[32], secs[16];
 	struct stat stale = { 0 };
-	int fd, have_stale, rc, result = -1;
-	size_t plen, olen, n = 0;
-	ssize_t len;
+	int fd, have_stale;
+	ssize_t len = -1;
 
-	if (!options)
-		options = "";
-	plen = strlen(agent_path);
-	olen = strlen(options);
-	if (agent_path[0] != '/' || plen > ATTACH_ARG_MAX || olen > ATTACH_ARG_MAX) {
-		snprintf(err, errlen, "cannot load an agent into JVM pid %d: its path must be absolute, and path and "
-			 "options at most %d bytes each", (int)t->pid, ATTACH_ARG_MAX);
-		return -1;
-	}
+	*reply = NULL;
 	snprintf(sock_name, sizeof(sock_name), ".java_pid%d", (int)t->nspid);
 	fd = connect_attach_socket(t, sock_name, deadline, &stale, &have_stale, err, errlen);
 	if (fd == SOCKET_ABSENT) {
@@ -310,6 +306,54 @@ int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *opt
 	}
 	if (fd < 0)
 		return -1;
+	attach_format_seconds(secs, sizeof(secs), timeout_ms);
+	if (send_request(fd, request, n, deadline)) {
+		snprintf(err, errlen, "cannot send the %s request to JVM pid %d: %s", what, (int)t->pid,
+			 errno == ETIMEDOUT ? "timed out" : strerror(errno));
+		goto out;
+	}
+	*reply = malloc(ATTACH_REPLY_MAX);
+	if (!*reply) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	len = read_reply(fd, *reply, ATTACH_REPLY_MAX, deadline);
+	if (len < 0) {
+		if (errno == ETIMEDOUT)
+			snprintf(err, errlen, "JVM pid %d did not answer the %s request within %s (is it hung, or "
+				 "is the agent still starting?)", (int)t->pid, what, secs);
+		else if (errno == EMSGSIZE)
+			snprintf(err, errlen, "JVM pid %d sent a reply longer than %d bytes to the %s request",
+				 (int)t->pid, ATTACH_REPLY_MAX, what);
+		else
+			snprintf(err, errlen, "cannot read the reply of JVM pid %d: %s", (int)t->pid, strerror(errno));
+		free(*reply);
+		*reply = NULL;
+	}
+out:
+	close(fd);
+	return len;
+}
+
+int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
+		   size_t errlen)
+{
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
+	char request[2 * ATTACH_ARG_MAX + 32], msg[512];
+	char *reply = NULL;
+	int rc, result = -1;
+	size_t plen, olen, n = 0;
+	ssize_t len;
+
+	if (!options)
+		options = "";
+	plen = strlen(agent_path);
+	olen = strlen(options);
+	if (agent_path[0] != '/' || plen > ATTACH_ARG_MAX || olen > ATTACH_ARG_MAX) {
+		snprintf(err, errlen, "cannot load an agent into JVM pid %d: its path must be absolute, and path and "
+			 "options at most %d bytes each", (int)t->pid, ATTACH_ARG_MAX);
+		return -1;
+	}
 
 	/* Protocol 1: version, command and three arguments, each NUL-terminated. */
 	memcpy(request, "1\0load\0", 7);
@@ -320,29 +364,9 @@ int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *opt
 	n += 5;
 	memcpy(request + n, options, olen + 1);
 	n += olen + 1;
-	attach_format_seconds(secs, sizeof(secs), timeout_ms);
-	if (send_request(fd, request, n, deadline)) {
-		snprintf(err, errlen, "cannot send the load request to JVM pid %d: %s", (int)t->pid,
-			 errno == ETIMEDOUT ? "timed out" : strerror(errno));
-		goto out;
-	}
-	reply = malloc(ATTACH_REPLY_MAX);
-	if (!reply) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	len = read_reply(fd, reply, ATTACH_REPLY_MAX, deadline);
-	if (len < 0) {
-		if (errno == ETIMEDOUT)
-			snprintf(err, errlen, "JVM pid %d did not answer the load request within %s (is it hung, or "
-				 "is the agent's Agent_OnAttach still running?)", (int)t->pid, secs);
-		else if (errno == EMSGSIZE)
-			snprintf(err, errlen, "JVM pid %d sent a reply longer than %d bytes to the load request",
-				 (int)t->pid, ATTACH_REPLY_MAX);
-		else
-			snprintf(err, errlen, "cannot read the reply of JVM pid %d: %s", (int)t->pid, strerror(errno));
-		goto out;
-	}
+	len = attach_request(t, request, n, "load", deadline, timeout_ms, &reply, err, errlen);
+	if (len < 0)
+		return -1;
 	if (attach_parse_reply(reply, (size_t)len, &rc, msg, sizeof(msg))) {
 		snprintf(err, errlen, "JVM pid %d could not load the agent: %s", (int)t->pid, msg);
 		goto out;
@@ -354,6 +378,43 @@ int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *opt
 	result = 0;
 out:
 	free(reply);
-	close(fd);
+	return result;
+}
+
+int jvm_jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *err, size_t errlen)
+{
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
+	char request[ATTACH_ARG_MAX + 32], *reply = NULL;
+	size_t clen = strlen(command), n;
+	ssize_t len;
+	int result = -1;
+
+	if (clen > ATTACH_ARG_MAX) {
+		snprintf(err, errlen, "internal error: diagnostic command longer than %d bytes", ATTACH_ARG_MAX);
+		return -1;
+	}
+	/* Protocol 1: "jcmd", the command line, then two empty arguments. */
+	memcpy(request, "1\0jcmd\0", 7);
+	n = 7;
+	memcpy(request + n, command, clen + 1);
+	n += clen + 1;
+	memcpy(request + n, "\0\0", 2);
+	n += 2;
+	len = attach_request(t, request, n, "jcmd", deadline, timeout_ms, &reply, err, errlen);
+	if (len < 0)
+		return -1;
+	/* The first line is the status; what follows is the command's output. */
+	if (len >= 2 && reply[0] == '0' && reply[1] == '\n') {
+		result = 0;
+	} else {
+		char msg[256];
+		size_t m = 0;
+
+		for (ssize_t i = 0; i < len && m + 1 < sizeof(msg); i++)
+			msg[m++] = reply[i] >= 0x20 && reply[i] < 0x7f ? reply[i] : ' ';
+		msg[m] = '\0';
+		snprintf(err, errlen, "JVM pid %d refused the diagnostic command %s: %s", (int)t->pid, command, msg);
+	}
+	free(reply);
 	return result;
 }

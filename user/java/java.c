@@ -14,6 +14,8 @@
 
 #include "common/clock.h"
 #include "user/java/agent_image.h"
+#include "user/java/agent_loaded.h"
+#include "user/java/agent_path.h"
 #include "common/counts.h"
 #include "common/terminal.h"
 #include "user/java/attach.h"
@@ -323,6 +325,24 @@ static void take_agent_error(struct jvm_target *t, int listen_fd, const char *so
 	free(reader);
 }
 
+/*
+ * HotSpot's answer to a load under -XX:-EnableDynamicAgentLoading (JDK 21
+ * and later, jvmtiAgent.cpp) is replaced by the way in that works: the
+ * agent at start-up, which jbpfprof wakes without a load.
+ */
+static void explain_refused_load(uint32_t tgid, char *err, size_t err_size)
+{
+	char path[4096];
+
+	if (!strstr(err, "Dynamic agent loading is not enabled"))
+		return;
+	agent_path_installed(path, sizeof(path));
+	snprintf(err, err_size,
+		 "JVM pid %u refuses dynamically loaded agents (-XX:-EnableDynamicAgentLoading): start it with "
+		 "-agentpath:%s",
+		 tgid, path);
+}
+
 struct java *java__new(struct aggregator *agg, struct symbolizer *sym)
 {
 	struct java *java = calloc(1, sizeof(*java));
@@ -350,7 +370,7 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 	const void *image;
 	size_t image_size;
 	uint64_t lo, hi;
-	int listen_fd = -1, rc;
+	int listen_fd = -1, rc, loaded;
 
 	rc = jvm_target_open((pid_t)tgid, &target, err, err_size);
 	if (rc == JVM_TARGET_NOT_JVM)
@@ -370,14 +390,21 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 		snprintf(err, err_size, "out of memory");
 		goto fail;
 	}
+	/* An agent the JVM loaded at start-up is woken, never joined by a copy. */
+	loaded = agent_loaded_find(&target, agent_path, sizeof(agent_path), err, err_size);
+	if (loaded < 0)
+		goto fail;
 	image = agent_image(&image_size);
-	if (jvm_install_agent(&target, image, image_size, agent_path, sizeof(agent_path), err, err_size))
+	if (!loaded && jvm_install_agent(&target, image, image_size, agent_path, sizeof(agent_path), err, err_size))
 		goto fail;
 	listen_fd = jvm_listen(&target, sock, sizeof(sock), err, err_size);
 	if (listen_fd < 0)
 		goto fail;
 	snprintf(options, sizeof(options), "socket=%s%s", sock, java->nmethods ? ",nmethods" : "");
-	if (jvm_load_agent(&target, agent_path, options, ATTACH_TIMEOUT_MS, err, err_size)) {
+	if (loaded ? agent_loaded_wake(&target, options, ATTACH_TIMEOUT_MS, err, err_size)
+		   : jvm_load_agent(&target, agent_path, options, ATTACH_TIMEOUT_MS, err, err_size)) {
+		if (!loaded)
+			explain_refused_load(tgid, err, err_size);
 		take_agent_error(&target, listen_fd, sock, tgid, err, err_size);
 		goto fail;
 	}
