@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "jvmti-stub/stream.h"
 #include "symbolizer/proc.h"
 
 /* Wait between checks for the attach socket: HotSpot sends no notice. */
@@ -186,7 +187,7 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 	if (catches != 1) {
 		snprintf(err, errlen, "JVM pid %d does not handle SIGQUIT (started with -Xrs, or still starting up), "
 			 "so signalling it to attach would kill it; start it with -XX:+StartAttachListener", (int)t->pid);
-		return -1;
+		return JVM_LOAD_NOT_LIVE;
 	}
 	snprintf(trigger, sizeof(trigger), ".attach_pid%d", (int)t->nspid);
 	if (create_trigger(t, trigger, &trig, err, errlen))
@@ -301,8 +302,9 @@ int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *opt
 	snprintf(sock_name, sizeof(sock_name), ".java_pid%d", (int)t->nspid);
 	fd = connect_attach_socket(t, sock_name, deadline, &stale, &have_stale, err, errlen);
 	if (fd == SOCKET_ABSENT) {
-		if (start_listener(t, sock_name, &stale, have_stale, deadline, timeout_ms, err, errlen))
-			return -1;
+		rc = start_listener(t, sock_name, &stale, have_stale, deadline, timeout_ms, err, errlen);
+		if (rc)
+			return rc;
 		fd = connect_attach_socket(t, sock_name, deadline, &stale, &have_stale, err, errlen);
 		if (fd == SOCKET_ABSENT)
 			snprintf(err, errlen, "JVM pid %d opened its attach socket but does not accept connections on "
@@ -345,6 +347,11 @@ int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *opt
 	}
 	if (attach_parse_reply(reply, (size_t)len, &rc, msg, sizeof(msg))) {
 		snprintf(err, errlen, "JVM pid %d could not load the agent: %s", (int)t->pid, msg);
+		goto out;
+	}
+	if (rc == JBPF_AGENT_NOT_LIVE) {
+		snprintf(err, errlen, "JVM pid %d is still starting (not in its live phase yet)", (int)t->pid);
+		result = JVM_LOAD_NOT_LIVE;
 		goto out;
 	}
 	if (rc) {

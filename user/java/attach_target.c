@@ -203,6 +203,7 @@ static int options_disable_attach(const struct jvm_target *t)
 
 struct maps_scan {
 	int jvm;                    /* maps libjvm.so */
+	int launcher;               /* maps libjli.so: a Java launcher, which loads libjvm.so soon */
 	uint64_t perf_start, perf_end; /* the hsperfdata mapping, if any */
 };
 
@@ -240,6 +241,8 @@ static int scan_maps(const struct jvm_target *t, struct maps_scan *scan)
 		if (e.kind == PROCMAPS_FILE && e.path) {
 			if (is_basename(e.path, "libjvm.so"))
 				scan->jvm = 1;
+			else if (is_basename(e.path, "libjli.so"))
+				scan->launcher = 1;
 			else if (!scan->perf_end && strstr(e.path, "/hsperfdata_") && is_basename(e.path, perfname)) {
 				scan->perf_start = e.start;
 				scan->perf_end = e.end;
@@ -392,6 +395,11 @@ int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 	if (scan_maps(t, &scan)) {
 		snprintf(err, errlen, "cannot read /proc/%d/maps: %s (jbpfprof needs root with ptrace access to the "
 			 "process)", (int)pid, strerror(errno));
+		goto fail;
+	}
+	if (!scan.jvm && scan.launcher) {
+		snprintf(err, errlen, "pid %d is a Java launcher that has not loaded libjvm.so yet", (int)pid);
+		result = JVM_TARGET_STARTING;
 		goto fail;
 	}
 	if (!scan.jvm) {

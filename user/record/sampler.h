@@ -107,6 +107,18 @@ void sampler__forget_java(struct sampler *sampler, uint32_t tgid);
  */
 int sampler__signal_java(struct sampler *sampler, uint32_t tgid, uint32_t signo);
 /*
+ * A JVM whose agent connected during the recording (any time after
+ * sampler__open): its threads are signalled with signo from now on.
+ * start_ticks is when the process started (checks__process_start), so
+ * that a later owner of its pid is never signalled. With named targets
+ * (-p) it must be one of them, not exited (-ESRCH otherwise); with all
+ * processes any. Loads the system call exit program that sends deferred
+ * signals if the recording started without it (or with the one that
+ * cannot signal). 0, or -errno with one line in err.
+ */
+int sampler__add_java(struct sampler *sampler, uint32_t tgid, uint64_t start_ticks, uint32_t signo, char *err,
+		      size_t err_size);
+/*
  * A target exited: neither sampled nor signalled from now on, whatever
  * later gets its pid (the programs check the start time anyway, in case
  * this comes late), and sampler__signal_java refuses it.
