@@ -78,12 +78,15 @@ struct jvm_target {
  * when pid is a live process that does not map libjvm.so (so the caller
  * can profile it as a native process; err says so too); JVM_TARGET_STARTING
  * when it maps the Java launcher's libjli.so but not yet libjvm.so (a JVM
- * being started: ask again shortly); -1 for any other failure. On failure
+ * being started: ask again shortly); JVM_TARGET_UNKNOWN when it has exited
+ * or its maps cannot be read; -1 for any other failure. On failure
  * *t holds no open fd (jvm_target_close on it is harmless). Nothing is
  * sent to the process.
  */
 #define JVM_TARGET_NOT_JVM (-2)
 #define JVM_TARGET_STARTING (-3)
+/* It has exited, or its /proc/PID/maps cannot be read (no ptrace access): not known to be a JVM. */
+#define JVM_TARGET_UNKNOWN (-4)
 int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen);
 
 /* Closes what jvm_target_open opened; NULL-safe, and safe to call twice. */

@@ -362,9 +362,11 @@ int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 	}
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
-		if (errno == ESRCH)
+		if (errno == ESRCH) {
 			snprintf(err, errlen, "no process with PID %d (is it running? check with ps -p %d)", (int)pid,
 				 (int)pid);
+			result = JVM_TARGET_UNKNOWN;
+		}
 		else if (errno == EINVAL || errno == ENOENT)
 			describe_thread(pid, err, errlen);
 		else
@@ -376,6 +378,7 @@ int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 	/* Alive after /proc/PID was opened: both name the same process, not a reuse of its pid. */
 	if (t->proc_fd < 0 || attach_target_exited(t, 0)) {
 		snprintf(err, errlen, "no process with PID %d (it has exited)", (int)pid);
+		result = JVM_TARGET_UNKNOWN;
 		goto fail;
 	}
 	len = proc__read_small_at(t->proc_fd, "status", status, sizeof(status));
@@ -395,6 +398,7 @@ int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 	if (scan_maps(t, &scan)) {
 		snprintf(err, errlen, "cannot read /proc/%d/maps: %s (jbpfprof needs root with ptrace access to the "
 			 "process)", (int)pid, strerror(errno));
+		result = JVM_TARGET_UNKNOWN;
 		goto fail;
 	}
 	if (!scan.jvm && scan.launcher) {

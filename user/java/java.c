@@ -411,6 +411,8 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 		return JAVA_ATTACH_NOT_JVM;
 	if (rc == JVM_TARGET_STARTING)
 		return JAVA_ATTACH_NOT_YET;
+	if (rc == JVM_TARGET_UNKNOWN)
+		return JAVA_ATTACH_UNKNOWN;
 	if (rc)
 		return JAVA_ATTACH_FAILED;
 	rc = JAVA_ATTACH_FAILED;
@@ -512,7 +514,8 @@ size_t java__targets(const struct java *java, struct sampler_java_target *target
 
 	for (size_t i = 0; i < java->nr_jvms && n < max; i++)
 		if (java->jvms[i].fd >= 0)
-			targets[n++] = (struct sampler_java_target){ java->jvms[i].tgid, java->jvms[i].signo };
+			targets[n++] = (struct sampler_java_target){ java->jvms[i].tgid, java->jvms[i].signo,
+								     java->jvms[i].start_ticks };
 	return n;
 }
 
@@ -707,6 +710,8 @@ void java__sample(struct java *java, const struct jbpf_sample *s, size_t size)
 		return;
 	}
 	java->stats.jvm_samples++;
+	/* Threads that run no Java, or whose Java stack is missing, keep their Java names. */
+	a.thread_name = thread_name(jvm, s, NULL);
 	if (s->flags & JBPF_SAMPLE_NO_JAVA) {
 		java->stats.vm_threads++;
 		merge__add(java->merge, s, &a);
@@ -803,6 +808,7 @@ static bool try_watched(struct java *java, struct watch *w, uint64_t now)
 		w->jvm = false;
 		return true;
 	case JAVA_ATTACH_FULL:
+	case JAVA_ATTACH_UNKNOWN:
 		return false;
 	case JAVA_ATTACH_NOT_YET:
 		w->jvm = true;

@@ -63,6 +63,7 @@ enum java_attach_result {
 	JAVA_ATTACH_NOT_JVM = 1, /* tgid maps no libjvm.so: nothing was sent to it */
 	JAVA_ATTACH_NOT_YET = 2, /* a JVM still starting (a launcher without libjvm.so, or not live) */
 	JAVA_ATTACH_FULL = 3,    /* a JVM, not attached: JBPF_MAX_TARGETS already are (counted in over_bound) */
+	JAVA_ATTACH_UNKNOWN = 4, /* it exited, or its memory maps cannot be read (err says which) */
 	JAVA_ATTACH_FAILED = -1,
 };
 

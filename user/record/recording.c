@@ -173,7 +173,7 @@ static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
 			fprintf(stderr, "jbpfprof: agent loaded into JVM pid %u\n", tgid);
 	} else if (rc == JAVA_ATTACH_NOT_YET || (rc == JAVA_ATTACH_NOT_JVM && named)) {
 		java__watch(rec->java, tgid);
-	} else if (rc == JAVA_ATTACH_FAILED) {
+	} else if (rc == JAVA_ATTACH_FAILED || (rc == JAVA_ATTACH_UNKNOWN && named)) {
 		fprintf(stderr,
 			"jbpfprof: cannot load the agent into pid %u: %s; profiling it without Java frames "
 			"(frame pointers and any perf map)\n", tgid, err);

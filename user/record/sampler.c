@@ -118,9 +118,12 @@ static int setup_java(struct sampler *sampler, const struct sampler_config *conf
 	int error;
 
 	for (size_t i = 0; i < config->nr_java; i++) {
-		error = put_java_target(sampler, config->java[i].tgid, config->java[i].signo);
+		const struct sampler_java_target *jt = &config->java[i];
+
+		error = sampler->nr_tgids ? put_java_target(sampler, jt->tgid, jt->signo)
+					  : sampler__add_java(sampler, jt->tgid, jt->start_ticks, jt->signo, err, err_size);
 		if (error) {
-			snprintf(err, err_size, "cannot set the JVM signal map for pid %u: %s", config->java[i].tgid,
+			snprintf(err, err_size, "cannot set the JVM signal map for pid %u: %s", jt->tgid,
 				 strerror(-error));
 			return error;
 		}

@@ -27,10 +27,15 @@
 /* Called for each ring buffer record; data is valid only during the call. */
 typedef void (*sampler_record_fn)(void *ctx, const void *data, size_t size);
 
-/* A JVM whose agent handles signal signo (see bpf/sample.bpf.c). */
+/*
+ * A JVM whose agent handles signal signo (see bpf/sample.bpf.c), and when
+ * it started (checks__process_start): needed with all processes (-a),
+ * where it is no named target whose start the sampler knows.
+ */
 struct sampler_java_target {
 	uint32_t tgid;
 	uint32_t signo;
+	uint64_t start_ticks;
 };
 
 struct sampler_config {
