@@ -521,7 +521,12 @@ size_t java__targets(const struct java *java, struct sampler_java_target *target
 
 void java__set_sampler(struct java *java, struct sampler *sampler)
 {
+	uint64_t now = clock_monotonic_ns();
+
 	java->sampler = sampler;
+	/* The recording starts now: attaching the others (with -a, many) was no silence of theirs. */
+	for (size_t i = 0; i < java->nr_jvms; i++)
+		java->jvms[i].heard_ns = now;
 }
 
 /* ---- samples ---- */
