@@ -130,7 +130,7 @@ static void profile_from_start(const struct jdk *jdk, const char *wrapper, const
 	count_threads(&stacks, "split-", &on_threads, &with_java);
 	fprintf(stderr, "  %s %s: %llu samples of the split threads, %.1f%% with Java frames\n", jdk->name, label,
 		(unsigned long long)on_threads, percent(with_java, on_threads));
-	if (on_threads < 100 || percent(with_java, on_threads) < 80.0)
+	if (on_threads < 50 || percent(with_java, on_threads) < 80.0)
 		fail_msg("too few Java frames; the profiler said:\n%s", profiler.buf);
 	assert_alive_and_stop(&jvm);
 	harness_output_free(&stacks, file, dir);
