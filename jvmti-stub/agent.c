@@ -60,6 +60,7 @@
 #include "javathread.h"
 #include "options.h"
 #include "outbox.h"
+#include "stream.h"
 #include "wake.h"
 
 enum agent_status {
@@ -67,6 +68,7 @@ enum agent_status {
 	AGENT_ECONNECT = 3, /* the profiler's socket cannot be reached or is not trusted */
 	AGENT_EBUSY = 4,    /* another recording is live */
 	AGENT_EINIT = 5,    /* JVMTI, signal, memory or thread set-up failed */
+	AGENT_ENOTLIVE = JBPF_AGENT_NOT_LIVE, /* the JVM is still starting: try again */
 };
 
 /* How long an attach waits for a recording whose profiler has gone to be wound up. */
@@ -207,7 +209,11 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 static void JNICALL on_data_dump_request(jvmtiEnv *jvmti);
 
-/* The JVMTI environment and its callbacks: all a dormant agent holds. Called with ag.lock held. */
+/*
+ * The JVMTI environment and its callbacks: all a dormant agent holds.
+ * Called with ag.lock held. -1, or AGENT_ENOTLIVE before the JVM's live
+ * phase.
+ */
 static int init_env(char *err, size_t err_size)
 {
 	jvmtiEventCallbacks callbacks;
@@ -220,6 +226,10 @@ static int init_env(char *err, size_t err_size)
 		r = (*ag.vm)->GetEnv(ag.vm, (void **)&ag.jvmti, JVMTI_VERSION_1_2);
 		if (r != JNI_OK || !ag.jvmti) {
 			ag.jvmti = NULL;
+			if (r == JNI_EDETACHED) {
+				snprintf(err, err_size, "the JVM is still starting (no JVMTI environment before its live phase)");
+				return AGENT_ENOTLIVE;
+			}
 			snprintf(err, err_size, "this JVM offers no JVMTI 1.2 environment (GetEnv returned %d)",
 				 (int)r);
 			return -1;
@@ -243,16 +253,21 @@ static int init_env(char *err, size_t err_size)
 	return 0;
 }
 
-/* The environment, its capability, the outbox: what a recording needs. Called with ag.lock held. */
+/*
+ * The environment, its capability, the outbox: what a recording needs.
+ * Called with ag.lock held. -1, or AGENT_ENOTLIVE (init_env).
+ */
 static int init_jvmti(char *err, size_t err_size)
 {
 	jvmtiCapabilities potential, caps;
 	jvmtiError e;
+	int r;
 
 	if (ag.jvmti_ready)
 		return 0;
-	if (init_env(err, err_size))
-		return -1;
+	r = init_env(err, err_size);
+	if (r)
+		return r;
 	memset(&potential, 0, sizeof(potential));
 	e = (*ag.jvmti)->GetPotentialCapabilities(ag.jvmti, &potential);
 	if (e != JVMTI_ERROR_NONE) {
@@ -288,8 +303,10 @@ static const void *jvm_code(void)
 
 static int init_all(char *err, size_t err_size)
 {
-	if (init_jvmti(err, err_size))
-		return -1;
+	int r = init_jvmti(err, err_size);
+
+	if (r)
+		return r;
 	return handler__init(jvm_code(), err, err_size);
 }
 
@@ -466,9 +483,12 @@ static int start_session(JNIEnv *jni, const struct agent_options *opts, char *er
 		status = AGENT_EBUSY;
 		goto fail;
 	}
-	status = AGENT_EINIT;
-	if (init_all(err, err_size))
+	status = init_all(err, err_size);
+	if (status) {
+		status = status == AGENT_ENOTLIVE ? AGENT_ENOTLIVE : AGENT_EINIT;
 		goto fail;
+	}
+	status = AGENT_EINIT;
 	session = ++ag.last_session ? ag.last_session : ++ag.last_session;
 	vm_version(version, sizeof(version));
 	if (outbox__open(hello, emit__hello(hello, (uint32_t)handler__signo(), version))) {

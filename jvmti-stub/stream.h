@@ -30,6 +30,14 @@
 /* Longest name (method, thread, code blob) a message carries, in bytes. */
 #define JBPF_STREAM_MAX_NAME 1024
 
+/*
+ * What Agent_OnAttach returns when the JVM is not live yet: HotSpot can
+ * start its attach listener, and run a load, while it is still creating
+ * the VM (JVMTI's start phase), when GetEnv refuses a JVMTI environment
+ * (JNI_EDETACHED). The profiler tries again later.
+ */
+#define JBPF_AGENT_NOT_LIVE 6
+
 enum jbpf_msg_type {
 	JBPF_MSG_HELLO = 1,       /* first message: struct jbpf_msg_hello */
 	JBPF_MSG_METHOD = 2,      /* a method's name, before any trace uses it */

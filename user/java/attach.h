@@ -76,11 +76,17 @@ struct jvm_target {
  * opening its pidfd, /proc/PID and /tmp; a /tmp neither sticky and
  * writable by all nor owned by the target's uid is refused. Returns 0; JVM_TARGET_NOT_JVM
  * when pid is a live process that does not map libjvm.so (so the caller
- * can profile it as a native process; err says so too); -1 for any other
- * failure. On failure *t holds no open fd (jvm_target_close on it is
- * harmless). Nothing is sent to the process.
+ * can profile it as a native process; err says so too); JVM_TARGET_STARTING
+ * when it maps the Java launcher's libjli.so but not yet libjvm.so (a JVM
+ * being started: ask again shortly); JVM_TARGET_UNKNOWN when it has exited
+ * or its maps cannot be read; -1 for any other failure. On failure
+ * *t holds no open fd (jvm_target_close on it is harmless). Nothing is
+ * sent to the process.
  */
 #define JVM_TARGET_NOT_JVM (-2)
+#define JVM_TARGET_STARTING (-3)
+/* It has exited, or its /proc/PID/maps cannot be read (no ptrace access): not known to be a JVM. */
+#define JVM_TARGET_UNKNOWN (-4)
 int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen);
 
 /* Closes what jvm_target_open opened; NULL-safe, and safe to call twice. */
@@ -153,8 +159,12 @@ int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeou
  *   4. read the reply to EOF and check both the command status and the
  *      agent's own result (attach_parse_reply).
  *
- * Returns 0 only when Agent_OnAttach returned 0.
+ * Returns 0 only when Agent_OnAttach returned 0; JVM_LOAD_NOT_LIVE when
+ * the JVM is still starting: it does not handle SIGQUIT yet (or never
+ * will: -Xrs), or the agent found it before its live phase
+ * (JBPF_AGENT_NOT_LIVE); -1 for any other failure.
  */
+#define JVM_LOAD_NOT_LIVE (-2)
 int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
 		   size_t errlen);
 

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "jvmti-stub/stream.h"
 #include "symbolizer/proc.h"
 
 /* Wait between checks for the attach socket: HotSpot sends no notice. */
@@ -187,7 +188,7 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 	if (catches != 1) {
 		snprintf(err, errlen, "JVM pid %d does not handle SIGQUIT (started with -Xrs, or still starting up), "
 			 "so signalling it to attach would kill it; start it with -XX:+StartAttachListener", (int)t->pid);
-		return -1;
+		return JVM_LOAD_NOT_LIVE;
 	}
 	snprintf(trigger, sizeof(trigger), ".attach_pid%d", (int)t->nspid);
 	if (create_trigger(t, trigger, &trig, err, errlen))
@@ -283,22 +284,24 @@ static ssize_t read_reply(int fd, char *buf, size_t max, int64_t deadline)
  * Connects to the JVM's attach listener (starting it if need be), sends
  * request (n bytes, protocol 1) and reads the reply to EOF, all before
  * deadline. Returns the reply's length with *reply allocated (the caller
- * frees it), or -1 with err set; what names the request in messages.
+ * frees it), or -1 with err set (JVM_LOAD_NOT_LIVE when the JVM does not
+ * catch SIGQUIT yet); what names the request in messages.
  */
 static ssize_t attach_request(struct jvm_target *t, const char *request, size_t n, const char *what,
 			      int64_t deadline, int timeout_ms, char **reply, char *err, size_t errlen)
 {
 	char sock_name[32], secs[16];
 	struct stat stale = { 0 };
-	int fd, have_stale;
+	int fd, have_stale, rc;
 	ssize_t len = -1;
 
 	*reply = NULL;
 	snprintf(sock_name, sizeof(sock_name), ".java_pid%d", (int)t->nspid);
 	fd = connect_attach_socket(t, sock_name, deadline, &stale, &have_stale, err, errlen);
 	if (fd == SOCKET_ABSENT) {
-		if (start_listener(t, sock_name, &stale, have_stale, deadline, timeout_ms, err, errlen))
-			return -1;
+		rc = start_listener(t, sock_name, &stale, have_stale, deadline, timeout_ms, err, errlen);
+		if (rc)
+			return rc;
 		fd = connect_attach_socket(t, sock_name, deadline, &stale, &have_stale, err, errlen);
 		if (fd == SOCKET_ABSENT)
 			snprintf(err, errlen, "JVM pid %d opened its attach socket but does not accept connections on "
@@ -366,9 +369,14 @@ int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *opt
 	n += olen + 1;
 	len = attach_request(t, request, n, "load", deadline, timeout_ms, &reply, err, errlen);
 	if (len < 0)
-		return -1;
+		return len == JVM_LOAD_NOT_LIVE ? JVM_LOAD_NOT_LIVE : -1;
 	if (attach_parse_reply(reply, (size_t)len, &rc, msg, sizeof(msg))) {
 		snprintf(err, errlen, "JVM pid %d could not load the agent: %s", (int)t->pid, msg);
+		goto out;
+	}
+	if (rc == JBPF_AGENT_NOT_LIVE) {
+		snprintf(err, errlen, "JVM pid %d is still starting (not in its live phase yet)", (int)t->pid);
+		result = JVM_LOAD_NOT_LIVE;
 		goto out;
 	}
 	if (rc) {

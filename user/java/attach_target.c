@@ -203,6 +203,7 @@ static int options_disable_attach(const struct jvm_target *t)
 
 struct maps_scan {
 	int jvm;                    /* maps libjvm.so */
+	int launcher;               /* maps libjli.so: a Java launcher, which loads libjvm.so soon */
 	uint64_t perf_start, perf_end; /* the hsperfdata mapping, if any */
 };
 
@@ -240,6 +241,8 @@ static int scan_maps(const struct jvm_target *t, struct maps_scan *scan)
 		if (e.kind == PROCMAPS_FILE && e.path) {
 			if (is_basename(e.path, "libjvm.so"))
 				scan->jvm = 1;
+			else if (is_basename(e.path, "libjli.so"))
+				scan->launcher = 1;
 			else if (!scan->perf_end && strstr(e.path, "/hsperfdata_") && is_basename(e.path, perfname)) {
 				scan->perf_start = e.start;
 				scan->perf_end = e.end;
@@ -359,9 +362,11 @@ int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 	}
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
-		if (errno == ESRCH)
+		if (errno == ESRCH) {
 			snprintf(err, errlen, "no process with PID %d (is it running? check with ps -p %d)", (int)pid,
 				 (int)pid);
+			result = JVM_TARGET_UNKNOWN;
+		}
 		else if (errno == EINVAL || errno == ENOENT)
 			describe_thread(pid, err, errlen);
 		else
@@ -373,6 +378,7 @@ int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 	/* Alive after /proc/PID was opened: both name the same process, not a reuse of its pid. */
 	if (t->proc_fd < 0 || attach_target_exited(t, 0)) {
 		snprintf(err, errlen, "no process with PID %d (it has exited)", (int)pid);
+		result = JVM_TARGET_UNKNOWN;
 		goto fail;
 	}
 	len = proc__read_small_at(t->proc_fd, "status", status, sizeof(status));
@@ -392,6 +398,12 @@ int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 	if (scan_maps(t, &scan)) {
 		snprintf(err, errlen, "cannot read /proc/%d/maps: %s (jbpfprof needs root with ptrace access to the "
 			 "process)", (int)pid, strerror(errno));
+		result = JVM_TARGET_UNKNOWN;
+		goto fail;
+	}
+	if (!scan.jvm && scan.launcher) {
+		snprintf(err, errlen, "pid %d is a Java launcher that has not loaded libjvm.so yet", (int)pid);
+		result = JVM_TARGET_STARTING;
 		goto fail;
 	}
 	if (!scan.jvm) {

@@ -18,6 +18,7 @@
 #include "user/java/agent_path.h"
 #include "common/counts.h"
 #include "common/terminal.h"
+#include "symbolizer/proc.h"
 #include "user/java/attach.h"
 #include "user/java/javamap.h"
 #include "user/java/javastacks.h"
@@ -47,12 +48,28 @@
  * a row.
  */
 #define UNANSWERED_SIGNALS 200
+/*
+ * A process watched to be attached later (java__watch) is tried again at
+ * growing intervals, from WATCH_FIRST_MS to WATCH_MAX_MS, for at most
+ * WATCH_MS: a JVM that starts takes well under a second to load libjvm.so
+ * and reach its live phase, and a launcher or wrapper that has not become
+ * one in that time is taken for a native program.
+ */
+#define WATCH_MS 10000
+#define WATCH_FIRST_MS 20
+#define WATCH_MAX_MS 1000
+/*
+ * Processes watched at once. With -a every exec on the host is watched
+ * briefly; past this many the new one is not, and counted.
+ */
+#define WATCH_SLOTS 256
 
 struct java;
 
 struct jvm {
 	struct java *java;
 	uint32_t tgid;
+	uint64_t start_ticks;   /* when the process started (/proc/PID/stat), for the sampler */
 	int fd;                 /* the agent's socket; -1 once it is gone */
 	uint32_t signo;
 	bool hello, flushed;
@@ -86,6 +103,16 @@ struct thread_seen {
 	bool marked;     /* in the BPF map no_java_tids */
 };
 
+/* A process to attach when it becomes a live JVM (java__watch). */
+struct watch {
+	uint32_t tgid;          /* 0: a free slot */
+	uint64_t since_ns, next_ns, deadline_ns;
+	uint32_t step_ms;       /* until the next try */
+	bool jvm;               /* it maps libjvm.so: a JVM that is not live yet */
+	bool said;              /* the line saying it waits was printed */
+	char err[256];          /* why the last try did not attach */
+};
+
 struct java {
 	struct aggregator *agg;
 	struct merge *merge;
@@ -97,7 +124,11 @@ struct java {
 	size_t nr_jvms;
 	bool nmethods;
 	bool stacks_requested;  /* java__request_thread_stacks was called */
+	bool watch_execs;       /* java__exec watches the process (see java__watch_execs) */
+	bool verbose;
+	struct watch watches[WATCH_SLOTS];
 	struct java_stats stats;
+	struct java_attach_stats attach;
 };
 
 static struct jvm *find_jvm(struct java *java, uint32_t tgid)
@@ -238,8 +269,10 @@ static void detach(struct jvm *jvm, const char *why)
 static void heard(struct jvm *jvm)
 {
 	uint64_t now = clock_monotonic_ns();
+	char ignored[256];
 
-	if (jvm->silent && jvm->java->sampler && !sampler__signal_java(jvm->java->sampler, jvm->tgid, jvm->signo)) {
+	if (jvm->silent && jvm->java->sampler &&
+	    !sampler__add_java(jvm->java->sampler, jvm->tgid, jvm->start_ticks, jvm->signo, ignored, sizeof(ignored))) {
 		jvm->silent = false;
 		fprintf(stderr, "jbpfprof: JVM pid %u answers again after %.1f s; its samples have Java frames again\n",
 			jvm->tgid, (double)(now - jvm->heard_ns) / 1e9);
@@ -362,23 +395,60 @@ struct java *java__new(struct aggregator *agg, struct symbolizer *sym)
 static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const struct join_trace *trace,
 		 enum join_outcome outcome);
 
+/*
+ * Puts a JVM just attached in its slot: its own if it was attached before
+ * (its agent went with an exec, say), whose old state goes, else a new one
+ * (java__attach checked there is room).
+ */
+static void keep_jvm(struct java *java, const struct jvm *fresh)
+{
+	struct jvm *jvm = find_jvm(java, fresh->tgid);
+
+	if (jvm) {
+		if (jvm->fd >= 0)
+			close(jvm->fd);
+		javamap__free(jvm->map);
+		javastacks__free(jvm->stacks);
+		free(jvm->reader);
+	} else {
+		jvm = &java->jvms[java->nr_jvms++];
+	}
+	*jvm = *fresh;
+}
+
 int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 {
 	char agent_path[512], sock[256], options[512];
 	struct jvm_target target;
-	struct jvm *jvm;
+	struct jvm fresh, *jvm = &fresh;
 	const void *image;
 	size_t image_size;
-	uint64_t lo, hi;
+	uint64_t lo, hi, start_ticks;
 	int listen_fd = -1, rc, loaded;
 
 	rc = jvm_target_open((pid_t)tgid, &target, err, err_size);
 	if (rc == JVM_TARGET_NOT_JVM)
-		return 1;
+		return JAVA_ATTACH_NOT_JVM;
+	if (rc == JVM_TARGET_STARTING)
+		return JAVA_ATTACH_NOT_YET;
+	if (rc == JVM_TARGET_UNKNOWN)
+		return JAVA_ATTACH_UNKNOWN;
 	if (rc)
-		return -1;
-	if (java->nr_jvms >= JBPF_MAX_TARGETS)
+		return JAVA_ATTACH_FAILED;
+	rc = JAVA_ATTACH_FAILED;
+	if (!find_jvm(java, tgid) && java->nr_jvms >= JBPF_MAX_TARGETS) {
+		snprintf(err, err_size,
+			 "JVM pid %u not attached: %d JVMs already are, the most one recording signals (the BPF map of "
+			 "JVMs to signal)", tgid, JBPF_MAX_TARGETS);
+		if (!java->attach.over_bound++)
+			fprintf(stderr, "jbpfprof: %s; this and any later JVM are profiled without Java frames\n", err);
+		rc = JAVA_ATTACH_FULL;
 		goto fail;
+	}
+	if (proc__start_time("/proc", tgid, &start_ticks)) {
+		snprintf(err, err_size, "no process with PID %u (it has exited)", tgid);
+		goto fail;
+	}
 	/* A kfunc is a kernel function like any other: kallsyms lists it. */
 	if (symbolizer__kernel_symbol(java->sym, "bpf_send_signal_task", &lo, &hi)) {
 		snprintf(err, err_size,
@@ -401,15 +471,21 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 	if (listen_fd < 0)
 		goto fail;
 	snprintf(options, sizeof(options), "socket=%s%s", sock, java->nmethods ? ",nmethods" : "");
-	if (loaded ? agent_loaded_wake(&target, options, ATTACH_TIMEOUT_MS, err, err_size)
-		   : jvm_load_agent(&target, agent_path, options, ATTACH_TIMEOUT_MS, err, err_size)) {
+	rc = loaded ? agent_loaded_wake(&target, options, ATTACH_TIMEOUT_MS, err, err_size)
+		    : jvm_load_agent(&target, agent_path, options, ATTACH_TIMEOUT_MS, err, err_size);
+	if (rc == JVM_LOAD_NOT_LIVE) {
+		rc = JAVA_ATTACH_NOT_YET;
+		goto fail;
+	}
+	if (rc) {
+		rc = JAVA_ATTACH_FAILED;
 		if (!loaded)
 			explain_refused_load(tgid, err, err_size);
 		take_agent_error(&target, listen_fd, sock, tgid, err, err_size);
 		goto fail;
 	}
-	jvm = &java->jvms[java->nr_jvms];
-	*jvm = (struct jvm){ .java = java, .tgid = tgid, .fd = -1, .tids_stale = true };
+	rc = JAVA_ATTACH_FAILED;
+	*jvm = (struct jvm){ .java = java, .tgid = tgid, .start_ticks = start_ticks, .fd = -1, .tids_stale = true };
 	jvm->map = javamap__new();
 	jvm->reader = malloc(sizeof(*jvm->reader));
 	if (!jvm->map || !jvm->reader) {
@@ -427,8 +503,9 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 	jvm->heard_ns = clock_monotonic_ns();
 	jvm_unlisten(&target, listen_fd, sock);
 	jvm_target_close(&target);
-	java->nr_jvms++;
-	return 0;
+	keep_jvm(java, jvm);
+	java->attach.attached++;
+	return JAVA_ATTACH_OK;
 fail_jvm:
 	javamap__free(jvm->map);
 	free(jvm->reader);
@@ -437,7 +514,20 @@ fail:
 	if (listen_fd >= 0)
 		jvm_unlisten(&target, listen_fd, sock);
 	jvm_target_close(&target);
-	return -1;
+	return rc;
+}
+
+bool java__has_agent(const struct java *java, uint32_t tgid)
+{
+	for (size_t i = 0; i < java->nr_jvms; i++)
+		if (java->jvms[i].tgid == tgid)
+			return true;
+	return false;
+}
+
+size_t java__nr_jvms(const struct java *java)
+{
+	return java->nr_jvms;
 }
 
 void java__want_nmethods(struct java *java, bool want)
@@ -451,13 +541,19 @@ size_t java__targets(const struct java *java, struct sampler_java_target *target
 
 	for (size_t i = 0; i < java->nr_jvms && n < max; i++)
 		if (java->jvms[i].fd >= 0)
-			targets[n++] = (struct sampler_java_target){ java->jvms[i].tgid, java->jvms[i].signo };
+			targets[n++] = (struct sampler_java_target){ java->jvms[i].tgid, java->jvms[i].signo,
+								     java->jvms[i].start_ticks };
 	return n;
 }
 
 void java__set_sampler(struct java *java, struct sampler *sampler)
 {
+	uint64_t now = clock_monotonic_ns();
+
 	java->sampler = sampler;
+	/* The recording starts now: attaching the others (with -a, many) was no silence of theirs. */
+	for (size_t i = 0; i < java->nr_jvms; i++)
+		java->jvms[i].heard_ns = now;
 }
 
 /* ---- samples ---- */
@@ -624,6 +720,9 @@ void java__exec(struct java *java, uint32_t tgid)
 
 	if (jvm)
 		detach(jvm, "is gone: the process ran another program");
+	/* A wrapper script or a launcher that execs java: the new program may be a JVM. */
+	if (java->watch_execs)
+		java__watch(java, tgid);
 }
 
 void java__signal_lost(struct java *java, uint64_t seq)
@@ -643,6 +742,8 @@ void java__sample(struct java *java, const struct jbpf_sample *s, size_t size)
 		return;
 	}
 	java->stats.jvm_samples++;
+	/* Threads that run no Java, or whose Java stack is missing, keep their Java names. */
+	a.thread_name = thread_name(jvm, s, NULL);
 	if (s->flags & JBPF_SAMPLE_NO_JAVA) {
 		java->stats.vm_threads++;
 		merge__add(java->merge, s, &a);
@@ -662,6 +763,149 @@ void java__sample(struct java *java, const struct jbpf_sample *s, size_t size)
 					      : "agent gone");
 	a.reason = reason;
 	merge__add(java->merge, s, &a);
+}
+
+/* ---- attaching during the recording ---- */
+
+void java__watch_execs(struct java *java, bool on)
+{
+	java->watch_execs = on;
+}
+
+void java__set_verbose(struct java *java, bool verbose)
+{
+	java->verbose = verbose;
+}
+
+void java__watch(struct java *java, uint32_t tgid)
+{
+	uint64_t now = clock_monotonic_ns();
+	struct watch *free_slot = NULL;
+
+	for (size_t i = 0; i < WATCH_SLOTS; i++) {
+		struct watch *w = &java->watches[i];
+
+		if (w->tgid == tgid) {
+			free_slot = w; /* watched again from now: an exec restarts its time */
+			break;
+		}
+		if (!w->tgid && !free_slot)
+			free_slot = w;
+	}
+	if (!free_slot) {
+		java->attach.watch_full++;
+		return;
+	}
+	*free_slot = (struct watch){
+		.tgid = tgid,
+		.since_ns = now,
+		.next_ns = now,
+		.deadline_ns = now + WATCH_MS * NS_PER_MS,
+		.step_ms = WATCH_FIRST_MS,
+	};
+}
+
+/* A JVM attached during the recording: its threads are signalled from now on. */
+static void start_signalling(struct java *java, uint32_t tgid)
+{
+	struct jvm *jvm = find_jvm(java, tgid);
+	char err[256];
+
+	if (!jvm || !java->sampler)
+		return;
+	if (sampler__add_java(java->sampler, tgid, jvm->start_ticks, jvm->signo, err, sizeof(err)))
+		detach(jvm, err);
+}
+
+/* One try of a watched process; false once it needs no more. */
+static bool try_watched(struct java *java, struct watch *w, uint64_t now)
+{
+	const struct jvm *jvm = find_jvm(java, w->tgid);
+	int rc;
+
+	if (jvm && jvm->fd >= 0)
+		return false; /* attached already */
+	rc = java__attach(java, w->tgid, w->err, sizeof(w->err));
+
+	switch (rc) {
+	case JAVA_ATTACH_OK:
+		java->attach.attached_late++;
+		start_signalling(java, w->tgid);
+		if (w->said || java->verbose)
+			fprintf(stderr, "jbpfprof: agent loaded into JVM pid %u, %.1f s after it was first tried\n",
+				w->tgid, (double)(now - w->since_ns) / 1e9);
+		return false;
+	case JAVA_ATTACH_NOT_JVM:
+		/* Not (yet) a JVM; ask again until the deadline, then it is a native program. */
+		w->jvm = false;
+		return true;
+	case JAVA_ATTACH_FULL:
+	case JAVA_ATTACH_UNKNOWN:
+		return false;
+	case JAVA_ATTACH_NOT_YET:
+		w->jvm = true;
+		if (!w->said) {
+			w->said = true;
+			fprintf(stderr, "jbpfprof: JVM pid %u is still starting; attaching when it is live (up to %d s)\n",
+				w->tgid, WATCH_MS / 1000);
+		}
+		return true;
+	default:
+		java->attach.failed++;
+		fprintf(stderr,
+			"jbpfprof: cannot load the agent into pid %u: %s; profiling it without Java frames (frame "
+			"pointers and any perf map)\n", w->tgid, w->err);
+		return false;
+	}
+}
+
+/* The watched processes whose turn it is. */
+static void attach_watched(struct java *java, uint64_t now)
+{
+	for (size_t i = 0; i < WATCH_SLOTS; i++) {
+		struct watch *w = &java->watches[i];
+
+		if (!w->tgid || now < w->next_ns)
+			continue;
+		if (try_watched(java, w, clock_monotonic_ns())) {
+			now = clock_monotonic_ns();
+			if (now < w->deadline_ns) {
+				w->next_ns = now + w->step_ms * NS_PER_MS;
+				w->step_ms = w->step_ms * 2 > WATCH_MAX_MS ? WATCH_MAX_MS : w->step_ms * 2;
+				continue;
+			}
+			if (w->jvm) {
+				java->attach.failed++;
+				fprintf(stderr, "jbpfprof: JVM pid %u did not become live within %d s (%s); profiling it "
+					"without Java frames\n", w->tgid, WATCH_MS / 1000, w->err);
+			}
+		}
+		w->tgid = 0;
+	}
+}
+
+int java__attach_when_live(struct java *java, uint32_t tgid, char *err, size_t err_size)
+{
+	uint64_t deadline = clock_monotonic_ns() + WATCH_MS * NS_PER_MS;
+	bool said = false;
+	int rc;
+
+	for (;;) {
+		rc = java__attach(java, tgid, err, err_size);
+		if (rc != JAVA_ATTACH_NOT_YET || clock_monotonic_ns() >= deadline)
+			return rc;
+		if (!said) {
+			said = true;
+			fprintf(stderr, "jbpfprof: JVM pid %u is still starting; waiting up to %d s for it to be live\n",
+				tgid, WATCH_MS / 1000);
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000L }, NULL);
+	}
+}
+
+void java__attach_stats(const struct java *java, struct java_attach_stats *stats)
+{
+	*stats = java->attach;
 }
 
 /* ---- the session loop ---- */
@@ -712,6 +956,7 @@ void java__tick(struct java *java, uint64_t now)
 		join__expire(java->join, now);
 	for (size_t i = 0; i < java->nr_jvms; i++)
 		check_answering(&java->jvms[i], now);
+	attach_watched(java, now);
 }
 
 void java__request_thread_stacks(struct java *java)
@@ -864,6 +1109,25 @@ void java__describe(const struct java *java, char *buf, size_t size)
 	if (st.thread_stacks_dropped && used < size)
 		snprintf(buf + used, size - used, "; thread stacks dropped %llu",
 			 (unsigned long long)st.thread_stacks_dropped);
+}
+
+void java__describe_attach(const struct java *java, bool all, char *buf, size_t size)
+{
+	const struct java_attach_stats *a = &java->attach;
+	size_t used;
+
+	buf[0] = '\0';
+	if (!all && !a->attached_late && !a->failed && !a->over_bound && !a->watch_full)
+		return;
+	used = (size_t)snprintf(buf, size, "; JVMs: %llu attached (%llu during the recording), %llu failed",
+				(unsigned long long)a->attached, (unsigned long long)a->attached_late,
+				(unsigned long long)a->failed);
+	if (a->over_bound && used < size)
+		used += (size_t)snprintf(buf + used, size - used, ", %llu not attached past the bound of %d",
+					 (unsigned long long)a->over_bound, JBPF_MAX_TARGETS);
+	if (a->watch_full && used < size)
+		snprintf(buf + used, size - used, ", %llu new processes not watched (%d at once)",
+			 (unsigned long long)a->watch_full, WATCH_SLOTS);
 }
 
 void java__free(struct java *java)

@@ -57,11 +57,63 @@ struct java_stats {
 struct java *java__new(struct aggregator *agg, struct symbolizer *sym);
 void java__free(struct java *java);
 
+/* What java__attach did. */
+enum java_attach_result {
+	JAVA_ATTACH_OK = 0,
+	JAVA_ATTACH_NOT_JVM = 1, /* tgid maps no libjvm.so: nothing was sent to it */
+	JAVA_ATTACH_NOT_YET = 2, /* a JVM still starting (a launcher without libjvm.so, or not live) */
+	JAVA_ATTACH_FULL = 3,    /* a JVM, not attached: JBPF_MAX_TARGETS already are (counted in over_bound) */
+	JAVA_ATTACH_UNKNOWN = 4, /* it exited, or its memory maps cannot be read (err says which) */
+	JAVA_ATTACH_FAILED = -1,
+};
+
+/* How the attaches of a recording went, for the summary. */
+struct java_attach_stats {
+	uint64_t attached;      /* agents loaded (a JVM re-attached after an exec counts again) */
+	uint64_t attached_late; /* ... of them during the recording (java__watch) */
+	uint64_t failed;        /* JVMs that refused the agent, or never became live */
+	uint64_t over_bound;    /* JVMs not attached: JBPF_MAX_TARGETS already were */
+	uint64_t watch_full;    /* processes not watched: WATCH_SLOTS were */
+};
+
 /*
- * Loads the agent into tgid. Returns 0 when attached, 1 when tgid is not a
- * JVM (nothing was sent to it), -1 with a one-line reason in err.
+ * Loads the agent into tgid, once; err says why not (one line). Any time,
+ * before or during the recording; a JVM attached during the recording is
+ * signalled once java__tick attached it (see java__watch), not by this
+ * call alone. At most JBPF_MAX_TARGETS JVMs (the BPF map's size) take the
+ * agent; past it, JAVA_ATTACH_FULL (err says so only the first time, the
+ * summary counts them).
  */
 int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size);
+/*
+ * java__attach, tried again while the JVM is still starting, for at most
+ * 10 s, with one line saying it waits: for --java, where the recording
+ * must not start without the agent.
+ */
+int java__attach_when_live(struct java *java, uint32_t tgid, char *err, size_t err_size);
+/*
+ * Attach at any moment: tgid is tried at each java__tick when due (at
+ * growing intervals, for at most 10 s from now) until it is a live JVM
+ * and takes the agent, from then on signalled like a JVM attached at the
+ * start. A JVM still starting gets one line saying so, and one more when
+ * attached or given up; a process that never maps libjvm.so is dropped
+ * silently (a native program). Watching again restarts the 10 s.
+ */
+void java__watch(struct java *java, uint32_t tgid);
+/*
+ * Whether java__exec watches the process that ran a new program (a
+ * wrapper script or launcher exec'ing java): on for -p targets, and for
+ * every process with -a; off with --no-java.
+ */
+void java__watch_execs(struct java *java, bool on);
+/* -v: a line for every attach made during the recording, not only those that waited. */
+void java__set_verbose(struct java *java, bool verbose);
+void java__attach_stats(const struct java *java, struct java_attach_stats *stats);
+
+/* Whether samples of tgid go to java__sample: it took the agent during this recording (even if gone since). */
+bool java__has_agent(const struct java *java, uint32_t tgid);
+/* JVMs that took the agent during this recording. */
+size_t java__nr_jvms(const struct java *java);
 
 /*
  * Whether agents attached from now on report compiled methods too (the
@@ -80,7 +132,10 @@ void java__set_sampler(struct java *java, struct sampler *sampler);
  * and checked (user/record/decode.h).
  */
 void java__sample(struct java *java, const struct jbpf_sample *sample, size_t size);
-/* Process tgid ran another program: if it was a JVM, its agent is gone. */
+/*
+ * Process tgid ran another program: if it was a JVM, its agent is gone;
+ * with java__watch_execs, the new program is watched (java__watch).
+ */
 void java__exec(struct java *java, uint32_t tgid);
 /* The BPF program could not send the deferred signal numbered seq. */
 void java__signal_lost(struct java *java, uint64_t seq);
@@ -126,6 +181,12 @@ const struct join_trace *java__thread_stack(const struct java *java, uint32_t tg
 void java__finish(struct java *java);
 
 void java__stats(const struct java *java, struct java_stats *stats);
+/*
+ * The attaches in the summary, e.g. "; JVMs: 3 attached (1 during the
+ * recording), 1 failed, 2 not attached past the bound of 64"; empty when
+ * every -p JVM took the agent at the start (always given with all, -a).
+ */
+void java__describe_attach(const struct java *java, bool all, char *buf, size_t size);
 /* One line on the Java side of the recording, e.g. for the summary. */
 void java__describe(const struct java *java, char *buf, size_t size);
 

@@ -25,8 +25,6 @@ struct pipeline {
 	struct wall *wall;
 	struct unwinder *unwinder;      /* NULL with --unwind fp */
 	bool wall_stopped;
-	uint32_t jvms[JBPF_MAX_TARGETS];
-	size_t nr_jvms;
 	struct final_wait *final_waits; /* JVM threads waiting at the end, for their Java stacks */
 	struct pipeline_stats stats;
 };
@@ -56,19 +54,15 @@ void pipeline__free(struct pipeline *p)
 	free(p);
 }
 
-void pipeline__set_jvms(struct pipeline *p, const struct sampler_java_target *jvms, size_t nr)
-{
-	p->nr_jvms = 0;
-	for (size_t i = 0; i < nr && i < JBPF_MAX_TARGETS; i++)
-		p->jvms[p->nr_jvms++] = jvms[i].tgid;
-}
-
+/* JVMs take the agent at the start or during the recording (java__watch): the Java side knows which. */
 static bool is_jvm(const struct pipeline *p, uint32_t tgid)
 {
-	for (size_t i = 0; i < p->nr_jvms; i++)
-		if (p->jvms[i] == tgid)
-			return true;
-	return false;
+	return p->java && java__has_agent(p->java, tgid);
+}
+
+static bool any_jvm(const struct pipeline *p)
+{
+	return p->java && java__nr_jvms(p->java);
 }
 
 /* After the wall stage (or at once without it): the Java side or the aggregator. */
@@ -79,7 +73,7 @@ static void after_wall(void *ctx, const struct record *r)
 	switch (r->type) {
 	case JBPF_RECORD_CPU_SAMPLE:
 	case JBPF_RECORD_WAIT:
-		if (p->java && is_jvm(p, r->sample->tgid))
+		if (is_jvm(p, r->sample->tgid))
 			java__sample(p->java, r->sample, r->size);
 		else
 			aggregator__add(p->agg, r->sample);
@@ -110,7 +104,7 @@ static void wait_at_end(void *ctx, const struct jbpf_sample *wait, size_t size)
 	struct pipeline *p = ctx;
 	struct final_wait *w;
 
-	if (!p->nr_jvms || !(w = malloc(sizeof(*w) + size))) {
+	if (!any_jvm(p) || !(w = malloc(sizeof(*w) + size))) {
 		aggregator__add(p->agg, wait);
 		return;
 	}
@@ -231,7 +225,7 @@ void pipeline__finish(struct pipeline *p, struct sampler *sampler)
 	struct final_wait *w;
 
 	if (p->wall) {
-		if (p->nr_jvms && p->java)
+		if (any_jvm(p))
 			java__request_thread_stacks(p->java);
 		pipeline__stopped(p, sampler__stopped_ns(sampler));
 		wall__end(p->wall, sampler);

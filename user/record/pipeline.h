@@ -8,7 +8,8 @@
  *   wall       (wall-clock and off-CPU recordings) completes each wait
  *              with its user stack or its end, clips it to the window and
  *              accounts its thread's time; then hands it on;
- *   java       the samples of JVMs running the agent: the join waits for
+ *   java       the samples of JVMs that took the agent, at the start or
+ *              during the recording (java__has_agent): the join waits for
  *              each one's Java stack, then the Java merge adds it;
  *   aggregate  every other sample, straight to the profile.
  *
@@ -68,9 +69,6 @@ struct wall *pipeline__wall(const struct pipeline *p);
  * each process sampled, each exec and each pc the walker could not place.
  */
 void pipeline__set_unwinder(struct pipeline *p, struct unwinder *unwinder);
-
-/* The JVMs whose samples go to the Java side (java__targets, after attaching). */
-void pipeline__set_jvms(struct pipeline *p, const struct sampler_java_target *jvms, size_t nr);
 
 /* The sampler's callback (sampler_record_fn); ctx is the pipeline. */
 void pipeline__record(void *ctx, const void *data, size_t size);

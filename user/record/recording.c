@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/counts.h"
 #include "common/terminal.h"
+#include "symbolizer/proc.h"
 #include "symbolizer/symbolizer.h"
 #include "user/java/java.h"
 #include "user/record/aggregator.h"
@@ -36,7 +37,6 @@ struct recording {
 	struct aggregator *agg;
 	struct java *java;
 	struct pipeline *pipeline;
-	size_t nr_jvms;       /* targets that took the agent */
 	struct sampler *sampler;
 	struct session_result session;
 	uint64_t counters[JBPF_CNT_NR];
@@ -156,37 +156,76 @@ void recording__describe_targets(const struct recording *rec, char *buf, size_t 
 }
 
 /*
- * Loads the agent into every JVM among the targets. Without --java a JVM
- * that refuses it is still profiled, with frame pointers and any perf map;
- * with --java that, or a target that is no JVM, ends the run.
+ * One process at the start: attached now if it is a live JVM, else
+ * watched (java__watch) if it may become one during the recording: a JVM
+ * still starting, a launcher, or (named with -p) any process, which may
+ * exec java before the exec program is attached. Without --java a JVM that
+ * refuses the agent is still profiled, with frame pointers and any perf
+ * map.
  */
-static int attach_jvms(struct recording *rec)
+static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
+{
+	char err[512];
+	int rc = java__attach(rec->java, tgid, err, sizeof(err));
+
+	if (rc == JAVA_ATTACH_OK) {
+		if (rec->config.verbose)
+			fprintf(stderr, "jbpfprof: agent loaded into JVM pid %u\n", tgid);
+	} else if (rc == JAVA_ATTACH_NOT_YET || (rc == JAVA_ATTACH_NOT_JVM && named)) {
+		java__watch(rec->java, tgid);
+	} else if (rc == JAVA_ATTACH_FAILED || (rc == JAVA_ATTACH_UNKNOWN && named)) {
+		fprintf(stderr,
+			"jbpfprof: cannot load the agent into pid %u: %s; profiling it without Java frames "
+			"(frame pointers and any perf map)\n", tgid, err);
+	}
+}
+
+/* --java: every target takes the agent before the recording starts, or the run ends. */
+static int attach_required(struct recording *rec)
 {
 	char err[512];
 
-	if (rec->config.java == RECORDING_JAVA_OFF || rec->config.all)
-		return 0;
 	for (size_t i = 0; i < rec->nr_tgids; i++) {
-		int rc = java__attach(rec->java, rec->tgids[i], err, sizeof(err));
+		int rc = java__attach_when_live(rec->java, rec->tgids[i], err, sizeof(err));
 
-		if (rc == 0) {
-			rec->nr_jvms++;
-			if (rec->config.verbose)
-				fprintf(stderr, "jbpfprof: agent loaded into JVM pid %u\n", rec->tgids[i]);
-		} else if (rec->config.java == RECORDING_JAVA_REQUIRED) {
-			if (rc == 1)
-				fprintf(stderr, "jbpfprof: pid %u is not a Java virtual machine (no libjvm.so in its memory maps)\n",
-					rec->tgids[i]);
-			else
-				fprintf(stderr, "jbpfprof: %s\n", err);
-			return -1;
-		} else if (rc < 0) {
-			fprintf(stderr,
-				"jbpfprof: cannot load the agent into pid %u: %s; profiling it without Java frames "
-				"(frame pointers and any perf map)\n",
-				rec->tgids[i], err);
-		}
+		if (rc == JAVA_ATTACH_OK)
+			continue;
+		if (rc == JAVA_ATTACH_NOT_JVM)
+			fprintf(stderr, "jbpfprof: pid %u is not a Java virtual machine (no libjvm.so in its memory maps)\n",
+				rec->tgids[i]);
+		else
+			fprintf(stderr, "jbpfprof: %s\n", err);
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Loads the agent into every JVM among the targets (-p), or on the host
+ * (-a), and has the Java side watch for those that start or exec later.
+ */
+static int attach_jvms(struct recording *rec)
+{
+	struct proc_ids processes;
+	uint32_t self = (uint32_t)getpid(), tgid;
+
+	if (rec->config.java == RECORDING_JAVA_OFF)
+		return 0;
+	java__watch_execs(rec->java, true);
+	java__set_verbose(rec->java, rec->config.verbose);
+	if (rec->config.java == RECORDING_JAVA_REQUIRED && !rec->config.all)
+		return attach_required(rec);
+	if (!rec->config.all) {
+		for (size_t i = 0; i < rec->nr_tgids; i++)
+			attach_at_start(rec, rec->tgids[i], true);
+		return 0;
+	}
+	if (proc__open_processes(&processes, "/proc"))
+		return 0;
+	while ((tgid = proc__next_id(&processes)))
+		if (tgid != self)
+			attach_at_start(rec, tgid, false);
+	proc__close_ids(&processes);
 	return 0;
 }
 
@@ -249,12 +288,12 @@ static void say_what_is_sampled(const struct recording *rec)
 		snprintf(duration, sizeof(duration), "until Ctrl-C");
 	if (c->event == RECORDING_OFFCPU)
 		fprintf(stderr, "jbpfprof: sampling %s off CPU, every context switch, %s%s\n", targets, duration,
-			rec->nr_jvms ? ", with Java frames" : "");
+			java__nr_jvms(rec->java) ? ", with Java frames" : "");
 	else
 		fprintf(stderr, "jbpfprof: sampling %s at %u Hz%s on %u CPUs%s %s%s\n", targets, c->frequency_hz,
 			c->fixed_interval ? " (fixed interval)" : "", sampler__cpus(rec->sampler),
 			c->event == RECORDING_WALL ? " and every context switch" : "", duration,
-			rec->nr_jvms ? ", with Java frames" : "");
+			java__nr_jvms(rec->java) ? ", with Java frames" : "");
 }
 
 int recording__run(struct recording *rec)
@@ -311,8 +350,8 @@ int recording__run(struct recording *rec)
 	sampler_config.java = java_targets;
 	sampler_config.nr_java = java__targets(rec->java, java_targets, JBPF_MAX_TARGETS);
 	sampler_config.ctx = rec->pipeline;
-	pipeline__set_jvms(rec->pipeline, java_targets, sampler_config.nr_java);
-	if (sampler_config.nr_java || sampler_config.waits)
+	/* A JVM may take the agent during the recording too: its deferred signals need the range. */
+	if (c->java != RECORDING_JAVA_OFF || sampler_config.waits)
 		symbolizer__kernel_symbol(rec->sym, "do_syscall_64", &sampler_config.syscall_entry_lo,
 					  &sampler_config.syscall_entry_hi);
 	if (sampler__open(&sampler_config, &rec->sampler, err, sizeof(err))) {
@@ -452,7 +491,7 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 	struct aggregator_stats stats;
 	struct symbolizer_stats sym;
 	struct pipeline_stats ps;
-	char losses[512], java_line[768], wall_line[512], unwind_line[256];
+	char losses[512], java_line[768], wall_line[512], unwind_line[256], attach_line[256];
 	uint64_t taken = rec->counters[JBPF_CNT_SAMPLES], unaccounted;
 
 	aggregator__stats(rec->agg, &stats);
@@ -466,14 +505,18 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 		symbolizer__stats(rec->sym, &sym);
 	describe_losses(rec, &stats, &ps, &sym, unaccounted, losses, sizeof(losses));
 	java_line[0] = '\0';
-	if (rec->nr_jvms)
+	attach_line[0] = '\0';
+	if (rec->java && java__nr_jvms(rec->java))
 		java__describe(rec->java, java_line, sizeof(java_line));
+	if (rec->java && rec->config.java != RECORDING_JAVA_OFF)
+		java__describe_attach(rec->java, rec->config.all, attach_line, sizeof(attach_line));
 	wall_line[0] = '\0';
 	if (wall)
 		describe_wall(rec, wall, wall_line, sizeof(wall_line));
 	describe_unwind(rec, unwind_line, sizeof(unwind_line));
-	snprintf(buf, size, "%llu samples taken, %llu written, %s%s%s%s%s", (unsigned long long)taken,
-		 (unsigned long long)stats.written, losses, unwind_line, wall_line, java_line[0] ? "; " : "", java_line);
+	snprintf(buf, size, "%llu samples taken, %llu written, %s%s%s%s%s%s", (unsigned long long)taken,
+		 (unsigned long long)stats.written, losses, unwind_line, wall_line, java_line[0] ? "; " : "", java_line,
+		 attach_line);
 }
 
 /* -v: the unwind tables, in BPF and in the cache they are built into. */
@@ -539,7 +582,7 @@ static void print_verbose_stats(const struct recording *rec)
 			(unsigned long long)ws.waits_at_end, (unsigned long long)ws.filtered,
 			(unsigned long long)agg.shares_lost);
 	}
-	if (rec->nr_jvms) {
+	if (rec->java && java__nr_jvms(rec->java)) {
 		struct java_stats js;
 
 		java__stats(rec->java, &js);

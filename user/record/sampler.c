@@ -118,9 +118,12 @@ static int setup_java(struct sampler *sampler, const struct sampler_config *conf
 	int error;
 
 	for (size_t i = 0; i < config->nr_java; i++) {
-		error = put_java_target(sampler, config->java[i].tgid, config->java[i].signo);
+		const struct sampler_java_target *jt = &config->java[i];
+
+		error = sampler->nr_tgids ? put_java_target(sampler, jt->tgid, jt->signo)
+					  : sampler__add_java(sampler, jt->tgid, jt->start_ticks, jt->signo, err, err_size);
 		if (error) {
-			snprintf(err, err_size, "cannot set the JVM signal map for pid %u: %s", config->java[i].tgid,
+			snprintf(err, err_size, "cannot set the JVM signal map for pid %u: %s", jt->tgid,
 				 strerror(-error));
 			return error;
 		}
@@ -236,6 +239,55 @@ void sampler__forget_java(struct sampler *sampler, uint32_t tgid)
 int sampler__signal_java(struct sampler *sampler, uint32_t tgid, uint32_t signo)
 {
 	return put_java_target(sampler, tgid, signo);
+}
+
+/*
+ * The system call exit program that can send a deferred Java signal,
+ * loaded and attached now if the recording started without JVMs. It
+ * replaces the raw tracepoint one (waits) only once it is attached, so no
+ * system call exit goes unseen; while both run, the first to see what a
+ * thread is owed takes it.
+ */
+static int ensure_signalling_exit(struct sampler *sampler, char *err, size_t err_size)
+{
+	struct syscall_exit *old = sampler->syscall_exit, *se;
+	int error;
+
+	if (old && syscall_exit__signals(old))
+		return 0;
+	error = syscall_exit__open(true, cpu_sampler__object(sampler->cpu), &se, err, err_size);
+	if (!error)
+		error = syscall_exit__attach(se, err, err_size);
+	if (error) {
+		syscall_exit__close(se);
+		return error;
+	}
+	if (sampler->stopped_ns)
+		syscall_exit__stop_waits(se);
+	sampler->syscall_exit = se;
+	syscall_exit__close(old);
+	return 0;
+}
+
+int sampler__add_java(struct sampler *sampler, uint32_t tgid, uint64_t start_ticks, uint32_t signo, char *err,
+		      size_t err_size)
+{
+	struct jbpf_java_target target = { .signo = signo, .start_ticks = start_ticks };
+	int error;
+
+	if (sampler->nr_tgids && target_index(sampler, tgid, false) < 0) {
+		snprintf(err, err_size, "process %u is not a target, or has exited", tgid);
+		return -ESRCH;
+	}
+	error = ensure_signalling_exit(sampler, err, err_size);
+	if (error)
+		return error;
+	if (bpf_map__update_elem(sampler->java_targets, &tgid, sizeof(tgid), &target, sizeof(target), BPF_ANY)) {
+		error = -errno;
+		snprintf(err, err_size, "cannot set the JVM signal map for pid %u: %s", tgid, strerror(-error));
+		return error;
+	}
+	return 0;
 }
 
 void sampler__forget_target(struct sampler *sampler, uint32_t tgid)

@@ -27,10 +27,15 @@
 /* Called for each ring buffer record; data is valid only during the call. */
 typedef void (*sampler_record_fn)(void *ctx, const void *data, size_t size);
 
-/* A JVM whose agent handles signal signo (see bpf/sample.bpf.c). */
+/*
+ * A JVM whose agent handles signal signo (see bpf/sample.bpf.c), and when
+ * it started (checks__process_start): needed with all processes (-a),
+ * where it is no named target whose start the sampler knows.
+ */
 struct sampler_java_target {
 	uint32_t tgid;
 	uint32_t signo;
+	uint64_t start_ticks;
 };
 
 struct sampler_config {
@@ -106,6 +111,18 @@ void sampler__forget_java(struct sampler *sampler, uint32_t tgid);
  * when tgid is no target, or one that exited (sampler__forget_target).
  */
 int sampler__signal_java(struct sampler *sampler, uint32_t tgid, uint32_t signo);
+/*
+ * A JVM whose agent connected during the recording (any time after
+ * sampler__open): its threads are signalled with signo from now on.
+ * start_ticks is when the process started (checks__process_start), so
+ * that a later owner of its pid is never signalled. With named targets
+ * (-p) it must be one of them, not exited (-ESRCH otherwise); with all
+ * processes any. Loads the system call exit program that sends deferred
+ * signals if the recording started without it (or with the one that
+ * cannot signal). 0, or -errno with one line in err.
+ */
+int sampler__add_java(struct sampler *sampler, uint32_t tgid, uint64_t start_ticks, uint32_t signo, char *err,
+		      size_t err_size);
 /*
  * A target exited: neither sampled nor signalled from now on, whatever
  * later gets its pid (the programs check the start time anyway, in case

@@ -54,6 +54,11 @@ fail:
 	return -(error ? error : EINVAL);
 }
 
+bool syscall_exit__signals(const struct syscall_exit *se)
+{
+	return se->java;
+}
+
 int syscall_exit__attach(struct syscall_exit *se, char *err, size_t err_size)
 {
 	int error;

@@ -23,6 +23,8 @@ struct syscall_exit;
 /* Opens the object, gives it owner's shared maps and loads the program for java (see above). */
 int syscall_exit__open(bool java, const struct bpf_object *owner, struct syscall_exit **out, char *err,
 		       size_t err_size);
+/* Whether it is the tracepoint program, the one that can send a deferred Java signal. */
+bool syscall_exit__signals(const struct syscall_exit *se);
 /* Attaches the program; does nothing once attached. */
 int syscall_exit__attach(struct syscall_exit *se, char *err, size_t err_size);
 /*

@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * CPU time 50/30/20 between three methods, CpuSplit.share50, share30 and
  * share20, in cycles of CYCLE_MS.
  *
- *   java CpuSplit [-t THREADS] [-c CYCLE_MS] [-p] [-w] [-b]
+ *   java CpuSplit [-t THREADS] [-c CYCLE_MS] [-p] [-w] [-b] [-n PREFIX]
  *
  * Phases are measured by each thread's own CPU clock, so the split holds
  * however the scheduler or the profiler slows the thread. With -w they follow
@@ -20,12 +20,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * the same phase every time. -p pins thread i to CPU i (with taskset, on the
  * thread's own tid). -b prints "alive N" every 100 ms.
  *
- * Threads are named split-0, split-1, ... It prints "ready" once every thread
+ * Threads are named split-0, split-1, ... (-n: PREFIX0, PREFIX1, ..., names
+ * longer than the kernel's 15-byte thread names). It prints "ready" once every thread
  * runs and, on SIGTERM, the truth: "share50 <thread CPU ns>" and so on,
  * summed over threads.
  */
 public final class CpuSplit {
-	private static final String USAGE = "java CpuSplit [-t THREADS] [-c CYCLE_MS] [-p] [-w] [-b]";
+	private static final String USAGE = "java CpuSplit [-t THREADS] [-c CYCLE_MS] [-p] [-w] [-b] [-n PREFIX]";
 	/* Mixing rounds between two clock reads: about 4 us of work. */
 	private static final int SPINS = 256;
 
@@ -149,6 +150,7 @@ public final class CpuSplit {
 	public static void main(String[] args) throws Exception {
 		int threads = 1;
 		boolean pinned = false, heartbeat = false;
+		String prefix = "split-";
 
 		for (int i = 0; i < args.length; i++) {
 			switch (args[i]) {
@@ -166,6 +168,9 @@ public final class CpuSplit {
 				break;
 			case "-b":
 				heartbeat = true;
+				break;
+			case "-n":
+				prefix = i + 1 < args.length ? args[++i] : prefix;
 				break;
 			default:
 				System.err.println("usage: " + USAGE);
@@ -189,7 +194,7 @@ public final class CpuSplit {
 					pin(cpu);
 				running.countDown();
 				work();
-			}, "split-" + i).start();
+			}, prefix + i).start();
 		}
 		running.await();
 		Workload.ready();
