@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,8 +121,12 @@ out:
 	return result;
 }
 
-/* Waits until kicked, stopping, or timeout_ns passed; with the lock held. */
-static void wait_locked(struct pusher *p, uint64_t timeout_ns)
+/*
+ * Waits until stopping or timeout_ns passed, and with kick_wakes until
+ * kicked too; with the lock held. A backoff is not cut short by a kick:
+ * a new profile does not make a failing server any likelier to answer.
+ */
+static void wait_locked(struct pusher *p, uint64_t timeout_ns, bool kick_wakes)
 {
 	struct timespec until;
 
@@ -132,10 +137,11 @@ static void wait_locked(struct pusher *p, uint64_t timeout_ns)
 		until.tv_sec++;
 		until.tv_nsec -= (long)NS_PER_SEC;
 	}
-	while (!p->kicked && !p->stopping)
+	while (!(kick_wakes && p->kicked) && !p->stopping)
 		if (pthread_cond_timedwait(&p->wake, &p->lock, &until) == ETIMEDOUT)
 			break;
-	p->kicked = false;
+	if (kick_wakes)
+		p->kicked = false;
 }
 
 static void *run(void *arg)
@@ -157,7 +163,7 @@ static void *run(void *arg)
 			break;
 		}
 		if (backoff_s)
-			wait_locked(p, backoff_s * NS_PER_SEC);
+			wait_locked(p, backoff_s * NS_PER_SEC, false);
 		pthread_mutex_unlock(&p->lock);
 
 		rc = spool__peek(p->spool, &seq, &query, &body, &len);
@@ -167,7 +173,7 @@ static void *run(void *arg)
 				pthread_mutex_unlock(&p->lock);
 				break;
 			}
-			wait_locked(p, 3600 * NS_PER_SEC);
+			wait_locked(p, 3600 * NS_PER_SEC, true);
 			pthread_mutex_unlock(&p->lock);
 			continue;
 		}
@@ -203,6 +209,38 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* The waits' deadlines are on CLOCK_MONOTONIC: so must the condition variable be (the default is CLOCK_REALTIME). */
+static int init_wake(pthread_cond_t *wake)
+{
+	pthread_condattr_t attr;
+	int error = pthread_condattr_init(&attr);
+
+	if (!error)
+		error = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (!error)
+		error = pthread_cond_init(wake, &attr);
+	pthread_condattr_destroy(&attr);
+	return error;
+}
+
+/*
+ * The thread starts with every signal blocked: SIGINT and SIGTERM are the
+ * recording's (read from a signalfd by the main thread, which blocks them
+ * only later); delivered here, they would end the process without the
+ * last interval.
+ */
+static int start_thread(struct pusher *p)
+{
+	sigset_t all, old;
+	int error;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	error = pthread_create(&p->thread, NULL, run, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return error;
+}
+
 struct pusher *pusher__start(const char *url, struct spool *spool, int verbose, char *err, size_t err_size)
 {
 	struct pusher *p = calloc(1, sizeof(*p));
@@ -223,9 +261,14 @@ struct pusher *pusher__start(const char *url, struct spool *spool, int verbose, 
 	p->spool = spool;
 	p->verbose = verbose;
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->wake, NULL);
-	if (pthread_create(&p->thread, NULL, run, p)) {
+	if (init_wake(&p->wake)) {
+		snprintf(err, err_size, "cannot make the push thread's condition variable");
+		curl_global_cleanup();
+		goto fail;
+	}
+	if (start_thread(p)) {
 		snprintf(err, err_size, "cannot start the push thread");
+		pthread_cond_destroy(&p->wake);
 		curl_global_cleanup();
 		goto fail;
 	}
