@@ -12,7 +12,10 @@ refused). Anything else gets 400 and is not kept.
 
 Each accepted profile is kept as DIR/NNNNNN.pb.gz with its query in
 DIR/NNNNNN.query, in the order received. Usage: ingest_server.py DIR PORTFILE
-(the port it listens on, on 127.0.0.1, is written to PORTFILE when ready).
+[PORT] (the port it listens on, on 127.0.0.1, is written to PORTFILE when
+ready; PORT 0 or none: a free one). SIGTERM stops it between requests, so a
+profile is either kept and answered or neither: a test that takes the server
+down sees no profile kept without its answer (which would be sent again).
 """
 import email.parser
 import email.policy
@@ -20,7 +23,9 @@ import gzip
 import http.server
 import os
 import re
+import signal
 import sys
+import threading
 import urllib.parse
 
 SERVICE = re.compile(r'^[A-Za-z0-9_.\-/]+$')
@@ -105,8 +110,11 @@ def main():
     srv.dir = d
     with open(portfile + '.tmp', 'w') as f:
         f.write('%d\n' % srv.server_address[1])
+    signal.signal(signal.SIGTERM,
+                  lambda *_: threading.Thread(target=srv.shutdown).start())
     os.rename(portfile + '.tmp', portfile)
     srv.serve_forever()
+    srv.server_close()
 
 
 if __name__ == '__main__':
