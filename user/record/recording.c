@@ -276,6 +276,38 @@ static void interval_summary(struct recording *rec, const uint64_t *counters, co
 }
 
 /*
+ * At a cut, what is kept per process and per thread forgets those gone
+ * (every sample taken so far is resolved: the cut follows a drain), so a
+ * recording of days holds the host's processes, not its history; the
+ * unwinder drops exited processes by itself (unwinder__tick). Appends to
+ * buf what is held now: "; held: N processes (symbolizer), N unwind
+ * lists[, N threads]".
+ */
+static void forget_gone(struct recording *rec, char *buf, size_t size)
+{
+	const struct unwinder *u = rec->sampler ? sampler__unwinder(rec->sampler) : NULL;
+	struct wall *wall = pipeline__wall(rec->pipeline);
+	struct symbolizer_stats ss;
+	struct unwinder_stats us = { 0 };
+	size_t used = strlen(buf);
+
+	symbolizer__forget_gone(rec->sym);
+	symbolizer__stats(rec->sym, &ss);
+	if (u)
+		unwinder__stats(u, &us);
+	if (used < size)
+		used += (size_t)snprintf(buf + used, size - used, "; held: %llu processes (symbolizer), %llu unwind lists",
+					 (unsigned long long)ss.processes_held, (unsigned long long)us.processes);
+	if (wall && used < size) {
+		struct wall_stats ws;
+
+		wall__forget_exited(wall);
+		wall__stats(wall, &ws);
+		snprintf(buf + used, size - used, ", %llu threads", (unsigned long long)ws.threads);
+	}
+}
+
+/*
  * The interval cut: the profile so far is handed over and the aggregator
  * goes on into a fresh one. Called by the session right after a drain, so
  * each record is in exactly one interval: the one it was drained in.
@@ -305,6 +337,7 @@ static void cut_interval(struct recording *rec, bool last)
 	aggregator__stats(rec->agg, &agg);
 	pipeline__stats(rec->pipeline, &ps);
 	interval_summary(rec, counters, &agg, &ps, summary, sizeof(summary));
+	forget_gone(rec, summary, sizeof(summary));
 	iv.summary = summary;
 	rec->config.on_interval(rec->config.interval_ctx, old, &iv);
 	if (!last)
