@@ -593,6 +593,7 @@ static void container_labelled(void **state)
 {
 	static const char id[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 	char cgroup[256], procs[300], pid[32];
+	const char *root = NULL;
 	struct server s = { 0 };
 	struct child w, profiler;
 	struct received *r = calloc(MAX_RECEIVED, sizeof(*r));
@@ -602,11 +603,16 @@ static void container_labelled(void **state)
 
 	harness_require_root();
 	assert_non_null(r);
-	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK)) {
-		fprintf(stderr, "  no cgroup v2 hierarchy at /sys/fs/cgroup: skipped\n");
+	/* The unified hierarchy: /sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host. */
+	if (!access("/sys/fs/cgroup/cgroup.controllers", F_OK))
+		root = "/sys/fs/cgroup";
+	else if (!access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK))
+		root = "/sys/fs/cgroup/unified";
+	else {
+		fprintf(stderr, "  no cgroup v2 hierarchy at /sys/fs/cgroup or /sys/fs/cgroup/unified: skipped\n");
 		skip();
 	}
-	snprintf(cgroup, sizeof(cgroup), "/sys/fs/cgroup/docker-%s.scope", id);
+	snprintf(cgroup, sizeof(cgroup), "%s/docker-%s.scope", root, id);
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
 	if (mkdir(cgroup, 0755) && errno != EEXIST)
 		fail_msg("mkdir %s: %s", cgroup, strerror(errno));
@@ -658,33 +664,37 @@ static void processes_forgotten(void **state)
 {
 	char *path = harness_workload("short_lived"), *dir = harness_tmpdir();
 	struct child w, profiler;
-	long peak = 0, end = -1, stopped_at;
+	long baseline, end = -1, started_at, stopped_at;
 	const char *p, *line;
 
 	harness_require_root();
-	/* Children of 20 ms CPU each, one after another: dozens per interval. */
-	assert_int_equal(harness_start_workload(&w, (char *[]){ path, "20", NULL }), 0);
 	profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", "2s", "-F", "97", "--dir", dir,
 						   "--keep", "64K", "-v", NULL });
+	wait_interval(&profiler, 1, 60);
+	started_at = last_interval(&profiler);
+	baseline = held_processes(strstr(profiler.buf, "jbpfprof: interval "));
+	/*
+	 * Children of 20 ms CPU each, one after another: about 300 in three
+	 * intervals, most of them sampled and so loaded by the symbolizer.
+	 */
+	assert_int_equal(harness_start_workload(&w, (char *[]){ path, "20", NULL }), 0);
 	free(path);
-	wait_interval(&profiler, 3, 90);
+	wait_interval(&profiler, started_at + 3, 90);
 	harness_stop_workload(&w);
-	/* Three more intervals without them: the tables forget a process gone for a whole interval. */
+	/* Two more intervals without them: each cut forgets the processes gone by then. */
 	stopped_at = last_interval(&profiler);
-	wait_interval(&profiler, stopped_at + 3, 60);
+	wait_interval(&profiler, stopped_at + 2, 60);
 	profiler_term(&profiler);
 	for (p = profiler.buf; (line = strstr(p, "jbpfprof: interval ")); p = line + 1) {
-		long h = held_processes(line);
-
-		if (h < 0)
+		if (held_processes(line) < 0)
 			fail_msg("no \"held: N processes\" in %.200s", line);
-		peak = h > peak ? h : peak;
-		if (strtol(line + 19, NULL, 10) == stopped_at + 3)
-			end = h;
+		if (strtol(line + 19, NULL, 10) == stopped_at + 2)
+			end = held_processes(line);
 	}
-	fprintf(stderr, "  processes held: at most %ld, %ld three intervals after the churn stopped\n", peak, end);
-	assert_true(peak >= 40);
-	assert_true(end >= 0 && end * 4 <= peak);
+	fprintf(stderr, "  processes held: %ld before the churn, %ld two intervals after it\n", baseline, end);
+	/* What the host runs besides may change a little; hundreds of children held would not be a little. */
+	assert_true(baseline >= 0 && end >= 0);
+	assert_true(end <= baseline + 50);
 	remove_tree(dir);
 }
 
