@@ -39,11 +39,14 @@ endif
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	    -Wmissing-prototypes -Wformat=2 -Wvla -Wno-unused-parameter
 BASE_CFLAGS := -std=gnu11 -g -fno-omit-frame-pointer -D_GNU_SOURCE $(WARNINGS) \
-	       -I. -I$(OUTPUT) $(EXTRA_CFLAGS)
+	       -I. -I$(OUTPUT) $(CURL_CFLAGS) $(EXTRA_CFLAGS)
 RELEASE_CFLAGS := $(BASE_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 SANITIZERS := -fsanitize=address,undefined -fno-sanitize-recover=all
 ASAN_CFLAGS := $(BASE_CFLAGS) -O1 $(SANITIZERS)
-LIBS := -lbpf -ldw -lelf -lprotobuf-c -lz -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS)
+# libcurl pushes --continuous profiles to Pyroscope (user/fleet/push.c).
+CURL_CFLAGS := $(shell pkg-config --cflags libcurl)
+CURL_LIBS := $(shell pkg-config --libs libcurl)
+LIBS := -lbpf -ldw -lelf -lprotobuf-c -lz $(CURL_LIBS) -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS)
 
 # Code shared by the profiler and the unit tests: everything but main().
 # The symbolizer is a library of its own (libsymbolizer.a, API in
@@ -52,7 +55,7 @@ LIBS := -lbpf -ldw -lelf -lprotobuf-c -lz -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS
 # the rest is linked as objects.
 SYMBOLIZER_SRCS := $(wildcard symbolizer/*.c)
 UNWIND_SRCS := $(wildcard unwind/*.c)
-LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c output/*.c user/record/*.c user/java/*.c) \
+LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c output/*.c user/record/*.c user/java/*.c user/fleet/*.c) \
 	    $(filter-out user/main.c,$(wildcard user/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
