@@ -15,8 +15,11 @@
  *   - a check that the scheduler program saw the thread come back
  *     (off_since): if not, the wait is ended here (see check_switched_in).
  *
- * Its own object, loaded only when something can be owed (JVMs to signal,
- * or waits followed), since it costs every system call on the host. Of its
+ * The fallback for kernels without BPF task work (before 6.18), where the
+ * owing thread's own callback pays the first two instead and no program
+ * runs on system calls (bpf/deferral.bpf.h). Its own object, loaded only
+ * on such a kernel and only when something can be owed (JVMs to signal, or
+ * waits followed), since it costs every system call on the host. Of its
  * two programs userspace loads one: the tracepoint one with JVMs (only it
  * may send the signal), else the cheaper raw tracepoint one. Its maps are
  * the CPU sampler's (shared.bpf.h); only its scratch buffer is its own.
