@@ -95,6 +95,10 @@ WORKLOADS := $(patsubst %.c,$(OUTPUT)/workloads/%,$(notdir $(WORKLOAD_SRCS)))
 NOFP_WORKLOADS := $(patsubst tests/workloads/nofp/%.c,$(OUTPUT)/workloads/nofp_%,$(wildcard tests/workloads/nofp/*.c)) \
 		  $(OUTPUT)/workloads/libnofp_plugin.so $(OUTPUT)/workloads/nofp_debug_frame
 WORKLOADS += $(NOFP_WORKLOADS)
+# The native half of tests/workloads/java/SyscallWaits.java, built against a JDK's jni.h
+# (JNI fixes the parameters, used or not).
+JNI_HOME ?= /usr/lib/jvm/java-17-openjdk-amd64
+WORKLOADS += $(OUTPUT)/workloads/libsyscallwaits.so
 
 # The JVMTI agent, embedded into the profiler (user/java/agent_image.c), and the
 # Java workloads and demo.
@@ -282,6 +286,11 @@ $(OUTPUT)/workloads/libnofp_plugin.so: tests/workloads/nofp/plugin/plugin.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(NOFP_WORKLOAD_CFLAGS) -fPIC -shared -fvisibility=hidden $< -o $@
+
+$(OUTPUT)/workloads/libsyscallwaits.so: tests/workloads/jni/syscallwaits.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -Wno-unused-parameter -fPIC -shared -I$(JNI_HOME)/include -I$(JNI_HOME)/include/linux $< -o $@
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
