@@ -325,7 +325,8 @@ int sampler__add_java(struct sampler *sampler, uint32_t tgid, uint64_t start_tic
 		snprintf(err, err_size, "process %u is not a target, or has exited", tgid);
 		return -ESRCH;
 	}
-	error = ensure_signalling_exit(sampler, err, err_size);
+	/* With task work no program on system calls is needed, JVMs or not. */
+	error = sampler->deferral == SAMPLER_DEFER_SYSCALL_EXIT ? ensure_signalling_exit(sampler, err, err_size) : 0;
 	if (error)
 		return error;
 	if (bpf_map__update_elem(sampler->java_targets, &tgid, sizeof(tgid), &target, sizeof(target), BPF_ANY)) {
