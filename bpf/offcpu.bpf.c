@@ -109,6 +109,25 @@ static __always_inline bool is_target(__u32 tgid, struct task_struct *task)
 	return !filter_by_tgid || is_target_task(tgid, task);
 }
 
+/*
+ * Whether a comm (a sched_switch tracepoint's, NUL-padded to 16 bytes) is the
+ * agent's own thread (JBPF_AGENT_THREAD_COMM). Its waits are the agent's
+ * ticks, about a hundred a second: recording them would cost a stack read,
+ * a Java stack signal to the agent itself and a trace each, all overhead
+ * of the profiler shown as the application's time. Asked only when a wait
+ * is about to be recorded, so other switches do not pay for it.
+ */
+static __always_inline bool is_agent_thread(const char *comm)
+{
+	static const char agent[JBPF_COMM_LEN] = JBPF_AGENT_THREAD_COMM;
+	__u64 c[2] = {}, a[2];
+
+	/* Copied, not read in place: the verifier allows the context only fixed-offset loads. */
+	bpf_probe_read_kernel(c, sizeof(c), comm);
+	__builtin_memcpy(a, agent, sizeof(a));
+	return c[0] == a[0] && c[1] == a[1];
+}
+
 /* Wake the reader only when the ring is filling up; it drains on a timer anyway. */
 static __always_inline __u64 wakeup_flags(void)
 {
@@ -303,7 +322,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		w->state = JBPF_STATE_BLOCKED;
 	else
 		w->state = JBPF_STATE_SLEEPING;
-	if (w->state == JBPF_STATE_BLOCKED)
+	if (w->state == JBPF_STATE_BLOCKED && !is_agent_thread(ctx->prev_comm))
 		send_open_wait(ctx, w, tid, now);
 }
 
@@ -427,20 +446,20 @@ static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 			w->off_since = 0;
 			return;
 		}
-		if (length < full_wait_ns) {
-			if ((((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) {
-				/* Asleep until woken, then runnable. */
-				if (woken) {
-					w->sampled_out_ns[JBPF_STATE_RUNNABLE] += now - woken;
-					length = woken - w->off_since;
-				}
-				if (w->state < JBPF_STATE_NR)
-					w->sampled_out_ns[w->state] += length;
-				w->off_since = 0;
-				return;
+		if ((length < full_wait_ns && (((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) ||
+		    is_agent_thread(ctx->next_comm)) {
+			/* Not recorded. Asleep until woken, then runnable. */
+			if (woken) {
+				w->sampled_out_ns[JBPF_STATE_RUNNABLE] += now - woken;
+				length = woken - w->off_since;
 			}
-			flags = JBPF_WAIT_SAMPLED;
+			if (w->state < JBPF_STATE_NR)
+				w->sampled_out_ns[w->state] += length;
+			w->off_since = 0;
+			return;
 		}
+		if (length < full_wait_ns)
+			flags = JBPF_WAIT_SAMPLED;
 	}
 	send_wait(w, tid, ctx->next_comm, now, flags, woken);
 	w->flags = 0;
