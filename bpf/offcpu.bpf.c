@@ -285,10 +285,20 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	long report = ctx->prev_state;
 	__u64 runtime;
 
-	if (tid == 0 || !is_target(tgid, current))
+	if (tid == 0)
+		return;
+	/*
+	 * A thread in `waits` is a target's: entries are made only for
+	 * targets' threads and leave when the thread exits, so the targets
+	 * lookup is needed only for a thread not seen yet (or an entry left
+	 * by an exit whose switch was missed, whose tid another process reuses).
+	 */
+	w = bpf_map_lookup_elem(&waits, &tid);
+	if (w && w->tgid != tgid)
+		w = NULL;
+	if (!w && !is_target(tgid, current))
 		return;
 	count(JBPF_CNT_SWITCHES);
-	w = bpf_map_lookup_elem(&waits, &tid);
 	if (report & (REPORT_EXIT_DEAD | REPORT_EXIT_ZOMBIE)) {
 		bpf_map_delete_elem(&waits, &tid);
 		return;
@@ -297,7 +307,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		return;
 	if (!w) {
 		fresh.tgid = tgid;
-		bpf_map_update_elem(&waits, &tid, &fresh, BPF_NOEXIST);
+		bpf_map_update_elem(&waits, &tid, &fresh, BPF_ANY);
 		w = bpf_map_lookup_elem(&waits, &tid);
 		if (!w) {
 			count(JBPF_CNT_THREADS_FULL);
