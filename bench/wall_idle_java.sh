@@ -3,12 +3,15 @@
 # running ParkedThreads (tests/workloads/java, in build/java) parks THREADS
 # threads (default 1000) for good, and each run records it for SECONDS.
 #
-#   [THREADS=N] [JAVA=path] [ASPROF=path/to/asprof] bench/wall_idle_java.sh [SECONDS] [ROUNDS]
+#   [THREADS=N] [JAVA=path] [ASPROF=path/to/asprof] [BASELINE=path/to/other/jbpfprof]
+#       bench/wall_idle_java.sh [SECONDS] [ROUNDS]
 #                      (root; default 30 s, 3 rounds; needs bpftool and python3)
 #
 # Modes, rotated each round so that a drift in the machine's load hits them
 # alike: off (nothing attached, the same length of time), jbpfprof
-# (build/jbpfprof -e wall -p PID -d SECONDS), and, when ASPROF is given,
+# (build/jbpfprof -e wall -p PID -d SECONDS), baseline (the same with the
+# binary BASELINE names, say one built from an earlier commit, for a
+# before/after measured side by side), and, when ASPROF is given,
 # async-profiler's wall-clock mode at its default interval (asp) and at
 # 10 ms (asp10). Every run gets a fresh JVM, started and left to settle
 # before the measurement, so every attach is a first attach.
@@ -40,7 +43,9 @@ asprof=${ASPROF:-}
 prof=build/jbpfprof
 [ -x "$prof" ] && [ -f build/java/ParkedThreads.class ] || { echo "wall_idle_java.sh: run make all first" >&2; exit 1; }
 [ -x "$java" ] || { echo "wall_idle_java.sh: no JDK at $java (set JAVA)" >&2; exit 1; }
+baseline=${BASELINE:-}
 modes=(off jbpfprof)
+[ -n "$baseline" ] && modes+=(baseline)
 [ -n "$asprof" ] && modes+=(asp asp10)
 tmp=$(mktemp -d)
 old_stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
@@ -81,9 +86,10 @@ run_once() {
 	t0=$(date +%s%N); b0=$(busy_ticks); j0=$(jvm_ticks "$jp")
 	case $mode in
 	off) sleep "$seconds" ;;
-	jbpfprof)
-		local pp
-		"$prof" -v -e wall -p "$jp" -d "$seconds" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
+	jbpfprof | baseline)
+		local pp bin=$prof
+		[ "$mode" = baseline ] && bin=$baseline
+		"$bin" -v -e wall -p "$jp" -d "$seconds" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
 		pp=$!
 		# Its programs go when it exits: the last snapshot taken while it ran counts.
 		while kill -0 "$pp" 2>/dev/null; do
@@ -103,7 +109,7 @@ run_once() {
 	esac
 	t1=$(date +%s%N); b1=$(busy_ticks); j1=$(jvm_ticks "$jp")
 	# async-profiler loads no BPF program: only jbpfprof's are counted.
-	[ "$mode" = jbpfprof ] || cp "$tmp/before.json" "$tmp/after.json"
+	case $mode in jbpfprof | baseline) ;; *) cp "$tmp/before.json" "$tmp/after.json" ;; esac
 	bpf_ns=$(python3 - "$tmp/before.json" "$tmp/after.json" "$tmp/bpf_detail" <<'PY'
 import json, sys
 before = {p["id"] for p in json.load(open(sys.argv[1]))}
@@ -116,7 +122,7 @@ detail = ", ".join(f"{n} {ns / 1e6:.1f} ms" for n, ns in sorted(by_name.items(),
 print(detail, file=open(sys.argv[3], "a"))
 PY
 )
-	[ "$mode" = jbpfprof ] && echo "  $mode BPF run time by program: $(tail -1 "$tmp/bpf_detail")"
+	case $mode in jbpfprof | baseline) echo "  $mode BPF run time by program: $(tail -1 "$tmp/bpf_detail")" ;; esac
 	beats=$(grep -c '^beat' "$tmp/beats" || true)
 	stop_jvm
 	echo "$mode $((t1 - t0)) $((b1 - b0)) $((j1 - j0)) ${prof_s:-0} $bpf_ns $beats" >>"$tmp/rows"
