@@ -56,6 +56,14 @@
  * is added when created (sched_process_fork), its life ends when it exits
  * (sched_process_exit, a jbpf_thread_exit record), and its entry leaves at
  * its last switch-out.
+ *
+ * Per switch of target threads, the common case costs two hash lookups
+ * in `waits` (the thread leaving, by which it is known as a target's
+ * without the targets lookup; the thread coming in), a per-CPU counter,
+ * the leaving thread's task storage (for syscall_exit.bpf.c) and, when
+ * the wait just ended is short, a random number. The JVM agent's own thread (JBPF_AGENT_THREAD_COMM) is
+ * followed like any other, but none of its waits is recorded: they are
+ * the profiler's ticks, not the application's time.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
