@@ -4,7 +4,8 @@
 # two pipes, so every round trip is two sleeps and two wake-ups, the worst
 # case for a profiler that hooks the scheduler (-e wall).
 #
-#   bench/pingpong.sh [ROUNDS]   (root; default 5 rounds)
+#   [JBPFPROF=path] bench/pingpong.sh [ROUNDS]   (root; default 5 rounds; JBPFPROF: another
+#                  build of the profiler, say an earlier commit's, default build/jbpfprof)
 #
 # Each round runs the workload three times, in turn (order rotated each
 # round, so a drift in machine speed hits every mode alike): unprofiled,
@@ -44,7 +45,7 @@ run_s=${RUN_S:-8}
 profile_s=${PROFILE_S:-5}
 modes=(off wall cpu)
 work=build/workloads/offcpu
-prof=build/jbpfprof
+prof=${JBPFPROF:-build/jbpfprof}
 [ -x "$work" ] && [ -x "$prof" ] || { echo "bench: run make first" >&2; exit 1; }
 ((profile_s >= 2 && run_s >= profile_s + 2)) || { echo "bench: need PROFILE_S >= 2 and RUN_S >= PROFILE_S + 2" >&2; exit 1; }
 tmp=$(mktemp -d)
