@@ -230,7 +230,10 @@ static void on_thread_stack(void *ctx, const struct jbpf_msg_thread_stack *stack
 	}
 	if (jvm->tids_stale) {
 		jvm->tids_stale = false;
-		javastacks__read_tids(jvm->stacks, "/proc", jvm->tgid);
+		if (jvm->own_pidns)
+			javastacks__same_tids(jvm->stacks);
+		else
+			javastacks__read_tids(jvm->stacks, "/proc", jvm->tgid);
 	}
 	javastacks__add(jvm->stacks, stack, frames, clock_monotonic_ns());
 }
