@@ -1,7 +1,7 @@
 #!/bin/bash
 # Overhead of profiling a real Java workload: the JDK's own compiler.
 #
-#   [COMPILES=N] [JAVA=path] bench/java_overhead.sh [--asprof PATH] [RUNS] [MODE...]
+#   [COMPILES=N] [JAVA=path] [PROF=path] bench/java_overhead.sh [--asprof PATH] [RUNS] [MODE...]
 #                            (root; default 7 runs of: off 99 999; COMPILES 3)
 #
 # A MODE is "off", a frequency in Hz, or a frequency with "f" appended for
@@ -9,7 +9,8 @@
 # profiler's asprof, built outside this tree), each frequency N also gets a
 # mode "aN" in the same rounds: async-profiler started on the JVM at the
 # same point (asprof start -e cpu -i 1e9/N ns -a -o collapsed), its profile
-# written when the JVM exits.
+# written when the JVM exits. PROF names the jbpfprof to run (default
+# build/jbpfprof), e.g. an older build for a before/after comparison.
 #
 # Java frames, per profiled mode (medians over runs): "joined", the share
 # of the JVM's Java-thread samples that carry Java frames (jbpfprof's
@@ -21,9 +22,9 @@
 # The work: one JVM (JavacDriver, from tests/workloads/java, in build/java)
 # runs javac in process COMPILES times over a fixed set of sources:
 # java.base's java/util/*.java, java/util/function/*.java and
-# java/util/stream/*.java from JDK 17's source archive (package
-# openjdk-17-source), 202 files in 17.0.x, extracted once into a cache
-# directory. The first compile runs mostly interpreted and compiling, the
+# java/util/stream/*.java from the running JDK's source archive (JDK 17:
+# package openjdk-17-source, 202 files in 17.0.x; a later JDK: its
+# lib/src.zip), extracted once into a cache directory. The first compile runs mostly interpreted and compiling, the
 # later ones mostly JIT-compiled, so both regimes are in the total.
 #
 # Each run starts the JVM and waits for its "ready"; a profiled run then
@@ -63,8 +64,16 @@ if [ -n "$asprof" ]; then
 fi
 compiles=${COMPILES:-3}
 java=${JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
+# The sources javac compiles are the running JDK's own: java.base's from
+# another release does not compile against it. JDK 17's come from Debian's
+# openjdk-17-source, a JDK with lib/src.zip (Temurin's) uses that.
 src_zip=/usr/lib/jvm/openjdk-17/src.zip
-prof=build/jbpfprof
+jdk_src=$(dirname "$(dirname "$(readlink -f "$java")")")/lib/src.zip
+case $("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p') in
+17) ;;
+*) src_zip=$jdk_src ;;
+esac
+prof=${PROF:-build/jbpfprof}
 [ -x "$prof" ] && [ -f build/java/JavacDriver.class ] || { echo "java_overhead.sh: run make first" >&2; exit 1; }
 [ -x "$java" ] || { echo "java_overhead.sh: no JDK 17 at $java (apt-get install openjdk-17-jdk-headless, or set JAVA)" >&2; exit 1; }
 [ -r "$src_zip" ] || { echo "java_overhead.sh: no $src_zip (apt-get install openjdk-17-source)" >&2; exit 1; }
@@ -99,7 +108,7 @@ asprof_with_java() {
 
 # async-profiler on pid $2 at $1 Hz, from now until the JVM exits.
 start_asprof() {
-	"$asprof" start -e cpu -i $((1000000000 / $1)) -a -o collapsed -f "$tmp/a.collapsed" "$2" >/dev/null ||
+	"$asprof" start -e cpu -i $((1000000000 / $1)) -a -o collapsed -f "$tmp/a.collapsed" "$2" >/dev/null 2>&1 ||
 		{ echo "java_overhead.sh: asprof failed to start" >&2; kill "$2"; exit 1; }
 }
 
@@ -146,6 +155,8 @@ run_once() {
 		wait "$pp" || { echo "java_overhead.sh: the profiler failed" >&2; exit 1; }   # it stops when the JVM exits
 		rest=$(cat <&4)
 		exec 4<&-
+		# The summary's Java part, with the reasons for stacks not joined, of the latest run.
+		grep -o 'Java stacks: .*' <<<"$rest" >"$tmp/$mode.summary" || true
 		rm -f "$tmp/err"
 		joined=$(sed -n 's/.*Java stacks: \([0-9]*\) of \([0-9]*\) joined.*/\1 \2/p' <<<"$rest" |
 			awk '{ printf "%.1f", $2 ? 100 * $1 / $2 : 0 }')
@@ -168,7 +179,7 @@ run_once() {
 label() { case $1 in off) echo off ;; *f) echo "${1%f} Hz fixed" ;; a*) echo "asprof ${1#a} Hz" ;; *) echo "$1 Hz" ;; esac; }
 
 # The median of a file of figures, "-" lines left out; "-" when none is left.
-median_known() { local m; m=$(grep -v '^-$' "$1" | median 2>/dev/null || true); echo "${m:--}"; }
+median_known() { if grep -qv '^-$' "$1"; then grep -v '^-$' "$1" | median; else echo -; fi; }
 
 echo "java_overhead.sh: $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), $runs runs per mode," \
 	"$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.runtime.version = //p'), javac x $compiles over $nfiles files"
@@ -201,6 +212,7 @@ for m in "${modes[@]}"; do
 		read -r amed alo ahi <<<"$(spread "$tmp/$m.attach")"
 		printf '  attach: median %s ms (min %s, max %s)  Java stacks joined: median %s%%, all samples with Java: median %s%%' \
 			"$amed" "$alo" "$ahi" "$(median_known "$tmp/$m.joined")" "$(median_known "$tmp/$m.withjava")"
+		if [ -s "$tmp/$m.summary" ]; then printf '\n    last run: %s' "$(cat "$tmp/$m.summary")"; fi
 	fi
 	echo
 done
