@@ -79,7 +79,13 @@ bool lastjava__begin(const char *thread, const struct lastjava_regs *at, struct 
 	s->sp = at->sp;
 	s->fp = at->fp;
 	s->link = at->fp;
-	s->step = 2; /* no anchor: its pc and fp steps do not apply; the chain comes first */
+	/*
+	 * Outside the code cache (a VM or libc leaf function that keeps no
+	 * frame pointer) the first code address above sp is the return into
+	 * the Java code that called it; inside, it could be that of the
+	 * method's own caller, so only the chain is followed.
+	 */
+	s->scan = !in_code_cache(at->pc);
 	return true;
 }
 
@@ -102,6 +108,8 @@ static bool next_on_chain(struct lastjava_search *s, struct lastjava_regs *out)
 {
 	uintptr_t fp = s->link;
 
+	if (!fp)
+		return false;
 	for (int i = 0; i < LASTJAVA_MAX_LINKS && readable(s, fp) && readable(s, fp + 8); i++) {
 		uintptr_t next = stack_word(fp);
 
@@ -141,7 +149,7 @@ bool lastjava__next(struct lastjava_search *s, struct lastjava_regs *out, bool *
 {
 	*from_anchor_pc = false;
 	if (!s->anchored)
-		return next_on_chain(s, out);
+		return next_on_chain(s, out) || (s->scan && next_scanned(s, out));
 	switch (s->step) {
 	case 0:
 		s->step = 1;

@@ -29,6 +29,9 @@
  *    libjvm keep a frame-pointer chain (push rbp; mov rbp, rsp), so the
  *    Java caller's return address is at fp[1] of the first frame on that
  *    chain whose return address is in the code cache, its sp at fp + 2.
+ *    Interrupted outside the code cache (a VM or libc leaf function that
+ *    keeps no frame pointer), the words above sp that point into the code
+ *    cache come next.
  *
  * lastjava__begin says which case the thread is in; lastjava__next gives
  * one place (registers) per call, the most likely first. The handler
@@ -95,8 +98,9 @@ struct lastjava_search {
 	uintptr_t lo, base; /* the stack words that may be read: [lo, base) */
 	uintptr_t sp, fp;   /* the anchor's sp and fp, or the interrupted ones */
 	uintptr_t link;     /* the next frame pointer to follow */
-	unsigned step;      /* 0: the anchor's own pc; 1: its fp; then the scan */
-	unsigned scanned;   /* words scanned so far */
+	unsigned step;      /* anchored: 0 the anchor's own pc, 1 its fp, then the scan */
+	unsigned scanned;   /* words scanned so far, from sp up */
+	bool scan;          /* not anchored: scan after the chain (interrupted outside the code cache) */
 };
 
 /* What lastjava__init reads: offsets in a JavaThread, HotSpot's constants and bounds. */

@@ -138,6 +138,28 @@ static void unanchored_follows_the_fp_chain(void **state)
 	assert_false(lastjava__next(&search, &place, &anchor_pc));
 }
 
+/*
+ * In Java, no anchor, interrupted outside the code cache with no frame
+ * pointer (a VM or libc leaf): after the chain, the code addresses above
+ * sp; inside the code cache there is no such scan (see the test above).
+ */
+static void unanchored_leaf_scans_above_sp(void **state)
+{
+	struct lastjava_regs regs = { .pc = 0x5000, .sp = at(10), .fp = 0 }, place;
+	struct lastjava_search search;
+	struct lastjava_anchor anchor;
+	bool anchor_pc;
+
+	fake_thread(IN_JAVA);
+	stack[13] = at(40);
+	stack[14] = 0x10600;
+	assert_true(lastjava__begin(thread, &regs, &search, &anchor));
+	assert_true(lastjava__next(&search, &place, &anchor_pc));
+	assert_false(anchor_pc);
+	assert_regs(&place, 0x10600, at(15), at(40));
+	assert_false(lastjava__next(&search, &place, &anchor_pc));
+}
+
 /* A chain that points outside the stack in use, or loops, is not followed. */
 static void chain_stays_on_the_stack(void **state)
 {
@@ -202,6 +224,7 @@ int main(void)
 		cmocka_unit_test(nothing_before_the_layout_is_known),
 		cmocka_unit_test(anchored_places_in_order),
 		cmocka_unit_test(unanchored_follows_the_fp_chain),
+		cmocka_unit_test(unanchored_leaf_scans_above_sp),
 		cmocka_unit_test(chain_stays_on_the_stack),
 		cmocka_unit_test(refuses_what_it_cannot_use),
 	};
