@@ -103,7 +103,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The share of async-profiler's collapsed samples (file $1) with a Java frame.
 asprof_with_java() {
 	awk '{ n = $NF; all += n; if ($0 ~ /_\[[ji01]\][; ]/) java += n }
-		END { if (all) printf "%.1f", 100 * java / all; else print "-" }' "$1"
+		END { if (all) printf "%.1f\n", 100 * java / all; else print "-" }' "$1"
 }
 
 # async-profiler on pid $2 at $1 Hz, from now until the JVM exits.
