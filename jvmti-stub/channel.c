@@ -94,6 +94,7 @@ static void drain_ring(jvmtiEnv *jvmti, JNIEnv *jni, uint32_t session)
 			copy->session = slot->session;
 			copy->tid = slot->tid;
 			copy->num_frames = slot->num_frames;
+			copy->how = slot->how;
 			for (int i = 0; i < n; i++)
 				copy->frames[i] = slot->frames[i];
 		}
