@@ -79,12 +79,20 @@ void unwind_cache__free(struct unwind_cache *cache);
  */
 const struct unwind_table *unwind_cache__get(struct unwind_cache *cache, const struct unwind_cache_key *key,
 					     int fd, int debug_fd);
+/*
+ * Makes the cache read tables of files with a build-id from disk (disk.h)
+ * before building them, and keep there those it builds. The cache does not
+ * own disk; NULL turns it off.
+ */
+struct unwind_disk;
+void unwind_cache__set_disk(struct unwind_cache *cache, struct unwind_disk *disk);
 /* Drops one reference taken by unwind_cache__get; NULL-safe. */
 void unwind_cache__put(struct unwind_cache *cache, const struct unwind_table *table);
 struct unwind_cache_stats {
 	uint64_t tables, rows, bytes;      /* held now */
 	uint64_t built, failed, evicted;
-	uint64_t build_ns;                 /* total time spent building */
+	uint64_t build_ns;                 /* total time spent building (or reading from disk) */
+	uint64_t disk_read, disk_written;  /* tables read from, and kept in, the disk store */
 };
 void unwind_cache__stats(const struct unwind_cache *cache, struct unwind_cache_stats *stats);
 

@@ -38,6 +38,7 @@
 #include "symbolizer/proc.h"
 #include "symbolizer/procmaps.h"
 #include "user/record/rowalloc.h"
+#include "unwind/disk.h"
 #include "unwind/unwind.h"
 
 #define HASH_BUCKETS 1024
@@ -69,6 +70,7 @@ struct process {
 struct unwinder {
 	struct unwinder_config config;
 	struct unwind_cache *cache;
+	struct unwind_disk *disk;   /* tables kept between runs; NULL: none */
 	unsigned char *rows_mem;    /* the mapped array */
 	size_t rows_mem_size;
 	struct rowalloc rows;       /* the array's free ranges */
@@ -448,6 +450,9 @@ int unwinder__new(const struct unwinder_config *config, struct unwinder **out, c
 		goto fail;
 	}
 	u->config = *config;
+	/* Root's own directory only: a table read back is trusted as one built. */
+	if (geteuid() == 0 && (u->disk = unwind_disk__open(UNWIND_DISK_DIR, UNWIND_DISK_MAX_BYTES)))
+		unwind_cache__set_disk(u->cache, u->disk);
 	u->rows_mem_size = ((size_t)config->max_rows * ROW_STRIDE + (size_t)page - 1) / (size_t)page * (size_t)page;
 	u->rows_mem = mmap(NULL, u->rows_mem_size, PROT_READ | PROT_WRITE, MAP_SHARED, config->rows_fd, 0);
 	if (u->rows_mem == MAP_FAILED) {
@@ -485,6 +490,7 @@ void unwinder__free(struct unwinder *u)
 	if (u->rows_mem)
 		munmap(u->rows_mem, u->rows_mem_size);
 	unwind_cache__free(u->cache);
+	unwind_disk__close(u->disk);
 	rowalloc__destroy(&u->rows);
 	free(u->list);
 	free(u);
