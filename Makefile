@@ -46,7 +46,8 @@ ASAN_CFLAGS := $(BASE_CFLAGS) -O1 $(SANITIZERS)
 # libcurl pushes --continuous profiles to Pyroscope (user/fleet/push.c).
 CURL_CFLAGS := $(shell pkg-config --cflags libcurl)
 CURL_LIBS := $(shell pkg-config --libs libcurl)
-LIBS := -lbpf -ldw -lelf -lprotobuf-c -lz $(CURL_LIBS) -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS)
+# libcrypto: SHA-256 of the bytes an unwind table is built from (unwind/digest.c).
+LIBS := -lbpf -ldw -lelf -lcrypto -lprotobuf-c -lz $(CURL_LIBS) -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS)
 
 # Code shared by the profiler and the unit tests: everything but main().
 # The symbolizer is a library of its own (libsymbolizer.a, API in
@@ -187,6 +188,16 @@ $(OUTPUT)/asan/libsymbolizer.a: $(patsubst %.c,$(OUTPUT)/asan/%.o,$(SYMBOLIZER_S
 	$(call msg,AR,$@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
+
+# The unwind tables kept on disk (unwind/disk.c) are refused unless made by
+# the same builder: the hash of the sources that decide the rows, so that a
+# change to any of them makes the old tables unread, with nothing to bump.
+UNWIND_BUILDER_SRCS := unwind/table.c unwind/fde.c unwind/fde.h unwind/rule.c unwind/rule.h unwind/unwind.h \
+		       bpf/unwind.h
+UNWIND_BUILDER_HASH := 0x$(shell cat $(UNWIND_BUILDER_SRCS) | sha256sum | cut -c1-16)ull
+$(OUTPUT)/release/unwind/disk.o $(OUTPUT)/asan/unwind/disk.o: $(UNWIND_BUILDER_SRCS)
+$(OUTPUT)/release/unwind/disk.o: RELEASE_CFLAGS += -DUNWIND_BUILDER_HASH=$(UNWIND_BUILDER_HASH)
+$(OUTPUT)/asan/unwind/disk.o: ASAN_CFLAGS += -DUNWIND_BUILDER_HASH=$(UNWIND_BUILDER_HASH)
 
 $(OUTPUT)/release/libunwindtables.a: $(patsubst %.c,$(OUTPUT)/release/%.o,$(UNWIND_SRCS))
 	$(call msg,AR,$@)
@@ -334,7 +345,7 @@ bench: all $(OUTPUT)/bench/unwind_tables
 $(OUTPUT)/bench/unwind_tables: bench/unwind_tables.c $(OUTPUT)/release/libunwindtables.a
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(RELEASE_CFLAGS) $^ -ldw -lelf -o $@
+	$(Q)$(CC) $(RELEASE_CFLAGS) $^ -ldw -lelf -lcrypto -o $@
 
 install: $(OUTPUT)/jbpfprof $(AGENT)
 	install -m 0755 -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/jbpfprof

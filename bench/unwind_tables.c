@@ -2,7 +2,9 @@
  * unwind_tables: builds the unwind table of each file named, RUNS times
  * (default 5), and prints per file the median and the fastest build time,
  * the FDEs read, the rows kept (merged, gaps included), the rows made
- * JBPF_CFA_STOP and PLT rows, and the bytes the table takes.
+ * JBPF_CFA_STOP and PLT rows, the bytes the table takes, and the median
+ * time of the digest that keys the table (unwind_digest__file: what a run
+ * pays per file when the table is cached, in memory or on disk).
  *
  *   unwind_tables [-n RUNS] FILE...
  */
@@ -13,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "unwind/unwind.h"
 
 #define MAX_RUNS 101
@@ -24,9 +27,26 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The median time of the file's digest, in ns; 0 when it cannot be made. */
+static uint64_t digest_ns(int fd, int runs)
+{
+	uint8_t digest[UNWIND_DIGEST_LEN];
+	uint64_t ns[MAX_RUNS];
+
+	for (int i = 0; i < runs; i++) {
+		uint64_t start = clock_monotonic_ns();
+
+		if (unwind_digest__file(fd, -1, digest))
+			return 0;
+		ns[i] = clock_monotonic_ns() - start;
+	}
+	qsort(ns, runs, sizeof(ns[0]), cmp_u64);
+	return ns[runs / 2];
+}
+
 static int bench_file(const char *path, int runs)
 {
-	uint64_t ns[MAX_RUNS];
+	uint64_t ns[MAX_RUNS], digest;
 	struct unwind_table *t = NULL;
 	char err[256];
 	int fd, ret;
@@ -46,11 +66,12 @@ static int bench_file(const char *path, int runs)
 		}
 		ns[i] = t->stats.build_ns;
 	}
+	digest = digest_ns(fd, runs);
 	close(fd);
 	qsort(ns, runs, sizeof(ns[0]), cmp_u64);
-	printf("%-60s %9.1f %9.1f %8lu %9zu %6lu %4lu %10zu\n", path, ns[runs / 2] / 1e6, ns[0] / 1e6,
+	printf("%-60s %9.1f %9.1f %8lu %9zu %6lu %4lu %10zu %9.2f\n", path, ns[runs / 2] / 1e6, ns[0] / 1e6,
 	       (unsigned long)t->stats.fdes, t->nr_rows, (unsigned long)t->stats.rows_stop,
-	       (unsigned long)t->stats.rows_plt, unwind_table__bytes(t));
+	       (unsigned long)t->stats.rows_plt, unwind_table__bytes(t), digest / 1e6);
 	unwind_table__free(t);
 	return 0;
 }
@@ -65,8 +86,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	printf("%-60s %9s %9s %8s %9s %6s %4s %10s\n", "file", "median_ms", "min_ms", "fdes", "rows", "stop",
-	       "plt", "bytes");
+	printf("%-60s %9s %9s %8s %9s %6s %4s %10s %9s\n", "file", "median_ms", "min_ms", "fdes", "rows", "stop",
+	       "plt", "bytes", "digest_ms");
 	for (int i = optind; i < argc; i++)
 		failed |= bench_file(argv[i], runs);
 	return failed;

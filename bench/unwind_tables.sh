@@ -3,7 +3,9 @@
 # libc, libjvm of JDK 17 and JDK 25, python3. Each table is built RUNS times
 # (default 5) in one process; the median and fastest times are printed with
 # the FDEs read, rows kept, rows the walk cannot follow (stop), PLT rows,
-# and the table's bytes (12 per row). Files not installed are skipped.
+# the table's bytes (12 per row), and the median time of the SHA-256 digest
+# that keys the table (paid per file even when the table is cached). Files
+# not installed are skipped.
 #
 #   bench/unwind_tables.sh [FILE...]     (no root needed)
 set -euo pipefail

@@ -14,9 +14,17 @@
  * (references from unwind_cache__get not yet put back) leaves the index
  * and the budget but stays allocated; the last put frees it.
  *
- * A key with a build-id matches only keys with the same build-id: the same
- * build installed twice (a container image, a copied JDK) is built once.
- * Without one, device and inode identify the file.
+ * A key with a build-id matches only keys with the same build-id and the
+ * same digest of the bytes the table is built from: the same build
+ * installed twice (a container image, a copied JDK) is built once, and a
+ * file that only claims a build-id (a target may write any) gets a table
+ * of its own, never another file's. Without one, device and inode
+ * identify the file.
+ *
+ * With a disk store (unwind_cache__set_disk), a table of a file with a
+ * build-id is first looked for there under its build-id and digest, and
+ * one built is kept there, so a later run reads it instead of building it
+ * again (disk.h).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -25,6 +33,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "unwind/disk.h"
 #include "unwind/unwind.h"
 
 struct entry {
@@ -45,6 +54,7 @@ struct unwind_cache {
 	size_t nr_entries;
 	struct entry *newest, *oldest;
 	struct unwind_cache_stats stats;
+	struct unwind_disk *disk;    /* NULL: every table is built */
 };
 
 #define INITIAL_BUCKETS 64
@@ -59,7 +69,8 @@ static bool key_equal(const struct unwind_cache_key *a, const struct unwind_cach
 	if (a->build_id_len != b->build_id_len)
 		return false;
 	if (a->build_id_len)
-		return memcmp(a->build_id, b->build_id, a->build_id_len) == 0;
+		return memcmp(a->build_id, b->build_id, a->build_id_len) == 0 &&
+		       memcmp(a->digest, b->digest, sizeof(a->digest)) == 0;
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
@@ -71,9 +82,10 @@ static uint64_t key_hash(const struct unwind_cache_key *key)
 	const uint8_t *p = buf;
 	size_t len = sizeof(buf);
 
+	/* The digest alone: it is a hash already, and keys with a build-id differ in it. */
 	if (key->build_id_len) {
-		p = key->build_id;
-		len = key->build_id_len;
+		p = key->digest;
+		len = sizeof(key->digest);
 	} else {
 		memcpy(buf, &key->dev, sizeof(key->dev));
 		memcpy(buf + sizeof(key->dev), &key->ino, sizeof(key->ino));
@@ -228,6 +240,25 @@ static void shrink(struct unwind_cache *cache, const struct entry *keep)
 		evict(cache, cache->oldest);
 }
 
+/* The table from the disk store when it holds it, else built (and then stored). */
+static int read_or_build(struct unwind_cache *cache, const struct unwind_cache_key *key, int fd, int debug_fd,
+			 struct unwind_table **table, char *err, size_t err_size)
+{
+	bool kept = cache->disk && key->build_id_len;
+	int error;
+
+	if (kept && !unwind_disk__load(cache->disk, key->build_id, key->build_id_len, key->digest, debug_fd >= 0,
+				       table)) {
+		cache->stats.disk_read++;
+		return 0;
+	}
+	error = unwind_table__build(fd, debug_fd, table, err, err_size);
+	if (!error && kept &&
+	    !unwind_disk__store(cache->disk, key->build_id, key->build_id_len, key->digest, debug_fd >= 0, *table))
+		cache->stats.disk_written++;
+	return error;
+}
+
 /* A new entry for key: its table, or the reason there is none. */
 static struct entry *build_entry(struct unwind_cache *cache, const struct unwind_cache_key *key, int fd,
 				 int debug_fd)
@@ -240,7 +271,7 @@ static struct entry *build_entry(struct unwind_cache *cache, const struct unwind
 	if (!e)
 		return NULL;
 	e->key = *key;
-	e->error = unwind_table__build(fd, debug_fd, &table, err, sizeof(err));
+	e->error = read_or_build(cache, key, fd, debug_fd, &table, err, sizeof(err));
 	if (!e->error && unwind_table__bytes(table) + sizeof(*e) > cache->max_bytes) {
 		unwind_table__free(table);
 		e->error = -EFBIG;
@@ -257,6 +288,11 @@ static struct entry *build_entry(struct unwind_cache *cache, const struct unwind
 	e->bytes += sizeof(*e);
 	cache->stats.build_ns += clock_monotonic_ns() - start_ns;
 	return e;
+}
+
+void unwind_cache__set_disk(struct unwind_cache *cache, struct unwind_disk *disk)
+{
+	cache->disk = disk;
 }
 
 const struct unwind_table *unwind_cache__get(struct unwind_cache *cache, const struct unwind_cache_key *key,

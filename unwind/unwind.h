@@ -54,6 +54,18 @@ void unwind_table__free(struct unwind_table *table);
 /* Bytes the table takes (for the budget). */
 size_t unwind_table__bytes(const struct unwind_table *table);
 
+/* Bytes of a digest (SHA-256). */
+#define UNWIND_DIGEST_LEN 32
+/*
+ * The digest of everything unwind_table__build reads from the ELF file on
+ * fd and the debug file on debug_fd (-1: none): its headers and its CFI
+ * sections (the list: digest.c). Two files with the same digest give the
+ * same table; a build-id alone says nothing, since a target can write any
+ * build-id into a file. 0, or a negative errno (-ENOEXEC: fd is not ELF).
+ * Reads with pread; neither fd is closed.
+ */
+int unwind_digest__file(int fd, int debug_fd, uint8_t digest[UNWIND_DIGEST_LEN]);
+
 /*
  * The cache: tables by file identity, built once, bounded in total bytes,
  * least recently used dropped first. A table handed out stays valid until
@@ -63,6 +75,12 @@ struct unwind_cache;
 struct unwind_cache_key {
 	uint8_t build_id[20];
 	uint8_t build_id_len;          /* 0: none, use dev and ino */
+	/*
+	 * With a build-id: unwind_digest__file of the file and of the debug
+	 * file passed to unwind_cache__get with this key. The table is shared
+	 * only between keys with the same build-id and digest.
+	 */
+	uint8_t digest[UNWIND_DIGEST_LEN];
 	uint64_t dev, ino;
 };
 /* NULL on out of memory. */
@@ -79,12 +97,21 @@ void unwind_cache__free(struct unwind_cache *cache);
  */
 const struct unwind_table *unwind_cache__get(struct unwind_cache *cache, const struct unwind_cache_key *key,
 					     int fd, int debug_fd);
+/*
+ * Makes the cache read tables of files with a build-id from disk (disk.h)
+ * before building them, and keep there those it builds, both by build-id
+ * and digest. The cache does not
+ * own disk; NULL turns it off.
+ */
+struct unwind_disk;
+void unwind_cache__set_disk(struct unwind_cache *cache, struct unwind_disk *disk);
 /* Drops one reference taken by unwind_cache__get; NULL-safe. */
 void unwind_cache__put(struct unwind_cache *cache, const struct unwind_table *table);
 struct unwind_cache_stats {
 	uint64_t tables, rows, bytes;      /* held now */
 	uint64_t built, failed, evicted;
-	uint64_t build_ns;                 /* total time spent building */
+	uint64_t build_ns;                 /* total time spent building (or reading from disk) */
+	uint64_t disk_read, disk_written;  /* tables read from, and kept in, the disk store */
 };
 void unwind_cache__stats(const struct unwind_cache *cache, struct unwind_cache_stats *stats);
 

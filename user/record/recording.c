@@ -663,9 +663,10 @@ static void print_unwind_stats(const struct recording *rec)
 		(double)us.row_bytes_used / (1 << 20), (double)us.row_bytes / (1 << 20),
 		(unsigned long long)us.rows_full, (unsigned long long)us.mappings_no_table);
 	fprintf(stderr,
-		"jbpfprof: unwind table cache: %llu tables built in %.1f ms (%llu without usable CFI, %llu evicted), "
-		"%llu held with %llu rows in %.1f MiB\n",
-		(unsigned long long)cs.built, (double)cs.build_ns / 1e6, (unsigned long long)cs.failed,
+		"jbpfprof: unwind table cache: %llu tables built in %.1f ms (%llu read from disk, %llu kept there; "
+		"%llu without usable CFI, %llu evicted), %llu held with %llu rows in %.1f MiB\n",
+		(unsigned long long)cs.built, (double)cs.build_ns / 1e6, (unsigned long long)cs.disk_read,
+		(unsigned long long)cs.disk_written, (unsigned long long)cs.failed,
 		(unsigned long long)cs.evicted, (unsigned long long)cs.tables, (unsigned long long)cs.rows,
 		(double)cs.bytes / (1 << 20));
 }

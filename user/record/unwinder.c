@@ -38,6 +38,7 @@
 #include "symbolizer/proc.h"
 #include "symbolizer/procmaps.h"
 #include "user/record/rowalloc.h"
+#include "unwind/disk.h"
 #include "unwind/unwind.h"
 
 #define HASH_BUCKETS 1024
@@ -69,6 +70,7 @@ struct process {
 struct unwinder {
 	struct unwinder_config config;
 	struct unwind_cache *cache;
+	struct unwind_disk *disk;   /* tables kept between runs; NULL: none */
 	unsigned char *rows_mem;    /* the mapped array */
 	size_t rows_mem_size;
 	struct rowalloc rows;       /* the array's free ranges */
@@ -116,13 +118,20 @@ static bool file_place(struct unwinder *u, struct placed_file *f, const struct u
 	return true;
 }
 
-/* The cache key: the build-id when the file has one that fits, else the device and inode. */
-static void cache_key(const struct elf_image *img, uint64_t dev, uint64_t ino, struct unwind_cache_key *key)
+/*
+ * The cache key: the build-id when the file has one that fits, with the
+ * digest of the bytes its table is built from (fd's and debug_fd's), so
+ * that a file claiming another's build-id never shares its table; else,
+ * or when the digest cannot be made, the device and inode.
+ */
+static void cache_key(const struct elf_image *img, uint64_t dev, uint64_t ino, int fd, int debug_fd,
+		      struct unwind_cache_key *key)
 {
 	memset(key, 0, sizeof(*key));
 	key->dev = dev;
 	key->ino = ino;
-	if (img->build_id_len && img->build_id_len <= sizeof(key->build_id)) {
+	if (img->build_id_len && img->build_id_len <= sizeof(key->build_id) &&
+	    !unwind_digest__file(fd, debug_fd, key->digest)) {
 		memcpy(key->build_id, img->build_id, img->build_id_len);
 		key->build_id_len = (uint8_t)img->build_id_len;
 	}
@@ -158,8 +167,9 @@ static int debug_file_open(struct unwinder *u, uint32_t tgid, const struct procm
  * The file mapped at m, with its table placed if it has one; a new entry
  * with no reference. NULL when the file cannot be opened or read as ELF
  * (the mapping is then listed without rows, and tried again on the
- * process's next read). Its debug file is looked for only when the cache
- * has no table for it: a file shared by build-id is built once.
+ * process's next read). Its debug file is opened first, since its
+ * .debug_frame is part of the digest that keys the table; a file shared
+ * by build-id and digest is still built once.
  */
 static struct placed_file *file_open(struct unwinder *u, uint32_t tgid, const struct procmaps_entry *m, uint64_t dev)
 {
@@ -167,7 +177,7 @@ static struct placed_file *file_open(struct unwinder *u, uint32_t tgid, const st
 	const struct unwind_table *table;
 	struct placed_file *f;
 	size_t b;
-	int fd;
+	int fd, debug_fd;
 
 	fd = proc__open_map_file(u->config.proc_root, tgid, m->start, m->end);
 	if (fd < 0)
@@ -180,15 +190,11 @@ static struct placed_file *file_open(struct unwinder *u, uint32_t tgid, const st
 	}
 	f->dev = dev;
 	f->ino = m->inode;
-	cache_key(&f->img, dev, m->inode, &key);
-	table = unwind_cache__get(u->cache, &key, -1, -1);
-	if (!table) {
-		int debug_fd = debug_file_open(u, tgid, m, fd, &f->img);
-
-		table = unwind_cache__get(u->cache, &key, fd, debug_fd);
-		if (debug_fd >= 0)
-			close(debug_fd);
-	}
+	debug_fd = debug_file_open(u, tgid, m, fd, &f->img);
+	cache_key(&f->img, dev, m->inode, fd, debug_fd, &key);
+	table = unwind_cache__get(u->cache, &key, fd, debug_fd);
+	if (debug_fd >= 0)
+		close(debug_fd);
 	close(fd);
 	if (table)
 		file_place(u, f, table);
@@ -260,7 +266,7 @@ static struct placed_file *vdso_file(struct unwinder *u)
 		close(fd);
 		return NULL;
 	}
-	cache_key(&f->img, 0, 0, &key);
+	cache_key(&f->img, 0, 0, fd, -1, &key);
 	table = unwind_cache__get(u->cache, &key, fd, -1);
 	close(fd);
 	if (table)
@@ -448,6 +454,9 @@ int unwinder__new(const struct unwinder_config *config, struct unwinder **out, c
 		goto fail;
 	}
 	u->config = *config;
+	/* Root's own directory only: a table read back is trusted as one built. */
+	if (geteuid() == 0 && (u->disk = unwind_disk__open(UNWIND_DISK_DIR, UNWIND_DISK_MAX_BYTES)))
+		unwind_cache__set_disk(u->cache, u->disk);
 	u->rows_mem_size = ((size_t)config->max_rows * ROW_STRIDE + (size_t)page - 1) / (size_t)page * (size_t)page;
 	u->rows_mem = mmap(NULL, u->rows_mem_size, PROT_READ | PROT_WRITE, MAP_SHARED, config->rows_fd, 0);
 	if (u->rows_mem == MAP_FAILED) {
@@ -485,6 +494,7 @@ void unwinder__free(struct unwinder *u)
 	if (u->rows_mem)
 		munmap(u->rows_mem, u->rows_mem_size);
 	unwind_cache__free(u->cache);
+	unwind_disk__close(u->disk);
 	rowalloc__destroy(&u->rows);
 	free(u->list);
 	free(u);
