@@ -378,6 +378,13 @@ int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *opt
 		return len == JVM_LOAD_NOT_LIVE ? JVM_LOAD_NOT_LIVE : -1;
 	if (attach_parse_reply(reply, (size_t)len, &rc, msg, sizeof(msg))) {
 		snprintf(err, errlen, "JVM pid %d could not load the agent: %s", (int)t->pid, msg);
+		/*
+		 * Recent JDKs refuse a load before the live phase themselves
+		 * (OpenJDK's test EarlyDynamicLoad expects this text), before the
+		 * agent could say so: the JVM is still starting.
+		 */
+		if (strstr(msg, "only permitted in the live phase"))
+			result = JVM_LOAD_NOT_LIVE;
 		goto out;
 	}
 	if (rc == JBPF_AGENT_NOT_LIVE) {

@@ -60,6 +60,14 @@
 #define WATCH_FIRST_MS 20
 #define WATCH_MAX_MS 1000
 /*
+ * A process that maps neither libjli.so nor libjvm.so this long after it
+ * was watched is taken for a native program at once: the dynamic loader
+ * maps a launcher's libjli.so well before that, and a later exec into java
+ * is watched again from its exec record. Under -a every exec on the host
+ * is watched; this keeps their tries few.
+ */
+#define NATIVE_AFTER_MS 1000
+/*
  * Processes watched at once. With -a every exec on the host is watched
  * briefly; past this many the new one is not, and counted.
  */
@@ -163,6 +171,7 @@ struct java {
 	bool verbose;
 	bool finished;          /* java__finish ran: no attach starts any more */
 	struct watch watches[WATCH_SLOTS];
+	size_t next_watch;      /* where attach_watched starts its next pass */
 	struct attacher *attacher; /* runs the attaches of watched processes; made at the first */
 	bool no_attacher;       /* it could not be made: they run on the session thread */
 	bool kfunc_checked, no_kfunc;
@@ -1021,7 +1030,7 @@ static void watched_tried(struct java *java, struct watch *w, int rc)
 
 	w->in_flight = false;
 	if (try_result(java, w, rc, now)) {
-		if (now < w->deadline_ns) {
+		if (now < w->deadline_ns && (w->jvm || now < w->since_ns + NATIVE_AFTER_MS * NS_PER_MS)) {
 			w->next_ns = now + w->step_ms * NS_PER_MS;
 			w->step_ms = w->step_ms * 2 > WATCH_MAX_MS ? WATCH_MAX_MS : w->step_ms * 2;
 			return;
@@ -1090,11 +1099,15 @@ static bool start_try(struct java *java, struct watch *w)
 	return true;
 }
 
-/* The watched processes whose turn it is. */
+/*
+ * The watched processes whose turn it is, from where the last pass
+ * stopped, so that a full worker queue delays every one in turn, never
+ * the same ones.
+ */
 static void attach_watched(struct java *java, uint64_t now)
 {
-	for (size_t i = 0; i < WATCH_SLOTS; i++) {
-		struct watch *w = &java->watches[i];
+	for (size_t k = 0; k < WATCH_SLOTS; k++) {
+		struct watch *w = &java->watches[(java->next_watch + k) % WATCH_SLOTS];
 		const struct jvm *jvm;
 
 		if (!w->tgid || w->in_flight || now < w->next_ns)
@@ -1104,8 +1117,10 @@ static void attach_watched(struct java *java, uint64_t now)
 			w->tgid = 0; /* attached already */
 			continue;
 		}
-		if (!start_try(java, w))
+		if (!start_try(java, w)) {
+			java->next_watch = (java->next_watch + k) % WATCH_SLOTS;
 			return;
+		}
 	}
 }
 
