@@ -39,11 +39,14 @@ endif
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	    -Wmissing-prototypes -Wformat=2 -Wvla -Wno-unused-parameter
 BASE_CFLAGS := -std=gnu11 -g -fno-omit-frame-pointer -D_GNU_SOURCE $(WARNINGS) \
-	       -I. -I$(OUTPUT) $(EXTRA_CFLAGS)
+	       -I. -I$(OUTPUT) $(CURL_CFLAGS) $(EXTRA_CFLAGS)
 RELEASE_CFLAGS := $(BASE_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 SANITIZERS := -fsanitize=address,undefined -fno-sanitize-recover=all
 ASAN_CFLAGS := $(BASE_CFLAGS) -O1 $(SANITIZERS)
-LIBS := -lbpf -ldw -lelf -lprotobuf-c -lz -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS)
+# libcurl pushes --continuous profiles to Pyroscope (user/fleet/push.c).
+CURL_CFLAGS := $(shell pkg-config --cflags libcurl)
+CURL_LIBS := $(shell pkg-config --libs libcurl)
+LIBS := -lbpf -ldw -lelf -lprotobuf-c -lz $(CURL_LIBS) -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS)
 
 # Code shared by the profiler and the unit tests: everything but main().
 # The symbolizer is a library of its own (libsymbolizer.a, API in
@@ -52,7 +55,7 @@ LIBS := -lbpf -ldw -lelf -lprotobuf-c -lz -lstdc++ -lm -lpthread $(EXTRA_LDFLAGS
 # the rest is linked as objects.
 SYMBOLIZER_SRCS := $(wildcard symbolizer/*.c)
 UNWIND_SRCS := $(wildcard unwind/*.c)
-LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c output/*.c user/record/*.c user/java/*.c) \
+LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c output/*.c user/record/*.c user/java/*.c user/fleet/*.c) \
 	    $(filter-out user/main.c,$(wildcard user/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
@@ -92,6 +95,10 @@ WORKLOADS := $(patsubst %.c,$(OUTPUT)/workloads/%,$(notdir $(WORKLOAD_SRCS)))
 NOFP_WORKLOADS := $(patsubst tests/workloads/nofp/%.c,$(OUTPUT)/workloads/nofp_%,$(wildcard tests/workloads/nofp/*.c)) \
 		  $(OUTPUT)/workloads/libnofp_plugin.so $(OUTPUT)/workloads/nofp_debug_frame
 WORKLOADS += $(NOFP_WORKLOADS)
+# The native half of tests/workloads/java/SyscallWaits.java, built against a JDK's jni.h
+# (JNI fixes the parameters, used or not).
+JNI_HOME ?= /usr/lib/jvm/java-17-openjdk-amd64
+WORKLOADS += $(OUTPUT)/workloads/libsyscallwaits.so
 
 # The JVMTI agent, embedded into the profiler (user/java/agent_image.c), and the
 # Java workloads and demo.
@@ -279,6 +286,11 @@ $(OUTPUT)/workloads/libnofp_plugin.so: tests/workloads/nofp/plugin/plugin.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(NOFP_WORKLOAD_CFLAGS) -fPIC -shared -fvisibility=hidden $< -o $@
+
+$(OUTPUT)/workloads/libsyscallwaits.so: tests/workloads/jni/syscallwaits.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -Wno-unused-parameter -fPIC -shared -I$(JNI_HOME)/include -I$(JNI_HOME)/include/linux $< -o $@
 
 $(OUTPUT):
 	$(Q)mkdir -p $@

@@ -14,7 +14,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	make gcc g++ libc6-dev pkg-config binutils \
 	clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev linux-libc-dev \
-	libcmocka-dev util-linux passwd protobuf-c-compiler libprotobuf-c-dev golang-go chromium nodejs \
+	libcmocka-dev libcurl4-openssl-dev util-linux passwd protobuf-c-compiler libprotobuf-c-dev golang-go chromium nodejs \
 	openjdk-17-jdk-headless openjdk-17-source unzip >/dev/null
 # The unwind table tests profile Debian's own python3 (built without frame
 # pointers) and compare with perf's DWARF unwinder (linux-perf).

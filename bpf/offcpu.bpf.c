@@ -19,8 +19,8 @@
  *     were, so the time per thread stays exact. full_wait_ns is the CPU
  *     sampling period: off-CPU stacks get the same resolution as on-CPU.
  *     The kernel stack is read from the waking thread's saved state, and
- *     when the wait was in a system call the user stack is read by the
- *     system call exit program (syscall_exit.bpf.c), where it is still the same,
+ *     when the wait was in a system call the user stack is read when the
+ *     thread leaves it (bpf/deferral.bpf.h), where it is still the same,
  *     together with the Java stack signal for a JVM thread: a signal never
  *     reaches a sleeping thread. A thread preempted in user code has no
  *     system call to return from: it is about to return to user mode, and
@@ -62,6 +62,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "deferral.bpf.h"
 #include "shared.bpf.h"
 
 /* Set by userspace between open and load. */
@@ -141,17 +142,23 @@ static __always_inline struct jbpf_sample *new_wait(__u32 tgid, __u32 tid, const
 
 /*
  * The Java stack of a JVM thread's wait inside a system call: the signal
- * waits for the call to return (syscall_exit.bpf.c), and a CPU sample already
- * waiting there shares its number.
+ * waits for the call to return (bpf/deferral.bpf.h), and a CPU sample
+ * already waiting there shares its number.
  */
-static __always_inline void want_java_stack(struct jbpf_sample *wait, struct task_struct *task,
-					    struct jbpf_syscall_pending *pending)
+static __always_inline void want_java_stack(struct jbpf_sample *wait, struct task_struct *task)
 {
+	__u64 seq;
+	int err;
+
 	if (!java_target_of(wait->tgid, task))
 		return;
-	if (!pending->java_seq)
-		pending->java_seq = new_seq();
-	wait->java_seq = pending->java_seq;
+	err = owe_java_signal(task, new_seq(), &seq);
+	if (err) {
+		wait->signal_err = err;
+		count(JBPF_CNT_SIGNAL_FAILED);
+		return;
+	}
+	wait->java_seq = seq;
 	wait->flags |= JBPF_SAMPLE_DEFERRED;
 }
 
@@ -177,7 +184,6 @@ static __always_inline void signal_java_now(struct jbpf_sample *wait, struct tas
 static void send_open_wait(struct trace_event_raw_sched_switch *ctx, struct jbpf_thread_waits *w, __u32 tid,
 			   __u64 now)
 {
-	struct jbpf_syscall_pending *pending;
 	struct jbpf_sample *wait;
 	__u64 kn, un;
 
@@ -197,10 +203,7 @@ static void send_open_wait(struct trace_event_raw_sched_switch *ctx, struct jbpf
 			  &wait->ustack_err);
 	wait->ustack_len = un;
 	if (stack_in_syscall(wait->ips, kn, syscall_entry_lo, syscall_entry_hi)) {
-		pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0,
-					       BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (pending)
-			want_java_stack(wait, bpf_get_current_task_btf(), pending);
+		want_java_stack(wait, bpf_get_current_task_btf());
 	} else {
 		signal_java_now(wait, bpf_get_current_task_btf());
 	}
@@ -288,10 +291,16 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	runtime = current->se.sum_exec_runtime;
 	if (w->off_since && !(w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW)))
 		missed_switch_in(ctx, w, tid, now, runtime);
-	/* For the system call exit program's check (syscall_exit.bpf.c). */
-	pending = bpf_task_storage_get(&deferred, current, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (pending)
-		pending->off_since = now;
+	/*
+	 * For the system call exit program's check (syscall_exit.bpf.c).
+	 * With task work there is no such program: a switch-in missed is
+	 * found at the thread's next switch-out (missed_switch_in).
+	 */
+	if (!defer_by_task_work) {
+		pending = bpf_task_storage_get(&deferred, current, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (pending)
+			pending->off_since = now;
+	}
 	w->off_since = now;
 	w->runtime_at_out = runtime;
 	w->woken_at = 0;
@@ -315,7 +324,6 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 static void send_wait(struct jbpf_thread_waits *w, __u32 tid, const char *comm, __u64 now, __u32 flags,
 		      __u64 woken)
 {
-	struct jbpf_syscall_pending *pending;
 	struct task_struct *task;
 	struct jbpf_sample *wait;
 	__u64 kn = 0;
@@ -339,13 +347,11 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, const char *comm, 
 				  &wait->kstack_err);
 		wait->kstack_len = kn;
 		if (stack_in_syscall(wait->ips, kn, syscall_entry_lo, syscall_entry_hi)) {
-			pending = bpf_task_storage_get(&deferred, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-			if (pending) {
-				if (!pending->ustack_seq)
-					pending->ustack_seq = new_seq();
-				wait->ustack_seq = pending->ustack_seq;
-				want_java_stack(wait, task, pending);
-			}
+			int err = owe_user_stack(task, new_seq(), &wait->ustack_seq);
+
+			if (err)
+				wait->ustack_err = err;
+			want_java_stack(wait, task);
 		} else {
 			/* Preempted in user code: only the thread itself could read its user stack. */
 			wait->ustack_err = -95; /* EOPNOTSUPP */

@@ -23,11 +23,12 @@
  * with AsyncGetCallTrace and tags it with the same number, so userspace
  * joins each Java stack to exactly its sample. A signal must never cut a
  * sleep short, so a sample taken inside a system call does not signal at
- * once: the thread's number waits in `deferred` and the system call exit
- * program (syscall_exit.bpf.c, an object of its own) sends the signal when
- * the system call returns, where the Java stack is still the one of the
- * sample. Samples taken during one stay in the kernel share that one
- * signal and its Java stack.
+ * once: the thread owes it (bpf/deferral.bpf.h), and it is sent when the
+ * thread leaves the system call, by a task work callback of this program
+ * or, on kernels without BPF task work, by the system call exit program
+ * (syscall_exit.bpf.c); the Java stack is still the one of the sample
+ * then. Samples taken during one stay in the kernel share that one signal
+ * and its Java stack.
  *
  * User stacks. With --unwind tables (the default) the user stack is walked
  * by the unwind tables userspace built from each mapped file's .eh_frame
@@ -45,6 +46,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "deferral.bpf.h"
 #include "shared.bpf.h"
 #include "unwind.bpf.h"
 
@@ -161,14 +163,14 @@ static __always_inline __u64 read_user_stack(struct bpf_perf_event_data *ctx, st
 }
 
 /*
- * Asks the JVM's agent for the Java stack of this sample: a signal now, or
- * at the end of the system call the thread is in (see `deferred`).
+ * Asks the JVM's agent for the Java stack of this sample: a signal now,
+ * or when the thread leaves the system call it is in (bpf/deferral.bpf.h).
  */
 static __always_inline void request_java_stack(struct jbpf_sample *sample, const struct jbpf_java_target *jt,
 					       __u64 kn)
 {
-	struct jbpf_syscall_pending *pending;
 	__u64 seq;
+	int err;
 
 	if (!bpf_send_signal_task)
 		return;
@@ -179,16 +181,13 @@ static __always_inline void request_java_stack(struct jbpf_sample *sample, const
 	if (kn && stack_in_syscall(sample->ips, kn, syscall_entry_lo, syscall_entry_hi)) {
 		sample->flags |= JBPF_SAMPLE_DEFERRED;
 		count(JBPF_CNT_JAVA_DEFERRED);
-		pending = bpf_task_storage_get(&deferred, bpf_get_current_task_btf(), 0,
-					       BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!pending) {
-			sample->signal_err = -16; /* EBUSY: the storage could not be had now */
+		err = owe_java_signal(bpf_get_current_task_btf(), new_java_seq(), &seq);
+		if (err) {
+			sample->signal_err = err;
 			count(JBPF_CNT_SIGNAL_FAILED);
 			return;
 		}
-		if (!pending->java_seq)
-			pending->java_seq = new_java_seq();
-		sample->java_seq = pending->java_seq;
+		sample->java_seq = seq;
 		return;
 	}
 	seq = new_java_seq();

@@ -83,6 +83,33 @@ struct {
 } deferred SEC(".maps");
 
 /*
+ * The same debts on a kernel with BPF task work (6.18 and later; see
+ * bpf/deferral.bpf.h), by tid: a task work item must live in a hash,
+ * LRU hash or array map value, not in task storage. LRU, so that the
+ * entries of threads long gone make room by themselves; task_start tells
+ * a thread from a later one given its tid. Only sample.bpf.c and
+ * offcpu.bpf.c schedule the work; every object declares the map, like
+ * every shared map.
+ */
+struct jbpf_owed {
+	struct jbpf_syscall_pending what; /* java_seq and ustack_seq (off_since is unused here) */
+	__u64 task_start;                 /* the thread's start_time: another thread's entry if it differs */
+	__u32 scheduled;                  /* a callback is scheduled and has not yet made its last check */
+	__u32 unused;
+	struct bpf_task_work work;
+};
+
+/* Threads with a debt at once, before the oldest entry is reused. */
+#define JBPF_OWED_MAX 16384
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, JBPF_OWED_MAX);
+	__type(key, __u32);
+	__type(value, struct jbpf_owed);
+} owed SEC(".maps");
+
+/*
  * The scheduler program's view of each target thread, by tid (see
  * offcpu.bpf.c); the system call exit program reads it to catch a switch
  * the scheduler program missed. Resized by userspace before load.
@@ -187,6 +214,40 @@ static __always_inline void signal_for_java_stack(struct jbpf_sample *sample, st
 	}
 	sample->java_seq = seq;
 	count(JBPF_CNT_JAVA_SIGNALS);
+}
+
+/*
+ * Pays a deferred Java stack signal: called in the thread's own context
+ * on its way back to user mode (the system call exit program, or the task
+ * work callback), where the Java stack is still the one of the sample and
+ * no system call is left to interrupt. A signal that cannot be sent is
+ * counted and reported (JBPF_RECORD_SIGNAL_LOST), so that its samples
+ * leave the join at once with the reason.
+ */
+static __always_inline void pay_java_signal(__u32 tgid, __u32 tid, __u64 seq)
+{
+	struct task_struct *current = bpf_get_current_task_btf();
+	const struct jbpf_java_target *jt = java_target_of(tgid, current);
+	struct jbpf_signal_lost *lost;
+	int err = -3; /* ESRCH: the JVM left java_targets (exec, exit, or the agent went) */
+
+	if (jt && bpf_send_signal_task) {
+		err = bpf_send_signal_task(current, jt->signo, PIDTYPE_PID, seq);
+		if (!err) {
+			count(JBPF_CNT_JAVA_SIGNALS);
+			return;
+		}
+	}
+	count(JBPF_CNT_SIGNAL_FAILED);
+	lost = bpf_ringbuf_reserve(&events, sizeof(*lost), 0);
+	if (!lost)
+		return;
+	lost->type = JBPF_RECORD_SIGNAL_LOST;
+	lost->error = err;
+	lost->seq = seq;
+	lost->tgid = tgid;
+	lost->tid = tid;
+	bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
 }
 
 /*

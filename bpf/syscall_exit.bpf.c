@@ -15,8 +15,11 @@
  *   - a check that the scheduler program saw the thread come back
  *     (off_since): if not, the wait is ended here (see check_switched_in).
  *
- * Its own object, loaded only when something can be owed (JVMs to signal,
- * or waits followed), since it costs every system call on the host. Of its
+ * The fallback for kernels without BPF task work (before 6.18), where the
+ * owing thread's own callback pays the first two instead and no program
+ * runs on system calls (bpf/deferral.bpf.h). Its own object, loaded only
+ * on such a kernel and only when something can be owed (JVMs to signal, or
+ * waits followed), since it costs every system call on the host. Of its
  * two programs userspace loads one: the tracepoint one with JVMs (only it
  * may send the signal), else the cheaper raw tracepoint one. Its maps are
  * the CPU sampler's (shared.bpf.h); only its scratch buffer is its own.
@@ -171,34 +174,14 @@ int syscall_exit(void *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct jbpf_syscall_pending *pending;
-	const struct jbpf_java_target *jt;
-	struct jbpf_signal_lost *lost;
 	__u64 seq;
-	int err = -3; /* ESRCH: the JVM left java_targets (exec, exit, or the agent went) */
 
 	pending = syscall_exit_duties(ctx, tgid, tid);
 	if (!pending || !pending->java_seq)
 		return 0;
 	seq = pending->java_seq;
 	pending->java_seq = 0;
-	jt = java_target_of(tgid, bpf_get_current_task_btf());
-	if (jt && bpf_send_signal_task) {
-		err = bpf_send_signal_task(bpf_get_current_task_btf(), jt->signo, PIDTYPE_PID, seq);
-		if (!err) {
-			count(JBPF_CNT_JAVA_SIGNALS);
-			return 0;
-		}
-	}
-	count(JBPF_CNT_SIGNAL_FAILED);
-	lost = bpf_ringbuf_reserve(&events, sizeof(*lost), 0);
-	if (!lost)
-		return 0;
-	lost->type = JBPF_RECORD_SIGNAL_LOST;
-	lost->error = err;
-	lost->seq = seq;
-	lost->tgid = tgid;
-	lost->tid = tid;
-	bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
+	pay_java_signal(tgid, tid, seq);
 	return 0;
 }
 

@@ -305,6 +305,24 @@ void proccache__forget(struct proccache *pc, uint32_t tgid)
 		process_remove(pc, p);
 }
 
+size_t proccache__forget_gone(struct proccache *pc)
+{
+	struct process *p = pc->lru_head;
+	size_t dropped = 0;
+
+	while (p) {
+		struct process *next = p->lru_next;
+		uint64_t start_time;
+
+		if (proc__start_time(pc->proc_root, p->tgid, &start_time) || start_time != p->start_time) {
+			process_remove(pc, p);
+			dropped++;
+		}
+		p = next;
+	}
+	return dropped;
+}
+
 int proccache__refresh(struct proccache *pc, struct process *p)
 {
 	uint64_t start_time;
@@ -414,4 +432,5 @@ const char *proccache__perfmap_lookup(struct proccache *pc, struct process *p, u
 void proccache__stats(const struct proccache *pc, struct proccache_stats *stats)
 {
 	*stats = pc->stats;
+	stats->held = pc->nr_processes;
 }

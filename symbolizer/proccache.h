@@ -64,6 +64,7 @@ struct process {
 struct proccache_stats {
 	uint64_t loaded;  /* maps reads, re-reads included */
 	uint64_t evicted;
+	uint64_t held;    /* processes kept now */
 };
 
 /*
@@ -107,6 +108,15 @@ const char *proccache__perfmap_lookup(struct proccache *pc, struct process *p, u
 
 /* Drops everything known of tgid (it exec'd or exited); nothing if unknown. */
 void proccache__forget(struct proccache *pc, uint32_t tgid);
+
+/*
+ * Drops every process that has exited, or whose pid now names another
+ * process (start time changed), so that a long recording holds the
+ * processes alive, not all it ever saw. Returns how many were dropped.
+ * Addresses of a dropped process no longer resolve: call it when those
+ * already taken are resolved (--continuous: at an interval's cut).
+ */
+size_t proccache__forget_gone(struct proccache *pc);
 
 void proccache__stats(const struct proccache *pc, struct proccache_stats *stats);
 

@@ -348,6 +348,7 @@ void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *st
 	memset(stats, 0, sizeof(*stats));
 	stats->processes_loaded = ps.loaded;
 	stats->processes_evicted = ps.evicted;
+	stats->processes_held = ps.held;
 	stats->files_loaded = fs.loaded;
 	stats->files_evicted = fs.evicted;
 	stats->files_failed = fs.failed;
@@ -360,4 +361,9 @@ void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *st
 void symbolizer__forget_process(struct symbolizer *sym, uint32_t tgid)
 {
 	proccache__forget(sym->processes, tgid);
+}
+
+size_t symbolizer__forget_gone(struct symbolizer *sym)
+{
+	return proccache__forget_gone(sym->processes);
 }

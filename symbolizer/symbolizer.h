@@ -105,6 +105,13 @@ int symbolizer__add_process(struct symbolizer *sym, uint32_t tgid);
  * The next lookup reads the process again.
  */
 void symbolizer__forget_process(struct symbolizer *sym, uint32_t tgid);
+/*
+ * Forgets every process that has exited (or whose pid was reused), as
+ * proccache__forget_gone: for a recording that runs for days, once what
+ * they left in the ring buffer is resolved. Their files stay in the
+ * bounded file cache until evicted. Returns how many were forgotten.
+ */
+size_t symbolizer__forget_gone(struct symbolizer *sym);
 
 /*
  * The function of process tgid containing the user address addr, written
@@ -138,6 +145,7 @@ const char *symbolizer__process_name(struct symbolizer *sym, uint32_t tgid);
 struct symbolizer_stats {
 	uint64_t processes_loaded;   /* maps reads, including re-reads */
 	uint64_t processes_evicted;
+	uint64_t processes_held;     /* processes known now */
 	uint64_t files_loaded;       /* ELF symbol tables parsed */
 	uint64_t files_evicted;
 	uint64_t files_failed;       /* files that could not be opened or parsed */

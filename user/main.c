@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "common/clock.h"
@@ -18,6 +19,7 @@
 #include "profile/profile.h"
 #include "profile/view.h"
 #include "user/convert.h"
+#include "user/fleet/continuous.h"
 #include "user/options.h"
 #include "user/record/checks.h"
 #include "user/record/recording.h"
@@ -200,6 +202,55 @@ static struct recording_config recording_config_of(const struct command *cmd)
 	};
 }
 
+/*
+ * --continuous: the recording hands each interval's profile to the fleet
+ * side (user/fleet/), which writes and pushes one per service; there are
+ * no -f outputs. Aggregated in full: every stack has its process root.
+ */
+static int run_continuous(struct command *cmd, struct recording_config *config)
+{
+	const struct options *o = &cmd->opts;
+	struct fleet_config fc = {
+		.event = o->event == EVENT_WALL ? "wall" : "cpu",
+		.frequency_hz = o->frequency_hz,
+		.dir = o->dir,
+		.keep_bytes = o->keep_bytes,
+		.push_url = o->push_url,
+		.spool_dir = o->spool_dir,
+		.spool_bytes = o->spool_bytes,
+		.labels = o->labels,
+		.nr_labels = o->nr_labels,
+		.verbose = o->verbose,
+	};
+	struct fleet *fleet;
+	int status = 1;
+
+	if (o->dir && mkdir(o->dir, 0755) && errno != EEXIST) {
+		fprintf(stderr, "jbpfprof: --dir: cannot create %s: %s\n", o->dir, strerror(errno));
+		return 1;
+	}
+	fleet = fleet__new(&fc);
+	if (!fleet)
+		return 1;
+	config->full = true;
+	config->interval_ns = o->interval_ns;
+	config->on_interval = fleet__interval;
+	config->interval_ctx = fleet;
+	cmd->rec = recording__new(config);
+	if (cmd->rec) {
+		raise_fd_limit();
+		if (!recording__run(cmd->rec)) {
+			recording__report(cmd->rec);
+			status = 0;
+		}
+	}
+	/* After the last interval was handed over: the pusher sends what it can, the spool keeps the rest. */
+	fleet__free(fleet);
+	recording__free(cmd->rec);
+	options_free(&cmd->opts);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	static struct command cmd;
@@ -226,6 +277,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	config = recording_config_of(&cmd);
+	if (cmd.opts.continuous)
+		return run_continuous(&cmd, &config);
 	cmd.rec = recording__new(&config);
 	if (!cmd.rec)
 		return 1;

@@ -39,6 +39,14 @@ enum {
 	OPT_MAX_BLOCK,
 	OPT_UNWIND,
 	OPT_AGENT_PATH,
+	OPT_CONTINUOUS,
+	OPT_INTERVAL,
+	OPT_LABEL,
+	OPT_DIR,
+	OPT_KEEP,
+	OPT_PUSH,
+	OPT_SPOOL,
+	OPT_SPOOL_SIZE,
 };
 
 static const struct option long_options[] = {
@@ -61,6 +69,14 @@ static const struct option long_options[] = {
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "continuous", no_argument, NULL, OPT_CONTINUOUS },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "dir", required_argument, NULL, OPT_DIR },
+	{ "keep", required_argument, NULL, OPT_KEEP },
+	{ "push", required_argument, NULL, OPT_PUSH },
+	{ "spool", required_argument, NULL, OPT_SPOOL },
+	{ "spool-size", required_argument, NULL, OPT_SPOOL_SIZE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -126,6 +142,18 @@ void options_print_help(FILE *out)
 "      --top N              rows in each table of the text report (default %u)\n"
 "      --fixed-interval     sample at exactly 1/HZ, without randomisation; this\n"
 "                           aliases with periodic work and exists for comparison\n"
+"      --continuous         with -a or -p: record until stopped, and every\n"
+"                           interval write one pprof profile per service (a\n"
+"                           JVM's main class or jar, else the executable's\n"
+"                           name) to --dir and/or --push; -F defaults to 19\n"
+"      --interval DURATION  the length of an interval (default 60s)\n"
+"      --label KEY=VALUE    a label on every pushed profile (repeatable)\n"
+"      --dir DIR            write DIR/<UTC time>-<seq>-<service>.<event>.pb.gz\n"
+"      --keep SIZE          keep --dir under SIZE (K, M, G), oldest removed first\n"
+"      --push URL           send each profile to Pyroscope's URL/ingest\n"
+"      --spool DIR          where profiles wait for the server (default\n"
+"                           " DEFAULT_SPOOL_DIR ")\n"
+"      --spool-size SIZE    the spool's bound, oldest dropped first (default 64M)\n"
 "  -v, --verbose            more detail: libbpf messages, cache statistics\n"
 "  -h, --help               this help\n"
 "  -V, --version            the version\n"
@@ -409,8 +437,62 @@ static enum options_result print_agent_path(void)
 	return OPTIONS_DONE;
 }
 
+int parse_size(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out, char *err,
+	       size_t err_size)
+{
+	char digits[32];
+	size_t n = strlen(arg);
+	unsigned shift = 0;
+	uint64_t value;
+
+	if (n && strchr("KkMmGg", arg[n - 1])) {
+		shift = strchr("Kk", arg[n - 1]) ? 10 : strchr("Mm", arg[n - 1]) ? 20 : 30;
+		n--;
+	}
+	if (!n || n >= sizeof(digits)) {
+		snprintf(err, err_size, "%s: '%s' is not a size (a number, then K, M or G)", option, arg);
+		return -1;
+	}
+	memcpy(digits, arg, n);
+	digits[n] = '\0';
+	if (parse_u64(option, digits, 0, UINT64_MAX >> shift, &value, err, err_size))
+		return -1;
+	value <<= shift;
+	if (value < min || value > max) {
+		snprintf(err, err_size, "%s: %s is out of range (%llu to %llu bytes)", option, arg,
+			 (unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	*out = value;
+	return 0;
+}
+
+/* The checks --continuous and its options need, after parsing. */
+static enum options_result check_continuous(struct options *opts, bool frequency_given, bool fleet_given)
+{
+	if (!opts->continuous) {
+		if (fleet_given)
+			return usage_error("--interval, --label, --dir, --keep, --push and --spool need --continuous");
+		return OPTIONS_RUN;
+	}
+	if (!opts->dir && !opts->push_url)
+		return usage_error("--continuous: say where profiles go: --dir DIR and/or --push URL");
+	if (opts->keep_bytes && !opts->dir)
+		return usage_error("--keep bounds --dir: give --dir");
+	if (opts->duration_ns)
+		return usage_error("--continuous records until stopped: drop -d");
+	if (opts->nr_outputs)
+		return usage_error("--continuous writes to --dir or --push, not -f");
+	if (opts->event == EVENT_OFFCPU)
+		return usage_error("--continuous takes -e cpu or -e wall");
+	if (!frequency_given)
+		opts->frequency_hz = CONTINUOUS_FREQUENCY_HZ;
+	return OPTIONS_RUN;
+}
+
 enum options_result options_parse(int argc, char **argv, struct options *opts)
 {
+	bool frequency_given = false, fleet_given = false;
 	bool format_given = false, state_given = false, block_given = false;
 	char err[256];
 	uint64_t value;
@@ -421,6 +503,9 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		.format = OUTPUT_FLAMEGRAPH,
 		.text_top = DEFAULT_TEXT_TOP,
 		.state_mask = (1u << JBPF_STATE_NR) - 1,
+		.interval_ns = DEFAULT_INTERVAL_NS,
+		.spool_dir = DEFAULT_SPOOL_DIR,
+		.spool_bytes = DEFAULT_SPOOL_BYTES,
 	};
 	optind = 1;
 	opterr = 0;
@@ -442,6 +527,46 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			if (parse_u64("-F", optarg, 1, MAX_FREQUENCY_HZ, &value, err, sizeof(err)))
 				return usage_error(err);
 			opts->frequency_hz = (unsigned)value;
+			frequency_given = true;
+			break;
+		case OPT_CONTINUOUS:
+			opts->continuous = true;
+			break;
+		case OPT_INTERVAL:
+			if (parse_duration("--interval", optarg, NS_PER_SEC, 1000000000ull, 24 * 3600 * NS_PER_SEC,
+					   &opts->interval_ns, err, sizeof(err)))
+				return usage_error(err);
+			fleet_given = true;
+			break;
+		case OPT_LABEL:
+			if (opts->nr_labels == FLEET_MAX_LABELS) {
+				snprintf(err, sizeof(err), "--label: at most %d", FLEET_MAX_LABELS);
+				return usage_error(err);
+			}
+			if (labels__parse(optarg, &opts->labels[opts->nr_labels], err, sizeof(err)))
+				return usage_error(err);
+			for (size_t i = 0; i < opts->nr_labels; i++)
+				if (!strcmp(opts->labels[i].key, opts->labels[opts->nr_labels].key)) {
+					snprintf(err, sizeof(err), "--label %s given twice", opts->labels[i].key);
+					return usage_error(err);
+				}
+			opts->nr_labels++;
+			fleet_given = true;
+			break;
+		case OPT_DIR:
+		case OPT_PUSH:
+		case OPT_SPOOL:
+			if (!optarg[0])
+				return usage_error(c == OPT_DIR ? "--dir: empty" : c == OPT_PUSH ? "--push: empty" : "--spool: empty");
+			*(c == OPT_DIR ? &opts->dir : c == OPT_PUSH ? &opts->push_url : &opts->spool_dir) = optarg;
+			fleet_given = true;
+			break;
+		case OPT_KEEP:
+		case OPT_SPOOL_SIZE:
+			if (parse_size(c == OPT_KEEP ? "--keep" : "--spool-size", optarg, 4096, UINT64_MAX,
+				       c == OPT_KEEP ? &opts->keep_bytes : &opts->spool_bytes, err, sizeof(err)))
+				return usage_error(err);
+			fleet_given = true;
 			break;
 		case 'o':
 			if (parse_format(optarg, &opts->format)) {
@@ -559,5 +684,9 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		opts->state_mask &= ~(1u << JBPF_STATE_RUNNING);
 	if (opts->max_block_ns && opts->max_block_ns < opts->min_block_ns)
 		return usage_error("--max-block is shorter than --min-block: nothing would be kept");
+	if (check_continuous(opts, frequency_given, fleet_given) != OPTIONS_RUN)
+		return OPTIONS_USAGE;
+	if (opts->continuous)
+		return OPTIONS_RUN;
 	return resolve_output_formats(opts, format_given);
 }

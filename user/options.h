@@ -15,9 +15,14 @@
 #include <stdio.h>
 
 #include "output/output.h"
+#include "user/fleet/labels.h"
 
 #define OPTIONS_MAX_PIDS 64 /* the BPF filter's size, JBPF_MAX_TARGETS (checked in options.c) */
 #define DEFAULT_FREQUENCY_HZ 99
+#define CONTINUOUS_FREQUENCY_HZ 19 /* always on: a fleet's cost, not a session's */
+#define DEFAULT_INTERVAL_NS (60ull * 1000000000ull)
+#define DEFAULT_SPOOL_DIR "/var/spool/jbpfprof"
+#define DEFAULT_SPOOL_BYTES (64ull << 20)
 #define MAX_FREQUENCY_HZ 10000
 #define DEFAULT_TEXT_TOP 30
 #define OPTIONS_MAX_OUTPUTS 4
@@ -63,6 +68,16 @@ struct options {
 	uint64_t max_block_ns;           /* waits longer than this are dropped; 0: no limit */
 	bool include_given, exclude_given;
 	regex_t include, exclude;        /* --include, --exclude, compiled when given */
+	/* --continuous and where its profiles go (user/fleet/) */
+	bool continuous;
+	uint64_t interval_ns;
+	const char *dir;                 /* --dir */
+	uint64_t keep_bytes;             /* --keep; 0: no bound */
+	const char *push_url;            /* --push */
+	const char *spool_dir;           /* --spool */
+	uint64_t spool_bytes;            /* --spool-size */
+	struct fleet_label labels[FLEET_MAX_LABELS];
+	size_t nr_labels;
 };
 
 /* Frees what options_parse compiled. */
@@ -98,6 +113,13 @@ int parse_u64(const char *option, const char *arg, uint64_t min, uint64_t max, u
  */
 int parse_duration(const char *option, const char *arg, uint64_t default_unit_ns, uint64_t min_ns,
 		   uint64_t max_ns, uint64_t *out_ns, char *err, size_t err_size);
+
+/*
+ * Parses a size: a decimal number with an optional K, M or G (powers of
+ * 1024), in [min, max]. On error as parse_u64.
+ */
+int parse_size(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out, char *err,
+	       size_t err_size);
 
 /* The output format a file name implies, or -1 if its extension says nothing. */
 int format_from_path(const char *path);

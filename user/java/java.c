@@ -700,6 +700,13 @@ size_t java__nr_jvms(const struct java *java)
 	return java->nr_jvms + java->released;
 }
 
+void java__forget_frame_ids(struct java *java)
+{
+	for (size_t i = 0; i < java->nr_jvms; i++)
+		if (java->jvms[i].map)
+			javamap__forget_frame_slots(java->jvms[i].map);
+}
+
 void java__want_nmethods(struct java *java, bool want)
 {
 	java->nmethods = want;

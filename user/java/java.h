@@ -122,6 +122,8 @@ size_t java__nr_jvms(const struct java *java);
  * several percent.
  */
 void java__want_nmethods(struct java *java, bool want);
+/* The profile was handed over (--continuous): frame ids kept for it are forgotten. */
+void java__forget_frame_ids(struct java *java);
 
 /* The attached JVMs and their signals, for the sampler. */
 size_t java__targets(const struct java *java, struct sampler_java_target *targets, size_t max);

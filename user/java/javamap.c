@@ -232,6 +232,13 @@ const char *javamap__method(const struct javamap *map, uint64_t method_id, uint3
 	return map->methods[e].name;
 }
 
+void javamap__forget_frame_slots(struct javamap *map)
+{
+	for (size_t e = 0; e < map->method_index.nr; e++)
+		for (int i = 0; i < JAVAMAP_FRAME_SLOTS; i++)
+			map->methods[e].slots[i] = -1;
+}
+
 int64_t *javamap__frame_slots(struct javamap *map, uint64_t method_id)
 {
 	uint32_t e = index_find(&map->method_index, method_id);

@@ -62,6 +62,8 @@ bool javamap__code_at(struct javamap *map, uint64_t addr, uint64_t time_ns, stru
  * again whenever the method is renamed. NULL for a method never named.
  */
 #define JAVAMAP_FRAME_SLOTS 4
+/* Every method's frame ids unset: the profile they named was handed over (--continuous). */
+void javamap__forget_frame_slots(struct javamap *map);
 int64_t *javamap__frame_slots(struct javamap *map, uint64_t method_id);
 
 /* Whether the method has compiled code that has not been unloaded. */

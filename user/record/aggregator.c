@@ -41,7 +41,7 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 	agg->config = *config;
 	agg->sym = sym;
 	agg->profile = profile;
-	if (config->time_weights) {
+	if (config->time_weights && !config->sample_weight_ns) {
 		agg->shares = shares__new(0);
 		if (!agg->shares) {
 			aggregator__free(agg);
@@ -61,6 +61,19 @@ void aggregator__free(struct aggregator *agg)
 void aggregator__stats(const struct aggregator *agg, struct aggregator_stats *stats)
 {
 	*stats = agg->stats;
+}
+
+int aggregator__set_profile(struct aggregator *agg, struct profile *profile)
+{
+	if (agg->shares)
+		return -EBUSY;
+	agg->profile = profile;
+	return 0;
+}
+
+bool aggregator__settles(const struct aggregator *agg)
+{
+	return agg->shares != NULL;
 }
 
 /* The comm the kernel gave us, which the target chose: NUL-terminate it. */
@@ -263,7 +276,11 @@ static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, si
 	bool share = s->type == JBPF_RECORD_CPU_SAMPLE || (s->flags & JBPF_WAIT_SAMPLED);
 	uint64_t start = s->wait_start_ns, end = s->time_ns, woken = s->woken_ns;
 
-	if (!agg->config.time_weights) {
+	if (share && agg->config.time_weights && agg->config.sample_weight_ns) {
+		/* No share to settle: the sample weighs one period, in its state. */
+		if (!add_in_state(agg, s, depth, s->state, false, ns_to_us(agg->config.sample_weight_ns)))
+			return false;
+	} else if (!agg->config.time_weights) {
 		if (profile__add(agg->profile, agg->frames, depth, 1))
 			return false;
 	} else if (s->type == JBPF_RECORD_WAIT && woken > start && woken < end) {

@@ -46,6 +46,12 @@ struct aggregator_config {
 	bool time_weights;       /* wall-clock or off-CPU profile, see above */
 	unsigned state_mask;     /* with time_weights: 1 << state for each state kept */
 	bool modules;            /* note each native frame's file and build-id (profile__module) */
+	/*
+	 * With time_weights, nonzero: a CPU sample or sampled wait weighs this
+	 * (the mean sampling period) instead of a share settled at the end,
+	 * so the profile can be handed over at any moment (--continuous).
+	 */
+	uint64_t sample_weight_ns;
 };
 
 struct aggregator_stats {
@@ -104,6 +110,17 @@ void aggregator__end(struct aggregator *agg, const struct jbpf_sample *sample);
 bool aggregator__annotates(const struct aggregator *agg);
 
 void aggregator__stats(const struct aggregator *agg, struct aggregator_stats *stats);
+
+/*
+ * Stacks go to profile from now on (the caller keeps the old one): the
+ * interval cut of --continuous. Ids interned before (aggregator__intern)
+ * name nothing in the new profile; the caller forgets them. -EBUSY when
+ * shares settled at the end point into the old profile (time_weights
+ * without sample_weight_ns).
+ */
+int aggregator__set_profile(struct aggregator *agg, struct profile *profile);
+/* Whether shares wait for aggregator__settle (time_weights without sample_weight_ns). */
+bool aggregator__settles(const struct aggregator *agg);
 
 /*
  * With time_weights, at the end: thread tid spent total_ns in state; the

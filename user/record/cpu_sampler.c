@@ -149,6 +149,7 @@ static void configure(struct cpu_sampler *cs, const struct sampler_config *confi
 	skel->rodata->syscall_entry_lo = config->syscall_entry_lo;
 	skel->rodata->syscall_entry_hi = config->syscall_entry_hi;
 	skel->rodata->unwind_tables = config->unwind_tables;
+	skel->rodata->defer_by_task_work = config->deferral == SAMPLER_DEFER_TASK_WORK;
 	unwind_geometry(config, &max_rows, &max_procs);
 	bpf_map__set_max_entries(skel->maps.unwind_rows, max_rows);
 	bpf_map__set_max_entries(skel->maps.unwind_procs, max_procs);

@@ -4,6 +4,7 @@
  */
 #include "loader.h"
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@
  * empty and be a second, unseen filter or ring buffer.
  */
 static const char *const shared_maps[] = {
-	"targets", "java_targets", "java_seqs", "deferred", "waits", "events", "counters",
+	"targets", "java_targets", "java_seqs", "deferred", "owed", "waits", "events", "counters",
 };
 
 int loader__share_maps(struct bpf_object *obj, const struct bpf_object *owner, const char *what, char *err,
@@ -50,6 +51,24 @@ void loader__load_strerror(int error, const char *what, char *err, size_t err_si
 	else
 		snprintf(err, err_size, "the kernel rejected the %s (%s); run with -v to see the verifier's log",
 			 what, strerror(error));
+}
+
+/*
+ * The kfunc bpf/deferral.bpf.h calls, by the name it calls. The kernel's
+ * own BTF lists every kfunc it has; a kernel without BTF has no CO-RE
+ * either, and the checks refused it before this.
+ */
+bool loader__has_task_work(void)
+{
+	static int known = -1;
+	struct btf *vmlinux;
+
+	if (known >= 0)
+		return known;
+	vmlinux = btf__load_vmlinux_btf();
+	known = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	return known;
 }
 
 /* Harmless, and what perf and bpftrace do too. */

@@ -6,7 +6,7 @@
  * offcpu.c (bpf/offcpu.bpf.c) and syscall_exit.c (bpf/syscall_exit.bpf.c);
  * sampler.c runs them in order. Here: handing the shared maps of
  * bpf/shared.bpf.h to an object before it loads, saying why a load
- * failed, and tracefs for tracepoint programs.
+ * failed, the kernel's BPF task work, and tracefs for tracepoint programs.
  *
  * Failures are one line in err (what failed, the likely cause, what to
  * do) and a negative errno.
@@ -14,6 +14,7 @@
 #ifndef JBPF_LOADER_H
 #define JBPF_LOADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct bpf_object;
@@ -29,6 +30,12 @@ int loader__share_maps(struct bpf_object *obj, const struct bpf_object *owner, c
 
 /* The message for a failed load (error: a positive errno); what names the object ("BPF sampler"). */
 void loader__load_strerror(int error, const char *what, char *err, size_t err_size);
+
+/*
+ * Whether the kernel has BPF task work (bpf_task_work_schedule_resume,
+ * Linux 6.18), read from its BTF; the question is asked once per process.
+ */
+bool loader__has_task_work(void);
 
 /*
  * libbpf attaches tracepoint programs by the event's id, which only tracefs

@@ -27,6 +27,7 @@ static void configure(struct offcpu_bpf *skel, const struct sampler_config *conf
 	skel->rodata->max_block_ns = config->max_block_ns ? config->max_block_ns : UINT64_MAX;
 	skel->rodata->syscall_entry_lo = config->syscall_entry_lo;
 	skel->rodata->syscall_entry_hi = config->syscall_entry_hi;
+	skel->rodata->defer_by_task_work = config->deferral == SAMPLER_DEFER_TASK_WORK;
 }
 
 int offcpu__open(const struct sampler_config *config, const struct bpf_object *owner, struct offcpu **out,

@@ -237,7 +237,8 @@ void pipeline__finish(struct pipeline *p, struct sampler *sampler)
 		java__add_final_wait(p->java, (const struct jbpf_sample *)w->record, w->size);
 		free(w);
 	}
-	if (p->wall)
+	/* Under --continuous samples weighed a period each: nothing is left to settle. */
+	if (p->wall && aggregator__settles(p->agg))
 		wall__settle(p->wall);
 }
 

@@ -42,6 +42,12 @@ struct recording {
 	uint64_t counters[JBPF_CNT_NR];
 	uint64_t base_period_ns;
 	uint64_t start_ns;    /* CLOCK_MONOTONIC when the recording was made */
+	/* --continuous: where the interval in progress began, and the counts then */
+	int64_t interval_from_unix_ns;
+	uint64_t cut_counters[JBPF_CNT_NR];
+	struct aggregator_stats cut_agg;
+	struct pipeline_stats cut_pipeline;
+	uint64_t intervals_skipped; /* cuts not made: no memory for a fresh profile */
 };
 
 /* -p names processes or threads; the BPF filter wants distinct processes. */
@@ -243,6 +249,7 @@ static int make_stages(struct recording *rec)
 		.modules = c->full,
 		.time_weights = c->event != RECORDING_CPU,
 		.state_mask = c->state_mask,
+		.sample_weight_ns = c->interval_ns && c->event != RECORDING_CPU ? NS_PER_SEC / c->frequency_hz : 0,
 	};
 
 	rec->sym = symbolizer__new(NULL);
@@ -274,6 +281,115 @@ static int make_stages(struct recording *rec)
 		wall__set_sample_period(pipeline__wall(rec->pipeline), NS_PER_SEC / c->frequency_hz);
 	}
 	return 0;
+}
+
+/*
+ * What was taken and lost since the last cut, e.g. "1900 samples taken,
+ * 1900 written, 0 lost": the same counts as the summary, as differences.
+ */
+static void interval_summary(struct recording *rec, const uint64_t *counters, const struct aggregator_stats *agg,
+			     const struct pipeline_stats *ps, char *buf, size_t size)
+{
+	const uint64_t *was = rec->cut_counters;
+	uint64_t ring = counters[JBPF_CNT_RINGBUF_FULL] - was[JBPF_CNT_RINGBUF_FULL];
+	uint64_t full = agg->profile_full - rec->cut_agg.profile_full;
+	uint64_t malformed = ps->malformed - rec->cut_pipeline.malformed;
+	uint64_t waits = counters[JBPF_CNT_WAITS_LOST] - was[JBPF_CNT_WAITS_LOST];
+	const struct named_count causes[] = {
+		{ "ring buffer full", ring },
+		{ "profile full", full },
+		{ "malformed", malformed },
+		{ "waits lost", waits },
+	};
+	uint64_t lost = ring + full + malformed + waits;
+	size_t used;
+
+	used = (size_t)snprintf(buf, size, "%llu samples taken, %llu written, %llu lost",
+				(unsigned long long)(counters[JBPF_CNT_SAMPLES] - was[JBPF_CNT_SAMPLES]),
+				(unsigned long long)(agg->written - rec->cut_agg.written), (unsigned long long)lost);
+	if (lost && used < size) {
+		used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
+		if (used < size)
+			snprintf(buf + used, size - used, ")");
+	}
+}
+
+/*
+ * At a cut, what is kept per process and per thread forgets those gone
+ * (every sample taken so far is resolved: the cut follows a drain), so a
+ * recording of days holds the host's processes, not its history; the
+ * unwinder drops exited processes by itself (unwinder__tick). Appends to
+ * buf what is held now: "; held: N processes (symbolizer), N unwind
+ * lists[, N threads]".
+ */
+static void forget_gone(struct recording *rec, char *buf, size_t size)
+{
+	const struct unwinder *u = rec->sampler ? sampler__unwinder(rec->sampler) : NULL;
+	struct wall *wall = pipeline__wall(rec->pipeline);
+	struct symbolizer_stats ss;
+	struct unwinder_stats us = { 0 };
+	size_t used = strlen(buf);
+
+	symbolizer__forget_gone(rec->sym);
+	symbolizer__stats(rec->sym, &ss);
+	if (u)
+		unwinder__stats(u, &us);
+	if (used < size)
+		used += (size_t)snprintf(buf + used, size - used, "; held: %llu processes (symbolizer), %llu unwind lists",
+					 (unsigned long long)ss.processes_held, (unsigned long long)us.processes);
+	if (wall && used < size) {
+		struct wall_stats ws;
+
+		wall__forget_exited(wall);
+		wall__stats(wall, &ws);
+		snprintf(buf + used, size - used, ", %llu threads", (unsigned long long)ws.threads);
+	}
+}
+
+/*
+ * The interval cut: the profile so far is handed over and the aggregator
+ * goes on into a fresh one. Called by the session right after a drain, so
+ * each record is in exactly one interval: the one it was drained in.
+ */
+static void cut_interval(struct recording *rec, bool last)
+{
+	struct recording_interval iv = { .from_unix_ns = rec->interval_from_unix_ns, .last = last };
+	struct profile *old = rec->profile, *fresh = NULL;
+	uint64_t counters[JBPF_CNT_NR];
+	struct aggregator_stats agg;
+	struct pipeline_stats ps;
+	char summary[512];
+
+	if (!last) {
+		fresh = profile__new(NULL);
+		if (!fresh || aggregator__set_profile(rec->agg, fresh)) {
+			/* Not cut: the interval goes on into the next, none is lost. */
+			profile__free(fresh);
+			rec->intervals_skipped++;
+			return;
+		}
+		java__forget_frame_ids(rec->java);
+		rec->profile = fresh;
+	}
+	iv.until_unix_ns = clock_realtime_ns();
+	sampler__counters(rec->sampler, counters);
+	aggregator__stats(rec->agg, &agg);
+	pipeline__stats(rec->pipeline, &ps);
+	interval_summary(rec, counters, &agg, &ps, summary, sizeof(summary));
+	forget_gone(rec, summary, sizeof(summary));
+	iv.summary = summary;
+	rec->config.on_interval(rec->config.interval_ctx, old, &iv);
+	if (!last)
+		profile__free(old);
+	memcpy(rec->cut_counters, counters, sizeof(counters));
+	rec->cut_agg = agg;
+	rec->cut_pipeline = ps;
+	rec->interval_from_unix_ns = iv.until_unix_ns;
+}
+
+static void on_interval(void *ctx)
+{
+	cut_interval(ctx, false);
 }
 
 static void say_what_is_sampled(const struct recording *rec)
@@ -315,7 +431,10 @@ int recording__run(struct recording *rec)
 		.tgids = rec->tgids,
 		.start_ticks = rec->start_ticks,
 		.nr_tgids = rec->nr_tgids,
-		.progress = isatty(STDERR_FILENO),
+		.progress = isatty(STDERR_FILENO) && !c->interval_ns,
+		.interval_ns = c->interval_ns,
+		.on_interval = on_interval,
+		.interval_ctx = rec,
 	};
 	struct wall *wall;
 	char err[512];
@@ -365,6 +484,7 @@ int recording__run(struct recording *rec)
 	}
 	java__set_sampler(rec->java, rec->sampler);
 	say_what_is_sampled(rec);
+	rec->interval_from_unix_ns = clock_realtime_ns();
 	error = session__run(rec->sampler, rec->pipeline, &session_config, &rec->session, err, sizeof(err));
 	sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
 	if (error) {
@@ -373,6 +493,8 @@ int recording__run(struct recording *rec)
 	}
 	sampler__counters(rec->sampler, rec->counters);
 	rec->base_period_ns = sampler__base_period_ns(rec->sampler);
+	if (c->interval_ns)
+		cut_interval(rec, true);
 	return 0;
 }
 
@@ -569,6 +691,8 @@ static void print_verbose_stats(const struct recording *rec)
 		(unsigned long long)rec->counters[JBPF_CNT_TICKS], (unsigned long long)rec->counters[JBPF_CNT_SAMPLES],
 		(unsigned long long)rec->base_period_ns, (unsigned long long)agg.execs,
 		(unsigned long long)rec->counters[JBPF_CNT_EXEC_LOST]);
+	fprintf(stderr, "jbpfprof: deferred signals and stacks: %s; %llu Java signals deferred\n",
+		sampler__deferral_name(rec->sampler), (unsigned long long)rec->counters[JBPF_CNT_JAVA_DEFERRED]);
 	if (wall) {
 		struct wall_stats ws;
 

@@ -38,6 +38,20 @@ enum recording_roots {
 	RECORDING_ROOT_PID,       /* "name (pid N)" */
 };
 
+/* One interval of a --continuous recording, handed over with its profile. */
+struct recording_interval {
+	int64_t from_unix_ns, until_unix_ns; /* CLOCK_REALTIME */
+	const char *summary;      /* the interval's own "N samples taken, N written, N lost (...)" */
+	bool last;                /* the recording ends with it */
+};
+
+/*
+ * Takes an interval's profile: it may read it during the call only (the
+ * recording frees it, or keeps it as recording__profile after the last).
+ */
+typedef void (*recording_interval_fn)(void *ctx, const struct profile *profile,
+				      const struct recording_interval *interval);
+
 struct recording_config {
 	const uint32_t *pids;     /* processes or threads; none with all */
 	size_t nr_pids;
@@ -53,6 +67,15 @@ struct recording_config {
 	bool full;                /* aggregate everything, for a pprof file (profile/view.h) */
 	bool threads, annotate;   /* without full: the thread frames, how Java frames ran */
 	int verbose;
+	/*
+	 * --continuous: every interval_ns the profile so far goes to
+	 * on_interval and a fresh one begins; the last interval when the
+	 * recording ends. Wall and off-CPU time are then weighed per sample
+	 * (aggregator_config.sample_weight_ns), not settled at the end.
+	 */
+	uint64_t interval_ns;
+	recording_interval_fn on_interval;
+	void *interval_ctx;
 };
 
 struct recording;

@@ -10,12 +10,19 @@
  *
  *   1. the CPU sampler loads first and creates the shared maps (the tgid
  *      filter, the ring buffer, ...); it also follows execs;
- *   2. with JVMs or waits, the system call exit program loads with those
- *      maps; with JVMs it is attached once java_targets is filled;
+ *   2. on a kernel without BPF task work (see below), with JVMs or waits,
+ *      the system call exit program loads with those maps; with JVMs it
+ *      is attached once java_targets is filled;
  *   3. with waits, the scheduler programs load, the system call exit
- *      program is attached if it is not yet, and then the scheduler
- *      programs: the window starts there;
+ *      program (if any) is attached if it is not yet, and then the
+ *      scheduler programs: the window starts there;
  *   4. last, the perf events start the CPU samples.
+ *
+ * Deferred signals and stacks (bpf/deferral.bpf.h) are paid by BPF task
+ * work where the kernel has it, probed once here: then no program runs on
+ * the host's system calls at all. Else by the system call exit program,
+ * which costs every system call of the host. JBPFPROF_DEFER in the
+ * environment (task-work, syscall-exit) forces either, for tests.
  */
 #include "sampler.h"
 
@@ -30,6 +37,7 @@
 
 #include "common/clock.h"
 #include "user/record/cpu_sampler.h"
+#include "user/record/loader.h"
 #include "user/record/offcpu.h"
 #include "user/record/syscall_exit.h"
 
@@ -46,6 +54,8 @@ struct sampler {
 	size_t nr_tgids;
 	uint64_t started_ns;        /* CLOCK_MONOTONIC just before following context switches */
 	uint64_t stopped_ns;        /* CLOCK_MONOTONIC at sampler__stop, 0 before */
+	enum sampler_deferral deferral; /* as chosen: never AUTO */
+	bool java;                  /* JVMs at the start: the exit program is the tracepoint one */
 	sampler_record_fn on_record;
 	void *ctx;
 };
@@ -128,7 +138,7 @@ static int setup_java(struct sampler *sampler, const struct sampler_config *conf
 			return error;
 		}
 	}
-	return syscall_exit__attach(sampler->syscall_exit, err, err_size);
+	return sampler->syscall_exit ? syscall_exit__attach(sampler->syscall_exit, err, err_size) : 0;
 }
 
 static int setup_waits(struct sampler *sampler, const struct sampler_config *config, char *err, size_t err_size)
@@ -138,16 +148,48 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
 	error = offcpu__open(config, cpu_sampler__object(sampler->cpu), &sampler->offcpu, err, err_size);
 	if (error)
 		return error;
-	error = syscall_exit__attach(sampler->syscall_exit, err, err_size);
-	if (error)
-		return error;
+	if (sampler->syscall_exit) {
+		error = syscall_exit__attach(sampler->syscall_exit, err, err_size);
+		if (error)
+			return error;
+	}
 	sampler->started_ns = clock_monotonic_ns();
 	return offcpu__attach(sampler->offcpu, err, err_size);
 }
 
-int sampler__open(const struct sampler_config *config, struct sampler **out, char *err, size_t err_size)
+/*
+ * Task work where the kernel has it, unless JBPFPROF_DEFER says otherwise.
+ * 0, or -EINVAL with a message for a value it does not know, or task work
+ * asked for on a kernel without it.
+ */
+static int choose_deferral(enum sampler_deferral asked, enum sampler_deferral *chosen, char *err, size_t err_size)
+{
+	const char *forced = getenv("JBPFPROF_DEFER");
+
+	if (asked == SAMPLER_DEFER_AUTO && forced && *forced) {
+		if (strcmp(forced, "task-work") == 0) {
+			asked = SAMPLER_DEFER_TASK_WORK;
+		} else if (strcmp(forced, "syscall-exit") == 0) {
+			asked = SAMPLER_DEFER_SYSCALL_EXIT;
+		} else {
+			snprintf(err, err_size, "JBPFPROF_DEFER=%s: expected task-work or syscall-exit", forced);
+			return -EINVAL;
+		}
+	}
+	if (asked == SAMPLER_DEFER_AUTO)
+		asked = loader__has_task_work() ? SAMPLER_DEFER_TASK_WORK : SAMPLER_DEFER_SYSCALL_EXIT;
+	if (asked == SAMPLER_DEFER_TASK_WORK && !loader__has_task_work()) {
+		snprintf(err, err_size, "this kernel has no BPF task work (bpf_task_work_schedule_resume, Linux 6.18)");
+		return -EINVAL;
+	}
+	*chosen = asked;
+	return 0;
+}
+
+int sampler__open(const struct sampler_config *asked, struct sampler **out, char *err, size_t err_size)
 {
 	struct sampler *sampler = calloc(1, sizeof(*sampler));
+	struct sampler_config chosen = *asked, *config = &chosen;
 	int error;
 
 	*out = NULL;
@@ -169,11 +211,15 @@ int sampler__open(const struct sampler_config *config, struct sampler **out, cha
 	}
 	verbose_level = config->verbose;
 	libbpf_set_print(libbpf_print);
+	sampler->java = config->nr_java > 0;
 
-	error = cpu_sampler__open(config, &sampler->cpu, err, err_size);
+	error = choose_deferral(asked->deferral, &config->deferral, err, err_size);
+	sampler->deferral = config->deferral;
+	if (!error)
+		error = cpu_sampler__open(config, &sampler->cpu, err, err_size);
 	if (!error)
 		error = open_shared(sampler, err, err_size);
-	if (!error && (config->nr_java || config->waits))
+	if (!error && config->deferral == SAMPLER_DEFER_SYSCALL_EXIT && (config->nr_java || config->waits))
 		error = syscall_exit__open(config->nr_java > 0, cpu_sampler__object(sampler->cpu),
 					   &sampler->syscall_exit, err, err_size);
 	if (!error && config->nr_java)
@@ -279,7 +325,8 @@ int sampler__add_java(struct sampler *sampler, uint32_t tgid, uint64_t start_tic
 		snprintf(err, err_size, "process %u is not a target, or has exited", tgid);
 		return -ESRCH;
 	}
-	error = ensure_signalling_exit(sampler, err, err_size);
+	/* With task work no program on system calls is needed, JVMs or not. */
+	error = sampler->deferral == SAMPLER_DEFER_SYSCALL_EXIT ? ensure_signalling_exit(sampler, err, err_size) : 0;
 	if (error)
 		return error;
 	if (bpf_map__update_elem(sampler->java_targets, &tgid, sizeof(tgid), &target, sizeof(target), BPF_ANY)) {
@@ -351,6 +398,16 @@ uint64_t sampler__started_ns(const struct sampler *sampler)
 uint64_t sampler__stopped_ns(const struct sampler *sampler)
 {
 	return sampler->stopped_ns;
+}
+
+const char *sampler__deferral_name(const struct sampler *sampler)
+{
+	if (sampler->deferral == SAMPLER_DEFER_TASK_WORK)
+		return "BPF task work (bpf_task_work_schedule_resume): no program on system calls";
+	if (!sampler->syscall_exit)
+		return "system call exit program, not needed (no JVM, no waits)";
+	return sampler->java ? "system call exit program (tracepoint raw_syscalls/sys_exit, every system call)"
+			     : "system call exit program (raw tracepoint sys_exit, every system call)";
 }
 
 uint64_t sampler__base_period_ns(const struct sampler *sampler)

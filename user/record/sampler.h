@@ -3,9 +3,10 @@
  *
  * sampler__open loads bpf/sample.bpf.c, fills its tgid filter, opens one
  * software cpu-clock perf event per online CPU and attaches the program to
- * each. With JVMs to signal (config->java), it also fills java_targets and
- * attaches the system call exit program, mounting tracefs if it is not
- * mounted, since tracepoint programs are attached through its event ids.
+ * each. With JVMs to signal (config->java), it also fills java_targets;
+ * on a kernel without BPF task work it also attaches the system call exit
+ * program (with JVMs or waits), mounting tracefs if it is not mounted,
+ * since tracepoint programs are attached through its event ids.
  * From then on records arrive through the ring buffer: the caller
  * waits on sampler__fd and calls sampler__drain, which hands each record to
  * the callback given at open. sampler__close detaches everything; it is safe
@@ -36,6 +37,16 @@ struct sampler_java_target {
 	uint32_t tgid;
 	uint32_t signo;
 	uint64_t start_ticks;
+};
+
+/*
+ * Who pays what a thread is owed when it leaves a system call (a deferred
+ * Java stack signal, a wait's user stack; see bpf/deferral.bpf.h).
+ */
+enum sampler_deferral {
+	SAMPLER_DEFER_AUTO,         /* task work where the kernel has it (probed once), else the exit program */
+	SAMPLER_DEFER_TASK_WORK,    /* BPF task work (Linux 6.18): only owing threads pay */
+	SAMPLER_DEFER_SYSCALL_EXIT, /* a program on every system call exit of the host */
 };
 
 struct sampler_config {
@@ -76,6 +87,12 @@ struct sampler_config {
 	 */
 	bool unwind_tables;
 	size_t unwind_budget_bytes;
+	/*
+	 * AUTO from callers; sampler__open hands its loaders the choice made
+	 * (never AUTO). The environment variable JBPFPROF_DEFER=task-work or
+	 * =syscall-exit overrides AUTO, to test either on one kernel.
+	 */
+	enum sampler_deferral deferral;
 	sampler_record_fn on_record;
 	void *ctx;
 };
@@ -147,6 +164,9 @@ int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_
 
 /* The unwind tables' feeder (user/record/unwinder.h), or NULL without unwind_tables. */
 struct unwinder *sampler__unwinder(const struct sampler *sampler);
+
+/* Who pays deferred signals and stacks in this recording, for -v ("task work", ...). */
+const char *sampler__deferral_name(const struct sampler *sampler);
 
 /* CPUs sampled, and the perf event's base period in ns (before thinning). */
 unsigned sampler__cpus(const struct sampler *sampler);

@@ -60,6 +60,7 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 	size_t nr_fds = POLL_FIRST_PIDFD + config->nr_tgids, nr_hook_fds = 0;
 	struct pollfd *fds = calloc(nr_fds + MAX_HOOK_FDS, sizeof(*fds));
 	uint64_t start = clock_monotonic_ns(), next_progress = start + PROGRESS_INTERVAL_NS;
+	uint64_t next_cut = start + config->interval_ns;
 	sigset_t stop_signals, old_mask;
 	bool stop = false;
 	int error = 0;
@@ -116,6 +117,8 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 			if (config->duration_ns - (now - start) < wait_ns)
 				wait_ns = config->duration_ns - (now - start);
 		}
+		if (config->interval_ns && next_cut > now && next_cut - now < wait_ns)
+			wait_ns = next_cut - now;
 		nr_hook_fds = pipeline__poll_fds(pipeline, fds + nr_fds, MAX_HOOK_FDS);
 		ready = poll(fds, nr_fds + nr_hook_fds, (int)((wait_ns + 999999) / 1000000));
 		if (ready < 0 && errno != EINTR) {
@@ -131,6 +134,12 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 		if (ready > 0 && nr_hook_fds)
 			pipeline__on_poll(pipeline, fds + nr_fds, nr_hook_fds);
 		pipeline__tick(pipeline, clock_monotonic_ns());
+		if (config->interval_ns && clock_monotonic_ns() >= next_cut) {
+			config->on_interval(config->interval_ctx);
+			/* The next cut keeps to the grid: a slow cut does not shift every later one. */
+			while (next_cut <= clock_monotonic_ns())
+				next_cut += config->interval_ns;
+		}
 		if (fds[POLL_SIGNAL].revents & POLLIN) {
 			struct signalfd_siginfo info;
 

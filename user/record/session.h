@@ -35,6 +35,14 @@ struct session_config {
 	const uint64_t *start_ticks; /* when each started (checks__process_start) */
 	size_t nr_tgids;
 	bool progress;               /* draw the progress line */
+	/*
+	 * --continuous: every interval_ns, right after a drain, on_interval is
+	 * called (the interval cut: every record drained so far belongs to the
+	 * interval that ends, every later one to the next). 0: never.
+	 */
+	uint64_t interval_ns;
+	void (*on_interval)(void *ctx);
+	void *interval_ctx;
 };
 
 struct session_result {

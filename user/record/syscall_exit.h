@@ -3,8 +3,9 @@
  * system call owes a thread (a deferred Java stack signal, a wait's user
  * stack, a missed switch back).
  *
- * Loaded only when something can be owed: with JVMs to signal, or with
- * waits. It runs on every system call return of the host, so of its two
+ * The fallback for kernels without BPF task work (see sampler.c and
+ * bpf/deferral.bpf.h); loaded only there, and only when something can be
+ * owed: with JVMs to signal, or with waits. It runs on every system call return of the host, so of its two
  * programs only one is loaded: with JVMs the tracepoint one, the only kind
  * that may send the signal, attached through tracefs (mounted here if it
  * is not); else the cheaper raw tracepoint one. It shares the CPU

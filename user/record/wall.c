@@ -149,6 +149,35 @@ static bool grow(struct wall *wall)
 	return true;
 }
 
+size_t wall__forget_exited(struct wall *wall)
+{
+	size_t kept = 0, cap = 1024, before = wall->nr;
+	struct thread *threads;
+
+	for (size_t i = 0; i < wall->cap; i++)
+		kept += wall->threads[i].tid && !wall->threads[i].exit_ns;
+	if (kept == before)
+		return 0;
+	while ((kept + 1) * 2 > cap)
+		cap *= 2;
+	if (!(threads = calloc(cap, sizeof(*threads))))
+		return 0;
+	for (size_t i = 0; i < wall->cap; i++) {
+		size_t j;
+
+		if (!wall->threads[i].tid || wall->threads[i].exit_ns)
+			continue;
+		for (j = slot_of(wall->threads[i].tid, cap); threads[j].tid; j = (j + 1) & (cap - 1))
+			;
+		threads[j] = wall->threads[i];
+	}
+	free(wall->threads);
+	wall->threads = threads;
+	wall->cap = cap;
+	wall->nr = kept;
+	return before - kept;
+}
+
 /* The thread tid, added if new; NULL when the table is full. */
 static struct thread *thread_of(struct wall *wall, uint32_t tid, uint32_t tgid)
 {

@@ -120,5 +120,12 @@ void wall__settle(struct wall *wall);
 /* end - start of the window, in ns (0 before wall__end). */
 uint64_t wall__window_ns(const struct wall *wall);
 void wall__stats(const struct wall *wall, struct wall_stats *stats);
+/*
+ * Forgets the threads that have exited, for a recording cut into intervals
+ * (--continuous, where wall__settle is not used): the table then holds the
+ * threads alive, not every thread the host ever ran. Returns how many were
+ * forgotten (none when there is no memory to rebuild the table).
+ */
+size_t wall__forget_exited(struct wall *wall);
 
 #endif /* JBPF_WALL_H */

@@ -1,0 +1,137 @@
+#!/bin/bash
+# What fleet mode costs on a busy host: jbpfprof -a --continuous -F 19
+# (--dir to a temporary directory, --keep 64M) on a host where this script
+# starts 200 processes:
+#   120 sleepers (sleep(1), C),
+#    40 lightly busy C loops (about 1 ms of CPU every 100 ms; built here),
+#    36 python3 loops (a little arithmetic every 100 ms),
+#     4 JVMs (JDK 17) running a light loop (2 ms of CPU every 100 ms; built
+#       here with the JDK's javac), on top of whatever the machine already runs.
+#
+#   bench/fleet.sh [SECONDS]        (root; default 60 s; make -j2 all first)
+#   SOAK=1800 bench/fleet.sh        a soak: SOAK seconds, RSS every 30 s
+#
+# It reports:
+#   - the profiler's CPU as % of one core, from /proc/PID/stat (utime +
+#     stime of the whole process) between 5 s after its "sampling" line and
+#     the end (start-up excluded: -a reads every process once);
+#   - its VmRSS at the end and VmHWM (peak) from /proc/PID/status;
+#   - each JVM's VmRSS before the profiler started and at the end: with an
+#     agent attached (when -a attaches JVMs), the difference is the agent's
+#     memory and the code it caused to be compiled and kept;
+#   - under SOAK: VmRSS every 30 s, and its least-squares slope in KiB per
+#     hour over the samples after the first 2 minutes (warm-up: tables fill).
+# Environment: PROF (default build/jbpfprof), JAVA (default JDK 17's java),
+# INTERVAL (--interval, default 60s), EXTRA (more profiler options).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-60}
+soak=${SOAK:-0}
+[ "$soak" -gt 0 ] && duration=$soak
+prof=${PROF:-build/jbpfprof}
+java=${JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
+javac=$(dirname "$java")/javac
+interval=${INTERVAL:-60s}
+tck=$(getconf CLK_TCK)
+
+[ "$(id -u)" = 0 ] || { echo "bench/fleet.sh: run as root" >&2; exit 1; }
+[ -x "$prof" ] || { echo "bench/fleet.sh: no $prof (make -j2 all)" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+pids=()
+prof_pid=
+cleanup() {
+	[ -n "$prof_pid" ] && kill -TERM "$prof_pid" 2>/dev/null && wait "$prof_pid" 2>/dev/null || true
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+cat >"$tmp/light.c" <<'EOF'
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+int main(void)
+{
+	volatile unsigned long sink = 0;
+	struct timespec nap = { 0, 99000000 };
+	for (;;) {
+		double end = now() + 0.001;
+		while (now() < end)
+			sink++;
+		nanosleep(&nap, 0);
+	}
+}
+EOF
+cc -O1 -o "$tmp/light" "$tmp/light.c"
+mkdir -p "$tmp/java"
+cat >"$tmp/java/Light.java" <<'EOF'
+public class Light {
+	static volatile long sink;
+	public static void main(String[] args) throws Exception {
+		for (;;) {
+			long end = System.nanoTime() + 2_000_000;
+			while (System.nanoTime() < end)
+				sink += Long.numberOfTrailingZeros(sink + 1);
+			Thread.sleep(98);
+		}
+	}
+}
+EOF
+"$javac" -d "$tmp/java" "$tmp/java/Light.java"
+
+for i in $(seq 120); do sleep 100000 & pids+=($!); done
+for i in $(seq 40); do "$tmp/light" & pids+=($!); done
+for i in $(seq 36); do
+	python3 -c 'import time
+while True:
+    sum(range(3000)); time.sleep(0.1)' & pids+=($!)
+done
+jvms=()
+for i in $(seq 4); do "$java" -Xmx64m -cp "$tmp/java" Light & jvms+=($!); pids+=($!); done
+sleep 5   # the JVMs' start-up, before their RSS is taken
+declare -A jvm_before
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+for j in "${jvms[@]}"; do jvm_before[$j]=$(rss_kib "$j"); done
+
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+exec 3< <(exec "$prof" -a --continuous -F 19 --interval "$interval" --dir "$tmp/out" --keep 64M ${EXTRA:-} 2>&1)
+prof_pid=$!   # the process substitution, which exec made the profiler (others may run one too: no pgrep)
+while read -r line <&3; do
+	case $line in *"jbpfprof: sampling"*) break ;; esac
+done
+sleep 5
+t0=$(date +%s.%N)
+c0=$(cpu_ticks "$prof_pid")
+echo "bench/fleet.sh: $(date -u +%FT%TZ), $(nproc) CPUs, $(ls /proc | grep -c '^[0-9]') processes, ${duration} s, $prof -a --continuous -F 19 --interval $interval"
+if [ "$soak" -gt 0 ]; then
+	: >"$tmp/soak"
+	start=$(date +%s)
+	while [ $(($(date +%s) - start)) -lt "$duration" ]; do
+		now=$(($(date +%s) - start))
+		r=$(rss_kib "$prof_pid")
+		echo "$now $r" >>"$tmp/soak"
+		echo "  t=${now}s VmRSS ${r} KiB"
+		sleep 30
+	done
+	awk '$1 >= 120 { n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
+	     END { if (n < 2) { print "soak: too few samples after the warm-up"; exit }
+		   b = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+		   printf "soak: VmRSS slope %.1f KiB/hour (least squares over %d samples after 120 s)\n", b * 3600, n }' "$tmp/soak"
+else
+	sleep "$duration"
+fi
+c1=$(cpu_ticks "$prof_pid")
+t1=$(date +%s.%N)
+awk -v c="$((c1 - c0))" -v t0="$t0" -v t1="$t1" -v hz="$tck" \
+	'BEGIN { printf "profiler CPU: %.2f%% of one core over %.0f s\n", 100 * c / hz / (t1 - t0), t1 - t0 }'
+awk '/^Vm(RSS|HWM):/ { printf "profiler %s %.1f MiB\n", $1, $2 / 1024 }' "/proc/$prof_pid/status"
+for j in "${jvms[@]}"; do
+	after=$(rss_kib "$j")
+	echo "JVM $j VmRSS: $((jvm_before[$j] / 1024)) MiB before, $((after / 1024)) MiB at the end ($(((after - jvm_before[$j]) / 1024)) MiB more)"
+done
+echo "--dir: $(ls "$tmp/out" | wc -l) files, $(du -sk "$tmp/out" | cut -f1) KiB"
+kill -TERM "$prof_pid"
+timeout 30 cat <&3 | grep -E "own CPU|symbolizer:|unwind tables:|JVM|agent" || true
+wait "$prof_pid" 2>/dev/null || true
+prof_pid=

@@ -1,0 +1,177 @@
+#!/bin/bash
+# What profiling costs a busy Java server: Debian's Tomcat 10 under Debian's
+# wrk on loopback, requests per second unprofiled against each profiling
+# mode, side by side.
+#
+#   bench/server.sh [ROUNDS] [ASPROF]   (root; default 4 rounds; needs tomcat10, wrk,
+#                                        bpftool, curl and python3)
+#
+# Tomcat runs from /usr/share/tomcat10 with a CATALINA_BASE of its own in a
+# temporary directory, on a free loopback port, serving one small JSP (a few
+# string and map operations per request, so that requests run Java code).
+# After a warm-up (JIT), each round runs every mode once, in an order rotated
+# from round to round: wrk -t2 -c20 -d8s against
+#
+#   none        no profiler
+#   F99, F999   jbpfprof -F 99, -F 999 (Java stacks: the agent is loaded)
+#   wall        jbpfprof -e wall
+#   nojava      jbpfprof -F 99 --no-java
+#   ap99, ap999, apwall   async-profiler at the same settings (asprof -e cpu
+#               -i 10101010 / 1001001 ns, asprof -e wall), when ASPROF, the path
+#               of its asprof, is given
+#
+# The profiler starts before wrk and ends after it. Each mode's figure is
+# the median over rounds of its requests per second divided by the same
+# round's unprofiled figure. For the jbpfprof modes the kernel's BPF
+# statistics (kernel.bpf_stats_enabled) over the wrk run give the BPF time
+# of the profiler's programs as a share of one CPU, and apart the system call
+# exit programs' runs and time (0 where BPF task work pays the deferred
+# signals, see bpf/deferral.bpf.h).
+#
+# PROFILER=path measures another build (for example one of main, for a
+# before and after); JAVA_HOME picks the JDK (default Debian's 17). On a
+# shared or noisy machine, figures are provisional: use more rounds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+rounds=${1:-4}
+asprof=${2:-}
+prof=${PROFILER:-build/jbpfprof}
+export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+catalina_home=/usr/share/tomcat10
+seconds=${SERVER_SECONDS:-8}
+[ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
+[ -x "$prof" ] || { echo "bench: $prof not built (make)" >&2; exit 1; }
+for tool in wrk bpftool curl python3; do
+	command -v "$tool" >/dev/null || { echo "bench: needs $tool (apt-get install $tool)" >&2; exit 1; }
+done
+[ -x "$catalina_home/bin/catalina.sh" ] || { echo "bench: needs tomcat10 (apt-get install tomcat10)" >&2; exit 1; }
+[ -z "$asprof" ] || [ -x "$asprof" ] || { echo "bench: $asprof is not executable" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+old_stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
+tomcat=
+cleanup() {
+	[ -z "$tomcat" ] || kill "$tomcat" 2>/dev/null || true
+	echo "$old_stats" >/proc/sys/kernel/bpf_stats_enabled
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# A CATALINA_BASE: Debian's configuration on a free port, no shutdown port, one JSP.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+base=$tmp/base
+mkdir -p "$base/conf" "$base/logs" "$base/temp" "$base/work" "$base/webapps/ROOT"
+cp "$catalina_home"/etc/* "$base/conf/"
+sed -i -e "s/port=\"8080\"/port=\"$port\" address=\"127.0.0.1\"/" -e 's/port="8005"/port="-1"/' "$base/conf/server.xml"
+cat >"$base/webapps/ROOT/index.jsp" <<'JSP'
+<%@ page import="java.util.*" %><%
+	Map<String, Integer> words = new TreeMap<>();
+	String text = "the quick brown fox jumps over the lazy dog " + request.getQueryString();
+	for (String w : text.split(" "))
+		words.merge(w, 1, Integer::sum);
+	out.print(words);
+%>
+JSP
+CATALINA_HOME=$catalina_home CATALINA_BASE=$base CATALINA_TMPDIR=$base/temp \
+	"$catalina_home/bin/catalina.sh" run >"$tmp/tomcat.log" 2>&1 &
+tomcat=$!
+url=http://127.0.0.1:$port/index.jsp?x=1
+for _ in $(seq 120); do
+	curl -sf "$url" >/dev/null 2>&1 && break
+	sleep 0.5
+done
+curl -sf "$url" >/dev/null || { echo "bench: Tomcat did not start:" >&2; cat "$tmp/tomcat.log" >&2; exit 1; }
+jvm=$tomcat   # catalina.sh run execs java
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+
+# Requests per second of one wrk run.
+load() { wrk -t2 -c20 -d${seconds}s "$url" | awk '/^Requests\/sec:/ { print $2 }'; }
+
+# Every BPF program's statistics, into $1.
+bpf_snapshot() { bpftool prog show -j >"$1"; }
+
+# One run of jbpfprof with arguments $2...; requests/s into $tmp/$1, BPF figures into $tmp/$1.bpf.
+run_jbpfprof() {
+	local mode=$1 rps
+	shift
+	bpf_snapshot "$tmp/before.json"
+	rm -f "$tmp/err"
+	mkfifo "$tmp/err"
+	"$prof" -v "$@" -p "$jvm" -d $((seconds + 4)) -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
+	local pp=$!
+	exec 4<"$tmp/err"
+	wait_for_sampling 4 || { echo "bench: the profiler failed to start" >&2; exit 1; }
+	bpf_snapshot "$tmp/a.json"
+	rps=$(load)
+	bpf_snapshot "$tmp/b.json"
+	cat <&4 >"$tmp/log"
+	exec 4<&-
+	wait "$pp" || { echo "bench: the profiler failed:" >&2; cat "$tmp/log" >&2; exit 1; }
+	echo "$rps" >>"$tmp/$mode"
+	python3 - "$tmp" "$seconds" >>"$tmp/$mode.bpf" <<'PY'
+import json, sys
+tmp, seconds = sys.argv[1], float(sys.argv[2])
+def progs(path):
+    return {p["id"]: p for p in json.load(open(path))}
+before, a, b = progs(f"{tmp}/before.json"), progs(f"{tmp}/a.json"), progs(f"{tmp}/b.json")
+ours = [p for p in b if p not in before and p in a]
+def diff(ids, key):
+    return sum(b[p].get(key, 0) - a[p].get(key, 0) for p in ids)
+exits = [p for p in ours if b[p].get("name", "").startswith("syscall_exit")]
+print(diff(ours, "run_time_ns") / seconds / 1e9 * 100, diff(exits, "run_cnt") / seconds,
+      diff(exits, "run_time_ns") / seconds / 1e9 * 100)
+PY
+	[ "$mode" != F99 ] || grep -h "deferred signals and stacks" "$tmp/log" | head -1 >"$tmp/deferral" || true
+}
+
+# One run of async-profiler with arguments $2...; requests/s into $tmp/$1.
+run_asprof() {
+	local mode=$1 rps
+	shift
+	"$asprof" "$@" -d $((seconds + 3)) -f "$tmp/ap.html" "$jvm" >"$tmp/ap.log" 2>&1 &
+	local ap=$!
+	sleep 1
+	rps=$(load)
+	wait "$ap" || { echo "bench: asprof failed:" >&2; cat "$tmp/ap.log" >&2; exit 1; }
+	echo "$rps" >>"$tmp/$mode"
+}
+
+run_mode() {
+	case $1 in
+	none) load >>"$tmp/none" ;;
+	F99) run_jbpfprof F99 -F 99 ;;
+	F999) run_jbpfprof F999 -F 999 ;;
+	wall) run_jbpfprof wall -e wall ;;
+	nojava) run_jbpfprof nojava -F 99 --no-java ;;
+	ap99) run_asprof ap99 -e cpu -i 10101010 ;;
+	ap999) run_asprof ap999 -e cpu -i 1001001 ;;
+	apwall) run_asprof apwall -e wall ;;
+	esac
+}
+
+modes=(none F99 F999 wall nojava)
+[ -z "$asprof" ] || modes+=(ap99 ap999 apwall)
+load >/dev/null   # warm-up: the JIT compiles the request path
+for r in $(seq "$rounds"); do
+	n=${#modes[@]}
+	order=()
+	for i in $(seq 0 $((n - 1))); do order+=("${modes[$(((i + r) % n))]}"); done
+	for m in "${order[@]}"; do run_mode "$m"; done
+	echo "round $r of $rounds: $(for m in "${modes[@]}"; do printf '%s %s  ' "$m" "$(tail -1 "$tmp/$m")"; done)"
+done
+
+echo "server.sh: $(date +%Y-%m-%d), $(nproc) CPUs, Tomcat 10 ($JAVA_HOME) under wrk -t2 -c20 -d${seconds}s," \
+	"$rounds rounds, profiler $prof; $(sed 's/^jbpfprof: //' "$tmp/deferral" 2>/dev/null)"
+printf '%-8s %12s %10s %12s %22s\n' mode "req/s (med)" "vs none" "BPF % CPU" "sys_exit runs/s, %CPU"
+for m in "${modes[@]}"; do
+	ratio=$([ "$m" = none ] && echo 1 || ratio_median "$tmp/$m" "$tmp/none")
+	bpf="" exits=""
+	if [ -f "$tmp/$m.bpf" ]; then
+		bpf=$(awk '{ print $1 }' "$tmp/$m.bpf" | median)
+		exits="$(awk '{ print $2 }' "$tmp/$m.bpf" | median | xargs printf '%.0f'), $(awk '{ print $3 }' "$tmp/$m.bpf" | median | xargs printf '%.2f')"
+		bpf=$(printf '%.2f' "$bpf")
+	fi
+	printf '%-8s %12.0f %10.3f %12s %22s\n' "$m" "$(median <"$tmp/$m")" "$ratio" "$bpf" "$exits"
+done

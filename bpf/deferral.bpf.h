@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Deferral: what a thread is owed when it leaves the kernel, for the
+ * programs that find a debt (sample.bpf.c, offcpu.bpf.c). Two debts:
+ *
+ *   - a Java stack signal (java_seq), for a CPU sample or a wait taken
+ *     while a JVM thread is inside a system call: sent during the call, a
+ *     signal could cut a sleep short (EINTR, or a nanosleep that returns
+ *     early); sent on the way out, it interrupts nothing and the Java stack
+ *     is still the one of the sample;
+ *   - a user stack read (ustack_seq), for a wait inside a system call that
+ *     the scheduler program recorded from another thread, which can read
+ *     only the kernel stack: it cannot change before the call returns.
+ *
+ * Who pays, chosen by userspace at start-up (defer_by_task_work):
+ *
+ *   - task work (Linux 6.18, bpf_task_work_schedule_resume): the debt goes
+ *     into the thread's entry in `owed` and a callback is scheduled on the
+ *     thread itself; the kernel runs it when the thread next returns to user
+ *     mode (TWA_RESUME: it does not wake or interrupt the thread), in the
+ *     thread's own context. Only threads with a debt pay anything, once per
+ *     debt, however many system calls the host makes;
+ *   - else the system call exit program (syscall_exit.bpf.c), on every
+ *     system call return of the host, reads the debt from the `deferred`
+ *     task storage.
+ *
+ * Debts share numbers: a sample taken while a thread already owes a signal
+ * gets that signal's number (JBPF_SAMPLE_DEFERRED groups), since the Java
+ * stack at the return is the same for all of them.
+ *
+ * Concurrency of one `owed` entry: it is written by its own thread (the CPU
+ * sampler's tick, the callback, the scheduler program at its switch-out) or
+ * by the scheduler program at its switch-in, on the CPU it is about to run
+ * on; only a tick can come in the middle of the callback. Hence the
+ * callback pays, clears `scheduled`, and pays again: a debt added before the
+ * clear is paid by the second pass, one added after schedules anew (and, in
+ * the few instructions before the kernel lets the work be scheduled again,
+ * fails with EBUSY, which is counted like any failed signal).
+ */
+#ifndef JBPF_DEFERRAL_BPF_H
+#define JBPF_DEFERRAL_BPF_H
+
+#include "shared.bpf.h"
+
+/* Set by userspace between open and load: pay debts by task work, else at system call exit. */
+const volatile bool defer_by_task_work = false;
+
+/*
+ * Runs callback in task's context when it next returns to user mode
+ * (Linux 6.18; the _impl name is the one that takes aux__prog, NULL, which
+ * the verifier fills in). Weak: on a kernel without it the objects still
+ * load, and userspace, which probed for it, leaves defer_by_task_work off.
+ */
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw, void *map__map,
+					      bpf_task_work_callback_t callback, void *aux__prog) __ksym __weak;
+
+/* The record a user stack debt is paid with, at its largest. */
+#define OWED_USER_STACK_SIZE (sizeof(struct jbpf_user_stack) + JBPF_MAX_STACK_DEPTH * sizeof(__u64))
+
+/*
+ * The current thread's user stack, for the wait numbered seq. Read with
+ * bpf_get_task_stack from the registers saved at its kernel entry (the
+ * callback has no program context), straight into the ring buffer: the
+ * callback may be preempted, so a per-CPU scratch buffer is not its own.
+ * The record keeps its full size; userspace reads len frames.
+ */
+static __always_inline void pay_user_stack(__u32 tid, __u64 seq)
+{
+	struct jbpf_user_stack *record = bpf_ringbuf_reserve(&events, OWED_USER_STACK_SIZE, 0);
+
+	if (!record) {
+		count(JBPF_CNT_WAITS_LOST);
+		return;
+	}
+	record->type = JBPF_RECORD_USER_STACK;
+	record->tid = tid;
+	record->seq = seq;
+	record->unused = 0;
+	record->len = stack_frames(bpf_get_task_stack(bpf_get_current_task_btf(), record->ips,
+						      JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),
+				   &record->err);
+	bpf_ringbuf_submit(record, BPF_RB_NO_WAKEUP);
+}
+
+/* Pays and clears every debt of the current thread's entry. */
+static __always_inline void pay_debts(struct jbpf_owed *o)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u64 seq;
+
+	seq = o->what.ustack_seq;
+	if (seq) {
+		o->what.ustack_seq = 0;
+		pay_user_stack(tid, seq);
+	}
+	seq = o->what.java_seq;
+	if (seq) {
+		o->what.java_seq = 0;
+		pay_java_signal(tgid, tid, seq);
+	}
+}
+
+/* The task work callback, in the owing thread's context (see the header comment for the two passes). */
+static int pay_owed(struct bpf_map *map, void *key, void *value)
+{
+	struct jbpf_owed *o = value;
+
+	pay_debts(o);
+	o->scheduled = 0;
+	pay_debts(o);
+	return 0;
+}
+
+/*
+ * task's debts: its `owed` entry (made, or taken over from an earlier
+ * thread with its tid) with task work, else its `deferred` task storage.
+ * *entry is the `owed` entry, NULL without task work. NULL when there is
+ * no room.
+ */
+static __always_inline struct jbpf_syscall_pending *debts_of(struct task_struct *task, struct jbpf_owed **entry)
+{
+	struct jbpf_owed fresh = {}, *o;
+	__u32 tid = task->pid;
+
+	*entry = NULL;
+	if (!defer_by_task_work)
+		return bpf_task_storage_get(&deferred, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	o = bpf_map_lookup_elem(&owed, &tid);
+	if (!o) {
+		fresh.task_start = task->start_time;
+		bpf_map_update_elem(&owed, &tid, &fresh, BPF_NOEXIST);
+		o = bpf_map_lookup_elem(&owed, &tid);
+		if (!o)
+			return NULL;
+	}
+	if (o->task_start != task->start_time) {
+		/* A thread that had this tid: its debts died with it. */
+		o->what.java_seq = 0;
+		o->what.ustack_seq = 0;
+		o->scheduled = 0;
+		o->task_start = task->start_time;
+	}
+	*entry = o;
+	return &o->what;
+}
+
+/*
+ * Makes sure entry's debts get paid: schedules the callback on task unless
+ * one is scheduled. 0 or -errno; nothing to do without task work (entry
+ * NULL: the system call exit program pays).
+ */
+static __always_inline int debts_due(struct task_struct *task, struct jbpf_owed *entry)
+{
+	int err;
+
+	if (!entry || entry->scheduled)
+		return 0;
+	if (!bpf_task_work_schedule_resume_impl)
+		return -95; /* EOPNOTSUPP: userspace probed for it; not reached */
+	err = bpf_task_work_schedule_resume_impl(task, &entry->work, &owed, pay_owed, NULL);
+	if (!err)
+		entry->scheduled = 1;
+	return err;
+}
+
+/*
+ * Owes task the signal for a Java stack: *seq gets the number already
+ * owed, or fresh. 0 or -errno, and then nothing is owed for it.
+ */
+static __always_inline int owe_java_signal(struct task_struct *task, __u64 fresh, __u64 *seq)
+{
+	struct jbpf_syscall_pending *pending;
+	struct jbpf_owed *entry;
+	bool added = false;
+	int err;
+
+	pending = debts_of(task, &entry);
+	if (!pending)
+		return -16; /* EBUSY: no storage for it now */
+	if (!pending->java_seq) {
+		pending->java_seq = fresh;
+		added = true;
+	}
+	err = debts_due(task, entry);
+	if (err) {
+		if (added)
+			pending->java_seq = 0;
+		return err;
+	}
+	*seq = pending->java_seq;
+	return 0;
+}
+
+/*
+ * Owes task the read of its user stack: *seq gets the number already
+ * owed, or fresh. 0 or -errno, and then nothing is owed for it.
+ */
+static __always_inline int owe_user_stack(struct task_struct *task, __u64 fresh, __u64 *seq)
+{
+	struct jbpf_syscall_pending *pending;
+	struct jbpf_owed *entry;
+	bool added = false;
+	int err;
+
+	pending = debts_of(task, &entry);
+	if (!pending)
+		return -16; /* EBUSY: no storage for it now */
+	if (!pending->ustack_seq) {
+		pending->ustack_seq = fresh;
+		added = true;
+	}
+	err = debts_due(task, entry);
+	if (err) {
+		if (added)
+			pending->ustack_seq = 0;
+		return err;
+	}
+	*seq = pending->ustack_seq;
+	return 0;
+}
+
+#endif /* JBPF_DEFERRAL_BPF_H */

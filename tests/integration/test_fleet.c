@@ -1,0 +1,805 @@
+/*
+ * Fleet mode: -a --continuous with --push to a Pyroscope /ingest stand-in
+ * (tests/fleet/ingest_server.py, $INGEST_SERVER) and with --dir/--keep.
+ *
+ * What each test reads back is what the server kept (one NNNNNN.query and
+ * NNNNNN.pb.gz per profile, in the order received), the files of --dir and
+ * the spool, and the profiler's -v lines "interval N: ..." (one per
+ * interval handed over). The known workload is cpu_split, whose service is
+ * "cpu_split"; it spins on two threads, so it has samples in every
+ * interval. Intervals are 2 s at 97 Hz: short enough for a test, long
+ * enough that a loaded machine still gives cpu_split samples in each.
+ *
+ * Waits are on the profiler's stderr or by polling with a deadline; the
+ * only sleeps give the interval in progress some length before SIGTERM.
+ */
+#include "harness.h"
+#include "jvm.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SERVICE "cpu_split"
+#define MAX_RECEIVED 4096
+
+struct server {
+	struct child proc;
+	char *tmp;       /* its files, removed by server_free */
+	char *dir;       /* what it keeps */
+	char *portfile;
+	int port;
+};
+
+/* One profile the server kept, or one file --dir wrote. */
+struct received {
+	char name[512];   /* the query's name, decoded: service.event{labels} */
+	long long from, until;
+	char file[600];   /* its pprof */
+};
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	remove(path); /* what cannot be removed stays behind in /tmp; the walk goes on */
+	return 0;
+}
+
+/* Removes dir and what it holds, and frees the name. */
+static void remove_tree(char *dir)
+{
+	if (dir)
+		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Starts the server on port (0: a free one) and waits, polling with a
+ * deadline, for its port file. A port just freed by an earlier server may
+ * take a moment to bind: the server then exits and is started again.
+ */
+static void server_start(struct server *s, int port)
+{
+	const char *script = harness_getenv("INGEST_SERVER", "tests/fleet/ingest_server.py");
+	char portarg[16];
+	long long deadline = now_ms() + 20000;
+
+	if (!s->dir) {
+		s->tmp = harness_tmpdir();
+		s->dir = harness_path(s->tmp, "received");
+		s->portfile = harness_path(s->tmp, "port");
+	}
+	snprintf(portarg, sizeof(portarg), "%d", port);
+	for (;;) {
+		FILE *f;
+		int status;
+
+		unlink(s->portfile);
+		assert_int_equal(harness_start_command(&s->proc,
+						       (char *[]){ "/usr/bin/python3", (char *)script, s->dir,
+								   s->portfile, portarg, NULL },
+						       2),
+				 0);
+		while (!(f = fopen(s->portfile, "r")) && waitpid(s->proc.pid, &status, WNOHANG) == 0 &&
+		       now_ms() < deadline)
+			sleep_ms(50);
+		if (f) {
+			assert_int_equal(fscanf(f, "%d", &s->port), 1);
+			fclose(f);
+			return;
+		}
+		harness_finish(&s->proc, 5);
+		if (now_ms() >= deadline)
+			fail_msg("the ingest server did not start: %s", s->proc.buf);
+		sleep_ms(200);
+	}
+}
+
+/* SIGTERM: it ends between requests (ingest_server.py). */
+static void server_stop(struct server *s)
+{
+	kill(s->proc.pid, SIGTERM);
+	assert_int_equal(harness_finish(&s->proc, 10), 0);
+}
+
+static void server_free(struct server *s)
+{
+	free(s->dir);
+	free(s->portfile);
+	remove_tree(s->tmp);
+}
+
+static char *server_url(const struct server *s)
+{
+	char *url;
+
+	assert_true(asprintf(&url, "http://127.0.0.1:%d", s->port) > 0);
+	return url;
+}
+
+static int from_hex(int c)
+{
+	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* Parameter key of a query string, percent-decoded into out; 0 or -1. */
+static int query_param(const char *query, const char *key, char *out, size_t size)
+{
+	size_t klen = strlen(key), n = 0;
+	const char *p = query;
+
+	while (p && *p) {
+		if (!strncmp(p, key, klen) && p[klen] == '=') {
+			for (p += klen + 1; *p && *p != '&' && *p != '\n' && n + 1 < size; p++) {
+				if (*p == '%' && p[1] && p[2]) {
+					out[n++] = (char)(from_hex(p[1]) * 16 + from_hex(p[2]));
+					p += 2;
+				} else {
+					out[n++] = *p == '+' ? ' ' : *p;
+				}
+			}
+			out[n] = '\0';
+			return 0;
+		}
+		p = strchr(p, '&');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+/* What the server kept, in the order received. */
+static size_t server_received(const struct server *s, struct received *r, size_t max)
+{
+	size_t n = 0;
+
+	for (; n < max; n++) {
+		char path[700], query[4096], v[64];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%06zu.query", s->dir, n);
+		if (!(f = fopen(path, "r")))
+			break;
+		assert_non_null(fgets(query, sizeof(query), f));
+		fclose(f);
+		assert_int_equal(query_param(query, "name", r[n].name, sizeof(r[n].name)), 0);
+		assert_int_equal(query_param(query, "from", v, sizeof(v)), 0);
+		r[n].from = atoll(v);
+		assert_int_equal(query_param(query, "until", v, sizeof(v)), 0);
+		r[n].until = atoll(v);
+		snprintf(r[n].file, sizeof(r[n].file), "%s/%06zu.pb.gz", s->dir, n);
+	}
+	return n;
+}
+
+/* Whether r is a profile of service (the name up to ".event{"). */
+static int is_service(const struct received *r, const char *service)
+{
+	size_t n = strlen(service);
+
+	return !strncmp(r->name, service, n) && !strncmp(r->name + n, ".cpu{", 5);
+}
+
+/* The N of the last "interval N:" line of the profiler's stderr, 0 if none. */
+static long last_interval(const struct child *profiler)
+{
+	const char *p = profiler->buf, *hit;
+	long n = 0;
+
+	while ((hit = strstr(p, "jbpfprof: interval "))) {
+		n = strtol(hit + 19, NULL, 10);
+		p = hit + 19;
+	}
+	return n;
+}
+
+/*
+ * The profiles of service, in the order received: each interval once and
+ * in order (from strictly increasing, until not decreasing). Returns how many.
+ */
+static size_t assert_in_order_once(const struct received *r, size_t n, const char *service)
+{
+	long long last_from = -1, last_until = -1;
+	size_t count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!is_service(&r[i], service))
+			continue;
+		if (r[i].from <= last_from || r[i].until < last_until)
+			fail_msg("%s: profile %zu (from %lld until %lld) after one from %lld until %lld: "
+				 "out of order or sent twice", service, i, r[i].from, r[i].until, last_from, last_until);
+		assert_true(r[i].from <= r[i].until);
+		last_from = r[i].from;
+		last_until = r[i].until;
+		count++;
+	}
+	return count;
+}
+
+/* Every service's profiles in order and once. */
+static void assert_all_in_order_once(const struct received *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char service[512];
+		char *dot;
+
+		snprintf(service, sizeof(service), "%s", r[i].name);
+		dot = strstr(service, ".cpu{");
+		assert_non_null(dot);
+		*dot = '\0';
+		assert_in_order_once(r, n, service);
+	}
+}
+
+static int have_go(void)
+{
+	return system("go version >/dev/null 2>&1") == 0;
+}
+
+/* `go tool pprof -raw FILE` reads it, and its samples have a frame named frame. */
+static void assert_pprof_reads(const char *file, const char *frame)
+{
+	char cmd[1200], line[4096];
+	int found = 0, samples = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "go tool pprof -raw '%s' 2>&1", file);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		if (!strncmp(line, "Samples:", 8))
+			samples = 1;
+		if (samples && strstr(line, frame))
+			found = 1;
+	}
+	assert_int_equal(pclose(p), 0);
+	if (!samples || !found)
+		fail_msg("go tool pprof -raw %s: %s", file, samples ? "no frame named as expected" : "no samples");
+}
+
+static struct child *profiler_args_start(struct child *profiler, char *const args[])
+{
+	assert_int_equal(harness_start_profiler(profiler, args), 0);
+	return profiler;
+}
+
+/* Waits for "interval N:" in the profiler's stderr; fails after timeout_s. */
+static void wait_interval(struct child *profiler, long n, int timeout_s)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), "jbpfprof: interval %ld:", n);
+	if (harness_wait_for(profiler, text, timeout_s))
+		fail_msg("no \"%s\" within %d s; stderr:\n%s", text, timeout_s, profiler->buf);
+}
+
+/* SIGTERM, then its exit (it flushes the spool for up to 10 s). Returns the time it was sent. */
+static time_t profiler_term(struct child *profiler)
+{
+	time_t t = time(NULL);
+
+	kill(profiler->pid, SIGTERM);
+	if (harness_finish(profiler, 60))
+		fail_msg("the profiler did not exit cleanly on SIGTERM:\n%s", profiler->buf);
+	return t;
+}
+
+static void start_cpu_split(struct child *w)
+{
+	char *path = harness_workload("cpu_split");
+
+	assert_int_equal(harness_start_workload(w, (char *[]){ path, "-t", "2", NULL }), 0);
+	free(path);
+}
+
+static size_t count_prefix_files(const char *dir, const char *suffix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0, sl = strlen(suffix);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+
+		if (l > sl && !strcmp(de->d_name + l - sl, suffix))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Each interval of cpu_split arrives, labelled with the host and --label,
+ * once and in order, as a pprof that go tool pprof reads with cpu_split's
+ * functions; SIGTERM delivers the partial interval.
+ */
+static void each_interval_arrives(void **state)
+{
+	struct server s = { 0 };
+	struct child w, profiler;
+	struct received *r = calloc(MAX_RECEIVED, sizeof(*r));
+	char *spool = harness_tmpdir(), *url;
+	size_t n, mine = 0, last = 0;
+	long intervals;
+	time_t term;
+
+	harness_require_root();
+	assert_non_null(r);
+	server_start(&s, 0);
+	url = server_url(&s);
+	start_cpu_split(&w);
+	profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", "2s", "-F", "97", "--push", url,
+						   "--spool", spool, "--label", "env=fleettest", "-v", NULL });
+	wait_interval(&profiler, 3, 60);
+	/* The interval in progress has about a second when stopped: the partial one. */
+	sleep_ms(1000);
+	term = profiler_term(&profiler);
+	harness_stop_workload(&w);
+	server_stop(&s);
+
+	intervals = last_interval(&profiler);
+	n = server_received(&s, r, MAX_RECEIVED);
+	fprintf(stderr, "  %ld intervals, %zu profiles received\n", intervals, n);
+	assert_true(intervals >= 4);
+	assert_int_equal(count_prefix_files(spool, ".prof"), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (!strstr(r[i].name, "hostname=") || !strstr(r[i].name, "env=fleettest"))
+			fail_msg("profile %zu (%s) lacks the host or --label", i, r[i].name);
+		if (is_service(&r[i], SERVICE)) {
+			mine++;
+			last = i;
+		}
+	}
+	assert_all_in_order_once(r, n);
+	/* Every interval handed over has cpu_split's profile: one each, none lost. */
+	assert_int_equal(mine, (size_t)intervals);
+	/* The last is the partial interval: cut at SIGTERM, not at the grid before it. */
+	fprintf(stderr, "  SIGTERM at %lld; the last profile from %lld until %lld\n", (long long)term, r[last].from,
+		r[last].until);
+	assert_true(r[last].until >= (long long)term);
+	assert_true(r[last].from <= (long long)term);
+	if (have_go())
+		assert_pprof_reads(r[last].file, "share_50");
+	else
+		fprintf(stderr, "  go is not installed: the check that go tool pprof reads the profiles is skipped\n");
+	free(url);
+	free(r);
+	remove_tree(spool);
+	server_free(&s);
+}
+
+/*
+ * The server down for several intervals, then up: the spool keeps what
+ * could not be sent and sends it when the server is back, every interval
+ * once and in order.
+ */
+static void server_down_then_up(void **state)
+{
+	struct server s = { 0 };
+	struct child w, profiler;
+	struct received *r = calloc(MAX_RECEIVED, sizeof(*r));
+	char *spool = harness_tmpdir(), *url;
+	size_t n, mine;
+	long intervals, down_at;
+
+	harness_require_root();
+	assert_non_null(r);
+	server_start(&s, 0);
+	url = server_url(&s);
+	start_cpu_split(&w);
+	profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", "2s", "-F", "97", "--push", url,
+						   "--spool", spool, "-v", NULL });
+	wait_interval(&profiler, 1, 60);
+	server_stop(&s);
+	down_at = last_interval(&profiler);
+	/* Three intervals go to a server that is not there. */
+	wait_interval(&profiler, down_at + 3, 60);
+	if (!strstr(profiler.buf, "failed"))
+		fail_msg("no push failure said while the server was down:\n%s", profiler.buf);
+	assert_true(count_prefix_files(spool, ".prof") > 0);
+	server_start(&s, s.port);
+	/* Backoff is at most 8 s after three intervals down. */
+	if (harness_wait_for(&profiler, "the server takes profiles again", 60))
+		fail_msg("no recovery said:\n%s", profiler.buf);
+	wait_interval(&profiler, last_interval(&profiler) + 1, 60);
+	profiler_term(&profiler);
+	harness_stop_workload(&w);
+	server_stop(&s);
+
+	intervals = last_interval(&profiler);
+	n = server_received(&s, r, MAX_RECEIVED);
+	mine = assert_in_order_once(r, n, SERVICE);
+	fprintf(stderr, "  %ld intervals (server down after %ld), %zu profiles received, %zu of %s\n", intervals,
+		down_at, n, mine, SERVICE);
+	assert_all_in_order_once(r, n);
+	assert_int_equal(mine, (size_t)intervals);
+	assert_int_equal(count_prefix_files(spool, ".prof"), 0);
+	free(url);
+	free(r);
+	remove_tree(spool);
+	server_free(&s);
+}
+
+/* The N of the profiler's last "... N in all" (the spool's drops), or -1. */
+static long long spool_dropped_said(const struct child *profiler)
+{
+	const char *p = profiler->buf, *hit;
+	long long n = -1;
+
+	while ((hit = strstr(p, "the spool is full"))) {
+		const char *all = strstr(hit, " in all");
+		const char *num = all;
+
+		if (!all)
+			break;
+		while (num > hit && num[-1] >= '0' && num[-1] <= '9')
+			num--;
+		n = atoll(num);
+		p = all;
+	}
+	return n;
+}
+
+/*
+ * A small --spool-size with no server: the oldest profiles are dropped,
+ * the profiler says so with a count, and what stays are the newest, each
+ * one that is gone counted.
+ */
+static void spool_bound_drops_oldest(void **state)
+{
+	struct server s = { 0 };
+	struct child w, profiler;
+	char *spool = harness_tmpdir(), *url;
+	unsigned long long lo = ~0ull, hi = 0, kept = 0, bytes = 0;
+	long long dropped;
+	struct dirent *de;
+	DIR *d;
+
+	harness_require_root();
+	/* A port where nothing listens: one the server had. */
+	server_start(&s, 0);
+	url = server_url(&s);
+	server_stop(&s);
+	start_cpu_split(&w);
+	profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", "2s", "-F", "97", "--push", url,
+						   "--spool", spool, "--spool-size", "12K", "-v", NULL });
+	if (harness_wait_for(&profiler, "the spool is full", 90))
+		fail_msg("no spool drop said:\n%s", profiler.buf);
+	wait_interval(&profiler, last_interval(&profiler) + 1, 60);
+	profiler_term(&profiler);
+	harness_stop_workload(&w);
+
+	dropped = spool_dropped_said(&profiler);
+	assert_non_null(d = opendir(spool));
+	while ((de = readdir(d))) {
+		char path[1024];
+		struct stat st;
+		unsigned long long seq;
+
+		if (strlen(de->d_name) != 25 || strcmp(de->d_name + 20, ".prof"))
+			continue;
+		seq = strtoull(de->d_name, NULL, 10);
+		snprintf(path, sizeof(path), "%s/%s", spool, de->d_name);
+		assert_int_equal(stat(path, &st), 0);
+		bytes += (unsigned long long)st.st_size;
+		kept++;
+		lo = seq < lo ? seq : lo;
+		hi = seq > hi ? seq : hi;
+	}
+	closedir(d);
+	fprintf(stderr, "  spool: %llu kept (%llu bytes, seq %llu to %llu), %lld dropped said\n", kept, bytes, lo, hi,
+		dropped);
+	assert_true(kept > 0);
+	assert_true(bytes <= 12 * 1024);
+	/* The newest are kept, without a gap; everything older was dropped, and counted. */
+	assert_int_equal(hi - lo + 1, kept);
+	assert_true(lo > 0);
+	assert_int_equal(dropped, (long long)lo);
+	free(url);
+	remove_tree(spool);
+	free(s.dir);
+	free(s.portfile);
+}
+
+/* The seq of a --dir file "<UTC>-<seq>-<service>....pb.gz", or -1. */
+static long long dir_file_seq(const char *name)
+{
+	const char *dash = strchr(name, '-');
+
+	if (name[0] == '.' || !dash || !strstr(name, ".pb.gz"))
+		return -1;
+	return strtoll(dash + 1, NULL, 10);
+}
+
+/* --dir with --keep: the directory stays within the bound, the newest files kept. */
+static void dir_keep_bound(void **state)
+{
+	struct child w, profiler;
+	char *dir = harness_tmpdir();
+	long long lo = -1, hi = -1, kept = 0, bytes = 0, cpu_split_file = 0;
+	struct dirent *de;
+	DIR *d;
+
+	harness_require_root();
+	start_cpu_split(&w);
+	profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", "2s", "-F", "97", "--dir", dir,
+						   "--keep", "24K", "-v", NULL });
+	wait_interval(&profiler, 5, 90);
+	profiler_term(&profiler);
+	harness_stop_workload(&w);
+
+	assert_non_null(d = opendir(dir));
+	while ((de = readdir(d))) {
+		long long seq = dir_file_seq(de->d_name);
+		char path[1024];
+		struct stat st;
+
+		if (seq < 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		assert_int_equal(stat(path, &st), 0);
+		bytes += st.st_size;
+		kept++;
+		lo = lo < 0 || seq < lo ? seq : lo;
+		hi = seq > hi ? seq : hi;
+		if (strstr(de->d_name, "-" SERVICE ".cpu.pb.gz")) {
+			if (!cpu_split_file && have_go())
+				assert_pprof_reads(path, "share_50");
+			cpu_split_file++;
+		}
+	}
+	closedir(d);
+	fprintf(stderr, "  --dir: %lld files kept (%lld bytes, seq %lld to %lld), %lld of %s\n", kept, bytes, lo, hi,
+		cpu_split_file, SERVICE);
+	assert_true(kept > 0 && cpu_split_file > 0);
+	assert_true(bytes <= 24 * 1024);
+	/* Files were removed (five intervals of a whole host do not fit), the oldest ones. */
+	assert_true(lo > 0);
+	assert_int_equal(hi - lo + 1, kept);
+	remove_tree(dir);
+}
+
+/*
+ * A process in a cgroup named as Docker names a container's is labelled
+ * with its container id, and its --dir file named with the id's first 12.
+ */
+static void container_labelled(void **state)
+{
+	static const char id[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	char cgroup[256], procs[300], pid[32];
+	const char *root = NULL;
+	struct server s = { 0 };
+	struct child w, profiler;
+	struct received *r = calloc(MAX_RECEIVED, sizeof(*r));
+	char *spool = harness_tmpdir(), *url;
+	size_t n, labelled = 0;
+	int fd;
+
+	harness_require_root();
+	assert_non_null(r);
+	/* The unified hierarchy: /sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host. */
+	if (!access("/sys/fs/cgroup/cgroup.controllers", F_OK))
+		root = "/sys/fs/cgroup";
+	else if (!access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK))
+		root = "/sys/fs/cgroup/unified";
+	else {
+		fprintf(stderr, "  no cgroup v2 hierarchy at /sys/fs/cgroup or /sys/fs/cgroup/unified: skipped\n");
+		skip();
+	}
+	snprintf(cgroup, sizeof(cgroup), "%s/docker-%s.scope", root, id);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
+	if (mkdir(cgroup, 0755) && errno != EEXIST)
+		fail_msg("mkdir %s: %s", cgroup, strerror(errno));
+	start_cpu_split(&w);
+	snprintf(pid, sizeof(pid), "%d\n", (int)w.pid);
+	fd = open(procs, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, pid, strlen(pid)), (ssize_t)strlen(pid));
+	close(fd);
+	server_start(&s, 0);
+	url = server_url(&s);
+	profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", "2s", "-F", "97", "--push", url,
+						   "--spool", spool, "-v", NULL });
+	wait_interval(&profiler, 2, 60);
+	profiler_term(&profiler);
+	harness_stop_workload(&w);
+	server_stop(&s);
+	rmdir(cgroup);
+
+	n = server_received(&s, r, MAX_RECEIVED);
+	for (size_t i = 0; i < n; i++) {
+		if (!is_service(&r[i], SERVICE))
+			continue;
+		if (!strstr(r[i].name, "container_id=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"))
+			fail_msg("%s has no container_id label", r[i].name);
+		labelled++;
+	}
+	fprintf(stderr, "  %zu profiles of %s, each with container_id\n", labelled, SERVICE);
+	assert_true(labelled >= 2);
+	free(url);
+	free(r);
+	remove_tree(spool);
+	server_free(&s);
+}
+
+/*
+ * Many short-lived processes across intervals: what the profiler holds per
+ * process goes back down once they are gone. -v says, per interval, how
+ * many processes its tables hold ("held: N processes ...").
+ */
+static long held_processes(const char *line)
+{
+	const char *h = strstr(line, "held: ");
+
+	return h ? strtol(h + 6, NULL, 10) : -1;
+}
+
+static void processes_forgotten(void **state)
+{
+	char *path = harness_workload("short_lived"), *dir = harness_tmpdir();
+	struct child w, profiler;
+	long baseline, end = -1, started_at, stopped_at;
+	const char *p, *line;
+
+	harness_require_root();
+	profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", "2s", "-F", "97", "--dir", dir,
+						   "--keep", "64K", "-v", NULL });
+	wait_interval(&profiler, 1, 60);
+	started_at = last_interval(&profiler);
+	baseline = held_processes(strstr(profiler.buf, "jbpfprof: interval "));
+	/*
+	 * Children of 20 ms CPU each, one after another: about 300 in three
+	 * intervals, most of them sampled and so loaded by the symbolizer.
+	 */
+	assert_int_equal(harness_start_workload(&w, (char *[]){ path, "20", NULL }), 0);
+	free(path);
+	wait_interval(&profiler, started_at + 3, 90);
+	harness_stop_workload(&w);
+	/* Two more intervals without them: each cut forgets the processes gone by then. */
+	stopped_at = last_interval(&profiler);
+	wait_interval(&profiler, stopped_at + 2, 60);
+	profiler_term(&profiler);
+	for (p = profiler.buf; (line = strstr(p, "jbpfprof: interval ")); p = line + 1) {
+		if (held_processes(line) < 0)
+			fail_msg("no \"held: N processes\" in %.200s", line);
+		if (strtol(line + 19, NULL, 10) == stopped_at + 2)
+			end = held_processes(line);
+	}
+	fprintf(stderr, "  processes held: %ld before the churn, %ld two intervals after it\n", baseline, end);
+	/* What the host runs besides may change a little; hundreds of children held would not be a little. */
+	assert_true(baseline >= 0 && end >= 0);
+	assert_true(end <= baseline + 50);
+	remove_tree(dir);
+}
+
+/* Samples of file (a pprof) whose stack has a frame containing name, by go tool pprof -raw; -1 without go. */
+static long pprof_samples_with(const char *file, const char *name)
+{
+	char cmd[1200], line[4096];
+	long n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "go tool pprof -raw '%s' 2>/dev/null", file);
+	if (!(p = popen(cmd, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, name))
+			n++;
+	pclose(p);
+	return n;
+}
+
+/*
+ * A JVM started during an -a --continuous recording has Java frames in
+ * its service's profile from the interval after the one it started in,
+ * and keeps making progress (its heartbeat). This needs the profiler to
+ * attach JVMs under -a: when no interval of the JVM has a Java frame and
+ * the profiler said nothing of agents, the test is skipped as not
+ * applicable rather than failed. The service is the main class, CpuSplit.
+ */
+static void jvm_started_mid_recording(const struct jdk *jdk)
+{
+	struct child profiler;
+	struct jvm jvm;
+	char *dir = harness_tmpdir();
+	long started_in, beats_before, with_java_after = 0, intervals_after = 0;
+	struct dirent *de;
+	DIR *d;
+
+	jvm_require(jdk, "CpuSplit");
+	if (!have_go()) {
+		fprintf(stderr, "  go is not installed: this test reads the profiles with go tool pprof; skipped\n");
+		skip();
+	}
+	profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", "2s", "-F", "97", "--dir", dir,
+						   "-v", NULL });
+	wait_interval(&profiler, 1, 60);
+	jvm_start(&jvm, jdk, "CpuSplit", (char *[]){ "-t", "2", "-b", NULL });
+	started_in = last_interval(&profiler) + 1;
+	wait_interval(&profiler, started_in + 2, 90);
+	harness_read_some(&jvm.out, 0);
+	beats_before = (long)strlen(jvm.out.buf);
+	profiler_term(&profiler);
+	/* Still beating after the recording: the JVM was not stopped by it. */
+	for (long long deadline = now_ms() + 5000; (long)strlen(jvm.out.buf) == beats_before && now_ms() < deadline;)
+		harness_read_some(&jvm.out, 200);
+	assert_true((long)strlen(jvm.out.buf) > beats_before);
+	jvm_stop(&jvm);
+
+	assert_non_null(d = opendir(dir));
+	while ((de = readdir(d))) {
+		char path[1024];
+		long java;
+
+		if (!strstr(de->d_name, "-CpuSplit.cpu.pb.gz") || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		java = pprof_samples_with(path, "share50");
+		intervals_after++;
+		with_java_after += java > 0;
+	}
+	closedir(d);
+	fprintf(stderr, "  JVM started in interval %ld: %ld of its %ld profiles have Java frames\n", started_in,
+		with_java_after, intervals_after);
+	if (!with_java_after && !strstr(profiler.buf, "agent")) {
+		fprintf(stderr, "  the profiler does not attach JVMs under -a: not applicable, skipped\n");
+		remove_tree(dir);
+		skip();
+	}
+	/* Its first interval may end before the agent is in; every later one has Java frames. */
+	assert_true(intervals_after >= 2);
+	assert_true(with_java_after >= intervals_after - 1);
+	remove_tree(dir);
+}
+
+static void jvm17_started_mid_recording(void **state)
+{
+	jvm_started_mid_recording(&jdk17);
+}
+
+static void jvm25_started_mid_recording(void **state)
+{
+	jvm_started_mid_recording(&jdk25);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		HARNESS_TEST(each_interval_arrives),
+		HARNESS_TEST(server_down_then_up),
+		HARNESS_TEST(spool_bound_drops_oldest),
+		HARNESS_TEST(dir_keep_bound),
+		HARNESS_TEST(container_labelled),
+		HARNESS_TEST(processes_forgotten),
+		HARNESS_TEST(jvm17_started_mid_recording),
+		HARNESS_TEST(jvm25_started_mid_recording),
+	};
+
+	return cmocka_run_group_tests_name("fleet: --continuous, --push, --dir", tests, NULL, NULL);
+}

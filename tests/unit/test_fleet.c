@@ -1,0 +1,263 @@
+/*
+ * Unit tests of the fleet side's pure parts: --label, service names from a
+ * java command line, container ids from /proc/PID/cgroup (hostile inputs
+ * included), the ingest query, and the spool's order and bound.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "user/fleet/labels.h"
+#include "user/fleet/push.h"
+#include "user/fleet/service.h"
+#include "user/fleet/spool.h"
+
+#define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static void label_parses_and_refuses(void **state)
+{
+	struct fleet_label l;
+	char err[256];
+
+	assert_int_equal(labels__parse("env=prod", &l, err, sizeof(err)), 0);
+	assert_string_equal(l.key, "env");
+	assert_string_equal(l.value, "prod");
+	assert_int_equal(labels__parse("region.zone=eu-west-1a", &l, err, sizeof(err)), 0);
+	/* Each of these would change or break the name Pyroscope parses. */
+	const char *bad[] = { "env", "=x", "env=", "e v=x", "env=a,b", "env=a}", "env=a b", "env=a=b",
+			      "__name__=x", "hostname=x", "container_id=x", "service_name=x", "k\x01=v", "k=v\n" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(labels__parse(bad[i], &l, err, sizeof(err)), -1);
+	char longkey[200];
+	memset(longkey, 'k', 100);
+	strcpy(longkey + 100, "=v");
+	assert_int_equal(labels__parse(longkey, &l, err, sizeof(err)), -1);
+}
+
+static void service_names_are_sanitized(void **state)
+{
+	char out[16];
+
+	labels__sanitize_service("my app{x}", out, sizeof(out));
+	assert_string_equal(out, "my_app_x_");
+	labels__sanitize_service("", out, sizeof(out));
+	assert_string_equal(out, "unknown");
+	labels__sanitize_service("averyveryverylongname", out, sizeof(out));
+	assert_string_equal(out, "averyveryverylo");
+}
+
+static void app_name_is_pyroscopes_form(void **state)
+{
+	struct fleet_label l[2] = { { "hostname", "h1" }, { "env", "prod" } };
+	char buf[64], tiny[10];
+
+	assert_int_equal(labels__app_name(buf, sizeof(buf), "Main", "cpu", l, 2), (int)strlen("Main.cpu{hostname=h1,env=prod}"));
+	assert_string_equal(buf, "Main.cpu{hostname=h1,env=prod}");
+	assert_int_equal(labels__app_name(tiny, sizeof(tiny), "Main", "cpu", l, 2), -1);
+}
+
+static void service_of(const char *cmdline, size_t len, const char *expect)
+{
+	char out[FLEET_SERVICE_MAX + 1] = "untouched";
+	int rc = service__from_cmdline(cmdline, len, out, sizeof(out));
+
+	if (!expect) {
+		assert_int_equal(rc, 0);
+		assert_string_equal(out, "untouched");
+	} else {
+		assert_int_equal(rc, 1);
+		assert_string_equal(out, expect);
+	}
+}
+
+#define CMD(s) s, sizeof(s) - 1
+
+static void java_service_as_jps_names_it(void **state)
+{
+	service_of(CMD("/usr/lib/jvm/bin/java\0-Xmx1g\0-cp\0a.jar:b.jar\0com.example.Main\0arg"), "Main");
+	service_of(CMD("java\0-jar\0/opt/app/app.jar\0--port\0080"), "app.jar");
+	service_of(CMD("java\0--module-path\0mods\0-m\0com.app/com.app.Server"), "Server");
+	service_of(CMD("java\0--module=com.app/com.app.Server"), "Server");
+	service_of(CMD("java\0-Dx=y\0Hello.java"), "Hello.java");
+	service_of(CMD("/usr/bin/python3\0-m\0http.server"), NULL);
+	/* Hostile: no main class, cut short, empty parts, no NULs, a name to sanitize. */
+	service_of(CMD("java\0-cp"), NULL);
+	service_of(CMD("java\0-jar"), NULL);
+	service_of(CMD("java\0-jar\0/opt/"), NULL);
+	service_of(CMD("java\0\0Main"), NULL);
+	service_of(CMD("java"), NULL);
+	service_of("", 0, NULL);
+	service_of(CMD("java\0x.y.{Evil}\x1b[31m"), "_Evil___31m");
+	service_of(CMD("java\0Main"), "Main");
+	service_of("java\0Mainxxxx", 9, "Main");  /* len ends the command line, not a NUL */
+}
+
+static void container(const char *cgroup, const char *expect)
+{
+	char out[SERVICE_CONTAINER_ID_LEN + 1] = "";
+	int rc = service__container_id(cgroup, strlen(cgroup), out, sizeof(out));
+
+	assert_int_equal(rc, expect != NULL);
+	if (expect)
+		assert_string_equal(out, expect);
+}
+
+static void container_ids_from_cgroups(void **state)
+{
+	container("0::/system.slice/docker-" ID64 ".scope\n", ID64);
+	container("12:memory:/docker/" ID64 "\n", ID64);
+	container("0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/cri-containerd-" ID64
+		  ".scope\n", ID64);
+	container("0::/kubepods/besteffort/pod1234/" ID64 "\n", ID64);
+	container("0::/machine.slice/libpod-" ID64 ".scope/container\n", ID64);
+	container("0::/system.slice/crio-" ID64 ".scope\n", ID64);
+	container("0::/user.slice/user-1000.slice/session-2.scope\n", NULL);
+	container("0::/\n", NULL);
+	/* Hostile: too short, not hex, upper case, no colons, a conmon scope, no newline at the end. */
+	container("0::/docker/0123456789abcdef\n", NULL);
+	container("0::/docker/" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg" "\n", NULL);
+	container("0::/docker/" "0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF" "\n", NULL);
+	container("/docker/" ID64, NULL);
+	container("0::/machine.slice/libpod-conmon-" ID64 ".scope\n", NULL);
+	container("0::/docker/" ID64, ID64);
+	container("", NULL);
+}
+
+static void query_is_escaped(void **state)
+{
+	char buf[512], small[20];
+
+	assert_true(push__query(buf, sizeof(buf), "Main.cpu{hostname=h1,env=prod}", 100, 160, 19) > 0);
+	assert_string_equal(buf, "name=Main.cpu%7Bhostname%3Dh1%2Cenv%3Dprod%7D&from=100&until=160&sampleRate=19"
+				 "&spyName=jbpfprof&units=samples&aggregationType=sum");
+	assert_int_equal(push__query(small, sizeof(small), "Main.cpu{}", 1, 2, 19), -1);
+	assert_int_equal(push__escape(small, sizeof(small), "a/b c&"), (int)strlen("a%2Fb%20c%26"));
+	assert_string_equal(small, "a%2Fb%20c%26");
+}
+
+static char *temp_dir(void)
+{
+	char *d = strdup("/tmp/test_fleet_spool.XXXXXX");
+
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static void remove_dir(char *d)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
+	assert_int_equal(system(cmd), 0);
+	free(d);
+}
+
+/* Takes the oldest entry and checks it is query q with body b. */
+static void expect_next(struct spool *s, const char *q, const char *b)
+{
+	uint64_t seq;
+	char *query;
+	const void *body;
+	size_t len;
+
+	assert_int_equal(spool__peek(s, &seq, &query, &body, &len), 0);
+	assert_string_equal(query, q);
+	assert_int_equal(len, strlen(b));
+	assert_memory_equal(body, b, len);
+	free(query);
+	spool__done(s, seq);
+}
+
+static void spool_keeps_order_across_reopen(void **state)
+{
+	char *dir = temp_dir(), err[256], tmp[512];
+	struct spool *s = spool__open(dir, 1 << 20, err, sizeof(err));
+	uint64_t seq;
+	char *query;
+	const void *body;
+	size_t len;
+	FILE *f;
+
+	assert_non_null(s);
+	assert_int_equal(spool__put(s, "q1", "b1", 2, NULL), 0);
+	assert_int_equal(spool__put(s, "q2", "b2", 2, NULL), 0);
+	/* A failed send keeps the entry first. */
+	assert_int_equal(spool__peek(s, &seq, &query, &body, &len), 0);
+	free(query);
+	spool__release(s, seq);
+	spool__close(s);
+	/* A writer killed mid-entry leaves a tmp- file: never an entry. */
+	snprintf(tmp, sizeof(tmp), "%s/tmp-00000000000000000009", dir);
+	f = fopen(tmp, "w");
+	assert_non_null(f);
+	fputs("half", f);
+	fclose(f);
+	s = spool__open(dir, 1 << 20, err, sizeof(err));
+	assert_non_null(s);
+	assert_int_equal(access(tmp, F_OK), -1);
+	assert_int_equal(spool__put(s, "q3", "b3", 2, NULL), 0);
+	expect_next(s, "q1", "b1");
+	expect_next(s, "q2", "b2");
+	expect_next(s, "q3", "b3");
+	assert_int_equal(spool__peek(s, &seq, &query, &body, &len), -ENOENT);
+	spool__close(s);
+	remove_dir(dir);
+}
+
+static void spool_bound_drops_oldest_not_in_flight(void **state)
+{
+	char *dir = temp_dir(), err[256], body[101];
+	struct spool *s = spool__open(dir, 250, err, sizeof(err)); /* two entries of 103 bytes fit */
+	struct spool_stats st;
+	uint64_t dropped, seq;
+	char *query;
+	const void *b;
+	size_t len;
+
+	assert_non_null(s);
+	memset(body, 'x', 100);
+	body[100] = '\0';
+	assert_int_equal(spool__put(s, "q1", body, 100, &dropped), 0);
+	assert_int_equal(dropped, 0);
+	assert_int_equal(spool__put(s, "q2", body, 100, &dropped), 0);
+	assert_int_equal(dropped, 0);
+	/* q1 is being sent: the bound takes q2 instead. */
+	assert_int_equal(spool__peek(s, &seq, &query, &b, &len), 0);
+	assert_string_equal(query, "q1");
+	free(query);
+	assert_int_equal(spool__put(s, "q3", body, 100, &dropped), 0);
+	assert_int_equal(dropped, 1);
+	spool__release(s, seq);
+	assert_int_equal(spool__put(s, "q4", body, 100, &dropped), 0);
+	assert_int_equal(dropped, 1);
+	spool__stats(s, &st);
+	assert_int_equal(st.dropped, 2);
+	assert_int_equal(st.entries, 2);
+	expect_next(s, "q3", body);
+	spool__close(s);
+	remove_dir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(label_parses_and_refuses),
+		cmocka_unit_test(service_names_are_sanitized),
+		cmocka_unit_test(app_name_is_pyroscopes_form),
+		cmocka_unit_test(java_service_as_jps_names_it),
+		cmocka_unit_test(container_ids_from_cgroups),
+		cmocka_unit_test(query_is_escaped),
+		cmocka_unit_test(spool_keeps_order_across_reopen),
+		cmocka_unit_test(spool_bound_drops_oldest_not_in_flight),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,64 @@
+/*
+ * push: profiles sent from the spool to a Pyroscope server, in order.
+ *
+ * The contract, as checked against grafana/pyroscope's source
+ * (pkg/ingester/pyroscope/ingest_handler.go, pkg/og/convert/pprof/profile.go,
+ * api/model/labelset): POST <URL>/ingest with the query parameters
+ *
+ *   name=<service>.<cpu|wall>{k=v,...}  from=<unix s>  until=<unix s>
+ *   sampleRate=<Hz>  spyName=jbpfprof  units=samples  aggregationType=sum
+ *
+ * and a multipart/form-data body whose part "profile" is the gzipped
+ * pprof. The handler picks the body's format from `format` before it looks
+ * at the content type, and `format=pprof` means a bare pprof body; a
+ * multipart body is read as one only without `format`, so none is sent.
+ *
+ * One thread does the sending, so a slow or unreachable server never holds
+ * up the recording. The oldest entry goes first; a failure (no connection,
+ * a 5xx, 408 or 429) keeps it and waits, 1 s doubling to PUSH_MAX_BACKOFF_S,
+ * before trying again; the next success resets the wait. A profile the
+ * server refuses as such (any other 4xx) would never be taken: it is
+ * dropped, counted and said.
+ */
+#ifndef JBPF_FLEET_PUSH_H
+#define JBPF_FLEET_PUSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "user/fleet/spool.h"
+
+#define PUSH_MAX_BACKOFF_S 60
+#define PUSH_TIMEOUT_S 30      /* one request, connection included */
+
+/*
+ * The query string (without '?') for one profile into buf. app_name as
+ * labels__app_name makes it; it is percent-encoded here. Returns the
+ * length or -1 when it does not fit.
+ */
+int push__query(char *buf, size_t size, const char *app_name, int64_t from_s, int64_t until_s, unsigned rate_hz);
+
+/* Percent-encodes s into buf (RFC 3986 unreserved kept). Returns the length or -1 when it does not fit. */
+int push__escape(char *buf, size_t size, const char *s);
+
+struct pusher;
+
+struct push_stats {
+	uint64_t sent;      /* profiles the server took */
+	uint64_t failures;  /* attempts that failed and will be retried */
+	uint64_t rejected;  /* profiles the server refused for good (4xx), dropped */
+};
+
+/* Starts the thread that sends spool's entries to url. NULL after one line into err. */
+struct pusher *pusher__start(const char *url, struct spool *spool, int verbose, char *err, size_t err_size);
+/* Something new is in the spool. */
+void pusher__kick(struct pusher *p);
+/*
+ * Sends what the spool holds for at most flush_s seconds more (stopping at
+ * the first failure), then ends the thread and frees p. What is left stays
+ * in the spool for the next start.
+ */
+void pusher__stop(struct pusher *p, unsigned flush_s);
+void pusher__stats(struct pusher *p, struct push_stats *stats);
+
+#endif /* JBPF_FLEET_PUSH_H */

@@ -1,0 +1,58 @@
+/*
+ * service: what a fleet store calls the application a process belongs
+ * to, and the container it runs in.
+ *
+ *   a JVM        its main class or jar as jps names it: the class's simple
+ *                name ("com.example.Main" -> "Main"), the jar's file name
+ *                ("/opt/app/app.jar" -> "app.jar"), the module's main
+ *                class for -m MODULE/CLASS (the module for -m MODULE);
+ *                read from /proc/PID/cmdline
+ *   otherwise    the executable's file name (/proc/PID/exe), or the
+ *                process's comm when that cannot be read
+ *   container    the 64-hex id in /proc/PID/cgroup, as docker
+ *                (".../docker-ID.scope", "/docker/ID"), containerd and CRI
+ *                ("cri-containerd-ID.scope", "/kubepods/.../ID"), CRI-O
+ *                ("crio-ID.scope") and podman ("libpod-ID.scope") write it
+ *
+ * Everything read is the target's choice (its command line above all) and
+ * is parsed as hostile input: lengths bounded, no NUL assumed. The parsers
+ * are pure; service__of_process reads through symbolizer/proc.c.
+ */
+#ifndef JBPF_FLEET_SERVICE_H
+#define JBPF_FLEET_SERVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "user/fleet/labels.h"
+
+#define SERVICE_CONTAINER_ID_LEN 64
+/* A java command line longer than this (a huge class path) is read no further: its service is then "java". */
+#define SERVICE_CMDLINE_MAX (1u << 20)
+
+struct service_info {
+	char name[FLEET_SERVICE_MAX + 1];                /* sanitized (labels__sanitize_service) */
+	char container_id[SERVICE_CONTAINER_ID_LEN + 1]; /* "" when none */
+};
+
+/*
+ * A java launcher's NUL-separated command line (len bytes) to its main
+ * class or jar, as described above, into out. 1 when argv[0] is a java
+ * launcher and a main class or jar was found, 0 otherwise (out untouched).
+ */
+int service__from_cmdline(const char *cmdline, size_t len, char *out, size_t size);
+
+/*
+ * The container id in a /proc/PID/cgroup text (len bytes), lowercase hex,
+ * into out (at least SERVICE_CONTAINER_ID_LEN + 1 bytes). 1 when found, 0
+ * when the process runs in no container this recognises.
+ */
+int service__container_id(const char *cgroup, size_t len, char *out, size_t size);
+
+/*
+ * Both for process tgid under proc_root; fallback (its comm, may be NULL)
+ * names it when nothing can be read. Always fills out.
+ */
+void service__of_process(const char *proc_root, uint32_t tgid, const char *fallback, struct service_info *out);
+
+#endif /* JBPF_FLEET_SERVICE_H */
