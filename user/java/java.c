@@ -123,7 +123,9 @@ struct attach_job {
 	bool nmethods;
 	bool room;              /* a JVM slot is free: without one, a JVM stops at JAVA_ATTACH_FULL */
 	bool no_kfunc;          /* the kernel cannot send the signal a JVM needs */
+	uint64_t submitted_ns;  /* CLOCK_MONOTONIC: handed to the worker (for -v) */
 	/* the result */
+	uint64_t started_ns, finished_ns; /* the worker took it, and was done with it (for -v) */
 	int rc;                 /* enum java_attach_result */
 	char err[512];
 	struct jvm jvm;         /* with JAVA_ATTACH_OK: the connected agent (fd, map, reader, hello) */
@@ -490,6 +492,23 @@ static bool cancelled(int cancel_fd)
 }
 
 /*
+ * A JVM stopped by a signal or a debugger (state T or t) answers no
+ * attach: trying would hold the attach worker for the whole load timeout,
+ * and every attach queued behind it. It is tried again later (a watched
+ * one until its watch ends), when it may run again.
+ */
+static bool is_stopped(uint32_t tgid, char *err, size_t err_size)
+{
+	char state = proc__thread_state("/proc", tgid, tgid);
+
+	if (state != 'T' && state != 't')
+		return false;
+	snprintf(err, err_size, "JVM pid %u is stopped (%s)", tgid,
+		 state == 'T' ? "by a signal" : "by a debugger or tracer");
+	return true;
+}
+
+/*
  * The blocking part of an attach, on the attach worker (or inline for the
  * attaches before the recording): opens the target, loads or wakes the
  * agent and waits for its hello. Touches nothing but job; every wait ends
@@ -510,6 +529,7 @@ static void run_attach(struct attach_job *job, int cancel_fd)
 
 	*jvm = (struct jvm){ .fd = -1 };
 	job->rc = JAVA_ATTACH_FAILED;
+	job->started_ns = clock_monotonic_ns();
 	rc = jvm_target_open((pid_t)job->tgid, &target, err, err_size);
 	if (rc == JVM_TARGET_NOT_JVM || rc == JVM_TARGET_STARTING || rc == JVM_TARGET_UNKNOWN || rc) {
 		job->rc = rc == JVM_TARGET_NOT_JVM    ? JAVA_ATTACH_NOT_JVM
@@ -519,6 +539,10 @@ static void run_attach(struct attach_job *job, int cancel_fd)
 		return;
 	}
 	target.cancel_fd = cancel_fd;
+	if (is_stopped(job->tgid, err, err_size)) {
+		job->rc = JAVA_ATTACH_NOT_YET;
+		goto fail;
+	}
 	if (!job->room) {
 		snprintf(err, err_size,
 			 "JVM pid %u not attached: %d JVMs already are, the most one recording signals (the BPF map of "
@@ -603,9 +627,12 @@ static void discard_job(void *arg)
 	free(job);
 }
 
-static void run_attach_job(void *job, int cancel_fd)
+static void run_attach_job(void *arg, int cancel_fd)
 {
+	struct attach_job *job = arg;
+
 	run_attach(job, cancel_fd);
+	job->finished_ns = clock_monotonic_ns();
 }
 
 /* The request part of a job for tgid, filled on the session thread. */
@@ -1017,8 +1044,13 @@ static bool try_result(struct java *java, struct watch *w, int rc, uint64_t now)
 		w->jvm = true;
 		if (!w->said) {
 			w->said = true;
-			fprintf(stderr, "jbpfprof: JVM pid %u is still starting; attaching when it is live (up to %d s)\n",
-				w->tgid, WATCH_MS / 1000);
+			if (strstr(w->err, " is stopped ("))
+				fprintf(stderr, "jbpfprof: %s; attaching if it runs again (up to %d s)\n", w->err,
+					WATCH_MS / 1000);
+			else
+				fprintf(stderr,
+					"jbpfprof: JVM pid %u is still starting; attaching when it is live (up to %d s)\n",
+					w->tgid, WATCH_MS / 1000);
 		}
 		return true;
 	default:
@@ -1059,6 +1091,36 @@ static struct watch *find_watch(struct java *java, uint32_t tgid)
 	return NULL;
 }
 
+static const char *result_name(int rc)
+{
+	switch (rc) {
+	case JAVA_ATTACH_OK:
+		return "attached";
+	case JAVA_ATTACH_NOT_JVM:
+		return "not a JVM";
+	case JAVA_ATTACH_NOT_YET:
+		return "not live yet";
+	case JAVA_ATTACH_FULL:
+		return "no slot";
+	case JAVA_ATTACH_UNKNOWN:
+		return "gone";
+	default:
+		return "failed";
+	}
+}
+
+/* -v: one line per finished try, with how long it waited for the worker and how long it ran. */
+static void say_try(const struct attach_job *job, int rc)
+{
+	uint64_t now = clock_monotonic_ns();
+
+	fprintf(stderr,
+		"jbpfprof: attach try of pid %u: %s after %.0f ms queued, %.0f ms running, taken %.0f ms later%s%s\n",
+		job->tgid, result_name(rc), (double)(job->started_ns - job->submitted_ns) / 1e6,
+		(double)(job->finished_ns - job->started_ns) / 1e6, (double)(now - job->finished_ns) / 1e6,
+		job->err[0] ? ": " : "", job->err);
+}
+
 /* The attaches the worker finished: adopted, and their watches told. */
 static void take_finished(struct java *java)
 {
@@ -1067,6 +1129,10 @@ static void take_finished(struct java *java)
 	while (java->attacher && (job = attacher__take(java->attacher))) {
 		struct watch *w = find_watch(java, job->tgid);
 		int rc = adopt(java, job);
+
+		/* Under -a every exec on the host is tried: the native programs' tries are not worth a line. */
+		if (java->verbose && ((w && w->jvm) || (rc != JAVA_ATTACH_NOT_JVM && rc != JAVA_ATTACH_UNKNOWN)))
+			say_try(job, rc);
 
 		if (w) {
 			snprintf(w->err, sizeof(w->err), "%s", job->err);
@@ -1098,6 +1164,7 @@ static bool start_try(struct java *java, struct watch *w)
 	if (!(job = malloc(sizeof(*job))))
 		return false;
 	prepare_job(java, job, w->tgid);
+	job->submitted_ns = clock_monotonic_ns();
 	if (attacher__submit(java->attacher, job)) {
 		free(job);
 		return false;
@@ -1164,9 +1231,6 @@ size_t java__poll_fds(struct java *java, struct pollfd *fds, size_t max)
 	/* First, so that it is never cut: the attach worker has a finished attach (java__tick takes it). */
 	if (java->attacher && n < max)
 		fds[n++] = (struct pollfd){ .fd = attacher__fd(java->attacher), .events = POLLIN };
-	/* First, so that it is never cut: the attach worker has a finished attach (java__tick takes it). */
-	if (java->attacher && n < max)
-		fds[n++] = (struct pollfd){ .fd = attacher__fd(java->attacher), .events = POLLIN };
 	for (size_t i = 0; i < java->nr_jvms && n < max; i++)
 		if (java->jvms[i].fd >= 0)
 			fds[n++] = (struct pollfd){ .fd = java->jvms[i].fd, .events = POLLIN };
@@ -1184,10 +1248,25 @@ void java__on_poll(struct java *java, const struct pollfd *fds, size_t nr)
 	}
 }
 
+/*
+ * Whether the agent's socket holds something not read yet. The recording
+ * loop may have been held up (building a large unwind table, say) while
+ * the agent kept talking: that silence is ours, not the JVM's.
+ */
+static bool agent_waiting(const struct jvm *jvm)
+{
+	struct pollfd p = { .fd = jvm->fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
 /* A JVM whose agent says nothing, or whose threads no longer answer signals, is no longer signalled. */
 static void check_answering(struct jvm *jvm, uint64_t now)
 {
 	if (jvm->fd < 0)
+		return;
+	if (!jvm->silent && now >= jvm->heard_ns + AGENT_SILENCE_MS * NS_PER_MS && agent_waiting(jvm) &&
+	    !read_agent(jvm))
 		return;
 	if (!jvm->silent && now >= jvm->heard_ns + AGENT_SILENCE_MS * NS_PER_MS) {
 		if (jvm->java->sampler)
