@@ -250,9 +250,16 @@ static void wait_attached(struct child *profiler, int pid, int timeout_s)
 		fail_msg("the profiler did not attach JVM pid %d: %s", pid, profiler->buf);
 }
 
-/* Reads n more heartbeats of the JVM: it ran (and was sampled) for that long. */
+/*
+ * Reads n heartbeats of the JVM printed from now on: it ran (and was
+ * sampled) for that long. What its pipe holds already is read first and
+ * not counted: beats printed while the test waited elsewhere (for the
+ * attach, say) came before now.
+ */
 static void read_beats(struct jvm *jvm, int n)
 {
+	while (harness_read_some(&jvm->out, 0) == 0)
+		;
 	for (int seen = 0; seen < n;) {
 		size_t before = jvm->out.len;
 
