@@ -9,7 +9,8 @@
  *   - threads named longer than the kernel's 15 bytes, started before the
  *     attach, carry their whole Java names in --threads output;
  *   - -a: a JVM busy in Java code has Java frames on at least 90% of its
- *     threads' samples, and a JVM started during the recording gets them.
+ *     threads' samples, and a JVM started during the recording gets them;
+ *     a JVM stopped by a signal is not tried, and attached once it runs.
  *
  * Every JVM runs CpuSplit with its heartbeat (-b); each test checks that
  * beats came after the recording and that the JVM stops cleanly, without a
@@ -373,6 +374,38 @@ static void all_jvm_exits_then_another(void **state)
 	harness_output_free(&stacks, file, dir);
 }
 
+/*
+ * -a, a JVM stopped by SIGSTOP when the recording starts: it is not tried
+ * (a try would wait the whole load timeout for an answer), the profiler
+ * says it is stopped, and once it runs again (SIGCONT) it is attached
+ * during the recording and gets Java frames.
+ */
+static void all_stopped_jvm(void **state)
+{
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+	char *dir = harness_tmpdir(), *file = harness_path(dir, "out.collapsed"), said[96];
+
+	(void)state;
+	jvm_require(&jdk17, "CpuSplit");
+	jvm_start(&jvm, &jdk17, "CpuSplit", (char *[]){ "-b", "-n", "allmode-stopped-", NULL });
+	assert_int_equal(kill(jvm.out.pid, SIGSTOP), 0);
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-v", "-F", "199", "--threads", "-f", file,
+								      NULL }),
+			 0);
+	snprintf(said, sizeof(said), "JVM pid %d is stopped (by a signal)", jvm.out.pid);
+	if (harness_wait_for(&profiler, said, 60))
+		fail_msg("the profiler did not say the JVM is stopped: %s", profiler.buf);
+	assert_int_equal(kill(jvm.out.pid, SIGCONT), 0);
+	wait_attached(&profiler, jvm.out.pid, 30);
+	read_beats(&jvm, 50);
+	stop_profiler(&profiler, file, &stacks);
+	assert_java_share(&stacks, "allmode-stopped-", "JDK 17 stopped, then running again", &profiler);
+	assert_alive_and_stop(&jvm);
+	harness_output_free(&stacks, file, dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +418,7 @@ int main(void)
 		HARNESS_TEST(all_busy_jvm),
 		HARNESS_TEST(all_jvm_started_later),
 		HARNESS_TEST(all_jvm_exits_then_another),
+		HARNESS_TEST(all_stopped_jvm),
 	};
 
 	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
