@@ -143,6 +143,7 @@ struct attach_job {
 
 struct thread_seen {
 	uint32_t tid;
+	uint32_t tgid;   /* its JVM, whose slot's release unmarks it */
 	uint8_t streak;  /* samples in a row without Java, saturating */
 	bool marked;     /* in the BPF map no_java_tids */
 };
@@ -762,13 +763,13 @@ void java__set_sampler(struct java *java, struct sampler *sampler)
 
 /* ---- samples ---- */
 
-static void note_thread(struct java *java, uint32_t tid, bool ran_java, bool certain)
+static void note_thread(struct java *java, uint32_t tgid, uint32_t tid, bool ran_java, bool certain)
 {
 	struct thread_seen *t = &java->threads[tid % NO_JAVA_SLOTS];
-	bool known = t->tid == tid;
+	bool known = t->tid == tid && t->tgid == tgid;
 
 	if (!known)
-		*t = (struct thread_seen){ .tid = tid };
+		*t = (struct thread_seen){ .tid = tid, .tgid = tgid };
 	if (ran_java) {
 		/* A probe of a thread marked before its slot was taken over counts too. */
 		if ((t->marked || !known) && java->sampler)
@@ -882,7 +883,7 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		a.reason = reason;
 	} else if (trace->status > 0) {
 		java->stats.with_java++;
-		note_thread(java, sample->tid, true, false);
+		note_thread(java, sample->tgid, sample->tid, true, false);
 		if (!java->stats.first_joined_ns || sample->time_ns < java->stats.first_joined_ns)
 			java->stats.first_joined_ns = sample->time_ns;
 	} else if (trace->status == 0 || trace->status == JBPF_TRACE_NOT_JAVA_THREAD ||
@@ -896,7 +897,7 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		 * runs no Java (a compiler thread, say), and nothing is missing.
 		 */
 		java->stats.vm_threads++;
-		note_thread(java, sample->tid, false, trace->status == JBPF_TRACE_NOT_JAVA_THREAD);
+		note_thread(java, sample->tgid, sample->tid, false, trace->status == JBPF_TRACE_NOT_JAVA_THREAD);
 	} else {
 		int code = -trace->status;
 		const char *why;
@@ -1304,6 +1305,24 @@ static void add_agent_counts(struct java_stats *st, const struct jvm *jvm)
 }
 
 /*
+ * The threads of an exited JVM marked as running no Java are unmarked: the
+ * BPF map knows tids only, and a tid is soon another thread's (pid_max can
+ * be as low as 32768), maybe one of a JVM that runs Java.
+ */
+static void unmark_threads(struct java *java, uint32_t tgid)
+{
+	for (size_t i = 0; i < NO_JAVA_SLOTS; i++) {
+		struct thread_seen *t = &java->threads[i];
+
+		if (t->tgid != tgid || !t->tid)
+			continue;
+		if (t->marked && java->sampler)
+			sampler__set_no_java(java->sampler, t->tid, false);
+		*t = (struct thread_seen){ 0 };
+	}
+}
+
+/*
  * Frees slot i: its samples still waiting in the join are emitted first
  * (they need its map), its agent's counters kept for the summary. The last
  * slot moves into it.
@@ -1315,6 +1334,7 @@ static void release_jvm(struct java *java, size_t i)
 	if (java->join)
 		join__forget_tgid(java->join, jvm->tgid);
 	add_agent_counts(&java->retired, jvm);
+	unmark_threads(java, jvm->tgid);
 	javamap__free(jvm->map);
 	javastacks__free(jvm->stacks);
 	free(jvm->reader);
