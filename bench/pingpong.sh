@@ -4,7 +4,8 @@
 # two pipes, so every round trip is two sleeps and two wake-ups, the worst
 # case for a profiler that hooks the scheduler (-e wall).
 #
-#   bench/pingpong.sh [ROUNDS]   (root; default 5 rounds)
+#   [JBPFPROF=path] bench/pingpong.sh [ROUNDS]   (root; default 5 rounds; JBPFPROF: another
+#                  build of the profiler, say an earlier commit's, default build/jbpfprof)
 #
 # Each round runs the workload three times, in turn (order rotated each
 # round, so a drift in machine speed hits every mode alike): unprofiled,
@@ -26,6 +27,14 @@
 #
 # Prints each mode's median rate (min, max) and the median of its per-round
 # ratios to the unprofiled run of the same round.
+#
+# Last, unless BPF_STATS=0, one more pinned -e wall run with the kernel's
+# BPF statistics on (kernel.bpf_stats_enabled, which slows every program a
+# little, hence a run apart from the ratios): for each program the profiler
+# loaded, its runs per round trip and its run time per run (run_time_ns /
+# run_cnt, as bpftool shows them), and the BPF time per round trip, over
+# PROFILE_S - 2 seconds in the middle of the recording. Needs bpftool and
+# python3; programs another tool loads meanwhile would be counted too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -36,7 +45,7 @@ run_s=${RUN_S:-8}
 profile_s=${PROFILE_S:-5}
 modes=(off wall cpu)
 work=build/workloads/offcpu
-prof=build/jbpfprof
+prof=${JBPFPROF:-build/jbpfprof}
 [ -x "$work" ] && [ -x "$prof" ] || { echo "bench: run make first" >&2; exit 1; }
 ((profile_s >= 2 && run_s >= profile_s + 2)) || { echo "bench: need PROFILE_S >= 2 and RUN_S >= PROFILE_S + 2" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -105,3 +114,65 @@ for pin in free pinned; do
 				(m == "off" ? "off" : m == "wall" ? "-e wall" : "-e cpu"), med, lo, hi, ratio, (ratio - 1) * 100 }'
 	done
 done
+
+[ "${BPF_STATS:-1}" = 0 ] && exit 0
+# The BPF statistics of one pinned -e wall recording.
+old_stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
+trap 'echo "$old_stats" >/proc/sys/kernel/bpf_stats_enabled; rm -rf "$tmp"' EXIT
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+bpftool prog show -j >"$tmp/before.json"
+mkfifo "$tmp/out" "$tmp/err"
+taskset -c 0 "$work" pingpong "$run_s" >"$tmp/out" &
+wp=$!
+exec 3<"$tmp/out"
+read -r line <&3
+"$prof" -e wall -p "$wp" -d "$profile_s" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
+pp=$!
+exec 4<"$tmp/err"
+wait_for_sampling 4 to_stderr || { echo "bench: the profiler failed to start" >&2; kill "$wp"; exit 1; }
+sleep 1
+bpftool prog show -j >"$tmp/a.json"
+a=$(date +%s%N)
+sleep $((profile_s - 2))
+bpftool prog show -j >"$tmp/b.json"
+b=$(date +%s%N)
+cat <&3 >"$tmp/buckets"
+wait "$wp"
+cat <&4 >/dev/null
+wait "$pp" || { echo "bench: the profiler failed" >&2; exit 1; }
+python3 - "$tmp" "$a" "$b" <<'PY'
+import json, sys
+tmp, a_ns, b_ns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def progs(path):
+    return {p["id"]: p for p in json.load(open(path))}
+before, a, b = progs(f"{tmp}/before.json"), progs(f"{tmp}/a.json"), progs(f"{tmp}/b.json")
+start = None
+trips = seconds = 0
+for line in open(f"{tmp}/buckets"):
+    f = line.split()
+    if f[0] == "start_realtime_ns":
+        start = int(f[1])
+    elif f[0] == "bucket" and start is not None:
+        t = start + int(f[1]) * 1e9
+        if t >= a_ns and t + 1e9 <= b_ns:
+            trips += int(f[2])
+            seconds += 1
+if not seconds:
+    sys.exit("bench: no whole second between the two BPF snapshots")
+rate = trips / seconds
+print(f"  BPF statistics, pinned -e wall (bpf_stats on, {rate:.0f} round trips/s over {seconds} s):")
+total = 0.0
+for pid in sorted(b, key=lambda p: b[p].get("name", "")):
+    if pid in before or pid not in a:
+        continue
+    runs = b[pid].get("run_cnt", 0) - a[pid].get("run_cnt", 0)
+    ns = b[pid].get("run_time_ns", 0) - a[pid].get("run_time_ns", 0)
+    if not runs:
+        continue
+    wall_s = (b_ns - a_ns) / 1e9
+    per_trip = ns / wall_s / rate
+    total += per_trip
+    print(f"    {b[pid].get('name', '?'):20s} {runs / wall_s / rate:6.2f} runs per round trip, {ns / runs:5.0f} ns per run, "
+          f"{per_trip:6.0f} ns per round trip")
+print(f"    total {total:.0f} ns of BPF time per round trip of {1e9 / rate:.0f} ns ({100 * total * rate / 1e9:.1f}%)")
+PY

@@ -20,6 +20,14 @@
 
 #define JBPF_COMM_LEN 16
 
+/*
+ * The name of the agent's own thread in a JVM (jvmti-stub/channel.c names
+ * it so, and HotSpot gives the kernel thread the Java name). Its waits are
+ * the profiler's, not the application's: the wall-clock programs count its
+ * time but record none of its waits (no stacks, no Java stack signal).
+ */
+#define JBPF_AGENT_THREAD_COMM "jbpfprof agent"
+
 /* Ring buffer record types: the first field of every record. */
 enum jbpf_record_type {
 	JBPF_RECORD_CPU_SAMPLE = 1,

@@ -56,6 +56,14 @@
  * is added when created (sched_process_fork), its life ends when it exits
  * (sched_process_exit, a jbpf_thread_exit record), and its entry leaves at
  * its last switch-out.
+ *
+ * Per switch of target threads, the common case costs two hash lookups
+ * in `waits` (the thread leaving, by which it is known as a target's
+ * without the targets lookup; the thread coming in), a per-CPU counter,
+ * the leaving thread's task storage (for syscall_exit.bpf.c) and, when
+ * the wait just ended is short, a random number. The JVM agent's own thread (JBPF_AGENT_THREAD_COMM) is
+ * followed like any other, but none of its waits is recorded: they are
+ * the profiler's ticks, not the application's time.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -108,6 +116,25 @@ static __always_inline __u64 new_seq(void)
 static __always_inline bool is_target(__u32 tgid, struct task_struct *task)
 {
 	return !filter_by_tgid || is_target_task(tgid, task);
+}
+
+/*
+ * Whether a comm (a sched_switch tracepoint's, NUL-padded to 16 bytes) is the
+ * agent's own thread (JBPF_AGENT_THREAD_COMM). Its waits are the agent's
+ * ticks, about a hundred a second: recording them would cost a stack read,
+ * a Java stack signal to the agent itself and a trace each, all overhead
+ * of the profiler shown as the application's time. Asked only when a wait
+ * is about to be recorded, so other switches do not pay for it.
+ */
+static __always_inline bool is_agent_thread(const char *comm)
+{
+	static const char agent[JBPF_COMM_LEN] = JBPF_AGENT_THREAD_COMM;
+	__u64 c[2] = {}, a[2];
+
+	/* Copied, not read in place: the verifier allows the context only fixed-offset loads. */
+	bpf_probe_read_kernel(c, sizeof(c), comm);
+	__builtin_memcpy(a, agent, sizeof(a));
+	return c[0] == a[0] && c[1] == a[1];
 }
 
 /* Wake the reader only when the ring is filling up; it drains on a timer anyway. */
@@ -269,10 +296,20 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	long report = ctx->prev_state;
 	__u64 runtime;
 
-	if (tid == 0 || !is_target(tgid, current))
+	if (tid == 0)
+		return;
+	/*
+	 * A thread in `waits` is a target's: entries are made only for
+	 * targets' threads and leave when the thread exits, so the targets
+	 * lookup is needed only for a thread not seen yet (or an entry left
+	 * by an exit whose switch was missed, whose tid another process reuses).
+	 */
+	w = bpf_map_lookup_elem(&waits, &tid);
+	if (w && w->tgid != tgid)
+		w = NULL;
+	if (!w && !is_target(tgid, current))
 		return;
 	count(JBPF_CNT_SWITCHES);
-	w = bpf_map_lookup_elem(&waits, &tid);
 	if (report & (REPORT_EXIT_DEAD | REPORT_EXIT_ZOMBIE)) {
 		bpf_map_delete_elem(&waits, &tid);
 		return;
@@ -281,7 +318,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		return;
 	if (!w) {
 		fresh.tgid = tgid;
-		bpf_map_update_elem(&waits, &tid, &fresh, BPF_NOEXIST);
+		bpf_map_update_elem(&waits, &tid, &fresh, BPF_ANY);
 		w = bpf_map_lookup_elem(&waits, &tid);
 		if (!w) {
 			count(JBPF_CNT_THREADS_FULL);
@@ -312,7 +349,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		w->state = JBPF_STATE_BLOCKED;
 	else
 		w->state = JBPF_STATE_SLEEPING;
-	if (w->state == JBPF_STATE_BLOCKED)
+	if (w->state == JBPF_STATE_BLOCKED && !is_agent_thread(ctx->prev_comm))
 		send_open_wait(ctx, w, tid, now);
 }
 
@@ -433,20 +470,20 @@ static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 			w->off_since = 0;
 			return;
 		}
-		if (length < full_wait_ns) {
-			if ((((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) {
-				/* Asleep until woken, then runnable. */
-				if (woken) {
-					w->sampled_out_ns[JBPF_STATE_RUNNABLE] += now - woken;
-					length = woken - w->off_since;
-				}
-				if (w->state < JBPF_STATE_NR)
-					w->sampled_out_ns[w->state] += length;
-				w->off_since = 0;
-				return;
+		if ((length < full_wait_ns && (((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) ||
+		    is_agent_thread(ctx->next_comm)) {
+			/* Not recorded. Asleep until woken, then runnable. */
+			if (woken) {
+				w->sampled_out_ns[JBPF_STATE_RUNNABLE] += now - woken;
+				length = woken - w->off_since;
 			}
-			flags = JBPF_WAIT_SAMPLED;
+			if (w->state < JBPF_STATE_NR)
+				w->sampled_out_ns[w->state] += length;
+			w->off_since = 0;
+			return;
 		}
+		if (length < full_wait_ns)
+			flags = JBPF_WAIT_SAMPLED;
 	}
 	send_wait(w, tid, ctx->next_comm, now, flags, woken);
 	w->flags = 0;

@@ -94,6 +94,7 @@ static void drain_ring(jvmtiEnv *jvmti, JNIEnv *jni, uint32_t session)
 			copy->session = slot->session;
 			copy->tid = slot->tid;
 			copy->num_frames = slot->num_frames;
+			copy->how = slot->how;
 			for (int i = 0; i < n; i++)
 				copy->frames[i] = slot->frames[i];
 		}
@@ -166,6 +167,26 @@ static enum end_reason read_requests(struct serving *s, uint64_t now)
 	return RUNNING;
 }
 
+/*
+ * How long the next poll may sleep. The eventfd and the socket end it
+ * sooner for everything else; the timers are for what nothing signals: a
+ * flush waiting for a handler still mid-way, stacks left for a later
+ * turn when the outbox filled, the STATS every second, and traces fewer
+ * than half the ring.
+ */
+static int poll_timeout_ms(const struct serving *s, uint64_t now)
+{
+	uint64_t idle = CHANNEL_IDLE_MS;
+
+	if (s->flushes || s->stacks_wanted || s->stacks)
+		return CHANNEL_TICK_MS;
+	if (s->next_stats <= now)
+		return 0;
+	if ((s->next_stats - now) / MS < idle)
+		idle = (s->next_stats - now + MS - 1) / MS;
+	return (int)idle;
+}
+
 static void serve(jvmtiEnv *jvmti, JNIEnv *jni, int fd, uint32_t session)
 {
 	struct serving s = {
@@ -215,7 +236,7 @@ static void serve(jvmtiEnv *jvmti, JNIEnv *jni, int fd, uint32_t session)
 		}
 		fds[0] = (struct pollfd){ .fd = fd, .events = POLLIN | (s.sending ? POLLOUT : 0) };
 		fds[1] = (struct pollfd){ .fd = handler__wake_fd(), .events = POLLIN };
-		if (poll(fds, 2, CHANNEL_TICK_MS) < 0 && errno != EINTR) {
+		if (poll(fds, 2, poll_timeout_ms(&s, now)) < 0 && errno != EINTR) {
 			end = SOCKET_ERROR;
 			break;
 		}

@@ -3,9 +3,14 @@
  *
  * One Java thread ("jbpfprof agent", a JVMTI agent thread, so a daemon)
  * is started by the first recording and kept for the next ones. While a
- * recording is live it loops every CHANNEL_TICK_MS, or sooner when the
- * handler's eventfd or the socket wake it. First it queues a THREAD for
- * every thread already running (threads.h), then, each turn:
+ * recording is live it sleeps until work wakes it: the handler's eventfd
+ * (the trace ring half full), the socket (a request, or room to write what
+ * is queued), or a deadline: every CHANNEL_TICK_MS while a flush waits or
+ * stacks are being queued, and at most CHANNEL_IDLE_MS otherwise, so that a
+ * trace reaches the profiler well within the time the profiler waits for
+ * it (2 s, user/java/join.c) while a JVM whose threads are parked costs
+ * ten wake-ups a second, not a hundred. First it queues a THREAD for every
+ * thread already running (threads.h), then, each turn:
  *
  *   1. drains the trace ring into the outbox (METHODs, then the TRACE);
  *   2. on a 'W' (JBPF_REQ_THREAD_STACKS), takes every thread's stack, and
@@ -33,6 +38,7 @@
 #include <jvmti.h>
 
 #define CHANNEL_TICK_MS 10
+#define CHANNEL_IDLE_MS 100
 #define CHANNEL_STALL_S 10
 #define CHANNEL_FLUSH_WAIT_MS 200
 #define CHANNEL_STATS_INTERVAL_MS 1000

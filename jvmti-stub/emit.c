@@ -85,6 +85,16 @@ size_t emit__error(void *buf, const char *text)
 	return b.len;
 }
 
+void emit__notice(const char *text)
+{
+	char buf[EMIT_ERROR_MAX];
+	struct msgbuf b = { .data = buf, .cap = sizeof(buf) };
+	struct jbpf_msg_error e = { .len = (uint32_t)bounded_len(text) };
+
+	put_msg(&b, JBPF_MSG_NOTICE, &e, sizeof(e), text, e.len);
+	outbox__append(b.data, b.len, OUTBOX_LIMIT, NULL, 0);
+}
+
 void emit__thread(uint32_t tid, const char *name)
 {
 	char buf[EMIT_HEADER + sizeof(struct jbpf_msg_thread) + JBPF_STREAM_MAX_NAME];
@@ -153,6 +163,7 @@ void emit__trace(jvmtiEnv *jvmti, JNIEnv *jni, const struct ring_slot *slot, str
 		.time_ns = slot->time_ns,
 		.tid = slot->tid,
 		.status = slot->num_frames,
+		.flags = slot->how & (JBPF_TRACE_FROM_ANCHOR | JBPF_TRACE_FROM_CALLER),
 	};
 	struct jbpf_trace_frame *frames = scratch->frames;
 	size_t n_unnamed;

@@ -64,6 +64,8 @@ uint64_t emit__now_ns(void);
 size_t emit__hello(void *buf, uint32_t signo, const char *vm_version);
 /* Writes an ERROR carrying text (cut to JBPF_STREAM_MAX_NAME) into buf (EMIT_ERROR_MAX bytes). */
 size_t emit__error(void *buf, const char *text);
+/* Queues a NOTICE: one line the profiler shows its user (cut to JBPF_STREAM_MAX_NAME). */
+void emit__notice(const char *text);
 
 void emit__thread(uint32_t tid, const char *name);
 void emit__nmethod_load(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID method, const void *addr, jint size);

@@ -24,6 +24,14 @@
  *   AsyncGetCallTrace    through a pointer; HotSpot's own entry for this
  *                        use. What it reaches is argued in
  *                        docs/architecture.md ("The signal handler").
+ *   lastjava__begin(thread, &regs, &search, &anchor)
+ *   lastjava__next(&search, &regs, &from_anchor_pc)
+ *                        lastjava.c: loads from the calling thread's own
+ *                        JavaThread (the `thread` current_env found) at
+ *                        VMStructs offsets, and from its stack between the
+ *                        interrupted sp and its base, bounds checked, at
+ *                        most LASTJAVA_MAX_LINKS or LASTJAVA_MAX_SCAN words;
+ *                        no calls (check-handler checks lastjava.o too)
  *
  * Not on the list, on purpose: GetEnv or any JNI/JVMTI function (they read
  * libjvm's __thread variables, whose first access on a thread, or any
@@ -48,8 +56,10 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
+#include "lastjava.h"
 #include "stream.h"
 
 /* HotSpot's AsyncGetCallTrace interface (forte.cpp), not in any JDK header. */
@@ -65,6 +75,12 @@ typedef struct {
 } ASGCT_CallTrace;
 
 typedef void (*asgct_fn)(ASGCT_CallTrace *trace, jint depth, void *ucontext);
+
+/* AsyncGetCallTrace's codes for a top frame it could not find or walk from (see stream.h). */
+#define AGCT_UNKNOWN_NOT_JAVA (-3)
+#define AGCT_NOT_WALKABLE_JAVA (-6)
+/* Places AsyncGetCallTrace is called from again, at most, after it gave up (lastjava.h). */
+#define HANDLER_MAX_RETRIES 4
 
 /* AsyncGetCallTrace writes straight into the ring's frames. */
 _Static_assert(sizeof(ASGCT_CallFrame) == sizeof(struct ring_frame), "ring_frame must match ASGCT_CallFrame");
@@ -105,9 +121,9 @@ static bool accepted(const siginfo_t *info)
  * without calling into the JVM: HotSpot's key gives the live Thread object
  * of the calling thread (or NULL: not attached to the VM), its first word
  * is its class's vtable, and a JavaThread's JNIEnv is a member at
- * env_offset.
+ * env_offset. *java_thread is then that JavaThread.
  */
-static JNIEnv *current_env(void)
+static JNIEnv *current_env(const char **java_thread)
 {
 	const char *thread;
 	uintptr_t vtable;
@@ -121,9 +137,90 @@ static JNIEnv *current_env(void)
 	vtable = *(const volatile uintptr_t *)thread;
 	n = atomic_load_explicit(&hs.nr_java_vtables, memory_order_acquire);
 	for (unsigned i = 0; i < n && i < HANDLER_MAX_JAVA_VTABLES; i++)
-		if (atomic_load_explicit(&hs.java_vtables[i], memory_order_relaxed) == vtable)
+		if (atomic_load_explicit(&hs.java_vtables[i], memory_order_relaxed) == vtable) {
+			*java_thread = thread;
 			return (JNIEnv *)(uintptr_t)(thread + hs.env_offset);
+		}
 	return NULL;
+}
+
+#if defined(__x86_64__)
+static struct lastjava_regs context_regs(const ucontext_t *uc)
+{
+	return (struct lastjava_regs){ .pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+				       .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+				       .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP] };
+}
+
+static void set_context_regs(ucontext_t *uc, const struct lastjava_regs *r)
+{
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)r->pc;
+	uc->uc_mcontext.gregs[REG_RSP] = (greg_t)r->sp;
+	uc->uc_mcontext.gregs[REG_RBP] = (greg_t)r->fp;
+}
+
+static void set_anchor(const struct lastjava_anchor *a, const struct lastjava_regs *r)
+{
+	/* sp last, as HotSpot sets an anchor: whoever sees an sp sees the rest. */
+	*(volatile uintptr_t *)a->pc = r->pc;
+	*(volatile uintptr_t *)a->fp = r->fp;
+	*(volatile uintptr_t *)a->sp = r->sp;
+}
+
+/*
+ * AsyncGetCallTrace again where it gave up (lastjava.h), from each place
+ * lastjava__next gives in turn, through the anchor or through the signal's
+ * own context, put back as they were after each call. The first place that
+ * gives frames wins; *how says which kind it was.
+ */
+static void retry(ASGCT_CallTrace *trace, const char *thread, ucontext_t *uc, uint32_t *how)
+{
+	struct lastjava_regs at = context_regs(uc), place, saved = { 0 };
+	struct lastjava_search search;
+	struct lastjava_anchor anchor;
+	bool anchor_pc;
+
+	if (!lastjava__begin(thread, &at, &search, &anchor))
+		return;
+	if (search.anchored)
+		saved = (struct lastjava_regs){ .pc = *anchor.pc, .sp = *anchor.sp, .fp = *anchor.fp };
+	for (int i = 0; i < HANDLER_MAX_RETRIES && lastjava__next(&search, &place, &anchor_pc); i++) {
+		if (search.anchored)
+			set_anchor(&anchor, &place);
+		else
+			set_context_regs(uc, &place);
+		atomic_signal_fence(memory_order_seq_cst);
+		hs.agct(trace, RING_MAX_FRAMES, uc);
+		atomic_signal_fence(memory_order_seq_cst);
+		if (search.anchored)
+			set_anchor(&anchor, &saved);
+		else
+			set_context_regs(uc, &at);
+		if (trace->num_frames > 0) {
+			*how = anchor_pc ? JBPF_TRACE_FROM_ANCHOR : JBPF_TRACE_FROM_CALLER;
+			return;
+		}
+	}
+}
+#endif
+
+/* The Java stack of the calling thread, a JavaThread, into slot. */
+static void walk(struct ring_slot *slot, JNIEnv *env, const char *thread, void *ucontext)
+{
+	ASGCT_CallTrace trace = { .env_id = env, .frames = (ASGCT_CallFrame *)slot->frames };
+
+	hs.agct(&trace, RING_MAX_FRAMES, ucontext);
+#if defined(__x86_64__)
+	if (trace.num_frames <= AGCT_UNKNOWN_NOT_JAVA && trace.num_frames >= AGCT_NOT_WALKABLE_JAVA) {
+		jint first = trace.num_frames;
+
+		retry(&trace, thread, ucontext, &slot->how);
+		/* Every retry failed too: the first reason is the one that says where the thread was. */
+		if (trace.num_frames <= 0)
+			trace.num_frames = first;
+	}
+#endif
+	slot->num_frames = trace.num_frames;
 }
 
 void handler__on_signal(int signo, siginfo_t *info, void *ucontext)
@@ -132,6 +229,7 @@ void handler__on_signal(int signo, siginfo_t *info, void *ucontext)
 	uint32_t session = atomic_load_explicit(&hs.session, memory_order_acquire);
 	struct ring_slot *slot;
 	struct timespec now, end;
+	const char *thread = NULL;
 	JNIEnv *env;
 
 	if (!session)
@@ -151,17 +249,15 @@ void handler__on_signal(int signo, siginfo_t *info, void *ucontext)
 	slot->time_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 	slot->session = session;
 	slot->tid = (uint32_t)gettid();
-	env = current_env();
+	slot->how = 0;
+	env = current_env(&thread);
 	if ((pid_t)slot->tid == atomic_load_explicit(&hs.agent_tid, memory_order_relaxed) || !env) {
 		slot->num_frames = JBPF_TRACE_NOT_JAVA_THREAD;
 		count(&hs.not_java);
 	} else if (!hs.agct) {
 		slot->num_frames = JBPF_TRACE_NO_AGCT;
 	} else {
-		ASGCT_CallTrace trace = { .env_id = env, .frames = (ASGCT_CallFrame *)slot->frames };
-
-		hs.agct(&trace, RING_MAX_FRAMES, ucontext);
-		slot->num_frames = trace.num_frames;
+		walk(slot, env, thread, ucontext);
 	}
 	ring__publish(hs.ring, slot);
 	count(&hs.traces);

@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "emit.h"
 #include "handler.h"
+#include "lastjava.h"
 #include "vmstructs.h"
 
 /*
@@ -111,6 +113,15 @@ int javathread__init(jvmtiEnv *jvmti, JNIEnv *jni, const void *jvm_code, char *e
 					"(VMStructs, java.lang.Thread.eetop)");
 		status = -1;
 	} else if (jt.found || !find_key_and_offset(jvmti, jni, err, err_size)) {
+		char why[200], notice[320];
+
+		/* Not a failure: AsyncGetCallTrace's own answers stay as they are. */
+		if (lastjava__init(why, sizeof(why))) {
+			snprintf(notice, sizeof(notice),
+				 "no second walk where AsyncGetCallTrace gives up: this JVM's layout is not understood (%s)",
+				 why);
+			emit__notice(notice);
+		}
 		learn_all(jvmti, jni);
 		if (!handler__nr_java_vtables()) {
 			snprintf(err, err_size, "cannot tell Java threads apart: no thread's class could be read");

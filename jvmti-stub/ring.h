@@ -51,7 +51,7 @@ struct ring_slot {
 	uint32_t session;      /* the recording the handler ran for */
 	uint32_t tid;
 	int32_t num_frames;    /* AsyncGetCallTrace's result, or JBPF_TRACE_* */
-	uint32_t unused;
+	uint32_t how;          /* JBPF_TRACE_FROM_*: where the frames were walked from, 0 the signal's context */
 	struct ring_frame frames[RING_MAX_FRAMES];
 };
 

@@ -49,6 +49,7 @@ enum jbpf_msg_type {
 	JBPF_MSG_ERROR = 8,       /* why Agent_OnAttach is about to fail */
 	JBPF_MSG_FLUSHED = 9,     /* answer to JBPF_REQ_FLUSH: all traces so far are sent */
 	JBPF_MSG_THREAD_STACK = 10, /* answer to JBPF_REQ_THREAD_STACKS: one thread's Java stack */
+	JBPF_MSG_NOTICE = 11,     /* one line for the user: struct jbpf_msg_error's layout */
 };
 
 /* What the profiler may send: one byte each. */
@@ -98,6 +99,16 @@ struct jbpf_msg_method {
 #define JBPF_TRACE_NO_AGCT (-101)         /* the JVM exports no AsyncGetCallTrace */
 
 #define JBPF_TRACE_TRUNCATED 1u /* the stack was deeper than max_frames */
+/*
+ * How the frames were found when AsyncGetCallTrace could not walk from the
+ * signal's context (it gave one of -3 to -6): called again with the
+ * thread's last Java frame made walkable (FROM_ANCHOR), or with the
+ * registers of the Java caller of the stub or VM code the thread was in
+ * (FROM_CALLER). Neither: from the context, as HotSpot found it. A reader
+ * that does not know these flags loses nothing but the count.
+ */
+#define JBPF_TRACE_FROM_ANCHOR 2u
+#define JBPF_TRACE_FROM_CALLER 4u
 
 struct jbpf_trace_frame {
 	uint64_t method_id;
@@ -178,7 +189,7 @@ struct jbpf_msg_stats {
 	uint64_t handler_ns;   /* time spent in the signal handler, its clock reads included */
 };
 
-/* Followed by len bytes of text. */
+/* Followed by len bytes of text. Also the layout of JBPF_MSG_NOTICE. */
 struct jbpf_msg_error {
 	uint32_t len; /* <= JBPF_STREAM_MAX_NAME */
 	uint32_t unused;

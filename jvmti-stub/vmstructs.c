@@ -62,7 +62,7 @@ static bool lookup_u64(const char *name, uint64_t *out)
 struct table {
 	const char *entries;
 	uint64_t stride;
-	uint64_t type_name, field_name, type_string, is_static, offset, size;
+	uint64_t type_name, field_name, type_string, is_static, offset, address, size;
 };
 
 /* Whether a member of `width` bytes at off fits in the stride. */
@@ -88,12 +88,28 @@ static bool open_structs(struct table *t)
 	    !lookup_u64("gHotSpotVMStructEntryFieldNameOffset", &t->field_name) ||
 	    !lookup_u64("gHotSpotVMStructEntryTypeStringOffset", &t->type_string) ||
 	    !lookup_u64("gHotSpotVMStructEntryIsStaticOffset", &t->is_static) ||
-	    !lookup_u64("gHotSpotVMStructEntryOffsetOffset", &t->offset))
+	    !lookup_u64("gHotSpotVMStructEntryOffsetOffset", &t->offset) ||
+	    !lookup_u64("gHotSpotVMStructEntryAddressOffset", &t->address))
 		return false;
 	t->entries = *p;
 	return t->stride < 4096 && member_fits(t, t->type_name, sizeof(char *)) &&
 	       member_fits(t, t->field_name, sizeof(char *)) && member_fits(t, t->type_string, sizeof(char *)) &&
-	       member_fits(t, t->is_static, sizeof(int32_t)) && member_fits(t, t->offset, sizeof(uint64_t));
+	       member_fits(t, t->is_static, sizeof(int32_t)) && member_fits(t, t->offset, sizeof(uint64_t)) &&
+	       member_fits(t, t->address, sizeof(void *));
+}
+
+/* The integer constants' table: its name and value members (value in the offset slot). */
+static bool open_int_constants(struct table *t)
+{
+	const char *const *p = lookup("gHotSpotVMIntConstants");
+
+	if (!p || !*p || !lookup_u64("gHotSpotVMIntConstantEntryArrayStride", &t->stride) ||
+	    !lookup_u64("gHotSpotVMIntConstantEntryNameOffset", &t->type_name) ||
+	    !lookup_u64("gHotSpotVMIntConstantEntryValueOffset", &t->offset))
+		return false;
+	t->entries = *p;
+	return t->stride < 4096 && member_fits(t, t->type_name, sizeof(char *)) &&
+	       member_fits(t, t->offset, sizeof(int32_t));
 }
 
 static bool open_types(struct table *t)
@@ -109,27 +125,42 @@ static bool open_types(struct table *t)
 	       member_fits(t, t->size, sizeof(uint64_t));
 }
 
-/* The non-static field type::field: its offset and type string. */
-static bool find_field(const struct table *t, const char *type, const char *field, uint64_t *offset,
-		       const char **type_string)
+/* The entry of type::field, static or not, or NULL. */
+static const char *find_entry(const struct table *t, const char *type, const char *field)
 {
 	const char *e = t->entries;
 
 	for (size_t i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += t->stride) {
 		const char *tn = string_at(t, e, t->type_name), *fn;
-		int32_t is_static;
 
 		if (!tn)
-			return false;
+			return NULL;
 		fn = string_at(t, e, t->field_name);
-		if (!fn || strcmp(tn, type) || strcmp(fn, field))
-			continue;
-		memcpy(&is_static, e + t->is_static, sizeof(is_static));
-		memcpy(offset, e + t->offset, sizeof(*offset));
-		*type_string = string_at(t, e, t->type_string);
-		return !is_static && *type_string && *offset < VMSTRUCTS_MAX_OFFSET;
+		if (fn && !strcmp(tn, type) && !strcmp(fn, field))
+			return e;
 	}
-	return false;
+	return NULL;
+}
+
+static bool entry_is_static(const struct table *t, const char *e)
+{
+	int32_t is_static;
+
+	memcpy(&is_static, e + t->is_static, sizeof(is_static));
+	return is_static != 0;
+}
+
+/* The non-static field type::field: its offset and type string. */
+static bool find_field(const struct table *t, const char *type, const char *field, uint64_t *offset,
+		       const char **type_string)
+{
+	const char *e = find_entry(t, type, field);
+
+	if (!e || entry_is_static(t, e))
+		return false;
+	memcpy(offset, e + t->offset, sizeof(*offset));
+	*type_string = string_at(t, e, t->type_string);
+	return *type_string && *offset < VMSTRUCTS_MAX_OFFSET;
 }
 
 /* The size HotSpot gives type, or 0 when it lists no such type. */
@@ -294,4 +325,60 @@ bool vmstructs__vtable(const struct vmstructs_reader *reader, JNIEnv *jni, jthre
 		return false;
 	*vtable = word;
 	return true;
+}
+
+bool vmstructs__field(const char *type, const char *field, uint64_t *offset, uint64_t *size)
+{
+	struct table structs, types;
+	const char *type_string;
+
+	if (!vs.ready || !open_structs(&structs) || !open_types(&types) ||
+	    !find_field(&structs, type, field, offset, &type_string))
+		return false;
+	/* A pointer type ("intptr_t*", "address" is listed as a type of its own) has a pointer's size. */
+	*size = type_string[0] && type_string[strlen(type_string) - 1] == '*' ? sizeof(void *)
+									      : type_size(&types, type_string);
+	return *size != 0;
+}
+
+bool vmstructs__static_field(const char *type, const char *field, uintptr_t *address)
+{
+	struct table structs;
+	const char *e;
+	void *p;
+
+	if (!vs.ready || !open_structs(&structs) || !(e = find_entry(&structs, type, field)) ||
+	    !entry_is_static(&structs, e))
+		return false;
+	memcpy(&p, e + structs.address, sizeof(p));
+	*address = (uintptr_t)p;
+	return p != NULL;
+}
+
+uint64_t vmstructs__type_size(const char *type)
+{
+	struct table types;
+
+	return vs.ready && open_types(&types) ? type_size(&types, type) : 0;
+}
+
+bool vmstructs__int_constant(const char *name, int32_t *value)
+{
+	struct table t;
+	const char *e;
+
+	if (!vs.ready || !open_int_constants(&t))
+		return false;
+	e = t.entries;
+	for (size_t i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += t.stride) {
+		const char *n = string_at(&t, e, t.type_name);
+
+		if (!n)
+			return false;
+		if (!strcmp(n, name)) {
+			memcpy(value, e + t.offset, sizeof(*value));
+			return true;
+		}
+	}
+	return false;
 }

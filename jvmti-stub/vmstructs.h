@@ -51,6 +51,20 @@
 
 #include <jvmti.h>
 
+/*
+ * Layout look-ups for other modules (lastjava.c), valid once vmstructs__init
+ * returned true; each reads the tables again, so call them at set-up, not
+ * per sample. All answer false (or 0) when HotSpot does not list the item.
+ */
+/* The offset of the non-static field type::field and the size of its type. */
+bool vmstructs__field(const char *type, const char *field, uint64_t *offset, uint64_t *size);
+/* The address of the static field type::field. */
+bool vmstructs__static_field(const char *type, const char *field, uintptr_t *address);
+/* The size HotSpot gives type, 0 when it lists none. */
+uint64_t vmstructs__type_size(const char *type);
+/* The value of the integer constant name (gHotSpotVMIntConstants). */
+bool vmstructs__int_constant(const char *name, int32_t *value);
+
 /* What one batch of look-ups needs: the pipe memory is read through. */
 struct vmstructs_reader {
 	int pipe[2];

@@ -476,6 +476,12 @@ static void stress_at_10_khz(void **state)
 		"  %s: %llu samples written, %.1f%% of those on JVM threads joined; %ld beats, longest stall %lld ms\n",
 		jdk->name, (unsigned long long)stacks.total, percent(joined, on_jvm), hb.beats, (long long)hb.longest_ms);
 	assert_true(joined > 0);
+	{
+		const char *walk = strstr(profiler.buf, "joined by a second walk: ");
+
+		fprintf(stderr, "  %s: %.*s\n", jdk->name, walk ? (int)strcspn(walk, ";\n") : 24,
+			walk ? walk : "no stack joined by a second walk");
+	}
 	/* The stress happened: classes came and went, and the collector ran. */
 	jvm_assert_did(&jvm, "the JVM did",
 		       (const struct jvm_minimum[]){ { "plugin_rounds", 11 },
@@ -512,6 +518,88 @@ static void java_frames_on_java_threads(void **state)
 	collapsed_free(&stacks);
 }
 
+/*
+ * Samples of the threads named vm-* (with --threads) and how many of them
+ * have one of frames (exact Java frame names) on their stack.
+ */
+static void count_vm_calls(const struct collapsed *c, const char *const frames[], uint64_t *on_threads,
+			   uint64_t *with_frame)
+{
+	*on_threads = *with_frame = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct frames fr;
+
+		frames_split(&fr, c->stacks[i]);
+		if (fr.n > 0 && !strncmp(fr.f[0], "[vm-", 4)) {
+			*on_threads += c->counts[i];
+			for (size_t j = 0; frames[j]; j++)
+				if (find_frame(&fr, 0, frames[j]) >= 0) {
+					*with_frame += c->counts[i];
+					break;
+				}
+		}
+		free(fr.buf);
+	}
+}
+
+/* The number after "label " in the profiler's summary (its stderr), or -1. */
+static long long summary_count(const struct child *profiler, const char *label)
+{
+	const char *p = strstr(profiler->buf, label);
+
+	return p ? atoll(p + strlen(label)) : -1;
+}
+
+/*
+ * VmCalls in mode (tests/workloads/java/VmCalls.java): threads whose time
+ * goes below compiled Java code, into the VM or its stubs, where
+ * AsyncGetCallTrace alone gives up on most samples. At least 97% of the
+ * vm-* threads' samples must carry the Java method that made the call
+ * (one of frames), the summary must say stacks were joined by the second
+ * walk, and the JVM must go on beating and leave no crash report.
+ */
+static void vm_calls_have_java_frames(void **state, const char *mode, const char *const frames[])
+{
+	const struct jdk *jdk = require_java(state);
+	uint64_t on_threads, with_frame;
+	struct child profiler;
+	struct collapsed stacks;
+	long long anchor, caller;
+	struct jvm jvm;
+
+	jvm_start(&jvm, jdk, "VmCalls", (char *[]){ (char *)mode, NULL });
+	record(&profiler, &stacks, &jvm, (char *[]){ "-F", "997", "-d", "6", "--threads", NULL }, 60);
+	assert_int_equal(wait_heartbeats(&jvm.out, 2, 5), 0);
+	jvm_assert_no_crash_report(&jvm);
+	jvm_stop(&jvm);
+	count_vm_calls(&stacks, frames, &on_threads, &with_frame);
+	print_java_summary(jdk, &profiler);
+	anchor = summary_count(&profiler, "joined by a second walk: ");
+	caller = summary_count(&profiler, " from the last Java frame, ");
+	fprintf(stderr, "  %s, %s: %llu samples on the vm-* threads, %.2f%% with %s; second walk: %lld + %lld\n",
+		jdk->name, mode, (unsigned long long)on_threads, percent(with_frame, on_threads), frames[0], anchor,
+		caller);
+	/* Two busy threads for 6 s at 997 Hz: 12,000 samples at most; 1,000 measure 97% to half a point. */
+	assert_true(on_threads >= 1000);
+	assert_true(with_frame * 100 >= on_threads * 97);
+	assert_true(anchor + caller > 0);
+	assert_true(harness_truth(&jvm.out, "rounds") > 0);
+	collapsed_free(&stacks);
+}
+
+/* Arrays too large for a TLAB and small objects, from compiled code: the allocation slow path. */
+static void allocation_slow_path_java_frames(void **state)
+{
+	vm_calls_have_java_frames(state, "alloc", (const char *const[]){ "VmCalls.allocate", NULL });
+}
+
+/* System.arraycopy (a leaf stub with no frame anchor), identity hashes and String.intern. */
+static void runtime_calls_java_frames(void **state)
+{
+	vm_calls_have_java_frames(state, "runtime",
+				  (const char *const[]){ "VmCalls.copy", "VmCalls.hash", "VmCalls.intern", NULL });
+}
+
 #define JDK_TEST(f, jdk) { #f " (" #jdk ")", f, NULL, harness_teardown, (void *)&(jdk) }
 #define JDK_TESTS(f) JDK_TEST(f, jdk17), JDK_TEST(f, jdk25)
 
@@ -527,7 +615,12 @@ int main(void)
 		JDK_TESTS(profiler_killed_jvm_serves),
 		JDK_TESTS(java_frames_on_java_threads),
 		JDK_TESTS(stress_at_10_khz),
+		JDK_TESTS(allocation_slow_path_java_frames),
+		JDK_TESTS(runtime_calls_java_frames),
 	};
 
+	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
+	if (getenv("JBPF_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
 	return cmocka_run_group_tests_name("java", tests, NULL, NULL);
 }

@@ -110,6 +110,31 @@ static void same_namespace_and_old_kernels_map_to_themselves(void **state)
 	fixture_rmtree(tree);
 }
 
+static void own_namespace_reads_no_proc_file(void **state)
+{
+	char tree[PATH_MAX];
+	struct javastacks *s = javastacks__new();
+
+	assert_non_null(s);
+	fixture_tmpdir(tree, sizeof(tree));
+	fake_task(tree, 400, 400, "NSpid:\t400\t1\n");
+	assert_int_equal(javastacks__read_tids(s, tree, 400), 0);
+	/* Same tids: the map read before is dropped, a tid files under itself. */
+	javastacks__same_tids(s);
+	assert_int_equal(add(s, 400, 1, 3), 0);
+	assert_int_equal(add(s, 1, 1, 4), 0);
+	assert_int_equal(javastacks__get(s, 400)->frames[0].method_id, 3);
+	assert_int_equal(javastacks__get(s, 1)->frames[0].method_id, 4);
+	assert_int_equal(add(s, 0, 1, 5), -ENOENT);
+	/* A later read of /proc maps again. */
+	assert_int_equal(javastacks__read_tids(s, tree, 400), 0);
+	assert_int_equal(add(s, 401, 1, 6), -ENOENT);
+	assert_int_equal(add(s, 1, 1, 7), 0);
+	assert_int_equal(javastacks__get(s, 400)->frames[0].method_id, 7);
+	javastacks__free(s);
+	fixture_rmtree(tree);
+}
+
 static void later_stack_wins_and_earlier_stays_valid(void **state)
 {
 	char tree[PATH_MAX];
@@ -169,6 +194,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(container_tids_map_to_host_tids),
 		cmocka_unit_test(same_namespace_and_old_kernels_map_to_themselves),
+		cmocka_unit_test(own_namespace_reads_no_proc_file),
 		cmocka_unit_test(later_stack_wins_and_earlier_stays_valid),
 		cmocka_unit_test(bytes_are_bounded),
 	};

@@ -151,6 +151,44 @@ static void parses_each_message_type(void **state)
 	assert_int_equal(s.flushed, 1);
 }
 
+static int notices, errors;
+static char notice_text[JBPF_STREAM_MAX_NAME + 1];
+
+static void on_notice(void *ctx, const char *text)
+{
+	notices++;
+	snprintf(notice_text, sizeof(notice_text), "%s", text);
+}
+
+static void on_error(void *ctx, const char *text)
+{
+	errors++;
+}
+
+/* A NOTICE goes to its own callback, never to the error one; a handler without one skips it. */
+static void notices_are_not_errors(void **state)
+{
+	static uint8_t buf[256];
+	struct jbpf_msg_error n = { .len = 6 };
+	struct seen s;
+	struct javastream_handler h = handler(&s);
+	size_t len = 0;
+
+	put(buf, &len, JBPF_MSG_NOTICE, &n, sizeof(n), "layout", 6);
+	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	h.notice = on_notice;
+	h.error = on_error;
+	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(notices, 1);
+	assert_int_equal(errors, 0);
+	assert_string_equal(notice_text, "layout");
+	/* Its length must agree with its size, as an ERROR's. */
+	n.len = 7;
+	len = 0;
+	put(buf, &len, JBPF_MSG_NOTICE, &n, sizeof(n), "layout", 6);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+}
+
 static void partial_message_waits_for_the_rest(void **state)
 {
 	static uint8_t buf[4096];
@@ -406,6 +444,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parses_each_message_type),
+		cmocka_unit_test(notices_are_not_errors),
 		cmocka_unit_test(a_peer_that_keeps_up_gets_a_bounded_share),
 		cmocka_unit_test(partial_message_waits_for_the_rest),
 		cmocka_unit_test(names_are_bounded_and_made_safe),

@@ -260,6 +260,16 @@ static void on_error(void *ctx, const char *text)
 	terminal__safe(text, jvm->error, sizeof(jvm->error));
 }
 
+static void on_notice(void *ctx, const char *text)
+{
+	struct jvm *jvm = ctx;
+	char safe[JBPF_STREAM_MAX_NAME + 1];
+
+	/* The agent's words must hold no terminal escapes. */
+	terminal__safe(text, safe, sizeof(safe));
+	fprintf(stderr, "jbpfprof: JVM pid %u: %s\n", jvm->tgid, safe);
+}
+
 static void on_flushed(void *ctx)
 {
 	struct jvm *jvm = ctx;
@@ -286,7 +296,10 @@ static void on_thread_stack(void *ctx, const struct jbpf_msg_thread_stack *stack
 	}
 	if (jvm->tids_stale) {
 		jvm->tids_stale = false;
-		javastacks__read_tids(jvm->stacks, "/proc", jvm->tgid);
+		if (jvm->own_pidns)
+			javastacks__same_tids(jvm->stacks);
+		else
+			javastacks__read_tids(jvm->stacks, "/proc", jvm->tgid);
 	}
 	javastacks__add(jvm->stacks, stack, frames, clock_monotonic_ns());
 }
@@ -303,6 +316,7 @@ static struct javastream_handler handler_for(struct jvm *jvm)
 		.code_unload = on_code_unload,
 		.stats = on_stats,
 		.error = on_error,
+		.notice = on_notice,
 		.flushed = on_flushed,
 		.thread_stack = on_thread_stack,
 	};
@@ -883,6 +897,10 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		a.reason = reason;
 	} else if (trace->status > 0) {
 		java->stats.with_java++;
+		if (trace->flags & JBPF_TRACE_FROM_ANCHOR)
+			java->stats.from_anchor++;
+		else if (trace->flags & JBPF_TRACE_FROM_CALLER)
+			java->stats.from_caller++;
 		note_thread(java, sample->tgid, sample->tid, true, false);
 		if (!java->stats.first_joined_ns || sample->time_ns < java->stats.first_joined_ns)
 			java->stats.first_joined_ns = sample->time_ns;
@@ -1506,6 +1524,11 @@ void java__describe(const struct java *java, char *buf, size_t size)
 				(unsigned long long)st.with_java, (unsigned long long)java_threads,
 				java_threads ? 100.0 * (double)st.with_java / (double)java_threads : 100.0,
 				(unsigned long long)st.vm_threads);
+	if ((st.from_anchor || st.from_caller) && used < size)
+		used += (size_t)snprintf(buf + used, size - used,
+					 "; joined by a second walk: %llu from the last Java frame, %llu from a stub's "
+					 "Java caller",
+					 (unsigned long long)st.from_anchor, (unsigned long long)st.from_caller);
 	{
 		struct named_count causes[16];
 		size_t n = 0;

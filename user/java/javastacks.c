@@ -3,7 +3,8 @@
  * (contract in javastacks.h).
  *
  * Two small open-addressing tables of 32-bit keys (tid 0 marks a free
- * slot; no thread has it): the tid map, namespace tid -> host tid, and the
+ * slot; no thread has it): the tid map, namespace tid -> host tid (unused
+ * for a JVM in our own pid namespace, javastacks__same_tids), and the
  * index, host tid -> the latest stack. Both double when half full, up to
  * JAVASTACKS_MAX_THREADS entries. The stacks themselves are one allocation
  * each, all listed in `all` so that javastacks__free finds those a later
@@ -12,6 +13,7 @@
 #include "javastacks.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,7 @@ struct table {
 
 struct javastacks {
 	struct table tids;     /* namespace tid -> host tid */
+	bool same_tids;        /* javastacks__same_tids: tids is not used */
 	struct table index;    /* host tid -> index into all */
 	struct join_trace **all;
 	size_t nr_all, cap_all;
@@ -141,6 +144,7 @@ int javastacks__read_tids(struct javastacks *s, const char *proc_root, uint32_t 
 	int err;
 
 	table_clear(&s->tids);
+	s->same_tids = false;
 	err = proc__open_threads(&threads, proc_root, tgid);
 	if (err)
 		return err;
@@ -159,20 +163,27 @@ int javastacks__read_tids(struct javastacks *s, const char *proc_root, uint32_t 
 	return err;
 }
 
+void javastacks__same_tids(struct javastacks *s)
+{
+	table_clear(&s->tids);
+	s->same_tids = true;
+}
+
 int javastacks__add(struct javastacks *s, const struct jbpf_msg_thread_stack *stack,
 		    const struct jbpf_trace_frame *frames, uint64_t now_ns)
 {
-	const struct slot *mapped = table_find(&s->tids, stack->tid);
+	const struct slot *mapped = s->same_tids ? NULL : table_find(&s->tids, stack->tid);
+	uint32_t host_tid = s->same_tids ? stack->tid : mapped ? mapped->value : 0;
 	uint32_t n = stack->frame_count > JBPF_STREAM_MAX_FRAMES ? JBPF_STREAM_MAX_FRAMES : stack->frame_count;
 	size_t size = sizeof(struct join_trace) + (size_t)n * sizeof(frames[0]);
 	struct join_trace *t;
 
-	if (!mapped) {
+	if (!host_tid) {
 		s->stats.unmapped++;
 		return -ENOENT;
 	}
 	if (s->stats.bytes + size > JAVASTACKS_MAX_BYTES || s->nr_all >= 2 * (size_t)JAVASTACKS_MAX_THREADS ||
-	    (!table_find(&s->index, mapped->value) && s->index.nr >= JAVASTACKS_MAX_THREADS)) {
+	    (!table_find(&s->index, host_tid) && s->index.nr >= JAVASTACKS_MAX_THREADS)) {
 		s->stats.dropped++;
 		return -ENOSPC;
 	}
@@ -188,7 +199,7 @@ int javastacks__add(struct javastacks *s, const struct jbpf_msg_thread_stack *st
 		s->cap_all = cap;
 	}
 	t = malloc(size);
-	if (!t || table_put(&s->index, mapped->value, (uint32_t)s->nr_all)) {
+	if (!t || table_put(&s->index, host_tid, (uint32_t)s->nr_all)) {
 		free(t);
 		s->stats.dropped++;
 		return -ENOMEM;

@@ -53,6 +53,15 @@ void javastacks__free(struct javastacks *stacks); /* NULL-safe */
  */
 int javastacks__read_tids(struct javastacks *stacks, const char *proc_root, uint32_t tgid);
 
+/*
+ * For a JVM in the profiler's own pid namespace: every tid is its host
+ * tid, so no /proc file is read (a thousand threads' status files cost
+ * tens of milliseconds). Replaces the tid map until the next
+ * javastacks__read_tids; a stack for a tid no thread has is then kept
+ * and never looked up.
+ */
+void javastacks__same_tids(struct javastacks *stacks);
+
 /* Files stack (with its stack->frame_count frames) under its host tid. 0, or -ENOENT/-ENOSPC/-ENOMEM. */
 int javastacks__add(struct javastacks *stacks, const struct jbpf_msg_thread_stack *stack,
 		    const struct jbpf_trace_frame *frames, uint64_t now_ns);

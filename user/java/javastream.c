@@ -128,16 +128,18 @@ static int dispatch(uint32_t type, const uint8_t *p, size_t size, const struct j
 			h->stats(h->ctx, &m);
 		return 0;
 	}
-	case JBPF_MSG_ERROR: {
+	case JBPF_MSG_ERROR:
+	case JBPF_MSG_NOTICE: {
 		struct jbpf_msg_error m;
+		void (*cb)(void *, const char *) = type == JBPF_MSG_ERROR ? h->error : h->notice;
 
 		if (size < sizeof(m))
 			return -EPROTO;
 		memcpy(&m, p, sizeof(m));
 		if (name_after(p, size, sizeof(m), m.len, name))
 			return -EPROTO;
-		if (h->error)
-			h->error(h->ctx, name);
+		if (cb)
+			cb(h->ctx, name);
 		return 0;
 	}
 	case JBPF_MSG_FLUSHED:

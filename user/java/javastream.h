@@ -32,6 +32,7 @@ struct javastream_handler {
 	void (*code_unload)(void *ctx, const struct jbpf_msg_code_unload *unload);
 	void (*stats)(void *ctx, const struct jbpf_msg_stats *stats);
 	void (*error)(void *ctx, const char *text);
+	void (*notice)(void *ctx, const char *text); /* one line for the user; the agent goes on */
 	void (*flushed)(void *ctx);
 	/* frames: stack->frame_count of them; tid is never 0. */
 	void (*thread_stack)(void *ctx, const struct jbpf_msg_thread_stack *stack,

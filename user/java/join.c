@@ -19,8 +19,8 @@
 #include "common/clock.h"
 
 /*
- * The agent sends traces every 10 ms and the sampler is drained every
- * 100 ms: a trace later than this is not coming.
+ * The agent sends traces within 100 ms (CHANNEL_IDLE_MS) and the sampler
+ * is drained every 100 ms: a trace later than this is not coming.
  */
 #define SAMPLE_WAIT_NS (2000 * NS_PER_MS)
 /* A thread sampled in a system call may then sleep in it for long. */
