@@ -9,7 +9,8 @@
  *   - threads named longer than the kernel's 15 bytes, started before the
  *     attach, carry their whole Java names in --threads output;
  *   - -a: a JVM busy in Java code has Java frames on at least 90% of its
- *     threads' samples, and a JVM started during the recording gets them.
+ *     threads' samples, and a JVM started during the recording gets them;
+ *     a JVM stopped by a signal is not tried, and attached once it runs.
  *
  * Every JVM runs CpuSplit with its heartbeat (-b); each test checks that
  * beats came after the recording and that the JVM stops cleanly, without a
@@ -236,31 +237,171 @@ static void all_busy_jvm(void **state)
 }
 
 /* -a: a JVM started during the recording is attached when it is live. */
+/*
+ * Reads the profiler's stderr until it says the agent is in JVM pid (-v
+ * prints it for every attach during the recording); fails the test after
+ * timeout_s.
+ */
+static void wait_attached(struct child *profiler, int pid, int timeout_s)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "agent loaded into JVM pid %d,", pid);
+	if (harness_wait_for(profiler, line, timeout_s))
+		fail_msg("the profiler did not attach JVM pid %d: %s", pid, profiler->buf);
+}
+
+/*
+ * Reads n heartbeats of the JVM printed from now on: it ran (and was
+ * sampled) for that long. What its pipe holds already is read first and
+ * not counted: beats printed while the test waited elsewhere (for the
+ * attach, say) came before now.
+ */
+static void read_beats(struct jvm *jvm, int n)
+{
+	while (harness_read_some(&jvm->out, 0) == 0)
+		;
+	for (int seen = 0; seen < n;) {
+		size_t before = jvm->out.len;
+
+		if (harness_read_some(&jvm->out, 5000) != 0)
+			fail_msg("the JVM stopped beating: %s", jvm->out.buf);
+		for (const char *at = jvm->out.buf + before; (at = strstr(at, "alive")); at++)
+			seen++;
+	}
+}
+
+/* Stops the profiler as Ctrl-C does, and reads its output back. */
+static void stop_profiler(struct child *profiler, const char *file, struct collapsed *stacks)
+{
+	kill(profiler->pid, SIGINT);
+	if (harness_finish(profiler, 60) != 0)
+		fail_msg("the profiler failed: %s", profiler->buf);
+	assert_int_equal(collapsed_load(file, stacks), 0);
+}
+
+static void assert_java_share(const struct collapsed *stacks, const char *prefix, const char *what,
+			      const struct child *profiler)
+{
+	uint64_t on_threads, with_java;
+
+	count_threads(stacks, prefix, &on_threads, &with_java);
+	fprintf(stderr, "  -a, %s: %llu samples of its threads, %.1f%% with Java frames\n", what,
+		(unsigned long long)on_threads, percent(with_java, on_threads));
+	if (on_threads < 50 || percent(with_java, on_threads) < 50.0) {
+		/* The summary is at the end; under -a -v much comes before it. */
+		fprintf(stderr, "the profiler's last words:\n%s\n",
+			profiler->len > 4000 ? profiler->buf + profiler->len - 4000 : profiler->buf);
+		fail_msg("too few Java frames for %s", what);
+	}
+}
+
+/*
+ * -a, a JVM started during the recording: the profiler attaches it while
+ * it records (the attach runs beside the recording loop, so other JVMs on
+ * the host that are slow to answer hold nothing up); the test records
+ * until the attach is reported and the JVM beat for a second after it.
+ */
 static void all_jvm_started_later(void **state)
 {
 	struct child profiler;
 	struct collapsed stacks;
 	struct jvm jvm;
-	uint64_t on_threads, with_java;
 	char *dir = harness_tmpdir(), *file = harness_path(dir, "out.collapsed");
 
 	(void)state;
 	jvm_require(&jdk25, "CpuSplit");
-	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-F", "199", "-d", "6", "--threads", "-f",
-								      file, NULL }),
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-v", "-F", "199", "--threads", "-f", file,
+								      NULL }),
 			 0);
 	if (harness_wait_for(&profiler, "sampling all processes", 60))
 		fail_msg("the profiler did not start: %s", profiler.buf);
 	jvm_start(&jvm, &jdk25, "CpuSplit", (char *[]){ "-b", "-n", "allmode-late-", NULL });
-	if (harness_finish(&profiler, 60) != 0)
-		fail_msg("the profiler failed: %s", profiler.buf);
-	assert_int_equal(collapsed_load(file, &stacks), 0);
-	count_threads(&stacks, "allmode-late-", &on_threads, &with_java);
-	fprintf(stderr, "  -a, JDK 25 started during the recording: %llu samples of its threads, %.1f%% with Java frames\n",
-		(unsigned long long)on_threads, percent(with_java, on_threads));
-	if (on_threads < 100 || percent(with_java, on_threads) < 50.0)
-		fail_msg("too few Java frames; the profiler said:\n%s", profiler.buf);
+	wait_attached(&profiler, jvm.out.pid, 30);
+	read_beats(&jvm, 50);
+	stop_profiler(&profiler, file, &stacks);
+	assert_java_share(&stacks, "allmode-late-", "JDK 25 started during the recording", &profiler);
 	assert_non_null(strstr(profiler.buf, "during the recording"));
+	assert_alive_and_stop(&jvm);
+	harness_output_free(&stacks, file, dir);
+}
+
+/*
+ * -a, a JVM that exits during the recording frees its slot (the profiler
+ * says so with -v), and a JVM started afterwards is attached too: both
+ * have Java frames, and the summary counts both attaches.
+ */
+static void all_jvm_exits_then_another(void **state)
+{
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm first, second;
+	unsigned long long joined, on_jvm;
+	char *dir = harness_tmpdir(), *file = harness_path(dir, "out.collapsed"), freed[96];
+
+	(void)state;
+	jvm_require(&jdk17, "CpuSplit");
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-v", "-F", "199", "--threads", "-f", file,
+								      NULL }),
+			 0);
+	if (harness_wait_for(&profiler, "sampling all processes", 60))
+		fail_msg("the profiler did not start: %s", profiler.buf);
+	jvm_start(&first, &jdk17, "CpuSplit", (char *[]){ "-b", "-n", "allmode-first-", NULL });
+	wait_attached(&profiler, first.out.pid, 30);
+	read_beats(&first, 50);
+	snprintf(freed, sizeof(freed), "JVM pid %d has exited; its slot is free", first.out.pid);
+	jvm_stop(&first);
+	if (harness_wait_for(&profiler, freed, 30))
+		fail_msg("the exited JVM's slot was not freed: %s", profiler.buf);
+	jvm_start(&second, &jdk17, "CpuSplit", (char *[]){ "-b", "-n", "allmode-second-", NULL });
+	wait_attached(&profiler, second.out.pid, 30);
+	read_beats(&second, 50);
+	stop_profiler(&profiler, file, &stacks);
+	assert_java_share(&stacks, "allmode-first-", "JDK 17 that exited during the recording", &profiler);
+	assert_java_share(&stacks, "allmode-second-", "JDK 17 started after it exited", &profiler);
+	if (jvm_java_summary(&profiler, &joined, &on_jvm) || !joined || joined > on_jvm)
+		fail_msg("no consistent Java summary: %s", profiler.buf);
+	{
+		const char *at = strstr(profiler.buf, "; JVMs: ");
+		unsigned long long attached = 0, late = 0;
+
+		/* Other JVMs on the host may be attached too: at least these two. */
+		if (!at || sscanf(at, "; JVMs: %llu attached (%llu during the recording)", &attached, &late) != 2 ||
+		    late < 2 || attached < late)
+			fail_msg("the summary does not count both attaches: %s", profiler.buf);
+	}
+	assert_alive_and_stop(&second);
+	harness_output_free(&stacks, file, dir);
+}
+
+/*
+ * -a, a JVM stopped by SIGSTOP when the recording starts: it is not tried
+ * (a try would wait the whole load timeout for an answer), the profiler
+ * says it is stopped, and once it runs again (SIGCONT) it is attached
+ * during the recording and gets Java frames.
+ */
+static void all_stopped_jvm(void **state)
+{
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+	char *dir = harness_tmpdir(), *file = harness_path(dir, "out.collapsed"), said[96];
+
+	(void)state;
+	jvm_require(&jdk17, "CpuSplit");
+	jvm_start(&jvm, &jdk17, "CpuSplit", (char *[]){ "-b", "-n", "allmode-stopped-", NULL });
+	assert_int_equal(kill(jvm.out.pid, SIGSTOP), 0);
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-v", "-F", "199", "--threads", "-f", file,
+								      NULL }),
+			 0);
+	snprintf(said, sizeof(said), "JVM pid %d is stopped (by a signal)", jvm.out.pid);
+	if (harness_wait_for(&profiler, said, 60))
+		fail_msg("the profiler did not say the JVM is stopped: %s", profiler.buf);
+	assert_int_equal(kill(jvm.out.pid, SIGCONT), 0);
+	wait_attached(&profiler, jvm.out.pid, 30);
+	read_beats(&jvm, 50);
+	stop_profiler(&profiler, file, &stacks);
+	assert_java_share(&stacks, "allmode-stopped-", "JDK 17 stopped, then running again", &profiler);
 	assert_alive_and_stop(&jvm);
 	harness_output_free(&stacks, file, dir);
 }
@@ -276,7 +417,12 @@ int main(void)
 		HARNESS_TEST(long_thread_names_jdk25),
 		HARNESS_TEST(all_busy_jvm),
 		HARNESS_TEST(all_jvm_started_later),
+		HARNESS_TEST(all_jvm_exits_then_another),
+		HARNESS_TEST(all_stopped_jvm),
 	};
 
+	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
+	if (getenv("JBPF_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
 	return cmocka_run_group_tests_name("attach at any moment", tests, NULL, NULL);
 }

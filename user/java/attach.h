@@ -64,6 +64,13 @@ struct jvm_target {
 	int tmp_fd;     /* the JVM's /tmp (O_PATH), opened through /proc/PID/root with RESOLVE_IN_ROOT */
 	int pidfd;      /* pins the process: signals and exit detection */
 	int proc_fd;    /* /proc/PID (O_PATH): later reads of its files */
+	/*
+	 * -1 (jvm_target_open's default), or an fd the caller sets that polls
+	 * readable when the attach is to be given up (the recording ends): every
+	 * wait of jvm_load_agent, jvm_jcmd and jvm_accept then ends at once, as
+	 * a failure with errno ECANCELED and err saying so. Not owned.
+	 */
+	int cancel_fd;
 };
 
 /*
@@ -111,12 +118,13 @@ int jvm_install_agent(struct jvm_target *t, const void *image, size_t size, char
 /*
  * Creates a listening Unix stream socket in the target's /tmp with a
  * random name, mode 0600, owned by the target's uid and gid from birth:
- * it is bound under the target's effective ids and umask 077, through
+ * it is bound under the target's effective ids from a socket whose inode
+ * mode is 0600 (which the file takes, less the umask), through
  * /proc/self/fd/<tmp_fd>/<name>, so no symlink in the target redirects it
  * and nobody else can reach it even for an instant. Returns the listening
  * fd (nonblocking, close-on-exec; the caller closes it) and in path the
- * name as the JVM sees it. umask is per process: no other thread of the
- * profiler should create files during this call.
+ * name as the JVM sees it. The process's umask is left alone, so other
+ * threads may create files meanwhile.
  */
 int jvm_listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen);
 

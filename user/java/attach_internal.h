@@ -49,6 +49,16 @@ void attach_leave_ids(const struct attach_saved_ids *s);
 /* Whether the target has exited, waiting up to timeout_ms for it (its pidfd polls readable then). */
 int attach_target_exited(const struct jvm_target *t, int timeout_ms);
 
+/* Whether t->cancel_fd says to give up (never, when it is -1). */
+int attach_cancelled(const struct jvm_target *t);
+
+/*
+ * poll of fd for events, up to timeout_ms, that also ends when the attach
+ * is cancelled: 1 ready, 0 timed out (or interrupted), -1 with errno
+ * ECANCELED or poll's.
+ */
+int attach_wait(const struct jvm_target *t, int fd, short events, int timeout_ms);
+
 /* Milliseconds until deadline (CLOCK_MONOTONIC ms), 0 when past. */
 int attach_ms_left(int64_t deadline);
 

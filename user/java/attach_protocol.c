@@ -100,10 +100,8 @@ static int connect_attach_socket(struct jvm_target *t, const char *name, int64_t
 		if (!rc)
 			break;
 		/* A full backlog: the listener is busy with another client. */
-		if (saved == EAGAIN && attach_ms_left(deadline)) {
-			poll(NULL, 0, 10);
+		if (saved == EAGAIN && attach_ms_left(deadline) && attach_wait(t, -1, 0, 10) == 0)
 			continue;
-		}
 		if (saved == ECONNREFUSED) {
 			rc = SOCKET_ABSENT; /* a stale file: nobody listens */
 			break;
@@ -220,6 +218,10 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 			snprintf(err, errlen, "JVM pid %d exited while jbpfprof was attaching to it", (int)t->pid);
 			break;
 		}
+		if (attach_cancelled(t)) {
+			snprintf(err, errlen, "attach to JVM pid %d given up: the recording ended", (int)t->pid);
+			break;
+		}
 		if (step < SOCKET_POLL_MAX_MS)
 			step *= 2;
 	}
@@ -229,12 +231,12 @@ out:
 }
 
 /* Sends all of buf on the nonblocking fd before deadline. */
-static int send_request(int fd, const char *buf, size_t len, int64_t deadline)
+static int send_request(const struct jvm_target *t, int fd, const char *buf, size_t len, int64_t deadline)
 {
 	size_t done = 0;
+	int rc;
 
 	while (done < len) {
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
 		ssize_t n = send(fd, buf + done, len - done, MSG_NOSIGNAL);
 
 		if (n > 0) {
@@ -243,21 +245,23 @@ static int send_request(int fd, const char *buf, size_t len, int64_t deadline)
 		}
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return -1;
-		if (!attach_ms_left(deadline) || poll(&p, 1, attach_ms_left(deadline)) == 0) {
+		if (!attach_ms_left(deadline) || (rc = attach_wait(t, fd, POLLOUT, attach_ms_left(deadline))) == 0) {
 			errno = ETIMEDOUT;
 			return -1;
 		}
+		if (rc < 0)
+			return -1;
 	}
 	return 0;
 }
 
 /* Reads to EOF before deadline, at most max bytes; -1 with errno (EMSGSIZE: longer). */
-static ssize_t read_reply(int fd, char *buf, size_t max, int64_t deadline)
+static ssize_t read_reply(const struct jvm_target *t, int fd, char *buf, size_t max, int64_t deadline)
 {
 	size_t len = 0;
+	int rc;
 
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
 		char extra;
 		ssize_t n = len < max ? read(fd, buf + len, max - len) : read(fd, &extra, 1);
 
@@ -273,10 +277,12 @@ static ssize_t read_reply(int fd, char *buf, size_t max, int64_t deadline)
 		}
 		if (errno != EAGAIN && errno != EINTR)
 			return -1;
-		if (!attach_ms_left(deadline) || poll(&p, 1, attach_ms_left(deadline)) == 0) {
+		if (!attach_ms_left(deadline) || (rc = attach_wait(t, fd, POLLIN, attach_ms_left(deadline))) == 0) {
 			errno = ETIMEDOUT;
 			return -1;
 		}
+		if (rc < 0)
+			return -1;
 	}
 }
 
@@ -310,7 +316,7 @@ static ssize_t attach_request(struct jvm_target *t, const char *request, size_t 
 	if (fd < 0)
 		return -1;
 	attach_format_seconds(secs, sizeof(secs), timeout_ms);
-	if (send_request(fd, request, n, deadline)) {
+	if (send_request(t, fd, request, n, deadline)) {
 		snprintf(err, errlen, "cannot send the %s request to JVM pid %d: %s", what, (int)t->pid,
 			 errno == ETIMEDOUT ? "timed out" : strerror(errno));
 		goto out;
@@ -320,7 +326,7 @@ static ssize_t attach_request(struct jvm_target *t, const char *request, size_t 
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	len = read_reply(fd, *reply, ATTACH_REPLY_MAX, deadline);
+	len = read_reply(t, fd, *reply, ATTACH_REPLY_MAX, deadline);
 	if (len < 0) {
 		if (errno == ETIMEDOUT)
 			snprintf(err, errlen, "JVM pid %d did not answer the %s request within %s (is it hung, or "
@@ -372,6 +378,13 @@ int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *opt
 		return len == JVM_LOAD_NOT_LIVE ? JVM_LOAD_NOT_LIVE : -1;
 	if (attach_parse_reply(reply, (size_t)len, &rc, msg, sizeof(msg))) {
 		snprintf(err, errlen, "JVM pid %d could not load the agent: %s", (int)t->pid, msg);
+		/*
+		 * Recent JDKs refuse a load before the live phase themselves
+		 * (OpenJDK's test EarlyDynamicLoad expects this text), before the
+		 * agent could say so: the JVM is still starting.
+		 */
+		if (strstr(msg, "only permitted in the live phase"))
+			result = JVM_LOAD_NOT_LIVE;
 		goto out;
 	}
 	if (rc == JBPF_AGENT_NOT_LIVE) {

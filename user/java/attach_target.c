@@ -86,9 +86,28 @@ void attach_unlink_if_same(int dirfd, const char *name, const struct stat *st)
 
 int attach_target_exited(const struct jvm_target *t, int timeout_ms)
 {
-	struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
+	struct pollfd p[2] = { { .fd = t->pidfd, .events = POLLIN }, { .fd = t->cancel_fd, .events = POLLIN } };
 
-	return poll(&p, 1, timeout_ms) > 0;
+	return poll(p, 2, timeout_ms) > 0 && p[0].revents;
+}
+
+int attach_cancelled(const struct jvm_target *t)
+{
+	struct pollfd p = { .fd = t->cancel_fd, .events = POLLIN };
+
+	return t->cancel_fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
+int attach_wait(const struct jvm_target *t, int fd, short events, int timeout_ms)
+{
+	struct pollfd p[2] = { { .fd = fd, .events = events }, { .fd = t->cancel_fd, .events = POLLIN } };
+	int n = poll(p, 2, timeout_ms);
+
+	if (n > 0 && p[1].revents) {
+		errno = ECANCELED;
+		return -1;
+	}
+	return n < 0 && errno == EINTR ? 0 : n;
 }
 /* ---- the target's ids ---- */
 
@@ -355,7 +374,7 @@ int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 	long len;
 	int disabled, answer, result = -1;
 
-	*t = (struct jvm_target){ .pid = pid, .tmp_fd = -1, .pidfd = -1, .proc_fd = -1 };
+	*t = (struct jvm_target){ .pid = pid, .tmp_fd = -1, .pidfd = -1, .proc_fd = -1, .cancel_fd = -1 };
 	if (pid <= 0) {
 		snprintf(err, errlen, "invalid pid %d", (int)pid);
 		return -1;

@@ -215,7 +215,6 @@ int jvm_listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size
 	struct attach_saved_ids ids;
 	char name[64];
 	struct stat st;
-	mode_t old_umask;
 	int fd, rc, saved;
 
 	snprintf(name, sizeof(name), "jbpfprof-%016llx.sock", (unsigned long long)random_u64());
@@ -229,18 +228,23 @@ int jvm_listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size
 		snprintf(err, errlen, "cannot create a Unix socket: %s", strerror(errno));
 		return -1;
 	}
-	/* Linux takes a socket file's mode from the socket's inode, less the umask: 0600 either way. */
-	fchmod(fd, 0600);
-	old_umask = umask(077);
+	/*
+	 * Linux takes a socket file's mode from the socket's inode, less the
+	 * umask: 0600 at most. Not umask(077): the umask is the whole
+	 * process's, and other threads of the profiler create files meanwhile.
+	 */
+	if (fchmod(fd, 0600)) {
+		snprintf(err, errlen, "cannot set the mode of a Unix socket: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
 	if (attach_enter_ids(t, &ids, err, errlen)) {
-		umask(old_umask);
 		close(fd);
 		return -1;
 	}
 	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	saved = errno;
 	attach_leave_ids(&ids);
-	umask(old_umask);
 	if (rc) {
 		snprintf(err, errlen, "cannot create a socket in /tmp of JVM pid %d as its user %u: %s", (int)t->pid,
 			 (unsigned)t->uid, strerror(saved));
@@ -291,18 +295,23 @@ int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeou
 	char secs[16];
 
 	for (;;) {
-		struct pollfd p[2] = { { .fd = listen_fd, .events = POLLIN }, { .fd = t->pidfd, .events = POLLIN } };
+		struct pollfd p[3] = { { .fd = listen_fd, .events = POLLIN }, { .fd = t->pidfd, .events = POLLIN },
+				       { .fd = t->cancel_fd, .events = POLLIN } };
 		struct ucred cred;
 		socklen_t clen = sizeof(cred);
 		int left = attach_ms_left(deadline), fd;
 
 		if (!left)
 			break;
-		if (poll(p, 2, left) < 0) {
+		if (poll(p, 3, left) < 0) {
 			if (errno == EINTR)
 				continue;
 			snprintf(err, errlen, "waiting for the agent in JVM pid %d: poll: %s", (int)t->pid,
 				 strerror(errno));
+			goto fail;
+		}
+		if (p[2].revents) {
+			snprintf(err, errlen, "attach to JVM pid %d given up: the recording ended", (int)t->pid);
 			goto fail;
 		}
 		if (p[0].revents) {

@@ -20,6 +20,7 @@
 #include "common/terminal.h"
 #include "symbolizer/proc.h"
 #include "user/java/attach.h"
+#include "user/java/attacher.h"
 #include "user/java/javamap.h"
 #include "user/java/javastacks.h"
 #include "user/java/javastream.h"
@@ -59,10 +60,31 @@
 #define WATCH_FIRST_MS 20
 #define WATCH_MAX_MS 1000
 /*
+ * A process that maps neither libjli.so nor libjvm.so this long after it
+ * was watched is taken for a native program at once: the dynamic loader
+ * maps a launcher's libjli.so well before that, and a later exec into java
+ * is watched again from its exec record. Under -a every exec on the host
+ * is watched; this keeps their tries few.
+ */
+#define NATIVE_AFTER_MS 1000
+/*
  * Processes watched at once. With -a every exec on the host is watched
  * briefly; past this many the new one is not, and counted.
  */
 #define WATCH_SLOTS 256
+/*
+ * Attaches held by the worker at once (queued, running, done). A watched
+ * process whose turn comes while it is full is tried at the next tick.
+ */
+#define ATTACH_QUEUE 32
+/*
+ * A JVM whose agent is gone and whose process has exited keeps its slot
+ * this long (for samples still in the ring buffer or the join), then frees
+ * it for another JVM; whether it exited is checked at most every
+ * GONE_CHECK_MS.
+ */
+#define RELEASE_AFTER_MS 3000
+#define GONE_CHECK_MS 1000
 
 struct java;
 
@@ -85,6 +107,28 @@ struct jvm {
 	bool silent;            /* not heard for AGENT_SILENCE_MS: its threads are not signalled */
 	uint64_t unanswered;    /* signalled samples in a row without a trace */
 	uint64_t unanswered_since_ns; /* the first of them */
+	uint64_t gone_ns;       /* when its agent went (detach), or 0 */
+	uint64_t next_gone_check_ns; /* when to look again whether the process exited */
+};
+
+/*
+ * One attach, as the session thread hands it to the attach worker and
+ * takes it back (attacher.h): the worker reads the request and fills the
+ * result, touching nothing else; jvm.java stays NULL until the session
+ * thread adopts it (adopt).
+ */
+struct attach_job {
+	/* the request */
+	uint32_t tgid;
+	bool nmethods;
+	bool room;              /* a JVM slot is free: without one, a JVM stops at JAVA_ATTACH_FULL */
+	bool no_kfunc;          /* the kernel cannot send the signal a JVM needs */
+	uint64_t submitted_ns;  /* CLOCK_MONOTONIC: handed to the worker (for -v) */
+	/* the result */
+	uint64_t started_ns, finished_ns; /* the worker took it, and was done with it (for -v) */
+	int rc;                 /* enum java_attach_result */
+	char err[512];
+	struct jvm jvm;         /* with JAVA_ATTACH_OK: the connected agent (fd, map, reader, hello) */
 };
 
 /*
@@ -99,6 +143,7 @@ struct jvm {
 
 struct thread_seen {
 	uint32_t tid;
+	uint32_t tgid;   /* its JVM, whose slot's release unmarks it */
 	uint8_t streak;  /* samples in a row without Java, saturating */
 	bool marked;     /* in the BPF map no_java_tids */
 };
@@ -110,7 +155,8 @@ struct watch {
 	uint32_t step_ms;       /* until the next try */
 	bool jvm;               /* it maps libjvm.so: a JVM that is not live yet */
 	bool said;              /* the line saying it waits was printed */
-	char err[256];          /* why the last try did not attach */
+	bool in_flight;         /* an attach of it is with the worker */
+	char err[512];          /* why the last try did not attach */
 };
 
 struct java {
@@ -126,7 +172,14 @@ struct java {
 	bool stacks_requested;  /* java__request_thread_stacks was called */
 	bool watch_execs;       /* java__exec watches the process (see java__watch_execs) */
 	bool verbose;
+	bool finished;          /* java__finish ran: no attach starts any more */
 	struct watch watches[WATCH_SLOTS];
+	size_t next_watch;      /* where attach_watched starts its next pass */
+	struct attacher *attacher; /* runs the attaches of watched processes; made at the first */
+	bool no_attacher;       /* it could not be made: they run on the session thread */
+	bool kfunc_checked, no_kfunc;
+	size_t released;        /* JVMs whose slot was freed (release_jvm) */
+	struct java_stats retired; /* the agents' counters of those JVMs */
 	struct java_stats stats;
 	struct java_attach_stats attach;
 };
@@ -165,6 +218,9 @@ static void on_trace(void *ctx, const struct jbpf_msg_trace *trace, const struct
 {
 	struct jvm *jvm = ctx;
 
+	/* None can come before the JVM is signalled; an attach in progress keeps nothing. */
+	if (!jvm->java || !jvm->java->join)
+		return;
 	join__add_trace(jvm->java->join, jvm->tgid, trace, frames, clock_monotonic_ns());
 }
 
@@ -273,6 +329,7 @@ static void detach(struct jvm *jvm, const char *why)
 		return;
 	close(jvm->fd);
 	jvm->fd = -1;
+	jvm->gone_ns = clock_monotonic_ns();
 	if (jvm->java->sampler)
 		sampler__forget_java(jvm->java->sampler, jvm->tgid);
 	fprintf(stderr, "jbpfprof: the agent in JVM pid %u %s; its later samples have no Java frames\n", jvm->tgid,
@@ -314,25 +371,36 @@ static bool read_agent(struct jvm *jvm)
 	return jvm->fd >= 0;
 }
 
-/* Waits for the agent's first message (or its error) after the attach. */
-static int wait_for_hello(struct jvm *jvm, char *err, size_t err_size)
+/*
+ * Waits for the agent's first message (or its error) after the attach,
+ * on the attach worker: jvm->java is NULL, and nothing but jvm is touched.
+ * Gives up at once when cancel_fd (-1: never) polls readable.
+ */
+static int wait_for_hello(struct jvm *jvm, int cancel_fd, char *err, size_t err_size)
 {
 	uint64_t deadline = clock_monotonic_ns() + CONNECT_TIMEOUT_MS * NS_PER_MS;
+	struct javastream_handler handler = handler_for(jvm);
 
 	while (!jvm->hello && !jvm->error[0]) {
-		struct pollfd p = { .fd = jvm->fd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = jvm->fd, .events = POLLIN }, { .fd = cancel_fd, .events = POLLIN } };
 		uint64_t now = clock_monotonic_ns();
+		int rc;
 
 		if (now >= deadline) {
 			snprintf(err, err_size, "the agent in JVM pid %u did not say hello within %d ms", jvm->tgid,
 				 CONNECT_TIMEOUT_MS);
 			return -1;
 		}
-		if (poll(&p, 1, (int)((deadline - now) / NS_PER_MS) + 1) < 0 && errno != EINTR)
+		if (poll(p, 2, (int)((deadline - now) / NS_PER_MS) + 1) < 0 && errno != EINTR)
 			break;
-		if (!read_agent(jvm) && !jvm->hello && !jvm->error[0]) {
-			snprintf(err, err_size, "the agent in JVM pid %u closed its connection before saying hello",
-				 jvm->tgid);
+		if (p[1].revents) {
+			snprintf(err, err_size, "attach to JVM pid %u given up: the recording ended", jvm->tgid);
+			return -1;
+		}
+		rc = javastream_read(jvm->reader, jvm->fd, &handler);
+		if (rc != 0 && !jvm->hello && !jvm->error[0]) {
+			snprintf(err, err_size, "the agent in JVM pid %u %s before saying hello", jvm->tgid,
+				 rc == 1 ? "closed its connection" : "sent a malformed stream");
 			return -1;
 		}
 	}
@@ -386,7 +454,7 @@ static void explain_refused_load(uint32_t tgid, char *err, size_t err_size)
 	agent_path_installed(path, sizeof(path));
 	snprintf(err, err_size,
 		 "JVM pid %u refuses dynamically loaded agents (-XX:-EnableDynamicAgentLoading): start it with "
-		 "-agentpath:%s",
+		 "-agentpath:%.300s",
 		 tgid, path);
 }
 
@@ -430,48 +498,81 @@ static void keep_jvm(struct java *java, const struct jvm *fresh)
 	*jvm = *fresh;
 }
 
-int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
+/* Whether cancel_fd (-1: never) says to give up. */
+static bool cancelled(int cancel_fd)
 {
-	char agent_path[512], sock[256], options[512];
+	struct pollfd p = { .fd = cancel_fd, .events = POLLIN };
+
+	return cancel_fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
+/*
+ * A JVM stopped by a signal or a debugger (state T or t) answers no
+ * attach: trying would hold the attach worker for the whole load timeout,
+ * and every attach queued behind it. It is tried again later (a watched
+ * one until its watch ends), when it may run again.
+ */
+static bool is_stopped(uint32_t tgid, char *err, size_t err_size)
+{
+	char state = proc__thread_state("/proc", tgid, tgid);
+
+	if (state != 'T' && state != 't')
+		return false;
+	snprintf(err, err_size, "JVM pid %u is stopped (%s)", tgid,
+		 state == 'T' ? "by a signal" : "by a debugger or tracer");
+	return true;
+}
+
+/*
+ * The blocking part of an attach, on the attach worker (or inline for the
+ * attaches before the recording): opens the target, loads or wakes the
+ * agent and waits for its hello. Touches nothing but job; every wait ends
+ * when cancel_fd (-1: never) polls readable, and then, as on any failure,
+ * what it started is undone (the socket file removed, the agent's
+ * connection closed: an agent that started sees it and stops).
+ */
+static void run_attach(struct attach_job *job, int cancel_fd)
+{
+	char agent_path[512], sock[256], options[512], *err = job->err;
+	size_t err_size = sizeof(job->err);
 	struct jvm_target target;
-	struct jvm fresh, *jvm = &fresh;
+	struct jvm *jvm = &job->jvm;
 	const void *image;
 	size_t image_size;
-	uint64_t lo, hi, start_ticks;
+	uint64_t start_ticks;
 	int listen_fd = -1, rc, loaded;
 
-	rc = jvm_target_open((pid_t)tgid, &target, err, err_size);
-	if (rc == JVM_TARGET_NOT_JVM)
-		return JAVA_ATTACH_NOT_JVM;
-	if (rc == JVM_TARGET_STARTING)
-		return JAVA_ATTACH_NOT_YET;
-	if (rc == JVM_TARGET_UNKNOWN)
-		return JAVA_ATTACH_UNKNOWN;
-	if (rc)
-		return JAVA_ATTACH_FAILED;
-	rc = JAVA_ATTACH_FAILED;
-	if (!find_jvm(java, tgid) && java->nr_jvms >= JBPF_MAX_TARGETS) {
+	*jvm = (struct jvm){ .fd = -1 };
+	job->rc = JAVA_ATTACH_FAILED;
+	job->started_ns = clock_monotonic_ns();
+	rc = jvm_target_open((pid_t)job->tgid, &target, err, err_size);
+	if (rc == JVM_TARGET_NOT_JVM || rc == JVM_TARGET_STARTING || rc == JVM_TARGET_UNKNOWN || rc) {
+		job->rc = rc == JVM_TARGET_NOT_JVM    ? JAVA_ATTACH_NOT_JVM
+			  : rc == JVM_TARGET_STARTING ? JAVA_ATTACH_NOT_YET
+			  : rc == JVM_TARGET_UNKNOWN  ? JAVA_ATTACH_UNKNOWN
+						      : JAVA_ATTACH_FAILED;
+		return;
+	}
+	target.cancel_fd = cancel_fd;
+	if (is_stopped(job->tgid, err, err_size)) {
+		job->rc = JAVA_ATTACH_NOT_YET;
+		goto fail;
+	}
+	if (!job->room) {
 		snprintf(err, err_size,
 			 "JVM pid %u not attached: %d JVMs already are, the most one recording signals (the BPF map of "
-			 "JVMs to signal)", tgid, JBPF_MAX_TARGETS);
-		if (!java->attach.over_bound++)
-			fprintf(stderr, "jbpfprof: %s; this and any later JVM are profiled without Java frames\n", err);
-		rc = JAVA_ATTACH_FULL;
+			 "JVMs to signal)", job->tgid, JBPF_MAX_TARGETS);
+		job->rc = JAVA_ATTACH_FULL;
 		goto fail;
 	}
-	if (proc__start_time("/proc", tgid, &start_ticks)) {
-		snprintf(err, err_size, "no process with PID %u (it has exited)", tgid);
+	if (proc__start_time("/proc", job->tgid, &start_ticks)) {
+		snprintf(err, err_size, "no process with PID %u (it has exited)", job->tgid);
 		goto fail;
 	}
-	/* A kfunc is a kernel function like any other: kallsyms lists it. */
-	if (symbolizer__kernel_symbol(java->sym, "bpf_send_signal_task", &lo, &hi)) {
+	if (job->no_kfunc) {
 		snprintf(err, err_size,
 			 "this kernel cannot signal a thread with a value from BPF (bpf_send_signal_task, Linux 6.13 "
 			 "and later)");
-		goto fail;
-	}
-	if (!java->join && !(java->join = join__new(emit, java))) {
-		snprintf(err, err_size, "out of memory");
 		goto fail;
 	}
 	/* An agent the JVM loaded at start-up is woken, never joined by a copy. */
@@ -484,22 +585,21 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 	listen_fd = jvm_listen(&target, sock, sizeof(sock), err, err_size);
 	if (listen_fd < 0)
 		goto fail;
-	snprintf(options, sizeof(options), "socket=%s%s", sock, java->nmethods ? ",nmethods" : "");
+	snprintf(options, sizeof(options), "socket=%s%s", sock, job->nmethods ? ",nmethods" : "");
 	rc = loaded ? agent_loaded_wake(&target, options, ATTACH_TIMEOUT_MS, err, err_size)
 		    : jvm_load_agent(&target, agent_path, options, ATTACH_TIMEOUT_MS, err, err_size);
 	if (rc == JVM_LOAD_NOT_LIVE) {
-		rc = JAVA_ATTACH_NOT_YET;
+		job->rc = JAVA_ATTACH_NOT_YET;
 		goto fail;
 	}
 	if (rc) {
-		rc = JAVA_ATTACH_FAILED;
 		if (!loaded)
-			explain_refused_load(tgid, err, err_size);
-		take_agent_error(&target, listen_fd, sock, tgid, err, err_size);
+			explain_refused_load(job->tgid, err, err_size);
+		if (!cancelled(cancel_fd))
+			take_agent_error(&target, listen_fd, sock, job->tgid, err, err_size);
 		goto fail;
 	}
-	rc = JAVA_ATTACH_FAILED;
-	*jvm = (struct jvm){ .java = java, .tgid = tgid, .start_ticks = start_ticks, .fd = -1, .tids_stale = true };
+	*jvm = (struct jvm){ .tgid = job->tgid, .start_ticks = start_ticks, .fd = -1, .tids_stale = true };
 	jvm->map = javamap__new();
 	jvm->reader = malloc(sizeof(*jvm->reader));
 	if (!jvm->map || !jvm->reader) {
@@ -510,24 +610,122 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 	jvm->fd = jvm_accept(&target, listen_fd, sock, CONNECT_TIMEOUT_MS, err, err_size);
 	if (jvm->fd < 0)
 		goto fail_jvm;
-	if (wait_for_hello(jvm, err, err_size)) {
+	if (wait_for_hello(jvm, cancel_fd, err, err_size)) {
 		close(jvm->fd);
+		jvm->fd = -1;
 		goto fail_jvm;
 	}
-	jvm->heard_ns = clock_monotonic_ns();
 	jvm_unlisten(&target, listen_fd, sock);
 	jvm_target_close(&target);
-	keep_jvm(java, jvm);
-	java->attach.attached++;
-	return JAVA_ATTACH_OK;
+	job->rc = JAVA_ATTACH_OK;
+	return;
 fail_jvm:
 	javamap__free(jvm->map);
 	free(jvm->reader);
+	*jvm = (struct jvm){ .fd = -1 };
 fail:
 	/* Closes it and removes its file, if the agent never came to take it. */
 	if (listen_fd >= 0)
 		jvm_unlisten(&target, listen_fd, sock);
 	jvm_target_close(&target);
+}
+
+/* What a job holds, freed: an agent connected but never adopted sees its socket closed, and stops. */
+static void discard_job(void *arg)
+{
+	struct attach_job *job = arg;
+
+	if (job->jvm.fd >= 0)
+		close(job->jvm.fd);
+	javamap__free(job->jvm.map);
+	free(job->jvm.reader);
+	free(job);
+}
+
+static void run_attach_job(void *arg, int cancel_fd)
+{
+	struct attach_job *job = arg;
+
+	run_attach(job, cancel_fd);
+	job->finished_ns = clock_monotonic_ns();
+}
+
+/* The request part of a job for tgid, filled on the session thread. */
+static void prepare_job(struct java *java, struct attach_job *job, uint32_t tgid)
+{
+	uint64_t lo, hi;
+
+	/* A kfunc is a kernel function like any other: kallsyms lists it. */
+	if (!java->kfunc_checked) {
+		java->kfunc_checked = true;
+		java->no_kfunc = symbolizer__kernel_symbol(java->sym, "bpf_send_signal_task", &lo, &hi) != 0;
+	}
+	*job = (struct attach_job){
+		.tgid = tgid,
+		.nmethods = java->nmethods,
+		.room = find_jvm(java, tgid) || java->nr_jvms < JBPF_MAX_TARGETS,
+		.no_kfunc = java->no_kfunc,
+		.jvm = { .fd = -1 },
+	};
+}
+
+static void note_over_bound(struct java *java, const char *err)
+{
+	if (!java->attach.over_bound++)
+		fprintf(stderr, "jbpfprof: %s; this and any later JVM are profiled without Java frames\n", err);
+}
+
+/*
+ * The session thread takes a finished attach: a connected agent gets its
+ * JVM slot (if one is still free: attaches finish in any order) and the
+ * job's jvm is emptied; anything else is only the job's result. Returns
+ * the result (enum java_attach_result).
+ */
+static int adopt(struct java *java, struct attach_job *job)
+{
+	if (job->rc == JAVA_ATTACH_FULL)
+		note_over_bound(java, job->err);
+	if (job->rc != JAVA_ATTACH_OK)
+		return job->rc;
+	if (!find_jvm(java, job->tgid) && java->nr_jvms >= JBPF_MAX_TARGETS) {
+		snprintf(job->err, sizeof(job->err),
+			 "JVM pid %u not attached: %d JVMs already are, the most one recording signals (the BPF map of "
+			 "JVMs to signal)", job->tgid, JBPF_MAX_TARGETS);
+		job->rc = JAVA_ATTACH_FULL;
+		note_over_bound(java, job->err);
+	} else if (!java->join && !(java->join = join__new(emit, java))) {
+		snprintf(job->err, sizeof(job->err), "out of memory");
+		job->rc = JAVA_ATTACH_FAILED;
+	}
+	if (job->rc != JAVA_ATTACH_OK) {
+		close(job->jvm.fd);
+		javamap__free(job->jvm.map);
+		free(job->jvm.reader);
+		job->jvm = (struct jvm){ .fd = -1 };
+		return job->rc;
+	}
+	job->jvm.java = java;
+	job->jvm.heard_ns = clock_monotonic_ns();
+	keep_jvm(java, &job->jvm);
+	job->jvm = (struct jvm){ .fd = -1 };
+	java->attach.attached++;
+	return JAVA_ATTACH_OK;
+}
+
+int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
+{
+	struct attach_job *job = malloc(sizeof(*job));
+	int rc;
+
+	if (!job) {
+		snprintf(err, err_size, "out of memory");
+		return JAVA_ATTACH_FAILED;
+	}
+	prepare_job(java, job, tgid);
+	run_attach(job, -1);
+	rc = adopt(java, job);
+	snprintf(err, err_size, "%s", job->err);
+	discard_job(job);
 	return rc;
 }
 
@@ -541,7 +739,7 @@ bool java__has_agent(const struct java *java, uint32_t tgid)
 
 size_t java__nr_jvms(const struct java *java)
 {
-	return java->nr_jvms;
+	return java->nr_jvms + java->released;
 }
 
 void java__forget_frame_ids(struct java *java)
@@ -579,13 +777,13 @@ void java__set_sampler(struct java *java, struct sampler *sampler)
 
 /* ---- samples ---- */
 
-static void note_thread(struct java *java, uint32_t tid, bool ran_java, bool certain)
+static void note_thread(struct java *java, uint32_t tgid, uint32_t tid, bool ran_java, bool certain)
 {
 	struct thread_seen *t = &java->threads[tid % NO_JAVA_SLOTS];
-	bool known = t->tid == tid;
+	bool known = t->tid == tid && t->tgid == tgid;
 
 	if (!known)
-		*t = (struct thread_seen){ .tid = tid };
+		*t = (struct thread_seen){ .tid = tid, .tgid = tgid };
 	if (ran_java) {
 		/* A probe of a thread marked before its slot was taken over counts too. */
 		if ((t->marked || !known) && java->sampler)
@@ -703,7 +901,7 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 			java->stats.from_anchor++;
 		else if (trace->flags & JBPF_TRACE_FROM_CALLER)
 			java->stats.from_caller++;
-		note_thread(java, sample->tid, true, false);
+		note_thread(java, sample->tgid, sample->tid, true, false);
 		if (!java->stats.first_joined_ns || sample->time_ns < java->stats.first_joined_ns)
 			java->stats.first_joined_ns = sample->time_ns;
 	} else if (trace->status == 0 || trace->status == JBPF_TRACE_NOT_JAVA_THREAD ||
@@ -717,7 +915,7 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		 * runs no Java (a compiler thread, say), and nothing is missing.
 		 */
 		java->stats.vm_threads++;
-		note_thread(java, sample->tid, false, trace->status == JBPF_TRACE_NOT_JAVA_THREAD);
+		note_thread(java, sample->tgid, sample->tid, false, trace->status == JBPF_TRACE_NOT_JAVA_THREAD);
 	} else {
 		int code = -trace->status;
 		const char *why;
@@ -822,6 +1020,7 @@ void java__watch(struct java *java, uint32_t tgid)
 		return;
 	}
 	*free_slot = (struct watch){
+		.in_flight = free_slot->tgid == tgid && free_slot->in_flight, /* its result still comes */
 		.tgid = tgid,
 		.since_ns = now,
 		.next_ns = now,
@@ -842,16 +1041,9 @@ static void start_signalling(struct java *java, uint32_t tgid)
 		detach(jvm, err);
 }
 
-/* One try of a watched process; false once it needs no more. */
-static bool try_watched(struct java *java, struct watch *w, uint64_t now)
+/* What one try of a watched process gave; false once it needs no more. */
+static bool try_result(struct java *java, struct watch *w, int rc, uint64_t now)
 {
-	const struct jvm *jvm = find_jvm(java, w->tgid);
-	int rc;
-
-	if (jvm && jvm->fd >= 0)
-		return false; /* attached already */
-	rc = java__attach(java, w->tgid, w->err, sizeof(w->err));
-
 	switch (rc) {
 	case JAVA_ATTACH_OK:
 		java->attach.attached_late++;
@@ -871,8 +1063,13 @@ static bool try_watched(struct java *java, struct watch *w, uint64_t now)
 		w->jvm = true;
 		if (!w->said) {
 			w->said = true;
-			fprintf(stderr, "jbpfprof: JVM pid %u is still starting; attaching when it is live (up to %d s)\n",
-				w->tgid, WATCH_MS / 1000);
+			if (strstr(w->err, " is stopped ("))
+				fprintf(stderr, "jbpfprof: %s; attaching if it runs again (up to %d s)\n", w->err,
+					WATCH_MS / 1000);
+			else
+				fprintf(stderr,
+					"jbpfprof: JVM pid %u is still starting; attaching when it is live (up to %d s)\n",
+					w->tgid, WATCH_MS / 1000);
 		}
 		return true;
 	default:
@@ -884,28 +1081,139 @@ static bool try_watched(struct java *java, struct watch *w, uint64_t now)
 	}
 }
 
-/* The watched processes whose turn it is. */
+/* After a try of a watched process: its next try, or its slot freed. */
+static void watched_tried(struct java *java, struct watch *w, int rc)
+{
+	uint64_t now = clock_monotonic_ns();
+
+	w->in_flight = false;
+	if (try_result(java, w, rc, now)) {
+		if (now < w->deadline_ns && (w->jvm || now < w->since_ns + NATIVE_AFTER_MS * NS_PER_MS)) {
+			w->next_ns = now + w->step_ms * NS_PER_MS;
+			w->step_ms = w->step_ms * 2 > WATCH_MAX_MS ? WATCH_MAX_MS : w->step_ms * 2;
+			return;
+		}
+		if (w->jvm) {
+			java->attach.failed++;
+			fprintf(stderr, "jbpfprof: JVM pid %u did not become live within %d s (%s); profiling it "
+				"without Java frames\n", w->tgid, WATCH_MS / 1000, w->err);
+		}
+	}
+	w->tgid = 0;
+}
+
+static struct watch *find_watch(struct java *java, uint32_t tgid)
+{
+	for (size_t i = 0; i < WATCH_SLOTS; i++)
+		if (java->watches[i].tgid == tgid && java->watches[i].in_flight)
+			return &java->watches[i];
+	return NULL;
+}
+
+static const char *result_name(int rc)
+{
+	switch (rc) {
+	case JAVA_ATTACH_OK:
+		return "attached";
+	case JAVA_ATTACH_NOT_JVM:
+		return "not a JVM";
+	case JAVA_ATTACH_NOT_YET:
+		return "not live yet";
+	case JAVA_ATTACH_FULL:
+		return "no slot";
+	case JAVA_ATTACH_UNKNOWN:
+		return "gone";
+	default:
+		return "failed";
+	}
+}
+
+/* -v: one line per finished try, with how long it waited for the worker and how long it ran. */
+static void say_try(const struct attach_job *job, int rc)
+{
+	uint64_t now = clock_monotonic_ns();
+
+	fprintf(stderr,
+		"jbpfprof: attach try of pid %u: %s after %.0f ms queued, %.0f ms running, taken %.0f ms later%s%s\n",
+		job->tgid, result_name(rc), (double)(job->started_ns - job->submitted_ns) / 1e6,
+		(double)(job->finished_ns - job->started_ns) / 1e6, (double)(now - job->finished_ns) / 1e6,
+		job->err[0] ? ": " : "", job->err);
+}
+
+/* The attaches the worker finished: adopted, and their watches told. */
+static void take_finished(struct java *java)
+{
+	struct attach_job *job;
+
+	while (java->attacher && (job = attacher__take(java->attacher))) {
+		struct watch *w = find_watch(java, job->tgid);
+		int rc = adopt(java, job);
+
+		/* Under -a every exec on the host is tried: the native programs' tries are not worth a line. */
+		if (java->verbose && ((w && w->jvm) || (rc != JAVA_ATTACH_NOT_JVM && rc != JAVA_ATTACH_UNKNOWN)))
+			say_try(job, rc);
+
+		if (w) {
+			snprintf(w->err, sizeof(w->err), "%s", job->err);
+			watched_tried(java, w, rc);
+		}
+		discard_job(job);
+	}
+}
+
+/*
+ * Starts a try of watched process w: on the attach worker (made at the
+ * first), or here when it cannot be made. false when the worker's queue is
+ * full: w's turn comes again at the next tick.
+ */
+static bool start_try(struct java *java, struct watch *w)
+{
+	struct attach_job *job;
+
+	if (!java->attacher && !java->no_attacher &&
+	    !(java->attacher = attacher__new(ATTACH_QUEUE, run_attach_job, discard_job))) {
+		java->no_attacher = true;
+		fprintf(stderr, "jbpfprof: cannot start the attach thread (%s); attaching during the recording "
+			"holds up the recording loop\n", strerror(errno));
+	}
+	if (!java->attacher) {
+		watched_tried(java, w, java__attach(java, w->tgid, w->err, sizeof(w->err)));
+		return true;
+	}
+	if (!(job = malloc(sizeof(*job))))
+		return false;
+	prepare_job(java, job, w->tgid);
+	job->submitted_ns = clock_monotonic_ns();
+	if (attacher__submit(java->attacher, job)) {
+		free(job);
+		return false;
+	}
+	w->in_flight = true;
+	return true;
+}
+
+/*
+ * The watched processes whose turn it is, from where the last pass
+ * stopped, so that a full worker queue delays every one in turn, never
+ * the same ones.
+ */
 static void attach_watched(struct java *java, uint64_t now)
 {
-	for (size_t i = 0; i < WATCH_SLOTS; i++) {
-		struct watch *w = &java->watches[i];
+	for (size_t k = 0; k < WATCH_SLOTS; k++) {
+		struct watch *w = &java->watches[(java->next_watch + k) % WATCH_SLOTS];
+		const struct jvm *jvm;
 
-		if (!w->tgid || now < w->next_ns)
+		if (!w->tgid || w->in_flight || now < w->next_ns)
 			continue;
-		if (try_watched(java, w, clock_monotonic_ns())) {
-			now = clock_monotonic_ns();
-			if (now < w->deadline_ns) {
-				w->next_ns = now + w->step_ms * NS_PER_MS;
-				w->step_ms = w->step_ms * 2 > WATCH_MAX_MS ? WATCH_MAX_MS : w->step_ms * 2;
-				continue;
-			}
-			if (w->jvm) {
-				java->attach.failed++;
-				fprintf(stderr, "jbpfprof: JVM pid %u did not become live within %d s (%s); profiling it "
-					"without Java frames\n", w->tgid, WATCH_MS / 1000, w->err);
-			}
+		jvm = find_jvm(java, w->tgid);
+		if (jvm && jvm->fd >= 0) {
+			w->tgid = 0; /* attached already */
+			continue;
 		}
-		w->tgid = 0;
+		if (!start_try(java, w)) {
+			java->next_watch = (java->next_watch + k) % WATCH_SLOTS;
+			return;
+		}
 	}
 }
 
@@ -939,6 +1247,9 @@ size_t java__poll_fds(struct java *java, struct pollfd *fds, size_t max)
 {
 	size_t n = 0;
 
+	/* First, so that it is never cut: the attach worker has a finished attach (java__tick takes it). */
+	if (java->attacher && n < max)
+		fds[n++] = (struct pollfd){ .fd = attacher__fd(java->attacher), .events = POLLIN };
 	for (size_t i = 0; i < java->nr_jvms && n < max; i++)
 		if (java->jvms[i].fd >= 0)
 			fds[n++] = (struct pollfd){ .fd = java->jvms[i].fd, .events = POLLIN };
@@ -956,10 +1267,25 @@ void java__on_poll(struct java *java, const struct pollfd *fds, size_t nr)
 	}
 }
 
+/*
+ * Whether the agent's socket holds something not read yet. The recording
+ * loop may have been held up (building a large unwind table, say) while
+ * the agent kept talking: that silence is ours, not the JVM's.
+ */
+static bool agent_waiting(const struct jvm *jvm)
+{
+	struct pollfd p = { .fd = jvm->fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
 /* A JVM whose agent says nothing, or whose threads no longer answer signals, is no longer signalled. */
 static void check_answering(struct jvm *jvm, uint64_t now)
 {
 	if (jvm->fd < 0)
+		return;
+	if (!jvm->silent && now >= jvm->heard_ns + AGENT_SILENCE_MS * NS_PER_MS && agent_waiting(jvm) &&
+	    !read_agent(jvm))
 		return;
 	if (!jvm->silent && now >= jvm->heard_ns + AGENT_SILENCE_MS * NS_PER_MS) {
 		if (jvm->java->sampler)
@@ -975,12 +1301,105 @@ static void check_answering(struct jvm *jvm, uint64_t now)
 			    "they no longer run its handler");
 }
 
+/* The agents' own counters of jvm, added to totals (java__stats). */
+static void add_agent_counts(struct java_stats *st, const struct jvm *jvm)
+{
+	struct javamap_stats ms;
+
+	if (jvm->stacks) {
+		struct javastacks_stats ss;
+
+		javastacks__stats(jvm->stacks, &ss);
+		st->thread_stacks += ss.stored;
+		st->thread_stacks_dropped += ss.dropped + ss.unmapped;
+	}
+	st->thread_stacks_dropped += jvm->stacks_lost;
+	st->ring_full += jvm->agent_stats.ring_full;
+	st->handler_ns += jvm->agent_stats.handler_ns;
+	st->handler_calls += jvm->agent_stats.traces;
+	javamap__stats(jvm->map, &ms);
+	st->methods += ms.methods;
+	st->blobs += ms.blobs;
+}
+
+/*
+ * The threads of an exited JVM marked as running no Java are unmarked: the
+ * BPF map knows tids only, and a tid is soon another thread's (pid_max can
+ * be as low as 32768), maybe one of a JVM that runs Java.
+ */
+static void unmark_threads(struct java *java, uint32_t tgid)
+{
+	for (size_t i = 0; i < NO_JAVA_SLOTS; i++) {
+		struct thread_seen *t = &java->threads[i];
+
+		if (t->tgid != tgid || !t->tid)
+			continue;
+		if (t->marked && java->sampler)
+			sampler__set_no_java(java->sampler, t->tid, false);
+		*t = (struct thread_seen){ 0 };
+	}
+}
+
+/*
+ * Frees slot i: its samples still waiting in the join are emitted first
+ * (they need its map), its agent's counters kept for the summary. The last
+ * slot moves into it.
+ */
+static void release_jvm(struct java *java, size_t i)
+{
+	struct jvm *jvm = &java->jvms[i];
+
+	if (java->join)
+		join__forget_tgid(java->join, jvm->tgid);
+	add_agent_counts(&java->retired, jvm);
+	unmark_threads(java, jvm->tgid);
+	javamap__free(jvm->map);
+	javastacks__free(jvm->stacks);
+	free(jvm->reader);
+	if (java->verbose)
+		fprintf(stderr, "jbpfprof: JVM pid %u has exited; its slot is free for another JVM\n", jvm->tgid);
+	java->jvms[i] = java->jvms[--java->nr_jvms];
+	java->released++;
+}
+
+/*
+ * JVMs whose agent is gone and whose process exited (or whose pid is
+ * another process's now) free their slots, after RELEASE_AFTER_MS, so
+ * that over a long recording JVMs that come and go never use up
+ * JBPF_MAX_TARGETS. Their BPF map entry went with the agent (detach).
+ */
+static void release_exited(struct java *java, uint64_t now)
+{
+	size_t i = 0;
+
+	while (i < java->nr_jvms) {
+		struct jvm *jvm = &java->jvms[i];
+		uint64_t start;
+
+		if (jvm->fd >= 0 || !jvm->gone_ns || now < jvm->gone_ns + RELEASE_AFTER_MS * NS_PER_MS ||
+		    now < jvm->next_gone_check_ns) {
+			i++;
+			continue;
+		}
+		jvm->next_gone_check_ns = now + GONE_CHECK_MS * NS_PER_MS;
+		if (!proc__start_time("/proc", jvm->tgid, &start) && start == jvm->start_ticks) {
+			i++;
+			continue;
+		}
+		release_jvm(java, i);
+	}
+}
+
 void java__tick(struct java *java, uint64_t now)
 {
 	if (java->join)
 		join__expire(java->join, now);
 	for (size_t i = 0; i < java->nr_jvms; i++)
 		check_answering(&java->jvms[i], now);
+	release_exited(java, now);
+	if (java->finished)
+		return;
+	take_finished(java);
 	attach_watched(java, now);
 }
 
@@ -1041,6 +1460,10 @@ void java__finish(struct java *java)
 	struct pollfd fds[JBPF_MAX_TARGETS];
 	size_t waiting;
 
+	/* An attach still in progress gives up; one done but not taken is undone (attacher.h). */
+	java->finished = true;
+	attacher__free(java->attacher);
+	java->attacher = NULL;
 	for (size_t i = 0; i < java->nr_jvms; i++) {
 		struct jvm *jvm = &java->jvms[i];
 		char request = JBPF_REQ_FLUSH;
@@ -1078,28 +1501,15 @@ void java__finish(struct java *java)
 void java__stats(const struct java *java, struct java_stats *stats)
 {
 	*stats = java->stats;
-	stats->ring_full = stats->handler_ns = stats->handler_calls = 0;
-	stats->methods = stats->blobs = 0;
-	stats->thread_stacks = stats->thread_stacks_dropped = 0;
-	for (size_t i = 0; i < java->nr_jvms; i++) {
-		struct javamap_stats ms;
-
-		if (java->jvms[i].stacks) {
-			struct javastacks_stats ss;
-
-			javastacks__stats(java->jvms[i].stacks, &ss);
-			stats->thread_stacks += ss.stored;
-			stats->thread_stacks_dropped += ss.dropped + ss.unmapped;
-		}
-		stats->thread_stacks_dropped += java->jvms[i].stacks_lost;
-
-		stats->ring_full += java->jvms[i].agent_stats.ring_full;
-		stats->handler_ns += java->jvms[i].agent_stats.handler_ns;
-		stats->handler_calls += java->jvms[i].agent_stats.traces;
-		javamap__stats(java->jvms[i].map, &ms);
-		stats->methods += ms.methods;
-		stats->blobs += ms.blobs;
-	}
+	stats->ring_full = java->retired.ring_full;
+	stats->handler_ns = java->retired.handler_ns;
+	stats->handler_calls = java->retired.handler_calls;
+	stats->methods = java->retired.methods;
+	stats->blobs = java->retired.blobs;
+	stats->thread_stacks = java->retired.thread_stacks;
+	stats->thread_stacks_dropped = java->retired.thread_stacks_dropped;
+	for (size_t i = 0; i < java->nr_jvms; i++)
+		add_agent_counts(stats, &java->jvms[i]);
 }
 
 void java__describe(const struct java *java, char *buf, size_t size)
@@ -1164,6 +1574,7 @@ void java__free(struct java *java)
 {
 	if (!java)
 		return;
+	attacher__free(java->attacher);
 	for (size_t i = 0; i < java->nr_jvms; i++) {
 		if (java->jvms[i].fd >= 0)
 			close(java->jvms[i].fd);

@@ -13,6 +13,22 @@
  *     traces go to the join, method names, code and threads to the JVM's
  *     javamap; a closed socket means the agent is gone, and the JVM is no
  *     longer signalled;
+ *   - attaches before the recording (-p, -a at the start, --java) run on
+ *     the calling thread; those during it (java__watch: a JVM started or
+ *     exec'd while recording) run on one attach worker thread
+ *     (attacher.h), so that a JVM slow to answer never holds up the
+ *     recording loop: java__tick submits the tries that are due and
+ *     adopts the agents the worker connected (a JVM slot, its threads
+ *     signalled). A JVM stopped by a signal or a debugger is not tried
+ *     (it would hold the worker for the whole load timeout), only tried
+ *     again while its watch lasts; -v prints one line per try (time
+ *     queued, running, until taken; result and reason);
+ *   - a JVM whose agent sent nothing for 5 s is no longer signalled until
+ *     it talks again, unless its socket holds data (then the loop was late,
+ *     not the JVM); a JVM whose agent is gone and whose process exited
+ *     frees its slot 3 s later (its waiting samples emitted, its agent's
+ *     counters kept), so JVMs that come and go over a long recording never
+ *     use up JBPF_MAX_TARGETS;
  *   - java__tick expires samples that waited too long, and java__finish, at
  *     the end, asks every agent for what it still holds and empties the
  *     join, so every sample is in the profile or counted;
@@ -112,7 +128,10 @@ void java__watch_execs(struct java *java, bool on);
 void java__set_verbose(struct java *java, bool verbose);
 void java__attach_stats(const struct java *java, struct java_attach_stats *stats);
 
-/* Whether samples of tgid go to java__sample: it took the agent during this recording (even if gone since). */
+/*
+ * Whether samples of tgid go to java__sample: it took the agent during this
+ * recording (even if gone since, until its slot is freed).
+ */
 bool java__has_agent(const struct java *java, uint32_t tgid);
 /* JVMs that took the agent during this recording. */
 size_t java__nr_jvms(const struct java *java);

@@ -360,6 +360,41 @@ void join__expire(struct join *join, uint64_t now_ns)
 	}
 }
 
+/* Emits every sample of tgid waiting on list l, with outcome. */
+static void forget_list(struct join *join, struct list *l, uint32_t tgid, enum join_outcome outcome)
+{
+	struct link *e = l->head.next;
+
+	while (e != &l->head) {
+		struct pending *p = container_of(e, struct pending, order);
+		struct slot *s = p->slot;
+
+		e = e->next;
+		if (s->tgid != tgid)
+			continue;
+		emit_pending(join, p, outcome);
+		slot_release_if_empty(join, s);
+	}
+}
+
+void join__forget_tgid(struct join *join, uint32_t tgid)
+{
+	struct link *e;
+
+	forget_list(join, &join->immediate, tgid, JOIN_NO_TRACE);
+	forget_list(join, &join->deferred, tgid, JOIN_IN_SYSCALL);
+	e = join->traces.head.next;
+	while (e != &join->traces.head) {
+		struct slot *s = container_of(e, struct slot, trace_order);
+
+		e = e->next;
+		if (s->tgid != tgid)
+			continue;
+		drop_trace(join, s);
+		slot_release_if_empty(join, s);
+	}
+}
+
 void join__finish(struct join *join)
 {
 	join__expire(join, UINT64_MAX);

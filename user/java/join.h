@@ -79,6 +79,11 @@ void join__signal_lost(struct join *join, uint64_t seq, uint64_t now_ns);
 void join__expire(struct join *join, uint64_t now_ns);
 /* Emits every waiting sample with its reason and drops every trace. */
 void join__finish(struct join *join);
+/*
+ * A JVM that is gone: each of its samples still waiting is emitted now
+ * with the outcome its time limit would give it, and its kept traces go.
+ */
+void join__forget_tgid(struct join *join, uint32_t tgid);
 
 void join__stats(const struct join *join, struct join_stats *stats);
 

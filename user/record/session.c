@@ -24,8 +24,8 @@
  */
 #define DRAIN_INTERVAL_MS 100
 #define PROGRESS_INTERVAL_NS 1000000000ull
-/* Room for the hooks' descriptors (one per JVM target at most). */
-#define MAX_HOOK_FDS 64
+/* Room for the hooks' descriptors (one per JVM target at most, and the Java attach worker's). */
+#define MAX_HOOK_FDS (JBPF_MAX_TARGETS + 1)
 
 enum { POLL_RINGBUF, POLL_SIGNAL, POLL_FIRST_PIDFD };
 

@@ -33,6 +33,7 @@
 #include <bpf/bpf.h>
 
 #include "bpf/jbpfprof.h"
+#include "common/clock.h"
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/elf.h"
 #include "symbolizer/proc.h"
@@ -65,6 +66,7 @@ struct process {
 	bool listed;                /* its list is in the map */
 	bool reread_pending;        /* a miss came within UNWINDER_REREAD_NS of the last read */
 	bool unreadable;            /* its maps could not be read: not tried again but after an exec */
+	bool load_pending;          /* seen, not listed yet: unwinder__tick lists it */
 };
 
 struct unwinder {
@@ -511,18 +513,20 @@ void unwinder__saw(struct unwinder *u, uint32_t tgid, uint64_t now_ns)
 {
 	struct process *proc;
 
+	(void)now_ns;
 	if (*process_slot(u, tgid))
 		return;
+	/* Listed by unwinder__tick: building its tables here would hold up the records behind this one. */
 	proc = process_new(u, tgid);
 	if (proc)
-		process_load(u, proc, now_ns);
+		proc->load_pending = true;
 }
 
 void unwinder__exec(struct unwinder *u, uint32_t tgid, uint64_t now_ns)
 {
 	struct process *proc = *process_slot(u, tgid);
 
-	if (!proc)
+	if (!proc || proc->load_pending)
 		return;
 	u->stats.rereads++;
 	/* Its start time does not change, but its maps do. */
@@ -534,7 +538,7 @@ void unwinder__miss(struct unwinder *u, uint32_t tgid, uint64_t now_ns)
 	struct process *proc = *process_slot(u, tgid);
 
 	u->stats.misses++;
-	if (!proc || proc->unreadable)
+	if (!proc || proc->unreadable || proc->load_pending)
 		return;
 	if (now_ns - proc->last_read_ns < UNWINDER_REREAD_NS) {
 		proc->reread_pending = true;
@@ -552,9 +556,32 @@ static bool process_alive(const struct unwinder *u, const struct process *proc)
 	return !proc__start_time(u->config.proc_root, proc->tgid, &start) && start == proc->start_ticks;
 }
 
+/*
+ * Lists processes seen since the last tick, while this tick has spent
+ * less than UNWINDER_TICK_BUDGET_NS on them (one at least): a new table
+ * can take seconds to build, and the recording loop reads its records and
+ * the agents between ticks.
+ */
+static void load_pending(struct unwinder *u)
+{
+	uint64_t start = clock_monotonic_ns();
+
+	for (size_t b = 0; b < HASH_BUCKETS; b++)
+		for (struct process *proc = u->processes[b]; proc; proc = proc->next) {
+			if (!proc->load_pending)
+				continue;
+			proc->load_pending = false;
+			process_load(u, proc, clock_monotonic_ns());
+			if (clock_monotonic_ns() - start >= UNWINDER_TICK_BUDGET_NS)
+				return;
+		}
+}
+
 void unwinder__tick(struct unwinder *u, uint64_t now_ns)
 {
 	bool sweep = now_ns - u->last_sweep_ns >= UNWINDER_SWEEP_NS;
+
+	load_pending(u);
 
 	if (sweep)
 		u->last_sweep_ns = now_ns;
@@ -564,7 +591,7 @@ void unwinder__tick(struct unwinder *u, uint64_t now_ns)
 		while (*slot) {
 			struct process *proc = *slot;
 
-			if (sweep && !process_alive(u, proc)) {
+			if (sweep && !proc->load_pending && !process_alive(u, proc)) {
 				process_remove(u, slot);
 				continue;
 			}

@@ -22,7 +22,10 @@ it: symbolizer/debuginfo.h), places its
  * the walker reports a pc in no listed mapping, e.g. of a library loaded
  * with dlopen (unwinder__miss), the maps are read again, at most once per
  * UNWINDER_REREAD_NS per process (a later miss waits for unwinder__tick).
- * unwinder__tick also drops processes that exited.
+ * unwinder__tick also drops processes that exited, and lists the processes
+ * unwinder__saw found (-a): a new file's table can take seconds to build,
+ * and the recording loop reads its records and the agents between ticks,
+ * so a tick builds for at most UNWINDER_TICK_BUDGET_NS (past one process).
  *
  * Row memory: the array is mapped into this process (BPF_F_MMAPABLE) and
  * rows are copied in; the kernel rounds each 12-byte row to 16 bytes.
@@ -41,6 +44,8 @@ it: symbolizer/debuginfo.h), places its
 #define UNWINDER_REREAD_NS 200000000ull
 /* Where separate debug files are, unless the config names another root. */
 #define UNWINDER_DEBUG_ROOT "/usr/lib/debug"
+/* What one unwinder__tick spends at most listing processes seen since the last (past one). */
+#define UNWINDER_TICK_BUDGET_NS 50000000ull
 /* How often unwinder__tick looks for processes that exited. */
 #define UNWINDER_SWEEP_NS 1000000000ull
 
@@ -84,13 +89,13 @@ void unwinder__free(struct unwinder *u);
  * process map is full.
  */
 int unwinder__add_process(struct unwinder *u, uint32_t tgid);
-/* A sample of tgid was seen: adds it if it is new (-a). */
+/* A sample of tgid was seen: if it is new (-a), the next unwinder__tick lists it. */
 void unwinder__saw(struct unwinder *u, uint32_t tgid, uint64_t now_ns);
 /* tgid replaced its program: its list is read again. */
 void unwinder__exec(struct unwinder *u, uint32_t tgid, uint64_t now_ns);
 /* The walker found a pc of tgid in no listed mapping. */
 void unwinder__miss(struct unwinder *u, uint32_t tgid, uint64_t now_ns);
-/* Deferred re-reads, and processes that exited dropped. */
+/* Lists processes seen since the last tick (within its budget), re-reads deferred, drops processes that exited. */
 void unwinder__tick(struct unwinder *u, uint64_t now_ns);
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *stats);
