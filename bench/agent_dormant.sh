@@ -29,15 +29,7 @@ agent=$(realpath build/libjbpfagent.so 2>/dev/null || true)
 [ -r "$src_zip" ] || { echo "agent_dormant.sh: no $src_zip (apt-get install openjdk-17-source)" >&2; exit 1; }
 
 # The sources, extracted once per version of the archive (shared with java_overhead.sh).
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/jbpfprof/javac-src-$(stat -L -c %s-%Y "$src_zip")
-if [ ! -f "$cache/files" ]; then
-	rm -rf "$cache"
-	mkdir -p "$cache"
-	unzip -q "$src_zip" 'java.base/java/util/*' -d "$cache"
-	(cd "$cache" && ls java.base/java/util/*.java java.base/java/util/function/*.java \
-		java.base/java/util/stream/*.java) >"$cache/files.tmp"
-	mv "$cache/files.tmp" "$cache/files"
-fi
+cache=$(javac_sources "$src_zip")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

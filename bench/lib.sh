@@ -25,3 +25,21 @@ wait_for_sampling() {
 	done
 	return 1
 }
+
+# Extracts java.util's sources from the src.zip $1 once, into a cache
+# directory named after the archive's size and time, and prints that
+# directory; its file "files" lists the sources for javac.
+javac_sources() {
+	local src_zip=$1 cache
+
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}/jbpfprof/javac-src-$(stat -L -c %s-%Y "$src_zip")
+	if [ ! -f "$cache/files" ]; then
+		rm -rf "$cache"
+		mkdir -p "$cache"
+		unzip -q "$src_zip" 'java.base/java/util/*' -d "$cache"
+		(cd "$cache" && ls java.base/java/util/*.java java.base/java/util/function/*.java \
+			java.base/java/util/stream/*.java) >"$cache/files.tmp"
+		mv "$cache/files.tmp" "$cache/files"
+	fi
+	echo "$cache"
+}

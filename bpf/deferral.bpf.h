@@ -165,59 +165,44 @@ static __always_inline int debts_due(struct task_struct *task, struct jbpf_owed 
 }
 
 /*
- * Owes task the signal for a Java stack: *seq gets the number already
- * owed, or fresh. 0 or -errno, and then nothing is owed for it.
+ * Owes task one debt, its Java stack signal or the read of its user stack
+ * (user_stack): *seq gets the number already owed for it, or fresh. 0 or
+ * -errno, and then nothing is owed for it.
  */
-static __always_inline int owe_java_signal(struct task_struct *task, __u64 fresh, __u64 *seq)
+static __always_inline int owe(struct task_struct *task, bool user_stack, __u64 fresh, __u64 *seq)
 {
 	struct jbpf_syscall_pending *pending;
 	struct jbpf_owed *entry;
 	bool added = false;
+	__u64 *owed;
 	int err;
 
 	pending = debts_of(task, &entry);
 	if (!pending)
 		return -16; /* EBUSY: no storage for it now */
-	if (!pending->java_seq) {
-		pending->java_seq = fresh;
+	owed = user_stack ? &pending->ustack_seq : &pending->java_seq;
+	if (!*owed) {
+		*owed = fresh;
 		added = true;
 	}
 	err = debts_due(task, entry);
 	if (err) {
 		if (added)
-			pending->java_seq = 0;
+			*owed = 0;
 		return err;
 	}
-	*seq = pending->java_seq;
+	*seq = *owed;
 	return 0;
 }
 
-/*
- * Owes task the read of its user stack: *seq gets the number already
- * owed, or fresh. 0 or -errno, and then nothing is owed for it.
- */
+static __always_inline int owe_java_signal(struct task_struct *task, __u64 fresh, __u64 *seq)
+{
+	return owe(task, false, fresh, seq);
+}
+
 static __always_inline int owe_user_stack(struct task_struct *task, __u64 fresh, __u64 *seq)
 {
-	struct jbpf_syscall_pending *pending;
-	struct jbpf_owed *entry;
-	bool added = false;
-	int err;
-
-	pending = debts_of(task, &entry);
-	if (!pending)
-		return -16; /* EBUSY: no storage for it now */
-	if (!pending->ustack_seq) {
-		pending->ustack_seq = fresh;
-		added = true;
-	}
-	err = debts_due(task, entry);
-	if (err) {
-		if (added)
-			pending->ustack_seq = 0;
-		return err;
-	}
-	*seq = pending->ustack_seq;
-	return 0;
+	return owe(task, true, fresh, seq);
 }
 
 #endif /* JBPF_DEFERRAL_BPF_H */

@@ -127,32 +127,43 @@ static size_t slot_of(uint32_t tid, size_t cap)
 	return (size_t)(tid * 0x9e3779b1u) & (cap - 1);
 }
 
-static bool grow(struct wall *wall)
+/*
+ * Moves the threads into a new table of cap slots (a power of two), leaving
+ * out those that exited when drop_exited; false on out of memory, with the
+ * table unchanged.
+ */
+static bool rehash(struct wall *wall, size_t cap, bool drop_exited)
 {
-	size_t cap = wall->cap ? wall->cap * 2 : 1024;
 	struct thread *threads = calloc(cap, sizeof(*threads));
+	size_t kept = 0;
 
 	if (!threads)
 		return false;
 	for (size_t i = 0; i < wall->cap; i++) {
 		size_t j;
 
-		if (!wall->threads[i].tid)
+		if (!wall->threads[i].tid || (drop_exited && wall->threads[i].exit_ns))
 			continue;
 		for (j = slot_of(wall->threads[i].tid, cap); threads[j].tid; j = (j + 1) & (cap - 1))
 			;
 		threads[j] = wall->threads[i];
+		kept++;
 	}
 	free(wall->threads);
 	wall->threads = threads;
 	wall->cap = cap;
+	wall->nr = kept;
 	return true;
+}
+
+static bool grow(struct wall *wall)
+{
+	return rehash(wall, wall->cap ? wall->cap * 2 : 1024, false);
 }
 
 size_t wall__forget_exited(struct wall *wall)
 {
 	size_t kept = 0, cap = 1024, before = wall->nr;
-	struct thread *threads;
 
 	for (size_t i = 0; i < wall->cap; i++)
 		kept += wall->threads[i].tid && !wall->threads[i].exit_ns;
@@ -160,22 +171,7 @@ size_t wall__forget_exited(struct wall *wall)
 		return 0;
 	while ((kept + 1) * 2 > cap)
 		cap *= 2;
-	if (!(threads = calloc(cap, sizeof(*threads))))
-		return 0;
-	for (size_t i = 0; i < wall->cap; i++) {
-		size_t j;
-
-		if (!wall->threads[i].tid || wall->threads[i].exit_ns)
-			continue;
-		for (j = slot_of(wall->threads[i].tid, cap); threads[j].tid; j = (j + 1) & (cap - 1))
-			;
-		threads[j] = wall->threads[i];
-	}
-	free(wall->threads);
-	wall->threads = threads;
-	wall->cap = cap;
-	wall->nr = kept;
-	return before - kept;
+	return rehash(wall, cap, true) ? before - kept : 0;
 }
 
 /* The thread tid, added if new; NULL when the table is full. */
