@@ -33,12 +33,7 @@ cache=$(javac_sources "$src_zip")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-{
-	echo "-d $tmp/classes"
-	echo "--patch-module java.base=$cache/java.base"
-	echo "-proc:none -implicit:none -nowarn -Xlint:none"
-	sed "s|^|$cache/|" "$cache/files"
-} >"$tmp/javac.args"
+write_javac_args "$cache" "$tmp/classes" "$tmp/javac.args"
 
 # One compile of variant $1 (none or agent): appends elapsed and CPU seconds to $tmp/$1.wall and $tmp/$1.cpu.
 run_once() {

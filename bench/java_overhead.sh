@@ -84,13 +84,7 @@ nfiles=$(wc -l <"$cache/files")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The sources patch java.base: compiled as that module, against the rest of the JDK.
-{
-	echo "-d $tmp/classes"
-	echo "--patch-module java.base=$cache/java.base"
-	echo "-proc:none -implicit:none -nowarn -Xlint:none"
-	sed "s|^|$cache/|" "$cache/files"
-} >"$tmp/javac.args"
+write_javac_args "$cache" "$tmp/classes" "$tmp/javac.args"
 
 # The share of async-profiler's collapsed samples (file $1) with a Java frame.
 asprof_with_java() {

@@ -43,3 +43,15 @@ javac_sources() {
 	fi
 	echo "$cache"
 }
+
+# Writes to $3 javac's arguments for compiling the sources in directory $1
+# (from javac_sources) into $2: as java.base itself, patched, against the
+# rest of the JDK.
+write_javac_args() {
+	{
+		echo "-d $2"
+		echo "--patch-module java.base=$1/java.base"
+		echo "-proc:none -implicit:none -nowarn -Xlint:none"
+		sed "s|^|$1/|" "$1/files"
+	} >"$3"
+}
