@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,6 +424,12 @@ void fleet__interval(void *ctx, const struct profile *profile, const struct reco
 		profile__free(groups[g].profile);
 	}
 	free(groups);
+	/*
+	 * The interval's profiles are freed: give the heap's free pages back,
+	 * so that RSS follows what the next interval holds, not the largest
+	 * interval seen (glibc keeps freed memory below the heap's top).
+	 */
+	malloc_trim(0);
 	if (f->config.verbose)
 		fprintf(stderr, "jbpfprof: interval %llu: %zu services, %s%s\n", (unsigned long long)f->interval, nr,
 			iv->summary, unplaced ? "; some stacks not placed in a service" : "");

@@ -42,6 +42,8 @@
 
 #define HASH_BUCKETS 1024
 /* The array's element: the kernel rounds an array map's values up to 8 bytes. */
+/* The array is mapped in steps of this many bytes as rows are placed (a multiple of the page size). */
+#define ROWS_MAP_CHUNK (1u << 20)
 #define ROW_STRIDE ((sizeof(struct jbpf_unwind_row) + 7) & ~(size_t)7)
 
 struct placed_file {
@@ -69,8 +71,9 @@ struct process {
 struct unwinder {
 	struct unwinder_config config;
 	struct unwind_cache *cache;
-	unsigned char *rows_mem;    /* the mapped array */
+	unsigned char *rows_mem;    /* the array's address range: mapped up to rows_mapped, the rest reserved */
 	size_t rows_mem_size;
+	size_t rows_mapped;         /* bytes of the array mapped, from its start */
 	struct rowalloc rows;       /* the array's free ranges */
 	struct process *processes[HASH_BUCKETS];
 	struct placed_file *files[HASH_BUCKETS];
@@ -96,6 +99,29 @@ static struct placed_file *file_find(struct unwinder *u, uint64_t dev, uint64_t 
 	return NULL;
 }
 
+/*
+ * Maps the array up to byte end (rounded up to ROWS_MAP_CHUNK), over the
+ * reserved range. The kernel maps every page of a BPF array mapping at
+ * mmap, so mapping it whole would count all of it in our RSS however few
+ * rows are placed; rows are taken first fit from the start, so the mapped
+ * prefix follows the high-water mark of what is placed. 0 or -errno.
+ */
+static int rows_map_to(struct unwinder *u, size_t end)
+{
+	size_t to;
+
+	if (end <= u->rows_mapped)
+		return 0;
+	to = (end + ROWS_MAP_CHUNK - 1) / ROWS_MAP_CHUNK * ROWS_MAP_CHUNK;
+	if (to > u->rows_mem_size)
+		to = u->rows_mem_size;
+	if (mmap(u->rows_mem + u->rows_mapped, to - u->rows_mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 u->config.rows_fd, (off_t)u->rows_mapped) == MAP_FAILED)
+		return -errno;
+	u->rows_mapped = to;
+	return 0;
+}
+
 /* Copies the table's rows into a free range of the array; false when none is big enough. */
 static bool file_place(struct unwinder *u, struct placed_file *f, const struct unwind_table *table)
 {
@@ -104,6 +130,11 @@ static bool file_place(struct unwinder *u, struct placed_file *f, const struct u
 	if (!table->nr_rows || table->nr_rows > UINT32_MAX || !rowalloc__take(&u->rows, (uint32_t)table->nr_rows, &f->first_row)) {
 		if (table->nr_rows)
 			u->stats.rows_full++;
+		return false;
+	}
+	if (rows_map_to(u, ((size_t)f->first_row + table->nr_rows) * ROW_STRIDE)) {
+		rowalloc__give(&u->rows, f->first_row, (uint32_t)table->nr_rows);
+		u->stats.rows_full++;
 		return false;
 	}
 	f->nr_rows = (uint32_t)table->nr_rows;
@@ -449,11 +480,13 @@ int unwinder__new(const struct unwinder_config *config, struct unwinder **out, c
 	}
 	u->config = *config;
 	u->rows_mem_size = ((size_t)config->max_rows * ROW_STRIDE + (size_t)page - 1) / (size_t)page * (size_t)page;
-	u->rows_mem = mmap(NULL, u->rows_mem_size, PROT_READ | PROT_WRITE, MAP_SHARED, config->rows_fd, 0);
-	if (u->rows_mem == MAP_FAILED) {
-		error = -errno;
-		u->rows_mem = NULL;
+	/* Reserved only: rows_map_to maps the array over it as rows are placed. */
+	u->rows_mem = mmap(NULL, u->rows_mem_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (u->rows_mem == MAP_FAILED || (error = rows_map_to(u, 1))) {
+		error = u->rows_mem == MAP_FAILED ? -errno : error;
 		snprintf(err, err_size, "cannot map the BPF unwind rows: %s", strerror(-error));
+		if (u->rows_mem == MAP_FAILED)
+			u->rows_mem = NULL;
 		goto fail;
 	}
 	u->stats.row_bytes = (uint64_t)config->max_rows * ROW_STRIDE;

@@ -25,7 +25,10 @@ it: symbolizer/debuginfo.h), places its
  * unwinder__tick also drops processes that exited.
  *
  * Row memory: the array is mapped into this process (BPF_F_MMAPABLE) and
- * rows are copied in; the kernel rounds each 12-byte row to 16 bytes.
+ * rows are copied in; the kernel rounds each 12-byte row to 16 bytes. Only
+ * the part up to the highest row placed so far is mapped (in 1 MiB steps):
+ * the kernel holds the whole array either way, but pages mapped count in
+ * this process's RSS.
  * A walk in flight may read a range being reused for another file; it then
  * follows a wrong rule for a frame or two, which its bounds make harmless.
  *
