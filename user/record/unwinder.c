@@ -482,11 +482,14 @@ int unwinder__new(const struct unwinder_config *config, struct unwinder **out, c
 	u->rows_mem_size = ((size_t)config->max_rows * ROW_STRIDE + (size_t)page - 1) / (size_t)page * (size_t)page;
 	/* Reserved only: rows_map_to maps the array over it as rows are placed. */
 	u->rows_mem = mmap(NULL, u->rows_mem_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (u->rows_mem == MAP_FAILED || (error = rows_map_to(u, 1))) {
-		error = u->rows_mem == MAP_FAILED ? -errno : error;
+	if (u->rows_mem == MAP_FAILED) {
+		error = -errno;
+		u->rows_mem = NULL;
+	} else {
+		error = rows_map_to(u, 1);
+	}
+	if (error) {
 		snprintf(err, err_size, "cannot map the BPF unwind rows: %s", strerror(-error));
-		if (u->rows_mem == MAP_FAILED)
-			u->rows_mem = NULL;
 		goto fail;
 	}
 	u->stats.row_bytes = (uint64_t)config->max_rows * ROW_STRIDE;
