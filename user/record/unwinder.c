@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -81,6 +82,8 @@ struct unwinder {
 	struct placed_file *vdso;   /* the vDSO's table, placed for good; NULL before the first try or without one */
 	bool vdso_tried;
 	uint64_t last_sweep_ns;
+	uint64_t last_verify_ns;    /* the last sweep that read every start time */
+	size_t rereads_pending;     /* processes with reread_pending set */
 	struct unwinder_stats stats;
 };
 
@@ -359,6 +362,13 @@ static void list_mapping(struct unwinder *u, uint32_t tgid, const struct procmap
  * Reads proc's maps and writes its list; the files of its previous list
  * are let go only after, so that a file still mapped keeps its rows.
  */
+static void set_reread_pending(struct unwinder *u, struct process *proc, bool pending)
+{
+	if (proc->reread_pending != pending)
+		u->rereads_pending += pending ? 1 : (size_t)-1;
+	proc->reread_pending = pending;
+}
+
 static int process_read(struct unwinder *u, struct process *proc, uint64_t now_ns)
 {
 	struct procmaps_entry *entries;
@@ -368,7 +378,7 @@ static int process_read(struct unwinder *u, struct process *proc, uint64_t now_n
 	int error;
 
 	proc->last_read_ns = now_ns;
-	proc->reread_pending = false;
+	set_reread_pending(u, proc, false);
 	snprintf(path, sizeof(path), "%s/%u/maps", u->config.proc_root, proc->tgid);
 	error = procmaps__read(path, 1, &entries, &nr);
 	if (error)
@@ -434,6 +444,7 @@ static void process_remove(struct unwinder *u, struct process **slot)
 		u->stats.processes--;
 	}
 	process_drop_files(u, proc);
+	set_reread_pending(u, proc, false);
 	*slot = proc->next;
 	free(proc);
 }
@@ -563,7 +574,7 @@ void unwinder__miss(struct unwinder *u, uint32_t tgid, uint64_t now_ns)
 	if (!proc || proc->unreadable)
 		return;
 	if (now_ns - proc->last_read_ns < UNWINDER_REREAD_NS) {
-		proc->reread_pending = true;
+		set_reread_pending(u, proc, true);
 		return;
 	}
 	u->stats.rereads++;
@@ -571,26 +582,44 @@ void unwinder__miss(struct unwinder *u, uint32_t tgid, uint64_t now_ns)
 }
 
 /* Whether proc is still the process it was (its pid not given to another). */
-static bool process_alive(const struct unwinder *u, const struct process *proc)
+/*
+ * Whether the process listed is still there. A full check compares its
+ * start time (a pid reused by another process is not it); between full
+ * checks, on the real /proc, kill(0) says whether the pid is gone, which
+ * costs one system call instead of an open, a read of /proc/PID/stat and
+ * a close per process and sweep. A pid is reused only after the kernel's
+ * pid counter wraps; the full check every UNWINDER_VERIFY_NS bounds how
+ * long a reused pid could keep an old list.
+ */
+static bool process_alive(const struct unwinder *u, const struct process *proc, bool full)
 {
 	uint64_t start;
 
+	if (!full && !strcmp(u->config.proc_root, "/proc"))
+		return kill((pid_t)proc->tgid, 0) == 0 || errno != ESRCH;
 	return !proc__start_time(u->config.proc_root, proc->tgid, &start) && start == proc->start_ticks;
 }
 
 void unwinder__tick(struct unwinder *u, uint64_t now_ns)
 {
-	bool sweep = now_ns - u->last_sweep_ns >= UNWINDER_SWEEP_NS;
+	bool sweep = now_ns - u->last_sweep_ns >= UNWINDER_SWEEP_NS, verify = false;
 
-	if (sweep)
+	/* Called at every wake-up of the session: most have nothing to do. */
+	if (!sweep && !u->rereads_pending)
+		return;
+	if (sweep) {
 		u->last_sweep_ns = now_ns;
+		verify = now_ns - u->last_verify_ns >= UNWINDER_VERIFY_NS;
+		if (verify)
+			u->last_verify_ns = now_ns;
+	}
 	for (size_t b = 0; b < HASH_BUCKETS; b++) {
 		struct process **slot = &u->processes[b];
 
 		while (*slot) {
 			struct process *proc = *slot;
 
-			if (sweep && !process_alive(u, proc)) {
+			if (sweep && !process_alive(u, proc, verify)) {
 				process_remove(u, slot);
 				continue;
 			}

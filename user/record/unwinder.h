@@ -46,6 +46,8 @@ it: symbolizer/debuginfo.h), places its
 #define UNWINDER_DEBUG_ROOT "/usr/lib/debug"
 /* How often unwinder__tick looks for processes that exited. */
 #define UNWINDER_SWEEP_NS 1000000000ull
+/* How often that look also compares start times (a pid reused by a new process). */
+#define UNWINDER_VERIFY_NS 10000000000ull
 
 struct unwind_cache;
 
