@@ -237,6 +237,14 @@ static int attach_jvms(struct recording *rec)
 	return 0;
 }
 
+/*
+ * --continuous runs for days on hosts whose files come and go: the symbol
+ * tables are bounded by bytes, the least recently used file's evicted and
+ * parsed again when it is needed (the default bound, for a recording of
+ * minutes, is 1 GiB).
+ */
+static const struct symbolizer_config continuous_symbols = { .max_bytes = 32u << 20 };
+
 /* The stages, from the aggregator (last) to the pipeline that feeds them. */
 static int make_stages(struct recording *rec)
 {
@@ -254,7 +262,7 @@ static int make_stages(struct recording *rec)
 		.sample_weight_ns = c->interval_ns && c->event != RECORDING_CPU ? NS_PER_SEC / c->frequency_hz : 0,
 	};
 
-	rec->sym = symbolizer__new(NULL);
+	rec->sym = symbolizer__new(c->interval_ns ? &continuous_symbols : NULL);
 	rec->profile = profile__new(NULL);
 	if (!rec->sym || !rec->profile)
 		return -ENOMEM;
