@@ -98,7 +98,8 @@ for j in "${jvms[@]}"; do jvm_before[$j]=$(rss_kib "$j"); done
 
 cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 # Its stderr to a file, never a pipe nobody reads: a full pipe would stop the profiler.
-"$prof" -a --continuous -F 19 --interval "$interval" --dir "$tmp/out" --keep 64M ${EXTRA:-} >"$tmp/stderr" 2>&1 &
+# -v: its end-of-run figures (tables held, CPU) and a line per interval.
+"$prof" -a --continuous -F 19 -v --interval "$interval" --dir "$tmp/out" --keep 64M ${EXTRA:-} >"$tmp/stderr" 2>&1 &
 prof_pid=$!   # (others may run a profiler too: no pgrep)
 for i in $(seq 600); do
 	grep -q "jbpfprof: sampling" "$tmp/stderr" && break
@@ -148,6 +149,6 @@ done
 echo "--dir: $(ls "$tmp/out" | wc -l) files, $(du -sk "$tmp/out" | cut -f1) KiB"
 kill -TERM "$prof_pid"
 wait "$prof_pid" 2>/dev/null || true
-grep -E "own CPU|symbolizer:|unwind tables:|unwind table cache:|agents:" "$tmp/stderr" || true
+grep -E "own CPU|symbolizer:|unwind tables:|unwind table cache:|agents:|interval [0-9]+:" "$tmp/stderr" | tail -8 || true
 echo "profiler stderr: $(wc -l <"$tmp/stderr") lines"
 prof_pid=
