@@ -14,7 +14,9 @@
 # It reports:
 #   - the profiler's CPU as % of one core, from /proc/PID/stat (utime +
 #     stime of the whole process) between 5 s after its "sampling" line and
-#     the end (start-up excluded: -a reads every process once);
+#     the end (start-up excluded: -a reads every process once), and over
+#     the second half alone ("steady": after the first sample of each
+#     process has had its tables built; in a soak, after 120 s);
 #   - its VmRSS at the end and VmHWM (peak) from /proc/PID/status;
 #   - each JVM's VmRSS before the profiler started and at the end: with an
 #     agent attached (when -a attaches JVMs), the difference is the agent's
@@ -95,14 +97,22 @@ rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 for j in "${jvms[@]}"; do jvm_before[$j]=$(rss_kib "$j"); done
 
 cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
-exec 3< <(exec "$prof" -a --continuous -F 19 --interval "$interval" --dir "$tmp/out" --keep 64M ${EXTRA:-} 2>&1)
-prof_pid=$!   # the process substitution, which exec made the profiler (others may run one too: no pgrep)
-while read -r line <&3; do
-	case $line in *"jbpfprof: sampling"*) break ;; esac
+# Its stderr to a file, never a pipe nobody reads: a full pipe would stop the profiler.
+# -v: its end-of-run figures (tables held, CPU) and a line per interval.
+"$prof" -a --continuous -F 19 -v --interval "$interval" --dir "$tmp/out" --keep 64M ${EXTRA:-} >"$tmp/stderr" 2>&1 &
+prof_pid=$!   # (others may run a profiler too: no pgrep)
+for i in $(seq 600); do
+	grep -q "jbpfprof: sampling" "$tmp/stderr" && break
+	kill -0 "$prof_pid" 2>/dev/null || { cat "$tmp/stderr" >&2; exit 1; }
+	sleep 0.1
 done
 sleep 5
 t0=$(date +%s.%N)
 c0=$(cpu_ticks "$prof_pid")
+cpu_since() { # ticks0 t0: % of one core since then
+	awk -v c="$(($(cpu_ticks "$prof_pid") - $1))" -v t0="$2" -v t1="$(date +%s.%N)" -v hz="$tck" \
+		'BEGIN { printf "%.2f%% of one core over %.0f s", 100 * c / hz / (t1 - t0), t1 - t0 }'
+}
 echo "bench/fleet.sh: $(date -u +%FT%TZ), $(nproc) CPUs, $(ls /proc | grep -c '^[0-9]') processes, ${duration} s, $prof -a --continuous -F 19 --interval $interval"
 if [ "$soak" -gt 0 ]; then
 	: >"$tmp/soak"
@@ -112,6 +122,7 @@ if [ "$soak" -gt 0 ]; then
 		r=$(rss_kib "$prof_pid")
 		echo "$now $r" >>"$tmp/soak"
 		echo "  t=${now}s VmRSS ${r} KiB"
+		if [ -z "${cm:-}" ] && [ "$now" -ge 120 ]; then cm=$(cpu_ticks "$prof_pid"); tm=$(date +%s.%N); fi
 		sleep 30
 	done
 	awk '$1 >= 120 { n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
@@ -119,8 +130,13 @@ if [ "$soak" -gt 0 ]; then
 		   b = (n * sxy - sx * sy) / (n * sxx - sx * sx)
 		   printf "soak: VmRSS slope %.1f KiB/hour (least squares over %d samples after 120 s)\n", b * 3600, n }' "$tmp/soak"
 else
-	sleep "$duration"
+	sleep $((duration / 2))
+	cm=$(cpu_ticks "$prof_pid")
+	tm=$(date +%s.%N)
+	sleep $((duration - duration / 2))
 fi
+# The second half (after 120 s in a soak): the processes' tables are built by then.
+[ -n "${cm:-}" ] && echo "profiler CPU, steady: $(cpu_since "$cm" "$tm")"
 c1=$(cpu_ticks "$prof_pid")
 t1=$(date +%s.%N)
 awk -v c="$((c1 - c0))" -v t0="$t0" -v t1="$t1" -v hz="$tck" \
@@ -132,6 +148,7 @@ for j in "${jvms[@]}"; do
 done
 echo "--dir: $(ls "$tmp/out" | wc -l) files, $(du -sk "$tmp/out" | cut -f1) KiB"
 kill -TERM "$prof_pid"
-timeout 30 cat <&3 | grep -E "own CPU|symbolizer:|unwind tables:|JVM|agent" || true
 wait "$prof_pid" 2>/dev/null || true
+grep -E "own CPU|symbolizer:|unwind tables:|unwind table cache:|agents:|interval [0-9]+:" "$tmp/stderr" | tail -8 || true
+echo "profiler stderr: $(wc -l <"$tmp/stderr") lines"
 prof_pid=

@@ -93,8 +93,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         base = os.path.join(self.server.dir, '%06d' % n)
         with open(base + '.pb.gz', 'wb') as f:
             f.write(profile)
-        with open(base + '.query', 'w') as f:
+        # Whole or not there: a test polls for .query files while profiles arrive.
+        with open(base + '.query.tmp', 'w') as f:
             f.write(url.query + '\n')
+        os.rename(base + '.query.tmp', base + '.query')
         self.send_response(200)
         self.end_headers()
 

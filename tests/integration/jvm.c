@@ -24,7 +24,7 @@ const char *jdk_java_path(const struct jdk *jdk)
 }
 
 /* Absolute directory of the workload classes; the caller frees it. */
-static char *class_dir(void)
+char *jvm_class_dir(void)
 {
 	const char *dir = getenv("JAVA_CLASSES"), *workloads = getenv("WORKLOAD_DIR");
 	char path[PATH_MAX], *copy = NULL, *abs;
@@ -41,7 +41,7 @@ static char *class_dir(void)
 
 void jvm_require(const struct jdk *jdk, const char *probe_class)
 {
-	char *classes = class_dir(), probe[PATH_MAX];
+	char *classes = jvm_class_dir(), probe[PATH_MAX];
 
 	harness_require_root();
 	if (access(jdk_java_path(jdk), X_OK)) {
@@ -66,7 +66,7 @@ void jvm_start(struct jvm *jvm, const struct jdk *jdk, const char *class, char *
 void jvm_start_opts(struct jvm *jvm, const struct jdk *jdk, char *const jvm_opts[], const char *class,
 		    char *const args[])
 {
-	char *classes = class_dir(), *argv[32] = { "/bin/sh", "-c", "cd \"$0\" && exec \"$@\"" };
+	char *classes = jvm_class_dir(), *argv[32] = { "/bin/sh", "-c", "cd \"$0\" && exec \"$@\"" };
 	size_t n = 3;
 
 	memset(jvm, 0, sizeof(*jvm));

@@ -37,6 +37,9 @@ const char *jdk_java_path(const struct jdk *jdk);
  */
 void jvm_require(const struct jdk *jdk, const char *probe_class);
 
+/* The workload classes' directory, absolute (caller frees); NULL if it cannot be resolved. */
+char *jvm_class_dir(void);
+
 /* A JVM running one workload, in a directory of its own. */
 struct jvm {
 	struct child out; /* its stdout: ready, then what the workload prints */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ struct fleet {
 	struct known *known;
 	size_t nr_known;
 	uint64_t interval;            /* intervals handed over so far */
+	int64_t from_s, until_s;      /* the interval being delivered, in whole seconds (interval_seconds) */
 	uint64_t file_seq;
 	uint64_t profiles, spool_dropped, dir_removed, failures;
 };
@@ -353,8 +355,7 @@ static int spool_profile(struct fleet *f, const struct group *g, const struct re
 	for (size_t i = 0; i < f->config.nr_labels && nr < sizeof(labels) / sizeof(labels[0]); i++)
 		labels[nr++] = f->config.labels[i];
 	if (labels__app_name(app, sizeof(app), g->info->name, f->config.event, labels, nr) < 0 ||
-	    push__query(query, sizeof(query), app, iv->from_unix_ns / 1000000000,
-			(iv->until_unix_ns + 999999999) / 1000000000, f->config.frequency_hz) < 0)
+	    push__query(query, sizeof(query), app, f->from_s, f->until_s, f->config.frequency_hz) < 0)
 		return -ENAMETOOLONG;
 	error = spool__put(f->spool, query, data, len, &dropped);
 	if (dropped) {
@@ -389,6 +390,26 @@ static void deliver(struct fleet *f, const struct group *g, const struct recordi
 	free(data);
 }
 
+/*
+ * The interval's from and until in whole seconds, as the store takes them:
+ * rounded to the nearest second, so that one interval's until is the
+ * next's from; an interval shorter than a second (one cut late on a loaded
+ * host, the next on the grid) still gets a from after the last one's and
+ * an until after its from. The store keys a series' profiles by from: two
+ * with one from would be one profile sent twice.
+ */
+static void interval_seconds(struct fleet *f, const struct recording_interval *iv)
+{
+	int64_t from = (iv->from_unix_ns + 500000000) / 1000000000, until = (iv->until_unix_ns + 500000000) / 1000000000;
+
+	if (f->interval > 1 && from <= f->from_s)
+		from = f->from_s + 1;
+	if (until <= from)
+		until = from + 1;
+	f->from_s = from;
+	f->until_s = until;
+}
+
 void fleet__interval(void *ctx, const struct profile *profile, const struct recording_interval *iv)
 {
 	struct fleet *f = ctx;
@@ -396,6 +417,7 @@ void fleet__interval(void *ctx, const struct profile *profile, const struct reco
 	size_t nr = 0, unplaced = 0;
 
 	f->interval++;
+	interval_seconds(f, iv);
 	if (!groups) {
 		fprintf(stderr, "jbpfprof: out of memory: an interval's profiles are lost\n");
 		return;
@@ -423,6 +445,12 @@ void fleet__interval(void *ctx, const struct profile *profile, const struct reco
 		profile__free(groups[g].profile);
 	}
 	free(groups);
+	/*
+	 * The interval's profiles are freed: give the heap's free pages back,
+	 * so that RSS follows what the next interval holds, not the largest
+	 * interval seen (glibc keeps freed memory below the heap's top).
+	 */
+	malloc_trim(0);
 	if (f->config.verbose)
 		fprintf(stderr, "jbpfprof: interval %llu: %zu services, %s%s\n", (unsigned long long)f->interval, nr,
 			iv->summary, unplaced ? "; some stacks not placed in a service" : "");

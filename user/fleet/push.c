@@ -68,6 +68,19 @@ int push__query(char *buf, size_t size, const char *app_name, int64_t from_s, in
 	return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
+/*
+ * Ends a request in flight once the flush after SIGTERM is out of time: a
+ * server that accepts and never answers does not hold the exit for
+ * PUSH_TIMEOUT_S.
+ */
+static int give_up(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct pusher *p = ctx;
+
+	return __atomic_load_n(&p->stopping, __ATOMIC_ACQUIRE) &&
+	       clock_monotonic_ns() >= __atomic_load_n(&p->flush_deadline_ns, __ATOMIC_ACQUIRE);
+}
+
 /* Discards the server's answer. */
 static size_t ignore_body(char *ptr, size_t size, size_t nmemb, void *ctx)
 {
@@ -103,6 +116,9 @@ static int post(struct pusher *p, const char *query, const void *body, size_t le
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, ignore_body);
 	curl_easy_setopt(curl, CURLOPT_USERAGENT, "jbpfprof");
+	curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, give_up);
+	curl_easy_setopt(curl, CURLOPT_XFERINFODATA, p);
+	curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
 	rc = curl_easy_perform(curl);
 	if (rc != CURLE_OK) {
 		snprintf(why, why_size, "%s", curl_easy_strerror(rc));
@@ -180,21 +196,23 @@ static void *run(void *arg)
 		if (rc)
 			continue;
 		rc = post(p, query, body, len, why, sizeof(why));
-		pthread_mutex_lock(&p->lock);
-		if (rc == 0) {
+		/*
+		 * The spool's file operations and the messages are done without
+		 * p->lock: the session thread takes it to kick, and must never
+		 * wait behind a disk or a full stderr pipe.
+		 */
+		if (rc == 0 || rc == -EINVAL)
 			spool__done(p->spool, seq);
-			p->stats.sent++;
+		else
+			spool__release(p->spool, seq);
+		if (rc == 0) {
 			if (failing)
 				fprintf(stderr, "jbpfprof: push: the server takes profiles again\n");
 			failing = false;
 			backoff_s = 0;
 		} else if (rc == -EINVAL) {
-			spool__done(p->spool, seq);
-			p->stats.rejected++;
 			fprintf(stderr, "jbpfprof: push: the server refused a profile (%s); dropped it\n", why);
 		} else {
-			spool__release(p->spool, seq);
-			p->stats.failures++;
 			if (!failing || p->verbose)
 				fprintf(stderr, "jbpfprof: push to %s failed: %s; keeping the profiles in the spool and "
 					"retrying\n", p->url, why);
@@ -203,6 +221,13 @@ static void *run(void *arg)
 			if (backoff_s > PUSH_MAX_BACKOFF_S)
 				backoff_s = PUSH_MAX_BACKOFF_S;
 		}
+		pthread_mutex_lock(&p->lock);
+		if (rc == 0)
+			p->stats.sent++;
+		else if (rc == -EINVAL)
+			p->stats.rejected++;
+		else
+			p->stats.failures++;
 		pthread_mutex_unlock(&p->lock);
 		free(query);
 	}
@@ -292,8 +317,9 @@ void pusher__stop(struct pusher *p, unsigned flush_s)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	p->stopping = true;
-	p->flush_deadline_ns = clock_monotonic_ns() + (uint64_t)flush_s * NS_PER_SEC;
+	__atomic_store_n(&p->flush_deadline_ns, clock_monotonic_ns() + (uint64_t)flush_s * NS_PER_SEC,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&p->stopping, true, __ATOMIC_RELEASE);
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);

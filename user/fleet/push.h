@@ -14,11 +14,14 @@
  * multipart body is read as one only without `format`, so none is sent.
  *
  * One thread does the sending, so a slow or unreachable server never holds
- * up the recording. The oldest entry goes first; a failure (no connection,
+ * up the recording: the session thread only takes the pusher's lock to set
+ * a flag (pusher__kick) and the spool's lock, which this thread holds for
+ * no longer than an unlink, never across a request or a message. The oldest entry goes first; a failure (no connection,
  * a 5xx, 408 or 429) keeps it and waits, 1 s doubling to PUSH_MAX_BACKOFF_S,
  * before trying again; the next success resets the wait. A profile the
  * server refuses as such (any other 4xx) would never be taken: it is
- * dropped, counted and said.
+ * dropped, counted and said. After pusher__stop a request in flight is
+ * abandoned once the flush time is out.
  */
 #ifndef JBPF_FLEET_PUSH_H
 #define JBPF_FLEET_PUSH_H

@@ -169,7 +169,12 @@ static int open_unwinder(struct cpu_sampler *cs, const struct sampler_config *co
 		.max_rows = bpf_map__max_entries(cs->skel->maps.unwind_rows),
 		.procs_fd = bpf_map__fd(cs->skel->maps.unwind_procs),
 		.max_procs = bpf_map__max_entries(cs->skel->maps.unwind_procs),
-		.cache_bytes = budget / 2,
+		/*
+		 * The cache is only read for a file not placed now (a process's
+		 * first, or a file back after every process mapping it exited):
+		 * rows placed are in the array already.
+		 */
+		.cache_bytes = budget / 8,
 	};
 	int error;
 

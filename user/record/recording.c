@@ -12,6 +12,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "common/clock.h"
 #include "common/counts.h"
 #include "common/terminal.h"
@@ -235,6 +237,14 @@ static int attach_jvms(struct recording *rec)
 	return 0;
 }
 
+/*
+ * --continuous runs for days on hosts whose files come and go: the symbol
+ * tables are bounded by bytes, the least recently used file's evicted and
+ * parsed again when it is needed (the default bound, for a recording of
+ * minutes, is 1 GiB).
+ */
+static const struct symbolizer_config continuous_symbols = { .max_bytes = 32u << 20 };
+
 /* The stages, from the aggregator (last) to the pipeline that feeds them. */
 static int make_stages(struct recording *rec)
 {
@@ -252,7 +262,7 @@ static int make_stages(struct recording *rec)
 		.sample_weight_ns = c->interval_ns && c->event != RECORDING_CPU ? NS_PER_SEC / c->frequency_hz : 0,
 	};
 
-	rec->sym = symbolizer__new(NULL);
+	rec->sym = symbolizer__new(c->interval_ns ? &continuous_symbols : NULL);
 	rec->profile = profile__new(NULL);
 	if (!rec->sym || !rec->profile)
 		return -ENOMEM;
@@ -387,6 +397,34 @@ static void cut_interval(struct recording *rec, bool last)
 	rec->interval_from_unix_ns = iv.until_unix_ns;
 }
 
+/*
+ * The ring buffer for CPU samples alone: RING_SECONDS of samples of every
+ * CPU at the frequency, each at most RING_SAMPLE_BYTES, as a power of two
+ * within [RING_MIN_BYTES, 16 MiB]. The session drains it every 100 ms; the
+ * rest is room for a loop busy building tables. The kernel maps the whole
+ * ring into this process twice over, so at 19 Hz the default 16 MiB would
+ * be 32 MiB of RSS for some 40 KiB a second. With wait records (-e wall,
+ * -e offcpu: one per context switch) the rate is not bounded by the
+ * frequency: the sampler's default (16 MiB).
+ */
+#define RING_SECONDS 4
+#define RING_SAMPLE_BYTES 2048
+#define RING_MIN_BYTES (256u << 10)
+#define RING_MAX_BYTES (16u << 20)
+
+static size_t ring_bytes(const struct recording_config *c, bool waits)
+{
+	int cpus = libbpf_num_possible_cpus();
+	uint64_t want, size = RING_MIN_BYTES;
+
+	if (waits || cpus <= 0 || !c->frequency_hz)
+		return 0;
+	want = (uint64_t)cpus * c->frequency_hz * RING_SAMPLE_BYTES * RING_SECONDS;
+	while (size < want && size < RING_MAX_BYTES)
+		size <<= 1;
+	return (size_t)size;
+}
+
 static void on_interval(void *ctx)
 {
 	cut_interval(ctx, false);
@@ -464,6 +502,7 @@ int recording__run(struct recording *rec)
 		sampler_config.min_block_ns = c->min_block_ns;
 		sampler_config.max_block_ns = c->max_block_ns;
 	}
+	sampler_config.ringbuf_bytes = ring_bytes(c, wall != NULL);
 	if (attach_jvms(rec))
 		return -1;
 	sampler_config.java = java_targets;

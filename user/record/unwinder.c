@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -44,6 +45,8 @@
 
 #define HASH_BUCKETS 1024
 /* The array's element: the kernel rounds an array map's values up to 8 bytes. */
+/* The array is mapped in steps of this many bytes as rows are placed (a multiple of the page size). */
+#define ROWS_MAP_CHUNK (1u << 20)
 #define ROW_STRIDE ((sizeof(struct jbpf_unwind_row) + 7) & ~(size_t)7)
 
 struct placed_file {
@@ -73,8 +76,9 @@ struct unwinder {
 	struct unwinder_config config;
 	struct unwind_cache *cache;
 	struct unwind_disk *disk;   /* tables kept between runs; NULL: none */
-	unsigned char *rows_mem;    /* the mapped array */
+	unsigned char *rows_mem;    /* the array's address range: mapped up to rows_mapped, the rest reserved */
 	size_t rows_mem_size;
+	size_t rows_mapped;         /* bytes of the array mapped, from its start */
 	struct rowalloc rows;       /* the array's free ranges */
 	struct process *processes[HASH_BUCKETS];
 	struct placed_file *files[HASH_BUCKETS];
@@ -82,6 +86,9 @@ struct unwinder {
 	struct placed_file *vdso;   /* the vDSO's table, placed for good; NULL before the first try or without one */
 	bool vdso_tried;
 	uint64_t last_sweep_ns;
+	uint64_t last_verify_ns;    /* the last sweep that read every start time */
+	size_t rereads_pending;     /* processes with reread_pending set */
+	size_t loads_pending;       /* processes with load_pending set */
 	struct unwinder_stats stats;
 };
 
@@ -100,6 +107,29 @@ static struct placed_file *file_find(struct unwinder *u, uint64_t dev, uint64_t 
 	return NULL;
 }
 
+/*
+ * Maps the array up to byte end (rounded up to ROWS_MAP_CHUNK), over the
+ * reserved range. The kernel maps every page of a BPF array mapping at
+ * mmap, so mapping it whole would count all of it in our RSS however few
+ * rows are placed; rows are taken first fit from the start, so the mapped
+ * prefix follows the high-water mark of what is placed. 0 or -errno.
+ */
+static int rows_map_to(struct unwinder *u, size_t end)
+{
+	size_t to;
+
+	if (end <= u->rows_mapped)
+		return 0;
+	to = (end + ROWS_MAP_CHUNK - 1) / ROWS_MAP_CHUNK * ROWS_MAP_CHUNK;
+	if (to > u->rows_mem_size)
+		to = u->rows_mem_size;
+	if (mmap(u->rows_mem + u->rows_mapped, to - u->rows_mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 u->config.rows_fd, (off_t)u->rows_mapped) == MAP_FAILED)
+		return -errno;
+	u->rows_mapped = to;
+	return 0;
+}
+
 /* Copies the table's rows into a free range of the array; false when none is big enough. */
 static bool file_place(struct unwinder *u, struct placed_file *f, const struct unwind_table *table)
 {
@@ -108,6 +138,11 @@ static bool file_place(struct unwinder *u, struct placed_file *f, const struct u
 	if (!table->nr_rows || table->nr_rows > UINT32_MAX || !rowalloc__take(&u->rows, (uint32_t)table->nr_rows, &f->first_row)) {
 		if (table->nr_rows)
 			u->stats.rows_full++;
+		return false;
+	}
+	if (rows_map_to(u, ((size_t)f->first_row + table->nr_rows) * ROW_STRIDE)) {
+		rowalloc__give(&u->rows, f->first_row, (uint32_t)table->nr_rows);
+		u->stats.rows_full++;
 		return false;
 	}
 	f->nr_rows = (uint32_t)table->nr_rows;
@@ -332,6 +367,14 @@ static void list_mapping(struct unwinder *u, uint32_t tgid, const struct procmap
 	out->pc_end = f->pc_end;
 }
 
+/* Sets proc's reread_pending, keeping the unwinder's count of them. */
+static void set_reread_pending(struct unwinder *u, struct process *proc, bool pending)
+{
+	if (proc->reread_pending != pending)
+		u->rereads_pending += pending ? 1 : (size_t)-1;
+	proc->reread_pending = pending;
+}
+
 /*
  * Reads proc's maps and writes its list; the files of its previous list
  * are let go only after, so that a file still mapped keeps its rows.
@@ -345,7 +388,7 @@ static int process_read(struct unwinder *u, struct process *proc, uint64_t now_n
 	int error;
 
 	proc->last_read_ns = now_ns;
-	proc->reread_pending = false;
+	set_reread_pending(u, proc, false);
 	snprintf(path, sizeof(path), "%s/%u/maps", u->config.proc_root, proc->tgid);
 	error = procmaps__read(path, 1, &entries, &nr);
 	if (error)
@@ -411,6 +454,9 @@ static void process_remove(struct unwinder *u, struct process **slot)
 		u->stats.processes--;
 	}
 	process_drop_files(u, proc);
+	set_reread_pending(u, proc, false);
+	if (proc->load_pending)
+		u->loads_pending--;
 	*slot = proc->next;
 	free(proc);
 }
@@ -460,10 +506,15 @@ int unwinder__new(const struct unwinder_config *config, struct unwinder **out, c
 	if (geteuid() == 0 && (u->disk = unwind_disk__open(UNWIND_DISK_DIR, UNWIND_DISK_MAX_BYTES)))
 		unwind_cache__set_disk(u->cache, u->disk);
 	u->rows_mem_size = ((size_t)config->max_rows * ROW_STRIDE + (size_t)page - 1) / (size_t)page * (size_t)page;
-	u->rows_mem = mmap(NULL, u->rows_mem_size, PROT_READ | PROT_WRITE, MAP_SHARED, config->rows_fd, 0);
+	/* Reserved only: rows_map_to maps the array over it as rows are placed. */
+	u->rows_mem = mmap(NULL, u->rows_mem_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (u->rows_mem == MAP_FAILED) {
 		error = -errno;
 		u->rows_mem = NULL;
+	} else {
+		error = rows_map_to(u, 1);
+	}
+	if (error) {
 		snprintf(err, err_size, "cannot map the BPF unwind rows: %s", strerror(-error));
 		goto fail;
 	}
@@ -518,8 +569,10 @@ void unwinder__saw(struct unwinder *u, uint32_t tgid, uint64_t now_ns)
 		return;
 	/* Listed by unwinder__tick: building its tables here would hold up the records behind this one. */
 	proc = process_new(u, tgid);
-	if (proc)
+	if (proc) {
 		proc->load_pending = true;
+		u->loads_pending++;
+	}
 }
 
 void unwinder__exec(struct unwinder *u, uint32_t tgid, uint64_t now_ns)
@@ -541,7 +594,7 @@ void unwinder__miss(struct unwinder *u, uint32_t tgid, uint64_t now_ns)
 	if (!proc || proc->unreadable || proc->load_pending)
 		return;
 	if (now_ns - proc->last_read_ns < UNWINDER_REREAD_NS) {
-		proc->reread_pending = true;
+		set_reread_pending(u, proc, true);
 		return;
 	}
 	u->stats.rereads++;
@@ -549,10 +602,21 @@ void unwinder__miss(struct unwinder *u, uint32_t tgid, uint64_t now_ns)
 }
 
 /* Whether proc is still the process it was (its pid not given to another). */
-static bool process_alive(const struct unwinder *u, const struct process *proc)
+/*
+ * Whether the process listed is still there. A full check compares its
+ * start time (a pid reused by another process is not it); between full
+ * checks, on the real /proc, kill(0) says whether the pid is gone, which
+ * costs one system call instead of an open, a read of /proc/PID/stat and
+ * a close per process and sweep. A pid is reused only after the kernel's
+ * pid counter wraps; the full check every UNWINDER_VERIFY_NS bounds how
+ * long a reused pid could keep an old list.
+ */
+static bool process_alive(const struct unwinder *u, const struct process *proc, bool full)
 {
 	uint64_t start;
 
+	if (!full && !strcmp(u->config.proc_root, "/proc"))
+		return kill((pid_t)proc->tgid, 0) == 0 || errno != ESRCH;
 	return !proc__start_time(u->config.proc_root, proc->tgid, &start) && start == proc->start_ticks;
 }
 
@@ -571,6 +635,7 @@ static void load_pending(struct unwinder *u)
 			if (!proc->load_pending)
 				continue;
 			proc->load_pending = false;
+			u->loads_pending--;
 			process_load(u, proc, clock_monotonic_ns());
 			if (clock_monotonic_ns() - start >= UNWINDER_TICK_BUDGET_NS)
 				return;
@@ -579,19 +644,26 @@ static void load_pending(struct unwinder *u)
 
 void unwinder__tick(struct unwinder *u, uint64_t now_ns)
 {
-	bool sweep = now_ns - u->last_sweep_ns >= UNWINDER_SWEEP_NS;
+	bool sweep = now_ns - u->last_sweep_ns >= UNWINDER_SWEEP_NS, verify = false;
 
-	load_pending(u);
-
-	if (sweep)
+	if (u->loads_pending)
+		load_pending(u);
+	/* Called at every wake-up of the session: most have nothing to do. */
+	if (!sweep && !u->rereads_pending)
+		return;
+	if (sweep) {
 		u->last_sweep_ns = now_ns;
+		verify = now_ns - u->last_verify_ns >= UNWINDER_VERIFY_NS;
+		if (verify)
+			u->last_verify_ns = now_ns;
+	}
 	for (size_t b = 0; b < HASH_BUCKETS; b++) {
 		struct process **slot = &u->processes[b];
 
 		while (*slot) {
 			struct process *proc = *slot;
 
-			if (sweep && !proc->load_pending && !process_alive(u, proc)) {
+			if (sweep && !proc->load_pending && !process_alive(u, proc, verify)) {
 				process_remove(u, slot);
 				continue;
 			}

@@ -28,7 +28,10 @@ it: symbolizer/debuginfo.h), places its
  * so a tick builds for at most UNWINDER_TICK_BUDGET_NS (past one process).
  *
  * Row memory: the array is mapped into this process (BPF_F_MMAPABLE) and
- * rows are copied in; the kernel rounds each 12-byte row to 16 bytes.
+ * rows are copied in; the kernel rounds each 12-byte row to 16 bytes. Only
+ * the part up to the highest row placed so far is mapped (in 1 MiB steps):
+ * the kernel holds the whole array either way, but pages mapped count in
+ * this process's RSS.
  * A walk in flight may read a range being reused for another file; it then
  * follows a wrong rule for a frame or two, which its bounds make harmless.
  *
@@ -48,6 +51,8 @@ it: symbolizer/debuginfo.h), places its
 #define UNWINDER_TICK_BUDGET_NS 50000000ull
 /* How often unwinder__tick looks for processes that exited. */
 #define UNWINDER_SWEEP_NS 1000000000ull
+/* How often that look also compares start times (a pid reused by a new process). */
+#define UNWINDER_VERIFY_NS 10000000000ull
 
 struct unwind_cache;
 
