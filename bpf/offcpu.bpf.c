@@ -329,15 +329,14 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	if (w->off_since && !(w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW)))
 		missed_switch_in(ctx, w, tid, now, runtime);
 	/*
-	 * For the system call exit program's check (syscall_exit.bpf.c).
-	 * With task work there is no such program: a switch-in missed is
-	 * found at the thread's next switch-out (missed_switch_in).
+	 * For the system call exit program's check (syscall_exit.bpf.c),
+	 * loaded with waits in both deferral modes: it ends a wait whose
+	 * switch-in was missed with the user stack of its system call, where
+	 * the next switch-out (missed_switch_in) would have none.
 	 */
-	if (!defer_by_task_work) {
-		pending = bpf_task_storage_get(&deferred, current, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (pending)
-			pending->off_since = now;
-	}
+	pending = bpf_task_storage_get(&deferred, current, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (pending)
+		pending->off_since = now;
 	w->off_since = now;
 	w->runtime_at_out = runtime;
 	w->woken_at = 0;
