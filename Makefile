@@ -55,7 +55,7 @@ LIBS := -lbpf -ldw -lelf -lcrypto -lprotobuf-c -lz $(CURL_LIBS) -lstdc++ -lm -lp
 # API in unwind/unwind.h; not "libunwind", which names another project);
 # the rest is linked as objects.
 SYMBOLIZER_SRCS := $(wildcard symbolizer/*.c)
-UNWIND_SRCS := $(wildcard unwind/*.c)
+UNWIND_SRCS := $(wildcard unwind/*.c) common/fdio.c
 LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c output/*.c user/record/*.c user/java/*.c user/fleet/*.c) \
 	    $(filter-out user/main.c,$(wildcard user/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -256,7 +256,7 @@ $(OUTPUT)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h tests/
 
 # The profiler's attach client (API: user/java/attach.h, in one or several
 # user/java/attach*.c) and the helpers it calls.
-ATTACH_CLIENT_SRCS := $(wildcard user/java/attach*.c) common/random.c symbolizer/lines.c symbolizer/procmaps.c symbolizer/proc.c
+ATTACH_CLIENT_SRCS := $(wildcard user/java/attach*.c) common/random.c common/fdio.c symbolizer/lines.c symbolizer/procmaps.c symbolizer/proc.c
 ATTACH_CLIENT_HDRS := $(wildcard user/java/attach*.h) $(wildcard common/*.h) symbolizer/lines.h symbolizer/procmaps.h
 
 # test_stub reads the agent's stream and loads the agent with the attach client.

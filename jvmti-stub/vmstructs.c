@@ -79,50 +79,68 @@ static const char *string_at(const struct table *t, const char *entry, uint64_t 
 	return s;
 }
 
+/* One member of a table's entries: the symbol holding its offset, where it goes, its width. */
+struct member {
+	const char *symbol;
+	uint64_t *offset;
+	uint64_t width;
+};
+
+/*
+ * A table from its array's symbol, its stride's symbol and its members:
+ * false unless every symbol is there and every member fits in the stride.
+ */
+static bool open_table(struct table *t, const char *array, const char *stride, const struct member *members,
+		       size_t nr)
+{
+	const char *const *p = lookup(array);
+
+	if (!p || !*p || !lookup_u64(stride, &t->stride) || t->stride >= 4096)
+		return false;
+	for (size_t i = 0; i < nr; i++)
+		if (!lookup_u64(members[i].symbol, members[i].offset) ||
+		    !member_fits(t, *members[i].offset, members[i].width))
+			return false;
+	t->entries = *p;
+	return true;
+}
+
 static bool open_structs(struct table *t)
 {
-	const char *const *p = lookup("gHotSpotVMStructs");
+	const struct member members[] = {
+		{ "gHotSpotVMStructEntryTypeNameOffset", &t->type_name, sizeof(char *) },
+		{ "gHotSpotVMStructEntryFieldNameOffset", &t->field_name, sizeof(char *) },
+		{ "gHotSpotVMStructEntryTypeStringOffset", &t->type_string, sizeof(char *) },
+		{ "gHotSpotVMStructEntryIsStaticOffset", &t->is_static, sizeof(int32_t) },
+		{ "gHotSpotVMStructEntryOffsetOffset", &t->offset, sizeof(uint64_t) },
+		{ "gHotSpotVMStructEntryAddressOffset", &t->address, sizeof(void *) },
+	};
 
-	if (!p || !*p || !lookup_u64("gHotSpotVMStructEntryArrayStride", &t->stride) ||
-	    !lookup_u64("gHotSpotVMStructEntryTypeNameOffset", &t->type_name) ||
-	    !lookup_u64("gHotSpotVMStructEntryFieldNameOffset", &t->field_name) ||
-	    !lookup_u64("gHotSpotVMStructEntryTypeStringOffset", &t->type_string) ||
-	    !lookup_u64("gHotSpotVMStructEntryIsStaticOffset", &t->is_static) ||
-	    !lookup_u64("gHotSpotVMStructEntryOffsetOffset", &t->offset) ||
-	    !lookup_u64("gHotSpotVMStructEntryAddressOffset", &t->address))
-		return false;
-	t->entries = *p;
-	return t->stride < 4096 && member_fits(t, t->type_name, sizeof(char *)) &&
-	       member_fits(t, t->field_name, sizeof(char *)) && member_fits(t, t->type_string, sizeof(char *)) &&
-	       member_fits(t, t->is_static, sizeof(int32_t)) && member_fits(t, t->offset, sizeof(uint64_t)) &&
-	       member_fits(t, t->address, sizeof(void *));
+	return open_table(t, "gHotSpotVMStructs", "gHotSpotVMStructEntryArrayStride", members,
+			  sizeof(members) / sizeof(members[0]));
 }
 
 /* The integer constants' table: its name and value members (value in the offset slot). */
 static bool open_int_constants(struct table *t)
 {
-	const char *const *p = lookup("gHotSpotVMIntConstants");
+	const struct member members[] = {
+		{ "gHotSpotVMIntConstantEntryNameOffset", &t->type_name, sizeof(char *) },
+		{ "gHotSpotVMIntConstantEntryValueOffset", &t->offset, sizeof(int32_t) },
+	};
 
-	if (!p || !*p || !lookup_u64("gHotSpotVMIntConstantEntryArrayStride", &t->stride) ||
-	    !lookup_u64("gHotSpotVMIntConstantEntryNameOffset", &t->type_name) ||
-	    !lookup_u64("gHotSpotVMIntConstantEntryValueOffset", &t->offset))
-		return false;
-	t->entries = *p;
-	return t->stride < 4096 && member_fits(t, t->type_name, sizeof(char *)) &&
-	       member_fits(t, t->offset, sizeof(int32_t));
+	return open_table(t, "gHotSpotVMIntConstants", "gHotSpotVMIntConstantEntryArrayStride", members,
+			  sizeof(members) / sizeof(members[0]));
 }
 
 static bool open_types(struct table *t)
 {
-	const char *const *p = lookup("gHotSpotVMTypes");
+	const struct member members[] = {
+		{ "gHotSpotVMTypeEntryTypeNameOffset", &t->type_name, sizeof(char *) },
+		{ "gHotSpotVMTypeEntrySizeOffset", &t->size, sizeof(uint64_t) },
+	};
 
-	if (!p || !*p || !lookup_u64("gHotSpotVMTypeEntryArrayStride", &t->stride) ||
-	    !lookup_u64("gHotSpotVMTypeEntryTypeNameOffset", &t->type_name) ||
-	    !lookup_u64("gHotSpotVMTypeEntrySizeOffset", &t->size))
-		return false;
-	t->entries = *p;
-	return t->stride < 4096 && member_fits(t, t->type_name, sizeof(char *)) &&
-	       member_fits(t, t->size, sizeof(uint64_t));
+	return open_table(t, "gHotSpotVMTypes", "gHotSpotVMTypeEntryArrayStride", members,
+			  sizeof(members) / sizeof(members[0]));
 }
 
 /* The entry of type::field, static or not, or NULL. */

@@ -36,6 +36,7 @@
 
 #include <elfutils/libdwfl.h>
 
+#include "common/fdio.h"
 #include "unwind/unwind.h"
 
 #ifndef UNWIND_BUILDER_HASH
@@ -160,22 +161,6 @@ static int read_all(int fd, void *buf, size_t len)
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EBADMSG;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = write(fd, (const char *)buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
 		done += (size_t)n;
 	}
 	return 0;
@@ -339,9 +324,9 @@ int unwind_disk__store(struct unwind_disk *disk, const uint8_t *build_id, size_t
 	fd = openat(disk->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	err = write_all(fd, &h, sizeof(h));
+	err = fdio__write_all(fd, &h, sizeof(h));
 	if (!err)
-		err = write_all(fd, table->rows, table->nr_rows * sizeof(table->rows[0]));
+		err = fdio__write_all(fd, table->rows, table->nr_rows * sizeof(table->rows[0]));
 	if (close(fd) && !err)
 		err = -errno;
 	if (!err && renameat(disk->dir_fd, tmp, disk->dir_fd, name))

@@ -1007,35 +1007,27 @@ static void jvm_case(const struct jdk *jdk, enum jvm_case c)
 	remove_tree(dir);
 }
 
-static void jvm17_from_start(void **state)
+/* One JVM case on one JDK, the state of its test. */
+struct jvm_case_spec {
+	const struct jdk *jdk;
+	enum jvm_case where;
+};
+
+static const struct jvm_case_spec from_start17 = { &jdk17, JVM_FROM_START },
+				  from_start25 = { &jdk25, JVM_FROM_START },
+				  mid_recording17 = { &jdk17, JVM_MID_RECORDING },
+				  mid_recording25 = { &jdk25, JVM_MID_RECORDING },
+				  in_container17 = { &jdk17, JVM_CONTAINER },
+				  in_container25 = { &jdk25, JVM_CONTAINER };
+
+static void jvm_case_test(void **state)
 {
-	jvm_case(&jdk17, JVM_FROM_START);
+	const struct jvm_case_spec *spec = *state;
+
+	jvm_case(spec->jdk, spec->where);
 }
 
-static void jvm25_from_start(void **state)
-{
-	jvm_case(&jdk25, JVM_FROM_START);
-}
-
-static void jvm17_started_mid_recording(void **state)
-{
-	jvm_case(&jdk17, JVM_MID_RECORDING);
-}
-
-static void jvm25_started_mid_recording(void **state)
-{
-	jvm_case(&jdk25, JVM_MID_RECORDING);
-}
-
-static void jvm17_in_container(void **state)
-{
-	jvm_case(&jdk17, JVM_CONTAINER);
-}
-
-static void jvm25_in_container(void **state)
-{
-	jvm_case(&jdk25, JVM_CONTAINER);
-}
+#define JVM_CASE_TEST(name, spec) { name, jvm_case_test, NULL, harness_teardown, (void *)&(spec) }
 
 int main(void)
 {
@@ -1046,12 +1038,12 @@ int main(void)
 		HARNESS_TEST(dir_keep_bound),
 		HARNESS_TEST(container_labelled),
 		HARNESS_TEST(processes_forgotten),
-		HARNESS_TEST(jvm17_from_start),
-		HARNESS_TEST(jvm25_from_start),
-		HARNESS_TEST(jvm17_started_mid_recording),
-		HARNESS_TEST(jvm25_started_mid_recording),
-		HARNESS_TEST(jvm17_in_container),
-		HARNESS_TEST(jvm25_in_container),
+		JVM_CASE_TEST("jvm17_from_start", from_start17),
+		JVM_CASE_TEST("jvm25_from_start", from_start25),
+		JVM_CASE_TEST("jvm17_started_mid_recording", mid_recording17),
+		JVM_CASE_TEST("jvm25_started_mid_recording", mid_recording25),
+		JVM_CASE_TEST("jvm17_in_container", in_container17),
+		JVM_CASE_TEST("jvm25_in_container", in_container25),
 	};
 
 	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fdio.h"
+
 #define SEQ_DIGITS 20
 #define NO_SEQ UINT64_MAX
 /* An entry larger than this is not a profile of ours: left alone at open. */
@@ -148,23 +150,6 @@ void spool__close(struct spool *s)
 	free(s);
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Writes tmp-<seq>, syncs it, renames it into place and syncs the directory. */
 static int write_entry(struct spool *s, uint64_t seq, const char *query, const void *body, size_t len)
 {
@@ -176,11 +161,11 @@ static int write_entry(struct spool *s, uint64_t seq, const char *query, const v
 	fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	error = write_all(fd, query, strlen(query));
+	error = fdio__write_all(fd, query, strlen(query));
 	if (!error)
-		error = write_all(fd, "\n", 1);
+		error = fdio__write_all(fd, "\n", 1);
 	if (!error)
-		error = write_all(fd, body, len);
+		error = fdio__write_all(fd, body, len);
 	if (!error && fsync(fd))
 		error = -errno;
 	close(fd);

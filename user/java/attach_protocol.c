@@ -344,6 +344,25 @@ out:
 	return len;
 }
 
+/*
+ * A request of protocol 1 into buf: "1", the command, then its three
+ * arguments, each NUL-terminated. The caller bounds the arguments so that
+ * they fit. Returns its length.
+ */
+static size_t protocol1_request(char *buf, const char *command, const char *const args[3])
+{
+	const char *parts[] = { "1", command, args[0], args[1], args[2] };
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		size_t len = strlen(parts[i]) + 1;
+
+		memcpy(buf + n, parts[i], len);
+		n += len;
+	}
+	return n;
+}
+
 int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
 		   size_t errlen)
 {
@@ -364,15 +383,7 @@ int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *opt
 		return -1;
 	}
 
-	/* Protocol 1: version, command and three arguments, each NUL-terminated. */
-	memcpy(request, "1\0load\0", 7);
-	n = 7;
-	memcpy(request + n, agent_path, plen + 1);
-	n += plen + 1;
-	memcpy(request + n, "true", 5);
-	n += 5;
-	memcpy(request + n, options, olen + 1);
-	n += olen + 1;
+	n = protocol1_request(request, "load", (const char *const[]){ agent_path, "true", options });
 	len = attach_request(t, request, n, "load", deadline, timeout_ms, &reply, err, errlen);
 	if (len < 0)
 		return len == JVM_LOAD_NOT_LIVE ? JVM_LOAD_NOT_LIVE : -1;
@@ -414,13 +425,8 @@ int jvm_jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *er
 		snprintf(err, errlen, "internal error: diagnostic command longer than %d bytes", ATTACH_ARG_MAX);
 		return -1;
 	}
-	/* Protocol 1: "jcmd", the command line, then two empty arguments. */
-	memcpy(request, "1\0jcmd\0", 7);
-	n = 7;
-	memcpy(request + n, command, clen + 1);
-	n += clen + 1;
-	memcpy(request + n, "\0\0", 2);
-	n += 2;
+	/* The command line, then two empty arguments. */
+	n = protocol1_request(request, "jcmd", (const char *const[]){ command, "", "" });
 	len = attach_request(t, request, n, "jcmd", deadline, timeout_ms, &reply, err, errlen);
 	if (len < 0)
 		return -1;

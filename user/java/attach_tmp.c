@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/fdio.h"
 #include "common/random.h"
 
 /* Names tried for the agent when its hashed name is taken by a stranger. */
@@ -46,26 +47,6 @@ static uint64_t content_hash(const void *data, size_t size)
 	return h;
 }
 
-
-static int write_full(int fd, const void *buf, size_t size)
-{
-	size_t done = 0;
-
-	while (done < size) {
-		ssize_t n = write(fd, (const char *)buf + done, size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0) {
-			errno = EIO;
-			return -1;
-		}
-		done += (size_t)n;
-	}
-	return 0;
-}
 
 
 /* ---- jvm_install_agent ---- */
@@ -124,7 +105,7 @@ static int write_agent_file(int dirfd, const char *name, const void *image, size
 {
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	struct stat st;
-	int saved;
+	int saved, written = -1;
 
 	if (fd < 0)
 		return -1;
@@ -136,7 +117,9 @@ static int write_agent_file(int dirfd, const char *name, const void *image, size
 		return -1;
 	}
 	/* The mode is exact whatever the umask. */
-	if (fchmod(fd, 0600) || write_full(fd, image, size) || fsync(fd)) {
+	if (!fchmod(fd, 0600) && (written = fdio__write_all(fd, image, size)) < 0)
+		errno = -written;
+	if (written || fsync(fd)) {
 		saved = errno;
 		close(fd);
 		attach_unlink_if_same(dirfd, name, &st);
