@@ -17,6 +17,7 @@
 #include "symbolizer/symtab.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,6 +35,7 @@ struct cached_file {
 	struct elf_image img;    /* valid when PARSED */
 	struct symtab *symbols;  /* NULL: none */
 	size_t charged;          /* bytes of symbols taken from the budget */
+	bool used;               /* added or looked up since the last filecache__forget_unused */
 	struct cached_file *hash_next;
 	struct cached_file *lru_prev, *lru_next;
 };
@@ -172,6 +174,7 @@ int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid
 	f = find(fc, key);
 	if (f) {
 		close(fd);
+		f->used = true;
 		lru_unlink(fc, f);
 		lru_push_head(fc, f);
 		return 0;
@@ -190,6 +193,7 @@ int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid
 	f->fd = fd;
 	f->tgid = tgid;
 	f->uid = uid;
+	f->used = true;
 	f->state = UNPARSED;
 	bucket = key_hash(key) & (fc->nr_buckets - 1);
 	f->hash_next = fc->buckets[bucket];
@@ -281,6 +285,7 @@ int filecache__get(struct filecache *fc, const struct file_key *key, struct file
 
 	if (!f)
 		return -ENOENT;
+	f->used = true;
 	lru_unlink(fc, f);
 	lru_push_head(fc, f);
 	if (f->state == UNPARSED)
@@ -288,6 +293,23 @@ int filecache__get(struct filecache *fc, const struct file_key *key, struct file
 	out->img = f->state == PARSED ? &f->img : NULL;
 	out->symbols = f->symbols;
 	return 0;
+}
+
+size_t filecache__forget_unused(struct filecache *fc)
+{
+	size_t forgotten = 0;
+
+	for (struct cached_file *f = fc->lru_head, *next; f; f = next) {
+		next = f->lru_next;
+		if (f->used) {
+			f->used = false;
+			continue;
+		}
+		entry_remove(fc, f);
+		fc->stats.forgotten++;
+		forgotten++;
+	}
+	return forgotten;
 }
 
 void filecache__count_failure(struct filecache *fc)

@@ -37,6 +37,7 @@ struct file_symbols {
 struct filecache_stats {
 	uint64_t loaded;  /* symbol tables parsed */
 	uint64_t evicted;
+	uint64_t forgotten; /* dropped by filecache__forget_unused */
 	uint64_t failed;  /* files not opened (counted by callers) or not parsed */
 };
 
@@ -68,6 +69,14 @@ int filecache__add(struct filecache *fc, int fd, const char *path, uint32_t tgid
  */
 int filecache__get(struct filecache *fc, const struct file_key *key, struct file_symbols *out);
 
+/*
+ * Drops every file neither added nor looked up since the previous call (or
+ * since the cache was made), so that a recording of days holds the files
+ * its processes use now, not every file the host has run: a file needed
+ * again is reopened through a process that maps it, and parsed again.
+ * Returns how many were dropped.
+ */
+size_t filecache__forget_unused(struct filecache *fc);
 /* Counts a file that could not be opened. */
 void filecache__count_failure(struct filecache *fc);
 

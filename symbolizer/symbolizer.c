@@ -351,6 +351,7 @@ void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *st
 	stats->processes_held = ps.held;
 	stats->files_loaded = fs.loaded;
 	stats->files_evicted = fs.evicted;
+	stats->files_forgotten = fs.forgotten;
 	stats->files_failed = fs.failed;
 	stats->tables_refused = sym->budget.refused;
 	stats->bytes_held = sym->budget.used;
@@ -366,4 +367,9 @@ void symbolizer__forget_process(struct symbolizer *sym, uint32_t tgid)
 size_t symbolizer__forget_gone(struct symbolizer *sym)
 {
 	return proccache__forget_gone(sym->processes);
+}
+
+size_t symbolizer__forget_unused_files(struct symbolizer *sym)
+{
+	return filecache__forget_unused(sym->files);
 }

@@ -109,9 +109,16 @@ void symbolizer__forget_process(struct symbolizer *sym, uint32_t tgid);
  * Forgets every process that has exited (or whose pid was reused), as
  * proccache__forget_gone: for a recording that runs for days, once what
  * they left in the ring buffer is resolved. Their files stay in the
- * bounded file cache until evicted. Returns how many were forgotten.
+ * bounded file cache until evicted or forgotten as unused. Returns how
+ * many were forgotten.
  */
 size_t symbolizer__forget_gone(struct symbolizer *sym);
+/*
+ * Drops the files (and their symbols) no lookup used since the previous
+ * call, as filecache__forget_unused: once per interval of a recording of
+ * days, so that it holds what the host runs now. Returns how many.
+ */
+size_t symbolizer__forget_unused_files(struct symbolizer *sym);
 
 /*
  * The function of process tgid containing the user address addr, written
@@ -148,6 +155,7 @@ struct symbolizer_stats {
 	uint64_t processes_held;     /* processes known now */
 	uint64_t files_loaded;       /* ELF symbol tables parsed */
 	uint64_t files_evicted;
+	uint64_t files_forgotten;  /* unused for an interval (symbolizer__forget_unused_files) */
 	uint64_t files_failed;       /* files that could not be opened or parsed */
 	uint64_t tables_refused;     /* symbol tables or perf maps not kept: over max_bytes, or
 					one section over ELF_MAX_SECTION_BYTES; a loss of names */

@@ -201,6 +201,26 @@ static void finish_newest(struct symtab *st)
 	st->nr = out;
 }
 
+/*
+ * Both arrays grew by doubling: a table is kept for as long as its file is
+ * used, so the slack (a quarter of the bytes on average) is given back
+ * once it is complete. A failed realloc keeps the larger block.
+ */
+static void shrink_to_fit(struct symtab *st)
+{
+	struct sym *syms;
+	char *pool;
+
+	if (st->nr && st->nr < st->cap && (syms = realloc(st->syms, st->nr * sizeof(*syms)))) {
+		st->syms = syms;
+		st->cap = st->nr;
+	}
+	if (st->pool_len && st->pool_len < st->pool_cap && (pool = realloc(st->pool, st->pool_len))) {
+		st->pool = pool;
+		st->pool_cap = st->pool_len;
+	}
+}
+
 void symtab__finish(struct symtab *st, enum symtab_overlap overlap)
 {
 	if (st->finished)
@@ -212,6 +232,7 @@ void symtab__finish(struct symtab *st, enum symtab_overlap overlap)
 		finish_newest(st);
 	else
 		finish_nest(st);
+	shrink_to_fit(st);
 }
 
 size_t symtab__count(const struct symtab *st)

@@ -591,7 +591,7 @@ static void tables_past_the_budget_are_refused(void **state)
 	void *plain = fixture_dlopen("libplain.so");
 	uint64_t square = fixture_sym(plain, "plain_square");
 	struct procmaps_entry m = fixture_own_mapping(square);
-	struct symbolizer_config config = { .proc_root = f->tree, .debug_root = f->debug_root, .max_bytes = 4096 };
+	struct symbolizer_config config = { .proc_root = f->tree, .debug_root = f->debug_root, .max_bytes = 256 };
 	char line[PATH_MAX + 128];
 	struct symbolizer_stats stats;
 	struct symbolizer *sym;
@@ -603,7 +603,7 @@ static void tables_past_the_budget_are_refused(void **state)
 	assert_plain_offset_only(sym, square, &m);
 	symbolizer__stats(sym, &stats);
 	assert_true(stats.tables_refused >= 1);
-	assert_true(stats.bytes_held <= 4096);
+	assert_true(stats.bytes_held <= 256);
 	symbolizer__free(sym);
 
 	sym = new_symbolizer(f, 0, 0);
@@ -612,6 +612,38 @@ static void tables_past_the_budget_are_refused(void **state)
 	assert_int_equal(stats.tables_refused, 0);
 	assert_true(stats.bytes_held > 0);
 	free(m.path);
+	dlclose(plain);
+}
+
+/* A file no lookup used between two calls is dropped, and parsed again when a sample needs it. */
+static void files_unused_for_an_interval_are_forgotten(void **state)
+{
+	struct fixture *f = *state;
+	void *plain = fixture_dlopen("libplain.so");
+	uint64_t square = fixture_sym(plain, "plain_square");
+	char line[PATH_MAX + 128];
+	struct symbolizer_stats stats;
+	struct symbolizer *sym;
+
+	fake_line(line, sizeof(line), square, FAKE_BASE, NULL);
+	fake_process(f->tree, FAKE_PID, "fake", 1, FAKE_PID, line, "/");
+	sym = new_symbolizer(f, 0, 0);
+	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_FOUND, "plain_square");
+	/* Used since the start: kept. */
+	assert_int_equal(symbolizer__forget_unused_files(sym), 0);
+	symbolizer__stats(sym, &stats);
+	assert_true(stats.bytes_held > 0);
+	assert_int_equal(stats.files_loaded, 1);
+	/* Not used since: dropped with its symbols. */
+	assert_int_equal(symbolizer__forget_unused_files(sym), 1);
+	symbolizer__stats(sym, &stats);
+	assert_int_equal(stats.files_forgotten, 1);
+	assert_int_equal(stats.bytes_held, 0);
+	/* Needed again: reopened through the process and parsed again. */
+	assert_user(sym, FAKE_PID, moved(square, FAKE_BASE), SYM_FOUND, "plain_square");
+	symbolizer__stats(sym, &stats);
+	assert_int_equal(stats.files_loaded, 2);
+	assert_int_equal(symbolizer__forget_unused_files(sym), 0);
 	dlclose(plain);
 }
 
@@ -703,6 +735,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fifos_do_not_hang, setup, teardown),
 		cmocka_unit_test_setup_teardown(same_inode_on_another_device_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(tables_past_the_budget_are_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(files_unused_for_an_interval_are_forgotten, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

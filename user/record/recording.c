@@ -5,6 +5,7 @@
 #include "recording.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,12 +328,13 @@ static void interval_summary(struct recording *rec, const uint64_t *counters, co
 /*
  * At a cut, what is kept per process and per thread forgets those gone
  * (every sample taken so far is resolved: the cut follows a drain), so a
- * recording of days holds the host's processes, not its history; the
- * unwinder drops exited processes by itself (unwinder__tick). Appends to
+ * recording of days holds the host's processes, not its history, and the
+ * symbolizer drops the files no sample of the interval used; the unwinder
+ * drops exited processes by itself (unwinder__tick). Appends to
  * buf what is held now: "; held: N processes (symbolizer), N unwind
  * lists[, N threads]".
  */
-static void forget_gone(struct recording *rec, char *buf, size_t size)
+static void forget_gone(struct recording *rec, bool last, char *buf, size_t size)
 {
 	const struct unwinder *u = rec->sampler ? sampler__unwinder(rec->sampler) : NULL;
 	struct wall *wall = pipeline__wall(rec->pipeline);
@@ -341,6 +343,9 @@ static void forget_gone(struct recording *rec, char *buf, size_t size)
 	size_t used = strlen(buf);
 
 	symbolizer__forget_gone(rec->sym);
+	/* Files no sample used in the interval: not after the last, whose figures -v prints. */
+	if (!last)
+		symbolizer__forget_unused_files(rec->sym);
 	symbolizer__stats(rec->sym, &ss);
 	if (u)
 		unwinder__stats(u, &us);
@@ -386,11 +391,20 @@ static void cut_interval(struct recording *rec, bool last)
 	aggregator__stats(rec->agg, &agg);
 	pipeline__stats(rec->pipeline, &ps);
 	interval_summary(rec, counters, &agg, &ps, summary, sizeof(summary));
-	forget_gone(rec, summary, sizeof(summary));
+	forget_gone(rec, last, summary, sizeof(summary));
 	iv.summary = summary;
 	rec->config.on_interval(rec->config.interval_ctx, old, &iv);
-	if (!last)
+	if (!last) {
 		profile__free(old);
+		/*
+		 * The interval's profile and what forget_gone let go were the
+		 * heap's largest blocks: glibc keeps freed memory (its trim
+		 * threshold rises with every large block freed), so it is given
+		 * back here, once per interval, or the RSS of a recording of days
+		 * would stay at its busiest interval's.
+		 */
+		malloc_trim(0);
+	}
 	memcpy(rec->cut_counters, counters, sizeof(counters));
 	rec->cut_agg = agg;
 	rec->cut_pipeline = ps;
@@ -694,13 +708,13 @@ static void print_unwind_stats(const struct recording *rec)
 	fprintf(stderr,
 		"jbpfprof: unwind tables: %llu processes listed (%llu lists written, %llu maps re-read, "
 		"%llu misses, %llu not listed: map full, %llu cut to %u mappings), %llu files with %llu rows placed "
-		"(%.1f of %.1f MiB; %llu did not fit), %llu mappings without a table\n",
+		"(%.1f of %.1f MiB, %.1f MiB mapped here; %llu did not fit), %llu mappings without a table\n",
 		(unsigned long long)us.processes, (unsigned long long)us.lists_written,
 		(unsigned long long)us.rereads, (unsigned long long)us.misses, (unsigned long long)us.processes_full,
 		(unsigned long long)us.lists_truncated, JBPF_UNWIND_MAX_MAPPINGS,
 		(unsigned long long)us.files, (unsigned long long)us.rows,
 		(double)us.row_bytes_used / (1 << 20), (double)us.row_bytes / (1 << 20),
-		(unsigned long long)us.rows_full, (unsigned long long)us.mappings_no_table);
+		(double)us.row_bytes_mapped / (1 << 20), (unsigned long long)us.rows_full, (unsigned long long)us.mappings_no_table);
 	fprintf(stderr,
 		"jbpfprof: unwind table cache: %llu tables built in %.1f ms (%llu read from disk, %llu kept there; "
 		"%llu without usable CFI, %llu evicted), %llu held with %llu rows in %.1f MiB\n",
@@ -764,10 +778,12 @@ static void print_verbose_stats(const struct recording *rec)
 	symbolizer__stats(rec->sym, &sym);
 	fprintf(stderr,
 		"jbpfprof: symbolizer: %llu lookups (%llu unresolved), %llu maps reads, %llu files parsed "
-		"(%llu failed, %llu evicted, %llu refused), %llu processes evicted, %.1f MiB of tables held\n",
+		"(%llu failed, %llu evicted, %llu forgotten unused, %llu refused), %llu processes evicted, "
+		"%.1f MiB of tables held\n",
 		(unsigned long long)sym.lookups, (unsigned long long)sym.unknown,
 		(unsigned long long)sym.processes_loaded, (unsigned long long)sym.files_loaded,
 		(unsigned long long)sym.files_failed, (unsigned long long)sym.files_evicted,
+		(unsigned long long)sym.files_forgotten,
 		(unsigned long long)sym.tables_refused, (unsigned long long)sym.processes_evicted,
 		(double)sym.bytes_held / (1 << 20));
 }

@@ -45,7 +45,7 @@
 
 #define HASH_BUCKETS 1024
 /* The array's element: the kernel rounds an array map's values up to 8 bytes. */
-/* The array is mapped in steps of this many bytes as rows are placed (a multiple of the page size). */
+/* The array is mapped into our address space in chunks of this many bytes (a multiple of the page size). */
 #define ROWS_MAP_CHUNK (1u << 20)
 #define ROW_STRIDE ((sizeof(struct jbpf_unwind_row) + 7) & ~(size_t)7)
 
@@ -76,9 +76,10 @@ struct unwinder {
 	struct unwinder_config config;
 	struct unwind_cache *cache;
 	struct unwind_disk *disk;   /* tables kept between runs; NULL: none */
-	unsigned char *rows_mem;    /* the array's address range: mapped up to rows_mapped, the rest reserved */
+	unsigned char *rows_mem;    /* the array's address range: chunks in use mapped, the rest reserved */
 	size_t rows_mem_size;
-	size_t rows_mapped;         /* bytes of the array mapped, from its start */
+	uint32_t *chunk_users;      /* per ROWS_MAP_CHUNK of rows_mem: placed files in it (+1 for chunk 0) */
+	size_t nr_chunks;
 	struct rowalloc rows;       /* the array's free ranges */
 	struct process *processes[HASH_BUCKETS];
 	struct placed_file *files[HASH_BUCKETS];
@@ -108,26 +109,69 @@ static struct placed_file *file_find(struct unwinder *u, uint64_t dev, uint64_t 
 }
 
 /*
- * Maps the array up to byte end (rounded up to ROWS_MAP_CHUNK), over the
- * reserved range. The kernel maps every page of a BPF array mapping at
- * mmap, so mapping it whole would count all of it in our RSS however few
- * rows are placed; rows are taken first fit from the start, so the mapped
- * prefix follows the high-water mark of what is placed. 0 or -errno.
+ * The array's chunks are mapped while a placed file has rows in them. The
+ * kernel maps every page of a BPF array mapping at mmap, so a chunk mapped
+ * counts whole in our RSS whether its rows are in use or not: a chunk no
+ * file uses any more goes back to the reserved range. Otherwise a burst of
+ * processes that came and went (a build: compilers, linkers) would leave
+ * the RSS at its high-water mark for the rest of a recording of days. The
+ * BPF map keeps its memory either way; only our view of it follows use.
  */
-static int rows_map_to(struct unwinder *u, size_t end)
+static int chunk_map(struct unwinder *u, size_t c)
 {
-	size_t to;
+	size_t off = c * ROWS_MAP_CHUNK, len = u->rows_mem_size - off < ROWS_MAP_CHUNK ? u->rows_mem_size - off : ROWS_MAP_CHUNK;
 
-	if (end <= u->rows_mapped)
-		return 0;
-	to = (end + ROWS_MAP_CHUNK - 1) / ROWS_MAP_CHUNK * ROWS_MAP_CHUNK;
-	if (to > u->rows_mem_size)
-		to = u->rows_mem_size;
-	if (mmap(u->rows_mem + u->rows_mapped, to - u->rows_mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 u->config.rows_fd, (off_t)u->rows_mapped) == MAP_FAILED)
+	if (mmap(u->rows_mem + off, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, u->config.rows_fd, (off_t)off) ==
+	    MAP_FAILED)
 		return -errno;
-	u->rows_mapped = to;
+	u->stats.row_bytes_mapped += len;
 	return 0;
+}
+
+/* Back to reserved; if that fails the chunk stays mapped, which is only RSS (chunk_map maps over it again). */
+static void chunk_unmap(struct unwinder *u, size_t c)
+{
+	size_t off = c * ROWS_MAP_CHUNK, len = u->rows_mem_size - off < ROWS_MAP_CHUNK ? u->rows_mem_size - off : ROWS_MAP_CHUNK;
+
+	if (mmap(u->rows_mem + off, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) !=
+	    MAP_FAILED)
+		u->stats.row_bytes_mapped -= len;
+}
+
+static void rows_chunks(uint32_t first, uint32_t n, size_t *lo, size_t *hi)
+{
+	*lo = (size_t)first * ROW_STRIDE / ROWS_MAP_CHUNK;
+	*hi = ((size_t)first + n) * ROW_STRIDE - 1;
+	*hi /= ROWS_MAP_CHUNK;
+}
+
+/* Rows [first, first + n) (n > 0) made writable: their chunks mapped. 0 or -errno (nothing held). */
+static int rows_hold(struct unwinder *u, uint32_t first, uint32_t n)
+{
+	size_t lo, hi;
+	int error;
+
+	rows_chunks(first, n, &lo, &hi);
+	for (size_t c = lo; c <= hi; c++) {
+		if (u->chunk_users[c]++ || !(error = chunk_map(u, c)))
+			continue;
+		u->chunk_users[c]--;
+		while (c-- > lo)
+			if (!--u->chunk_users[c])
+				chunk_unmap(u, c);
+		return error;
+	}
+	return 0;
+}
+
+static void rows_release(struct unwinder *u, uint32_t first, uint32_t n)
+{
+	size_t lo, hi;
+
+	rows_chunks(first, n, &lo, &hi);
+	for (size_t c = lo; c <= hi; c++)
+		if (!--u->chunk_users[c])
+			chunk_unmap(u, c);
 }
 
 /* Copies the table's rows into a free range of the array; false when none is big enough. */
@@ -140,7 +184,7 @@ static bool file_place(struct unwinder *u, struct placed_file *f, const struct u
 			u->stats.rows_full++;
 		return false;
 	}
-	if (rows_map_to(u, ((size_t)f->first_row + table->nr_rows) * ROW_STRIDE)) {
+	if (rows_hold(u, f->first_row, (uint32_t)table->nr_rows)) {
 		rowalloc__give(&u->rows, f->first_row, (uint32_t)table->nr_rows);
 		u->stats.rows_full++;
 		return false;
@@ -253,6 +297,7 @@ static void file_put(struct unwinder *u, struct placed_file *f)
 		;
 	*p = f->next;
 	if (f->nr_rows) {
+		rows_release(u, f->first_row, f->nr_rows);
 		rowalloc__give(&u->rows, f->first_row, f->nr_rows);
 		u->stats.files--;
 		u->stats.rows -= f->nr_rows;
@@ -506,13 +551,17 @@ int unwinder__new(const struct unwinder_config *config, struct unwinder **out, c
 	if (geteuid() == 0 && (u->disk = unwind_disk__open(UNWIND_DISK_DIR, UNWIND_DISK_MAX_BYTES)))
 		unwind_cache__set_disk(u->cache, u->disk);
 	u->rows_mem_size = ((size_t)config->max_rows * ROW_STRIDE + (size_t)page - 1) / (size_t)page * (size_t)page;
-	/* Reserved only: rows_map_to maps the array over it as rows are placed. */
+	u->nr_chunks = (u->rows_mem_size + ROWS_MAP_CHUNK - 1) / ROWS_MAP_CHUNK;
+	/* Reserved only: rows_hold maps the array's chunks over it as rows are placed. */
 	u->rows_mem = mmap(NULL, u->rows_mem_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (u->rows_mem == MAP_FAILED) {
 		error = -errno;
 		u->rows_mem = NULL;
+	} else if (!(u->chunk_users = calloc(u->nr_chunks, sizeof(*u->chunk_users)))) {
+		error = -ENOMEM;
 	} else {
-		error = rows_map_to(u, 1);
+		/* The first chunk stays mapped: a failure to map shows now, not at the first table. */
+		error = rows_hold(u, 0, 1);
 	}
 	if (error) {
 		snprintf(err, err_size, "cannot map the BPF unwind rows: %s", strerror(-error));
@@ -546,6 +595,7 @@ void unwinder__free(struct unwinder *u)
 	free(u->vdso);
 	if (u->rows_mem)
 		munmap(u->rows_mem, u->rows_mem_size);
+	free(u->chunk_users);
 	unwind_cache__free(u->cache);
 	unwind_disk__close(u->disk);
 	rowalloc__destroy(&u->rows);

@@ -79,6 +79,7 @@ struct unwinder_stats {
 	uint64_t mappings_no_table; /* mappings listed without rows, over every list written */
 	uint64_t row_bytes_used;    /* bytes of the row array that rows placed take */
 	uint64_t row_bytes;         /* bytes of the row array (its size, whole) */
+	uint64_t row_bytes_mapped;  /* bytes of it mapped into our address space now (in our RSS) */
 };
 
 struct unwinder;
