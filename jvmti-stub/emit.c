@@ -178,6 +178,7 @@ void emit__trace(jvmtiEnv *jvmti, JNIEnv *jni, const struct ring_slot *slot, str
 		frames[i] = (struct jbpf_trace_frame){
 			.method_id = scratch->ids[i],
 			.bci = slot->frames[i].lineno,
+			.kind = slot->frames[i].kind,
 		};
 	}
 	n_unnamed = outbox__unnamed(scratch->ids, t.frame_count, scratch->unnamed);

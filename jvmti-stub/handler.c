@@ -32,6 +32,19 @@
  *                        interrupted sp and its base, bounds checked, at
  *                        most LASTJAVA_MAX_LINKS or LASTJAVA_MAX_SCAN words;
  *                        no calls (check-handler checks lastjava.o too)
+ *   lastjava__top(thread, &at, &top, &lo, &base)
+ *                        lastjava.c: the same loads from the calling
+ *                        thread's JavaThread (stack bounds, anchor); no calls
+ *   codewalk__kinds(&top, lo, base, frames, n)
+ *                        codewalk.c: loads from the stack in use [lo, base),
+ *                        from the code heaps' committed memory and segment
+ *                        maps (their ends read at each look-up), from the
+ *                        trace's jmethodID slots (never freed) and, on JDK
+ *                        17, from libjvm's read-only segments; at most
+ *                        CODEWALK_MAX_FRAMES frames and CODEWALK_MAX_HOPS
+ *                        segment map steps a look-up; writes only the
+ *                        slot's frame kinds; no calls (check-handler checks
+ *                        codewalk.o too)
  *
  * Not on the list, on purpose: GetEnv or any JNI/JVMTI function (they read
  * libjvm's __thread variables, whose first access on a thread, or any
@@ -59,6 +72,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "codewalk.h"
 #include "lastjava.h"
 #include "stream.h"
 
@@ -171,9 +185,10 @@ static void set_anchor(const struct lastjava_anchor *a, const struct lastjava_re
  * AsyncGetCallTrace again where it gave up (lastjava.h), from each place
  * lastjava__next gives in turn, through the anchor or through the signal's
  * own context, put back as they were after each call. The first place that
- * gives frames wins; *how says which kind it was.
+ * gives frames wins; *how says which kind it was, *from what it was.
  */
-static void retry(ASGCT_CallTrace *trace, const char *thread, ucontext_t *uc, uint32_t *how)
+static void retry(ASGCT_CallTrace *trace, const char *thread, ucontext_t *uc, uint32_t *how,
+		  struct lastjava_regs *from)
 {
 	struct lastjava_regs at = context_regs(uc), place, saved = { 0 };
 	struct lastjava_search search;
@@ -198,29 +213,57 @@ static void retry(ASGCT_CallTrace *trace, const char *thread, ucontext_t *uc, ui
 			set_context_regs(uc, &at);
 		if (trace->num_frames > 0) {
 			*how = anchor_pc ? JBPF_TRACE_FROM_ANCHOR : JBPF_TRACE_FROM_CALLER;
+			*from = place;
 			return;
 		}
 	}
 }
+
+/*
+ * The kinds of the trace's frames (codewalk.h), walked from where
+ * AsyncGetCallTrace started: *from when a retry found the frames, else
+ * where it starts from the signal's context (lastjava__top).
+ */
+static void frame_kinds(struct ring_slot *slot, const char *thread, const ucontext_t *uc,
+			const struct lastjava_regs *from)
+{
+	struct lastjava_regs at = context_regs(uc), top = { 0 };
+	uintptr_t lo = 0, base = 0;
+	int n = slot->num_frames < RING_MAX_FRAMES ? slot->num_frames : RING_MAX_FRAMES;
+
+	if (lastjava__top(thread, &at, &top, &lo, &base) && from)
+		top = *from;
+	codewalk__kinds(&top, lo, base, slot->frames, n);
+}
 #endif
 
-/* The Java stack of the calling thread, a JavaThread, into slot. */
+/* The Java stack of the calling thread, a JavaThread, into slot, with its frames' kinds. */
 static void walk(struct ring_slot *slot, JNIEnv *env, const char *thread, void *ucontext)
 {
 	ASGCT_CallTrace trace = { .env_id = env, .frames = (ASGCT_CallFrame *)slot->frames };
 
 	hs.agct(&trace, RING_MAX_FRAMES, ucontext);
 #if defined(__x86_64__)
+	struct lastjava_regs from;
+	bool retried = false;
+
 	if (trace.num_frames <= AGCT_UNKNOWN_NOT_JAVA && trace.num_frames >= AGCT_NOT_WALKABLE_JAVA) {
 		jint first = trace.num_frames;
 
-		retry(&trace, thread, ucontext, &slot->how);
+		retry(&trace, thread, ucontext, &slot->how, &from);
+		retried = trace.num_frames > 0;
 		/* Every retry failed too: the first reason is the one that says where the thread was. */
 		if (trace.num_frames <= 0)
 			trace.num_frames = first;
 	}
-#endif
 	slot->num_frames = trace.num_frames;
+	if (trace.num_frames > 0)
+		frame_kinds(slot, thread, ucontext, retried ? &from : NULL);
+#else
+	slot->num_frames = trace.num_frames;
+	for (jint i = 0; i < trace.num_frames && i < RING_MAX_FRAMES; i++)
+		slot->frames[i].kind = 0;
+#endif
 }
 
 void handler__on_signal(int signo, siginfo_t *info, void *ucontext)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "codewalk.h"
 #include "emit.h"
 #include "handler.h"
 #include "lastjava.h"
@@ -119,6 +120,12 @@ int javathread__init(jvmtiEnv *jvmti, JNIEnv *jni, const void *jvm_code, char *e
 		if (lastjava__init(why, sizeof(why))) {
 			snprintf(notice, sizeof(notice),
 				 "no second walk where AsyncGetCallTrace gives up: this JVM's layout is not understood (%s)",
+				 why);
+			emit__notice(notice);
+		}
+		if (codewalk__init(why, sizeof(why))) {
+			snprintf(notice, sizeof(notice),
+				 "Java frame kinds inferred, not walked: this JVM's code cache is not understood (%s)",
 				 why);
 			emit__notice(notice);
 		}

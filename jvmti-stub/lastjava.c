@@ -43,18 +43,37 @@ static bool in_code_cache(uintptr_t pc)
 	return pc >= lj.code_low && pc < lj.code_high;
 }
 
+/* The thread's stack base, when the interrupted sp is on its stack: [sp, base) is then the part in use. */
+static bool stack_in_use(const char *thread, uintptr_t sp, uintptr_t *base)
+{
+	uintptr_t size;
+
+	*base = thread_word(thread, lj.stack_base);
+	size = thread_word(thread, lj.stack_size);
+	return *base > size && sp >= *base - size && sp < *base && !(sp & 7);
+}
+
+bool lastjava__top(const char *thread, const struct lastjava_regs *at, struct lastjava_regs *top, uintptr_t *lo,
+		   uintptr_t *base)
+{
+	uintptr_t sp, pc;
+
+	if (!atomic_load_explicit(&ready, memory_order_acquire) || !stack_in_use(thread, at->sp, base))
+		return false;
+	*lo = at->sp;
+	sp = thread_word(thread, lj.anchor_sp);
+	pc = thread_word(thread, lj.anchor_pc);
+	*top = sp && pc ? (struct lastjava_regs){ .pc = pc, .sp = sp, .fp = thread_word(thread, lj.anchor_fp) } : *at;
+	return true;
+}
+
 bool lastjava__begin(const char *thread, const struct lastjava_regs *at, struct lastjava_search *s,
 		     struct lastjava_anchor *anchor)
 {
-	uintptr_t base, size, last_sp;
+	uintptr_t base, last_sp;
 	int32_t state;
 
-	if (!atomic_load_explicit(&ready, memory_order_acquire))
-		return false;
-	base = thread_word(thread, lj.stack_base);
-	size = thread_word(thread, lj.stack_size);
-	/* The interrupted sp must be on the thread's stack: [sp, base) is then the part in use. */
-	if (base <= size || at->sp < base - size || at->sp >= base || (at->sp & 7))
+	if (!atomic_load_explicit(&ready, memory_order_acquire) || !stack_in_use(thread, at->sp, &base))
 		return false;
 	state = *(const volatile int32_t *)(thread + lj.state);
 	if (state != lj.in_java && state != lj.in_vm)

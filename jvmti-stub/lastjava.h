@@ -66,7 +66,7 @@
  *
  * lastjava__init (lastjava_init.c) is not async-signal-safe (it reads the
  * tables with strcmp) and runs once, before the handler can use the layout (release /
- * acquire on `ready`). lastjava__anchor_pc and lastjava__caller are
+ * acquire on `ready`). lastjava__begin, lastjava__next and lastjava__top are
  * async-signal-safe: they call nothing, read as above and write nothing
  * shared.
  */
@@ -138,5 +138,15 @@ bool lastjava__begin(const char *thread, const struct lastjava_regs *at, struct 
  * itself made walkable (the last Java frame), not a stub's caller.
  */
 bool lastjava__next(struct lastjava_search *search, struct lastjava_regs *out, bool *from_anchor_pc);
+
+/*
+ * Where AsyncGetCallTrace starts walking the calling thread (forte.cpp,
+ * x86 pd_get_top_frame): its walkable anchor (last Java sp and pc set),
+ * else the interrupted registers at; into *top, with the stack words that
+ * may be read, [*lo, *base). false when the layout is not understood or
+ * at's sp is not on the thread's stack. Async-signal-safe: calls nothing.
+ */
+bool lastjava__top(const char *thread, const struct lastjava_regs *at, struct lastjava_regs *top, uintptr_t *lo,
+		   uintptr_t *base);
 
 #endif /* JBPF_LASTJAVA_H */

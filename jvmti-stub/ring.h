@@ -41,6 +41,7 @@
 /* The same layout as HotSpot's ASGCT_CallFrame { jint lineno; jmethodID method_id; }. */
 struct ring_frame {
 	int32_t lineno; /* for AsyncGetCallTrace: the bytecode index, -3 for a native method */
+	uint32_t kind;  /* in ASGCT_CallFrame's padding, which it never writes: JBPF_FRAME_* (codewalk.h) */
 	void *method_id;
 };
 

@@ -110,10 +110,22 @@ struct jbpf_msg_method {
 #define JBPF_TRACE_FROM_ANCHOR 2u
 #define JBPF_TRACE_FROM_CALLER 4u
 
+/*
+ * How a trace's frame ran, as the agent's walk of HotSpot's frames found
+ * it (jvmti-stub/codewalk.h): bits 0-7 the kind, bits 8-15 for a compiled
+ * or inlined frame the compilation level (1-3 C1, 4 C2). 0: not known
+ * (the walk did not reach it); a reader infers it as it did before.
+ */
+#define JBPF_FRAME_INTERPRETED 1u
+#define JBPF_FRAME_INLINED 2u
+#define JBPF_FRAME_COMPILED 3u
+#define JBPF_FRAME_KIND_MASK 0xffu
+#define JBPF_FRAME_LEVEL_SHIFT 8
+
 struct jbpf_trace_frame {
 	uint64_t method_id;
-	int32_t bci;     /* bytecode index; -3 for a native method */
-	uint32_t unused; /* zero */
+	int32_t bci;   /* bytecode index; -3 for a native method */
+	uint32_t kind; /* JBPF_FRAME_* or 0; always 0 in a THREAD_STACK */
 };
 
 /* Followed by frame_count struct jbpf_trace_frame, innermost first. */

@@ -35,12 +35,13 @@ $(OUTPUT)/libjbpfagent.so: $(AGENT_SRCS) $(AGENT_HDRS) jvmti-stub/stub.mk
 # with the reason it is async-signal-safe in every state of the interrupted
 # thread. check-handler compiles handler.c alone and fails on any other
 # undefined symbol in its object, on any undefined symbol at all in
-# lastjava.c's (the handler's fallback walk), and on any thread-local storage in the
+# lastjava.c's (the handler's fallback walk) or codewalk.c's (the frame
+# kinds walk), and on any thread-local storage in the
 # agent (a first access to a dlopen'ed library's __thread variable can call
 # malloc).
 HANDLER_CALLS := __errno_location clock_gettime gettid pthread_getspecific write \
 		 ring__claim ring__nr_slots ring__publish ring__used \
-		 lastjava__begin lastjava__next
+		 lastjava__begin lastjava__next lastjava__top codewalk__kinds
 
 .PHONY: check-handler
 check-handler: $(OUTPUT)/libjbpfagent.so
@@ -56,6 +57,12 @@ check-handler: $(OUTPUT)/libjbpfagent.so
 	$(Q)extra=$$(nm -u --format=just-symbols $(OUTPUT)/check/lastjava.o); \
 	if [ -n "$$extra" ]; then \
 		echo "error: jvmti-stub/lastjava.c, which the handler calls, calls out:" $$extra >&2; \
+		exit 1; \
+	fi
+	$(Q)$(CC) $(AGENT_CFLAGS) -c jvmti-stub/codewalk.c -o $(OUTPUT)/check/codewalk.o
+	$(Q)extra=$$(nm -u --format=just-symbols $(OUTPUT)/check/codewalk.o); \
+	if [ -n "$$extra" ]; then \
+		echo "error: jvmti-stub/codewalk.c, which the handler calls, calls out:" $$extra >&2; \
 		exit 1; \
 	fi
 	$(Q)if readelf -lW $(OUTPUT)/libjbpfagent.so | grep -qw TLS; then \

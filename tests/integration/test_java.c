@@ -600,6 +600,83 @@ static void runtime_calls_java_frames(void **state)
 				  (const char *const[]){ "VmCalls.copy", "VmCalls.hash", "VmCalls.intern", NULL });
 }
 
+/*
+ * Stacks of the kinds-* threads with a frame named `name`, and how many of
+ * them have it as `want` (annotation included), directly under a frame
+ * `caller_want` when that is not NULL.
+ */
+static void count_kind(const struct collapsed *c, const char *name, const char *want, const char *caller_want,
+		       uint64_t *with_name, uint64_t *as_wanted)
+{
+	*with_name = *as_wanted = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct frames fr;
+		int at;
+
+		frames_split(&fr, c->stacks[i]);
+		if (fr.n > 0 && !strncmp(fr.f[0], "[kinds-", 7) && (at = find_frame(&fr, 0, name)) >= 0) {
+			*with_name += c->counts[i];
+			if (!strcmp(fr.f[at], want) && (!caller_want || (at > 0 && !strcmp(fr.f[at - 1], caller_want))))
+				*as_wanted += c->counts[i];
+		}
+		free(fr.buf);
+	}
+}
+
+/*
+ * FrameKinds (tests/workloads/java/FrameKinds.java) with --annotate: below
+ * a compiled frame, which keeps no frame pointer, only the agent's walk of
+ * HotSpot's frames tells how a Java frame ran. FrameKinds.mid, inlined
+ * into the compiled FrameKinds.level and calling the compiled
+ * FrameKinds.outer, must be mid_[i] directly under level_[j] (no inference
+ * from compiled code can say inlined), FrameKinds.interpreted (excluded
+ * from compilation) interpreted_[0] under the compiled callsInterpreted_[j],
+ * and the summary must say that at least 90% of the Java frames' kinds
+ * were walked by the agent. The JVM keeps beating and writes no crash report.
+ */
+static void frame_kinds_walked_by_agent(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	uint64_t mid, mid_inlined, interp, interp_exact;
+	long long exact, walked, inferred;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+
+	jvm_start_opts(&jvm, jdk,
+		       (char *[]){ "-XX:CompileCommand=quiet", "-XX:CompileCommand=exclude,FrameKinds::interpreted",
+				   "-XX:CompileCommand=dontinline,FrameKinds::outer",
+				   "-XX:CompileCommand=dontinline,FrameKinds::level",
+				   "-XX:CompileCommand=dontinline,FrameKinds::callsInterpreted",
+				   "-XX:CompileCommand=inline,FrameKinds::mid", NULL },
+		       "FrameKinds", NULL);
+	record(&profiler, &stacks, &jvm, (char *[]){ "-F", "997", "-d", "5", "--threads", "--annotate", NULL }, 60);
+	assert_int_equal(wait_heartbeats(&jvm.out, 2, 5), 0);
+	jvm_assert_no_crash_report(&jvm);
+	jvm_stop(&jvm);
+	assert_true(harness_truth(&jvm.out, "rounds") > 0);
+	count_kind(&stacks, "FrameKinds.mid", "FrameKinds.mid_[i]", "FrameKinds.level_[j]", &mid, &mid_inlined);
+	count_kind(&stacks, "FrameKinds.interpreted", "FrameKinds.interpreted_[0]", "FrameKinds.callsInterpreted_[j]",
+		   &interp, &interp_exact);
+	print_java_summary(jdk, &profiler);
+	exact = summary_count(&profiler, "Java frame kinds: ");
+	walked = summary_count(&profiler, " exact (");
+	inferred = summary_count(&profiler, " from the native stack), ");
+	fprintf(stderr,
+		"  %s: FrameKinds.mid in %llu samples, %.1f%% inlined under level_[j]; interpreted in %llu, %.1f%% "
+		"_[0] under callsInterpreted_[j]; kinds: %lld exact (%lld walked), %lld inferred\n",
+		jdk->name, (unsigned long long)mid, percent(mid_inlined, mid), (unsigned long long)interp,
+		percent(interp_exact, interp), exact, walked, inferred);
+	/* Two busy threads for 5 s at 997 Hz, about half of the time in each path once compiled. */
+	assert_true(mid >= 1000);
+	assert_true(interp >= 300);
+	assert_true(mid_inlined * 100 >= mid * 95);
+	assert_true(interp_exact * 100 >= interp * 95);
+	assert_true(exact >= 0 && walked >= 0 && inferred >= 0);
+	assert_true(walked * 100 >= (exact + inferred) * 90);
+	collapsed_free(&stacks);
+}
+
 #define JDK_TEST(f, jdk) { #f " (" #jdk ")", f, NULL, harness_teardown, (void *)&(jdk) }
 #define JDK_TESTS(f) JDK_TEST(f, jdk17), JDK_TEST(f, jdk25)
 
@@ -617,6 +694,7 @@ int main(void)
 		JDK_TESTS(stress_at_10_khz),
 		JDK_TESTS(allocation_slow_path_java_frames),
 		JDK_TESTS(runtime_calls_java_frames),
+		JDK_TESTS(frame_kinds_walked_by_agent),
 	};
 
 	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */

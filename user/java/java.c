@@ -1510,6 +1510,14 @@ void java__stats(const struct java *java, struct java_stats *stats)
 	stats->thread_stacks_dropped = java->retired.thread_stacks_dropped;
 	for (size_t i = 0; i < java->nr_jvms; i++)
 		add_agent_counts(stats, &java->jvms[i]);
+	if (java->merge) {
+		struct merge_kind_counts kinds;
+
+		merge__kind_counts(java->merge, &kinds);
+		stats->kinds_by_agent = kinds.by_agent;
+		stats->kinds_by_native = kinds.by_native;
+		stats->kinds_inferred = kinds.inferred;
+	}
 }
 
 void java__describe(const struct java *java, char *buf, size_t size)
@@ -1529,6 +1537,13 @@ void java__describe(const struct java *java, char *buf, size_t size)
 					 "; joined by a second walk: %llu from the last Java frame, %llu from a stub's "
 					 "Java caller",
 					 (unsigned long long)st.from_anchor, (unsigned long long)st.from_caller);
+	if ((st.kinds_by_agent || st.kinds_by_native || st.kinds_inferred) && used < size)
+		used += (size_t)snprintf(buf + used, size - used,
+					 "; Java frame kinds: %llu exact (%llu walked by the agent, %llu from the native "
+					 "stack), %llu inferred",
+					 (unsigned long long)(st.kinds_by_agent + st.kinds_by_native),
+					 (unsigned long long)st.kinds_by_agent, (unsigned long long)st.kinds_by_native,
+					 (unsigned long long)st.kinds_inferred);
 	{
 		struct named_count causes[16];
 		size_t n = 0;

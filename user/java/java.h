@@ -69,6 +69,8 @@ struct java_stats {
 	uint64_t handler_ns, handler_calls; /* the agents' signal handler time, when they report it */
 	uint64_t thread_stacks;    /* end-of-recording thread stacks kept (java__thread_stack) */
 	uint64_t thread_stacks_dropped; /* ... not kept: past a bound, tid not found, no memory */
+	/* Java frames whose kind (--annotate) was found by the agent's walk, the native stack, or inferred. */
+	uint64_t kinds_by_agent, kinds_by_native, kinds_inferred;
 };
 
 /* agg and sym stay the caller's and must outlive java. */

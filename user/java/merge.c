@@ -26,6 +26,7 @@ struct merge {
 	struct aggregator *agg;
 	struct symbolizer *sym;
 	struct jvm_frame frames[JBPF_MAX_STACK_DEPTH];
+	struct merge_kind_counts kinds;
 };
 
 struct merge *merge__new(struct aggregator *agg, struct symbolizer *sym)
@@ -37,6 +38,11 @@ struct merge *merge__new(struct aggregator *agg, struct symbolizer *sym)
 		m->sym = sym;
 	}
 	return m;
+}
+
+void merge__kind_counts(const struct merge *m, struct merge_kind_counts *out)
+{
+	*out = m->kinds;
 }
 
 void merge__free(struct merge *m)
@@ -82,25 +88,36 @@ static const char *const annotations[FRAME_KIND_NR] = {
 	[FRAME_KIND_JAVA_INTERP] = "_[0]",
 };
 
+/* The profile's kind for a trace frame's JBPF_FRAME_* kind, FRAME_KIND_JAVA when the agent did not know. */
+static enum frame_kind agent_kind(uint32_t kind)
+{
+	switch (kind & JBPF_FRAME_KIND_MASK) {
+	case JBPF_FRAME_COMPILED:
+		return FRAME_KIND_JAVA_COMPILED;
+	case JBPF_FRAME_INLINED:
+		return FRAME_KIND_JAVA_INLINED;
+	case JBPF_FRAME_INTERPRETED:
+		return FRAME_KIND_JAVA_INTERP;
+	default:
+		return FRAME_KIND_JAVA;
+	}
+}
+
 /*
- * How each Java frame ran. The generated code the native stack shows is
- * exact, walked from the innermost: a frame in compiled method M means the
- * trace's frames down to M's are inlined into M and M is compiled; an
- * interpreter frame is one interpreted Java frame. The walk goes on only
- * through code that keeps the frame pointer (the interpreter, native
- * method wrappers, stubs): compiled Java code does not, so the address
- * read above it may belong to any frame further out. Frames the walk did
- * not reach are inferred: compiled if their method has live compiled
- * code, interpreted if not (a method can have both).
+ * How each Java frame ran, where the native stack shows it: the generated
+ * code it passes through is exact, walked from the innermost: a frame in
+ * compiled method M means the trace's frames down to M's are inlined into
+ * M and M is compiled; an interpreter frame is one interpreted Java frame.
+ * The walk goes on only through code that keeps the frame pointer (the
+ * interpreter, native method wrappers, stubs): compiled Java code does
+ * not, so the address read above it may belong to any frame further out.
+ * Sets exact[k] for each frame it reached.
  */
-static void java_frame_kinds(struct merge *m, const struct jbpf_sample *s, struct javamap *map,
-			     const struct join_trace *t, size_t cut, enum frame_kind *kinds)
+static void native_frame_kinds(struct merge *m, const struct jbpf_sample *s, struct javamap *map,
+			       const struct join_trace *t, size_t cut, enum frame_kind *kinds, bool *exact)
 {
 	uint32_t n = t->frame_count, pos = 0;
 
-	for (uint32_t k = 0; k < n; k++)
-		kinds[k] = javamap__is_compiled(map, t->frames[k].method_id) ? FRAME_KIND_JAVA_COMPILED
-										 : FRAME_KIND_JAVA_INTERP;
 	for (size_t i = cut; i < s->ustack_len && pos < n; i++) {
 		const struct jvm_frame *f = &m->frames[i];
 		uint32_t flags = 0, j;
@@ -111,20 +128,60 @@ static void java_frame_kinds(struct merge *m, const struct jbpf_sample *s, struc
 		if (!f->generated || !f->have_blob)
 			break;
 		if (f->blob.kind == JBPF_CODE_STUB) {
-			if (f->blob.name && !strcmp(f->blob.name, "Interpreter"))
+			if (f->blob.name && !strcmp(f->blob.name, "Interpreter")) {
+				exact[pos] = true;
 				kinds[pos++] = FRAME_KIND_JAVA_INTERP;
+			}
 			continue;
 		}
 		for (j = pos; j < n && t->frames[j].method_id != f->blob.method_id; j++)
 			;
 		if (j == n)
 			break;
-		for (uint32_t k = pos; k < j; k++)
+		for (uint32_t k = pos; k < j; k++) {
+			exact[k] = true;
 			kinds[k] = FRAME_KIND_JAVA_INLINED;
+		}
+		exact[j] = true;
 		kinds[j] = FRAME_KIND_JAVA_COMPILED;
 		pos = j + 1;
 		if (!javamap__method(map, f->blob.method_id, &flags) || !(flags & JBPF_METHOD_NATIVE))
 			break;
+	}
+}
+
+/*
+ * How each Java frame ran. Exact where the agent's walk of HotSpot's
+ * frames knew (the trace's per-frame kinds), else where the native stack
+ * shows it (native_frame_kinds, only needed when the agent's walk stopped
+ * short). Frames neither reached are inferred: compiled if their method
+ * has live compiled code, interpreted if not (a method can have both).
+ */
+static void java_frame_kinds(struct merge *m, const struct jbpf_sample *s, struct javamap *map,
+			     const struct join_trace *t, size_t cut, enum frame_kind *kinds)
+{
+	bool exact[JBPF_STREAM_MAX_FRAMES] = { false };
+	uint32_t n = t->frame_count, known = 0;
+
+	for (uint32_t k = 0; k < n; k++)
+		kinds[k] = javamap__is_compiled(map, t->frames[k].method_id) ? FRAME_KIND_JAVA_COMPILED
+										 : FRAME_KIND_JAVA_INTERP;
+	/* The agent's walk starts at the innermost frame: known frames come first. */
+	while (known < n && agent_kind(t->frames[known].kind) != FRAME_KIND_JAVA)
+		known++;
+	if (known < n)
+		native_frame_kinds(m, s, map, t, cut, kinds, exact);
+	for (uint32_t k = 0; k < n; k++) {
+		enum frame_kind kind = agent_kind(t->frames[k].kind);
+
+		if (kind != FRAME_KIND_JAVA) {
+			kinds[k] = kind;
+			m->kinds.by_agent++;
+		} else if (exact[k]) {
+			m->kinds.by_native++;
+		} else {
+			m->kinds.inferred++;
+		}
 	}
 }
 

@@ -8,8 +8,10 @@
  * the native stack is kept whole, with compiled code named from the
  * JVM's code map, under a frame naming the reason when there is one.
  * With --annotate each Java frame says how it ran (compiled, inlined,
- * interpreted), read from the generated code the native stack passes
- * through.
+ * interpreted): as the agent's walk of HotSpot's frames found it (the
+ * trace's per-frame kinds), else as the generated code the native stack
+ * passes through shows it, else inferred from whether the method has live
+ * compiled code.
  *
  * The stack is built through the aggregator (aggregator__begin ... end),
  * which adds the root frames, the kernel frames and the weight.
@@ -19,6 +21,7 @@
 
 #include <linux/types.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "bpf/jbpfprof.h"
 #include "symbolizer/symbolizer.h"
@@ -39,6 +42,15 @@ struct merge;
 /* agg and sym stay the caller's. NULL when out of memory. */
 struct merge *merge__new(struct aggregator *agg, struct symbolizer *sym);
 void merge__free(struct merge *m);
+
+/* How the kinds of Java frames were found (--annotate only): counts of frames. */
+struct merge_kind_counts {
+	uint64_t by_agent;  /* the agent's walk of HotSpot's frames */
+	uint64_t by_native; /* the native stack's generated code */
+	uint64_t inferred;  /* neither reached them: inferred */
+};
+
+void merge__kind_counts(const struct merge *m, struct merge_kind_counts *out);
 
 /* Adds one sample (decoded and checked) as described above. */
 void merge__add(struct merge *m, const struct jbpf_sample *sample, const struct merge_java *java);

@@ -1,0 +1,252 @@
+/*
+ * codewalk_init: the layout codewalk.c walks with, read from HotSpot's
+ * VMStructs outside signal context (contract in codewalk.h).
+ *
+ * JDK 17 and 25 differ in what they list: 25 gives each CodeBlob a kind
+ * (CodeBlob::_kind, CodeBlobKind::Nmethod), 17 does not, and its nmethods
+ * are told by their name ("nmethod", "native nmethod", in libjvm's
+ * read-only data); 17 lists CodeBlob::_code_begin and an int
+ * _frame_complete_offset, 25 _code_offset and an int16_t; 17 has
+ * Method* in CompiledMethod, 25 in nmethod; _comp_level is an int on 17,
+ * a one-byte CompLevel on 25. Every offset is checked against the size
+ * VMStructs gives its type, and each object's read extent is checked to
+ * lie inside the object: anything else is refused as a whole, with one
+ * line saying what was not understood.
+ */
+#include "codewalk.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+
+#include "vmstructs.h"
+
+/* Written once, by the first codewalk__init (the agent's lock serialises its callers). */
+static struct {
+	bool tried;
+	int status;
+	char why[160];
+} st;
+
+/* The offset of type::field into *offset when its size is one of the two given, into *width. */
+static bool field(const char *type, const char *name, uint64_t size_a, uint64_t size_b, uint64_t *offset,
+		  uint32_t *width)
+{
+	uint64_t got;
+
+	if (!vmstructs__field(type, name, offset, &got)) {
+		snprintf(st.why, sizeof(st.why), "VMStructs lists no %s::%s", type, name);
+		return false;
+	}
+	if (got != size_a && got != size_b) {
+		snprintf(st.why, sizeof(st.why), "%s::%s is %llu bytes", type, name, (unsigned long long)got);
+		return false;
+	}
+	if (width)
+		*width = (uint32_t)got;
+	return true;
+}
+
+/* The end of the field at offset of width bytes, kept as the largest in *extent. */
+static void extend(uint64_t *extent, uint64_t offset, uint64_t width)
+{
+	if (offset + width > *extent)
+		*extent = offset + width;
+}
+
+/* How a CodeBlob is read: its fields and how an nmethod is told. */
+static bool read_blob(struct codewalk_layout *l)
+{
+	uint32_t w;
+	uint64_t blob_size = vmstructs__type_size("CodeBlob"), ext = 0;
+
+	if (!field("CodeBlob", "_size", 4, 4, &l->blob_size, NULL) ||
+	    !field("CodeBlob", "_frame_size", 4, 4, &l->blob_frame_size, NULL) ||
+	    !field("CodeBlob", "_frame_complete_offset", 4, 2, &l->blob_frame_complete, &l->frame_complete_width))
+		return false;
+	extend(&ext, l->blob_size, 4);
+	extend(&ext, l->blob_frame_size, 4);
+	extend(&ext, l->blob_frame_complete, l->frame_complete_width);
+	l->code_is_offset = !vmstructs__field("CodeBlob", "_code_begin", &l->blob_code, &(uint64_t){ 0 });
+	if (l->code_is_offset && !field("CodeBlob", "_code_offset", 4, 4, &l->blob_code, NULL))
+		return false;
+	extend(&ext, l->blob_code, l->code_is_offset ? 4 : 8);
+	l->by_kind = vmstructs__int_constant("CodeBlobKind::Nmethod", &l->kind_nmethod);
+	if (l->by_kind) {
+		if (!field("CodeBlob", "_kind", 1, 1, &l->blob_kind, &w))
+			return false;
+		extend(&ext, l->blob_kind, 1);
+	} else {
+		if (!field("CodeBlob", "_name", 8, 8, &l->blob_name, NULL))
+			return false;
+		extend(&ext, l->blob_name, 8);
+	}
+	if (!blob_size || ext > blob_size) {
+		snprintf(st.why, sizeof(st.why), "a CodeBlob field lies outside its %llu bytes",
+			 (unsigned long long)blob_size);
+		return false;
+	}
+	l->blob_header = ext;
+	return true;
+}
+
+/* nmethod's Method* (CompiledMethod's on JDK 17) and compilation level. */
+static bool read_nmethod(struct codewalk_layout *l)
+{
+	uint64_t size = vmstructs__type_size("nmethod"), ext = l->blob_header;
+
+	if (!vmstructs__field("nmethod", "_method", &l->nm_method, &(uint64_t){ 0 }) &&
+	    !field("CompiledMethod", "_method", 8, 8, &l->nm_method, NULL))
+		return false;
+	if (!field("nmethod", "_comp_level", 4, 1, &l->nm_level, &l->level_width))
+		return false;
+	extend(&ext, l->nm_method, 8);
+	extend(&ext, l->nm_level, l->level_width);
+	if (!size || ext > size) {
+		snprintf(st.why, sizeof(st.why), "an nmethod field lies outside its %llu bytes",
+			 (unsigned long long)size);
+		return false;
+	}
+	l->nm_header = ext;
+	return true;
+}
+
+/* The code heaps (CodeCache::_heaps, a GrowableArray<CodeHeap*>) and how one is read. */
+static bool read_heaps(struct codewalk_layout *l)
+{
+	uint64_t memory, segmap, log2, low, high, len, data, header, used;
+	uint32_t w;
+	uintptr_t heaps_addr;
+	const char *array;
+	int32_t nr;
+
+	if (!field("CodeHeap", "_memory", vmstructs__type_size("VirtualSpace"), 0, &memory, NULL) ||
+	    !field("CodeHeap", "_segmap", vmstructs__type_size("VirtualSpace"), 0, &segmap, NULL) ||
+	    !field("CodeHeap", "_log2_segment_size", 4, 4, &log2, NULL) ||
+	    !field("VirtualSpace", "_low", 8, 8, &low, NULL) || !field("VirtualSpace", "_high", 8, 8, &high, NULL) ||
+	    !field("GrowableArrayBase", "_len", 4, 4, &len, NULL) ||
+	    !field("GrowableArray<int>", "_data", 8, 8, &data, NULL) ||
+	    !field("HeapBlock", "_header", vmstructs__type_size("HeapBlock::Header"), 0, &header, NULL) ||
+	    !field("HeapBlock::Header", "_used", 1, 1, &used, &w))
+		return false;
+	if (!vmstructs__static_field("CodeCache", "_heaps", &heaps_addr)) {
+		snprintf(st.why, sizeof(st.why), "VMStructs lists no CodeCache::_heaps");
+		return false;
+	}
+	l->memory_high = memory + high;
+	l->segmap_high = segmap + high;
+	l->block_used = header + used;
+	l->block_size = vmstructs__type_size("HeapBlock");
+	/* Set up when the code cache is created, before any agent runs; never changed. */
+	array = *(const char *const *)heaps_addr;
+	nr = array ? *(const int32_t *)(array + len) : 0;
+	if (nr <= 0 || nr > CODEWALK_MAX_HEAPS || !l->block_size) {
+		snprintf(st.why, sizeof(st.why), "%d code heaps", nr);
+		return false;
+	}
+	for (int32_t i = 0; i < nr; i++) {
+		const char *const *elems = *(const char *const *const *)(array + data);
+		const char *heap = elems ? elems[i] : NULL;
+		int32_t shift;
+
+		if (!heap)
+			return false;
+		shift = *(const int32_t *)(heap + log2);
+		if (shift < 4 || shift > 16) {
+			snprintf(st.why, sizeof(st.why), "a code segment of 2^%d bytes", shift);
+			return false;
+		}
+		l->heaps[i] = (struct codewalk_heap){ .heap = (uintptr_t)heap,
+						      .low = *(const uintptr_t *)(heap + memory + low),
+						      .segmap = *(const uintptr_t *)(heap + segmap + low),
+						      .log2_segment = (uint32_t)shift };
+	}
+	l->nr_heaps = (unsigned)nr;
+	return true;
+}
+
+/* The interpreter's code: AbstractInterpreter::_code, a StubQueue. */
+static bool read_interpreter(struct codewalk_layout *l)
+{
+	uint64_t buffer, limit;
+	uintptr_t code_addr;
+	const char *queue;
+
+	if (!field("StubQueue", "_stub_buffer", 8, 8, &buffer, NULL) ||
+	    !field("StubQueue", "_buffer_limit", 4, 4, &limit, NULL))
+		return false;
+	if (!vmstructs__static_field("AbstractInterpreter", "_code", &code_addr) ||
+	    !(queue = *(const char *const *)code_addr)) {
+		snprintf(st.why, sizeof(st.why), "no interpreter code (AbstractInterpreter::_code)");
+		return false;
+	}
+	l->interp_low = *(const uintptr_t *)(queue + buffer);
+	l->interp_high = l->interp_low + (uintptr_t)(uint32_t) * (const int32_t *)(queue + limit);
+	return l->interp_low != 0;
+}
+
+struct segments {
+	uintptr_t base;
+	struct codewalk_layout *l;
+};
+
+/* libjvm's read-only loaded segments (names of CodeBlobs are there). */
+static int find_segments(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct segments *s = data;
+
+	if (info->dlpi_addr != s->base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && s->l->nr_segments < CODEWALK_MAX_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W))
+			continue;
+		s->l->seg_lo[s->l->nr_segments] = info->dlpi_addr + ph->p_vaddr;
+		s->l->seg_hi[s->l->nr_segments++] = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
+	}
+	return 1;
+}
+
+static bool read_libjvm(struct codewalk_layout *l)
+{
+	uintptr_t heaps_addr;
+	Dl_info info;
+	struct segments s = { .l = l };
+
+	if (l->by_kind)
+		return true;
+	if (!vmstructs__static_field("CodeCache", "_heaps", &heaps_addr) ||
+	    !dladdr((void *)heaps_addr, &info) || !info.dli_fbase) {
+		snprintf(st.why, sizeof(st.why), "libjvm's segments not found");
+		return false;
+	}
+	/* dli_fbase is where the object was loaded, dlpi_addr its bias: equal for a shared library linked at 0. */
+	s.base = (uintptr_t)info.dli_fbase;
+	dl_iterate_phdr(find_segments, &s);
+	if (!l->nr_segments) {
+		snprintf(st.why, sizeof(st.why), "libjvm's segments not found");
+		return false;
+	}
+	return true;
+}
+
+int codewalk__init(char *why, size_t why_size)
+{
+	struct codewalk_layout layout = { 0 };
+
+	if (!st.tried) {
+		st.tried = true;
+		st.status = read_blob(&layout) && read_nmethod(&layout) && read_heaps(&layout) &&
+				    read_interpreter(&layout) && read_libjvm(&layout)
+			    ? 0
+			    : -1;
+		if (!st.status)
+			codewalk__configure(&layout);
+		else if (!st.why[0])
+			snprintf(st.why, sizeof(st.why), "the code cache's layout");
+	}
+	if (st.status)
+		snprintf(why, why_size, "%s", st.why);
+	return st.status;
+}
