@@ -10,6 +10,11 @@
 #
 #   bench/fleet.sh [SECONDS]        (root; default 60 s; make -j2 all first)
 #   SOAK=1800 bench/fleet.sh        a soak: SOAK seconds, RSS every 30 s
+#   BURSTS=1 SOAK=1800 ...          and every 5 minutes from 60 s, a 30 s burst
+#                                   of short-lived processes with big, distinct
+#                                   programs (gcc's cc1 on this tree's sources,
+#                                   perl, python3, java -version): a build
+#                                   passing through the host
 #
 # It reports:
 #   - the profiler's CPU as % of one core, from /proc/PID/stat (utime +
@@ -22,7 +27,9 @@
 #     agent attached (when -a attaches JVMs), the difference is the agent's
 #     memory and the code it caused to be compiled and kept;
 #   - under SOAK: VmRSS every 30 s, and its least-squares slope in KiB per
-#     hour over the samples after the first 2 minutes (warm-up: tables fill).
+#     hour over the samples after the first 2 minutes (warm-up: tables fill);
+#     with BURSTS, the samples taken during a burst are marked and the RSS
+#     before and after each burst is what shows whether memory comes back.
 # Environment: PROF (default build/jbpfprof), JAVA (default JDK 17's java),
 # INTERVAL (--interval, default 60s), EXTRA (more profiler options).
 set -euo pipefail
@@ -114,21 +121,45 @@ cpu_since() { # ticks0 t0: % of one core since then
 		'BEGIN { printf "%.2f%% of one core over %.0f s", 100 * c / hz / (t1 - t0), t1 - t0 }'
 }
 echo "bench/fleet.sh: $(date -u +%FT%TZ), $(nproc) CPUs, $(ls /proc | grep -c '^[0-9]') processes, ${duration} s, $prof -a --continuous -F 19 --interval $interval"
+burst() { # 30 s of short-lived processes, each a big program of its own
+	local end=$((SECONDS + 30))
+	while [ $SECONDS -lt $end ]; do
+		for f in user/record/unwinder.c user/java/java.c output/pprof.c; do
+			gcc -O2 -fsyntax-only -I. -Ibuild -Iuser "$f" 2>/dev/null &
+		done
+		perl -e 'my $s = 0; $s += $_ for 1 .. 3000000' &
+		"$java" -version 2>/dev/null &
+		python3 -c 'import json, decimal; sum(range(3000000))' &
+		wait
+	done
+}
 if [ "$soak" -gt 0 ]; then
 	: >"$tmp/soak"
 	start=$(date +%s)
+	burst_pid=
+	next_burst=60
 	while [ $(($(date +%s) - start)) -lt "$duration" ]; do
 		now=$(($(date +%s) - start))
 		r=$(rss_kib "$prof_pid")
-		echo "$now $r" >>"$tmp/soak"
-		echo "  t=${now}s VmRSS ${r} KiB"
+		in_burst=0
+		if [ -n "$burst_pid" ] && kill -0 "$burst_pid" 2>/dev/null; then in_burst=1; fi
+		if [ -n "${BURSTS:-}" ] && [ "$now" -ge "$next_burst" ] && [ "$in_burst" = 0 ]; then
+			burst & burst_pid=$!
+			next_burst=$((next_burst + 300))
+			echo "  t=${now}s a burst starts"
+		fi
+		echo "$now $r $in_burst" >>"$tmp/soak"
+		echo "  t=${now}s VmRSS ${r} KiB$([ "$in_burst" = 1 ] && echo " (burst)")"
 		if [ -z "${cm:-}" ] && [ "$now" -ge 120 ]; then cm=$(cpu_ticks "$prof_pid"); tm=$(date +%s.%N); fi
 		sleep 30
 	done
-	awk '$1 >= 120 { n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
+	# The slope over the samples outside bursts: what the profiler keeps, not what a burst needs meanwhile.
+	awk '$1 >= 120 && $3 == 0 { n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
 	     END { if (n < 2) { print "soak: too few samples after the warm-up"; exit }
 		   b = (n * sxy - sx * sy) / (n * sxx - sx * sx)
-		   printf "soak: VmRSS slope %.1f KiB/hour (least squares over %d samples after 120 s)\n", b * 3600, n }' "$tmp/soak"
+		   printf "soak: VmRSS slope %.1f KiB/hour (least squares over %d samples after 120 s, outside bursts)\n", b * 3600, n }' "$tmp/soak"
+	awk '$1 >= 120 && $3 == 0 { if (!n++ || $2 < lo) lo = $2; if ($2 > hi) hi = $2 } $3 == 1 && $2 > peak { peak = $2 }
+	     END { if (n) printf "soak: VmRSS outside bursts after 120 s %.1f to %.1f MiB%s\n", lo / 1024, hi / 1024, peak ? sprintf("; during bursts up to %.1f MiB", peak / 1024) : "" }' "$tmp/soak"
 else
 	sleep $((duration / 2))
 	cm=$(cpu_ticks "$prof_pid")
