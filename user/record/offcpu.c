@@ -84,6 +84,9 @@ int offcpu__attach(struct offcpu *off, char *err, size_t err_size)
 
 void offcpu__detach(struct offcpu *off)
 {
+	/* A thread off CPU from now on is no missed switch-in (bpf/deferral.bpf.h). */
+	if (off->skel)
+		off->skel->bss->waits_stopped = true;
 	bpf_link__destroy(off->switch_link);
 	bpf_link__destroy(off->fork_link);
 	bpf_link__destroy(off->wakeup_link);
