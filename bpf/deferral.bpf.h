@@ -137,6 +137,7 @@ static __always_inline void check_switched_in(struct jbpf_owed *o, __u32 tgid, _
 	count(JBPF_CNT_SWITCH_MISSED);
 	count(JBPF_CNT_SWITCH_IN_LATE);
 	w->off_since = 0;
+	w->check_in = 1;
 	woken = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
 	if (w->open_wait) {
 		pay_wait_end(tid, w->open_wait, now, woken);
@@ -148,7 +149,6 @@ static __always_inline void check_switched_in(struct jbpf_owed *o, __u32 tgid, _
 		count(JBPF_CNT_WAITS_LOST);
 		return;
 	}
-	__builtin_memset(wait, 0, sizeof(*wait));
 	sample_header__init(wait, JBPF_RECORD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
 	wait->state = w->state;
 	wait->wait_start_ns = since;

@@ -213,7 +213,7 @@ struct jbpf_thread_waits {
 	__u32 state;         /* enum jbpf_state of the current wait */
 	__u32 tgid;
 	__u32 flags;         /* JBPF_THREAD_* */
-	__u32 unused;
+	__u32 check_in;      /* its last wait was long: owe the next one a switch-in check (offcpu.bpf.c) */
 };
 #define JBPF_THREAD_SINCE_START 1u /* seeded by userspace; not yet seen by the program */
 #define JBPF_THREAD_NEW 2u         /* created during the recording, not yet run */

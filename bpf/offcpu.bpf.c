@@ -85,6 +85,8 @@
 /* Set by userspace between open and load. */
 const volatile bool filter_by_tgid = false;
 const volatile __u64 full_wait_ns = 10000000;
+/* A wait at least this long (full_wait_ns / 4: recorded at least one time in four) owes the next a check. */
+const volatile __u64 check_in_min_ns = 2500000;
 const volatile __u64 min_block_ns = 0;
 const volatile __u64 max_block_ns = ~0ull;
 const volatile __u64 syscall_entry_lo = 0;
@@ -260,20 +262,36 @@ static void missed_switch_in(struct trace_event_raw_sched_switch *ctx, struct jb
 	__u64 ran = runtime > w->runtime_at_out ? runtime - w->runtime_at_out : 0;
 	__u64 end = now - w->off_since > ran ? now - ran : w->off_since;
 	struct jbpf_sample *wait;
+	__u64 length, woken;
 
 	count(JBPF_CNT_SWITCH_MISSED);
+	w->check_in = 1;
 	if (w->open_wait) {
 		pay_wait_end(tid, w->open_wait, end, 0);
 		return;
 	}
 	if (!w->runtime_at_out)
 		return;
+	/* Picked like a wait seen (switched_in); not picked, it needs no stacks. */
+	length = end - w->off_since;
+	woken = w->woken_at >= w->off_since && w->woken_at <= end ? w->woken_at : 0;
+	if (length < full_wait_ns && (((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) {
+		if (woken) {
+			w->sampled_out_ns[JBPF_STATE_RUNNABLE] += end - woken;
+			length = woken - w->off_since;
+		}
+		if (w->state < JBPF_STATE_NR)
+			w->sampled_out_ns[w->state] += length;
+		return;
+	}
 	wait = new_wait(w->tgid, tid, ctx->prev_comm, end);
 	if (!wait)
 		return;
 	wait->state = w->state;
 	wait->wait_start_ns = w->off_since;
-	wait->woken_ns = w->woken_at >= w->off_since && w->woken_at <= end ? w->woken_at : 0;
+	wait->woken_ns = woken;
+	if (length < full_wait_ns)
+		wait->flags = JBPF_WAIT_SAMPLED;
 	wait->kstack_err = -116; /* ESTALE: the switch was not seen */
 	wait->ustack_err = -116;
 	count(JBPF_CNT_WAIT_NO_STACKS);
@@ -325,9 +343,15 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	 * The check that its switch-in is seen (bpf/deferral.bpf.h), at its
 	 * return to user mode: where the kernel does not report the switch-in,
 	 * the wait is ended there with its user stack, where the next
-	 * switch-out (missed_switch_in) would have none.
+	 * switch-out (missed_switch_in) would have none. Scheduling task work
+	 * costs microseconds (bench/pingpong.sh: 80% of a ping-pong's round
+	 * trips when owed at every switch), so it is owed only where a lost
+	 * stack would matter: after a long wait (check_in), or for a thread
+	 * whose waits are not known yet. Short waits are recorded with a small
+	 * probability and lose little.
 	 */
-	owe_switch_in_check(current, now);
+	if (!defer_by_task_work || w->check_in || (w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW)))
+		owe_switch_in_check(current, now);
 	w->off_since = now;
 	w->runtime_at_out = runtime;
 	w->woken_at = 0;
@@ -455,6 +479,7 @@ static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		flags = JBPF_WAIT_UNKNOWN_START;
 	} else {
 		length = now - w->off_since;
+		w->check_in = length >= check_in_min_ns;
 		if (length < min_block_ns || length > max_block_ns) {
 			w->filtered_ns += length;
 			w->off_since = 0;
