@@ -174,5 +174,6 @@ for pid in sorted(b, key=lambda p: b[p].get("name", "")):
     total += per_trip
     print(f"    {b[pid].get('name', '?'):20s} {runs / wall_s / rate:6.2f} runs per round trip, {ns / runs:5.0f} ns per run, "
           f"{per_trip:6.0f} ns per round trip")
-print(f"    total {total:.0f} ns of BPF time per round trip of {1e9 / rate:.0f} ns ({100 * total * rate / 1e9:.1f}%)")
+print(f"    total {total:.0f} ns of BPF time per round trip of {1e9 / rate:.0f} ns ({100 * total * rate / 1e9:.1f}%), "
+      f"{total / 2:.0f} ns per context switch (two per round trip)")
 PY
