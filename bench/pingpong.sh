@@ -32,7 +32,8 @@
 # BPF statistics on (kernel.bpf_stats_enabled, which slows every program a
 # little, hence a run apart from the ratios): for each program the profiler
 # loaded, its runs per round trip and its run time per run (run_time_ns /
-# run_cnt, as bpftool shows them), and the BPF time per round trip, over
+# run_cnt, as bpftool shows them), and the BPF time per round trip and per
+# context switch (two per round trip), over
 # PROFILE_S - 2 seconds in the middle of the recording. Needs bpftool and
 # python3; programs another tool loads meanwhile would be counted too.
 set -euo pipefail
