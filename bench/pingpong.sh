@@ -32,7 +32,8 @@
 # BPF statistics on (kernel.bpf_stats_enabled, which slows every program a
 # little, hence a run apart from the ratios): for each program the profiler
 # loaded, its runs per round trip and its run time per run (run_time_ns /
-# run_cnt, as bpftool shows them), and the BPF time per round trip, over
+# run_cnt, as bpftool shows them), and the BPF time per round trip and per
+# context switch (two per round trip), over
 # PROFILE_S - 2 seconds in the middle of the recording. Needs bpftool and
 # python3; programs another tool loads meanwhile would be counted too.
 set -euo pipefail
@@ -174,5 +175,6 @@ for pid in sorted(b, key=lambda p: b[p].get("name", "")):
     total += per_trip
     print(f"    {b[pid].get('name', '?'):20s} {runs / wall_s / rate:6.2f} runs per round trip, {ns / runs:5.0f} ns per run, "
           f"{per_trip:6.0f} ns per round trip")
-print(f"    total {total:.0f} ns of BPF time per round trip of {1e9 / rate:.0f} ns ({100 * total * rate / 1e9:.1f}%)")
+print(f"    total {total:.0f} ns of BPF time per round trip of {1e9 / rate:.0f} ns ({100 * total * rate / 1e9:.1f}%), "
+      f"{total / 2:.0f} ns per context switch (two per round trip)")
 PY

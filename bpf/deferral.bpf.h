@@ -10,7 +10,15 @@
  *     is still the one of the sample;
  *   - a user stack read (ustack_seq), for a wait inside a system call that
  *     the scheduler program recorded from another thread, which can read
- *     only the kernel stack: it cannot change before the call returns.
+ *     only the kernel stack: it cannot change before the call returns;
+ *   - a check that the scheduler program saw the thread come back
+ *     (off_since), owed from its switch-out: some kernels do not report
+ *     every context switch (on this project's test machine about 1% of one
+ *     CPU's switches fire no sched_switch tracepoint at all: ftrace's own
+ *     event shows the same gaps, mostly a switch from the idle task or a
+ *     virtual machine agent's threads), and a wait whose switch-in nobody
+ *     saw is ended when the thread is back in user mode, with its user
+ *     stack and Java signal, which are still the wait's (check_switched_in).
  *
  * Who pays, chosen by userspace at start-up (defer_by_task_work):
  *
@@ -22,7 +30,8 @@
  *     debt, however many system calls the host makes;
  *   - else the system call exit program (syscall_exit.bpf.c), on every
  *     system call return of the host, reads the debt from the `deferred`
- *     task storage.
+ *     task storage (the check included: there it is made at the return of
+ *     the system call the thread waited in).
  *
  * Debts share numbers: a sample taken while a thread already owes a signal
  * gets that signal's number (JBPF_SAMPLE_DEFERRED groups), since the Java
@@ -46,6 +55,12 @@
 const volatile bool defer_by_task_work = false;
 
 /*
+ * Set by userspace when the recording stops and the scheduler program is
+ * detached: from then on a thread found off CPU is no missed switch.
+ */
+bool waits_stopped = false;
+
+/*
  * Runs callback in task's context when it next returns to user mode
  * (Linux 6.18; the _impl name is the one that takes aux__prog, NULL, which
  * the verifier fills in). Weak: on a kernel without it the objects still
@@ -54,8 +69,9 @@ const volatile bool defer_by_task_work = false;
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw, void *map__map,
 					      bpf_task_work_callback_t callback, void *aux__prog) __ksym __weak;
 
-/* The record a user stack debt is paid with, at its largest. */
+/* The records debts are paid with, at their largest: a user stack, a wait with user frames only. */
 #define OWED_USER_STACK_SIZE (sizeof(struct jbpf_user_stack) + JBPF_MAX_STACK_DEPTH * sizeof(__u64))
+#define OWED_WAIT_SIZE (sizeof(struct jbpf_sample) + JBPF_MAX_STACK_DEPTH * sizeof(__u64))
 
 /*
  * The current thread's user stack, for the wait numbered seq. Read with
@@ -82,6 +98,76 @@ static __always_inline void pay_user_stack(__u32 tid, __u64 seq)
 	bpf_ringbuf_submit(record, BPF_RB_NO_WAKEUP);
 }
 
+/* A wait's end, sent for a wait that began with JBPF_WAIT_OPEN. */
+static __always_inline void pay_wait_end(__u32 tid, __u64 wait_id, __u64 now, __u64 woken)
+{
+	struct jbpf_wait_end *end = bpf_ringbuf_reserve(&events, sizeof(*end), 0);
+
+	if (!end) {
+		count(JBPF_CNT_WAITS_LOST);
+		return;
+	}
+	end->type = JBPF_RECORD_WAIT_END;
+	end->tid = tid;
+	end->wait_id = wait_id;
+	end->time_ns = now;
+	end->woken_ns = woken;
+	bpf_ringbuf_submit(end, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * The current thread is back in user mode. If `waits` still has it off
+ * CPU since the switch-out that owed this check, its switch-in was never
+ * reported: the wait is ended now, a few microseconds late (the callback
+ * runs on the way to user mode), an open one with its end, any other sent
+ * whole with the user stack it had (the thread has run no user code
+ * since) and, for a JVM thread, a share of the Java signal paid right
+ * after; only its kernel stack is gone. Counted as a missed switch.
+ */
+static __always_inline void check_switched_in(struct jbpf_owed *o, __u32 tgid, __u32 tid)
+{
+	__u64 since = o->what.off_since, now = bpf_ktime_get_ns(), woken;
+	struct jbpf_thread_waits *w;
+	struct jbpf_sample *wait;
+
+	o->what.off_since = 0;
+	w = bpf_map_lookup_elem(&waits, &tid);
+	if (waits_stopped || !w || w->off_since != since)
+		return;
+	count(JBPF_CNT_SWITCH_MISSED);
+	count(JBPF_CNT_SWITCH_IN_LATE);
+	w->off_since = 0;
+	w->check_in = 1;
+	woken = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
+	if (w->open_wait) {
+		pay_wait_end(tid, w->open_wait, now, woken);
+		w->open_wait = 0;
+		return;
+	}
+	wait = bpf_ringbuf_reserve(&events, OWED_WAIT_SIZE, 0);
+	if (!wait) {
+		count(JBPF_CNT_WAITS_LOST);
+		return;
+	}
+	sample_header__init(wait, JBPF_RECORD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
+	wait->state = w->state;
+	wait->wait_start_ns = since;
+	wait->woken_ns = woken;
+	wait->kstack_err = -116; /* ESTALE: the switch was not seen */
+	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
+	wait->ustack_len = stack_frames(bpf_get_task_stack(bpf_get_current_task_btf(), wait->ips,
+							   JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),
+					&wait->ustack_err);
+	if (java_target_of(tgid, bpf_get_current_task_btf())) {
+		if (!o->what.java_seq)
+			o->what.java_seq = new_java_seq();
+		wait->java_seq = o->what.java_seq;
+		wait->flags = JBPF_SAMPLE_DEFERRED;
+	}
+	bpf_ringbuf_submit(wait, BPF_RB_NO_WAKEUP);
+	count(JBPF_CNT_WAITS_SENT);
+}
+
 /* Pays and clears every debt of the current thread's entry. */
 static __always_inline void pay_debts(struct jbpf_owed *o)
 {
@@ -89,6 +175,8 @@ static __always_inline void pay_debts(struct jbpf_owed *o)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u64 seq;
 
+	if (o->what.off_since)
+		check_switched_in(o, tgid, tid);
 	seq = o->what.ustack_seq;
 	if (seq) {
 		o->what.ustack_seq = 0;
@@ -193,6 +281,28 @@ static __always_inline int owe(struct task_struct *task, bool user_stack, __u64 
 	}
 	*seq = *owed;
 	return 0;
+}
+
+/*
+ * Owes the current thread, switching out at since, the check that its
+ * switch-in is seen (check_switched_in), with task work only: the system
+ * call exit program makes it from the `deferred` task storage itself. A
+ * later switch-out before the check replaces since. 0 or -errno.
+ */
+static __always_inline int owe_switch_in_check(struct task_struct *task, __u64 since)
+{
+	struct jbpf_syscall_pending *pending;
+	struct jbpf_owed *entry;
+	int err;
+
+	pending = debts_of(task, &entry);
+	if (!pending)
+		return -16; /* EBUSY: no storage for it now */
+	pending->off_since = since;
+	err = debts_due(task, entry);
+	if (err)
+		pending->off_since = 0;
+	return err;
 }
 
 static __always_inline int owe_java_signal(struct task_struct *task, __u64 fresh, __u64 *seq)

@@ -213,7 +213,7 @@ struct jbpf_thread_waits {
 	__u32 state;         /* enum jbpf_state of the current wait */
 	__u32 tgid;
 	__u32 flags;         /* JBPF_THREAD_* */
-	__u32 unused;
+	__u32 check_in;      /* its last wait was long: owe the next one a switch-in check (offcpu.bpf.c) */
 };
 #define JBPF_THREAD_SINCE_START 1u /* seeded by userspace; not yet seen by the program */
 #define JBPF_THREAD_NEW 2u         /* created during the recording, not yet run */
@@ -272,6 +272,14 @@ enum jbpf_counter {
 	JBPF_CNT_UNWIND_DEPTH,       /* the stack was deeper than the walk goes */
 	JBPF_CNT_UNWIND_MISS_LOST,   /* a pc in an unknown mapping not reported: ring buffer full */
 	JBPF_CNT_UNWIND_ANON,        /* a pc in code that is no file's: JIT (Java, perf-map code), anonymous memory */
+	/*
+	 * Of the waits whose switch-in was not seen (JBPF_CNT_SWITCH_MISSED):
+	 * ended when the thread returned to user mode, with its user stack
+	 * (bpf/deferral.bpf.h check_switched_in, syscall_exit.bpf.c), or
+	 * only at its next switch-out, sent without stacks.
+	 */
+	JBPF_CNT_SWITCH_IN_LATE,
+	JBPF_CNT_WAIT_NO_STACKS,
 	JBPF_CNT_NR,
 };
 

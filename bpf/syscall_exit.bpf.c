@@ -102,6 +102,7 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	if (waits_stopped || !w || w->off_since != since)
 		return;
 	count(JBPF_CNT_SWITCH_MISSED);
+	count(JBPF_CNT_SWITCH_IN_LATE);
 	w->off_since = 0;
 	if (w->open_wait) {
 		end = bpf_ringbuf_reserve(&events, sizeof(*end), 0);

@@ -301,6 +301,8 @@ void cpu_sampler__stop(struct cpu_sampler *cs)
 {
 	for (unsigned i = 0; i < cs->nr_cpus; i++)
 		ioctl(cs->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	/* Its task work callback may make the scheduler program's switch-in checks (bpf/deferral.bpf.h). */
+	cs->skel->bss->waits_stopped = true;
 }
 
 void cpu_sampler__close(struct cpu_sampler *cs)

@@ -36,7 +36,7 @@ struct unwinder;
 int cpu_sampler__open(const struct sampler_config *config, struct cpu_sampler **out, char *err, size_t err_size);
 /* Opens a software cpu-clock perf event on every online CPU and attaches the sampler to each. */
 int cpu_sampler__start(struct cpu_sampler *cs, char *err, size_t err_size);
-/* Disables the perf events; the program stays loaded. */
+/* Disables the perf events and its checks of waits' switch-ins; the program stays loaded. */
 void cpu_sampler__stop(struct cpu_sampler *cs);
 /* Detaches and closes everything; NULL-safe. */
 void cpu_sampler__close(struct cpu_sampler *cs);

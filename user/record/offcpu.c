@@ -23,6 +23,7 @@ static void configure(struct offcpu_bpf *skel, const struct sampler_config *conf
 {
 	skel->rodata->filter_by_tgid = config->nr_tgids > 0;
 	skel->rodata->full_wait_ns = config->full_wait_ns ? config->full_wait_ns : 1;
+	skel->rodata->check_in_min_ns = skel->rodata->full_wait_ns / 4;
 	skel->rodata->min_block_ns = config->min_block_ns;
 	skel->rodata->max_block_ns = config->max_block_ns ? config->max_block_ns : UINT64_MAX;
 	skel->rodata->syscall_entry_lo = config->syscall_entry_lo;
@@ -84,6 +85,9 @@ int offcpu__attach(struct offcpu *off, char *err, size_t err_size)
 
 void offcpu__detach(struct offcpu *off)
 {
+	/* A thread off CPU from now on is no missed switch-in (bpf/deferral.bpf.h). */
+	if (off->skel)
+		off->skel->bss->waits_stopped = true;
 	bpf_link__destroy(off->switch_link);
 	bpf_link__destroy(off->fork_link);
 	bpf_link__destroy(off->wakeup_link);

@@ -22,7 +22,11 @@ int offcpu__open(const struct sampler_config *config, const struct bpf_object *o
 		 char *err, size_t err_size);
 /* Starts following context switches, wakeups, thread creations and exits. */
 int offcpu__attach(struct offcpu *off, char *err, size_t err_size);
-/* Stops following them; the programs stay loaded and `waits` keeps what it knows. */
+/*
+ * Stops following them, and checking at a thread's return to user mode
+ * that its switch-in was seen; the programs stay loaded and `waits` keeps
+ * what it knows.
+ */
 void offcpu__detach(struct offcpu *off);
 /* Detaches and closes everything; NULL-safe. */
 void offcpu__close(struct offcpu *off);

@@ -618,8 +618,11 @@ static void describe_wall(const struct recording *rec, const struct wall *wall, 
 	}
 	if (rec->counters[JBPF_CNT_SWITCH_MISSED] && used < size)
 		used += (size_t)snprintf(buf + used, size - used,
-					 "; %llu context switches not seen (their waits recovered or dropped)",
-					 (unsigned long long)rec->counters[JBPF_CNT_SWITCH_MISSED]);
+					 "; %llu context switches not seen (%llu waits ended at the return to user mode "
+					 "with their user stack, %llu sent without stacks, the rest dropped)",
+					 (unsigned long long)rec->counters[JBPF_CNT_SWITCH_MISSED],
+					 (unsigned long long)rec->counters[JBPF_CNT_SWITCH_IN_LATE],
+					 (unsigned long long)rec->counters[JBPF_CNT_WAIT_NO_STACKS]);
 	if (rec->counters[JBPF_CNT_THREADS_FULL] + ws.threads_full && used < size)
 		used += (size_t)snprintf(buf + used, size - used, "; %llu threads not followed (table full)",
 					 (unsigned long long)(rec->counters[JBPF_CNT_THREADS_FULL] + ws.threads_full));

@@ -10,20 +10,20 @@
  *
  *   1. the CPU sampler loads first and creates the shared maps (the tgid
  *      filter, the ring buffer, ...); it also follows execs;
- *   2. on a kernel without BPF task work (see below), with JVMs or waits,
- *      the system call exit program loads with those maps; with JVMs it
- *      is attached once java_targets is filled;
+ *   2. without BPF task work (see below), with JVMs or waits, the system
+ *      call exit program loads with those maps; with JVMs it is attached
+ *      once java_targets is filled;
  *   3. with waits, the scheduler programs load, the system call exit
  *      program (if any) is attached if it is not yet, and then the
  *      scheduler programs: the window starts there;
  *   4. last, the perf events start the CPU samples.
  *
- * Deferred signals and stacks (bpf/deferral.bpf.h) of CPU recordings are
- * paid by BPF task work where the kernel has it, probed once here: then
- * no program runs on the host's system calls at all. Else, and for
- * recordings of waits (choose_deferral), by the system call exit program,
- * which costs every system call of the host. JBPFPROF_DEFER in the
- * environment (task-work, syscall-exit) forces either, for tests.
+ * Deferred signals and stacks (bpf/deferral.bpf.h), and the check that a
+ * waiting thread's switch-in was seen, are paid by BPF task work where the
+ * kernel has it, probed once here: then no program runs on the host's
+ * system calls at all. Else by the system call exit program, which costs
+ * every system call of the host. JBPFPROF_DEFER in the environment
+ * (task-work, syscall-exit) forces either, for tests.
  */
 #include "sampler.h"
 
@@ -163,8 +163,7 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
  * 0, or -EINVAL with a message for a value it does not know, or task work
  * asked for on a kernel without it.
  */
-static int choose_deferral(enum sampler_deferral asked, bool waits, enum sampler_deferral *chosen, char *err,
-			   size_t err_size)
+static int choose_deferral(enum sampler_deferral asked, enum sampler_deferral *chosen, char *err, size_t err_size)
 {
 	const char *forced = getenv("JBPFPROF_DEFER");
 
@@ -178,15 +177,8 @@ static int choose_deferral(enum sampler_deferral asked, bool waits, enum sampler
 			return -EINVAL;
 		}
 	}
-	/*
-	 * Waits keep the system call exit program anyway (see sampler__open),
-	 * and with task work a JVM thread's wait whose switch-in the scheduler
-	 * program missed loses its Java frames (the exit program may signal
-	 * only in the tracepoint flavour): wall and off-CPU recordings pay
-	 * their debts at system call exit, as on kernels without task work.
-	 */
 	if (asked == SAMPLER_DEFER_AUTO)
-		asked = loader__has_task_work() && !waits ? SAMPLER_DEFER_TASK_WORK : SAMPLER_DEFER_SYSCALL_EXIT;
+		asked = loader__has_task_work() ? SAMPLER_DEFER_TASK_WORK : SAMPLER_DEFER_SYSCALL_EXIT;
 	if (asked == SAMPLER_DEFER_TASK_WORK && !loader__has_task_work()) {
 		snprintf(err, err_size, "this kernel has no BPF task work (bpf_task_work_schedule_resume, Linux 6.18)");
 		return -EINVAL;
@@ -222,22 +214,15 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 	libbpf_set_print(libbpf_print);
 	sampler->java = config->nr_java > 0;
 
-	error = choose_deferral(asked->deferral, config->waits, &config->deferral, err, err_size);
+	error = choose_deferral(asked->deferral, &config->deferral, err, err_size);
 	sampler->deferral = config->deferral;
 	if (!error)
 		error = cpu_sampler__open(config, &sampler->cpu, err, err_size);
 	if (!error)
 		error = open_shared(sampler, err, err_size);
-	/*
-	 * Waits keep the system call exit program in both modes: a thread's
-	 * switch-in the scheduler program missed is caught there, with the
-	 * wait's user stack, which task work cannot do (it would have to be
-	 * scheduled at every switch-out). Java signals need it only without
-	 * task work.
-	 */
-	if (!error && (config->waits || (config->deferral == SAMPLER_DEFER_SYSCALL_EXIT && config->nr_java)))
-		error = syscall_exit__open(config->deferral == SAMPLER_DEFER_SYSCALL_EXIT && config->nr_java > 0,
-					   cpu_sampler__object(sampler->cpu), &sampler->syscall_exit, err, err_size);
+	if (!error && config->deferral == SAMPLER_DEFER_SYSCALL_EXIT && (config->nr_java || config->waits))
+		error = syscall_exit__open(config->nr_java > 0, cpu_sampler__object(sampler->cpu),
+					   &sampler->syscall_exit, err, err_size);
 	if (!error && config->nr_java)
 		error = setup_java(sampler, config, err, err_size);
 	if (!error && config->waits)
@@ -419,10 +404,7 @@ uint64_t sampler__stopped_ns(const struct sampler *sampler)
 const char *sampler__deferral_name(const struct sampler *sampler)
 {
 	if (sampler->deferral == SAMPLER_DEFER_TASK_WORK)
-		return sampler->syscall_exit
-			       ? "BPF task work (bpf_task_work_schedule_resume); the raw tracepoint sys_exit checks "
-				 "waits' switch-ins on every system call"
-			       : "BPF task work (bpf_task_work_schedule_resume): no program on system calls";
+		return "BPF task work (bpf_task_work_schedule_resume): no program on system calls";
 	if (!sampler->syscall_exit)
 		return "system call exit program, not needed (no JVM, no waits)";
 	return sampler->java ? "system call exit program (tracepoint raw_syscalls/sys_exit, every system call)"
