@@ -28,6 +28,13 @@
 # Prints each mode's median rate (min, max) and the median of its per-round
 # ratios to the unprofiled run of the same round.
 #
+# With bpftrace installed (and FLOOR unset or not 0), a fourth mode,
+# "floor": no profiler, but bpftrace's empty program on the sched_switch
+# tracepoint for the same PROFILE_S: what any tracepoint program on every
+# context switch costs before it does anything (the kernel's dispatch:
+# the perf trace record it fills for a tracepoint program, and the call),
+# the part of -e wall's cost no change in our programs can remove.
+#
 # Last, unless BPF_STATS=0, one more pinned -e wall run with the kernel's
 # BPF statistics on (kernel.bpf_stats_enabled, which slows every program a
 # little, hence a run apart from the ratios): for each program the profiler
@@ -45,6 +52,7 @@ rounds=${1:-5}
 run_s=${RUN_S:-8}
 profile_s=${PROFILE_S:-5}
 modes=(off wall cpu)
+if [ "${FLOOR:-1}" != 0 ] && command -v bpftrace >/dev/null; then modes+=(floor); fi
 work=build/workloads/offcpu
 prof=${JBPFPROF:-build/jbpfprof}
 [ -x "$work" ] && [ -x "$prof" ] || { echo "bench: run make first" >&2; exit 1; }
@@ -62,7 +70,16 @@ run_once() {
 	wp=$!
 	exec 3<"$tmp/out"
 	read -r line <&3   # "ready": the round trips have started
-	if [ "$mode" != off ]; then
+	if [ "$mode" = floor ]; then
+		mkfifo "$tmp/err"
+		# BEGIN runs once every probe is attached.
+		timeout "$((profile_s + 1))" bpftrace -e 'BEGIN { printf("jbpfprof: sampling\n") } tracepoint:sched:sched_switch { }' \
+			>"$tmp/err" 2>/dev/null &
+		pp=$!
+		exec 4<"$tmp/err"
+		wait_for_sampling 4 to_stderr || { echo "bench: bpftrace failed to start" >&2; kill "$wp"; exit 1; }
+		seen=$(date +%s%N)
+	elif [ "$mode" != off ]; then
 		mkfifo "$tmp/err"
 		"$prof" "${events[@]}" -p "$wp" -d "$profile_s" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
 		pp=$!
@@ -75,7 +92,8 @@ run_once() {
 	exec 3<&-
 	if [ -n "$pp" ]; then
 		cat <&4 >/dev/null
-		wait "$pp" || { echo "bench: the profiler failed" >&2; exit 1; }
+		# timeout's 124 is how the floor's bpftrace ends.
+		wait "$pp" || [ "$mode" = floor ] || { echo "bench: the profiler failed" >&2; exit 1; }
 		exec 4<&-
 		rm -f "$tmp/err"
 	fi
@@ -112,7 +130,7 @@ for pin in free pinned; do
 		ratio=$(ratio_median "$tmp/$pin-$m" "$tmp/$pin-off")
 		awk -v m="$m" -v med="$med" -v lo="$lo" -v hi="$hi" -v ratio="$ratio" 'BEGIN {
 			printf "    %-10s median %8.0f round trips/s (min %.0f, max %.0f)  per-round ratio to off: median %.3f (%+.1f%%)\n",
-				(m == "off" ? "off" : m == "wall" ? "-e wall" : "-e cpu"), med, lo, hi, ratio, (ratio - 1) * 100 }'
+				(m == "off" ? "off" : m == "wall" ? "-e wall" : m == "floor" ? "floor" : "-e cpu"), med, lo, hi, ratio, (ratio - 1) * 100 }'
 	done
 done
 
