@@ -1,6 +1,3 @@
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
 /*
@@ -73,24 +70,6 @@ public final class FrameKinds {
 	}
 
 	public static void main(String[] args) throws Exception {
-		int threads = 2;
-
-		for (int i = 0; i < args.length; i++) {
-			if (args[i].equals("-t") && i + 1 < args.length)
-				threads = Integer.parseInt(args[++i]);
-			else
-				throw new IllegalArgumentException(USAGE);
-		}
-		Workload.onStop(() -> {
-			Map<String, Long> truth = new LinkedHashMap<>();
-			truth.put("rounds", rounds.get());
-			return truth;
-		});
-		CountDownLatch running = new CountDownLatch(threads);
-		for (int i = 0; i < threads; i++)
-			Workload.start("kinds-" + i, running, FrameKinds::loop);
-		running.await();
-		Workload.ready();
-		Workload.heartbeat();
+		Workload.runThreads("kinds", Workload.threadsOption(USAGE, args, 0), FrameKinds::loop, rounds);
 	}
 }

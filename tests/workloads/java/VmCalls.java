@@ -1,6 +1,3 @@
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
 /*
@@ -92,28 +89,10 @@ public final class VmCalls {
 	}
 
 	public static void main(String[] args) throws Exception {
-		int threads = 2;
-		boolean alloc;
-
 		if (args.length < 1 || !(args[0].equals("alloc") || args[0].equals("runtime")))
 			throw new IllegalArgumentException(USAGE);
-		alloc = args[0].equals("alloc");
-		for (int i = 1; i < args.length; i++) {
-			if (args[i].equals("-t") && i + 1 < args.length)
-				threads = Integer.parseInt(args[++i]);
-			else
-				throw new IllegalArgumentException(USAGE);
-		}
-		Workload.onStop(() -> {
-			Map<String, Long> truth = new LinkedHashMap<>();
-			truth.put("rounds", rounds.get());
-			return truth;
-		});
-		CountDownLatch running = new CountDownLatch(threads);
-		for (int i = 0; i < threads; i++)
-			Workload.start("vm-" + i, running, alloc ? VmCalls::allocLoop : VmCalls::runtimeLoop);
-		running.await();
-		Workload.ready();
-		Workload.heartbeat();
+		boolean alloc = args[0].equals("alloc");
+		Workload.runThreads("vm", Workload.threadsOption(USAGE, args, 1),
+				    alloc ? VmCalls::allocLoop : VmCalls::runtimeLoop, rounds);
 	}
 }

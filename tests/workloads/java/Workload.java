@@ -1,7 +1,9 @@
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /*
@@ -93,5 +95,36 @@ final class Workload {
 		System.err.println("usage: " + usage);
 		System.exit(2);
 		return 0;
+	}
+
+	/* The options from args[from] on: only "-t THREADS" (default 2); else exits with status 2 and usage. */
+	static int threadsOption(String usage, String[] args, int from) {
+		int threads = 2;
+
+		for (int i = from; i < args.length; i++) {
+			if (args[i].equals("-t"))
+				threads = positiveArg(usage, i + 1 < args.length ? args[++i] : "");
+			else
+				positiveArg(usage, "");
+		}
+		return threads;
+	}
+
+	/*
+	 * Runs body on threads named prefix-0, prefix-1, ..., says "ready" once
+	 * all run, reports "rounds N" at the stop, and beats until then.
+	 */
+	static void runThreads(String prefix, int threads, Body body, AtomicLong rounds) throws InterruptedException {
+		onStop(() -> {
+			Map<String, Long> truth = new LinkedHashMap<>();
+			truth.put("rounds", rounds.get());
+			return truth;
+		});
+		CountDownLatch running = new CountDownLatch(threads);
+		for (int i = 0; i < threads; i++)
+			start(prefix + "-" + i, running, body);
+		running.await();
+		ready();
+		heartbeat();
 	}
 }
