@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "user/java/agent_error.h"
 #include "user/java/agent_image.h"
 #include "user/java/agent_loaded.h"
 #include "user/java/agent_path.h"
@@ -418,26 +419,14 @@ static int wait_for_hello(struct jvm *jvm, int cancel_fd, char *err, size_t err_
 static void take_agent_error(struct jvm_target *t, int listen_fd, const char *sock, uint32_t tgid, char *err,
 			     size_t err_size)
 {
-	struct javastream_reader *reader = malloc(sizeof(*reader));
-	struct jvm probe = { .tgid = tgid };
-	char ignored[128];
-	int fd;
+	char ignored[128], said[256];
+	int fd = jvm_accept(t, listen_fd, sock, 200, ignored, sizeof(ignored));
 
-	if (!reader)
+	if (fd < 0)
 		return;
-	reader->len = 0;
-	fd = jvm_accept(t, listen_fd, sock, 200, ignored, sizeof(ignored));
-	if (fd >= 0) {
-		struct javastream_handler handler = handler_for(&probe);
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (poll(&p, 1, 200) > 0)
-			javastream_read(reader, fd, &handler);
-		close(fd);
-		if (probe.error[0])
-			snprintf(err, err_size, "the agent failed in JVM pid %u: %s", tgid, probe.error);
-	}
-	free(reader);
+	if (!agent_error__read(fd, 200, said, sizeof(said)))
+		snprintf(err, err_size, "the agent failed in JVM pid %u: %.300s", tgid, said);
+	close(fd);
 }
 
 /*
@@ -899,6 +888,8 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		java->stats.with_java++;
 		if (trace->flags & JBPF_TRACE_FROM_ANCHOR)
 			java->stats.from_anchor++;
+		else if (trace->flags & JBPF_TRACE_FROM_TOP)
+			java->stats.from_top++;
 		else if (trace->flags & JBPF_TRACE_FROM_CALLER)
 			java->stats.from_caller++;
 		note_thread(java, sample->tgid, sample->tid, true, false);
@@ -1532,11 +1523,12 @@ void java__describe(const struct java *java, char *buf, size_t size)
 				(unsigned long long)st.with_java, (unsigned long long)java_threads,
 				java_threads ? 100.0 * (double)st.with_java / (double)java_threads : 100.0,
 				(unsigned long long)st.vm_threads);
-	if ((st.from_anchor || st.from_caller) && used < size)
+	if ((st.from_anchor || st.from_caller || st.from_top) && used < size)
 		used += (size_t)snprintf(buf + used, size - used,
 					 "; joined by a second walk: %llu from the last Java frame, %llu from a stub's "
-					 "Java caller",
-					 (unsigned long long)st.from_anchor, (unsigned long long)st.from_caller);
+					 "Java caller, %llu from the caller of a method's entry or exit",
+					 (unsigned long long)st.from_anchor, (unsigned long long)st.from_caller,
+					 (unsigned long long)st.from_top);
 	if ((st.kinds_by_agent || st.kinds_by_native || st.kinds_inferred) && used < size)
 		used += (size_t)snprintf(buf + used, size - used,
 					 "; Java frame kinds: %llu exact (%llu walked by the agent, %llu from the native "
