@@ -163,7 +163,7 @@ void emit__trace(jvmtiEnv *jvmti, JNIEnv *jni, const struct ring_slot *slot, str
 		.time_ns = slot->time_ns,
 		.tid = slot->tid,
 		.status = slot->num_frames,
-		.flags = slot->how & (JBPF_TRACE_FROM_ANCHOR | JBPF_TRACE_FROM_CALLER | JBPF_TRACE_FROM_TOP),
+		.flags = slot->how & (JBPF_TRACE_FROM_ANCHOR | JBPF_TRACE_FROM_CALLER),
 	};
 	struct jbpf_trace_frame *frames = scratch->frames;
 	size_t n_unnamed;

@@ -25,7 +25,7 @@
  *                        use. What it reaches is argued in
  *                        docs/architecture.md ("The signal handler").
  *   lastjava__begin(thread, &regs, &search, &anchor)
- *   lastjava__next(&search, &regs, &kind)
+ *   lastjava__next(&search, &regs, &from_anchor_pc)
  *                        lastjava.c: loads from the calling thread's own
  *                        JavaThread (the `thread` current_env found) at
  *                        VMStructs offsets, and from its stack between the
@@ -193,13 +193,13 @@ static void retry(ASGCT_CallTrace *trace, const char *thread, ucontext_t *uc, ui
 	struct lastjava_regs at = context_regs(uc), place, saved = { 0 };
 	struct lastjava_search search;
 	struct lastjava_anchor anchor;
-	enum lastjava_place kind;
+	bool anchor_pc;
 
 	if (!lastjava__begin(thread, &at, &search, &anchor))
 		return;
 	if (search.anchored)
 		saved = (struct lastjava_regs){ .pc = *anchor.pc, .sp = *anchor.sp, .fp = *anchor.fp };
-	for (int i = 0; i < HANDLER_MAX_RETRIES && lastjava__next(&search, &place, &kind); i++) {
+	for (int i = 0; i < HANDLER_MAX_RETRIES && lastjava__next(&search, &place, &anchor_pc); i++) {
 		if (search.anchored)
 			set_anchor(&anchor, &place);
 		else
@@ -212,9 +212,7 @@ static void retry(ASGCT_CallTrace *trace, const char *thread, ucontext_t *uc, ui
 		else
 			set_context_regs(uc, &at);
 		if (trace->num_frames > 0) {
-			*how = kind == LASTJAVA_ANCHOR ? JBPF_TRACE_FROM_ANCHOR
-			       : kind == LASTJAVA_TOP  ? JBPF_TRACE_FROM_CALLER | JBPF_TRACE_FROM_TOP
-						       : JBPF_TRACE_FROM_CALLER;
+			*how = anchor_pc ? JBPF_TRACE_FROM_ANCHOR : JBPF_TRACE_FROM_CALLER;
 			*from = place;
 			return;
 		}

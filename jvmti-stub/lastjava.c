@@ -105,29 +105,7 @@ bool lastjava__begin(const char *thread, const struct lastjava_regs *at, struct 
 	 * method's own caller, so only the chain is followed.
 	 */
 	s->scan = !in_code_cache(at->pc);
-	/* In the code cache, the two words at the top come first (lastjava.h: prologues and epilogues). */
-	s->top = s->scan ? 2 : 0;
 	return true;
-}
-
-/*
- * Not anchored, interrupted in the code cache: the return address at sp
- * (the caller's fp: the interrupted one), then at sp + 8 (the caller's fp:
- * the word at sp, the rbp pushed), each only if it points into the code
- * cache.
- */
-static bool next_on_top(struct lastjava_search *s, struct lastjava_regs *out)
-{
-	while (s->top < 2) {
-		uintptr_t addr = s->sp + 8 * s->top++;
-
-		if (!readable(s, addr) || !in_code_cache(stack_word(addr)))
-			continue;
-		*out = (struct lastjava_regs){ .pc = stack_word(addr), .sp = addr + 8,
-					       .fp = addr == s->sp ? s->fp : stack_word(s->sp) };
-		return true;
-	}
-	return false;
 }
 
 /* The caller of the frame whose saved fp is at fp (push rbp; mov rbp, rsp), if it returns into the code cache. */
@@ -186,20 +164,15 @@ static bool next_scanned(struct lastjava_search *s, struct lastjava_regs *out)
 	return false;
 }
 
-bool lastjava__next(struct lastjava_search *s, struct lastjava_regs *out, enum lastjava_place *kind)
+bool lastjava__next(struct lastjava_search *s, struct lastjava_regs *out, bool *from_anchor_pc)
 {
-	*kind = LASTJAVA_CALLER;
-	if (!s->anchored) {
-		if (next_on_top(s, out)) {
-			*kind = LASTJAVA_TOP;
-			return true;
-		}
+	*from_anchor_pc = false;
+	if (!s->anchored)
 		return next_on_chain(s, out) || (s->scan && next_scanned(s, out));
-	}
 	switch (s->step) {
 	case 0:
 		s->step = 1;
-		*kind = LASTJAVA_ANCHOR;
+		*from_anchor_pc = true;
 		/* What JavaFrameAnchor::make_walkable stores: the return address below the last Java sp. */
 		*out = (struct lastjava_regs){ .pc = stack_word(s->sp - 8), .sp = s->sp, .fp = s->fp };
 		return true;

@@ -32,16 +32,6 @@
  *    Interrupted outside the code cache (a VM or libc leaf function that
  *    keeps no frame pointer), the words above sp that point into the code
  *    cache come next.
- *  - A compiled method's prologue (before its frame is complete: the stack
- *    bang, push rbp, sub rsp) or epilogue (add rsp, pop rbp, the return
- *    poll, ret), and the interpreter's method entry: no frame AsyncGetCallTrace
- *    accepts (-5), and compiled code keeps no frame-pointer chain. The
- *    caller's return address is then at sp (before push rbp, after pop
- *    rbp) or at sp + 8 (rbp pushed, or not yet popped, the frame's own
- *    words already added or given back): those two words, if they point
- *    into the code cache, are tried first, the caller's fp being the
- *    interrupted one or the word at sp. The interrupted method's own frame
- *    is not in such a trace: it begins at its caller.
  *
  * lastjava__begin says which case the thread is in; lastjava__next gives
  * one place (registers) per call, the most likely first. The handler
@@ -111,7 +101,6 @@ struct lastjava_search {
 	unsigned step;      /* anchored: 0 the anchor's own pc, 1 its fp, then the scan */
 	unsigned scanned;   /* words scanned so far, from sp up */
 	bool scan;          /* not anchored: scan after the chain (interrupted outside the code cache) */
-	unsigned top;       /* not anchored, in the code cache: words at sp, sp + 8 tried so far */
 };
 
 /* What lastjava__init reads: offsets in a JavaThread, HotSpot's constants and bounds. */
@@ -143,19 +132,12 @@ void lastjava__configure(const struct lastjava_layout *layout);
 bool lastjava__begin(const char *thread, const struct lastjava_regs *at, struct lastjava_search *search,
 		     struct lastjava_anchor *anchor);
 
-/* What a place is: the anchor made walkable, a stub's Java caller, or the caller found at the top of the stack. */
-enum lastjava_place {
-	LASTJAVA_ANCHOR,
-	LASTJAVA_CALLER,
-	LASTJAVA_TOP,
-};
-
 /*
  * The next place to call AsyncGetCallTrace from, into *out: true, or false
- * when there is none left; *kind says what it is (LASTJAVA_TOP: the
- * interrupted code's caller, the code itself not in the trace).
+ * when there is none left. *from_anchor_pc: whether it is the anchor
+ * itself made walkable (the last Java frame), not a stub's caller.
  */
-bool lastjava__next(struct lastjava_search *search, struct lastjava_regs *out, enum lastjava_place *kind);
+bool lastjava__next(struct lastjava_search *search, struct lastjava_regs *out, bool *from_anchor_pc);
 
 /*
  * Where AsyncGetCallTrace starts walking the calling thread (forte.cpp,

@@ -109,8 +109,6 @@ struct jbpf_msg_method {
  */
 #define JBPF_TRACE_FROM_ANCHOR 2u
 #define JBPF_TRACE_FROM_CALLER 4u
-/* With FROM_CALLER: the caller found at the top of the stack, the interrupted method's entry or exit not in the trace. */
-#define JBPF_TRACE_FROM_TOP 8u
 
 /*
  * How a trace's frame ran, as the agent's walk of HotSpot's frames found

@@ -82,7 +82,7 @@ static void anchored_places_in_order(void **state)
 	struct lastjava_regs regs = { .pc = 0x5000, .sp = at(10), .fp = 0 }, place;
 	struct lastjava_search search;
 	struct lastjava_anchor anchor;
-	enum lastjava_place kind;
+	bool anchor_pc;
 
 	fake_thread(IN_VM);
 	set_word(layout.anchor_sp, at(20));
@@ -98,19 +98,19 @@ static void anchored_places_in_order(void **state)
 	assert_ptr_equal(anchor.pc, thread + layout.anchor_pc);
 	assert_ptr_equal(anchor.fp, thread + layout.anchor_fp);
 
-	assert_true(lastjava__next(&search, &place, &kind));
-	assert_int_equal(kind, LASTJAVA_ANCHOR);
+	assert_true(lastjava__next(&search, &place, &anchor_pc));
+	assert_true(anchor_pc);
 	assert_regs(&place, 0x10100, at(20), at(30));
-	assert_true(lastjava__next(&search, &place, &kind));
-	assert_int_equal(kind, LASTJAVA_CALLER);
+	assert_true(lastjava__next(&search, &place, &anchor_pc));
+	assert_false(anchor_pc);
 	assert_regs(&place, 0x10200, at(32), at(50));
 	/* The scan from the anchor's sp finds the same word first, then the next. */
-	assert_true(lastjava__next(&search, &place, &kind));
+	assert_true(lastjava__next(&search, &place, &anchor_pc));
 	assert_regs(&place, 0x10200, at(32), at(50));
-	assert_true(lastjava__next(&search, &place, &kind));
+	assert_true(lastjava__next(&search, &place, &anchor_pc));
 	assert_regs(&place, 0x10300, at(41), 0);
 	/* LASTJAVA_MAX_SCAN words from the anchor's sp hold nothing else. */
-	assert_false(lastjava__next(&search, &place, &kind));
+	assert_false(lastjava__next(&search, &place, &anchor_pc));
 }
 
 /* In Java with no anchor (a leaf stub): callers up the frame-pointer chain only. */
@@ -119,7 +119,7 @@ static void unanchored_follows_the_fp_chain(void **state)
 	struct lastjava_regs regs = { .pc = 0x10050, .sp = at(10), .fp = at(12) }, place;
 	struct lastjava_search search;
 	struct lastjava_anchor anchor;
-	enum lastjava_place kind;
+	bool anchor_pc;
 
 	fake_thread(IN_JAVA);
 	stack[12] = at(16);
@@ -130,12 +130,12 @@ static void unanchored_follows_the_fp_chain(void **state)
 	stack[25] = 0x10500;
 	assert_true(lastjava__begin(thread, &regs, &search, &anchor));
 	assert_false(search.anchored);
-	assert_true(lastjava__next(&search, &place, &kind));
-	assert_int_equal(kind, LASTJAVA_CALLER);
+	assert_true(lastjava__next(&search, &place, &anchor_pc));
+	assert_false(anchor_pc);
 	assert_regs(&place, 0x10400, at(18), at(24));
-	assert_true(lastjava__next(&search, &place, &kind));
+	assert_true(lastjava__next(&search, &place, &anchor_pc));
 	assert_regs(&place, 0x10500, at(26), at(20));
-	assert_false(lastjava__next(&search, &place, &kind));
+	assert_false(lastjava__next(&search, &place, &anchor_pc));
 }
 
 /*
@@ -148,64 +148,16 @@ static void unanchored_leaf_scans_above_sp(void **state)
 	struct lastjava_regs regs = { .pc = 0x5000, .sp = at(10), .fp = 0 }, place;
 	struct lastjava_search search;
 	struct lastjava_anchor anchor;
-	enum lastjava_place kind;
+	bool anchor_pc;
 
 	fake_thread(IN_JAVA);
 	stack[13] = at(40);
 	stack[14] = 0x10600;
 	assert_true(lastjava__begin(thread, &regs, &search, &anchor));
-	assert_true(lastjava__next(&search, &place, &kind));
-	assert_int_equal(kind, LASTJAVA_CALLER);
+	assert_true(lastjava__next(&search, &place, &anchor_pc));
+	assert_false(anchor_pc);
 	assert_regs(&place, 0x10600, at(15), at(40));
-	assert_false(lastjava__next(&search, &place, &kind));
-}
-
-/*
- * In Java, no anchor, in the code cache at a compiled method's entry or
- * exit: the return address at sp (rbp not pushed yet, or popped already)
- * with the interrupted fp, then at sp + 8 (rbp pushed, the word at sp) with
- * that word as fp, each only if it points into the code cache, before the
- * chain.
- */
-static void unanchored_in_code_tries_the_top_words_first(void **state)
-{
-	struct lastjava_regs regs = { .pc = 0x10050, .sp = at(10), .fp = at(12) }, place;
-	struct lastjava_search search;
-	struct lastjava_anchor anchor;
-	enum lastjava_place kind;
-
-	fake_thread(IN_JAVA);
-	stack[10] = 0x10700;  /* a return address into the caller */
-	stack[11] = 0x10800;
-	stack[12] = at(16);
-	stack[13] = 0x10400;  /* the chain's caller */
-	stack[16] = at(8);    /* goes down: the chain ends */
-	assert_true(lastjava__begin(thread, &regs, &search, &anchor));
-	assert_true(lastjava__next(&search, &place, &kind));
-	assert_int_equal(kind, LASTJAVA_TOP);
-	assert_regs(&place, 0x10700, at(11), at(12));
-	assert_true(lastjava__next(&search, &place, &kind));
-	assert_int_equal(kind, LASTJAVA_TOP);
-	assert_regs(&place, 0x10800, at(12), 0x10700);
-	assert_true(lastjava__next(&search, &place, &kind));
-	assert_int_equal(kind, LASTJAVA_CALLER);
-	assert_regs(&place, 0x10400, at(14), at(16));
-	assert_false(lastjava__next(&search, &place, &kind));
-
-	/* The saved rbp at sp is no code address: only sp + 8 is tried. */
-	stack[10] = at(40);
-	assert_true(lastjava__begin(thread, &regs, &search, &anchor));
-	assert_true(lastjava__next(&search, &place, &kind));
-	assert_int_equal(kind, LASTJAVA_TOP);
-	assert_regs(&place, 0x10800, at(12), at(40));
-
-	/* Outside the code cache (a VM leaf) the top words are not tried. */
-	regs.pc = 0x5000;
-	stack[10] = 0x10700;
-	assert_true(lastjava__begin(thread, &regs, &search, &anchor));
-	assert_true(lastjava__next(&search, &place, &kind));
-	assert_int_equal(kind, LASTJAVA_CALLER);
-	assert_regs(&place, 0x10400, at(14), at(16));
+	assert_false(lastjava__next(&search, &place, &anchor_pc));
 }
 
 /* A chain that points outside the stack in use, or loops, is not followed. */
@@ -214,24 +166,24 @@ static void chain_stays_on_the_stack(void **state)
 	struct lastjava_regs regs = { .pc = 0x10050, .sp = at(10), .fp = at(4) }, place;
 	struct lastjava_search search;
 	struct lastjava_anchor anchor;
-	enum lastjava_place kind;
+	bool anchor_pc;
 
 	fake_thread(IN_JAVA);
 	stack[4] = at(30);
 	stack[5] = 0x10400;
 	/* Below the interrupted sp: not the part of the stack in use. */
 	assert_true(lastjava__begin(thread, &regs, &search, &anchor));
-	assert_false(lastjava__next(&search, &place, &kind));
+	assert_false(lastjava__next(&search, &place, &anchor_pc));
 
 	regs.fp = at(12);
 	stack[12] = at(12); /* a loop */
 	stack[13] = 0x5000;
 	assert_true(lastjava__begin(thread, &regs, &search, &anchor));
-	assert_false(lastjava__next(&search, &place, &kind));
+	assert_false(lastjava__next(&search, &place, &anchor_pc));
 
 	regs.fp = at(STACK_WORDS - 1); /* its return address would be past the base */
 	assert_true(lastjava__begin(thread, &regs, &search, &anchor));
-	assert_false(lastjava__next(&search, &place, &kind));
+	assert_false(lastjava__next(&search, &place, &anchor_pc));
 }
 
 /* Nothing to try: other states, a walkable anchor, a stack the sp is not on, an anchor off the stack. */
@@ -273,7 +225,6 @@ int main(void)
 		cmocka_unit_test(anchored_places_in_order),
 		cmocka_unit_test(unanchored_follows_the_fp_chain),
 		cmocka_unit_test(unanchored_leaf_scans_above_sp),
-		cmocka_unit_test(unanchored_in_code_tries_the_top_words_first),
 		cmocka_unit_test(chain_stays_on_the_stack),
 		cmocka_unit_test(refuses_what_it_cannot_use),
 	};

@@ -888,8 +888,6 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		java->stats.with_java++;
 		if (trace->flags & JBPF_TRACE_FROM_ANCHOR)
 			java->stats.from_anchor++;
-		else if (trace->flags & JBPF_TRACE_FROM_TOP)
-			java->stats.from_top++;
 		else if (trace->flags & JBPF_TRACE_FROM_CALLER)
 			java->stats.from_caller++;
 		note_thread(java, sample->tgid, sample->tid, true, false);
@@ -1523,12 +1521,11 @@ void java__describe(const struct java *java, char *buf, size_t size)
 				(unsigned long long)st.with_java, (unsigned long long)java_threads,
 				java_threads ? 100.0 * (double)st.with_java / (double)java_threads : 100.0,
 				(unsigned long long)st.vm_threads);
-	if ((st.from_anchor || st.from_caller || st.from_top) && used < size)
+	if ((st.from_anchor || st.from_caller) && used < size)
 		used += (size_t)snprintf(buf + used, size - used,
 					 "; joined by a second walk: %llu from the last Java frame, %llu from a stub's "
-					 "Java caller, %llu from the caller of a method's entry or exit",
-					 (unsigned long long)st.from_anchor, (unsigned long long)st.from_caller,
-					 (unsigned long long)st.from_top);
+					 "Java caller",
+					 (unsigned long long)st.from_anchor, (unsigned long long)st.from_caller);
 	if ((st.kinds_by_agent || st.kinds_by_native || st.kinds_inferred) && used < size)
 		used += (size_t)snprintf(buf + used, size - used,
 					 "; Java frame kinds: %llu exact (%llu walked by the agent, %llu from the native "

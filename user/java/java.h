@@ -58,7 +58,6 @@ struct java_stats {
 	uint64_t with_java;        /* ... that carry Java frames */
 	uint64_t from_anchor;      /* ... of those, by AsyncGetCallTrace again from the last Java frame */
 	uint64_t from_caller;      /* ... of those, by it again from a stub's Java caller */
-	uint64_t from_top;         /* ... of those, from the caller of a method's entry or exit (top of the stack) */
 	uint64_t vm_threads;       /* ... of threads running no Java (GC, compiler...) */
 	uint64_t failed;           /* ... on Java threads, without Java frames */
 	uint64_t signal_failed;    /* the BPF program could not send the signal */

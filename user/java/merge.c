@@ -237,22 +237,6 @@ static void add_java_frames(struct merge *m, const struct jbpf_sample *s, struct
 		push_java(m, map, t->frames[k].method_id, annotate ? kinds[k] : FRAME_KIND_JAVA);
 }
 
-/*
- * A trace walked from the caller of the code the thread was in, at a
- * method's entry or exit (JBPF_TRACE_FROM_TOP): that code is not in the
- * trace. The compiled method the native stack's first generated frame is
- * in, when the code map knows it (--annotate, pprof recordings); else a
- * frame that says where the time went, so that it is not the caller's.
- */
-static void push_entry_or_exit(struct merge *m, struct javamap *map, const struct jvm_frame *f)
-{
-	if (f && f->have_blob && f->blob.kind == JBPF_CODE_NMETHOD && f->blob.method_id)
-		push_java(m, map, f->blob.method_id,
-			  aggregator__annotates(m->agg) ? FRAME_KIND_JAVA_COMPILED : FRAME_KIND_JAVA);
-	else
-		aggregator__push(m->agg, "[a Java method's entry or exit]", FRAME_KIND_JIT);
-}
-
 void merge__add(struct merge *m, const struct jbpf_sample *s, const struct merge_java *java)
 {
 	const struct join_trace *t = java->trace && java->trace->status > 0 ? java->trace : NULL;
@@ -276,15 +260,11 @@ void merge__add(struct merge *m, const struct jbpf_sample *s, const struct merge
 	}
 	cut = t && nr && frames[nr - 1].generated ? nr - 1 : nr;
 	if (t) {
-		bool named_stub = cut < nr && frames[cut].have_blob && frames[cut].blob.kind == JBPF_CODE_STUB &&
-				  frames[cut].blob.name && strcmp(frames[cut].blob.name, "Interpreter");
-
 		add_java_frames(m, s, java->map, t, cut);
 		/* A stub the Java code called (arraycopy and the like) is a frame of its own. */
-		if (named_stub)
+		if (cut < nr && frames[cut].have_blob && frames[cut].blob.kind == JBPF_CODE_STUB &&
+		    frames[cut].blob.name && strcmp(frames[cut].blob.name, "Interpreter"))
 			aggregator__push(agg, frames[cut].name, FRAME_KIND_JIT);
-		else if (t->flags & JBPF_TRACE_FROM_TOP)
-			push_entry_or_exit(m, java->map, cut < nr ? &frames[cut] : NULL);
 		/* The native frames read end before Java began: say that some are missing. */
 		if (cut == nr && (s->flags & JBPF_SAMPLE_USER_CUT))
 			aggregator__push(agg, "[more native frames]", FRAME_KIND_LOST);

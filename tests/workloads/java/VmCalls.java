@@ -5,7 +5,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * code, in the JVM's own code or its stubs, where AsyncGetCallTrace gives up
  * unless a walk starts from the thread's last Java frame.
  *
- *   java VmCalls alloc|runtime|calls [-t THREADS]
+ *   java VmCalls alloc|runtime [-t THREADS]
  *
  * alloc: VmCalls.allocate makes arrays too large for a thread's allocation
  * buffer (each one goes through the allocation slow path, _new_array_Java
@@ -16,18 +16,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * identity hashes of new objects (Object.hashCode, into the VM), and
  * VmCalls.intern interns new strings (String.intern, the VM's string table).
  *
- * calls: VmCalls.callTiny calls VmCalls.tiny, a method of a few
- * instructions, in a loop; run with -XX:CompileCommand=dontinline,VmCalls::tiny
- * it stays a call, so a good share of the time is in its compiled entry and
- * exit (stack bang, push rbp, sub rsp ... add rsp, pop rbp, the return
- * poll), where its frame is not laid out.
- *
  * Threads are named vm-0, vm-1, ... It prints "ready" once every thread runs,
  * "alive N" every 100 ms, and on SIGTERM the truth: "rounds N", the calls
  * made, summed over threads.
  */
 public final class VmCalls {
-	private static final String USAGE = "java VmCalls alloc|runtime|calls [-t THREADS]";
+	private static final String USAGE = "java VmCalls alloc|runtime [-t THREADS]";
 	/* 256 KiB: larger than any TLAB refill leaves room for, so every one is a slow-path allocation. */
 	private static final int BIG = 256 * 1024;
 	private static final AtomicLong rounds = new AtomicLong();
@@ -75,25 +69,6 @@ public final class VmCalls {
 		return sum;
 	}
 
-	static int tiny(int x) {
-		return x * 31 + 7;
-	}
-
-	static int callTiny(int n, int seed) {
-		int v = seed;
-
-		for (int i = 0; i < n; i++)
-			v = tiny(v);
-		return v;
-	}
-
-	private static void callsLoop() {
-		for (int round = 0;; round++) {
-			sink = callTiny(100_000, round);
-			rounds.incrementAndGet();
-		}
-	}
-
 	private static void allocLoop() {
 		Object[] keep = new Object[64];
 
@@ -114,21 +89,10 @@ public final class VmCalls {
 	}
 
 	public static void main(String[] args) throws Exception {
-		Workload.Body body;
-
-		switch (args.length < 1 ? "" : args[0]) {
-		case "alloc":
-			body = VmCalls::allocLoop;
-			break;
-		case "runtime":
-			body = VmCalls::runtimeLoop;
-			break;
-		case "calls":
-			body = VmCalls::callsLoop;
-			break;
-		default:
+		if (args.length < 1 || !(args[0].equals("alloc") || args[0].equals("runtime")))
 			throw new IllegalArgumentException(USAGE);
-		}
-		Workload.runThreads("vm", Workload.threadsOption(USAGE, args, 1), body, rounds);
+		boolean alloc = args[0].equals("alloc");
+		Workload.runThreads("vm", Workload.threadsOption(USAGE, args, 1),
+				    alloc ? VmCalls::allocLoop : VmCalls::runtimeLoop, rounds);
 	}
 }
