@@ -140,6 +140,14 @@ if [ "$soak" -gt 0 ]; then
 	next_burst=60
 	while [ $(($(date +%s) - start)) -lt "$duration" ]; do
 		now=$(($(date +%s) - start))
+		# A profiler that died says so, with the end of what it printed.
+		if ! kill -0 "$prof_pid" 2>/dev/null; then
+			rc=0; wait "$prof_pid" 2>/dev/null || rc=$?
+			echo "bench/fleet.sh: the profiler exited (status $rc) at t=${now}s; its last lines:" >&2
+			tail -20 "$tmp/stderr" >&2
+			prof_pid=
+			exit 1
+		fi
 		r=$(rss_kib "$prof_pid")
 		in_burst=0
 		if [ -n "$burst_pid" ] && kill -0 "$burst_pid" 2>/dev/null; then in_burst=1; fi
