@@ -28,8 +28,9 @@
 #     memory and the code it caused to be compiled and kept;
 #   - under SOAK: VmRSS every 30 s, and its least-squares slope in KiB per
 #     hour over the samples after the first 2 minutes (warm-up: tables fill);
-#     with BURSTS, the samples taken during a burst are marked and the RSS
-#     before and after each burst is what shows whether memory comes back.
+#     with BURSTS, the samples taken during a burst and until the interval
+#     cut after it (30 s + the interval) are the burst's: the slope and the
+#     range "outside bursts" leave them out, and their peak is printed apart.
 # Environment: PROF (default build/jbpfprof), JAVA (default JDK 17's java),
 # INTERVAL (--interval, default 60s), EXTRA (more profiler options).
 set -euo pipefail
@@ -136,8 +137,10 @@ burst() { # 30 s of short-lived processes, each a big program of its own
 if [ "$soak" -gt 0 ]; then
 	: >"$tmp/soak"
 	start=$(date +%s)
-	burst_pid=
+	burst_start=
 	next_burst=60
+	interval_s=${interval%s}
+	case $interval_s in '' | *[!0-9]*) interval_s=60 ;; esac
 	while [ $(($(date +%s) - start)) -lt "$duration" ]; do
 		now=$(($(date +%s) - start))
 		# A profiler that died says so, with the end of what it printed.
@@ -149,10 +152,12 @@ if [ "$soak" -gt 0 ]; then
 			exit 1
 		fi
 		r=$(rss_kib "$prof_pid")
+		# A burst's memory is let go at the first interval's cut after it: until then a sample is the burst's.
 		in_burst=0
-		if [ -n "$burst_pid" ] && kill -0 "$burst_pid" 2>/dev/null; then in_burst=1; fi
-		if [ -n "${BURSTS:-}" ] && [ "$now" -ge "$next_burst" ] && [ "$in_burst" = 0 ]; then
-			burst & burst_pid=$!
+		if [ -n "$burst_start" ] && [ $((now - burst_start)) -lt $((30 + interval_s)) ]; then in_burst=1; fi
+		if [ -n "${BURSTS:-}" ] && [ "$now" -ge "$next_burst" ]; then
+			burst &
+			burst_start=$now
 			next_burst=$((next_burst + 300))
 			echo "  t=${now}s a burst starts"
 		fi
