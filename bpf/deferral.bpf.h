@@ -82,12 +82,10 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct b
  */
 static __always_inline void pay_user_stack(__u32 tid, __u64 seq)
 {
-	struct jbpf_user_stack *record = bpf_ringbuf_reserve(&events, OWED_USER_STACK_SIZE, 0);
+	struct jbpf_user_stack *record = reserve_counted(OWED_USER_STACK_SIZE, JBPF_CNT_WAITS_LOST);
 
-	if (!record) {
-		count(JBPF_CNT_WAITS_LOST);
+	if (!record)
 		return;
-	}
 	record->type = JBPF_RECORD_USER_STACK;
 	record->tid = tid;
 	record->seq = seq;
@@ -96,23 +94,6 @@ static __always_inline void pay_user_stack(__u32 tid, __u64 seq)
 						      JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),
 				   &record->err);
 	bpf_ringbuf_submit(record, BPF_RB_NO_WAKEUP);
-}
-
-/* A wait's end, sent for a wait that began with JBPF_WAIT_OPEN. */
-static __always_inline void pay_wait_end(__u32 tid, __u64 wait_id, __u64 now, __u64 woken)
-{
-	struct jbpf_wait_end *end = bpf_ringbuf_reserve(&events, sizeof(*end), 0);
-
-	if (!end) {
-		count(JBPF_CNT_WAITS_LOST);
-		return;
-	}
-	end->type = JBPF_RECORD_WAIT_END;
-	end->tid = tid;
-	end->wait_id = wait_id;
-	end->time_ns = now;
-	end->woken_ns = woken;
-	bpf_ringbuf_submit(end, BPF_RB_NO_WAKEUP);
 }
 
 /*
@@ -140,15 +121,13 @@ static __always_inline void check_switched_in(struct jbpf_owed *o, __u32 tgid, _
 	w->check_in = 1;
 	woken = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
 	if (w->open_wait) {
-		pay_wait_end(tid, w->open_wait, now, woken);
+		send_wait_end(tid, w->open_wait, now, woken);
 		w->open_wait = 0;
 		return;
 	}
-	wait = bpf_ringbuf_reserve(&events, OWED_WAIT_SIZE, 0);
-	if (!wait) {
-		count(JBPF_CNT_WAITS_LOST);
+	wait = reserve_counted(OWED_WAIT_SIZE, JBPF_CNT_WAITS_LOST);
+	if (!wait)
 		return;
-	}
 	sample_header__init(wait, JBPF_RECORD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
 	wait->state = w->state;
 	wait->wait_start_ns = since;

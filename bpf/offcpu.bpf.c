@@ -267,7 +267,7 @@ static void missed_switch_in(struct trace_event_raw_sched_switch *ctx, struct jb
 	count(JBPF_CNT_SWITCH_MISSED);
 	w->check_in = 1;
 	if (w->open_wait) {
-		pay_wait_end(tid, w->open_wait, end, 0);
+		send_wait_end(tid, w->open_wait, end, 0);
 		return;
 	}
 	if (!w->runtime_at_out)
@@ -468,7 +468,7 @@ static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	/* A wakeup seen out of order (racing this switch) is no wakeup of this wait. */
 	woken = w->woken_at >= w->off_since && w->woken_at <= now ? w->woken_at : 0;
 	if (w->open_wait) {
-		pay_wait_end(tid, w->open_wait, now, w->off_since ? woken : 0);
+		send_wait_end(tid, w->open_wait, now, w->off_since ? woken : 0);
 		w->open_wait = 0;
 		w->off_since = 0;
 		return;
@@ -551,11 +551,9 @@ int thread_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (!w)
 		return 0;
 	w->flags |= JBPF_THREAD_EXITING;
-	exit = bpf_ringbuf_reserve(&events, sizeof(*exit), 0);
-	if (!exit) {
-		count(JBPF_CNT_WAITS_LOST);
+	exit = reserve_counted(sizeof(*exit), JBPF_CNT_WAITS_LOST);
+	if (!exit)
 		return 0;
-	}
 	exit->type = JBPF_RECORD_THREAD_EXIT;
 	exit->tid = tid;
 	exit->tgid = w->tgid;

@@ -259,11 +259,9 @@ int process_exec(struct bpf_raw_tracepoint_args *ctx)
 	bpf_map_delete_elem(&unwind_procs, &tgid);
 	/* The new program has no handler for our signal: it would die of it. */
 	bpf_map_delete_elem(&java_targets, &tgid);
-	record = bpf_ringbuf_reserve(&events, sizeof(*record), 0);
-	if (!record) {
-		count(JBPF_CNT_EXEC_LOST);
+	record = reserve_counted(sizeof(*record), JBPF_CNT_EXEC_LOST);
+	if (!record)
 		return 0;
-	}
 	record->type = JBPF_RECORD_EXEC;
 	record->tgid = tgid;
 	bpf_ringbuf_submit(record, BPF_RB_NO_WAKEUP);

@@ -142,6 +142,31 @@ static __always_inline void count(__u32 which)
 		*value += 1;
 }
 
+/* size bytes of the ring buffer, or NULL with lost_counter counted: no record is lost without a count. */
+static __always_inline void *reserve_counted(__u64 size, __u32 lost_counter)
+{
+	void *record = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!record)
+		count(lost_counter);
+	return record;
+}
+
+/* A wait's end, sent for a wait that began with JBPF_WAIT_OPEN. */
+static __always_inline void send_wait_end(__u32 tid, __u64 wait_id, __u64 now, __u64 woken)
+{
+	struct jbpf_wait_end *end = reserve_counted(sizeof(*end), JBPF_CNT_WAITS_LOST);
+
+	if (!end)
+		return;
+	end->type = JBPF_RECORD_WAIT_END;
+	end->tid = tid;
+	end->wait_id = wait_id;
+	end->time_ns = now;
+	end->woken_ns = woken;
+	bpf_ringbuf_submit(end, BPF_RB_NO_WAKEUP);
+}
+
 /*
  * The last number given to a Java stack signal. A map rather than a
  * global: globals are each object's own, and the CPU sampler and the

@@ -93,7 +93,6 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 {
 	__u64 since = pending->off_since, now = bpf_ktime_get_ns();
 	struct jbpf_thread_waits *w = bpf_map_lookup_elem(&waits, &tid);
-	struct jbpf_wait_end *end;
 	struct jbpf_sample *wait;
 	__u32 zero = 0;
 	__u64 n;
@@ -105,15 +104,7 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	count(JBPF_CNT_SWITCH_IN_LATE);
 	w->off_since = 0;
 	if (w->open_wait) {
-		end = bpf_ringbuf_reserve(&events, sizeof(*end), 0);
-		if (end) {
-			end->type = JBPF_RECORD_WAIT_END;
-			end->tid = tid;
-			end->wait_id = w->open_wait;
-			end->time_ns = now;
-			end->woken_ns = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
-			bpf_ringbuf_submit(end, BPF_RB_NO_WAKEUP);
-		}
+		send_wait_end(tid, w->open_wait, now, w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0);
 		w->open_wait = 0;
 		return;
 	}

@@ -54,11 +54,23 @@ static void extend(uint64_t *extent, uint64_t offset, uint64_t width)
 		*extent = offset + width;
 }
 
+/* Whether fields reaching extent bytes lie inside type's size (VMStructs'); else why, in st.why. */
+static bool inside(const char *type, const char *article, uint64_t extent)
+{
+	uint64_t size = vmstructs__type_size(type);
+
+	if (size && extent <= size)
+		return true;
+	snprintf(st.why, sizeof(st.why), "%s %s field lies outside its %llu bytes", article, type,
+		 (unsigned long long)size);
+	return false;
+}
+
 /* How a CodeBlob is read: its fields and how an nmethod is told. */
 static bool read_blob(struct codewalk_layout *l)
 {
 	uint32_t w;
-	uint64_t blob_size = vmstructs__type_size("CodeBlob"), ext = 0;
+	uint64_t ext = 0;
 
 	if (!field("CodeBlob", "_size", 4, 4, &l->blob_size, NULL) ||
 	    !field("CodeBlob", "_frame_size", 4, 4, &l->blob_frame_size, NULL) ||
@@ -81,11 +93,8 @@ static bool read_blob(struct codewalk_layout *l)
 			return false;
 		extend(&ext, l->blob_name, 8);
 	}
-	if (!blob_size || ext > blob_size) {
-		snprintf(st.why, sizeof(st.why), "a CodeBlob field lies outside its %llu bytes",
-			 (unsigned long long)blob_size);
+	if (!inside("CodeBlob", "a", ext))
 		return false;
-	}
 	l->blob_header = ext;
 	return true;
 }
@@ -93,7 +102,7 @@ static bool read_blob(struct codewalk_layout *l)
 /* nmethod's Method* (CompiledMethod's on JDK 17) and compilation level. */
 static bool read_nmethod(struct codewalk_layout *l)
 {
-	uint64_t size = vmstructs__type_size("nmethod"), ext = l->blob_header;
+	uint64_t ext = l->blob_header;
 
 	if (!vmstructs__field("nmethod", "_method", &l->nm_method, &(uint64_t){ 0 }) &&
 	    !field("CompiledMethod", "_method", 8, 8, &l->nm_method, NULL))
@@ -102,11 +111,8 @@ static bool read_nmethod(struct codewalk_layout *l)
 		return false;
 	extend(&ext, l->nm_method, 8);
 	extend(&ext, l->nm_level, l->level_width);
-	if (!size || ext > size) {
-		snprintf(st.why, sizeof(st.why), "an nmethod field lies outside its %llu bytes",
-			 (unsigned long long)size);
+	if (!inside("nmethod", "an", ext))
 		return false;
-	}
 	l->nm_header = ext;
 	return true;
 }
