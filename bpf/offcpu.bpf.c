@@ -89,8 +89,6 @@ const volatile __u64 full_wait_ns = 10000000;
 const volatile __u64 check_in_min_ns = 2500000;
 const volatile __u64 min_block_ns = 0;
 const volatile __u64 max_block_ns = ~0ull;
-const volatile __u64 syscall_entry_lo = 0;
-const volatile __u64 syscall_entry_hi = 0;
 
 /* Wait numbers; the top bit keeps them apart from the CPU sampler's. */
 __u64 next_seq = 0;
@@ -240,7 +238,7 @@ static void send_open_wait(struct trace_event_raw_sched_switch *ctx, struct jbpf
 	un = stack_frames(bpf_get_stack(ctx, &wait->ips[kn], JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),
 			  &wait->ustack_err);
 	wait->ustack_len = un;
-	if (stack_in_syscall(wait->ips, kn, syscall_entry_lo, syscall_entry_hi)) {
+	if (in_system_call(bpf_get_current_task_btf(), wait->ips, kn)) {
 		want_java_stack(wait, bpf_get_current_task_btf());
 	} else {
 		signal_java_now(wait, bpf_get_current_task_btf());
@@ -397,7 +395,7 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, const char *comm, 
 		kn = stack_frames(bpf_get_task_stack(task, wait->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), 0),
 				  &wait->kstack_err);
 		wait->kstack_len = kn;
-		if (stack_in_syscall(wait->ips, kn, syscall_entry_lo, syscall_entry_hi)) {
+		if (in_system_call(task, wait->ips, kn)) {
 			int err = owe_user_stack(task, new_seq(), &wait->ustack_seq);
 
 			if (err)

@@ -54,9 +54,6 @@
 const volatile bool filter_by_tgid = false;
 const volatile bool thin_ticks = false;
 const volatile __u32 keep_threshold = 0; /* keep a tick when prandom < this */
-/* [syscall_entry_lo, syscall_entry_hi): do_syscall_64, from kallsyms; 0 when unknown. */
-const volatile __u64 syscall_entry_lo = 0;
-const volatile __u64 syscall_entry_hi = 0;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -178,7 +175,7 @@ static __always_inline void request_java_stack(struct jbpf_sample *sample, const
 		sample->flags |= JBPF_SAMPLE_NO_JAVA;
 		return;
 	}
-	if (kn && stack_in_syscall(sample->ips, kn, syscall_entry_lo, syscall_entry_hi)) {
+	if (in_system_call(bpf_get_current_task_btf(), sample->ips, kn)) {
 		sample->flags |= JBPF_SAMPLE_DEFERRED;
 		count(JBPF_CNT_JAVA_DEFERRED);
 		err = owe_java_signal(bpf_get_current_task_btf(), new_java_seq(), &seq);

@@ -193,25 +193,59 @@ static __always_inline __u64 new_java_seq(void)
 }
 
 /*
- * Whether a kernel stack (innermost first) runs inside a system call: its
- * outermost frames are the entry code and do_syscall_64, whose address
- * range [lo, hi) userspace found in kallsyms. An interrupt or fault taken in
- * user mode has neither.
+ * Set by userspace between open and load, from kallsyms; 0 when unknown.
+ * [syscall_entry_lo, syscall_entry_hi): do_syscall_64, through which every
+ * system call runs; [entry_text_lo, entry_text_hi): the kernel's entry
+ * code, where every stack of a thread that entered from user mode ends.
  */
-static __always_inline bool stack_in_syscall(const __u64 *ips, __u64 kn, __u64 lo, __u64 hi)
+const volatile __u64 syscall_entry_lo = 0;
+const volatile __u64 syscall_entry_hi = 0;
+const volatile __u64 entry_text_lo = 0;
+const volatile __u64 entry_text_hi = 0;
+
+/* The outermost frames of a kernel stack (innermost first) that can hold do_syscall_64. */
+#define SYSCALL_FRAMES_AT_BOTTOM 3
+
+/*
+ * Whether task, in the kernel with kernel stack ips[0..kn), is inside a
+ * system call, where a signal now could cut a sleep short (EINTR): its
+ * signal must wait for the call's return (bpf/deferral.bpf.h).
+ *
+ * The stack tells when it reaches the entry code: a system call's passes
+ * through do_syscall_64 just above it, an interrupt's or a fault's does
+ * not. But the kernel's unwinder gives up inside code it has no unwind
+ * data for (BPF programs, retpoline thunks: a sample of a thread running
+ * one of this profiler's raw tracepoint programs inside its own system
+ * call), and then the stack is one or two frames long and tells nothing.
+ * The register frame of the task's kernel entry tells then: the kernel
+ * keeps the system call's number in orig_ax for the whole call, and -1
+ * for an interrupt. A fault's error code reads like a number too: such a
+ * thread is taken as inside a call, so its signal comes later, never
+ * early.
+ */
+static __always_inline bool in_system_call(struct task_struct *task, const __u64 *ips, __u64 kn)
 {
-	for (int i = 1; i <= 3; i++) {
+	struct pt_regs *entry;
+	__u64 bottom = 0;
+
+	for (int i = 1; i <= SYSCALL_FRAMES_AT_BOTTOM; i++) {
 		__u64 at;
 
 		if (kn < (__u64)i)
 			break;
 		at = kn - i;
+		barrier_var(at); /* keeps the bound check on the index itself, for the verifier */
 		if (at >= JBPF_MAX_STACK_DEPTH)
 			break;
-		if (ips[at] >= lo && ips[at] < hi)
+		if (ips[at] >= syscall_entry_lo && ips[at] < syscall_entry_hi)
 			return true;
+		if (i == 1)
+			bottom = ips[at];
 	}
-	return false;
+	if (bottom >= entry_text_lo && bottom < entry_text_hi)
+		return false;
+	entry = (struct pt_regs *)bpf_task_pt_regs(task);
+	return entry && (long)BPF_CORE_READ(entry, orig_ax) >= 0;
 }
 
 /*

@@ -17,12 +17,15 @@
  *
  * Both ways of paying the debt are tested on this kernel, chosen with
  * JBPFPROF_DEFER: BPF task work, and the system call exit program (the
- * fallback for kernels before 6.18); each on JDK 17 and JDK 25. The JVM's
- * heartbeat must keep coming throughout.
+ * fallback for kernels before 6.18); each on JDK 17 and JDK 25, and each
+ * once under -e wall, where the waits themselves owe Java stacks and the
+ * switch-in checks (bpf/deferral.bpf.h) ride on the same returns. The
+ * JVM's heartbeat must keep coming throughout.
  */
 #include "harness.h"
 #include "jvm.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +42,7 @@
 struct mode {
 	const struct jdk *jdk;
 	const char *defer; /* JBPFPROF_DEFER */
+	bool wall;         /* -e wall: waits owe their Java stacks too */
 };
 
 /* "N Java signals deferred" from the profiler's -v output, or -1. */
@@ -75,7 +79,9 @@ static void syscalls_not_cut_short(void **state)
 	jvm_start(&jvm, mode->jdk, "SyscallWaits", (char *[]){ lib, NULL });
 	file = harness_path(jvm.dir, "waits.collapsed");
 	setenv("JBPFPROF_DEFER", mode->defer, 1);
-	status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-F", "1000", "-d", RECORD_S, "-v", NULL },
+	status = jvm_record_watched(&jvm, &profiler, file,
+				    mode->wall ? (char *[]){ "-F", "1000", "-e", "wall", "-d", RECORD_S, "-v", NULL }
+					       : (char *[]){ "-F", "1000", "-d", RECORD_S, "-v", NULL },
 				    60, STALL_BOUND_MS, AFTER_MS, &hb);
 	unsetenv("JBPFPROF_DEFER");
 	if (hb.stalled) {
@@ -89,8 +95,8 @@ static void syscalls_not_cut_short(void **state)
 	jvm_stop(&jvm);
 	assert_int_equal(jvm_java_summary(&profiler, &joined, &on_jvm), 0);
 	deferred = signals_deferred(&profiler);
-	fprintf(stderr, "  %s, %s: %ld beats (longest gap %lld ms), %llu of %llu JVM samples joined, %lld deferred\n",
-		mode->jdk->name, mode->defer, hb.beats, (long long)hb.longest_ms, joined, on_jvm, deferred);
+	fprintf(stderr, "  %s, %s%s: %ld beats (longest gap %lld ms), %llu of %llu JVM samples joined, %lld deferred\n",
+		mode->jdk->name, mode->defer, mode->wall ? ", -e wall" : "", hb.beats, (long long)hb.longest_ms, joined, on_jvm, deferred);
 	jvm_assert_did(&jvm, "the JVM did",
 		       (const struct jvm_minimum[]){ { "sleeps", LEAST_CALLS },
 						     { "reads", LEAST_CALLS },
@@ -112,9 +118,11 @@ static void syscalls_not_cut_short(void **state)
 	free(lib);
 }
 
-static const struct mode jdk17_task_work = { &jdk17, "task-work" }, jdk25_task_work = { &jdk25, "task-work" },
-			 jdk17_syscall_exit = { &jdk17, "syscall-exit" },
-			 jdk25_syscall_exit = { &jdk25, "syscall-exit" };
+static const struct mode jdk17_task_work = { &jdk17, "task-work", false }, jdk25_task_work = { &jdk25, "task-work", false },
+			 jdk17_syscall_exit = { &jdk17, "syscall-exit", false },
+			 jdk25_syscall_exit = { &jdk25, "syscall-exit", false },
+			 jdk17_wall_syscall_exit = { &jdk17, "syscall-exit", true },
+			 jdk25_wall_task_work = { &jdk25, "task-work", true };
 
 #define MODE_TEST(f, m) { #f " (" #m ")", f, NULL, NULL, (void *)&m }
 
@@ -125,6 +133,8 @@ int main(void)
 		MODE_TEST(syscalls_not_cut_short, jdk25_task_work),
 		MODE_TEST(syscalls_not_cut_short, jdk17_syscall_exit),
 		MODE_TEST(syscalls_not_cut_short, jdk25_syscall_exit),
+		MODE_TEST(syscalls_not_cut_short, jdk17_wall_syscall_exit),
+		MODE_TEST(syscalls_not_cut_short, jdk25_wall_task_work),
 	};
 
 	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */

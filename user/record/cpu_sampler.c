@@ -148,6 +148,8 @@ static void configure(struct cpu_sampler *cs, const struct sampler_config *confi
 												    : 1);
 	skel->rodata->syscall_entry_lo = config->syscall_entry_lo;
 	skel->rodata->syscall_entry_hi = config->syscall_entry_hi;
+	skel->rodata->entry_text_lo = config->entry_text_lo;
+	skel->rodata->entry_text_hi = config->entry_text_hi;
 	skel->rodata->unwind_tables = config->unwind_tables;
 	skel->rodata->defer_by_task_work = config->deferral == SAMPLER_DEFER_TASK_WORK;
 	unwind_geometry(config, &max_rows, &max_procs);

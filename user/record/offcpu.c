@@ -28,6 +28,8 @@ static void configure(struct offcpu_bpf *skel, const struct sampler_config *conf
 	skel->rodata->max_block_ns = config->max_block_ns ? config->max_block_ns : UINT64_MAX;
 	skel->rodata->syscall_entry_lo = config->syscall_entry_lo;
 	skel->rodata->syscall_entry_hi = config->syscall_entry_hi;
+	skel->rodata->entry_text_lo = config->entry_text_lo;
+	skel->rodata->entry_text_hi = config->entry_text_hi;
 	skel->rodata->defer_by_task_work = config->deferral == SAMPLER_DEFER_TASK_WORK;
 }
 

@@ -464,6 +464,24 @@ static void say_what_is_sampled(const struct recording *rec)
 			java__nr_jvms(rec->java) ? ", with Java frames" : "");
 }
 
+/*
+ * Where the kernel's system call path and entry code lie, so that the BPF
+ * side can tell a thread inside a system call (in_system_call in
+ * bpf/shared.bpf.h). Left 0 when kallsyms does not say; the BPF side then
+ * goes by the task's entry registers alone.
+ */
+static void kernel_entry_ranges(struct symbolizer *sym, struct sampler_config *config)
+{
+	uint64_t start, end, unused;
+
+	symbolizer__kernel_symbol(sym, "do_syscall_64", &config->syscall_entry_lo, &config->syscall_entry_hi);
+	if (!symbolizer__kernel_symbol(sym, "__entry_text_start", &start, &unused) &&
+	    !symbolizer__kernel_symbol(sym, "__entry_text_end", &end, &unused) && start < end) {
+		config->entry_text_lo = start;
+		config->entry_text_hi = end;
+	}
+}
+
 int recording__run(struct recording *rec)
 {
 	const struct recording_config *c = &rec->config;
@@ -524,8 +542,7 @@ int recording__run(struct recording *rec)
 	sampler_config.ctx = rec->pipeline;
 	/* A JVM may take the agent during the recording too: its deferred signals need the range. */
 	if (c->java != RECORDING_JAVA_OFF || sampler_config.waits)
-		symbolizer__kernel_symbol(rec->sym, "do_syscall_64", &sampler_config.syscall_entry_lo,
-					  &sampler_config.syscall_entry_hi);
+		kernel_entry_ranges(rec->sym, &sampler_config);
 	if (sampler__open(&sampler_config, &rec->sampler, err, sizeof(err))) {
 		fprintf(stderr, "jbpfprof: %s\n", err);
 		return -1;

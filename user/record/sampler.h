@@ -65,11 +65,14 @@ struct sampler_config {
 	const struct sampler_java_target *java; /* JVMs to signal for Java stacks */
 	size_t nr_java;
 	/*
-	 * do_syscall_64's address range, which tells a sample inside a system
-	 * call (its signal waits for the call to return); 0, 0 when unknown,
-	 * and then every sample signals at once.
+	 * do_syscall_64's address range, and the kernel's entry code
+	 * (__entry_text_start to __entry_text_end), which tell a sample
+	 * inside a system call from its kernel stack (its signal waits for
+	 * the call to return; see in_system_call in bpf/shared.bpf.h); 0, 0
+	 * when unknown, and then the task's entry registers alone tell.
 	 */
 	uint64_t syscall_entry_lo, syscall_entry_hi;
+	uint64_t entry_text_lo, entry_text_hi;
 	/*
 	 * Wall-clock and off-CPU profiles: follow the targets' context
 	 * switches (bpf/offcpu.bpf.c). full_wait_ns: sleeping waits at least
