@@ -254,8 +254,7 @@ static void send_open_wait(struct trace_event_raw_sched_switch *ctx, struct jbpf
  * long ago. Its stacks are gone; a wait whose end was awaited is ended
  * with the same time.
  */
-static void missed_switch_in(struct trace_event_raw_sched_switch *ctx, struct jbpf_thread_waits *w, __u32 tid,
-			     __u64 now, __u64 runtime)
+static void missed_switch_in(const char *comm, struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u64 runtime)
 {
 	__u64 ran = runtime > w->runtime_at_out ? runtime - w->runtime_at_out : 0;
 	__u64 end = now - w->off_since > ran ? now - ran : w->off_since;
@@ -282,7 +281,7 @@ static void missed_switch_in(struct trace_event_raw_sched_switch *ctx, struct jb
 			w->sampled_out_ns[w->state] += length;
 		return;
 	}
-	wait = new_wait(w->tgid, tid, ctx->prev_comm, end);
+	wait = new_wait(w->tgid, tid, comm, end);
 	if (!wait)
 		return;
 	wait->state = w->state;
@@ -336,7 +335,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	}
 	runtime = current->se.sum_exec_runtime;
 	if (w->off_since && !(w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW)))
-		missed_switch_in(ctx, w, tid, now, runtime);
+		missed_switch_in(ctx->prev_comm, w, tid, now, runtime);
 	/*
 	 * The check that its switch-in is seen (bpf/deferral.bpf.h), at its
 	 * return to user mode: where the kernel does not report the switch-in,
@@ -473,6 +472,12 @@ static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	}
 	if (w->flags & JBPF_THREAD_NEW) {
 		flags = JBPF_WAIT_NEW_THREAD;
+		/*
+		 * Its CPU time is 0 at its first run (the kernel zeroes it at
+		 * fork), so a missed first switch-out can be told
+		 * (missed_switch_out); 1 ns marks it known.
+		 */
+		w->runtime_at_out = 1;
 	} else if (w->flags & JBPF_THREAD_SINCE_START) {
 		flags = JBPF_WAIT_UNKNOWN_START;
 	} else {
@@ -548,6 +553,18 @@ int thread_exit(struct bpf_raw_tracepoint_args *ctx)
 
 	if (!w)
 		return 0;
+	/*
+	 * Still off CPU by `waits`: the switch that brought it back was missed
+	 * and, with the switch-in check owed only after long waits, nothing
+	 * else ended the wait. It ends where its CPU time says, as at a switch-out.
+	 */
+	if (w->off_since && !(w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW | JBPF_THREAD_EXITING))) {
+		struct task_struct *current = bpf_get_current_task_btf();
+
+		missed_switch_in(current->comm, w, tid, bpf_ktime_get_ns(), current->se.sum_exec_runtime);
+		w->off_since = 0;
+		w->open_wait = 0;
+	}
 	w->flags |= JBPF_THREAD_EXITING;
 	exit = reserve_counted(sizeof(*exit), JBPF_CNT_WAITS_LOST);
 	if (!exit)

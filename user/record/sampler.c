@@ -19,11 +19,10 @@
  *   4. last, the perf events start the CPU samples.
  *
  * Deferred signals and stacks (bpf/deferral.bpf.h), and the check that a
- * waiting thread's switch-in was seen, are paid by BPF task work in CPU
- * recordings where the kernel has it, probed once here: then no program
- * runs on the host's system calls at all. Else, and for recordings of
- * waits (choose_deferral), by the system call exit program, which costs
- * every system call of the host. JBPFPROF_DEFER in the environment
+ * waiting thread's switch-in was seen, are paid by BPF task work where
+ * the kernel has it, probed once here (choose_deferral): then no program
+ * runs on the host's system calls at all. Else by the system call exit
+ * program, which costs every system call of the host. JBPFPROF_DEFER in the environment
  * (task-work, syscall-exit) forces either, for tests.
  */
 #include "sampler.h"
@@ -164,7 +163,7 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
  * 0, or -EINVAL with a message for a value it does not know, or task work
  * asked for on a kernel without it.
  */
-static int choose_deferral(enum sampler_deferral asked, bool waits, enum sampler_deferral *chosen, char *err,
+static int choose_deferral(enum sampler_deferral asked, enum sampler_deferral *chosen, char *err,
 			   size_t err_size)
 {
 	const char *forced = getenv("JBPFPROF_DEFER");
@@ -179,17 +178,8 @@ static int choose_deferral(enum sampler_deferral asked, bool waits, enum sampler
 			return -EINVAL;
 		}
 	}
-	/*
-	 * Recordings of waits keep the system call exit program unless asked:
-	 * it checks every thread's return from a call against `waits`, where
-	 * task work checks only after a long wait, and on a kernel that does
-	 * not report every context switch a short thread whose switch-out went
-	 * unseen was still counted running to its exit in one test_wall run
-	 * of five with task work (docs/architecture.md, "Deferred signals and
-	 * stacks").
-	 */
 	if (asked == SAMPLER_DEFER_AUTO)
-		asked = loader__has_task_work() && !waits ? SAMPLER_DEFER_TASK_WORK : SAMPLER_DEFER_SYSCALL_EXIT;
+		asked = loader__has_task_work() ? SAMPLER_DEFER_TASK_WORK : SAMPLER_DEFER_SYSCALL_EXIT;
 	if (asked == SAMPLER_DEFER_TASK_WORK && !loader__has_task_work()) {
 		snprintf(err, err_size, "this kernel has no BPF task work (bpf_task_work_schedule_resume, Linux 6.18)");
 		return -EINVAL;
@@ -225,7 +215,7 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 	libbpf_set_print(libbpf_print);
 	sampler->java = config->nr_java > 0;
 
-	error = choose_deferral(asked->deferral, config->waits, &config->deferral, err, err_size);
+	error = choose_deferral(asked->deferral, &config->deferral, err, err_size);
 	sampler->deferral = config->deferral;
 	if (!error)
 		error = cpu_sampler__open(config, &sampler->cpu, err, err_size);
