@@ -338,8 +338,19 @@ check-headers: $(SKELS)
 		$(CC) $(AGENT_CFLAGS) -x c -fsyntax-only - || exit 1; \
 	done; echo "headers: each compiles on its own"
 
-bench: all $(OUTPUT)/bench/unwind_tables
+bench: all $(OUTPUT)/bench/unwind_tables $(OUTPUT)/bench/switch_floor $(OUTPUT)/bench/switch_floor.bpf.o
 	$(Q)bash bench/run.sh
+
+# The empty sched_switch programs of bench/pingpong.sh's floor modes, and their loader.
+$(OUTPUT)/bench/switch_floor: bench/switch_floor.c
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(RELEASE_CFLAGS) $^ -lbpf -o $@
+
+$(OUTPUT)/bench/switch_floor.bpf.o: bench/switch_floor.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -Wall -Werror $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
 
 # The unwind table build benchmark's driver (bench/unwind_tables.sh).
 $(OUTPUT)/bench/unwind_tables: bench/unwind_tables.c $(OUTPUT)/release/libunwindtables.a

@@ -28,12 +28,14 @@
 # Prints each mode's median rate (min, max) and the median of its per-round
 # ratios to the unprofiled run of the same round.
 #
-# With bpftrace installed (and FLOOR unset or not 0), a fourth mode,
-# "floor": no profiler, but bpftrace's empty program on the sched_switch
-# tracepoint for the same PROFILE_S: what any tracepoint program on every
-# context switch costs before it does anything (the kernel's dispatch:
-# the perf trace record it fills for a tracepoint program, and the call),
-# the part of -e wall's cost no change in our programs can remove.
+# Unless FLOOR=0, two more modes with no profiler: "floor", an empty BPF
+# program on the sched_switch tracepoint (bench/switch_floor.bpf.c, built
+# by make bench), what any tracepoint program on every context switch
+# costs before it does anything (the kernel fills the trace record and
+# calls the program), the part of -e wall's cost no change in our programs
+# can remove; and "floor-raw", the same on the raw tracepoint. (bpftrace's
+# program on the same tracepoint is no floor: it cost a fifth of the round
+# trips where an empty program costs a few percent.)
 #
 # Last, unless BPF_STATS=0, one more pinned -e wall run with the kernel's
 # BPF statistics on (kernel.bpf_stats_enabled, which slows every program a
@@ -52,7 +54,11 @@ rounds=${1:-5}
 run_s=${RUN_S:-8}
 profile_s=${PROFILE_S:-5}
 modes=(off wall cpu)
-if [ "${FLOOR:-1}" != 0 ] && command -v bpftrace >/dev/null; then modes+=(floor); fi
+floor=build/bench/switch_floor
+if [ "${FLOOR:-1}" != 0 ]; then
+	[ -x "$floor" ] && [ -f "$floor.bpf.o" ] || { echo "bench: run make bench first (or FLOOR=0)" >&2; exit 1; }
+	modes+=(floor floor-raw)
+fi
 work=build/workloads/offcpu
 prof=${JBPFPROF:-build/jbpfprof}
 [ -x "$work" ] && [ -x "$prof" ] || { echo "bench: run make first" >&2; exit 1; }
@@ -70,14 +76,12 @@ run_once() {
 	wp=$!
 	exec 3<"$tmp/out"
 	read -r line <&3   # "ready": the round trips have started
-	if [ "$mode" = floor ]; then
+	if [ "$mode" = floor ] || [ "$mode" = floor-raw ]; then
 		mkfifo "$tmp/err"
-		# BEGIN runs once every probe is attached.
-		timeout "$((profile_s + 1))" bpftrace -e 'BEGIN { printf("jbpfprof: sampling\n") } tracepoint:sched:sched_switch { }' \
-			>"$tmp/err" 2>/dev/null &
+		"$floor" "$floor.bpf.o" "$([ "$mode" = floor ] && echo tp || echo raw)" "$profile_s" 2>"$tmp/err" &
 		pp=$!
 		exec 4<"$tmp/err"
-		wait_for_sampling 4 to_stderr || { echo "bench: bpftrace failed to start" >&2; kill "$wp"; exit 1; }
+		wait_for_sampling 4 to_stderr || { echo "bench: switch_floor failed to start" >&2; kill "$wp"; exit 1; }
 		seen=$(date +%s%N)
 	elif [ "$mode" != off ]; then
 		mkfifo "$tmp/err"
@@ -92,8 +96,7 @@ run_once() {
 	exec 3<&-
 	if [ -n "$pp" ]; then
 		cat <&4 >/dev/null
-		# timeout's 124 is how the floor's bpftrace ends.
-		wait "$pp" || [ "$mode" = floor ] || { echo "bench: the profiler failed" >&2; exit 1; }
+		wait "$pp" || { echo "bench: the profiler failed" >&2; exit 1; }
 		exec 4<&-
 		rm -f "$tmp/err"
 	fi
@@ -130,7 +133,7 @@ for pin in free pinned; do
 		ratio=$(ratio_median "$tmp/$pin-$m" "$tmp/$pin-off")
 		awk -v m="$m" -v med="$med" -v lo="$lo" -v hi="$hi" -v ratio="$ratio" 'BEGIN {
 			printf "    %-10s median %8.0f round trips/s (min %.0f, max %.0f)  per-round ratio to off: median %.3f (%+.1f%%)\n",
-				(m == "off" ? "off" : m == "wall" ? "-e wall" : m == "floor" ? "floor" : "-e cpu"), med, lo, hi, ratio, (ratio - 1) * 100 }'
+				(m == "off" ? "off" : m == "wall" ? "-e wall" : m == "cpu" ? "-e cpu" : m), med, lo, hi, ratio, (ratio - 1) * 100 }'
 	done
 done
 
