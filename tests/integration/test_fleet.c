@@ -524,6 +524,12 @@ static void server_down_then_up(void **state)
 		fail_msg("no recovery said:\n%s", profiler.buf);
 	/* And the recording goes on cutting intervals. */
 	wait_interval(&profiler, intervals + 1, 60);
+	/*
+	 * The partial interval cut at SIGTERM gets about a second of the
+	 * workload, as in each_interval_arrives: stopped at once, it could hold
+	 * no sample of it, and no profile of it would be owed.
+	 */
+	sleep_ms(1000);
 	profiler_term(&profiler);
 	harness_stop_workload(&w);
 	server_stop(&s);
