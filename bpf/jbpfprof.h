@@ -333,4 +333,35 @@ struct jbpf_unwind_miss {
 	__u64 pc;
 };
 
+/*
+ * What a thread is at the end of a recording (bpf/offcpu.bpf.c
+ * end_of_waits, an iterator over `waits`): its entry, its name and, when
+ * the entry has it off CPU, its kernel stack (kstack_len frames in ips;
+ * kstack_err a negative errno when none was read). No task (it exited):
+ * JBPF_THREAD_END_GONE, no name, no stack.
+ */
+struct jbpf_thread_end {
+	__u32 tid;
+	__u32 flags;         /* JBPF_THREAD_END_* */
+	char comm[JBPF_COMM_LEN];
+	struct jbpf_thread_waits waits;
+	__s32 kstack_err;
+	__u32 kstack_len;
+	__u64 ips[JBPF_MAX_STACK_DEPTH];
+};
+#define JBPF_THREAD_END_GONE 1u
+
+/*
+ * A question to bpf/kernel_symbols.bpf.c (its .bss `query`): an address to
+ * name, or a name to find. Kernel symbol names are at most 512 bytes
+ * (KSYM_NAME_LEN); the text has room for one with its offset, size and
+ * module.
+ */
+#define JBPF_KERNEL_QUERY_TEXT 640
+struct jbpf_kernel_query {
+	__u64 addr;
+	__s64 err;
+	char text[JBPF_KERNEL_QUERY_TEXT];
+};
+
 #endif /* JBPFPROF_H */

@@ -109,6 +109,8 @@ extern void bpf_task_release(struct task_struct *p) __ksym;
 struct scratch {
 	__u8 bytes[WAIT_MAX_SIZE];
 };
+/* end_of_waits builds its records there too. */
+_Static_assert(sizeof(struct jbpf_thread_end) <= WAIT_MAX_SIZE, "scratch too small for a jbpf_thread_end");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -595,5 +597,101 @@ int process_fork(struct bpf_raw_tracepoint_args *ctx)
 	fresh.flags = JBPF_THREAD_NEW;
 	if (bpf_map_update_elem(&waits, &tid, &fresh, BPF_ANY))
 		count(JBPF_CNT_THREADS_FULL);
+	return 0;
+}
+
+/* The kernel's task state bits that /proc reports (TASK_REPORT), and TASK_NOLOAD. */
+#define TASK_REPORT_BITS 0x7f
+#define TASK_NOLOAD_BIT 0x400
+
+/*
+ * The threads alive at the start, each seeded into `waits` with its state
+ * (JBPF_THREAD_SINCE_START) as /proc would show it: R runnable, D (not
+ * idle) blocked, anything else sleeping; zombies and dead threads are
+ * left out. An iterator rather than /proc: one read for all the threads of
+ * a process, where /proc costs two files per thread (a JVM has hundreds).
+ * Userspace gets each seeded tid; one already in `waits` (seen by the
+ * scheduler program first) is kept as it is.
+ */
+SEC("iter/task")
+int seed_threads(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct jbpf_thread_waits seed = { .flags = JBPF_THREAD_SINCE_START };
+	unsigned int state, report;
+	__u32 tid;
+
+	if (!task)
+		return 0;
+	seed.tgid = task->tgid;
+	tid = task->pid;
+	if (!tid || !is_target(seed.tgid, task))
+		return 0;
+	state = task->__state;
+	report = (state | task->exit_state) & TASK_REPORT_BITS;
+	if (report & (REPORT_EXIT_DEAD | REPORT_EXIT_ZOMBIE))
+		return 0;
+	if (!report)
+		seed.state = JBPF_STATE_RUNNABLE;
+	else if (report == REPORT_UNINTERRUPTIBLE && !(state & TASK_NOLOAD_BIT))
+		seed.state = JBPF_STATE_BLOCKED;
+	else
+		seed.state = JBPF_STATE_SLEEPING;
+	if (!bpf_map_update_elem(&waits, &tid, &seed, BPF_NOEXIST))
+		bpf_seq_write(ctx->meta->seq, &tid, sizeof(tid));
+	return 0;
+}
+
+/*
+ * Every entry of `waits` at the end of the recording, with the thread's
+ * name and, when the entry has it off CPU in a wait not otherwise ended,
+ * its kernel stack (struct jbpf_thread_end): what userspace needs to close
+ * the waits still open, without reading /proc for each thread.
+ */
+SEC("iter/bpf_map_elem")
+int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
+{
+	const __u32 *key = ctx->key;
+	const struct jbpf_thread_waits *w = ctx->value;
+	struct jbpf_thread_end *end;
+	struct task_struct *task;
+	__u32 zero = 0;
+	long kn = 0;
+
+	if (!key || !w)
+		return 0;
+	end = bpf_map_lookup_elem(&scratch, &zero);
+	if (!end)
+		return 0;
+	end->tid = *key;
+	end->flags = 0;
+	end->waits = *w;
+	end->kstack_err = 0;
+	end->kstack_len = 0;
+	__builtin_memset(end->comm, 0, sizeof(end->comm));
+	task = bpf_task_from_pid(end->tid);
+	if (task && task->tgid != w->tgid) {
+		bpf_task_release(task);
+		task = NULL;
+	}
+	if (!task) {
+		end->flags = JBPF_THREAD_END_GONE;
+	} else {
+		bpf_probe_read_kernel_str(end->comm, sizeof(end->comm), task->comm);
+		if (!w->open_wait && !(w->flags & (JBPF_THREAD_EXITING | JBPF_THREAD_NEW)) &&
+		    (w->off_since || ((w->flags & JBPF_THREAD_SINCE_START) && w->state != JBPF_STATE_RUNNABLE))) {
+			kn = bpf_get_task_stack(task, end->ips, sizeof(end->ips), 0);
+			if (kn < 0) {
+				end->kstack_err = kn;
+				kn = 0;
+			}
+			kn /= sizeof(__u64);
+			if (kn > JBPF_MAX_STACK_DEPTH)
+				kn = JBPF_MAX_STACK_DEPTH;
+			end->kstack_len = kn;
+		}
+		bpf_task_release(task);
+	}
+	bpf_seq_write(ctx->meta->seq, end, offsetof(struct jbpf_thread_end, ips) + kn * sizeof(__u64));
 	return 0;
 }

@@ -24,7 +24,6 @@
 #include "symbolizer/lines.h"
 
 /* A stack file line: "[<0>] " and "+0x.../0x...\n" around a name. */
-#define KERNEL_LINE_MAX (PROC_KSYM_LEN + 64)
 
 /* ---- reading, bounded ---- */
 
@@ -316,41 +315,6 @@ const char *proc__env_value(const char *environ, size_t len, const char *name, s
 	return NULL;
 }
 
-int proc__parse_kernel_frame(const char *line, size_t len, char *name, size_t namesize, uint64_t *offset)
-{
-	const char *stop = line + len, *start = memchr(line, ' ', len), *end;
-	uint64_t off = 0;
-	size_t n;
-
-	if (!namesize || !start)
-		return -EINVAL;
-	start++;
-	for (end = start; end < stop && *end != '+' && *end != '\n' && *end != '\0'; end++)
-		;
-	if (end < stop && *end == '+') {
-		/* "0x1a/0x40"; a malformed offset counts as 0, and the frame stays. */
-		const char *p = end + 1, *q;
-		char hex[24];
-		size_t h;
-
-		if (stop - p >= 2 && p[0] == '0' && p[1] == 'x')
-			p += 2;
-		for (h = 0; p + h < stop && h < sizeof(hex) - 1 && p[h] != '/' && p[h] != '\n'; h++)
-			hex[h] = p[h];
-		hex[h] = '\0';
-		q = hex;
-		if (lines__parse_hex(&q, 16, &off) || *q)
-			off = 0;
-	}
-	n = (size_t)(end - start);
-	if (n >= namesize)
-		n = namesize - 1;
-	memcpy(name, start, n);
-	name[n] = '\0';
-	*offset = off;
-	return 0;
-}
-
 uint32_t proc__parse_id(const char *name)
 {
 	unsigned long v = 0;
@@ -398,11 +362,6 @@ int proc__comm(const char *proc_root, uint32_t tgid, char *buf, size_t size)
 	return comm_result(proc__read_process_file(proc_root, tgid, "comm", buf, size), buf, size);
 }
 
-int proc__thread_comm(const char *proc_root, uint32_t tgid, uint32_t tid, char *buf, size_t size)
-{
-	return comm_result(proc__read_thread_file(proc_root, tgid, tid, "comm", buf, size), buf, size);
-}
-
 char proc__thread_state(const char *proc_root, uint32_t tgid, uint32_t tid)
 {
 	char buf[PROC_SMALL_MAX];
@@ -421,41 +380,6 @@ uint32_t proc__nspid(const char *proc_root, uint32_t tgid)
 	if (n < 0 || proc__parse_nspid(buf, (size_t)n, &nspid))
 		return tgid;
 	return nspid;
-}
-
-int proc__kernel_stack(const char *proc_root, uint32_t tgid, uint32_t tid, size_t max, proc_kernel_frame_fn *frame,
-		       void *ctx)
-{
-	char path[PATH_MAX], line[KERNEL_LINE_MAX], name[PROC_KSYM_LEN];
-	size_t nr = 0, lines = 0;
-	long n;
-	FILE *f;
-	int fd;
-
-	if (thread_path(path, sizeof(path), proc_root, tgid, tid, "stack"))
-		return -ENAMETOOLONG;
-	fd = open_small(AT_FDCWD, path);
-	if (fd < 0)
-		return fd;
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
-	/* One line per frame; the kernel prints at most 64, so the line count bounds the reading too. */
-	while (nr < max && lines++ < 4 * max && (n = lines__next(f, line, sizeof(line), NULL)) != 0) {
-		uint64_t offset;
-
-		if (n < 0)
-			frame(ctx, NULL, 0);
-		else if (!proc__parse_kernel_frame(line, (size_t)n, name, sizeof(name), &offset))
-			frame(ctx, name, offset);
-		else
-			continue; /* not a frame line */
-		nr++;
-	}
-	fclose(f);
-	return (int)nr;
 }
 
 static int open_ids(struct proc_ids *ids, const char *path)

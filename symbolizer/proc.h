@@ -52,8 +52,6 @@
 #define PROC_SMALL_MAX 8192
 /* The kernel's MAX_PID_NS_LEVEL is 32: at most 33 NSpid fields. */
 #define PROC_NSPID_MAX 33
-/* Longest kernel function name taken from a stack file (KSYM_NAME_LEN is 512). */
-#define PROC_KSYM_LEN 512
 
 /* ---- reading, bounded ---- */
 
@@ -120,14 +118,6 @@ int proc__parse_mask(const char *status, size_t len, const char *key, uint64_t *
  */
 const char *proc__env_value(const char *environ, size_t len, const char *name, size_t *vlen);
 
-/*
- * One line of a kernel stack file, "[<0>] name+0xoff/0xsize" (or "[<0>]
- * name" alone), len bytes with or without its newline: the name cut to
- * namesize - 1 bytes into name, and the offset (0 when malformed). 0, or
- * -EINVAL for a line without the blank before the name.
- */
-int proc__parse_kernel_frame(const char *line, size_t len, char *name, size_t namesize, uint64_t *offset);
-
 /* A /proc directory entry's name as a pid or tid (1 to INT_MAX, digits only), or 0. */
 uint32_t proc__parse_id(const char *name);
 
@@ -137,29 +127,16 @@ uint32_t proc__parse_id(const char *name);
 int proc__start_time(const char *proc_root, uint32_t tgid, uint64_t *start_time);
 
 /*
- * The name of a process (proc__comm) or of one of its threads, newline
- * removed, into buf (NUL-terminated; "" on failure). 0 or a negative errno.
+ * The name of a process, newline removed, into buf (NUL-terminated; "" on
+ * failure). 0 or a negative errno.
  */
 int proc__comm(const char *proc_root, uint32_t tgid, char *buf, size_t size);
-int proc__thread_comm(const char *proc_root, uint32_t tgid, uint32_t tid, char *buf, size_t size);
 
 /* The state letter of a thread ('R', 'S', 'D', 'Z', ...), or 0 if it cannot be read. */
 char proc__thread_state(const char *proc_root, uint32_t tgid, uint32_t tid);
 
 /* tgid as its own pid namespace sees it (proc__parse_nspid); tgid when unknown. */
 uint32_t proc__nspid(const char *proc_root, uint32_t tgid);
-
-/*
- * Reads a thread's kernel stack, innermost frame first, and calls
- * frame(ctx, name, offset) for each of at most max frames; name is NULL
- * for a line too long to read, so that the frames after it keep their
- * depth, and lines that are no frame are skipped. Returns the count, or a negative
- * errno when the file cannot be opened (-ENOENT: the thread is gone;
- * -EACCES: not root).
- */
-typedef void proc_kernel_frame_fn(void *ctx, const char *name, uint64_t offset);
-int proc__kernel_stack(const char *proc_root, uint32_t tgid, uint32_t tid, size_t max, proc_kernel_frame_fn *frame,
-		       void *ctx);
 
 /*
  * Lists the processes of the host (every numeric entry of the root) or

@@ -27,6 +27,7 @@
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/proccache.h"
 #include "symbolizer/procmaps.h"
+#include "symbolizer/ranges.h"
 #include "symbolizer/symtab.h"
 
 #include <errno.h>
@@ -55,6 +56,9 @@ struct symbolizer {
 	struct proccache *processes;
 	struct symtab *kernel;
 	enum load_state kernel_state;
+	struct symbolizer_kernel_lookup kernel_lookup; /* .name NULL: none, or broken */
+	struct ranges *kernel_ranges;
+	uint64_t kernel_asked;
 	struct symtab *vdso;
 	struct elf_image vdso_img;
 	enum load_state vdso_state;
@@ -99,6 +103,7 @@ void symbolizer__free(struct symbolizer *sym)
 	proccache__free(sym->processes);
 	filecache__free(sym->files);
 	symtab__free(sym->kernel);
+	ranges__free(sym->kernel_ranges);
 	symtab__free(sym->vdso);
 	free(sym->proc_root);
 	free(sym->kallsyms_path);
@@ -149,10 +154,34 @@ static void load_kernel(struct symbolizer *sym)
 		sym->kernel_state = kallsyms__load(sym->kallsyms_path, &sym->kernel) ? UNAVAILABLE : LOADED;
 }
 
+int symbolizer__set_kernel_lookup(struct symbolizer *sym, const struct symbolizer_kernel_lookup *lookup)
+{
+	if (!sym->kernel_ranges && !(sym->kernel_ranges = ranges__new(SYMBOLIZER_KERNEL_RANGES)))
+		return -ENOMEM;
+	sym->kernel_lookup = *lookup;
+	return 0;
+}
+
+/* A kernel lookup that fails other than by "no such symbol" is not asked again. */
+static int lookup_failed(struct symbolizer *sym, int error)
+{
+	if (error != -ENOENT)
+		sym->kernel_lookup.name = NULL;
+	return error;
+}
+
 int symbolizer__kernel_symbol(struct symbolizer *sym, const char *name, uint64_t *start, uint64_t *end)
 {
 	size_t n;
 
+	if (sym->kernel_lookup.name) {
+		int error;
+
+		sym->kernel_asked++;
+		error = sym->kernel_lookup.address(sym->kernel_lookup.ctx, name, start, end);
+		if (!error || lookup_failed(sym, error) == -ENOENT)
+			return error;
+	}
 	load_kernel(sym);
 	if (sym->kernel_state != LOADED)
 		return -ENOENT;
@@ -167,11 +196,44 @@ int symbolizer__kernel_symbol(struct symbolizer *sym, const char *name, uint64_t
 	return -ENOENT;
 }
 
+/*
+ * addr's function by the kernel lookup, remembered with its extent; a
+ * place without a symbol is remembered too. False when the lookup is
+ * broken.
+ */
+static bool ask_kernel(struct symbolizer *sym, uint64_t addr, char *buf, size_t size, enum sym_status *status)
+{
+	char name[KALLSYMS_MAX_NAME + 1];
+	const char *known;
+	uint64_t start, end;
+	int error;
+
+	if (ranges__find(sym->kernel_ranges, addr, &known)) {
+		*status = known ? put(buf, size, SYM_FOUND, "%s", known) : put(buf, size, SYM_UNKNOWN, "[unknown]");
+		return true;
+	}
+	sym->kernel_asked++;
+	error = sym->kernel_lookup.name(sym->kernel_lookup.ctx, addr, name, sizeof(name), &start, &end);
+	if (error && lookup_failed(sym, error) != -ENOENT)
+		return false;
+	if (error) {
+		ranges__add(sym->kernel_ranges, addr, addr + 1, NULL);
+		*status = put(buf, size, SYM_UNKNOWN, "[unknown]");
+	} else {
+		ranges__add(sym->kernel_ranges, start, end, name);
+		*status = put(buf, size, SYM_FOUND, "%s", name);
+	}
+	return true;
+}
+
 enum sym_status symbolizer__kernel(struct symbolizer *sym, uint64_t addr, char *buf, size_t size)
 {
+	enum sym_status status;
 	const char *name;
 
 	sym->lookups++;
+	if (sym->kernel_lookup.name && ask_kernel(sym, addr, buf, size, &status))
+		return count(sym, status);
 	load_kernel(sym);
 	name = symbol_at(sym->kernel, addr);
 	if (name)
@@ -346,6 +408,10 @@ void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *st
 	filecache__stats(sym->files, &fs);
 	proccache__stats(sym->processes, &ps);
 	memset(stats, 0, sizeof(*stats));
+	stats->kernel_asked = sym->kernel_asked;
+	stats->kernel_source = sym->kernel_state != NOT_TRIED ? SYMBOLIZER_KERNEL_KALLSYMS
+			       : sym->kernel_asked	       ? SYMBOLIZER_KERNEL_LOOKUP
+							       : SYMBOLIZER_KERNEL_NONE;
 	stats->processes_loaded = ps.loaded;
 	stats->processes_evicted = ps.evicted;
 	stats->processes_held = ps.held;

@@ -2,7 +2,8 @@
  * symbolizer: code addresses to function names, for the kernel and for any
  * process on the host.
  *
- *   kernel     /proc/kallsyms
+ *   kernel     the caller's kernel lookup (symbolizer__set_kernel_lookup),
+ *              else /proc/kallsyms
  *   native     ELF .symtab/.dynsym (libelf) of the file behind the mapping,
  *              or its separate debug file (build-id, then .gnu_debuglink);
  *              load bias from /proc/PID/maps; files opened through
@@ -77,9 +78,28 @@ struct symbolizer *symbolizer__new(const struct symbolizer_config *config);
 void symbolizer__free(struct symbolizer *sym);
 
 /*
+ * Where kernel names come from instead of kallsyms, when the caller has a
+ * way to ask the kernel one address at a time (the profiler's:
+ * user/record/kernel_symbols.c). name: the function containing addr, its
+ * name (truncated to size) and [start, end); address: the extent of the
+ * symbol called name. Each returns 0, -ENOENT (no such symbol), or another
+ * negative errno: the lookup is broken, and kallsyms is read from then on.
+ * The answers are kept (up to SYMBOLIZER_KERNEL_RANGES functions).
+ */
+struct symbolizer_kernel_lookup {
+	int (*name)(void *ctx, uint64_t addr, char *name, size_t size, uint64_t *start, uint64_t *end);
+	int (*address)(void *ctx, const char *name, uint64_t *start, uint64_t *end);
+	void *ctx;
+};
+#define SYMBOLIZER_KERNEL_RANGES 16384
+
+/* Uses lookup (copied; its ctx must outlive sym) for kernel symbols. 0 or -ENOMEM. */
+int symbolizer__set_kernel_lookup(struct symbolizer *sym, const struct symbolizer_kernel_lookup *lookup);
+
+/*
  * The kernel function containing addr, written into buf (always
  * NUL-terminated, truncated to size). Returns SYM_FOUND or SYM_UNKNOWN.
- * kallsyms is read on first use.
+ * Asked of the kernel lookup if set, else kallsyms is read on first use.
  */
 enum sym_status symbolizer__kernel(struct symbolizer *sym, uint64_t addr, char *buf, size_t size);
 
@@ -162,7 +182,12 @@ struct symbolizer_stats {
 	uint64_t bytes_held;         /* memory the kept tables take now */
 	uint64_t lookups;
 	uint64_t unknown;            /* lookups that ended in SYM_OFFSET or SYM_UNKNOWN */
+	uint64_t kernel_asked;       /* questions to the kernel lookup */
+	int kernel_source;           /* SYMBOLIZER_KERNEL_*: where kernel names came from */
 };
+#define SYMBOLIZER_KERNEL_NONE 0     /* no kernel frame named yet */
+#define SYMBOLIZER_KERNEL_LOOKUP 1   /* the kernel lookup only */
+#define SYMBOLIZER_KERNEL_KALLSYMS 2 /* kallsyms was read */
 
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *stats);
 

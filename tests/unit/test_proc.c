@@ -165,25 +165,8 @@ static void environment_values(void **state)
 	assert_null(proc__env_value(env, 1, "A", &vlen));
 }
 
-static void kernel_frames_and_ids(void **state)
+static void ids(void **state)
 {
-	char name[16];
-	uint64_t off = 1;
-
-	assert_int_equal(proc__parse_kernel_frame("[<0>] do_sys_poll+0x2ab/0x4f0\n", 30, name, sizeof(name), &off), 0);
-	assert_string_equal(name, "do_sys_poll");
-	assert_true(off == 0x2ab);
-	assert_int_equal(proc__parse_kernel_frame("[<0>] entry_SYSCALL_64_after_hwframe", 36, name, sizeof(name), &off), 0);
-	assert_string_equal(name, "entry_SYSCALL_6"); /* cut to the buffer */
-	assert_true(off == 0);
-	assert_int_equal(proc__parse_kernel_frame("[<0>] f+zz/0x1\n", 15, name, sizeof(name), &off), 0);
-	assert_string_equal(name, "f");
-	assert_true(off == 0);
-	/* len bounds the name: nothing past it is read. */
-	assert_int_equal(proc__parse_kernel_frame("[<0>] schedule+0x10/0x20", 10, name, sizeof(name), &off), 0);
-	assert_string_equal(name, "sche");
-	assert_int_equal(proc__parse_kernel_frame("garbage", 7, name, sizeof(name), &off), -EINVAL);
-
 	assert_int_equal(proc__parse_id("4242"), 4242);
 	assert_int_equal(proc__parse_id("2147483647"), 2147483647);
 	assert_int_equal(proc__parse_id("2147483648"), 0);
@@ -193,20 +176,6 @@ static void kernel_frames_and_ids(void **state)
 	assert_int_equal(proc__parse_id("12x"), 0);
 	assert_int_equal(proc__parse_id(""), 0);
 	assert_int_equal(proc__parse_id("+12"), 0);
-}
-
-struct frames {
-	char names[8][32];
-	uint64_t offsets[8];
-	size_t n;
-};
-
-static void collect_frame(void *ctx, const char *name, uint64_t offset)
-{
-	struct frames *f = ctx;
-
-	snprintf(f->names[f->n], sizeof(f->names[f->n]), "%s", name ? name : "(null)");
-	f->offsets[f->n++] = offset;
 }
 
 /* <tree>/<tgid>/task/<tid>/<leaf> with content. */
@@ -222,47 +191,18 @@ static void fake_thread_file(const char *tree, uint32_t tgid, uint32_t tid, cons
 
 static void threads_of_a_fake_process(void **state)
 {
-	char tree[PATH_MAX], comm[PROC_COMM_LEN], longline[1024];
+	char tree[PATH_MAX];
 	struct proc_ids ids;
-	struct frames f = { 0 };
 	uint32_t id, seen = 0;
-	size_t n;
 
 	fixture_tmpdir(tree, sizeof(tree));
 	fake_process(tree, 300, "main", 1, 300, "", NULL);
 	fake_process(tree, 301, "other", 1, 301, "", NULL);
 	fake_thread_file(tree, 300, 300, "stat", "300 (main) S 1 300\n");
 	fake_thread_file(tree, 300, 302, "stat", "302 (a) R (b)) D 1 300\n");
-	fake_thread_file(tree, 300, 302, "comm", "worker) D\n");
-	n = (size_t)snprintf(longline, sizeof(longline), "[<0>] ");
-	memset(longline + n, 'x', sizeof(longline) - n - 2);
-	longline[sizeof(longline) - 2] = '\n';
-	longline[sizeof(longline) - 1] = '\0';
-	fake_thread_file(tree, 300, 302, "stack", "[<0>] do_nanosleep+0x6d/0x150\nnotaframe\n");
 	assert_int_equal(proc__thread_state(tree, 300, 300), 'S');
 	assert_int_equal(proc__thread_state(tree, 300, 302), 'D');
 	assert_int_equal(proc__thread_state(tree, 300, 303), 0);
-	assert_int_equal(proc__thread_comm(tree, 300, 302, comm, sizeof(comm)), 0);
-	assert_string_equal(comm, "worker) D");
-	assert_true(proc__thread_comm(tree, 300, 303, comm, sizeof(comm)) < 0);
-	assert_string_equal(comm, "");
-
-	assert_int_equal(proc__kernel_stack(tree, 300, 302, 8, collect_frame, &f), 1);
-	assert_string_equal(f.names[0], "do_nanosleep");
-	assert_true(f.offsets[0] == 0x6d);
-	/* An overlong line keeps its place, and max bounds the frames. */
-	{
-		char text[2048];
-
-		snprintf(text, sizeof(text), "[<0>] a+0x1/0x2\n%s[<0>] c+0x3/0x4\n[<0>] d+0x5/0x6\n", longline);
-		fake_thread_file(tree, 300, 302, "stack", text);
-	}
-	f.n = 0;
-	assert_int_equal(proc__kernel_stack(tree, 300, 302, 3, collect_frame, &f), 3);
-	assert_string_equal(f.names[0], "a");
-	assert_string_equal(f.names[1], "(null)");
-	assert_string_equal(f.names[2], "c");
-	assert_int_equal(proc__kernel_stack(tree, 300, 303, 8, collect_frame, &f), -ENOENT);
 
 	/* Task lists: numeric entries only. */
 	fake_thread_file(tree, 300, 302, "status", "x");
@@ -348,7 +288,7 @@ int main(void)
 		cmocka_unit_test(nspid_is_the_innermost_of_well_formed_numbers),
 		cmocka_unit_test(tgid_ids_and_masks_of_status),
 		cmocka_unit_test(environment_values),
-		cmocka_unit_test(kernel_frames_and_ids),
+		cmocka_unit_test(ids),
 		cmocka_unit_test(threads_of_a_fake_process),
 		cmocka_unit_test(only_regular_files_are_opened),
 		cmocka_unit_test(our_own_process),

@@ -1,13 +1,13 @@
 /*
  * Unit tests for user/wall.c on hand-made scheduler records, with no
  * sampler: wall__stop then wall__end(wall, NULL) skips the BPF map, and the test calls
- * wall__end_thread itself for what the map would have held. Records go on
+ * wall__end_thread itself for what the map's iterator would have given. Records go on
  * to a real aggregator (time weights, every state kept, thread roots), so
  * the test reads its answers back from the profile, in microseconds.
  *
  * Every expected count is computed here from the records' own times. The
- * window is [START, END), one second; thread ids are ones no process uses
- * (nothing in /proc answers for them), in this process so that user
+ * window is [START, END), one second; thread ids are ones no process uses,
+ * in this process so that user
  * addresses name this test's functions. Kernel addresses come from a
  * kallsyms fixture written in setup.
  */
@@ -99,6 +99,28 @@ static void end_wait(void *ctx, const struct jbpf_sample *wait, size_t size)
 	aggregator__add(f->agg, wait);
 }
 
+/*
+ * What the end of a recording reads for a thread (bpf/offcpu.bpf.c
+ * end_of_waits): its entry in `waits`; with a comm, the thread's name and
+ * its kernel stack kips (kn frames); without, a thread gone (no task).
+ */
+static struct jbpf_thread_end *thread_end(struct jbpf_thread_end *end, uint32_t tid, struct jbpf_thread_waits waits,
+					  const char *comm, const uint64_t *kips, size_t kn)
+{
+	memset(end, 0, sizeof(*end));
+	end->tid = tid;
+	end->waits = waits;
+	if (!comm) {
+		end->flags = JBPF_THREAD_END_GONE;
+		return end;
+	}
+	snprintf(end->comm, sizeof(end->comm), "%s", comm);
+	if (kn)
+		memcpy(end->ips, kips, kn * sizeof(*kips));
+	end->kstack_len = (__u32)kn;
+	return end;
+}
+
 /* Records not decoded (user/record/decode.h): the pipeline drops them before wall. */
 static uint64_t decode_failures;
 
@@ -156,7 +178,7 @@ static struct wall *open_wall(struct fixture *f, struct wall_config config)
 {
 	config.forward = forward;
 	config.ctx = f;
-	f->wall = wall__new(&config, f->agg, f->sym);
+	f->wall = wall__new(&config, f->agg);
 	assert_non_null(f->wall);
 	wall__start(f->wall, START);
 	return f->wall;
@@ -543,6 +565,7 @@ static void sampled_waits_share_the_short_wait_total(void **state)
 	uint64_t handler[] = { KSYM_HANDLER }, entry[] = { KSYM_ENTRY };
 	uint64_t l1 = 3 * MS, l2 = 1 * MS, sampled_out = 6 * MS + 1234, shorts, first;
 	struct jbpf_thread_waits waits = { .tgid = (uint32_t)getpid() };
+	struct jbpf_thread_end end;
 	record_buf buf;
 
 	waits.sampled_out_ns[JBPF_STATE_SLEEPING] = sampled_out;
@@ -559,7 +582,7 @@ static void sampled_waits_share_the_short_wait_total(void **state)
 	wall__stop(wall, END);
 	wall__end(wall, NULL);
 	/* What the scheduler program held for the thread, running at the end. */
-	wall__end_thread(wall, TID_A, &waits);
+	wall__end_thread(wall, thread_end(&end, TID_A, waits, NULL, NULL, 0));
 	wall__settle(wall);
 
 	/* One wait each: the short-wait total splits 1 : 1, whatever their own lengths. */
@@ -635,12 +658,14 @@ static void new_thread_waiting_at_the_end(void **state)
 	uint64_t created = START + 600 * MS + 5;
 	struct jbpf_thread_waits waits = { .tgid = (uint32_t)getpid(), .off_since = created,
 					   .state = JBPF_STATE_RUNNABLE, .flags = JBPF_THREAD_NEW };
+	struct jbpf_thread_end end;
 
 	wall__stop(wall, END);
 	wall__end(wall, NULL);
-	wall__end_thread(wall, TID_B, &waits);
+	wall__end_thread(wall, thread_end(&end, TID_B, waits, "newborn", NULL, 0));
 	wall__settle(wall);
-	assert_int_equal(count_of(f->profile, "[ tid=3999902];[new thread, before its first run];[runnable]"),
+	/* Named as it was at the end. */
+	assert_int_equal(count_of(f->profile, "[newborn tid=3999902];[new thread, before its first run];[runnable]"),
 			 us(END - created));
 	assert_total_near(f->profile, TID_B, END - created);
 }
@@ -654,14 +679,15 @@ static void threads_unchanged_all_window(void **state)
 					     .flags = JBPF_THREAD_SINCE_START };
 	struct jbpf_thread_waits runner = { .tgid = (uint32_t)getpid(), .state = JBPF_STATE_RUNNABLE,
 					    .flags = JBPF_THREAD_SINCE_START };
+	struct jbpf_thread_end end;
 	struct wall_stats stats;
 
 	wall__stop(wall, END);
 	wall__end(wall, NULL);
-	wall__end_thread(wall, TID_A, &sleeper);
-	wall__end_thread(wall, TID_B, &runner);
+	wall__end_thread(wall, thread_end(&end, TID_A, sleeper, NULL, NULL, 0));
+	wall__end_thread(wall, thread_end(&end, TID_B, runner, NULL, NULL, 0));
 	wall__settle(wall);
-	/* No /proc entry for the fake thread: no kernel stack, and no user stack at the end. */
+	/* Gone by the end: no kernel stack, and no user stack at the end. */
 	assert_int_equal(count_of(f->profile,
 				  "[ tid=3999901];[user stack: still waiting at the end];[kernel stack failed];[sleeping]"),
 			 us(WINDOW));
@@ -680,10 +706,11 @@ static void waits_at_the_end_go_to_end_wait(void **state)
 	struct wall *wall = open_wall(f, (struct wall_config){ .end_wait = end_wait });
 	uint64_t since = START + 700 * MS;
 	struct jbpf_thread_waits w = { .tgid = (uint32_t)getpid(), .state = JBPF_STATE_BLOCKED, .off_since = since };
+	struct jbpf_thread_end end;
 
 	wall__stop(wall, END);
 	wall__end(wall, NULL);
-	wall__end_thread(wall, TID_A, &w);
+	wall__end_thread(wall, thread_end(&end, TID_A, w, NULL, NULL, 0));
 	assert_int_equal(f->end_waits, 1);
 	assert_int_equal(f->forwarded, 0);
 	wall__settle(wall);
@@ -691,6 +718,37 @@ static void waits_at_the_end_go_to_end_wait(void **state)
 				  "[ tid=3999901];[user stack: still waiting at the end];[kernel stack failed];[blocked]"),
 			 us(END - since));
 	assert_total_near(f->profile, TID_A, WINDOW);
+}
+
+/*
+ * A wait still going on at the end carries what the end read: the thread's
+ * name then and its kernel stack (innermost first), the start of the wait
+ * from the entry, and no user stack.
+ */
+static void wait_at_the_end_has_the_stack_read_at_the_end(void **state)
+{
+	struct fixture *f = *state;
+	struct wall *wall = open_wall(f, (struct wall_config){ 0 });
+	uint64_t since = START + 250 * MS, kips[] = { KSYM_SCHEDULE + 8, KSYM_HANDLER + 4, KSYM_ENTRY + 1 };
+	struct jbpf_thread_waits sleeper = { .tgid = (uint32_t)getpid(), .state = JBPF_STATE_SLEEPING,
+					     .off_since = since };
+	struct jbpf_thread_waits seeded = { .tgid = (uint32_t)getpid(), .state = JBPF_STATE_BLOCKED,
+					    .flags = JBPF_THREAD_SINCE_START };
+	struct jbpf_thread_end end;
+
+	wall__stop(wall, END);
+	wall__end(wall, NULL);
+	wall__end_thread(wall, thread_end(&end, TID_A, sleeper, "sleeper", kips, 3));
+	wall__end_thread(wall, thread_end(&end, TID_B, seeded, "disk reader", kips + 1, 2));
+	wall__settle(wall);
+	assert_int_equal(count_of(f->profile, "[sleeper tid=3999901];[user stack: still waiting at the end];"
+					      "entry_syscall_[k];handle_read_[k];schedule_[k];[sleeping]"),
+			 us(END - since));
+	assert_total_near(f->profile, TID_A, WINDOW);
+	assert_int_equal(count_of(f->profile, "[disk reader tid=3999902];[user stack: still waiting at the end];"
+					      "entry_syscall_[k];handle_read_[k];[blocked]"),
+			 us(WINDOW));
+	assert_total_near(f->profile, TID_B, WINDOW);
 }
 
 /* A thread the scheduler program never followed: its running time is samples times the period. */
@@ -717,6 +775,7 @@ static void min_block_drops_short_waits_from_running_too(void **state)
 	uint64_t short_open = 400 * 1000 + 17, short_sleep = 500 * 1000, kept = 2 * MS + 300, bpf_filtered = 3 * MS;
 	uint64_t t = START + 100 * MS;
 	struct jbpf_thread_waits waits = { .tgid = (uint32_t)getpid(), .filtered_ns = bpf_filtered };
+	struct jbpf_thread_end end;
 	struct wall_stats stats;
 	record_buf buf;
 	size_t size;
@@ -739,7 +798,7 @@ static void min_block_drops_short_waits_from_running_too(void **state)
 
 	wall__stop(wall, END);
 	wall__end(wall, NULL);
-	wall__end_thread(wall, TID_A, &waits); /* the BPF side filtered some too */
+	wall__end_thread(wall, thread_end(&end, TID_A, waits, NULL, NULL, 0)); /* the BPF side filtered some too */
 	wall__settle(wall);
 	wall__stats(wall, &stats);
 	assert_int_equal(stats.filtered, 2);
@@ -939,6 +998,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(new_thread_waiting_at_the_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(threads_unchanged_all_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(waits_at_the_end_go_to_end_wait, setup, teardown),
+		cmocka_unit_test_setup_teardown(wait_at_the_end_has_the_stack_read_at_the_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(unfollowed_thread_counts_samples_times_period, setup, teardown),
 		cmocka_unit_test_setup_teardown(min_block_drops_short_waits_from_running_too, setup, teardown),
 		cmocka_unit_test_setup_teardown(max_block_drops_long_waits, setup, teardown),

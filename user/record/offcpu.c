@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "offcpu.skel.h"
 #include "user/record/loader.h"
@@ -106,32 +107,117 @@ void offcpu__close(struct offcpu *off)
 	free(off);
 }
 
-int offcpu__seed_thread(struct offcpu *off, uint32_t tid, uint32_t tgid, enum jbpf_state state)
+/*
+ * Everything iterator program prog writes, run on the object linfo names
+ * (NULL: every task), in a buffer of *len bytes to free. 0 or -errno.
+ */
+static int read_iterator(struct bpf_program *prog, union bpf_iter_link_info *linfo, char **out, size_t *len)
 {
-	struct jbpf_thread_waits seed = {
-		.state = state,
-		.tgid = tgid,
-		.flags = JBPF_THREAD_SINCE_START,
-	};
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	struct bpf_link *link;
+	size_t cap = 64 << 10, n = 0;
+	char *buf = NULL;
+	int fd, error = 0;
+	ssize_t got;
 
-	if (bpf_map__update_elem(off->skel->maps.waits, &tid, sizeof(tid), &seed, sizeof(seed), BPF_NOEXIST))
-		return errno == EEXIST ? 0 : -errno;
+	if (linfo) {
+		opts.link_info = linfo;
+		opts.link_info_len = sizeof(*linfo);
+	}
+	link = bpf_program__attach_iter(prog, &opts);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		error = -errno;
+		goto out;
+	}
+	for (;;) {
+		if (!buf || n == cap) {
+			char *more = realloc(buf, buf ? cap *= 2 : cap);
+
+			if (!more) {
+				error = -ENOMEM;
+				break;
+			}
+			buf = more;
+		}
+		got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			error = got < 0 ? -errno : 0;
+			break;
+		}
+		n += (size_t)got;
+	}
+	close(fd);
+out:
+	bpf_link__destroy(link);
+	if (error) {
+		free(buf);
+		return error;
+	}
+	*out = buf;
+	*len = n;
 	return 0;
+}
+
+/* The threads of one process (tgid), or of every process (0). */
+static int seed_threads_of(struct offcpu *off, uint32_t tgid)
+{
+	union bpf_iter_link_info linfo = { .task.pid = tgid };
+	size_t len;
+	char *tids;
+	int error;
+
+	error = read_iterator(off->skel->progs.seed_threads, tgid ? &linfo : NULL, &tids, &len);
+	if (error)
+		return error;
+	free(tids);
+	return (int)(len / sizeof(uint32_t));
+}
+
+int offcpu__seed_threads(struct offcpu *off, const uint32_t *tgids, size_t nr_tgids)
+{
+	int nr = 0, n;
+
+	if (!nr_tgids)
+		return seed_threads_of(off, 0);
+	for (size_t i = 0; i < nr_tgids; i++) {
+		n = seed_threads_of(off, tgids[i]);
+		/* A target gone since it was named has nothing to seed. */
+		if (n < 0 && n != -ESRCH && n != -ENOENT)
+			return n;
+		nr += n > 0 ? n : 0;
+	}
+	return nr;
 }
 
 int offcpu__for_each_thread(struct offcpu *off, sampler_thread_fn fn, void *ctx)
 {
-	struct jbpf_thread_waits waits;
-	uint32_t key, next;
+	union bpf_iter_link_info linfo = { .map.map_fd = bpf_map__fd(off->skel->maps.waits) };
+	const size_t head = offsetof(struct jbpf_thread_end, ips);
+	struct jbpf_thread_end end;
+	size_t len, at = 0, size;
+	char *buf;
 	int nr = 0, error;
 
-	for (error = bpf_map__get_next_key(off->skel->maps.waits, NULL, &next, sizeof(next)); !error;
-	     error = bpf_map__get_next_key(off->skel->maps.waits, &key, &next, sizeof(next))) {
-		key = next;
-		if (bpf_map__lookup_elem(off->skel->maps.waits, &key, sizeof(key), &waits, sizeof(waits), 0))
-			continue;
-		fn(ctx, key, &waits);
+	error = read_iterator(off->skel->progs.end_of_waits, &linfo, &buf, &len);
+	if (error)
+		return error;
+	while (len - at >= head) {
+		memcpy(&end, buf + at, head);
+		if (end.kstack_len > JBPF_MAX_STACK_DEPTH)
+			break;
+		size = head + end.kstack_len * sizeof(__u64);
+		if (len - at < size)
+			break;
+		memcpy(end.ips, buf + at + head, size - head);
+		at += size;
+		fn(ctx, &end);
 		nr++;
 	}
-	return error == -ENOENT ? nr : error;
+	free(buf);
+	return at == len ? nr : -EPROTO;
 }

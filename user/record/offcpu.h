@@ -31,8 +31,8 @@ void offcpu__detach(struct offcpu *off);
 /* Detaches and closes everything; NULL-safe. */
 void offcpu__close(struct offcpu *off);
 
-/* As sampler__seed_thread and sampler__for_each_thread (sampler.h). */
-int offcpu__seed_thread(struct offcpu *off, uint32_t tid, uint32_t tgid, enum jbpf_state state);
+/* As sampler__seed_threads and sampler__for_each_thread (sampler.h). */
+int offcpu__seed_threads(struct offcpu *off, const uint32_t *tgids, size_t nr_tgids);
 int offcpu__for_each_thread(struct offcpu *off, sampler_thread_fn fn, void *ctx);
 
 #endif /* JBPF_OFFCPU_H */

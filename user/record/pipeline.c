@@ -121,7 +121,7 @@ static const char *thread_name(void *ctx, uint32_t tgid, uint32_t tid)
 	return p->java ? java__thread_name(p->java, tgid, tid) : NULL;
 }
 
-int pipeline__add_wall(struct pipeline *p, const struct wall_config *config, struct symbolizer *sym)
+int pipeline__add_wall(struct pipeline *p, const struct wall_config *config)
 {
 	struct wall_config c = *config;
 
@@ -129,7 +129,7 @@ int pipeline__add_wall(struct pipeline *p, const struct wall_config *config, str
 	c.end_wait = wait_at_end;
 	c.thread_name = thread_name;
 	c.ctx = p;
-	p->wall = wall__new(&c, p->agg, sym);
+	p->wall = wall__new(&c, p->agg);
 	return p->wall ? 0 : -ENOMEM;
 }
 

@@ -36,7 +36,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolizer/symbolizer.h"
 #include "user/java/java.h"
 #include "user/record/aggregator.h"
 #include "user/record/sampler.h"
@@ -60,7 +59,7 @@ void pipeline__free(struct pipeline *p);
  * end_wait and thread_name callbacks are the pipeline's own; those given
  * are ignored). 0, or -ENOMEM.
  */
-int pipeline__add_wall(struct pipeline *p, const struct wall_config *config, struct symbolizer *sym);
+int pipeline__add_wall(struct pipeline *p, const struct wall_config *config);
 /* The wall stage, or NULL. */
 struct wall *pipeline__wall(const struct pipeline *p);
 

@@ -23,6 +23,7 @@
 #include "user/java/java.h"
 #include "user/record/aggregator.h"
 #include "user/record/checks.h"
+#include "user/record/kernel_symbols.h"
 #include "user/record/pipeline.h"
 #include "user/record/sampler.h"
 #include "user/record/session.h"
@@ -36,6 +37,7 @@ struct recording {
 	uint64_t start_ticks[JBPF_MAX_TARGETS]; /* when each started: tells them from later owners of their pids */
 	size_t nr_tgids;
 	struct symbolizer *sym;
+	struct kernel_symbols *kernel_symbols; /* NULL: the kernel cannot be asked; kallsyms names */
 	struct profile *profile;
 	struct aggregator *agg;
 	struct java *java;
@@ -115,6 +117,7 @@ void recording__free(struct recording *rec)
 	aggregator__free(rec->agg);
 	profile__free(rec->profile);
 	symbolizer__free(rec->sym);
+	kernel_symbols__close(rec->kernel_symbols);
 	free(rec);
 }
 
@@ -246,6 +249,31 @@ static int attach_jvms(struct recording *rec)
  */
 static const struct symbolizer_config continuous_symbols = { .max_bytes = 32u << 20 };
 
+static int kernel_name(void *ctx, uint64_t addr, char *name, size_t size, uint64_t *start, uint64_t *end)
+{
+	return kernel_symbols__name(ctx, addr, name, size, start, end);
+}
+
+static int kernel_address(void *ctx, const char *name, uint64_t *start, uint64_t *end)
+{
+	return kernel_symbols__address(ctx, name, start, end);
+}
+
+/*
+ * Kernel functions are named by asking the kernel, a few hundred questions
+ * of a microsecond each, rather than by reading /proc/kallsyms (tens of
+ * milliseconds of the kernel's formatting): kallsyms is the fallback.
+ */
+static int ask_kernel_for_symbols(struct recording *rec)
+{
+	struct symbolizer_kernel_lookup lookup = { .name = kernel_name, .address = kernel_address };
+
+	if (kernel_symbols__open(&rec->kernel_symbols))
+		return 0;
+	lookup.ctx = rec->kernel_symbols;
+	return symbolizer__set_kernel_lookup(rec->sym, &lookup);
+}
+
 /* The stages, from the aggregator (last) to the pipeline that feeds them. */
 static int make_stages(struct recording *rec)
 {
@@ -265,7 +293,7 @@ static int make_stages(struct recording *rec)
 
 	rec->sym = symbolizer__new(c->interval_ns ? &continuous_symbols : NULL);
 	rec->profile = profile__new(NULL);
-	if (!rec->sym || !rec->profile)
+	if (!rec->sym || !rec->profile || ask_kernel_for_symbols(rec))
 		return -ENOMEM;
 	/* Read the targets' maps now, so a target that exits early still resolves. */
 	for (size_t i = 0; i < rec->nr_tgids; i++)
@@ -287,7 +315,7 @@ static int make_stages(struct recording *rec)
 			.max_block_ns = c->max_block_ns,
 		};
 
-		if (pipeline__add_wall(rec->pipeline, &wall_config, rec->sym))
+		if (pipeline__add_wall(rec->pipeline, &wall_config))
 			return -ENOMEM;
 		wall__set_sample_period(pipeline__wall(rec->pipeline), NS_PER_SEC / c->frequency_hz);
 	}
@@ -806,6 +834,11 @@ static void print_verbose_stats(const struct recording *rec)
 		(unsigned long long)sym.files_forgotten,
 		(unsigned long long)sym.tables_refused, (unsigned long long)sym.processes_evicted,
 		(double)sym.bytes_held / (1 << 20));
+	fprintf(stderr, "jbpfprof: kernel symbols: %s, %llu questions to the kernel\n",
+		sym.kernel_source == SYMBOLIZER_KERNEL_KALLSYMS ? "/proc/kallsyms read"
+		: rec->kernel_symbols				? "asked of the kernel (BPF)"
+								: "none needed",
+		(unsigned long long)sym.kernel_asked);
 }
 
 void recording__report(const struct recording *rec)

@@ -260,11 +260,11 @@ void sampler__stop(struct sampler *sampler)
 		offcpu__detach(sampler->offcpu);
 }
 
-int sampler__seed_thread(struct sampler *sampler, uint32_t tid, uint32_t tgid, enum jbpf_state state)
+int sampler__seed_threads(struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids)
 {
 	if (!sampler->offcpu)
 		return -EINVAL;
-	return offcpu__seed_thread(sampler->offcpu, tid, tgid, state);
+	return offcpu__seed_threads(sampler->offcpu, tgids, nr_tgids);
 }
 
 int sampler__for_each_thread(struct sampler *sampler, sampler_thread_fn fn, void *ctx)

@@ -151,16 +151,19 @@ int sampler__add_java(struct sampler *sampler, uint32_t tgid, uint64_t start_tic
 void sampler__forget_target(struct sampler *sampler, uint32_t tgid);
 
 /*
- * A thread alive at the start, with its state from /proc: its first wait
- * then starts at the recording's start (bpf/offcpu.bpf.c). Does nothing to
- * a thread the program already follows. 0, or -errno (-E2BIG: map full).
+ * The threads alive at the start, of the nr_tgids processes tgids names
+ * (none: of every process), each with its state now: its first wait then
+ * starts at the recording's start (bpf/offcpu.bpf.c seed_threads). A
+ * thread the program already follows is left as it is. Returns the
+ * threads seeded, or -errno.
  */
-int sampler__seed_thread(struct sampler *sampler, uint32_t tid, uint32_t tgid, enum jbpf_state state);
+int sampler__seed_threads(struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids);
 /*
- * Every thread the scheduler program follows, with what it knows; for the
- * end of a recording, after sampler__stop. Returns threads seen or -errno.
+ * Every thread the scheduler program follows, with what it knows, its
+ * name and, off CPU, its kernel stack (bpf/offcpu.bpf.c end_of_waits); for
+ * the end of a recording, after sampler__stop. Returns threads seen or -errno.
  */
-typedef void (*sampler_thread_fn)(void *ctx, uint32_t tid, const struct jbpf_thread_waits *waits);
+typedef void (*sampler_thread_fn)(void *ctx, const struct jbpf_thread_end *end);
 int sampler__for_each_thread(struct sampler *sampler, sampler_thread_fn fn, void *ctx);
 /* Sums of the BPF loss counters over all CPUs, indexed by enum jbpf_counter. */
 int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_NR]);

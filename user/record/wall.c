@@ -14,13 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer/proc.h"
-
 #define MAX_THREADS (1u << 20)
 #define MAX_PENDING 65536
 #define WAIT_BYTES (sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64))
-/* Distinct kernel function names remembered from /proc/TID/stack. */
-#define KERNEL_NAMES 256
 
 struct thread {
 	uint32_t tid;            /* 0: empty slot */
@@ -45,28 +41,20 @@ struct pending {
 	struct jbpf_sample wait; /* followed by room for WAIT_BYTES */
 };
 
-struct kernel_name {
-	char name[128];
-	uint64_t addr;           /* 0: not in kallsyms */
-};
-
 struct wall {
 	struct wall_config config;
 	struct aggregator *agg;
-	struct symbolizer *sym;
 	uint64_t start_ns, end_ns;
 	bool ended;
 	struct thread *threads;
 	size_t cap, nr;
 	struct pending *by_ustack, *by_end;
 	size_t nr_pending;
-	struct kernel_name *kernel_names;
-	size_t nr_kernel_names;
 	uint64_t sample_period_ns;
 	struct wall_stats stats;
 };
 
-struct wall *wall__new(const struct wall_config *config, struct aggregator *agg, struct symbolizer *sym)
+struct wall *wall__new(const struct wall_config *config, struct aggregator *agg)
 {
 	struct wall *wall = calloc(1, sizeof(*wall));
 
@@ -74,7 +62,6 @@ struct wall *wall__new(const struct wall_config *config, struct aggregator *agg,
 		return NULL;
 	wall->config = *config;
 	wall->agg = agg;
-	wall->sym = sym;
 	return wall;
 }
 
@@ -95,7 +82,6 @@ void wall__free(struct wall *wall)
 	free_list(wall->by_ustack);
 	free_list(wall->by_end);
 	free(wall->threads);
-	free(wall->kernel_names);
 	free(wall);
 }
 
@@ -414,147 +400,52 @@ void wall__record(struct wall *wall, const struct record *r)
 
 /* ---- the start ---- */
 
-/* Threads are read from the host's /proc: the wall clock follows the host's threads. */
-#define PROC_ROOT "/proc"
-
-static size_t seed_process(struct sampler *sampler, uint32_t tgid)
-{
-	struct proc_ids threads;
-	uint32_t tid;
-	size_t nr = 0;
-
-	if (proc__open_threads(&threads, PROC_ROOT, tgid))
-		return 0;
-	while ((tid = proc__next_id(&threads))) {
-		enum jbpf_state state;
-
-		switch (proc__thread_state(PROC_ROOT, tgid, tid)) {
-		case 0:
-		case 'Z':
-		case 'X':
-		case 'x':
-			continue;
-		case 'R':
-			state = JBPF_STATE_RUNNABLE;
-			break;
-		case 'D':
-			state = JBPF_STATE_BLOCKED;
-			break;
-		default:
-			state = JBPF_STATE_SLEEPING;
-		}
-		if (!sampler__seed_thread(sampler, tid, tgid, state))
-			nr++;
-	}
-	proc__close_ids(&threads);
-	return nr;
-}
-
 size_t wall__seed(struct wall *wall, struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids)
 {
-	struct proc_ids processes;
-	uint32_t tgid;
-	size_t nr = 0;
+	int nr = sampler__seed_threads(sampler, tgids, nr_tgids);
 
 	(void)wall;
-	for (size_t i = 0; i < nr_tgids; i++)
-		nr += seed_process(sampler, tgids[i]);
-	if (nr_tgids)
-		return nr;
-	if (proc__open_processes(&processes, PROC_ROOT))
-		return 0;
-	while ((tgid = proc__next_id(&processes)))
-		nr += seed_process(sampler, tgid);
-	proc__close_ids(&processes);
-	return nr;
+	return nr > 0 ? (size_t)nr : 0;
 }
 
 /* ---- the end ---- */
 
-/* A kernel function's address, from a cache of names already looked up. */
-static uint64_t kernel_address(struct wall *wall, const char *name)
-{
-	uint64_t start = 0, end;
-
-	for (size_t i = 0; i < wall->nr_kernel_names; i++)
-		if (!strcmp(wall->kernel_names[i].name, name))
-			return wall->kernel_names[i].addr;
-	if (symbolizer__kernel_symbol(wall->sym, name, &start, &end))
-		start = 0;
-	if (!wall->kernel_names)
-		wall->kernel_names = calloc(KERNEL_NAMES, sizeof(*wall->kernel_names));
-	if (wall->kernel_names && wall->nr_kernel_names < KERNEL_NAMES) {
-		struct kernel_name *k = &wall->kernel_names[wall->nr_kernel_names++];
-
-		snprintf(k->name, sizeof(k->name), "%s", name);
-		k->addr = start;
-	}
-	return start;
-}
-
-struct kernel_stack {
-	struct wall *wall;
-	__u64 *ips;
-	uint16_t n;
-};
-
-static void kernel_frame(void *ctx, const char *name, uint64_t offset)
-{
-	struct kernel_stack *ks = ctx;
-	uint64_t addr = name ? kernel_address(ks->wall, name) : 0;
-
-	ks->ips[ks->n++] = addr ? addr + offset : 0;
-}
-
 /*
- * The kernel stack of a thread that is not running, from
- * /proc/TGID/task/TID/stack (proc__kernel_stack), innermost first. The
- * kernel prints the names; kallsyms gives them back addresses, so the
- * frames are named like every other kernel frame.
+ * A thread off CPU since `since` (0: since before the start) and still at
+ * the end: one wait up to the end, with the kernel stack the end of the
+ * recording read (bpf/offcpu.bpf.c end_of_waits).
  */
-static uint16_t proc_kernel_stack(struct wall *wall, uint32_t tgid, uint32_t tid, __u64 *ips, __s16 *err)
+static void wait_at_end(struct wall *wall, const struct jbpf_thread_end *end, uint64_t since)
 {
-	struct kernel_stack ks = { .wall = wall, .ips = ips };
-	int n = proc__kernel_stack(PROC_ROOT, tgid, tid, JBPF_MAX_STACK_DEPTH, kernel_frame, &ks);
-
-	*err = n < 0 ? (__s16)n : 0;
-	return ks.n;
-}
-
-static void proc_comm(uint32_t tgid, uint32_t tid, char comm[JBPF_COMM_LEN])
-{
-	memset(comm, 0, JBPF_COMM_LEN);
-	proc__thread_comm(PROC_ROOT, tgid, tid, comm, JBPF_COMM_LEN);
-}
-
-/* A thread off CPU since `since` and still at the end: one wait up to the end. */
-static void wait_at_end(struct wall *wall, uint32_t tid, uint32_t tgid, enum jbpf_state state, uint64_t since,
-			uint64_t woken)
-{
+	const struct jbpf_thread_waits *tw = &end->waits;
 	struct jbpf_sample *w = calloc(1, WAIT_BYTES);
-	const struct thread *t = thread_of(wall, tid, tgid);
+	const struct thread *t = thread_of(wall, end->tid, tw->tgid);
 
 	if (!w)
 		return;
 	w->type = JBPF_RECORD_WAIT;
-	w->tgid = tgid;
-	w->tid = tid;
-	w->state = state;
+	w->tgid = tw->tgid;
+	w->tid = end->tid;
+	w->state = tw->state;
 	w->wait_start_ns = since;
 	w->time_ns = wall->end_ns;
-	w->woken_ns = woken;
+	w->woken_ns = tw->woken_at;
 	w->flags = since ? 0 : JBPF_WAIT_UNKNOWN_START;
-	proc_comm(tgid, tid, w->comm);
+	memcpy(w->comm, end->comm, sizeof(w->comm));
 	if (!w->comm[0] && t)
 		memcpy(w->comm, t->comm, sizeof(w->comm)); /* exited since: the last name seen */
-	w->kstack_len = proc_kernel_stack(wall, tgid, tid, w->ips, &w->kstack_err);
+	w->kstack_len = (uint16_t)(end->kstack_len <= JBPF_MAX_STACK_DEPTH ? end->kstack_len : 0);
+	memcpy(w->ips, end->ips, w->kstack_len * sizeof(__u64));
+	w->kstack_err = (__s16)(end->flags & JBPF_THREAD_END_GONE ? -ENOENT : end->kstack_err);
 	w->ustack_err = -ESRCH;
 	finish_wait(wall, w, sizeof(*w) + w->kstack_len * sizeof(__u64), true);
 	free(w);
 }
 
-void wall__end_thread(struct wall *wall, uint32_t tid, const struct jbpf_thread_waits *w)
+void wall__end_thread(struct wall *wall, const struct jbpf_thread_end *end)
 {
+	const struct jbpf_thread_waits *w = &end->waits;
+	uint32_t tid = end->tid;
 	struct thread *t = thread_of(wall, tid, w->tgid);
 	struct pending *p;
 
@@ -574,27 +465,25 @@ void wall__end_thread(struct wall *wall, uint32_t tid, const struct jbpf_thread_
 			free(p);
 		}
 	} else if (w->flags & JBPF_THREAD_NEW) {
-		char comm[JBPF_COMM_LEN];
 		uint64_t length = wall->end_ns > w->off_since ? wall->end_ns - w->off_since : 0;
 
-		proc_comm(w->tgid, tid, comm);
-		if (comm[0])
-			memcpy(t->comm, comm, sizeof(t->comm));
+		if (end->comm[0])
+			memcpy(t->comm, end->comm, sizeof(t->comm));
 		t->born_ns = max_u64(w->off_since, wall->start_ns);
 		t->off_ns += length;
 		t->new_ns += length;
 	} else if (w->flags & JBPF_THREAD_SINCE_START) {
 		/* Never switched during the window: it ran throughout, or waited throughout. */
 		if (w->state != JBPF_STATE_RUNNABLE)
-			wait_at_end(wall, tid, w->tgid, w->state, 0, w->woken_at);
+			wait_at_end(wall, end, 0);
 	} else if (w->off_since) {
-		wait_at_end(wall, tid, w->tgid, w->state, w->off_since, w->woken_at);
+		wait_at_end(wall, end, w->off_since);
 	}
 }
 
-static void end_thread_cb(void *ctx, uint32_t tid, const struct jbpf_thread_waits *waits)
+static void end_thread_cb(void *ctx, const struct jbpf_thread_end *end)
 {
-	wall__end_thread(ctx, tid, waits);
+	wall__end_thread(ctx, end);
 }
 
 void wall__stop(struct wall *wall, uint64_t end_ns)

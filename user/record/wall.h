@@ -37,7 +37,6 @@
 #include <linux/types.h>
 
 #include "bpf/jbpfprof.h"
-#include "symbolizer/symbolizer.h"
 #include "user/record/aggregator.h"
 #include "user/record/decode.h"
 #include "user/record/sampler.h"
@@ -75,8 +74,8 @@ struct wall_stats {
 
 struct wall;
 
-/* agg and sym stay the caller's. NULL when out of memory. */
-struct wall *wall__new(const struct wall_config *config, struct aggregator *agg, struct symbolizer *sym);
+/* agg stays the caller's. NULL when out of memory. */
+struct wall *wall__new(const struct wall_config *config, struct aggregator *agg);
 void wall__free(struct wall *wall);
 
 /*
@@ -89,9 +88,9 @@ void wall__set_sample_period(struct wall *wall, uint64_t period_ns);
 void wall__start(struct wall *wall, uint64_t start_ns);
 
 /*
- * Tells the sampler about the threads alive now, with their state from
- * /proc: those of tgids, or every thread on the host when nr_tgids is 0.
- * Returns the threads seeded.
+ * Tells the sampler about the threads alive now, with their state
+ * (sampler__seed_threads): those of tgids, or every thread on the host
+ * when nr_tgids is 0. Returns the threads seeded.
  */
 size_t wall__seed(struct wall *wall, struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids);
 
@@ -112,7 +111,7 @@ void wall__stop(struct wall *wall, uint64_t end_ns);
 void wall__end(struct wall *wall, struct sampler *sampler);
 
 /* What wall__end does for one thread the scheduler program held (tests call it directly). */
-void wall__end_thread(struct wall *wall, uint32_t tid, const struct jbpf_thread_waits *waits);
+void wall__end_thread(struct wall *wall, const struct jbpf_thread_end *end);
 
 /* After everything reached the aggregator: settles every thread's shares. */
 void wall__settle(struct wall *wall);
