@@ -130,7 +130,7 @@ static __always_inline bool is_target(__u32 tgid, struct task_struct *task)
 }
 
 /*
- * Whether a comm (a sched_switch tracepoint's, NUL-padded to 16 bytes) is the
+ * Whether a comm (NUL-padded to 16 bytes: a tracepoint's or a task's) is the
  * agent's own thread (JBPF_AGENT_THREAD_COMM). Its waits are the agent's
  * ticks, about a hundred a second: recording them would cost a stack read,
  * a Java stack signal to the agent itself and a trace each, all overhead
@@ -146,6 +146,19 @@ static __always_inline bool is_agent_thread(const char *comm)
 	bpf_probe_read_kernel(c, sizeof(c), comm);
 	__builtin_memcpy(a, agent, sizeof(a));
 	return c[0] == a[0] && c[1] == a[1];
+}
+
+/* Whether thread tid is the agent's own (is_agent_thread), by its task's name. */
+static __always_inline bool is_agent_task(__u32 tid)
+{
+	struct task_struct *task = bpf_task_from_pid(tid);
+	bool agent;
+
+	if (!task)
+		return false;
+	agent = is_agent_thread(task->comm);
+	bpf_task_release(task);
+	return agent;
 }
 
 /* Wake the reader only when the ring is filling up; it drains on a timer anyway. */
@@ -216,6 +229,21 @@ static __always_inline void signal_java_now(struct jbpf_sample *wait, struct tas
 }
 
 /*
+ * The Java stack of the current thread's wait (in a system call or not):
+ * a global function, for the verifier (see switched_in).
+ */
+__noinline int java_stack_of_current(struct jbpf_sample *wait, int in_syscall)
+{
+	if (!wait)
+		return 0;
+	if (in_syscall)
+		want_java_stack(wait, bpf_get_current_task_btf());
+	else
+		signal_java_now(wait, bpf_get_current_task_btf());
+	return 0;
+}
+
+/*
  * A runnable or blocked thread leaves the CPU: its stacks now, from the
  * thread itself, and the wait's end later.
  */
@@ -240,13 +268,26 @@ static void send_open_wait(struct trace_event_raw_sched_switch *ctx, struct jbpf
 	un = stack_frames(bpf_get_stack(ctx, &wait->ips[kn], JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),
 			  &wait->ustack_err);
 	wait->ustack_len = un;
-	if (in_system_call(bpf_get_current_task_btf(), wait->ips, kn)) {
-		want_java_stack(wait, bpf_get_current_task_btf());
-	} else {
-		signal_java_now(wait, bpf_get_current_task_btf());
-	}
+	java_stack_of_current(wait, in_system_call(bpf_get_current_task_btf(), wait->ips, kn));
 	w->open_wait = wait->wait_id;
 	send(wait, sizeof(*wait) + (kn + un) * sizeof(__u64));
+}
+
+/*
+ * A wait from w->off_since to end, woken at woken (0: not seen), that is
+ * not recorded: its time goes to the thread's sampled_out_ns, asleep
+ * until woken and runnable after.
+ */
+static __always_inline void count_unrecorded(struct jbpf_thread_waits *w, __u64 end, __u64 woken)
+{
+	__u64 length = end - w->off_since;
+
+	if (woken) {
+		w->sampled_out_ns[JBPF_STATE_RUNNABLE] += end - woken;
+		length = woken - w->off_since;
+	}
+	if (w->state < JBPF_STATE_NR)
+		w->sampled_out_ns[w->state] += length;
 }
 
 /*
@@ -256,36 +297,34 @@ static void send_open_wait(struct trace_event_raw_sched_switch *ctx, struct jbpf
  * long ago. Its stacks are gone; a wait whose end was awaited is ended
  * with the same time.
  */
-static void missed_switch_in(const char *comm, struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u64 runtime)
+__noinline int missed_switch_in(struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u64 runtime)
 {
-	__u64 ran = runtime > w->runtime_at_out ? runtime - w->runtime_at_out : 0;
-	__u64 end = now - w->off_since > ran ? now - ran : w->off_since;
 	struct jbpf_sample *wait;
-	__u64 length, woken;
+	__u64 ran, end, length, woken;
+
+	if (!w)
+		return 0;
+	ran = runtime > w->runtime_at_out ? runtime - w->runtime_at_out : 0;
+	end = now - w->off_since > ran ? now - ran : w->off_since;
 
 	count(JBPF_CNT_SWITCH_MISSED);
 	w->check_in = 1;
 	if (w->open_wait) {
 		send_wait_end(tid, w->open_wait, end, 0);
-		return;
+		return 0;
 	}
 	if (!w->runtime_at_out)
-		return;
+		return 0;
 	/* Picked like a wait seen (switched_in); not picked, it needs no stacks. */
 	length = end - w->off_since;
 	woken = w->woken_at >= w->off_since && w->woken_at <= end ? w->woken_at : 0;
 	if (length < full_wait_ns && (((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) {
-		if (woken) {
-			w->sampled_out_ns[JBPF_STATE_RUNNABLE] += end - woken;
-			length = woken - w->off_since;
-		}
-		if (w->state < JBPF_STATE_NR)
-			w->sampled_out_ns[w->state] += length;
-		return;
+		count_unrecorded(w, end, woken);
+		return 0;
 	}
-	wait = new_wait(w->tgid, tid, comm, end);
+	wait = new_wait(w->tgid, tid, bpf_get_current_task_btf()->comm, end);
 	if (!wait)
-		return;
+		return 0;
 	wait->state = w->state;
 	wait->wait_start_ns = w->off_since;
 	wait->woken_ns = woken;
@@ -295,6 +334,13 @@ static void missed_switch_in(const char *comm, struct jbpf_thread_waits *w, __u3
 	wait->ustack_err = -116;
 	count(JBPF_CNT_WAIT_NO_STACKS);
 	send(wait, sizeof(*wait));
+	return 0;
+}
+
+/* owe_switch_in_check for the current thread: a global function, for the verifier (see switched_in). */
+__noinline int owe_current_switch_in_check(__u64 since)
+{
+	return owe_switch_in_check(bpf_get_current_task_btf(), since);
 }
 
 static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
@@ -337,7 +383,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	}
 	runtime = current->se.sum_exec_runtime;
 	if (w->off_since && !(w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW)))
-		missed_switch_in(ctx->prev_comm, w, tid, now, runtime);
+		missed_switch_in(w, tid, now, runtime);
 	/*
 	 * The check that its switch-in is seen (bpf/deferral.bpf.h), at its
 	 * return to user mode: where the kernel does not report the switch-in,
@@ -350,7 +396,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	 * probability and lose little.
 	 */
 	if (!defer_by_task_work || w->check_in || (w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW)))
-		owe_switch_in_check(current, now);
+		owe_current_switch_in_check(now);
 	w->off_since = now;
 	w->runtime_at_out = runtime;
 	w->woken_at = 0;
@@ -371,21 +417,23 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
  * record it with the waking thread's kernel stack, and ask its system
  * call's exit for the user stack.
  */
-static void send_wait(struct jbpf_thread_waits *w, __u32 tid, const char *comm, __u64 now, __u32 flags,
-		      __u64 woken)
+static void send_wait(struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u32 flags, __u64 woken)
 {
-	struct task_struct *task;
+	static const char no_name[JBPF_COMM_LEN];
+	struct task_struct *task = bpf_task_from_pid(tid);
 	struct jbpf_sample *wait;
 	__u64 kn = 0;
 
-	wait = new_wait(w->tgid, tid, comm, now);
-	if (!wait)
+	wait = new_wait(w->tgid, tid, task ? task->comm : no_name, now);
+	if (!wait) {
+		if (task)
+			bpf_task_release(task);
 		return;
+	}
 	wait->state = w->state;
 	wait->wait_start_ns = w->off_since;
 	wait->woken_ns = woken;
 	wait->flags = flags;
-	task = bpf_task_from_pid(tid);
 	if (!task) {
 		wait->flags |= JBPF_WAIT_NO_TASK;
 		send(wait, sizeof(*wait));
@@ -445,23 +493,30 @@ static bool missed_switch_out(struct jbpf_thread_waits *w, __u32 tid, __u64 now)
 	return true;
 }
 
-static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
+/*
+ * A global function, checked by the verifier once on its own rather than
+ * once for each of the many ways switched_out can end: the two halves'
+ * paths multiply otherwise (bench/wall_idle_java.sh: 33 ms to load this
+ * program, most of a short recording's start-up, against 12 ms). Hence
+ * scalars only, no context: the thread's name is read from its task when
+ * a wait is recorded.
+ */
+__noinline int switched_in(__u32 tid, __u64 now)
 {
-	__u32 tid = ctx->next_pid;
 	struct jbpf_thread_waits *w;
 	__u32 flags = 0;
 	__u64 length, woken;
 
 	if (tid == 0)
-		return;
+		return 0;
 	/* Only target threads have an entry: no filter lookup needed. */
 	w = bpf_map_lookup_elem(&waits, &tid);
 	if (!w || (w->flags & JBPF_THREAD_EXITING))
-		return;
+		return 0;
 	if (!w->off_since && !w->open_wait && !(w->flags & (JBPF_THREAD_NEW | JBPF_THREAD_SINCE_START)) &&
 	    !missed_switch_out(w, tid, now)) {
 		w->on_since = now;
-		return;
+		return 0;
 	}
 	w->on_since = now;
 	/* A wakeup seen out of order (racing this switch) is no wakeup of this wait. */
@@ -470,7 +525,7 @@ static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		send_wait_end(tid, w->open_wait, now, w->off_since ? woken : 0);
 		w->open_wait = 0;
 		w->off_since = 0;
-		return;
+		return 0;
 	}
 	if (w->flags & JBPF_THREAD_NEW) {
 		flags = JBPF_WAIT_NEW_THREAD;
@@ -488,26 +543,21 @@ static void switched_in(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		if (length < min_block_ns || length > max_block_ns) {
 			w->filtered_ns += length;
 			w->off_since = 0;
-			return;
+			return 0;
 		}
 		if ((length < full_wait_ns && (((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) ||
-		    is_agent_thread(ctx->next_comm)) {
-			/* Not recorded. Asleep until woken, then runnable. */
-			if (woken) {
-				w->sampled_out_ns[JBPF_STATE_RUNNABLE] += now - woken;
-				length = woken - w->off_since;
-			}
-			if (w->state < JBPF_STATE_NR)
-				w->sampled_out_ns[w->state] += length;
+		    is_agent_task(tid)) {
+			count_unrecorded(w, now, woken);
 			w->off_since = 0;
-			return;
+			return 0;
 		}
 		if (length < full_wait_ns)
 			flags = JBPF_WAIT_SAMPLED;
 	}
-	send_wait(w, tid, ctx->next_comm, now, flags, woken);
+	send_wait(w, tid, now, flags, woken);
 	w->flags = 0;
 	w->off_since = 0;
+	return 0;
 }
 
 SEC("tp/sched/sched_switch")
@@ -516,7 +566,7 @@ int sched_switch(struct trace_event_raw_sched_switch *ctx)
 	__u64 now = bpf_ktime_get_ns();
 
 	switched_out(ctx, now);
-	switched_in(ctx, now);
+	switched_in(ctx->next_pid, now);
 	return 0;
 }
 
@@ -563,7 +613,7 @@ int thread_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (w->off_since && !(w->flags & (JBPF_THREAD_SINCE_START | JBPF_THREAD_NEW | JBPF_THREAD_EXITING))) {
 		struct task_struct *current = bpf_get_current_task_btf();
 
-		missed_switch_in(current->comm, w, tid, bpf_ktime_get_ns(), current->se.sum_exec_runtime);
+		missed_switch_in(w, tid, bpf_ktime_get_ns(), current->se.sum_exec_runtime);
 		w->off_since = 0;
 		w->open_wait = 0;
 	}
