@@ -5,7 +5,7 @@
 #
 #   [THREADS=N] [JAVA=path] [ASPROF=path/to/asprof] [BASELINE=path/to/other/jbpfprof]
 #       bench/wall_idle_java.sh [SECONDS] [ROUNDS]
-#                      (root; default 30 s, 3 rounds; needs bpftool and python3)
+#                      (root; default 30 s, 3 rounds; needs python3)
 #
 # Modes, rotated each round so that a drift in the machine's load hits them
 # alike: off (nothing attached, the same length of time), jbpfprof
@@ -26,10 +26,10 @@
 #     line; asprof's launcher, from bash's times);
 #   - jvm: the JVM's CPU time (/proc/PID/stat), less the off run's rate
 #     (async-profiler samples from inside the JVM: its cost is here);
-#   - bpf: jbpfprof's BPF programs' run time (kernel.bpf_stats_enabled):
-#     the programs loaded after the run began, in the last snapshot taken
-#     while it ran (bpftool here cannot name a program's process, so one
-#     that another tool loads meanwhile counts too).
+#   - bpf: jbpfprof's BPF programs' run time, as the kernel counts it
+#     (kernel.bpf_stats_enabled) and jbpfprof's -v line "BPF run time"
+#     reports it: read by the profiler itself, so that nothing else runs
+#     on the machine during the measurement.
 # Prints each run, then each mode's medians, in seconds and in % of one
 # CPU over SECONDS. The aim: the whole recording at most 0.5% of one CPU.
 set -euo pipefail
@@ -78,26 +78,21 @@ stop_jvm() {
 	jp=""
 }
 
-# One run of mode $1; appends "mode window_ns busy_ticks jvm_ticks prof_s bpf_ns beats" to $tmp/rows.
+# One run of mode $1; appends "mode window_ns busy_ticks jvm_ticks prof_s bpf_ms beats" to $tmp/rows.
 run_once() {
-	local mode=$1 t0 t1 b0 b1 j0 j1 prof_s=0 bpf_ns beats
+	local mode=$1 t0 t1 b0 b1 j0 j1 prof_s=0 bpf_ms=0 beats
 	start_jvm
-	bpftool prog show -j >"$tmp/before.json"
 	t0=$(date +%s%N); b0=$(busy_ticks); j0=$(jvm_ticks "$jp")
 	case $mode in
 	off) sleep "$seconds" ;;
 	jbpfprof | baseline)
-		local pp bin=$prof
+		local bin=$prof
 		[ "$mode" = baseline ] && bin=$baseline
-		"$bin" -v -e wall -p "$jp" -d "$seconds" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
-		pp=$!
-		# Its programs go when it exits: the last snapshot taken while it ran counts.
-		while kill -0 "$pp" 2>/dev/null; do
-			bpftool prog show -j >"$tmp/snap.json" && mv "$tmp/snap.json" "$tmp/after.json"
-			sleep 0.5
-		done
-		wait "$pp" || { echo "wall_idle_java.sh: jbpfprof failed:" >&2; cat "$tmp/err" >&2; exit 1; }
+		"$bin" -v -e wall -p "$jp" -d "$seconds" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" ||
+			{ echo "wall_idle_java.sh: jbpfprof failed:" >&2; cat "$tmp/err" >&2; exit 1; }
 		prof_s=$(sed -n 's/.*own CPU time \([0-9.]*\) s.*/\1/p' "$tmp/err")
+		bpf_ms=$(sed -n 's/.*BPF run time \([0-9.]*\) ms.*/\1/p' "$tmp/err")
+		echo "  $mode BPF run time by program: $(sed -n 's/.*BPF run time [0-9.]* ms in [0-9]* runs: //p' "$tmp/err")"
 		;;
 	asp | asp10)
 		local interval=()
@@ -108,24 +103,9 @@ run_once() {
 		;;
 	esac
 	t1=$(date +%s%N); b1=$(busy_ticks); j1=$(jvm_ticks "$jp")
-	# async-profiler loads no BPF program: only jbpfprof's are counted.
-	case $mode in jbpfprof | baseline) ;; *) cp "$tmp/before.json" "$tmp/after.json" ;; esac
-	bpf_ns=$(python3 - "$tmp/before.json" "$tmp/after.json" "$tmp/bpf_detail" <<'PY'
-import json, sys
-before = {p["id"] for p in json.load(open(sys.argv[1]))}
-ours = [p for p in json.load(open(sys.argv[2])) if p["id"] not in before]
-print(sum(p.get("run_time_ns", 0) for p in ours))
-by_name = {}
-for p in ours:
-    by_name[p.get("name", "?")] = by_name.get(p.get("name", "?"), 0) + p.get("run_time_ns", 0)
-detail = ", ".join(f"{n} {ns / 1e6:.1f} ms" for n, ns in sorted(by_name.items(), key=lambda x: -x[1]) if ns)
-print(detail, file=open(sys.argv[3], "a"))
-PY
-)
-	case $mode in jbpfprof | baseline) echo "  $mode BPF run time by program: $(tail -1 "$tmp/bpf_detail")" ;; esac
 	beats=$(grep -c '^beat' "$tmp/beats" || true)
 	stop_jvm
-	echo "$mode $((t1 - t0)) $((b1 - b0)) $((j1 - j0)) ${prof_s:-0} $bpf_ns $beats" >>"$tmp/rows"
+	echo "$mode $((t1 - t0)) $((b1 - b0)) $((j1 - j0)) ${prof_s:-0} ${bpf_ms:-0} $beats" >>"$tmp/rows"
 }
 
 echo "wall_idle_java.sh: $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), $("$java" -version 2>&1 | head -1)," \
@@ -144,14 +124,14 @@ off = [r for r in runs if r[0] == "off"]
 busy_rate = statistics.median(int(r[2]) / hz / (int(r[1]) / 1e9) for r in off)
 jvm_rate = statistics.median(int(r[3]) / hz / (int(r[1]) / 1e9) for r in off)
 by_mode = {}
-for mode, window_ns, busy, jvm, prof_s, bpf_ns, beats in runs:
+for mode, window_ns, busy, jvm, prof_s, bpf_ms, beats in runs:
     window = int(window_ns) / 1e9
     row = {
         "window": window,
         "busy": int(busy) / hz - busy_rate * window,
         "jvm": int(jvm) / hz - jvm_rate * window,
         "prof": float(prof_s),
-        "bpf": int(bpf_ns) / 1e9,
+        "bpf": float(bpf_ms) / 1e3,
     }
     by_mode.setdefault(mode, []).append(row)
     print(f"  {mode:9s} window {window:6.2f} s: added busy {row['busy']:+.3f} s, profiler {row['prof']:.3f} s, "

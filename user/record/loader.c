@@ -4,6 +4,7 @@
  */
 #include "loader.h"
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -69,6 +70,34 @@ bool loader__has_task_work(void)
 	known = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) > 0;
 	btf__free(vmlinux);
 	return known;
+}
+
+size_t loader__add_run_times(const struct bpf_object *obj, struct loader_run_time *times, size_t nr, size_t max)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+		size_t i;
+
+		memset(&info, 0, sizeof(info));
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		for (i = 0; i < nr && strncmp(times[i].name, info.name, sizeof(times[i].name)) != 0; i++)
+			;
+		if (i == nr) {
+			if (nr == max)
+				continue;
+			memset(&times[i], 0, sizeof(times[i]));
+			memcpy(times[i].name, info.name, sizeof(times[i].name) - 1);
+			nr++;
+		}
+		times[i].ns += info.run_time_ns;
+		times[i].runs += info.run_cnt;
+	}
+	return nr;
 }
 
 /* Harmless, and what perf and bpftrace do too. */

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct bpf_object;
 
@@ -36,6 +37,22 @@ void loader__load_strerror(int error, const char *what, char *err, size_t err_si
  * Linux 6.18), read from its BTF; the question is asked once per process.
  */
 bool loader__has_task_work(void);
+
+/*
+ * The kernel's count of a program's runs and their time, kept while
+ * kernel.bpf_stats_enabled is 1 (0 otherwise), summed by program name.
+ */
+struct loader_run_time {
+	char name[16]; /* BPF_OBJ_NAME_LEN */
+	uint64_t ns, runs;
+};
+
+/*
+ * Adds each program of obj to times, nr of max entries used: a program
+ * whose name is there adds to it, another takes a new entry while there
+ * is room. Returns the entries used.
+ */
+size_t loader__add_run_times(const struct bpf_object *obj, struct loader_run_time *times, size_t nr, size_t max);
 
 /*
  * libbpf attaches tracepoint programs by the event's id, which only tracefs

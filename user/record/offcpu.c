@@ -67,6 +67,11 @@ fail:
 	return -(error ? error : EINVAL);
 }
 
+struct bpf_object *offcpu__object(const struct offcpu *off)
+{
+	return off->skel->obj;
+}
+
 /* sched_switch last: by the first switch it sees, creations, exits and wakeups are followed. */
 int offcpu__attach(struct offcpu *off, char *err, size_t err_size)
 {

@@ -30,6 +30,7 @@ int offcpu__attach(struct offcpu *off, char *err, size_t err_size);
 void offcpu__detach(struct offcpu *off);
 /* Detaches and closes everything; NULL-safe. */
 void offcpu__close(struct offcpu *off);
+struct bpf_object *offcpu__object(const struct offcpu *off);
 
 /* As sampler__seed_threads and sampler__for_each_thread (sampler.h). */
 int offcpu__seed_threads(struct offcpu *off, const uint32_t *tgids, size_t nr_tgids);

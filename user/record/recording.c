@@ -24,6 +24,7 @@
 #include "user/record/aggregator.h"
 #include "user/record/checks.h"
 #include "user/record/kernel_symbols.h"
+#include "user/record/loader.h"
 #include "user/record/pipeline.h"
 #include "user/record/sampler.h"
 #include "user/record/session.h"
@@ -772,6 +773,52 @@ static void print_unwind_stats(const struct recording *rec)
 		(double)cs.bytes / (1 << 20));
 }
 
+static int by_run_time(const void *a, const void *b)
+{
+	const struct loader_run_time *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+/*
+ * -v: what the BPF programs cost, in the threads they ran in, as the
+ * kernel counts it; it counts only while kernel.bpf_stats_enabled is 1,
+ * since counting costs each run two clock reads.
+ */
+static void print_bpf_run_time(const struct recording *rec)
+{
+	struct loader_run_time times[16];
+	char line[1024];
+	uint64_t ns = 0, runs = 0;
+	size_t nr, used = 0;
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	int enabled = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &enabled) != 1)
+			enabled = 0;
+		fclose(f);
+	}
+	if (!enabled) {
+		fprintf(stderr, "jbpfprof: BPF run time not counted (sysctl kernel.bpf_stats_enabled=1 counts it)\n");
+		return;
+	}
+	nr = sampler__run_times(rec->sampler, times, sizeof(times) / sizeof(times[0]));
+	qsort(times, nr, sizeof(times[0]), by_run_time);
+	line[0] = '\0';
+	for (size_t i = 0; i < nr; i++) {
+		ns += times[i].ns;
+		runs += times[i].runs;
+		if (times[i].runs && used < sizeof(line))
+			used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s %.1f ms (%llu runs, %.0f ns each)",
+						 used ? ", " : "", times[i].name, (double)times[i].ns / 1e6,
+						 (unsigned long long)times[i].runs,
+						 (double)times[i].ns / (double)times[i].runs);
+	}
+	fprintf(stderr, "jbpfprof: BPF run time %.1f ms in %llu runs: %s\n", (double)ns / 1e6,
+		(unsigned long long)runs, line);
+}
+
 /* -v: what the recording cost this process, and how the caches fared. */
 static void print_verbose_stats(const struct recording *rec)
 {
@@ -788,6 +835,8 @@ static void print_verbose_stats(const struct recording *rec)
 			rec->session.elapsed_s > 0 ? 100.0 * cpu_s / rec->session.elapsed_s : 0.0,
 			rec->session.elapsed_s);
 	}
+	if (rec->sampler)
+		print_bpf_run_time(rec);
 	aggregator__stats(rec->agg, &agg);
 	fprintf(stderr, "jbpfprof: BPF ticks %llu, samples kept %llu, base period %llu ns, execs %llu (%llu lost)\n",
 		(unsigned long long)rec->counters[JBPF_CNT_TICKS], (unsigned long long)rec->counters[JBPF_CNT_SAMPLES],

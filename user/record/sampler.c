@@ -250,6 +250,17 @@ void sampler__close(struct sampler *sampler)
 	free(sampler);
 }
 
+size_t sampler__run_times(const struct sampler *sampler, struct loader_run_time *times, size_t max)
+{
+	size_t nr = loader__add_run_times(cpu_sampler__object(sampler->cpu), times, 0, max);
+
+	if (sampler->syscall_exit)
+		nr = loader__add_run_times(syscall_exit__object(sampler->syscall_exit), times, nr, max);
+	if (sampler->offcpu)
+		nr = loader__add_run_times(offcpu__object(sampler->offcpu), times, nr, max);
+	return nr;
+}
+
 void sampler__stop(struct sampler *sampler)
 {
 	sampler->stopped_ns = clock_monotonic_ns();

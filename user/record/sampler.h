@@ -100,6 +100,7 @@ struct sampler_config {
 	void *ctx;
 };
 
+struct loader_run_time;
 struct sampler;
 struct unwinder;
 
@@ -167,6 +168,12 @@ typedef void (*sampler_thread_fn)(void *ctx, const struct jbpf_thread_end *end);
 int sampler__for_each_thread(struct sampler *sampler, sampler_thread_fn fn, void *ctx);
 /* Sums of the BPF loss counters over all CPUs, indexed by enum jbpf_counter. */
 int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_NR]);
+
+/*
+ * Each BPF program's runs and run time so far, as the kernel counts them
+ * while kernel.bpf_stats_enabled is 1 (see loader.h). Returns entries used.
+ */
+size_t sampler__run_times(const struct sampler *sampler, struct loader_run_time *times, size_t max);
 
 /* The unwind tables' feeder (user/record/unwinder.h), or NULL without unwind_tables. */
 struct unwinder *sampler__unwinder(const struct sampler *sampler);

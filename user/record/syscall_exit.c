@@ -99,3 +99,8 @@ void syscall_exit__close(struct syscall_exit *se)
 	syscall_exit_bpf__destroy(se->skel);
 	free(se);
 }
+
+struct bpf_object *syscall_exit__object(const struct syscall_exit *se)
+{
+	return se->skel->obj;
+}

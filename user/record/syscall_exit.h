@@ -35,5 +35,6 @@ int syscall_exit__attach(struct syscall_exit *se, char *err, size_t err_size);
 void syscall_exit__stop_waits(struct syscall_exit *se);
 /* Detaches and closes everything; NULL-safe. */
 void syscall_exit__close(struct syscall_exit *se);
+struct bpf_object *syscall_exit__object(const struct syscall_exit *se);
 
 #endif /* JBPF_SYSCALL_EXIT_H */
