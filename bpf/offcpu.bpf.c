@@ -201,7 +201,7 @@ static __always_inline void want_java_stack(struct jbpf_sample *wait, struct tas
 	__u64 seq;
 	int err;
 
-	if (!java_target_of(wait->tgid, task))
+	if (!java_target_of(wait->tgid, task) || runs_no_java(wait))
 		return;
 	err = owe_java_signal(task, new_seq(), &seq);
 	if (err) {
@@ -224,7 +224,7 @@ static __always_inline void signal_java_now(struct jbpf_sample *wait, struct tas
 {
 	const struct jbpf_java_target *jt = java_target_of(wait->tgid, task);
 
-	if (jt && bpf_send_signal_task)
+	if (jt && bpf_send_signal_task && !runs_no_java(wait))
 		signal_for_java_stack(wait, task, jt->signo, new_seq());
 }
 

@@ -58,18 +58,6 @@ const volatile __u32 keep_threshold = 0; /* keep a tick when prandom < this */
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /*
- * Threads of those JVMs that userspace found to run no Java (GC and
- * compiler threads): signalling them would cost a signal and a stack walk
- * for nothing, so only one sample in JBPF_NO_JAVA_PROBE still asks.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u8);
-} no_java_tids SEC(".maps");
-
-/*
  * Processes sampled recently. The first sample of a process not in here
  * wakes the reader at once instead of on its timer: the reader reads a
  * process's memory maps when it first sees it, and a short-lived process
@@ -191,10 +179,8 @@ static __always_inline void request_java_stack(struct jbpf_sample *sample, const
 
 	if (!bpf_send_signal_task)
 		return;
-	if (bpf_map_lookup_elem(&no_java_tids, &sample->tid) && bpf_get_prandom_u32() % JBPF_NO_JAVA_PROBE) {
-		sample->flags |= JBPF_SAMPLE_NO_JAVA;
+	if (runs_no_java(sample))
 		return;
-	}
 	if (in_system_call(bpf_get_current_task_btf(), sample->ips, kn)) {
 		sample->flags |= JBPF_SAMPLE_DEFERRED;
 		count(JBPF_CNT_JAVA_DEFERRED);

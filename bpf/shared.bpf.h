@@ -37,6 +37,32 @@ struct {
 } java_targets SEC(".maps");
 
 /*
+ * Threads of those JVMs that userspace found to run no Java (GC and
+ * compiler threads, the VM's periodic task): signalling them would cost a
+ * signal and a stack walk for nothing, so only one CPU sample or wait in
+ * JBPF_NO_JAVA_PROBE still asks (runs_no_java).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} no_java_tids SEC(".maps");
+
+/*
+ * Whether the thread of sample (a CPU sample or a wait) runs no Java, as
+ * far as is known: then it is marked JBPF_SAMPLE_NO_JAVA and not
+ * signalled, but for one probe in JBPF_NO_JAVA_PROBE, in case it starts to.
+ */
+static __always_inline bool runs_no_java(struct jbpf_sample *sample)
+{
+	if (!bpf_map_lookup_elem(&no_java_tids, &sample->tid) || !(bpf_get_prandom_u32() % JBPF_NO_JAVA_PROBE))
+		return false;
+	sample->flags |= JBPF_SAMPLE_NO_JAVA;
+	return true;
+}
+
+/*
  * When task's process started, in the unit of /proc/PID/stat (see
  * JBPF_CLOCK_TICK_NS). The group leader's: every thread of a process has
  * it, and an exec from another thread hands the leader's start on.

@@ -28,7 +28,9 @@
  *   - the spinner spends at least 95% [running] or [runnable] in spinLoop;
  *   - the workload saw no exception, no read return and no wait, park or
  *     sleep end early, and its sleeper's completed sleeps fit in the time
- *     it slept ("sleeps N", "elapsed_ms M": N * 200 <= M).
+ *     it slept ("sleeps N", "elapsed_ms M": N * 200 <= M);
+ *   - the JVM's own threads that run no Java (the periodic task) have
+ *     their waits recorded without a signal.
  *
  * The workload prints each thread's tid ("tid <tid> <name>"), and the thread
  * frames must agree with it.
@@ -93,6 +95,7 @@ struct wall_run {
 	const struct jdk *jdk;
 	int recorded;                   /* 1 done, -1 tried and failed, 0 not yet */
 	unsigned long long window_us;   /* "window: N us" */
+	long long vm_waits_unsignalled; /* "not signalled: N waits" (-v), -1 if missing */
 	long tids[N_THREADS];           /* "tid <tid> <name>" from the workload */
 	struct thread_time time[N_THREADS];
 	long long errors, sleeps, elapsed_ms;
@@ -286,7 +289,7 @@ static void record(struct wall_run *run)
 	char pid[16], *file;
 	struct child profiler;
 	struct jvm jvm;
-	const char *window;
+	const char *window, *unsignalled;
 	int status;
 
 	run->recorded = -1;
@@ -311,6 +314,9 @@ static void record(struct wall_run *run)
 		fprintf(stderr, "no \"window: N us\" on the profiler's stderr:\n%s\n", profiler.buf);
 		fail();
 	}
+	unsignalled = strstr(profiler.buf, "not signalled: ");
+	if (!unsignalled || sscanf(unsignalled, "not signalled: %lld waits", &run->vm_waits_unsignalled) != 1)
+		run->vm_waits_unsignalled = -1;
 	assert_int_equal(collapsed_load(file, &run->stacks), 0);
 	free(file);
 	read_tids(run, &jvm.out);
@@ -484,6 +490,24 @@ static void wall_java_agent_thread_records_no_wait(void **state)
 	assert_true(percent(recorded_off_cpu, off_cpu) <= AGENT_RECORDED_MAX_PERCENT);
 }
 
+/*
+ * A VM thread's waits are not signalled for a Java stack it does not have
+ * (runs_no_java in bpf/shared.bpf.h): once the agent has said the thread
+ * runs no Java, its waits keep their native stacks and cost the JVM no
+ * signal. The VM's periodic task alone wakes every 50 ms, each time a
+ * recorded wait, so at least one such wait a second must have gone
+ * unsignalled. Were waits signalled as they were before, none would be.
+ */
+#define VM_WAITS_UNSIGNALLED_MIN_PER_S 1
+
+static void wall_java_vm_thread_waits_not_signalled(void **state)
+{
+	const struct wall_run *run = recorded(state);
+
+	fprintf(stderr, "  %s: %lld waits of VM threads not signalled\n", run->jdk->name, run->vm_waits_unsignalled);
+	assert_true(run->vm_waits_unsignalled >= VM_WAITS_UNSIGNALLED_MIN_PER_S * WALL_SECONDS);
+}
+
 #define JDK_TEST(f, jdk) { #f " (" #jdk ")", f, NULL, harness_teardown, &jdk##_run }
 #define JDK_TESTS(f) JDK_TEST(f, jdk17), JDK_TEST(f, jdk25)
 
@@ -496,6 +520,7 @@ int main(void)
 		JDK_TESTS(wall_java_spinner_on_cpu_in_spin_loop),
 		JDK_TESTS(wall_java_no_wait_cut_short),
 		JDK_TESTS(wall_java_agent_thread_records_no_wait),
+		JDK_TESTS(wall_java_vm_thread_waits_not_signalled),
 	};
 	int failed = cmocka_run_group_tests_name("wall_java", tests, NULL, NULL);
 

@@ -958,6 +958,10 @@ void java__sample(struct java *java, const struct jbpf_sample *s, size_t size)
 	a.thread_name = thread_name(jvm, s, NULL);
 	if (s->flags & JBPF_SAMPLE_NO_JAVA) {
 		java->stats.vm_threads++;
+		if (s->type == JBPF_RECORD_WAIT)
+			java->stats.unsignalled_waits++;
+		else
+			java->stats.unsignalled_cpu++;
 		merge__add(java->merge, s, &a);
 		return;
 	}
@@ -1517,10 +1521,13 @@ void java__describe(const struct java *java, char *buf, size_t size)
 
 	java__stats(java, &st);
 	java_threads = st.jvm_samples - st.vm_threads;
-	used = (size_t)snprintf(buf, size, "Java stacks: %llu of %llu joined (%.1f%%), %llu on VM threads",
+	used = (size_t)snprintf(buf, size,
+				"Java stacks: %llu of %llu joined (%.1f%%), %llu on VM threads (not signalled: %llu waits, "
+				"%llu CPU samples)",
 				(unsigned long long)st.with_java, (unsigned long long)java_threads,
 				java_threads ? 100.0 * (double)st.with_java / (double)java_threads : 100.0,
-				(unsigned long long)st.vm_threads);
+				(unsigned long long)st.vm_threads, (unsigned long long)st.unsignalled_waits,
+				(unsigned long long)st.unsignalled_cpu);
 	if ((st.from_anchor || st.from_caller) && used < size)
 		used += (size_t)snprintf(buf + used, size - used,
 					 "; joined by a second walk: %llu from the last Java frame, %llu from a stub's "

@@ -59,6 +59,7 @@ struct java_stats {
 	uint64_t from_anchor;      /* ... of those, by AsyncGetCallTrace again from the last Java frame */
 	uint64_t from_caller;      /* ... of those, by it again from a stub's Java caller */
 	uint64_t vm_threads;       /* ... of threads running no Java (GC, compiler...) */
+	uint64_t unsignalled_waits, unsignalled_cpu; /* ... of those, not signalled (JBPF_SAMPLE_NO_JAVA) */
 	uint64_t failed;           /* ... on Java threads, without Java frames */
 	uint64_t signal_failed;    /* the BPF program could not send the signal */
 	uint64_t agct[12];         /* failures by AsyncGetCallTrace code 0..-11 (index = -code) */

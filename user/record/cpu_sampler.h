@@ -44,7 +44,7 @@ void cpu_sampler__close(struct cpu_sampler *cs);
 /* The loaded object: the owner of the shared maps. */
 struct bpf_object *cpu_sampler__object(const struct cpu_sampler *cs);
 
-/* Whether a JVM thread runs no Java (no_java_tids in bpf/sample.bpf.c). */
+/* Whether a JVM thread runs no Java (no_java_tids in bpf/shared.bpf.h). */
 void cpu_sampler__set_no_java(struct cpu_sampler *cs, uint32_t tid, bool no_java);
 
 /* The unwind tables' feeder, or NULL when stacks are walked by frame pointers. */

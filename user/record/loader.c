@@ -19,7 +19,7 @@
  * empty and be a second, unseen filter or ring buffer.
  */
 static const char *const shared_maps[] = {
-	"targets", "java_targets", "java_seqs", "deferred", "owed", "waits", "events", "counters",
+	"targets", "java_targets", "no_java_tids", "java_seqs", "deferred", "owed", "waits", "events", "counters",
 };
 
 int loader__share_maps(struct bpf_object *obj, const struct bpf_object *owner, const char *what, char *err,

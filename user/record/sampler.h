@@ -121,7 +121,7 @@ int sampler__drain(struct sampler *sampler);
 
 /*
  * Whether a JVM thread runs no Java: the program then rarely signals it
- * (bpf/sample.bpf.c, no_java_tids).
+ * (no_java_tids, bpf/shared.bpf.h), for CPU samples and waits alike.
  */
 void sampler__set_no_java(struct sampler *sampler, uint32_t tid, bool no_java);
 
