@@ -497,13 +497,21 @@ static void say_what_is_sampled(const struct recording *rec)
  * Where the kernel's system call path and entry code lie, so that the BPF
  * side can tell a thread inside a system call (in_system_call in
  * bpf/shared.bpf.h). Left 0 when kallsyms does not say; the BPF side then
- * goes by the task's entry registers alone.
+ * goes by the task's entry registers alone. And whether the kernel has BPF
+ * task work, from the same symbols.
  */
 static void kernel_entry_ranges(struct symbolizer *sym, struct sampler_config *config)
 {
 	uint64_t start, end, unused;
 
-	symbolizer__kernel_symbol(sym, "do_syscall_64", &config->syscall_entry_lo, &config->syscall_entry_hi);
+	/*
+	 * The kfunc bpf/deferral.bpf.h calls is a kernel function like any
+	 * other, so in the symbols too; unless they cannot be read at all.
+	 */
+	config->task_work_known =
+		!symbolizer__kernel_symbol(sym, "do_syscall_64", &config->syscall_entry_lo, &config->syscall_entry_hi);
+	config->has_task_work = config->task_work_known &&
+				!symbolizer__kernel_symbol(sym, "bpf_task_work_schedule_resume_impl", &start, &unused);
 	if (!symbolizer__kernel_symbol(sym, "__entry_text_start", &start, &unused) &&
 	    !symbolizer__kernel_symbol(sym, "__entry_text_end", &end, &unused) && start < end) {
 		config->entry_text_lo = start;

@@ -163,10 +163,12 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
  * 0, or -EINVAL with a message for a value it does not know, or task work
  * asked for on a kernel without it.
  */
-static int choose_deferral(enum sampler_deferral asked, enum sampler_deferral *chosen, char *err,
+static int choose_deferral(const struct sampler_config *config, enum sampler_deferral *chosen, char *err,
 			   size_t err_size)
 {
+	enum sampler_deferral asked = config->deferral;
 	const char *forced = getenv("JBPFPROF_DEFER");
+	bool task_work = config->task_work_known ? config->has_task_work : loader__has_task_work();
 
 	if (asked == SAMPLER_DEFER_AUTO && forced && *forced) {
 		if (strcmp(forced, "task-work") == 0) {
@@ -179,8 +181,8 @@ static int choose_deferral(enum sampler_deferral asked, enum sampler_deferral *c
 		}
 	}
 	if (asked == SAMPLER_DEFER_AUTO)
-		asked = loader__has_task_work() ? SAMPLER_DEFER_TASK_WORK : SAMPLER_DEFER_SYSCALL_EXIT;
-	if (asked == SAMPLER_DEFER_TASK_WORK && !loader__has_task_work()) {
+		asked = task_work ? SAMPLER_DEFER_TASK_WORK : SAMPLER_DEFER_SYSCALL_EXIT;
+	if (asked == SAMPLER_DEFER_TASK_WORK && !task_work) {
 		snprintf(err, err_size, "this kernel has no BPF task work (bpf_task_work_schedule_resume, Linux 6.18)");
 		return -EINVAL;
 	}
@@ -215,7 +217,7 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 	libbpf_set_print(libbpf_print);
 	sampler->java = config->nr_java > 0;
 
-	error = choose_deferral(asked->deferral, &config->deferral, err, err_size);
+	error = choose_deferral(asked, &config->deferral, err, err_size);
 	sampler->deferral = config->deferral;
 	if (!error)
 		error = cpu_sampler__open(config, &sampler->cpu, err, err_size);

@@ -96,6 +96,12 @@ struct sampler_config {
 	 * =syscall-exit overrides AUTO, to test either on one kernel.
 	 */
 	enum sampler_deferral deferral;
+	/*
+	 * Whether the kernel has BPF task work, when the caller knows it (from
+	 * the kernel's symbols, which it reads anyway): else sampler__open
+	 * reads the kernel's BTF to find out, a few milliseconds more.
+	 */
+	bool task_work_known, has_task_work;
 	sampler_record_fn on_record;
 	void *ctx;
 };
