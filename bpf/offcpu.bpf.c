@@ -66,7 +66,9 @@
  * (sched_process_exit, a jbpf_thread_exit record), and its entry leaves at
  * its last switch-out.
  *
- * Per switch of target threads, the common case costs two hash lookups
+ * Switches and wakeups of other processes' threads are turned away by
+ * bitmaps before any lookup (see the filters below). Per switch of target
+ * threads, the common case costs two hash lookups
  * in `waits` (the thread leaving, by which it is known as a target's
  * without the targets lookup; the thread coming in), a per-CPU counter,
  * the leaving thread's task storage (for syscall_exit.bpf.c) and, when
@@ -89,6 +91,23 @@ const volatile __u64 full_wait_ns = 10000000;
 const volatile __u64 check_in_min_ns = 2500000;
 const volatile __u64 min_block_ns = 0;
 const volatile __u64 max_block_ns = ~0ull;
+
+/*
+ * Filters in front of the hash lookups, for the switches and wakeups of
+ * other processes' threads, most of a busy host's: a bit per target
+ * process (by tgid, set by userspace before load: the targets are known
+ * at the start) and a bit per thread given an entry in `waits` (by tid,
+ * set before the entry is made, never cleared). Both are taken modulo
+ * their size: a clear bit says "not followed" for one load from global
+ * data, where a hash lookup that finds nothing costs a call, a hash and,
+ * on a mostly idle host, cache misses; a set bit may be another's, and
+ * the lookup decides as before. With -a every thread is followed and the
+ * filters are not used.
+ */
+#define TGID_BIT_WORDS 512  /* 32768 bits */
+#define TID_BIT_WORDS 1024  /* 65536 bits */
+const volatile __u64 target_tgid_bits[TGID_BIT_WORDS];
+__u64 followed_tid_bits[TID_BIT_WORDS];
 
 /* Wait numbers; the top bit keeps them apart from the CPU sampler's. */
 __u64 next_seq = 0;
@@ -124,9 +143,27 @@ static __always_inline __u64 new_seq(void)
 	return (__sync_fetch_and_add(&next_seq, 1) + 1) | (1ull << 63);
 }
 
+static __always_inline bool maybe_target_process(__u32 tgid)
+{
+	return (target_tgid_bits[(tgid >> 6) & (TGID_BIT_WORDS - 1)] >> (tgid & 63)) & 1;
+}
+
 static __always_inline bool is_target(__u32 tgid, struct task_struct *task)
 {
-	return !filter_by_tgid || is_target_task(tgid, task);
+	return !filter_by_tgid || (maybe_target_process(tgid) && is_target_task(tgid, task));
+}
+
+/* Whether thread tid may have an entry in `waits` (see the filters above). */
+static __always_inline bool maybe_followed(__u32 tid)
+{
+	return !filter_by_tgid || (followed_tid_bits[(tid >> 6) & (TID_BIT_WORDS - 1)] >> (tid & 63)) & 1;
+}
+
+/* Before thread tid is given an entry in `waits`. */
+static __always_inline void note_followed(__u32 tid)
+{
+	if (filter_by_tgid)
+		__sync_fetch_and_or(&followed_tid_bits[(tid >> 6) & (TID_BIT_WORDS - 1)], 1ull << (tid & 63));
 }
 
 /*
@@ -360,7 +397,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	 * lookup is needed only for a thread not seen yet (or an entry left
 	 * by an exit whose switch was missed, whose tid another process reuses).
 	 */
-	w = bpf_map_lookup_elem(&waits, &tid);
+	w = maybe_followed(tid) ? bpf_map_lookup_elem(&waits, &tid) : NULL;
 	if (w && w->tgid != tgid)
 		w = NULL;
 	if (!w && !is_target(tgid, current))
@@ -374,6 +411,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		return;
 	if (!w) {
 		fresh.tgid = tgid;
+		note_followed(tid);
 		bpf_map_update_elem(&waits, &tid, &fresh, BPF_ANY);
 		w = bpf_map_lookup_elem(&waits, &tid);
 		if (!w) {
@@ -507,7 +545,7 @@ __noinline int switched_in(__u32 tid, __u64 now)
 	__u32 flags = 0;
 	__u64 length, woken;
 
-	if (tid == 0)
+	if (tid == 0 || !maybe_followed(tid))
 		return 0;
 	/* Only target threads have an entry: no filter lookup needed. */
 	w = bpf_map_lookup_elem(&waits, &tid);
@@ -579,7 +617,7 @@ int thread_wakeup(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
 	__u32 tid = BPF_CORE_READ(task, pid);
-	struct jbpf_thread_waits *w = bpf_map_lookup_elem(&waits, &tid);
+	struct jbpf_thread_waits *w = maybe_followed(tid) ? bpf_map_lookup_elem(&waits, &tid) : NULL;
 
 	/*
 	 * Also while `waits` has it on a CPU: if its switch-out was missed,
@@ -600,7 +638,7 @@ int thread_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
 	__u32 tid = BPF_CORE_READ(task, pid);
-	struct jbpf_thread_waits *w = bpf_map_lookup_elem(&waits, &tid);
+	struct jbpf_thread_waits *w = maybe_followed(tid) ? bpf_map_lookup_elem(&waits, &tid) : NULL;
 	struct jbpf_thread_exit *exit;
 
 	if (!w)
@@ -645,6 +683,7 @@ int process_fork(struct bpf_raw_tracepoint_args *ctx)
 	fresh.off_since = bpf_ktime_get_ns();
 	fresh.state = JBPF_STATE_RUNNABLE;
 	fresh.flags = JBPF_THREAD_NEW;
+	note_followed(tid);
 	if (bpf_map_update_elem(&waits, &tid, &fresh, BPF_ANY))
 		count(JBPF_CNT_THREADS_FULL);
 	return 0;
@@ -687,6 +726,7 @@ int seed_threads(struct bpf_iter__task *ctx)
 		seed.state = JBPF_STATE_BLOCKED;
 	else
 		seed.state = JBPF_STATE_SLEEPING;
+	note_followed(tid);
 	if (!bpf_map_update_elem(&waits, &tid, &seed, BPF_NOEXIST))
 		bpf_seq_write(ctx->meta->seq, &tid, sizeof(tid));
 	return 0;

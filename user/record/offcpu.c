@@ -23,6 +23,12 @@ struct offcpu {
 static void configure(struct offcpu_bpf *skel, const struct sampler_config *config)
 {
 	skel->rodata->filter_by_tgid = config->nr_tgids > 0;
+	for (size_t i = 0; i < config->nr_tgids; i++) {
+		uint32_t tgid = config->tgids[i];
+		size_t words = sizeof(skel->rodata->target_tgid_bits) / sizeof(skel->rodata->target_tgid_bits[0]);
+
+		skel->rodata->target_tgid_bits[(tgid >> 6) % words] |= 1ull << (tgid & 63);
+	}
 	skel->rodata->full_wait_ns = config->full_wait_ns ? config->full_wait_ns : 1;
 	skel->rodata->check_in_min_ns = skel->rodata->full_wait_ns / 4;
 	skel->rodata->min_block_ns = config->min_block_ns;
