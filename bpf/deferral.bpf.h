@@ -119,7 +119,7 @@ static __always_inline void check_switched_in(struct jbpf_owed *o, __u32 tgid, _
 	count(JBPF_CNT_SWITCH_IN_LATE);
 	w->off_since = 0;
 	w->check_in = 1;
-	woken = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
+	woken = woken_by_run_delay(w, bpf_get_current_task_btf(), since, now);
 	if (w->open_wait) {
 		send_wait_end(tid, w->open_wait, now, woken);
 		w->open_wait = 0;

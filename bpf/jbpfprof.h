@@ -204,7 +204,9 @@ struct jbpf_user_stack {
  */
 struct jbpf_thread_waits {
 	__u64 off_since;     /* when it left the CPU; 0 while on a CPU or unknown */
-	__u64 woken_at;      /* when it was woken from that wait (sched_wakeup); 0 not yet */
+	__u64 run_delay_at_out; /* its time on run queues (sched_info.run_delay) at its last switch-out seen */
+	__u64 nvcsw_at_out;  /* its voluntary switches (nvcsw) then, the one seen included */
+	__u64 delayed_migrations; /* se.nr_migrations then if it left asleep but on its run queue, else ~0 */
 	__u64 on_since;      /* its last switch-in seen; 0 unknown */
 	__u64 runtime_at_out;/* its CPU time (se.sum_exec_runtime) at its last switch-out seen */
 	__u64 open_wait;     /* wait_id of a JBPF_WAIT_OPEN wait not yet ended */

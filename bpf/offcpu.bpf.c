@@ -56,9 +56,12 @@
  * the dropped ones counts as running.
  *
  * Wakeups. A sleeping or blocked wait ends when the thread runs again, but
- * from its wakeup on it is runnable, waiting for a CPU; a raw tracepoint
- * program on sched_wakeup notes the moment (woken_at), and the wait is
- * split there: asleep until woken, runnable after.
+ * from its wakeup on it is runnable, waiting for a CPU, and the wait is
+ * split there: asleep until woken, runnable after. The moment comes from
+ * the scheduler's own run-queue accounting (woken_at_switch_in), read at the
+ * switch-in: no program runs on sched_wakeup, which would cost every
+ * wakeup of the host a run (bench/pingpong.sh: 5 points of a ping-pong's
+ * round trips).
  *
  * Thread lifetimes: userspace seeds `waits` with the threads alive at the
  * start (JBPF_THREAD_SINCE_START, with the state /proc gave), a new thread
@@ -354,7 +357,7 @@ __noinline int missed_switch_in(struct jbpf_thread_waits *w, __u32 tid, __u64 no
 		return 0;
 	/* Picked like a wait seen (switched_in); not picked, it needs no stacks. */
 	length = end - w->off_since;
-	woken = w->woken_at >= w->off_since && w->woken_at <= end ? w->woken_at : 0;
+	woken = woken_by_run_delay(w, bpf_get_current_task_btf(), w->off_since, end);
 	if (length < full_wait_ns && (((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) {
 		count_unrecorded(w, end, woken);
 		return 0;
@@ -437,7 +440,11 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		owe_current_switch_in_check(now);
 	w->off_since = now;
 	w->runtime_at_out = runtime;
-	w->woken_at = 0;
+	w->run_delay_at_out = current->sched_info.run_delay;
+	w->nvcsw_at_out = current->nvcsw;
+	w->delayed_migrations = ~0ull;
+	if (bpf_core_field_exists(struct sched_entity, sched_delayed) && BPF_CORE_READ(current, se.sched_delayed))
+		w->delayed_migrations = current->se.nr_migrations;
 	w->flags = 0;
 	w->open_wait = 0;
 	if (report == 0 || report >= REPORT_MAX)
@@ -501,6 +508,45 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u32 f
 }
 
 /*
+ * When thread tid, switching in on this CPU now, was woken from its wait
+ * of w: 0 for a wait runnable throughout. At sched_switch the CPU's run
+ * queue already names the thread coming in as curr, and its clock was
+ * read for this switch. The run queue is reached from the thread leaving
+ * (current, even the idle task, is attached to its CPU's root fair
+ * queue, which knows its run queue: kernels with group scheduling, as
+ * distributions build them; without it, no split). The thread went on a run queue at
+ * sched_info.last_queued (that queue's clock) when woken, and a stretch
+ * on another CPU's queue before it was moved here is in run_delay: its
+ * growth since the switch-out. A wait rebuilt after a missed switch-out
+ * (rebuilt) has in run_delay the stretch before the missed run too, so
+ * only this queue's stretch counts.
+ */
+static __always_inline __u64 woken_at_switch_in(const struct jbpf_thread_waits *w, __u32 tid, __u64 now,
+						bool rebuilt)
+{
+	__u64 queued = 0, last_queued, clock, run_delay;
+	struct task_struct *next;
+	struct rq *rq;
+
+	if (w->state == JBPF_STATE_RUNNABLE || !bpf_core_field_exists(struct cfs_rq, rq))
+		return 0;
+	rq = bpf_get_current_task_btf()->se.cfs_rq->rq;
+	next = rq ? rq->curr : NULL;
+	if (!next || next->pid != tid)
+		return 0;
+	if (queue_time_unknown(w, next))
+		return now;
+	last_queued = next->sched_info.last_queued;
+	clock = rq->clock;
+	if (last_queued && clock > last_queued)
+		queued = clock - last_queued;
+	run_delay = next->sched_info.run_delay;
+	if (!rebuilt && run_delay > w->run_delay_at_out)
+		queued += run_delay - w->run_delay_at_out;
+	return queued < now - w->off_since ? now - queued : w->off_since;
+}
+
+/*
  * A thread switches in while `waits` has it on a CPU: the switch that took
  * it off was missed. Its CPU time since its last switch-out seen is the
  * time it ran after its last switch-in seen (on_since), so the rest, up to
@@ -520,14 +566,13 @@ static bool missed_switch_out(struct jbpf_thread_waits *w, __u32 tid, __u64 now)
 	if (!task)
 		return false;
 	ran = task->se.sum_exec_runtime > w->runtime_at_out ? task->se.sum_exec_runtime - w->runtime_at_out : 0;
+	/* The kernel counts the missed switch-out as voluntary (asleep) or not (preempted). */
+	w->state = task->nvcsw != w->nvcsw_at_out ? JBPF_STATE_SLEEPING : JBPF_STATE_RUNNABLE;
 	bpf_task_release(task);
 	off = now - w->on_since > ran ? now - w->on_since - ran : 0;
 	if (!off)
 		return false;
 	w->off_since = now - off;
-	w->state = w->woken_at > w->on_since ? JBPF_STATE_SLEEPING : JBPF_STATE_RUNNABLE;
-	if (w->state == JBPF_STATE_RUNNABLE)
-		w->woken_at = 0;
 	return true;
 }
 
@@ -544,6 +589,7 @@ __noinline int switched_in(__u32 tid, __u64 now)
 	struct jbpf_thread_waits *w;
 	__u32 flags = 0;
 	__u64 length, woken;
+	bool rebuilt = false;
 
 	if (tid == 0 || !maybe_followed(tid))
 		return 0;
@@ -551,14 +597,15 @@ __noinline int switched_in(__u32 tid, __u64 now)
 	w = bpf_map_lookup_elem(&waits, &tid);
 	if (!w || (w->flags & JBPF_THREAD_EXITING))
 		return 0;
-	if (!w->off_since && !w->open_wait && !(w->flags & (JBPF_THREAD_NEW | JBPF_THREAD_SINCE_START)) &&
-	    !missed_switch_out(w, tid, now)) {
-		w->on_since = now;
-		return 0;
+	if (!w->off_since && !w->open_wait && !(w->flags & (JBPF_THREAD_NEW | JBPF_THREAD_SINCE_START))) {
+		if (!missed_switch_out(w, tid, now)) {
+			w->on_since = now;
+			return 0;
+		}
+		rebuilt = true;
 	}
 	w->on_since = now;
-	/* A wakeup seen out of order (racing this switch) is no wakeup of this wait. */
-	woken = w->woken_at >= w->off_since && w->woken_at <= now ? w->woken_at : 0;
+	woken = woken_at_switch_in(w, tid, now, rebuilt);
 	if (w->open_wait) {
 		send_wait_end(tid, w->open_wait, now, w->off_since ? woken : 0);
 		w->open_wait = 0;
@@ -605,26 +652,6 @@ int sched_switch(struct trace_event_raw_sched_switch *ctx)
 
 	switched_out(ctx, now);
 	switched_in(ctx->next_pid, now);
-	return 0;
-}
-
-/*
- * A target thread is woken: from now until it runs it is runnable, not
- * asleep. Only threads in `waits` are looked at, by one hash lookup.
- */
-SEC("raw_tp/sched_wakeup")
-int thread_wakeup(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct task_struct *task = (struct task_struct *)ctx->args[0];
-	__u32 tid = BPF_CORE_READ(task, pid);
-	struct jbpf_thread_waits *w = maybe_followed(tid) ? bpf_map_lookup_elem(&waits, &tid) : NULL;
-
-	/*
-	 * Also while `waits` has it on a CPU: if its switch-out was missed,
-	 * the wakeup tells that it slept (see missed_switch_out).
-	 */
-	if (w && !w->woken_at && !(w->off_since && w->state == JBPF_STATE_RUNNABLE))
-		w->woken_at = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -683,6 +710,7 @@ int process_fork(struct bpf_raw_tracepoint_args *ctx)
 	fresh.off_since = bpf_ktime_get_ns();
 	fresh.state = JBPF_STATE_RUNNABLE;
 	fresh.flags = JBPF_THREAD_NEW;
+	fresh.delayed_migrations = ~0ull;
 	note_followed(tid);
 	if (bpf_map_update_elem(&waits, &tid, &fresh, BPF_ANY))
 		count(JBPF_CNT_THREADS_FULL);
@@ -726,6 +754,9 @@ int seed_threads(struct bpf_iter__task *ctx)
 		seed.state = JBPF_STATE_BLOCKED;
 	else
 		seed.state = JBPF_STATE_SLEEPING;
+	seed.run_delay_at_out = task->sched_info.run_delay;
+	seed.nvcsw_at_out = task->nvcsw;
+	seed.delayed_migrations = ~0ull;
 	note_followed(tid);
 	if (!bpf_map_update_elem(&waits, &tid, &seed, BPF_NOEXIST))
 		bpf_seq_write(ctx->meta->seq, &tid, sizeof(tid));

@@ -63,6 +63,39 @@ static __always_inline bool runs_no_java(struct jbpf_sample *sample)
 }
 
 /*
+ * Whether the scheduler's run-queue times of task's wait of w say nothing
+ * of its wakeup: with EEVDF's delayed dequeue a thread that sleeps stays
+ * on its run queue, asleep, until picked or woken, and if the load
+ * balancer moves it meanwhile, the move starts its run-queue clock
+ * (sched_info.last_queued) while it sleeps. Such a wait (delayed at the
+ * switch-out, moved since) is taken as woken at its end: its runnable
+ * tail, microseconds, is lost rather than its sleep counted runnable.
+ */
+static __always_inline bool queue_time_unknown(const struct jbpf_thread_waits *w, struct task_struct *task)
+{
+	return w->delayed_migrations != ~0ull && BPF_CORE_READ(task, se.nr_migrations) != w->delayed_migrations;
+}
+
+/*
+ * When a thread back on a CPU (task, the current one) was woken from its
+ * wait of w, from since to end: 0 for a wait runnable throughout. The
+ * scheduler adds to sched_info.run_delay every stretch a task spends on a
+ * run queue when the stretch ends, so its growth since the switch-out is
+ * the wait's runnable tail, and no program on sched_wakeup is needed.
+ */
+static __always_inline __u64 woken_by_run_delay(const struct jbpf_thread_waits *w, struct task_struct *task,
+						 __u64 since, __u64 end)
+{
+	__u64 queued = task->sched_info.run_delay - w->run_delay_at_out;
+
+	if (w->state == JBPF_STATE_RUNNABLE || end < since)
+		return 0;
+	if (queue_time_unknown(w, task))
+		return end;
+	return queued < end - since ? end - queued : since;
+}
+
+/*
  * When task's process started, in the unit of /proc/PID/stat (see
  * JBPF_CLOCK_TICK_NS). The group leader's: every thread of a process has
  * it, and an exec from another thread hands the leader's start on.

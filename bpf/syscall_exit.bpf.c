@@ -104,7 +104,7 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	count(JBPF_CNT_SWITCH_IN_LATE);
 	w->off_since = 0;
 	if (w->open_wait) {
-		send_wait_end(tid, w->open_wait, now, w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0);
+		send_wait_end(tid, w->open_wait, now, woken_by_run_delay(w, bpf_get_current_task_btf(), since, now));
 		w->open_wait = 0;
 		return;
 	}
@@ -114,7 +114,7 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	sample_header__init(wait, JBPF_RECORD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
 	wait->state = w->state;
 	wait->wait_start_ns = since;
-	wait->woken_ns = w->woken_at >= since && w->woken_at <= now ? w->woken_at : 0;
+	wait->woken_ns = woken_by_run_delay(w, bpf_get_current_task_btf(), since, now);
 	wait->kstack_err = -116; /* ESTALE: the switch was not seen */
 	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
 	n = stack_frames(bpf_get_stack(ctx, wait->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),

@@ -17,7 +17,7 @@
 
 struct offcpu {
 	struct offcpu_bpf *skel;
-	struct bpf_link *switch_link, *fork_link, *wakeup_link, *exit_link;
+	struct bpf_link *switch_link, *fork_link, *exit_link;
 };
 
 static void configure(struct offcpu_bpf *skel, const struct sampler_config *config)
@@ -78,19 +78,18 @@ struct bpf_object *offcpu__object(const struct offcpu *off)
 	return off->skel->obj;
 }
 
-/* sched_switch last: by the first switch it sees, creations, exits and wakeups are followed. */
+/* sched_switch last: by the first switch it sees, creations and exits are followed. */
 int offcpu__attach(struct offcpu *off, char *err, size_t err_size)
 {
 	int error;
 
 	off->fork_link = bpf_program__attach(off->skel->progs.process_fork);
 	off->exit_link = off->fork_link ? bpf_program__attach(off->skel->progs.thread_exit) : NULL;
-	off->wakeup_link = off->exit_link ? bpf_program__attach(off->skel->progs.thread_wakeup) : NULL;
-	off->switch_link = off->wakeup_link ? bpf_program__attach(off->skel->progs.sched_switch) : NULL;
+	off->switch_link = off->exit_link ? bpf_program__attach(off->skel->progs.sched_switch) : NULL;
 	if (!off->switch_link) {
 		error = errno;
 		snprintf(err, err_size,
-			 "cannot attach to the sched_switch, sched_wakeup and sched_process_fork/exit tracepoints: %s",
+			 "cannot attach to the sched_switch and sched_process_fork/exit tracepoints: %s",
 			 strerror(error));
 		return -error;
 	}
@@ -104,9 +103,8 @@ void offcpu__detach(struct offcpu *off)
 		off->skel->bss->waits_stopped = true;
 	bpf_link__destroy(off->switch_link);
 	bpf_link__destroy(off->fork_link);
-	bpf_link__destroy(off->wakeup_link);
 	bpf_link__destroy(off->exit_link);
-	off->switch_link = off->fork_link = off->wakeup_link = off->exit_link = NULL;
+	off->switch_link = off->fork_link = off->exit_link = NULL;
 }
 
 void offcpu__close(struct offcpu *off)

@@ -1,6 +1,6 @@
 /*
  * offcpu: the loader of bpf/offcpu.bpf.c, the scheduler programs of
- * wall-clock and off-CPU profiles (sched_switch, sched_wakeup,
+ * wall-clock and off-CPU profiles (sched_switch,
  * sched_process_fork and sched_process_exit), and its `waits` map.
  *
  * Loaded only with config->waits, after the CPU sampler, whose maps it
@@ -20,7 +20,7 @@ struct offcpu;
 /* Opens the object, gives it owner's shared maps, configures it from config and loads it. */
 int offcpu__open(const struct sampler_config *config, const struct bpf_object *owner, struct offcpu **out,
 		 char *err, size_t err_size);
-/* Starts following context switches, wakeups, thread creations and exits. */
+/* Starts following context switches, thread creations and exits. */
 int offcpu__attach(struct offcpu *off, char *err, size_t err_size);
 /*
  * Stops following them, and checking at a thread's return to user mode

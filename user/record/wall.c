@@ -429,7 +429,6 @@ static void wait_at_end(struct wall *wall, const struct jbpf_thread_end *end, ui
 	w->state = tw->state;
 	w->wait_start_ns = since;
 	w->time_ns = wall->end_ns;
-	w->woken_ns = tw->woken_at;
 	w->flags = since ? 0 : JBPF_WAIT_UNKNOWN_START;
 	memcpy(w->comm, end->comm, sizeof(w->comm));
 	if (!w->comm[0] && t)
@@ -459,7 +458,6 @@ void wall__end_thread(struct wall *wall, const struct jbpf_thread_end *end)
 		p = take(wall, &wall->by_end, w->open_wait);
 		if (p) {
 			p->wait.time_ns = wall->end_ns;
-			p->wait.woken_ns = w->woken_at;
 			p->wait.flags &= ~JBPF_WAIT_OPEN;
 			finish_wait(wall, &p->wait, p->size, true);
 			free(p);
