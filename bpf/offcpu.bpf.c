@@ -443,7 +443,7 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	w->run_delay_at_out = current->sched_info.run_delay;
 	w->nvcsw_at_out = current->nvcsw;
 	w->delayed_migrations = ~0ull;
-	if (bpf_core_field_exists(struct sched_entity, sched_delayed) && BPF_CORE_READ(current, se.sched_delayed))
+	if (bpf_core_field_exists(struct sched_entity, sched_delayed) && current->se.sched_delayed)
 		w->delayed_migrations = current->se.nr_migrations;
 	w->flags = 0;
 	w->open_wait = 0;

@@ -73,7 +73,7 @@ static __always_inline bool runs_no_java(struct jbpf_sample *sample)
  */
 static __always_inline bool queue_time_unknown(const struct jbpf_thread_waits *w, struct task_struct *task)
 {
-	return w->delayed_migrations != ~0ull && BPF_CORE_READ(task, se.nr_migrations) != w->delayed_migrations;
+	return w->delayed_migrations != ~0ull && task->se.nr_migrations != w->delayed_migrations;
 }
 
 /*
