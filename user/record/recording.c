@@ -493,6 +493,12 @@ static void say_what_is_sampled(const struct recording *rec)
 			java__nr_jvms(rec->java) ? ", with Java frames" : "");
 }
 
+/* The session watches every target: say what is sampled (see session_config.on_started). */
+static void on_started(void *ctx)
+{
+	say_what_is_sampled(ctx);
+}
+
 /*
  * Where the kernel's system call path and entry code lie, so that the BPF
  * side can tell a thread inside a system call (in_system_call in
@@ -542,6 +548,7 @@ int recording__run(struct recording *rec)
 		.interval_ns = c->interval_ns,
 		.on_interval = on_interval,
 		.interval_ctx = rec,
+		.on_started = on_started,
 	};
 	struct wall *wall;
 	char err[512];
@@ -590,7 +597,6 @@ int recording__run(struct recording *rec)
 		wall__seed(wall, rec->sampler, c->all ? NULL : rec->tgids, c->all ? 0 : rec->nr_tgids);
 	}
 	java__set_sampler(rec->java, rec->sampler);
-	say_what_is_sampled(rec);
 	rec->interval_from_unix_ns = clock_realtime_ns();
 	error = session__run(rec->sampler, rec->pipeline, &session_config, &rec->session, err, sizeof(err));
 	sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);

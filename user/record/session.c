@@ -106,6 +106,8 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 	}
 	if (config->nr_tgids && result->nr_exited == config->nr_tgids)
 		stop = true;
+	if (config->on_started)
+		config->on_started(config->interval_ctx);
 
 	while (!stop) {
 		uint64_t now = clock_monotonic_ns(), wait_ns = DRAIN_INTERVAL_MS * 1000000ull;

@@ -43,6 +43,13 @@ struct session_config {
 	uint64_t interval_ns;
 	void (*on_interval)(void *ctx);
 	void *interval_ctx;
+	/*
+	 * Called once every target is watched for its exit, before the first
+	 * wait (ctx: interval_ctx), so that what it announces ("sampling")
+	 * holds: a target that exits after it is reported as exiting during
+	 * the recording. NULL: nothing.
+	 */
+	void (*on_started)(void *ctx);
 };
 
 struct session_result {
