@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -24,6 +26,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	name = strcmp(argv[2], "tp") ? "floor_raw" : "floor_tp";
+	/* A tracepoint program's id is read from tracefs, which a fresh machine has not mounted. */
+	struct stat st;
+	if (stat("/sys/kernel/tracing/events", &st))
+		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
 	obj = bpf_object__open_file(argv[1], NULL);
 	if (!obj) {
 		fprintf(stderr, "switch_floor: cannot open %s\n", argv[1]);

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -881,6 +883,27 @@ static void idle_threads_add_up(void **state)
 	wall_run_free(&r);
 }
 
+/*
+ * A fresh machine has tracefs unmounted, and the scheduler program is a
+ * tracepoint one, whose id libbpf reads there: the profiler mounts it, as
+ * perf does. Unmounted first (lazily: nothing else is using it now), then
+ * a recording of waits must start and end well, and find the waits.
+ */
+static void tracefs_mounted_when_needed(void **state)
+{
+	struct wall_run r;
+	struct stat st;
+
+	harness_require_root();
+	umount2("/sys/kernel/tracing", MNT_DETACH);
+	if (stat("/sys/kernel/tracing/events", &st) == 0 || stat("/sys/kernel/debug/tracing/events", &st) == 0)
+		skip(); /* still reachable (debugfs, another mount): not the state under test */
+	record(&r, (char *[]){ "idle", "4", NULL }, (char *[]){ "-e", "wall", "-d", "1", "-v", NULL });
+	assert_true(collapsed_count_frame(&r.stacks, "[sleeping]") > 0);
+	assert_int_equal(stat("/sys/kernel/tracing/events", &st), 0);
+	wall_run_free(&r);
+}
+
 /* The number of lines in s that start with "jbpfprof: ". */
 static int message_lines(const char *s)
 {
@@ -928,6 +951,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		HARNESS_TEST(usage_errors),
+		HARNESS_TEST(tracefs_mounted_when_needed),
 		HARNESS_TEST(threads_add_up_to_window),
 		HARNESS_TEST(sleepers_sleep_in_their_system_calls),
 		HARNESS_TEST(stuck_thread_sleeps_throughout),

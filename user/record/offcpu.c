@@ -83,13 +83,15 @@ int offcpu__attach(struct offcpu *off, char *err, size_t err_size)
 {
 	int error;
 
+	/* The switch program is a tracepoint one: libbpf finds its id in tracefs. */
+	loader__ensure_tracefs();
 	off->fork_link = bpf_program__attach(off->skel->progs.process_fork);
 	off->exit_link = off->fork_link ? bpf_program__attach(off->skel->progs.thread_exit) : NULL;
 	off->switch_link = off->exit_link ? bpf_program__attach(off->skel->progs.sched_switch) : NULL;
 	if (!off->switch_link) {
 		error = errno;
 		snprintf(err, err_size,
-			 "cannot attach to the sched_switch and sched_process_fork/exit tracepoints: %s",
+			 "cannot attach to the sched_switch and sched_process_fork/exit tracepoints (%s); is tracefs mountable?",
 			 strerror(error));
 		return -error;
 	}
