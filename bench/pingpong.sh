@@ -4,8 +4,12 @@
 # two pipes, so every round trip is two sleeps and two wake-ups, the worst
 # case for a profiler that hooks the scheduler (-e wall).
 #
-#   [JBPFPROF=path] bench/pingpong.sh [ROUNDS]   (root; default 5 rounds; JBPFPROF: another
-#                  build of the profiler, say an earlier commit's, default build/jbpfprof)
+#   [JBPFPROF=path] [BASELINE=path] [PINS="free pinned"] bench/pingpong.sh [ROUNDS]
+#       (root; default 5 rounds; JBPFPROF: another build of the profiler,
+#       default build/jbpfprof; BASELINE: a second build, say an earlier
+#       commit's, whose -e wall runs in the same rounds as "wall-base", for
+#       a before/after measured side by side; PINS: "pinned" alone skips the
+#       unpinned rounds)
 #
 # Each round runs the workload three times, in turn (order rotated each
 # round, so a drift in machine speed hits every mode alike): unprofiled,
@@ -61,6 +65,8 @@ if [ "${FLOOR:-1}" != 0 ]; then
 fi
 work=build/workloads/offcpu
 prof=${JBPFPROF:-build/jbpfprof}
+baseline=${BASELINE:-}
+[ -n "$baseline" ] && modes+=(wall-base)
 [ -x "$work" ] && [ -x "$prof" ] || { echo "bench: run make first" >&2; exit 1; }
 ((profile_s >= 2 && run_s >= profile_s + 2)) || { echo "bench: need PROFILE_S >= 2 and RUN_S >= PROFILE_S + 2" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -70,7 +76,9 @@ trap 'rm -rf "$tmp"' EXIT
 run_once() {
 	local mode=$1 line wp pp="" seen="" pin=() events=()
 	[ "$2" = pinned ] && pin=(taskset -c 0)
+	local run_prof=$prof
 	[ "$mode" = wall ] && events=(-e wall)
+	[ "$mode" = wall-base ] && events=(-e wall) && run_prof=$baseline
 	mkfifo "$tmp/out"
 	"${pin[@]}" "$work" pingpong "$run_s" >"$tmp/out" &
 	wp=$!
@@ -85,7 +93,7 @@ run_once() {
 		seen=$(date +%s%N)
 	elif [ "$mode" != off ]; then
 		mkfifo "$tmp/err"
-		"$prof" "${events[@]}" -p "$wp" -d "$profile_s" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
+		"$run_prof" "${events[@]}" -p "$wp" -d "$profile_s" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
 		pp=$!
 		exec 4<"$tmp/err"
 		wait_for_sampling 4 to_stderr || { echo "bench: the profiler failed to start" >&2; kill "$wp"; exit 1; }
@@ -120,7 +128,7 @@ run_once() {
 
 
 echo "pingpong.sh: $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), $rounds rounds, runs of $run_s s, recordings of $profile_s s"
-for pin in free pinned; do
+for pin in ${PINS:-free pinned}; do
 	for ((r = 0; r < rounds; r++)); do
 		for ((k = 0; k < ${#modes[@]}; k++)); do
 			m=${modes[$(((k + r) % ${#modes[@]}))]}
@@ -133,7 +141,7 @@ for pin in free pinned; do
 		ratio=$(ratio_median "$tmp/$pin-$m" "$tmp/$pin-off")
 		awk -v m="$m" -v med="$med" -v lo="$lo" -v hi="$hi" -v ratio="$ratio" 'BEGIN {
 			printf "    %-10s median %8.0f round trips/s (min %.0f, max %.0f)  per-round ratio to off: median %.3f (%+.1f%%)\n",
-				(m == "off" ? "off" : m == "wall" ? "-e wall" : m == "cpu" ? "-e cpu" : m), med, lo, hi, ratio, (ratio - 1) * 100 }'
+				(m == "off" ? "off" : m == "wall" ? "-e wall" : m == "wall-base" ? "-e wall, BASELINE" : m == "cpu" ? "-e cpu" : m), med, lo, hi, ratio, (ratio - 1) * 100 }'
 	done
 done
 

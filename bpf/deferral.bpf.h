@@ -115,6 +115,7 @@ static __always_inline void check_switched_in(struct jbpf_owed *o, __u32 tgid, _
 	w = bpf_map_lookup_elem(&waits, &tid);
 	if (waits_stopped || !w || w->off_since != since)
 		return;
+	now = at_or_after(now, since);
 	count(JBPF_CNT_SWITCH_MISSED);
 	count(JBPF_CNT_SWITCH_IN_LATE);
 	w->off_since = 0;

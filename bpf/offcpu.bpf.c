@@ -141,6 +141,66 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+/*
+ * The time of a context switch, in bpf_ktime_get_ns's clock (CLOCK_MONOTONIC),
+ * read from the run queue's clock. The kernel reads the clock once per
+ * switch (update_rq_clock in __schedule) and charges the thread leaving its
+ * CPU time up to that instant; bpf_ktime_get_ns would read it again, and on
+ * a virtual machine that costs about as much as the rest of the program
+ * (bench/pingpong.sh: 25 of 100 ns a switch). The two clocks tick alike
+ * (both from the TSC on x86) but from different origins, so each CPU keeps
+ * the pair (run-queue clock, bpf_ktime_get_ns) read at one switch and
+ * refreshes it once the run-queue clock is a millisecond past it: in
+ * between, times are the pair's ktime plus the run-queue clock's progress.
+ * A refresh's ktime is read a little after its switch (the kernel picks
+ * the next thread in between), so times can be that much ahead of
+ * bpf_ktime_get_ns, and those of two CPUs that much apart; the clocks'
+ * drift over a millisecond is far smaller. Every length taken between two
+ * times is guarded against an end before its start (at_or_after, in
+ * shared.bpf.h).
+ */
+#define SWITCH_CLOCK_REFRESH_NS 1000000
+
+struct switch_clock {
+	__u64 rq_clock;
+	__u64 ktime;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct switch_clock);
+} switch_clocks SEC(".maps");
+
+/*
+ * The run queue is reached from the thread leaving, as in
+ * woken_at_switch_in (the per-CPU `runqueues` has no address a program can
+ * be given where kallsyms lists no variables); without group scheduling,
+ * bpf_ktime_get_ns.
+ */
+static __always_inline __u64 switch_time_ns(void)
+{
+	struct switch_clock *c;
+	__u32 zero = 0;
+	struct rq *rq;
+	__u64 rq_clock;
+
+	c = bpf_map_lookup_elem(&switch_clocks, &zero);
+	if (!c || !bpf_core_field_exists(struct cfs_rq, rq))
+		return bpf_ktime_get_ns();
+	rq = bpf_get_current_task_btf()->se.cfs_rq->rq;
+	if (!rq)
+		return bpf_ktime_get_ns();
+	rq_clock = rq->clock;
+	/* Unsigned: a run-queue clock behind the pair's (never expected) refreshes too. */
+	if (rq_clock - c->rq_clock < SWITCH_CLOCK_REFRESH_NS)
+		return c->ktime + (rq_clock - c->rq_clock);
+	c->rq_clock = rq_clock;
+	c->ktime = bpf_ktime_get_ns();
+	return c->ktime;
+}
+
 static __always_inline __u64 new_seq(void)
 {
 	return (__sync_fetch_and_add(&next_seq, 1) + 1) | (1ull << 63);
@@ -344,6 +404,7 @@ __noinline int missed_switch_in(struct jbpf_thread_waits *w, __u32 tid, __u64 no
 
 	if (!w)
 		return 0;
+	now = at_or_after(now, w->off_since);
 	ran = runtime > w->runtime_at_out ? runtime - w->runtime_at_out : 0;
 	end = now - w->off_since > ran ? now - ran : w->off_since;
 
@@ -569,6 +630,7 @@ static bool missed_switch_out(struct jbpf_thread_waits *w, __u32 tid, __u64 now)
 	/* The kernel counts the missed switch-out as voluntary (asleep) or not (preempted). */
 	w->state = task->nvcsw != w->nvcsw_at_out ? JBPF_STATE_SLEEPING : JBPF_STATE_RUNNABLE;
 	bpf_task_release(task);
+	now = at_or_after(now, w->on_since);
 	off = now - w->on_since > ran ? now - w->on_since - ran : 0;
 	if (!off)
 		return false;
@@ -604,6 +666,7 @@ __noinline int switched_in(__u32 tid, __u64 now)
 		}
 		rebuilt = true;
 	}
+	now = at_or_after(now, w->off_since);
 	w->on_since = now;
 	woken = woken_at_switch_in(w, tid, now, rebuilt);
 	if (w->open_wait) {
@@ -648,7 +711,7 @@ __noinline int switched_in(__u32 tid, __u64 now)
 SEC("tp/sched/sched_switch")
 int sched_switch(struct trace_event_raw_sched_switch *ctx)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = switch_time_ns();
 
 	switched_out(ctx, now);
 	switched_in(ctx->next_pid, now);

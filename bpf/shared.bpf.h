@@ -193,6 +193,17 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/*
+ * now, or start if now is before it: the end of a wait that began at
+ * start. The scheduler program's times come from the run queue's clock
+ * (offcpu.bpf.c, switch_time_ns) and can be a little ahead of
+ * bpf_ktime_get_ns, or of another CPU's.
+ */
+static __always_inline __u64 at_or_after(__u64 now, __u64 start)
+{
+	return now > start ? now : start;
+}
+
 static __always_inline void count(__u32 which)
 {
 	__u64 *value = bpf_map_lookup_elem(&counters, &which);

@@ -100,6 +100,7 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	pending->off_since = 0;
 	if (waits_stopped || !w || w->off_since != since)
 		return;
+	now = at_or_after(now, since);
 	count(JBPF_CNT_SWITCH_MISSED);
 	count(JBPF_CNT_SWITCH_IN_LATE);
 	w->off_since = 0;
