@@ -29,8 +29,11 @@
 # signals, see bpf/deferral.bpf.h).
 #
 # PROFILER=path measures another build (for example one of main, for a
-# before and after); JAVA_HOME picks the JDK (default Debian's 17). On a
-# shared or noisy machine, figures are provisional: use more rounds.
+# before and after); BASELINE=path adds "wallbase", the -e wall of a second
+# build in the same rounds (a before and after side by side); MODES="none
+# wall ..." runs only those modes, so that more rounds fit in the time;
+# JAVA_HOME picks the JDK (default Debian's 17). On a shared or noisy
+# machine, figures are provisional: use more rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -38,6 +41,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-4}
 asprof=${2:-}
 prof=${PROFILER:-build/jbpfprof}
+baseline=${BASELINE:-}
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 catalina_home=/usr/share/tomcat10
 seconds=${SERVER_SECONDS:-8}
@@ -99,7 +103,7 @@ run_jbpfprof() {
 	bpf_snapshot "$tmp/before.json"
 	rm -f "$tmp/err"
 	mkfifo "$tmp/err"
-	"$prof" -v "$@" -p "$jvm" -d $((seconds + 4)) -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
+	"${run_prof:-$prof}" -v "$@" -p "$jvm" -d $((seconds + 4)) -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
 	local pp=$!
 	exec 4<"$tmp/err"
 	wait_for_sampling 4 || { echo "bench: the profiler failed to start" >&2; exit 1; }
@@ -144,6 +148,7 @@ run_mode() {
 	F99) run_jbpfprof F99 -F 99 ;;
 	F999) run_jbpfprof F999 -F 999 ;;
 	wall) run_jbpfprof wall -e wall ;;
+	wallbase) run_prof=$baseline run_jbpfprof wallbase -e wall ;;
 	nojava) run_jbpfprof nojava -F 99 --no-java ;;
 	ap99) run_asprof ap99 -e cpu -i 10101010 ;;
 	ap999) run_asprof ap999 -e cpu -i 1001001 ;;
@@ -152,7 +157,9 @@ run_mode() {
 }
 
 modes=(none F99 F999 wall nojava)
+[ -z "$baseline" ] || modes+=(wallbase)
 [ -z "$asprof" ] || modes+=(ap99 ap999 apwall)
+[ -z "${MODES:-}" ] || read -r -a modes <<<"$MODES"
 load >/dev/null   # warm-up: the JIT compiles the request path
 for r in $(seq "$rounds"); do
 	n=${#modes[@]}

@@ -16,8 +16,11 @@
  *     (JBPF_WAIT_SAMPLED). Waits not
  *     picked cost no stack and no record: their time is only added to the
  *     thread's sampled_out_ns, which userspace spreads over the ones that
- *     were, so the time per thread stays exact. full_wait_ns is the CPU
- *     sampling period: off-CPU stacks get the same resolution as on-CPU.
+ *     were, so the time per thread stays exact. full_wait_ns is the
+ *     wait interval (--wait-interval, 50 ms unless given): one recorded
+ *     wait per that much of a thread's waiting. Each recorded wait costs
+ *     a kernel stack, task work and often a Java stack, so this, not the
+ *     number of switches, sets the cost on a busy server.
  *     The kernel stack is read from the waking thread's saved state, and
  *     when the wait was in a system call the user stack is read when the
  *     thread leaves it (bpf/deferral.bpf.h), where it is still the same,

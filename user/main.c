@@ -191,6 +191,7 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.duration_ns = o->duration_ns,
 		.min_block_ns = o->min_block_ns,
 		.max_block_ns = o->max_block_ns,
+		.wait_interval_ns = o->wait_interval_ns,
 		.state_mask = o->state_mask,
 		.java = o->java == JAVA_OFF ? RECORDING_JAVA_OFF
 			: o->java == JAVA_REQUIRED ? RECORDING_JAVA_REQUIRED : RECORDING_JAVA_AUTO,

@@ -37,6 +37,7 @@ enum {
 	OPT_STATE,
 	OPT_MIN_BLOCK,
 	OPT_MAX_BLOCK,
+	OPT_WAIT_INTERVAL,
 	OPT_UNWIND,
 	OPT_AGENT_PATH,
 	OPT_CONTINUOUS,
@@ -68,6 +69,7 @@ static const struct option long_options[] = {
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
+	{ "wait-interval", required_argument, NULL, OPT_WAIT_INTERVAL },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "continuous", no_argument, NULL, OPT_CONTINUOUS },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -111,6 +113,11 @@ void options_print_help(FILE *out)
 "                           (units ns, us, ms, s; a bare number is us); default 0:\n"
 "                           none dropped\n"
 "      --max-block DURATION the same for waits longer than this; default: none\n"
+"      --wait-interval DURATION\n"
+"                           with -e wall or offcpu, the waiting time one\n"
+"                           recorded stack stands for: longer waits are all\n"
+"                           recorded, shorter ones by chance in proportion to\n"
+"                           their length (units as --min-block; default 50ms)\n"
 "  -d, --duration SECONDS   stop after this long (units ms, s, m, h accepted);\n"
 "                           default: until Ctrl-C or every target has exited\n"
 "  -F, --frequency HZ       mean samples per second per CPU, 1 to %u (default %u);\n"
@@ -500,6 +507,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 
 	*opts = (struct options){
 		.frequency_hz = DEFAULT_FREQUENCY_HZ,
+		.wait_interval_ns = DEFAULT_WAIT_INTERVAL_NS,
 		.format = OUTPUT_FLAMEGRAPH,
 		.text_top = DEFAULT_TEXT_TOP,
 		.state_mask = (1u << JBPF_STATE_NR) - 1,
@@ -632,6 +640,12 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 				return usage_error(err);
 			block_given = true;
 			break;
+		case OPT_WAIT_INTERVAL:
+			if (parse_duration("--wait-interval", optarg, 1000, 100000, 60 * NS_PER_SEC,
+					   &opts->wait_interval_ns, err, sizeof(err)))
+				return usage_error(err);
+			block_given = true;
+			break;
 		case OPT_UNWIND:
 			if (!strcmp(optarg, "tables"))
 				opts->unwind = UNWIND_TABLES;
@@ -677,7 +691,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 	if (opts->all && opts->java == JAVA_REQUIRED)
 		return usage_error("--java needs -p: the agent is loaded only into processes named with -p");
 	if ((state_given || block_given) && opts->event == EVENT_CPU)
-		return usage_error("--state, --min-block and --max-block need -e wall or -e offcpu");
+		return usage_error("--state, --min-block, --max-block and --wait-interval need -e wall or -e offcpu");
 	if (opts->event == EVENT_OFFCPU && state_given && opts->state_mask == 1u << JBPF_STATE_RUNNING)
 		return usage_error("--state running with -e offcpu keeps nothing; use -e wall");
 	if (opts->event == EVENT_OFFCPU)

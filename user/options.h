@@ -19,6 +19,14 @@
 
 #define OPTIONS_MAX_PIDS 64 /* the BPF filter's size, JBPF_MAX_TARGETS (checked in options.c) */
 #define DEFAULT_FREQUENCY_HZ 99
+/*
+ * -e wall and offcpu: one recorded wait per this much of a thread's waiting
+ * (--wait-interval). Each recorded wait costs a kernel stack, task work for
+ * its user stack and, in a JVM, a Java stack: at 1/F (10 ms) a busy server's
+ * waits cost more than its context switches (docs/benchmarks.md,
+ * bench/server.sh). 50 ms is async-profiler's wall-clock interval too.
+ */
+#define DEFAULT_WAIT_INTERVAL_NS (50ull * 1000000ull)
 #define CONTINUOUS_FREQUENCY_HZ 19 /* always on: a fleet's cost, not a session's */
 #define DEFAULT_INTERVAL_NS (60ull * 1000000000ull)
 #define DEFAULT_SPOOL_DIR "/var/spool/jbpfprof"
@@ -66,6 +74,7 @@ struct options {
 	unsigned state_mask;             /* 1 << enum jbpf_state for each state kept (wall, offcpu) */
 	uint64_t min_block_ns;           /* waits shorter than this are dropped; 0 keeps all */
 	uint64_t max_block_ns;           /* waits longer than this are dropped; 0: no limit */
+	uint64_t wait_interval_ns;       /* one recorded wait per this much waiting (wall, offcpu) */
 	bool include_given, exclude_given;
 	regex_t include, exclude;        /* --include, --exclude, compiled when given */
 	/* --continuous and where its profiles go (user/fleet/) */

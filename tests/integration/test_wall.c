@@ -844,6 +844,42 @@ static void max_block_drops_long_waits(void **state)
 	wall_run_free(&r);
 }
 
+/* "waits sent N" from the profiler's -v output; 0 if missing. */
+static uint64_t parse_waits_sent(const char *stderr_text)
+{
+	const char *p = strstr(stderr_text, "waits sent ");
+
+	return p ? strtoull(p + strlen("waits sent "), NULL, 10) : 0;
+}
+
+/*
+ * --wait-interval sets how many waits are recorded, not where the time
+ * goes: at 2 ms every sleep and futex wait of the mix (20 and 30 ms) is
+ * recorded, at 200 ms about one in eight. Both recordings still give the
+ * nanosleep thread the sleep schedstat measures.
+ */
+static void wait_interval_sets_recorded_waits(void **state)
+{
+	struct wall_run fine, coarse;
+	uint64_t fine_waits, coarse_waits;
+	int ok;
+
+	harness_require_root();
+	record(&fine, (char *[]){ "mix", NULL },
+	       (char *[]){ "-e", "wall", "--threads", "-d", "2", "-v", "--wait-interval", "2ms", NULL });
+	record(&coarse, (char *[]){ "mix", NULL },
+	       (char *[]){ "-e", "wall", "--threads", "-d", "2", "-v", "--wait-interval", "200ms", NULL });
+	fine_waits = parse_waits_sent(fine.profiler.buf);
+	coarse_waits = parse_waits_sent(coarse.profiler.buf);
+	fprintf(stderr, "  waits sent: %" PRIu64 " at 2 ms, %" PRIu64 " at 200 ms\n", fine_waits, coarse_waits);
+	ok = sleeps_as_schedstat_says(&fine, NANOSLEEP);
+	ok &= sleeps_as_schedstat_says(&coarse, NANOSLEEP);
+	assert_true(fine_waits > 0 && coarse_waits * 3 < fine_waits);
+	assert_true(ok);
+	wall_run_free(&fine);
+	wall_run_free(&coarse);
+}
+
 static int compare_long(const void *a, const void *b)
 {
 	long x = *(const long *)a, y = *(const long *)b;
@@ -936,6 +972,8 @@ static void usage_errors(void **state)
 	ok &= usage_error((char *[]){ "-a", "-e", "wall", "--state", "bogus", NULL }, "bogus");
 	ok &= usage_error((char *[]){ "-a", "-e", "cpu", "--state", "sleeping", NULL }, "--state");
 	ok &= usage_error((char *[]){ "-a", "--state", "sleeping", NULL }, "--state");
+	ok &= usage_error((char *[]){ "-a", "--wait-interval", "20ms", NULL }, "--wait-interval");
+	ok &= usage_error((char *[]){ "-a", "-e", "wall", "--wait-interval", "10us", NULL }, "--wait-interval");
 	ok &= usage_error((char *[]){ "-a", "-e", "bogus", NULL }, "bogus");
 	assert_true(ok);
 }
@@ -962,6 +1000,7 @@ int main(void)
 		HARNESS_TEST(state_filter_keeps_sleeping),
 		HARNESS_TEST(offcpu_mode_has_no_running),
 		HARNESS_TEST(max_block_drops_long_waits),
+		HARNESS_TEST(wait_interval_sets_recorded_waits),
 		HARNESS_TEST(idle_threads_add_up),
 	};
 

@@ -573,8 +573,8 @@ int recording__run(struct recording *rec)
 	if (wall) {
 		sampler_config.waits = true;
 		sampler_config.no_cpu_samples = c->event == RECORDING_OFFCPU;
-		/* Off-CPU stacks get the resolution of CPU samples (see bpf/offcpu.bpf.c). */
-		sampler_config.full_wait_ns = NS_PER_SEC / c->frequency_hz;
+		/* One recorded wait per wait interval of a thread's waiting (see bpf/offcpu.bpf.c). */
+		sampler_config.full_wait_ns = c->wait_interval_ns ? c->wait_interval_ns : NS_PER_SEC / c->frequency_hz;
 		sampler_config.min_block_ns = c->min_block_ns;
 		sampler_config.max_block_ns = c->max_block_ns;
 	}

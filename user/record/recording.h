@@ -61,6 +61,7 @@ struct recording_config {
 	bool fixed_interval;
 	uint64_t duration_ns;     /* 0: until Ctrl-C or the targets exit */
 	uint64_t min_block_ns, max_block_ns;
+	uint64_t wait_interval_ns; /* one recorded wait per this much waiting; 0: 1/frequency_hz */
 	unsigned state_mask;
 	enum recording_java java;
 	bool unwind_fp;           /* user stacks by frame pointers only (--unwind fp) */
