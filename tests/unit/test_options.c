@@ -111,6 +111,21 @@ static void defaults(void **state)
 	assert_false(o.all);
 }
 
+/* -e wall: one recorded wait per 50 ms of waiting unless --wait-interval says; a bare number is us. */
+static void wait_interval(void **state)
+{
+	char *wall[] = { "jbpfprof", "-p", "1234", "-e", "wall", NULL };
+	char *given[] = { "jbpfprof", "-p", "1234", "-e", "offcpu", "--wait-interval", "2500", NULL };
+	char *too_short[] = { "jbpfprof", "-p", "1234", "-e", "wall", "--wait-interval", "50us", NULL };
+	struct options o;
+
+	assert_int_equal(options_parse(ARGC(wall), wall, &o), OPTIONS_RUN);
+	assert_int_equal(o.wait_interval_ns, 50000000ull);
+	assert_int_equal(options_parse(ARGC(given), given, &o), OPTIONS_RUN);
+	assert_int_equal(o.wait_interval_ns, 2500000ull);
+	assert_int_equal(options_parse(ARGC(too_short), too_short, &o), OPTIONS_USAGE);
+}
+
 static void every_option(void **state)
 {
 	char *argv[] = { "jbpfprof", "-p", "1,2,3", "-d", "10", "-F", "997", "-o", "text",
@@ -242,6 +257,7 @@ int main(void)
 		cmocka_unit_test(parse_duration_units),
 		cmocka_unit_test(parse_duration_rejects),
 		cmocka_unit_test(defaults),
+		cmocka_unit_test(wait_interval),
 		cmocka_unit_test(every_option),
 		cmocka_unit_test(format_from_file_name),
 		cmocka_unit_test(usage_mistakes),
