@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -107,6 +108,45 @@ static void newest_wins_overlaps(void **state)
 	symtab__free(st);
 }
 
+/*
+ * Enough symbols, added out of order, that the sort sees every byte of
+ * their starts differ, and two runs of aliases: a short one and one long
+ * enough to be ordered apart; the best alias of each is added mid-run.
+ */
+static void many_symbols_in_any_order_sort_by_start_then_alias(void **state)
+{
+	enum { COUNT = 5000, ALIASES = 40 };
+	static const uint64_t spread = 0x9e3779b97f4a7c15ull; /* odd: i * spread is one to one */
+	struct symtab *st = symtab__new();
+	uint32_t weak = symtab__alias_priority(SYMTAB_BIND_WEAK, "w");
+	uint32_t global = symtab__alias_priority(SYMTAB_BIND_GLOBAL, "g");
+	char name[32];
+
+	for (uint64_t k = 0; k < COUNT; k++) {
+		uint64_t i = (k * 2039) % COUNT; /* 2039 is prime to COUNT: every i once */
+
+		snprintf(name, sizeof(name), "s%llu", (unsigned long long)i);
+		add(st, ((i + 1) * spread) >> 1, 1, name, weak);
+	}
+	for (int a = 0; a < ALIASES; a++) {
+		snprintf(name, sizeof(name), a == ALIASES / 2 ? "best_long" : "alias%d", a);
+		add(st, 0x10, 1, name, a == ALIASES / 2 ? global : weak);
+		if (a < 3) {
+			snprintf(name, sizeof(name), a == 1 ? "best_short" : "short%d", a);
+			add(st, 0x20, 1, name, a == 1 ? global : weak);
+		}
+	}
+	symtab__finish(st, SYMTAB_OVERLAP_NEST);
+	assert_int_equal(symtab__count(st), COUNT + 2);
+	for (uint64_t i = 0; i < COUNT; i++) {
+		snprintf(name, sizeof(name), "s%llu", (unsigned long long)i);
+		assert_string_equal(name_at(st, ((i + 1) * spread) >> 1), name);
+	}
+	assert_string_equal(name_at(st, 0x10), "best_long");
+	assert_string_equal(name_at(st, 0x20), "best_short");
+	symtab__free(st);
+}
+
 static void long_names_are_cut_and_rename_works(void **state)
 {
 	char name[SYMTAB_MAX_NAME + 100];
@@ -160,6 +200,7 @@ int main(void)
 		cmocka_unit_test(aliases_pick_global_then_fewest_underscores),
 		cmocka_unit_test(nested_symbol_finds_innermost_then_outer),
 		cmocka_unit_test(newest_wins_overlaps),
+		cmocka_unit_test(many_symbols_in_any_order_sort_by_start_then_alias),
 		cmocka_unit_test(long_names_are_cut_and_rename_works),
 		cmocka_unit_test(range_at_top_of_address_space_does_not_wrap),
 		cmocka_unit_test(empty_table_finds_nothing),
