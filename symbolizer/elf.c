@@ -197,8 +197,6 @@ static void read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, struct e
 		if (shdr->sh_type == SHT_SYMTAB)
 			img->has_symtab = 1;
 		img->nr_symbols++;
-		if (!symbols)
-			continue;
 		size = sym.st_size > MAX_FUNCTION_SIZE ? 0 : sym.st_size;
 		if (symtab__add(symbols, sym.st_value, size, name, strlen(name),
 				symtab__alias_priority(binding_of(sym.st_info), name)))
@@ -241,7 +239,9 @@ static int read_elf(Elf *elf, struct elf_image *img, struct symtab *symbols, uin
 		switch (shdr.sh_type) {
 		case SHT_SYMTAB:
 		case SHT_DYNSYM:
-			read_symbols(elf, scn, &shdr, img, symbols, &left);
+			/* Without a table to fill, tens of thousands of symbols are not worth a look. */
+			if (symbols)
+				read_symbols(elf, scn, &shdr, img, symbols, &left);
 			break;
 		case SHT_NOTE:
 			if (!img->build_id_len && shdr.sh_size <= MAX_NOTE_SEGMENT) {

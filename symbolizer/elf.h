@@ -65,7 +65,10 @@ struct elf_image {
  * Reads the ELF file open at fd into *img and, when symbols is not NULL,
  * adds its function symbols (STT_FUNC and STT_GNU_IFUNC, defined, named;
  * from .symtab and .dynsym) at their ELF vaddr to the unfinished table.
- * Aliases are ranked with symtab__alias_priority. fd is not closed.
+ * Aliases are ranked with symtab__alias_priority. When symbols is NULL,
+ * no symbol table is read: has_symtab, nr_symbols and over_bound stay 0
+ * (the headers, build-id and debuglink are what such callers want, and a
+ * large table costs milliseconds). fd is not closed.
  * Returns 0, or -ENOEXEC for something that is not a readable ELF file.
  */
 int elf__read_fd(int fd, struct elf_image *img, struct symtab *symbols);
