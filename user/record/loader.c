@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 /*
  * The maps of bpf/shared.bpf.h. Every object that includes it declares
@@ -70,6 +71,16 @@ bool loader__has_task_work(void)
 	known = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) > 0;
 	btf__free(vmlinux);
 	return known;
+}
+
+bool loader__kernel_at_least(unsigned int major, unsigned int minor)
+{
+	struct utsname u;
+	unsigned int have_major, have_minor;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &have_major, &have_minor) != 2)
+		return false;
+	return have_major > major || (have_major == major && have_minor >= minor);
 }
 
 size_t loader__add_run_times(const struct bpf_object *obj, struct loader_run_time *times, size_t nr, size_t max)

@@ -38,6 +38,9 @@ void loader__load_strerror(int error, const char *what, char *err, size_t err_si
  */
 bool loader__has_task_work(void);
 
+/* Whether the running kernel's release (uname) is major.minor or later. */
+bool loader__kernel_at_least(unsigned int major, unsigned int minor);
+
 /*
  * The kernel's count of a program's runs and their time, kept while
  * kernel.bpf_stats_enabled is 1 (0 otherwise), summed by program name.
