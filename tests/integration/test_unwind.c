@@ -325,10 +325,23 @@ static void dlopen_after_start_walked_by_tables(void **state)
 		(unsigned long long)inner, percent(whole, inner));
 	print_unwind_summary("dlopen", &profiler);
 	{
-		const char *p = strstr(profiler.buf, "unwind tables: ");
+		const char *p = strstr(profiler.buf, "unwind tables: "), *array;
+		double used_mib = 0, array_mib = 0;
+		unsigned long long left_out = 1;
 
-		if (p)
-			fprintf(stderr, "  %.*s\n", (int)strcspn(p, "\n"), p);
+		if (!p)
+			fail_msg("no unwind tables line from -v");
+		fprintf(stderr, "  %.*s\n", (int)strcspn(p, "\n"), p);
+		array = strstr(p, " MiB, ");
+		assert_non_null(array);
+		/* One -p target: a quarter of the default 64 MiB budget, of which an eighth is for process lists. */
+		while (array > p && array[-1] != '(')
+			array--;
+		assert_int_equal(sscanf(array, "%lf of %lf MiB", &used_mib, &array_mib), 2);
+		assert_true(array_mib > 13.9 && array_mib < 14.1);
+		assert_non_null(strstr(array, "did not fit"));
+		assert_int_equal(sscanf(strstr(array, "; ") + 2, "%llu did not fit", &left_out), 1);
+		assert_int_equal(left_out, 0);
 	}
 	assert_true(inner >= 500);
 	assert_true(whole * 100 >= inner * 90);

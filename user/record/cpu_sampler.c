@@ -38,6 +38,13 @@
  * half as much again.
  */
 #define DEFAULT_UNWIND_BUDGET (64u << 20)
+/*
+ * With -p only the targets' own files need rows (a JVM's take about
+ * 270,000 rows, 4 MiB), so each target is given a quarter of the default,
+ * up to the default: the kernel zeroes and charges the whole array when it
+ * is created and frees it at the end, about 0.2 ms a MiB at every start.
+ */
+#define TARGET_UNWIND_BUDGET (16u << 20)
 #define ROW_BYTES ((sizeof(struct jbpf_unwind_row) + 7) & ~(size_t)7)
 
 struct cpu_sampler {
@@ -115,10 +122,19 @@ static void choose_period(struct cpu_sampler *cs, const struct sampler_config *c
 	*keep_threshold = (uint32_t)(keep * 4294967296.0);
 }
 
+static size_t unwind_budget(const struct sampler_config *config)
+{
+	if (config->unwind_budget_bytes)
+		return config->unwind_budget_bytes;
+	if (config->nr_tgids && config->nr_tgids < DEFAULT_UNWIND_BUDGET / TARGET_UNWIND_BUDGET)
+		return config->nr_tgids * TARGET_UNWIND_BUDGET;
+	return DEFAULT_UNWIND_BUDGET;
+}
+
 /* The unwind maps' entries within the budget: a process list per eighth, rows for the rest. */
 static void unwind_geometry(const struct sampler_config *config, uint32_t *max_rows, uint32_t *max_procs)
 {
-	size_t budget = config->unwind_budget_bytes ? config->unwind_budget_bytes : DEFAULT_UNWIND_BUDGET;
+	size_t budget = unwind_budget(config);
 	size_t procs = budget / 8 / sizeof(struct jbpf_unwind_process);
 
 	if (!config->unwind_tables) {
@@ -173,7 +189,7 @@ static void configure(struct cpu_sampler *cs, const struct sampler_config *confi
  */
 static int open_unwinder(struct cpu_sampler *cs, const struct sampler_config *config, char *err, size_t err_size)
 {
-	size_t budget = config->unwind_budget_bytes ? config->unwind_budget_bytes : DEFAULT_UNWIND_BUDGET;
+	size_t budget = unwind_budget(config);
 	struct unwinder_config uc = {
 		.proc_root = "/proc",
 		.rows_fd = bpf_map__fd(cs->skel->maps.unwind_rows),
@@ -183,9 +199,11 @@ static int open_unwinder(struct cpu_sampler *cs, const struct sampler_config *co
 		/*
 		 * The cache is only read for a file not placed now (a process's
 		 * first, or a file back after every process mapping it exited):
-		 * rows placed are in the array already.
+		 * rows placed are in the array already. It is bounded by the
+		 * default budget even when the array is smaller (-p): the bound
+		 * caps one table too, and libjvm's alone takes 3 MiB.
 		 */
-		.cache_bytes = budget / 8,
+		.cache_bytes = (config->unwind_budget_bytes ? budget : DEFAULT_UNWIND_BUDGET) / 8,
 	};
 	int error;
 

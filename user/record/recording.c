@@ -699,6 +699,8 @@ static void describe_wall(const struct recording *rec, const struct wall *wall, 
  */
 static void describe_unwind(const struct recording *rec, char *buf, size_t size)
 {
+	const struct unwinder *u = rec->sampler ? sampler__unwinder(rec->sampler) : NULL;
+	struct unwinder_stats us;
 	const uint64_t *c = rec->counters;
 	uint64_t fp = c[JBPF_CNT_UNWIND_NO_PROCESS] + c[JBPF_CNT_UNWIND_ANON] + c[JBPF_CNT_UNWIND_NO_INFO] +
 		      c[JBPF_CNT_UNWIND_STOP] + c[JBPF_CNT_UNWIND_READ] + c[JBPF_CNT_UNWIND_DEPTH];
@@ -720,7 +722,13 @@ static void describe_unwind(const struct recording *rec, char *buf, size_t size)
 				(unsigned long long)c[JBPF_CNT_UNWIND_TABLES], (unsigned long long)fp);
 	used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
 	if (fp && used < size)
-		snprintf(buf + used, size - used, ")");
+		used += (size_t)snprintf(buf + used, size - used, ")");
+	/* A table left out for room shows above as a file without unwind info: say which it was. */
+	if (u)
+		unwinder__stats(u, &us);
+	if (u && us.rows_full && used < size)
+		snprintf(buf + used, size - used, "; %llu unwind tables left out, no room in %.0f MiB of BPF memory",
+			 (unsigned long long)us.rows_full, (double)us.row_bytes / (1 << 20));
 }
 
 void recording__summary(const struct recording *rec, char *buf, size_t size)

@@ -85,8 +85,9 @@ struct sampler_config {
 	size_t max_threads;      /* threads followed at once, 0 for the default */
 	/*
 	 * Walk user stacks by unwind tables (bpf/unwind.bpf.h) within
-	 * unwind_budget_bytes of BPF maps (0 for the default), the -p targets'
-	 * tables read before the first sample; else by frame pointers only.
+	 * unwind_budget_bytes of BPF maps (0 for the default: 16 MiB per -p
+	 * target, 64 MiB at most and for -a), the -p targets' tables read
+	 * before the first sample; else by frame pointers only.
 	 */
 	bool unwind_tables;
 	size_t unwind_budget_bytes;
