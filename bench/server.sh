@@ -8,7 +8,10 @@
 #
 # Tomcat runs from /usr/share/tomcat10 with a CATALINA_BASE of its own in a
 # temporary directory, on a free loopback port, serving one small JSP (a few
-# string and map operations per request, so that requests run Java code).
+# string and map operations per request, so that requests run Java code;
+# no HTTP session: wrk sends no cookie, so a session per request would fill
+# the heap within minutes and the rounds would measure the garbage
+# collector).
 # After a warm-up (JIT), each round runs every mode once, in an order rotated
 # from round to round: wrk -t2 -c20 -d8s against
 #
@@ -20,9 +23,12 @@
 #               -i 10101010 / 1001001 ns, asprof -e wall), when ASPROF, the path
 #               of its asprof, is given
 #
-# The profiler starts before wrk and ends after it. Each mode's figure is
-# the median over rounds of its requests per second divided by the same
-# round's unprofiled figure. For the jbpfprof modes the kernel's BPF
+# The profiler starts before wrk and ends after it. Every profiled run is
+# sandwiched between unprofiled ones (a round: none, mode, none, mode, ...,
+# none), and its ratio is its requests per second over the mean of the two
+# unprofiled runs beside it, seconds away: this machine's throughput drifts
+# by 10% or more over minutes, far more than within one sandwich. Each
+# mode's figure is the median of its ratios over rounds. For the jbpfprof modes the kernel's BPF
 # statistics (kernel.bpf_stats_enabled) over the wrk run give the BPF time
 # of the profiler's programs as a share of one CPU, and apart the system call
 # exit programs' runs and time (0 where BPF task work pays the deferred
@@ -57,7 +63,10 @@ tmp=$(mktemp -d)
 old_stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
 tomcat=
 cleanup() {
-	[ -z "$tomcat" ] || kill "$tomcat" 2>/dev/null || true
+	if [ -n "$tomcat" ] && kill "$tomcat" 2>/dev/null; then
+		for _ in $(seq 50); do kill -0 "$tomcat" 2>/dev/null || break; sleep 0.2; done
+		kill -9 "$tomcat" 2>/dev/null || true
+	fi
 	echo "$old_stats" >/proc/sys/kernel/bpf_stats_enabled
 	rm -rf "$tmp"
 }
@@ -70,7 +79,7 @@ mkdir -p "$base/conf" "$base/logs" "$base/temp" "$base/work" "$base/webapps/ROOT
 cp "$catalina_home"/etc/* "$base/conf/"
 sed -i -e "s/port=\"8080\"/port=\"$port\" address=\"127.0.0.1\"/" -e 's/port="8005"/port="-1"/' "$base/conf/server.xml"
 cat >"$base/webapps/ROOT/index.jsp" <<'JSP'
-<%@ page import="java.util.*" %><%
+<%@ page session="false" import="java.util.*" %><%
 	Map<String, Integer> words = new TreeMap<>();
 	String text = "the quick brown fox jumps over the lazy dog " + request.getQueryString();
 	for (String w : text.split(" "))
@@ -165,20 +174,31 @@ for r in $(seq "$rounds"); do
 	n=${#modes[@]}
 	order=()
 	for i in $(seq 0 $((n - 1))); do order+=("${modes[$(((i + r) % n))]}"); done
-	for m in "${order[@]}"; do run_mode "$m"; done
+	run_mode none
+	for m in "${order[@]}"; do
+		[ "$m" != none ] || continue
+		before=$(tail -1 "$tmp/none")
+		run_mode "$m"
+		run_mode none
+		echo "$(tail -1 "$tmp/$m") $before $(tail -1 "$tmp/none")" | awk '{ print $1 * 2 / ($2 + $3) }' >>"$tmp/$m.ratio"
+	done
 	echo "round $r of $rounds: $(for m in "${modes[@]}"; do printf '%s %s  ' "$m" "$(tail -1 "$tmp/$m")"; done)"
 done
 
 echo "server.sh: $(date +%Y-%m-%d), $(nproc) CPUs, Tomcat 10 ($JAVA_HOME) under wrk -t2 -c20 -d${seconds}s," \
 	"$rounds rounds, profiler $prof; $(sed 's/^jbpfprof: //' "$tmp/deferral" 2>/dev/null)"
-printf '%-8s %12s %10s %12s %22s\n' mode "req/s (med)" "vs none" "BPF % CPU" "sys_exit runs/s, %CPU"
+printf '%-8s %12s %10s %14s %12s %22s\n' mode "req/s (med)" "vs none" "ratio range" "BPF % CPU" "sys_exit runs/s, %CPU"
 for m in "${modes[@]}"; do
-	ratio=$([ "$m" = none ] && echo 1 || ratio_median "$tmp/$m" "$tmp/none")
+	ratio=1 range=""
+	if [ "$m" != none ]; then
+		ratio=$(median <"$tmp/$m.ratio")
+		range=$(sort -n "$tmp/$m.ratio" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo, hi }')
+	fi
 	bpf="" exits=""
 	if [ -f "$tmp/$m.bpf" ]; then
 		bpf=$(awk '{ print $1 }' "$tmp/$m.bpf" | median)
 		exits="$(awk '{ print $2 }' "$tmp/$m.bpf" | median | xargs printf '%.0f'), $(awk '{ print $3 }' "$tmp/$m.bpf" | median | xargs printf '%.2f')"
 		bpf=$(printf '%.2f' "$bpf")
 	fi
-	printf '%-8s %12.0f %10.3f %12s %22s\n' "$m" "$(median <"$tmp/$m")" "$ratio" "$bpf" "$exits"
+	printf '%-8s %12.0f %10.3f %14s %12s %22s\n' "$m" "$(median <"$tmp/$m")" "$ratio" "$range" "$bpf" "$exits"
 done
