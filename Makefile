@@ -338,7 +338,8 @@ check-headers: $(SKELS)
 		$(CC) $(AGENT_CFLAGS) -x c -fsyntax-only - || exit 1; \
 	done; echo "headers: each compiles on its own"
 
-bench: all $(OUTPUT)/bench/unwind_tables $(OUTPUT)/bench/switch_floor $(OUTPUT)/bench/switch_floor.bpf.o
+bench: all $(OUTPUT)/bench/unwind_tables $(OUTPUT)/bench/switch_floor $(OUTPUT)/bench/switch_floor.bpf.o \
+	$(OUTPUT)/bench/tick_only $(OUTPUT)/bench/interval_sim
 	$(Q)bash bench/run.sh
 
 # The empty sched_switch programs of bench/pingpong.sh's floor modes, and their loader.
@@ -351,6 +352,17 @@ $(OUTPUT)/bench/switch_floor.bpf.o: bench/switch_floor.bpf.c
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -Wall -Werror $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+
+# A timer with no program (bench/sample_floor.sh), and the simulation of randomised intervals.
+$(OUTPUT)/bench/tick_only: bench/tick_only.c
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(RELEASE_CFLAGS) $^ -o $@
+
+$(OUTPUT)/bench/interval_sim: bench/interval_sim.c
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(RELEASE_CFLAGS) $^ -lm -o $@
 
 # The unwind table build benchmark's driver (bench/unwind_tables.sh).
 $(OUTPUT)/bench/unwind_tables: bench/unwind_tables.c $(OUTPUT)/release/libunwindtables.a

@@ -4,7 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bench/overhead.sh "${RUNS:-7}"
 bench/sample_cost.sh
+bench/sample_floor.sh
 bench/aliasing.sh
+build/bench/interval_sim
 bench/java_overhead.sh "${RUNS:-7}"
 bench/java_sample_cost.sh
 bench/wall_idle.sh

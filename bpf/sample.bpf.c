@@ -7,7 +7,7 @@
  * Randomised intervals. A fixed sampling period lines up with periodic work:
  * a loop whose cycle equals the period is always sampled at the same phase.
  * Userspace therefore opens the perf event at a base period b chosen at
- * random for each recording, 0.5 to 0.8 of the mean interval 1/F, and this
+ * random for each recording, 0.9 to 0.97 of the mean interval 1/F, and this
  * program keeps each tick with probability b*F (keep_threshold / 2^32).
  * Intervals between kept ticks are then geometric multiples of b with mean
  * exactly 1/F, and because b is drawn at random it shares no period with the

@@ -3,10 +3,10 @@
  * (bpf/sample.bpf.c) and its perf events; contract in cpu_sampler.h.
  *
  * The random base period b is what defeats aliasing (it shares no period
- * with the target); the thinning in the program makes each interval random
- * too, with mean exactly 1/F. Every timer tick costs an interrupt, which on
- * a virtual machine is not cheap, so the range [0.5/F, 0.8/F] keeps it to
- * 1.25 to 2 ticks per sample.
+ * with the target); the thinning in the program brings the mean interval
+ * to exactly 1/F. Every timer tick costs an interrupt, which on a virtual
+ * machine costs as much as the rest of the sample (docs/benchmarks.md), so
+ * b stays close to 1/F: [0.9/F, 0.97/F], 1.03 to 1.11 ticks per sample.
  */
 #include "cpu_sampler.h"
 
@@ -109,7 +109,7 @@ static void perf_strerror(int error, char *err, size_t err_size)
 static void choose_period(struct cpu_sampler *cs, const struct sampler_config *config, uint32_t *keep_threshold)
 {
 	uint64_t mean_ns = NS_PER_SEC / config->frequency_hz;
-	uint64_t lo = mean_ns / 2, hi = mean_ns * 4 / 5;
+	uint64_t lo = mean_ns * 9 / 10, hi = mean_ns * 97 / 100;
 	double keep;
 
 	if (config->fixed_interval) {

@@ -9,7 +9,7 @@
  * program; its perf events are opened only by cpu_sampler__start.
  *
  * The randomised interval (see bpf/sample.bpf.c) is set up here: the perf
- * event's base period b is drawn uniformly from [0.5/F, 0.8/F] once per
+ * event's base period b is drawn uniformly from [0.9/F, 0.97/F] once per
  * recording, and the BPF program keeps each tick with probability b*F.
  *
  * Failures are one line in err and a negative errno; a failed call leaves
