@@ -35,9 +35,10 @@
 # signals, see bpf/deferral.bpf.h).
 #
 # PROFILER=path measures another build (for example one of main, for a
-# before and after); BASELINE=path adds "wallbase", the -e wall of a second
-# build in the same rounds (a before and after side by side); MODES="none
-# wall ..." runs only those modes, so that more rounds fit in the time;
+# before and after); BASELINE=path adds "wallbase" and "F999base", the -e
+# wall and the -F 999 of a second build in the same rounds (a before and
+# after side by side); MODES="none wall ..." runs only those modes, so
+# that more rounds fit in the time;
 # JAVA_HOME picks the JDK (default Debian's 17). On a shared or noisy
 # machine, figures are provisional: use more rounds.
 set -euo pipefail
@@ -158,6 +159,7 @@ run_mode() {
 	F999) run_jbpfprof F999 -F 999 ;;
 	wall) run_jbpfprof wall -e wall ;;
 	wallbase) run_prof=$baseline run_jbpfprof wallbase -e wall ;;
+	F999base) run_prof=$baseline run_jbpfprof F999base -F 999 ;;
 	nojava) run_jbpfprof nojava -F 99 --no-java ;;
 	ap99) run_asprof ap99 -e cpu -i 10101010 ;;
 	ap999) run_asprof ap999 -e cpu -i 1001001 ;;
@@ -166,7 +168,7 @@ run_mode() {
 }
 
 modes=(none F99 F999 wall nojava)
-[ -z "$baseline" ] || modes+=(wallbase)
+[ -z "$baseline" ] || modes+=(wallbase F999base)
 [ -z "$asprof" ] || modes+=(ap99 ap999 apwall)
 [ -z "${MODES:-}" ] || read -r -a modes <<<"$MODES"
 load >/dev/null   # warm-up: the JIT compiles the request path
