@@ -19,6 +19,11 @@
 #   F99, F999   jbpfprof -F 99, -F 999 (Java stacks: the agent is loaded)
 #   wall        jbpfprof -e wall
 #   nojava      jbpfprof -F 99 --no-java
+#   nojava999   jbpfprof -F 999 --no-java (not in the default rotation: the
+#               floor of a sample without a signal, with MODES=)
+#   ticks999    build/bench/tick_only on every CPU at 999 Hz: the timer
+#               interrupts alone, no program (the floor of any sampler
+#               driven by them; with MODES=, after make bench)
 #   ap99, ap999, apwall   async-profiler at the same settings (asprof -e cpu
 #               -i 10101010 / 1001001 ns, asprof -e wall), when ASPROF, the path
 #               of its asprof, is given
@@ -152,6 +157,23 @@ run_asprof() {
 	echo "$rps" >>"$tmp/$mode"
 }
 
+# The bare timer of every CPU at 999 Hz (build/bench/tick_only) around one wrk run; requests/s into $tmp/ticks999.
+run_ticks() {
+	local pids=() rps cpu
+	for cpu in $(seq 0 $(($(nproc) - 1))); do
+		rm -f "$tmp/tick$cpu"
+		mkfifo "$tmp/tick$cpu"
+		build/bench/tick_only "$cpu" 1001001 $((seconds + 2)) 2>"$tmp/tick$cpu" &
+		pids+=($!)
+		exec 5<"$tmp/tick$cpu"
+		wait_for_sampling 5 || { echo "bench: tick_only failed to start" >&2; exit 1; }
+		exec 5<&-
+	done
+	rps=$(load)
+	for p in "${pids[@]}"; do wait "$p"; done
+	echo "$rps" >>"$tmp/ticks999"
+}
+
 run_mode() {
 	case $1 in
 	none) load >>"$tmp/none" ;;
@@ -161,6 +183,8 @@ run_mode() {
 	wallbase) run_prof=$baseline run_jbpfprof wallbase -e wall ;;
 	F999base) run_prof=$baseline run_jbpfprof F999base -F 999 ;;
 	nojava) run_jbpfprof nojava -F 99 --no-java ;;
+	nojava999) run_jbpfprof nojava999 -F 999 --no-java ;;
+	ticks999) run_ticks ;;
 	ap99) run_asprof ap99 -e cpu -i 10101010 ;;
 	ap999) run_asprof ap999 -e cpu -i 1001001 ;;
 	apwall) run_asprof apwall -e wall ;;
