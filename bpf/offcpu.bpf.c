@@ -787,6 +787,18 @@ int process_fork(struct bpf_raw_tracepoint_args *ctx)
 #define TASK_REPORT_BITS 0x7f
 #define TASK_NOLOAD_BIT 0x400
 
+/* A thread's state as /proc would show it: R runnable, D (not idle) blocked, anything else sleeping. */
+static enum jbpf_state state_as_proc(const struct task_struct *task)
+{
+	unsigned int state = task->__state, report = (state | task->exit_state) & TASK_REPORT_BITS;
+
+	if (!report)
+		return JBPF_STATE_RUNNABLE;
+	if (report == REPORT_UNINTERRUPTIBLE && !(state & TASK_NOLOAD_BIT))
+		return JBPF_STATE_BLOCKED;
+	return JBPF_STATE_SLEEPING;
+}
+
 /*
  * The threads alive at the start, each seeded into `waits` with its state
  * (JBPF_THREAD_SINCE_START) as /proc would show it: R runnable, D (not
@@ -801,7 +813,6 @@ int seed_threads(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
 	struct jbpf_thread_waits seed = { .flags = JBPF_THREAD_SINCE_START };
-	unsigned int state, report;
 	__u32 tid;
 
 	if (!task)
@@ -810,16 +821,9 @@ int seed_threads(struct bpf_iter__task *ctx)
 	tid = task->pid;
 	if (!tid || !is_target(seed.tgid, task))
 		return 0;
-	state = task->__state;
-	report = (state | task->exit_state) & TASK_REPORT_BITS;
-	if (report & (REPORT_EXIT_DEAD | REPORT_EXIT_ZOMBIE))
+	if ((task->__state | task->exit_state) & (REPORT_EXIT_DEAD | REPORT_EXIT_ZOMBIE))
 		return 0;
-	if (!report)
-		seed.state = JBPF_STATE_RUNNABLE;
-	else if (report == REPORT_UNINTERRUPTIBLE && !(state & TASK_NOLOAD_BIT))
-		seed.state = JBPF_STATE_BLOCKED;
-	else
-		seed.state = JBPF_STATE_SLEEPING;
+	seed.state = state_as_proc(task);
 	seed.run_delay_at_out = task->sched_info.run_delay;
 	seed.nvcsw_at_out = task->nvcsw;
 	seed.delayed_migrations = ~0ull;
@@ -830,10 +834,36 @@ int seed_threads(struct bpf_iter__task *ctx)
 }
 
 /*
+ * At the end, a thread `waits` has on a CPU that is on none: its last
+ * switch-out was missed (or came after the programs were detached). As at
+ * a missed switch-out found at the next switch-in (missed_switch_out), its
+ * CPU time since its last switch-out seen is how long it ran after its
+ * last switch-in seen; it left then, and waits since, in the state it is
+ * in now. Without this it was counted running up to the end (in one
+ * test_wall run of ten, 48 ms running for 2 ms by schedstat). A thread
+ * that left after the end is sent off CPU since a moment past it, and
+ * userspace counts no wait (wall.c wait_at_end).
+ */
+static void left_unseen(struct jbpf_thread_waits *w, const struct task_struct *task)
+{
+	__u64 runtime = task->se.sum_exec_runtime;
+
+	if (w->off_since || w->open_wait ||
+	    (w->flags & (JBPF_THREAD_EXITING | JBPF_THREAD_NEW | JBPF_THREAD_SINCE_START)))
+		return;
+	if (!w->on_since || !w->runtime_at_out || task->on_cpu)
+		return;
+	w->off_since = w->on_since + (runtime > w->runtime_at_out ? runtime - w->runtime_at_out : 0);
+	w->state = state_as_proc(task);
+	count(JBPF_CNT_SWITCH_MISSED);
+}
+
+/*
  * Every entry of `waits` at the end of the recording, with the thread's
  * name and, when the entry has it off CPU in a wait not otherwise ended,
  * its kernel stack (struct jbpf_thread_end): what userspace needs to close
- * the waits still open, without reading /proc for each thread.
+ * the waits still open, without reading /proc for each thread. A thread
+ * that left its CPU unseen is sent off CPU since then (left_unseen).
  */
 SEC("iter/bpf_map_elem")
 int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
@@ -865,6 +895,8 @@ int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
 		end->flags = JBPF_THREAD_END_GONE;
 	} else {
 		bpf_probe_read_kernel_str(end->comm, sizeof(end->comm), task->comm);
+		left_unseen(&end->waits, task);
+		w = &end->waits;
 		if (!w->open_wait && !(w->flags & (JBPF_THREAD_EXITING | JBPF_THREAD_NEW)) &&
 		    (w->off_since || ((w->flags & JBPF_THREAD_SINCE_START) && w->state != JBPF_STATE_RUNNABLE))) {
 			kn = bpf_get_task_stack(task, end->ips, sizeof(end->ips), 0);

@@ -751,6 +751,31 @@ static void wait_at_the_end_has_the_stack_read_at_the_end(void **state)
 	assert_total_near(f->profile, TID_B, WINDOW);
 }
 
+/*
+ * The end's iterator tells a thread that left its CPU unseen from its CPU
+ * time (bpf/offcpu.bpf.c left_unseen); one that left after the window's
+ * end has its wait start past the end, and ran throughout: no wait, and
+ * no [sleeping] frame of any length.
+ */
+static void wait_from_past_the_end_counts_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct wall *wall = open_wall(f, (struct wall_config){ 0 });
+	uint64_t kips[] = { KSYM_SCHEDULE + 8 };
+	struct jbpf_thread_waits late = { .tgid = (uint32_t)getpid(), .state = JBPF_STATE_SLEEPING,
+					  .off_since = END + 3 * MS, .on_since = START + 100 * MS };
+	struct jbpf_thread_end end;
+
+	send_cpu(wall, TID_A, START + 200 * MS, NULL, 0, NULL, 0);
+	wall__stop(wall, END);
+	wall__end(wall, NULL);
+	wall__end_thread(wall, thread_end(&end, TID_A, late, "late", kips, 1));
+	wall__settle(wall);
+	assert_false(has_stack(f->profile, "[late tid=3999901];[user stack: still waiting at the end];"
+					   "schedule_[k];[sleeping]"));
+	assert_int_equal(count_of(f->profile, "[waiter tid=3999901];[running]"), us(WINDOW));
+}
+
 /* A thread the scheduler program never followed: its running time is samples times the period. */
 static void unfollowed_thread_counts_samples_times_period(void **state)
 {
@@ -998,6 +1023,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(new_thread_waiting_at_the_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(threads_unchanged_all_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(waits_at_the_end_go_to_end_wait, setup, teardown),
+		cmocka_unit_test_setup_teardown(wait_from_past_the_end_counts_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(wait_at_the_end_has_the_stack_read_at_the_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(unfollowed_thread_counts_samples_times_period, setup, teardown),
 		cmocka_unit_test_setup_teardown(min_block_drops_short_waits_from_running_too, setup, teardown),

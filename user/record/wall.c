@@ -413,14 +413,19 @@ size_t wall__seed(struct wall *wall, struct sampler *sampler, const uint32_t *tg
 /*
  * A thread off CPU since `since` (0: since before the start) and still at
  * the end: one wait up to the end, with the kernel stack the end of the
- * recording read (bpf/offcpu.bpf.c end_of_waits).
+ * recording read (bpf/offcpu.bpf.c end_of_waits). Nothing when `since` is
+ * at or past the end (a thread whose switch-out came after it, told from
+ * its CPU time: end_of_waits' left_unseen).
  */
 static void wait_at_end(struct wall *wall, const struct jbpf_thread_end *end, uint64_t since)
 {
 	const struct jbpf_thread_waits *tw = &end->waits;
-	struct jbpf_sample *w = calloc(1, WAIT_BYTES);
+	struct jbpf_sample *w;
 	const struct thread *t = thread_of(wall, end->tid, tw->tgid);
 
+	if (since >= wall->end_ns)
+		return;
+	w = calloc(1, WAIT_BYTES);
 	if (!w)
 		return;
 	w->type = JBPF_RECORD_WAIT;
