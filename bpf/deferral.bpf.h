@@ -119,6 +119,8 @@ static __always_inline void check_switched_in(struct jbpf_owed *o, __u32 tgid, _
 	count(JBPF_CNT_SWITCH_MISSED);
 	count(JBPF_CNT_SWITCH_IN_LATE);
 	w->off_since = 0;
+	/* On a CPU since about now: a later missed switch-out counts its run from here. */
+	w->on_since = now;
 	w->check_in = 1;
 	woken = woken_by_run_delay(w, bpf_get_current_task_btf(), since, now);
 	if (w->open_wait) {

@@ -207,7 +207,7 @@ struct jbpf_thread_waits {
 	__u64 run_delay_at_out; /* its time on run queues (sched_info.run_delay) at its last switch-out seen */
 	__u64 nvcsw_at_out;  /* its voluntary switches (nvcsw) then, the one seen included */
 	__u64 delayed_migrations; /* se.nr_migrations then if it left asleep but on its run queue, else ~0 */
-	__u64 on_since;      /* its last switch-in seen; 0 unknown */
+	__u64 on_since;      /* its last switch-in seen (or found late: check_switched_in); 0 unknown */
 	__u64 runtime_at_out;/* its CPU time (se.sum_exec_runtime) at its last switch-out seen */
 	__u64 open_wait;     /* wait_id of a JBPF_WAIT_OPEN wait not yet ended */
 	__u64 sampled_out_ns[JBPF_STATE_NR]; /* by state, time in short waits not picked (no record) */
@@ -340,18 +340,22 @@ struct jbpf_unwind_miss {
  * end_of_waits, an iterator over `waits`): its entry, its name and, when
  * the entry has it off CPU, its kernel stack (kstack_len frames in ips;
  * kstack_err a negative errno when none was read). No task (it exited):
- * JBPF_THREAD_END_GONE, no name, no stack.
+ * JBPF_THREAD_END_GONE, no name, no stack. JBPF_THREAD_END_CAME_BACK: the
+ * entry has it off CPU but it has run since, back unseen at back_ns at the
+ * latest (end_of_waits' came_back_unseen); no stack.
  */
 struct jbpf_thread_end {
 	__u32 tid;
 	__u32 flags;         /* JBPF_THREAD_END_* */
 	char comm[JBPF_COMM_LEN];
 	struct jbpf_thread_waits waits;
+	__u64 back_ns;
 	__s32 kstack_err;
 	__u32 kstack_len;
 	__u64 ips[JBPF_MAX_STACK_DEPTH];
 };
 #define JBPF_THREAD_END_GONE 1u
+#define JBPF_THREAD_END_CAME_BACK 2u
 
 /*
  * A question to bpf/kernel_symbols.bpf.c (its .bss `query`): an address to

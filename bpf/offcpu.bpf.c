@@ -844,17 +844,46 @@ int seed_threads(struct bpf_iter__task *ctx)
  * that left after the end is sent off CPU since a moment past it, and
  * userspace counts no wait (wall.c wait_at_end).
  */
-static void left_unseen(struct jbpf_thread_waits *w, const struct task_struct *task)
+static bool left_unseen(struct jbpf_thread_waits *w, const struct task_struct *task)
 {
 	__u64 runtime = task->se.sum_exec_runtime;
 
 	if (w->off_since || w->open_wait ||
 	    (w->flags & (JBPF_THREAD_EXITING | JBPF_THREAD_NEW | JBPF_THREAD_SINCE_START)))
-		return;
+		return false;
 	if (!w->on_since || !w->runtime_at_out || task->on_cpu)
-		return;
+		return false;
 	w->off_since = w->on_since + (runtime > w->runtime_at_out ? runtime - w->runtime_at_out : 0);
 	w->state = state_as_proc(task);
+	count(JBPF_CNT_SWITCH_MISSED);
+	return true;
+}
+
+/*
+ * At the end, a thread `waits` has off CPU whose CPU time grew since its
+ * switch-out: the switch that brought it back was missed (or came after
+ * the programs were detached). It has run `ran` since, so it came back
+ * `ran` before now at the latest; the wait ends there, or at the window's
+ * end if that is earlier (wall.c), without stacks: the thread has moved on
+ * from both. Without this a thread back unseen and not switched out again
+ * seen was counted waiting up to the end (in one test_wall run of forty,
+ * a spinning thread 316 ms runnable for 20 to 41 ms by schedstat).
+ */
+static void came_back_unseen(struct jbpf_thread_end *end, const struct task_struct *task)
+{
+	const struct jbpf_thread_waits *w = &end->waits;
+	__u64 runtime = task->se.sum_exec_runtime, now = bpf_ktime_get_ns(), ran;
+
+	if (!w->off_since || w->open_wait ||
+	    (w->flags & (JBPF_THREAD_EXITING | JBPF_THREAD_NEW | JBPF_THREAD_SINCE_START)))
+		return;
+	if (!w->runtime_at_out || runtime <= w->runtime_at_out)
+		return;
+	ran = runtime - w->runtime_at_out;
+	now = at_or_after(now, w->off_since);
+	end->back_ns = now - w->off_since > ran ? now - ran : w->off_since;
+	end->flags |= JBPF_THREAD_END_CAME_BACK;
+	end->kstack_err = -116; /* ESTALE: the switch was not seen */
 	count(JBPF_CNT_SWITCH_MISSED);
 }
 
@@ -863,7 +892,9 @@ static void left_unseen(struct jbpf_thread_waits *w, const struct task_struct *t
  * name and, when the entry has it off CPU in a wait not otherwise ended,
  * its kernel stack (struct jbpf_thread_end): what userspace needs to close
  * the waits still open, without reading /proc for each thread. A thread
- * that left its CPU unseen is sent off CPU since then (left_unseen).
+ * that left its CPU unseen is sent off CPU since then (left_unseen); one
+ * that came back unseen, with the latest moment it can have come back
+ * (came_back_unseen).
  */
 SEC("iter/bpf_map_elem")
 int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
@@ -885,6 +916,7 @@ int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
 	end->waits = *w;
 	end->kstack_err = 0;
 	end->kstack_len = 0;
+	end->back_ns = 0;
 	__builtin_memset(end->comm, 0, sizeof(end->comm));
 	task = bpf_task_from_pid(end->tid);
 	if (task && task->tgid != w->tgid) {
@@ -895,9 +927,12 @@ int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
 		end->flags = JBPF_THREAD_END_GONE;
 	} else {
 		bpf_probe_read_kernel_str(end->comm, sizeof(end->comm), task->comm);
-		left_unseen(&end->waits, task);
+		/* One or the other: the first makes a wait the second would take for one still open. */
+		if (!left_unseen(&end->waits, task))
+			came_back_unseen(end, task);
 		w = &end->waits;
-		if (!w->open_wait && !(w->flags & (JBPF_THREAD_EXITING | JBPF_THREAD_NEW)) &&
+		if (!(end->flags & JBPF_THREAD_END_CAME_BACK) && !w->open_wait &&
+		    !(w->flags & (JBPF_THREAD_EXITING | JBPF_THREAD_NEW)) &&
 		    (w->off_since || ((w->flags & JBPF_THREAD_SINCE_START) && w->state != JBPF_STATE_RUNNABLE))) {
 			kn = bpf_get_task_stack(task, end->ips, sizeof(end->ips), 0);
 			if (kn < 0) {

@@ -104,6 +104,8 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	count(JBPF_CNT_SWITCH_MISSED);
 	count(JBPF_CNT_SWITCH_IN_LATE);
 	w->off_since = 0;
+	/* On a CPU since about now: a later missed switch-out counts its run from here. */
+	w->on_since = now;
 	if (w->open_wait) {
 		send_wait_end(tid, w->open_wait, now, woken_by_run_delay(w, bpf_get_current_task_btf(), since, now));
 		w->open_wait = 0;

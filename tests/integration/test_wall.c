@@ -384,6 +384,14 @@ static uint64_t thread_us(const struct collapsed *c, long tid, enum state state,
 	return us;
 }
 
+/* The stacks of thread tid in state of 1 ms or more, to tell what an account that is off came from. */
+static void print_thread_stacks(const struct collapsed *c, long tid, enum state state)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (stack_tid(c->stacks[i]) == tid && stack_state(c->stacks[i]) == state && c->counts[i] >= 1000)
+			fprintf(stderr, "    %s %" PRIu64 "\n", c->stacks[i], c->counts[i]);
+}
+
 static double percent(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -611,7 +619,7 @@ static void threads_match_schedstat(void **state)
 	static const char *const what[3] = { "running", "runnable", "running+runnable" };
 	const struct wall_run *r = mix();
 	double tolerance_us = 0.01 * (double)r->window_us;
-	int off = 0;
+	int off = 0, was_off = 0;
 
 	fprintf(stderr, "  the window starts 0 to %.0f ms after the launch; %zu schedstat reads; "
 		"tolerance %.0f us; steal on all CPUs meanwhile %.0f ms\n",
@@ -630,7 +638,13 @@ static void threads_match_schedstat(void **state)
 			fprintf(stderr, "  %-9s %-16s profile %8.0f us, schedstat %8.0f to %8.0f us%s\n",
 				mix_names[i], what[j], prof[j], low[j], high[j], ok ? "" : ": OUTSIDE");
 			off += !ok;
+			if (!ok && j < 2)
+				print_thread_stacks(&r->stacks, r->tids[i], j ? RUNNABLE : RUNNING);
 		}
+		if (off > was_off)
+			for (int st = SLEEPING; st < NR_STATES; st++)
+				print_thread_stacks(&r->stacks, r->tids[i], (enum state)st);
+		was_off = off;
 		if (r->asleep_queued_ns[i] > 0.0)
 			fprintf(stderr, "  %-9s schedstat also counted %.0f us on a runqueue while it slept: left out\n",
 				mix_names[i], r->asleep_queued_ns[i] / 1e3);

@@ -776,6 +776,47 @@ static void wait_from_past_the_end_counts_nothing(void **state)
 	assert_int_equal(count_of(f->profile, "[waiter tid=3999901];[running]"), us(WINDOW));
 }
 
+/*
+ * A thread the end's iterator finds back on a CPU while the entry still
+ * has it off (end_of_waits' came_back_unseen) waited until it came back,
+ * at the latest moment its CPU time allows, without stacks; it ran from
+ * there. One back only after the end waited to the end.
+ */
+static void wait_of_a_thread_back_unseen_ends_when_it_came_back(void **state)
+{
+	struct fixture *f = *state;
+	struct wall *wall = open_wall(f, (struct wall_config){ 0 });
+	uint64_t since = START + 400 * MS, back = START + 450 * MS;
+	struct jbpf_thread_waits preempted = { .tgid = (uint32_t)getpid(), .state = JBPF_STATE_RUNNABLE,
+					       .off_since = since };
+	struct jbpf_thread_end end;
+
+	send_cpu(wall, TID_A, START + 200 * MS, NULL, 0, NULL, 0);
+	send_cpu(wall, TID_B, START + 200 * MS, NULL, 0, NULL, 0);
+	wall__stop(wall, END);
+	wall__end(wall, NULL);
+	thread_end(&end, TID_A, preempted, "spin", NULL, 0);
+	end.flags = JBPF_THREAD_END_CAME_BACK;
+	end.back_ns = back;
+	end.kstack_err = -ESTALE;
+	wall__end_thread(wall, &end);
+	thread_end(&end, TID_B, preempted, "late", NULL, 0);
+	end.flags = JBPF_THREAD_END_CAME_BACK;
+	end.back_ns = END + 5 * MS;
+	end.kstack_err = -ESTALE;
+	wall__end_thread(wall, &end);
+	wall__settle(wall);
+	assert_int_equal(count_of(f->profile, "[spin tid=3999901];[user stack: its context switch was not seen];"
+					      "[kernel stack: its context switch was not seen];[runnable]"),
+			 us(back - since));
+	assert_int_equal(count_of(f->profile, "[waiter tid=3999901];[running]"), us(WINDOW - (back - since)));
+	assert_int_equal(count_of(f->profile, "[late tid=3999902];[user stack: its context switch was not seen];"
+					      "[kernel stack: its context switch was not seen];[runnable]"),
+			 us(END - since));
+	assert_total_near(f->profile, TID_A, WINDOW);
+	assert_total_near(f->profile, TID_B, WINDOW);
+}
+
 /* A thread the scheduler program never followed: its running time is samples times the period. */
 static void unfollowed_thread_counts_samples_times_period(void **state)
 {
@@ -1024,6 +1065,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(threads_unchanged_all_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(waits_at_the_end_go_to_end_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(wait_from_past_the_end_counts_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(wait_of_a_thread_back_unseen_ends_when_it_came_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(wait_at_the_end_has_the_stack_read_at_the_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(unfollowed_thread_counts_samples_times_period, setup, teardown),
 		cmocka_unit_test_setup_teardown(min_block_drops_short_waits_from_running_too, setup, teardown),

@@ -413,17 +413,21 @@ size_t wall__seed(struct wall *wall, struct sampler *sampler, const uint32_t *tg
 /*
  * A thread off CPU since `since` (0: since before the start) and still at
  * the end: one wait up to the end, with the kernel stack the end of the
- * recording read (bpf/offcpu.bpf.c end_of_waits). Nothing when `since` is
- * at or past the end (a thread whose switch-out came after it, told from
- * its CPU time: end_of_waits' left_unseen).
+ * recording read (bpf/offcpu.bpf.c end_of_waits). One that came back
+ * unseen waits until it came back, if that is before the end, without
+ * stacks (end_of_waits' came_back_unseen). Nothing when `since` is at or
+ * past the end (a thread whose switch-out came after it, told from its CPU
+ * time: end_of_waits' left_unseen).
  */
 static void wait_at_end(struct wall *wall, const struct jbpf_thread_end *end, uint64_t since)
 {
 	const struct jbpf_thread_waits *tw = &end->waits;
+	bool came_back = end->flags & JBPF_THREAD_END_CAME_BACK;
+	uint64_t until = came_back && end->back_ns < wall->end_ns ? end->back_ns : wall->end_ns;
 	struct jbpf_sample *w;
 	const struct thread *t = thread_of(wall, end->tid, tw->tgid);
 
-	if (since >= wall->end_ns)
+	if (since >= until)
 		return;
 	w = calloc(1, WAIT_BYTES);
 	if (!w)
@@ -433,7 +437,7 @@ static void wait_at_end(struct wall *wall, const struct jbpf_thread_end *end, ui
 	w->tid = end->tid;
 	w->state = tw->state;
 	w->wait_start_ns = since;
-	w->time_ns = wall->end_ns;
+	w->time_ns = until;
 	w->flags = since ? 0 : JBPF_WAIT_UNKNOWN_START;
 	memcpy(w->comm, end->comm, sizeof(w->comm));
 	if (!w->comm[0] && t)
@@ -441,7 +445,7 @@ static void wait_at_end(struct wall *wall, const struct jbpf_thread_end *end, ui
 	w->kstack_len = (uint16_t)(end->kstack_len <= JBPF_MAX_STACK_DEPTH ? end->kstack_len : 0);
 	memcpy(w->ips, end->ips, w->kstack_len * sizeof(__u64));
 	w->kstack_err = (__s16)(end->flags & JBPF_THREAD_END_GONE ? -ENOENT : end->kstack_err);
-	w->ustack_err = -ESRCH;
+	w->ustack_err = came_back ? -ESTALE : -ESRCH;
 	finish_wait(wall, w, sizeof(*w) + w->kstack_len * sizeof(__u64), true);
 	free(w);
 }
