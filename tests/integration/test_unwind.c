@@ -591,6 +591,62 @@ static double share_of(const struct paths *p, const char *path)
 	return 0.0;
 }
 
+/* The workload's rounds: every sample of its main loop is under one of them. */
+static const char *const rounds[] = { "sort_round", "format_round", "parse_round",
+				      "hash_round", "words_round", "copy_round" };
+#define NR_ROUNDS (sizeof(rounds) / sizeof(rounds[0]))
+
+/* The index in rounds[] of the first round among path's frames, or -1 for a path under none. */
+static int round_of(const char *path)
+{
+	for (const char *f = path; f; f = strchr(f, ';') ? strchr(f, ';') + 1 : NULL)
+		for (size_t r = 0; r < NR_ROUNDS; r++) {
+			size_t len = strlen(rounds[r]);
+
+			if (!strncmp(f, rounds[r], len) && (f[len] == ';' || !f[len]))
+				return (int)r;
+		}
+	return -1;
+}
+
+/* Samples of p under round r (-1: under none). */
+static uint64_t round_count(const struct paths *p, int r)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (round_of(p->path[i]) == r)
+			n += p->count[i];
+	return n;
+}
+
+/* Percent of the samples of path's round (or of those under none) that are on path. */
+static double share_in_round(const struct paths *p, const char *path)
+{
+	uint64_t n = round_count(p, round_of(path));
+
+	for (size_t i = 0; i < p->n; i++)
+		if (!strcmp(p->path[i], path))
+			return percent(p->count[i], n);
+	return 0.0;
+}
+
+/*
+ * How far apart two shares of a round may be, in percentage points, when
+ * both tools see the same split: four standard errors of the difference of
+ * two sampled proportions (a false alarm once in some 15,000 comparisons),
+ * and never under 3 points.
+ */
+static double round_share_tolerance(double a, double b, uint64_t n_a, uint64_t n_b)
+{
+	double q = (a + b) / 200.0, se;
+
+	if (!n_a || !n_b)
+		return 3.0;
+	se = 100.0 * sqrt(q * (1.0 - q) * (1.0 / (double)n_a + 1.0 / (double)n_b));
+	return 4.0 * se > 3.0 ? 4.0 * se : 3.0;
+}
+
 /* Runs argv to the end with stdout to out_path (NULL: /dev/null). Its exit status, or -1. */
 static int run_to_file(char *const argv[], const char *out_path)
 {
@@ -614,14 +670,26 @@ static int run_to_file(char *const argv[], const char *out_path)
 
 /*
  * perf record --call-graph dwarf and the profiler sample the same
- * no-frame-pointer workload at the same time. The top ten call paths agree:
- * the workload has ten paths of a few percent or more each, each tool finds
- * ten paths of at least 2%, and every path among either tool's ten most
- * frequent (those with at least 1% of its samples) has a share in the
- * other within 5 percentage points of its own. With some 2000 samples each, a share near 30% has a standard
- * error near 1 pp per tool, so 5 pp is over three of their combined
- * standard errors: a real disagreement (a frame lost, a caller wrong)
- * moves a whole path's share to another path and fails it.
+ * no-frame-pointer workload at the same time, and their call paths agree
+ * where unwinding decides them:
+ *
+ * - each tool finds the workload's ten paths of at least 1.5%, and puts at
+ *   least 98% of its samples under main and one of the rounds (a frame
+ *   lost on the way up leaves a sample under none);
+ * - within each round, every path among either tool's ten most frequent
+ *   (those with 1% of its samples or more) has the same share of that
+ *   round's samples in both, within four standard errors (a caller wrong
+ *   moves samples between the paths of a round);
+ * - each round's share of all samples is within 10 points in the two.
+ *
+ * The last bound is wide because it is where the tools differ without
+ * either walk being wrong: against the workload's own CPU time per round
+ * (CLOCK_THREAD_CPUTIME_ID around each call), perf's per-task timer on
+ * this virtual machine gives format_round 3 to 4 points too many and
+ * hash_round up to 3 too few, and the profiler's per-CPU timer copy_round
+ * 1 to 5 too few, run after run. Side by side the rounds' shares then
+ * differ by up to 6 points. Comparing paths within their round leaves
+ * the timers out of it.
  */
 static void perf_dwarf_agrees_on_top_paths(void **state)
 {
@@ -659,12 +727,16 @@ static void perf_dwarf_agrees_on_top_paths(void **state)
 	assert_true(ours.total >= 1000 && theirs.total >= 1000);
 	nr[0] = top_ten(&ours, top[0]);
 	nr[1] = top_ten(&theirs, top[1]);
-	fprintf(stderr, "  %-6s %-6s  call path (jbpfprof %llu samples, perf %llu)\n", "ours", "perf",
-		(unsigned long long)ours.total, (unsigned long long)theirs.total);
+	fprintf(stderr, "  %-6s %-6s  %-6s %-6s  call path (jbpfprof %llu samples, perf %llu)\n", "ours", "perf",
+		"ours", "perf", (unsigned long long)ours.total, (unsigned long long)theirs.total);
+	fprintf(stderr, "  %-13s  %-13s\n", "of all", "of its round");
 	for (int t = 0; t < 2; t++)
 		for (size_t i = 0; i < nr[t]; i++) {
 			const char *p = t ? theirs.path[top[1][i]] : ours.path[top[0][i]];
 			double a = share_of(&ours, p), b = share_of(&theirs, p);
+			double in_a = share_in_round(&ours, p), in_b = share_in_round(&theirs, p);
+			double bound = round_share_tolerance(in_a, in_b, round_count(&ours, round_of(p)),
+							     round_count(&theirs, round_of(p)));
 			int shown = 0;
 
 			/* perf's paths already among ours are shown once. */
@@ -672,19 +744,33 @@ static void perf_dwarf_agrees_on_top_paths(void **state)
 				shown |= !strcmp(p, ours.path[top[0][k]]) && share_of(&ours, p) >= 1.0;
 			if ((t ? b : a) < 1.0 || shown)
 				continue;
-			fprintf(stderr, "  %5.1f%% %5.1f%%  %s%s\n", a, b, p, fabs(a - b) > 5.0 ? "   <- disagree" : "");
+			fprintf(stderr, "  %5.1f%% %5.1f%%  %5.1f%% %5.1f%%  %s%s\n", a, b, in_a, in_b, p,
+				fabs(in_a - in_b) > bound ? "   <- disagree" : "");
 		}
+	fprintf(stderr, "  rounds:\n");
+	for (size_t r = 0; r < NR_ROUNDS; r++)
+		fprintf(stderr, "  %5.1f%% %5.1f%%  %s\n", percent(round_count(&ours, (int)r), ours.total),
+			percent(round_count(&theirs, (int)r), theirs.total), rounds[r]);
+	fprintf(stderr, "  %5.1f%% %5.1f%%  (under no round)\n", percent(round_count(&ours, -1), ours.total),
+		percent(round_count(&theirs, -1), theirs.total));
 	assert_int_equal(nr[0], 10);
 	assert_int_equal(nr[1], 10);
-	assert_true(share_of(&ours, ours.path[top[0][9]]) >= 2.0);
-	assert_true(share_of(&theirs, theirs.path[top[1][9]]) >= 2.0);
+	assert_true(share_of(&ours, ours.path[top[0][9]]) >= 1.5);
+	assert_true(share_of(&theirs, theirs.path[top[1][9]]) >= 1.5);
+	assert_true(round_count(&ours, -1) * 50 <= ours.total);
+	assert_true(round_count(&theirs, -1) * 50 <= theirs.total);
+	for (size_t r = 0; r < NR_ROUNDS; r++)
+		assert_true(fabs(percent(round_count(&ours, (int)r), ours.total) -
+				 percent(round_count(&theirs, (int)r), theirs.total)) <= 10.0);
 	for (int t = 0; t < 2; t++)
 		for (size_t i = 0; i < nr[t]; i++) {
 			const char *p = t ? theirs.path[top[1][i]] : ours.path[top[0][i]];
-			double a = share_of(&ours, p), b = share_of(&theirs, p);
+			double a = share_in_round(&ours, p), b = share_in_round(&theirs, p);
 
-			if ((t ? b : a) >= 1.0)
-				assert_true(fabs(a - b) <= 5.0);
+			if ((t ? share_of(&theirs, p) : share_of(&ours, p)) < 1.0)
+				continue;
+			assert_true(fabs(a - b) <= round_share_tolerance(a, b, round_count(&ours, round_of(p)),
+									 round_count(&theirs, round_of(p))));
 		}
 	harness_output_free(&stacks, file, NULL);
 	unlink(data);
