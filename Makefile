@@ -339,7 +339,7 @@ check-headers: $(SKELS)
 	done; echo "headers: each compiles on its own"
 
 bench: all $(OUTPUT)/bench/unwind_tables $(OUTPUT)/bench/switch_floor $(OUTPUT)/bench/switch_floor.bpf.o \
-	$(OUTPUT)/bench/tick_only $(OUTPUT)/bench/interval_sim
+	$(OUTPUT)/bench/tick_only $(OUTPUT)/bench/interval_sim $(OUTPUT)/bench/qsort_printf_timed
 	$(Q)bash bench/run.sh
 
 # The empty sched_switch programs of bench/pingpong.sh's floor modes, and their loader.
@@ -363,6 +363,12 @@ $(OUTPUT)/bench/interval_sim: bench/interval_sim.c
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(RELEASE_CFLAGS) $^ -lm -o $@
+
+# The unwind tests' workload timing its own rounds (bench/timer_bias.sh).
+$(OUTPUT)/bench/qsort_printf_timed: tests/workloads/nofp/qsort_printf.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NOFP_WORKLOAD_CFLAGS) -DTIME_ROUNDS $< -o $@ -ldl
 
 # The unwind table build benchmark's driver (bench/unwind_tables.sh).
 $(OUTPUT)/bench/unwind_tables: bench/unwind_tables.c $(OUTPUT)/release/libunwindtables.a

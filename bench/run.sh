@@ -6,6 +6,7 @@ bench/overhead.sh "${RUNS:-7}"
 bench/sample_cost.sh
 bench/sample_floor.sh
 bench/aliasing.sh
+bench/timer_bias.sh
 build/bench/interval_sim
 bench/java_overhead.sh "${RUNS:-7}"
 bench/java_sample_cost.sh
