@@ -282,6 +282,7 @@ enum jbpf_counter {
 	 */
 	JBPF_CNT_SWITCH_IN_LATE,
 	JBPF_CNT_WAIT_NO_STACKS,
+	JBPF_CNT_TICKS_THINNED,  /* of JBPF_CNT_TICKS, dropped by thinning (see cpu_sampler.c) */
 	JBPF_CNT_NR,
 };
 

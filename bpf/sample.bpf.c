@@ -209,8 +209,10 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	__u64 kn, un, size;
 
 	count(JBPF_CNT_TICKS);
-	if (thin_ticks && bpf_get_prandom_u32() >= keep_threshold)
+	if (thin_ticks && bpf_get_prandom_u32() >= keep_threshold) {
+		count(JBPF_CNT_TICKS_THINNED);
 		return 0;
+	}
 	/* tid 0 is the idle task: a CPU with nothing to run. */
 	if (tid == 0)
 		return 0;
