@@ -9,16 +9,19 @@
 # measured share) in percentage points for each, and the range.
 #
 #   bench/timer_bias.sh [RUNS]     (root; default 5; needs `make bench` and perf)
+#
+# WORKLOAD=PATH profiles another build of the workload (one printing the
+# same "ROUND SHARE" lines when it stops).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 runs=${1:-5}
-workload=build/bench/qsort_printf_timed
+workload=${WORKLOAD:-build/bench/qsort_printf_timed}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -x "$workload" ] || { echo "timer_bias.sh: $workload missing: run make bench first" >&2; exit 1; }
 command -v perf >/dev/null || { echo "timer_bias.sh: perf missing (apt-get install linux-perf)" >&2; exit 1; }
-echo "timer_bias.sh: $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), 499 Hz, 4 s, $runs runs per tool"
+echo "timer_bias.sh: $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), $workload, 499 Hz, 4 s, $runs runs per tool"
 
 # Appends "ROUND DIFF" lines to $tmp/<tool>: the tool's share minus the
 # measured one, from the round counts in $1 and the workload's own in $2.
