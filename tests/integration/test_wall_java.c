@@ -422,7 +422,6 @@ static void wall_java_waiting_threads_in_their_method(void **state)
 	for (size_t i = 0; i < sizeof(waiting) / sizeof(waiting[0]); i++) {
 		int t = waiting[i];
 		const struct thread_time *tt = &run->time[t];
-
 		uint64_t seen = tt->total - tt->switch_unseen;
 
 		if (tt->total && percent(tt->switch_unseen, tt->total) <= SWITCH_UNSEEN_MAX_PERCENT &&
@@ -447,7 +446,8 @@ static void wall_java_spinner_on_cpu_in_spin_loop(void **state)
 
 	if (!tt->total || percent(tt->in_method_on_cpu, tt->total) < IN_METHOD_PERCENT) {
 		fprintf(stderr,
-			"  %s: spinner has %.1f%% of its %llu us on the CPU in %s; its heaviest other stacks, heaviest last:\n",
+			"  %s: spinner has %.1f%% of its %llu us on the CPU in %s; "
+			"its heaviest other stacks, heaviest last:\n",
 			run->jdk->name, percent(tt->in_method_on_cpu, tt->total), (unsigned long long)tt->total,
 			threads[SPINNER].method);
 		print_other_stacks(run, SPINNER, 1);

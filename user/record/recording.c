@@ -864,7 +864,8 @@ static void print_verbose_stats(const struct recording *rec)
 		"jbpfprof: BPF ticks %llu (%llu thinned out), samples kept %llu, base period %llu ns, execs %llu "
 		"(%llu lost)\n",
 		(unsigned long long)rec->counters[JBPF_CNT_TICKS],
-		(unsigned long long)rec->counters[JBPF_CNT_TICKS_THINNED], (unsigned long long)rec->counters[JBPF_CNT_SAMPLES],
+		(unsigned long long)rec->counters[JBPF_CNT_TICKS_THINNED],
+		(unsigned long long)rec->counters[JBPF_CNT_SAMPLES],
 		(unsigned long long)rec->base_period_ns, (unsigned long long)agg.execs,
 		(unsigned long long)rec->counters[JBPF_CNT_EXEC_LOST]);
 	fprintf(stderr, "jbpfprof: deferred signals and stacks: %s; %llu Java signals deferred\n",
