@@ -1,0 +1,97 @@
+/*
+ * memory: reads of another process's memory (contract in memory.h).
+ *
+ * process_vm_readv(2) copies from the target without stopping it and
+ * without faulting: an unmapped page ends the copy, which reads here as a
+ * failure of the whole read, never as a partial buffer taken for a full
+ * one. Every read, whoever serves it, is counted in reads and bytes, so
+ * that callers (and tests) can bound the work a hostile table makes.
+ */
+#include "hotspot/memory.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+/* Strings are read a page at a time at most, so that one never crosses into a page not mapped. */
+#define MEMORY_PAGE 4096u
+
+static bool read_process(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	pid_t pid = (pid_t)(intptr_t)ctx;
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n;
+
+	do
+		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)len;
+}
+
+void hotspot_memory_of_process(struct hotspot_memory *mem, pid_t pid)
+{
+	/* The pid travels in ctx, so that a copy of *mem reads the same process. */
+	*mem = (struct hotspot_memory){ .read = read_process, .ctx = (void *)(intptr_t)pid, .pid = pid };
+}
+
+bool hotspot_memory_read(struct hotspot_memory *mem, uint64_t addr, void *buf, size_t len)
+{
+	if (!len)
+		return true;
+	/* Address 0 is never the target's data, and a range that wraps is nobody's. */
+	if (!addr || addr + len < addr)
+		return false;
+	mem->reads++;
+	mem->bytes += len;
+	return mem->read(mem->ctx, addr, buf, len);
+}
+
+bool hotspot_memory_u64(struct hotspot_memory *mem, uint64_t addr, uint64_t *out)
+{
+	return hotspot_memory_read(mem, addr, out, sizeof(*out));
+}
+
+bool hotspot_memory_u32(struct hotspot_memory *mem, uint64_t addr, uint32_t *out)
+{
+	return hotspot_memory_read(mem, addr, out, sizeof(*out));
+}
+
+bool hotspot_memory_u16(struct hotspot_memory *mem, uint64_t addr, uint16_t *out)
+{
+	return hotspot_memory_read(mem, addr, out, sizeof(*out));
+}
+
+bool hotspot_memory_u8(struct hotspot_memory *mem, uint64_t addr, uint8_t *out)
+{
+	return hotspot_memory_read(mem, addr, out, sizeof(*out));
+}
+
+/*
+ * Reads up to the end of addr's page (or size - 1 bytes, if fewer) at a
+ * time: a string that ends before its page does is read in one call even
+ * when the next page is not mapped.
+ */
+long hotspot_memory_string(struct hotspot_memory *mem, uint64_t addr, char *buf, size_t size)
+{
+	size_t done = 0;
+
+	if (!size)
+		return -1;
+	while (done < size - 1) {
+		uint64_t at = addr + done;
+		size_t chunk = MEMORY_PAGE - (size_t)(at % MEMORY_PAGE);
+		const char *nul;
+
+		if (chunk > size - 1 - done)
+			chunk = size - 1 - done;
+		if (!hotspot_memory_read(mem, at, buf + done, chunk))
+			break;
+		nul = memchr(buf + done, '\0', chunk);
+		if (nul)
+			return (long)(nul - buf);
+		done += chunk;
+	}
+	buf[0] = '\0';
+	return -1;
+}
