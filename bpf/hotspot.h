@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * HotSpot frames walked by BPF: the wire format between the layout reader
+ * (hotspot/layout.c, userspace) and the walker (bpf/hotspot.bpf.h), and the
+ * Java frames a sample carries back.
+ *
+ * For each JVM followed, userspace reads HotSpot's own description of its
+ * structures (VMStructs) from the process's memory and writes one
+ * struct jbpf_hotspot_jvm into the `hotspot_jvms` map, by tgid. Every
+ * offset is a byte offset inside the object named, checked by userspace to
+ * lie inside that object's size; every address is the target's.
+ *
+ * x86-64. Only fixed-width types: this header compiles both against
+ * vmlinux.h (BPF side) and against <linux/types.h> (userspace).
+ */
+#ifndef JBPF_HOTSPOT_H
+#define JBPF_HOTSPOT_H
+
+/* CodeHeaps: one, or three with the segmented code cache. */
+#define JBPF_HOTSPOT_MAX_HEAPS 4
+
+/* Java frames one sample carries at most; a deeper stack ends in JBPF_JAVA_STOP_DEPTH. */
+#define JBPF_MAX_JAVA_FRAMES 256
+
+struct jbpf_hotspot_heap {
+	__u64 heap;          /* the CodeHeap object */
+	__u64 low;           /* CodeHeap::_memory._low: segment 0 */
+	__u64 segmap;        /* CodeHeap::_segmap._low: one byte per segment */
+	__u32 log2_segment;  /* CodeHeap::_log2_segment_size */
+	__u32 unused;
+};
+
+struct jbpf_hotspot_jvm {
+	__u64 start_ticks;   /* the process's start (JBPF_CLOCK_TICK_NS): a later owner of the tgid gets nothing */
+	__u64 code_low;      /* CodeCache::_low_bound: the reserved code cache, all heaps */
+	__u64 code_high;     /* CodeCache::_high_bound */
+	__u64 interp_low;    /* AbstractInterpreter::_code's StubQueue: [_stub_buffer, + _buffer_limit) */
+	__u64 interp_high;
+	__u64 call_stub_return; /* StubRoutines::_call_stub_return_address: an entry frame's pc */
+	struct jbpf_hotspot_heap heaps[JBPF_HOTSPOT_MAX_HEAPS];
+	__u32 nr_heaps;
+	/* CodeHeap, and the HeapBlock before each blob */
+	__u16 heap_memory_high;  /* offset of _memory._high in a CodeHeap */
+	__u16 heap_segmap_high;  /* offset of _segmap._high in a CodeHeap */
+	__u16 block_used;        /* HeapBlock::_header._used (a bool) in a HeapBlock */
+	__u16 block_size;        /* sizeof(HeapBlock): the blob follows it */
+	/* CodeBlob */
+	__u16 blob_size;         /* CodeBlob::_size, int */
+	__u16 blob_frame_size;   /* CodeBlob::_frame_size, int, in words */
+	__u16 blob_frame_complete; /* CodeBlob::_frame_complete_offset, from the code's start */
+	__u16 blob_code;         /* CodeBlob::_code_begin (address), or _code_offset (int, from the blob) */
+	__u16 blob_kind;         /* CodeBlob::_kind, one byte (by_kind) */
+	__u16 blob_name;         /* CodeBlob::_name, const char * (JDK 17: nmethods are told by it) */
+	__u8 frame_complete_width; /* 4 (int) or 2 (int16_t) */
+	__u8 code_is_offset;     /* 1: blob_code is the int _code_offset */
+	__u8 by_kind;            /* 1: an nmethod is told by _kind == kind_nmethod, else by _name */
+	__u8 kind_nmethod;       /* CodeBlobKind::Nmethod */
+	/* nmethod */
+	__u16 nm_method;         /* nmethod::_method (CompiledMethod's on JDK 17), Method * */
+	__u16 nm_compile_id;     /* nmethod::_compile_id, int: the cookie of a compiled frame */
+	__u16 nm_header;         /* bytes of an nmethod the walker reads: its largest field's end */
+	/* Method, ConstMethod: an interpreted frame's checks */
+	__u16 method_const;      /* Method::_constMethod, ConstMethod * */
+	__u16 const_code_size;   /* ConstMethod::_code_size, u2 */
+	__u16 const_size;        /* sizeof(ConstMethod): the bytecodes follow it */
+	__u32 flags;             /* JBPF_HOTSPOT_* */
+};
+
+/*
+ * A Java frame, as the walker found it. Java frames are not in the
+ * sample's ips: they follow them, java_len of them, innermost first, each
+ * saying where it sits among the user frames (native_before).
+ */
+enum jbpf_java_kind {
+	JBPF_JAVA_INTERPRETED = 1, /* ptr: Method *, pc: bcp (0 in a native method's frame), cookie: its ConstMethod * */
+	JBPF_JAVA_COMPILED = 2,    /* ptr: the nmethod, pc: the pc in it, cookie: its compile id */
+	JBPF_JAVA_STUB = 3,        /* ptr: a CodeBlob that is no nmethod (runtime stub, adapter...), pc in it */
+	JBPF_JAVA_STOP = 4,        /* the walk ended here for reason; ptr, pc: where it stood */
+};
+
+/* Why a walk of HotSpot frames ended before the stack's root (JBPF_JAVA_STOP). */
+enum jbpf_java_stop {
+	JBPF_JAVA_STOP_DEPTH = 1,      /* more than JBPF_MAX_JAVA_FRAMES frames, or the walker's step limit */
+	JBPF_JAVA_STOP_NO_BLOB = 2,    /* a pc in the code cache that no blob holds */
+	JBPF_JAVA_STOP_READ = 3,       /* a word of the stack or of the JVM could not be read */
+	JBPF_JAVA_STOP_FRAME = 4,      /* a frame whose size or sender makes no sense */
+	JBPF_JAVA_STOP_PROLOGUE = 5,   /* a compiled frame caught before it was set up, not understood */
+	JBPF_JAVA_STOP_INTERPRETER = 6,/* an interpreter frame not set up, or not an interpreter frame */
+	JBPF_JAVA_STOP_STUB = 7,       /* a stub with no frame the walker can step out of */
+	JBPF_JAVA_STOP_NR = 8,
+};
+
+struct jbpf_java_frame {
+	__u64 ptr;
+	__u64 pc;
+	__u64 cookie;
+	__u16 native_before; /* user (native) frames of ips innermost of this one */
+	__u8 kind;           /* enum jbpf_java_kind */
+	__u8 reason;         /* enum jbpf_java_stop, with JBPF_JAVA_STOP */
+	__u32 unused;
+};
+
+#endif /* JBPF_HOTSPOT_H */
