@@ -263,6 +263,13 @@ ATTACH_CLIENT_HDRS := $(wildcard user/java/attach*.h) $(wildcard common/*.h) sym
 $(OUTPUT)/tests/test_stub: INTEGRATION_LINK = $(ATTACH_CLIENT_SRCS)
 $(OUTPUT)/tests/test_stub: jvmti-stub/stream.h $(ATTACH_CLIENT_SRCS) $(ATTACH_CLIENT_HDRS)
 
+# test_hotspot_layout reads real JVMs' layout with hotspot/ and the symbolizer's
+# ELF, maps and /proc readers it calls.
+HOTSPOT_LAYOUT_SRCS := hotspot/memory.c hotspot/vmstructs.c hotspot/find.c hotspot/layout.c symbolizer/elf.c \
+		       symbolizer/symtab.c symbolizer/proc.c symbolizer/procmaps.c symbolizer/lines.c
+$(OUTPUT)/tests/test_hotspot_layout: INTEGRATION_LINK = $(HOTSPOT_LAYOUT_SRCS) -lelf
+$(OUTPUT)/tests/test_hotspot_layout: $(HOTSPOT_LAYOUT_SRCS) $(wildcard hotspot/*.h symbolizer/*.h) bpf/hotspot.h
+
 # Workloads: plain C, frame pointers kept in every function, calls
 # not inlined, so that the profile names the functions the source names.
 # clang, because GCC 12 leaves the frame pointer out of leaf functions that

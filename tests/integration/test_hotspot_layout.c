@@ -1,0 +1,222 @@
+/*
+ * HotSpot's layout read from real JVMs (JDK 17 and JDK 25), without
+ * entering them: hotspot_find, hotspot_vm_read and hotspot_layout_read on
+ * a running CpuSplit workload, the values checked for what a running JVM
+ * must hold, and the code heaps checked against what the JVM itself says
+ * of them (jcmd PID Compiler.codecache: one "bounds [low, high,
+ * high_boundary]" line per heap), with the code cache segmented (three
+ * heaps, the default) and not (one).
+ *
+ * The time hotspot_vm_read takes (best of HOTSPOT_VM_READS, with its reads
+ * and bytes) is printed, for docs/architecture.md.
+ */
+#include "harness.h"
+#include "jvm.h"
+
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hotspot/find.h"
+#include "hotspot/layout.h"
+#include "hotspot/vmstructs.h"
+
+#define HOTSPOT_VM_READS 5
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The tables of process tgid, read HOTSPOT_VM_READS times; the best time is printed. */
+static struct hotspot_vm *read_tables(const struct jdk *jdk, pid_t tgid, const struct hotspot_vm_symbols *syms)
+{
+	struct hotspot_vm *vm = NULL;
+	double best = 1e9;
+	char why[256] = "";
+
+	for (int i = 0; i < HOTSPOT_VM_READS; i++) {
+		struct hotspot_memory mem;
+		double start = now_ms(), took;
+
+		hotspot_vm_free(vm);
+		hotspot_memory_of_process(&mem, tgid);
+		if (hotspot_vm_read(&mem, syms, &vm, why, sizeof(why)))
+			fail_msg("%s: hotspot_vm_read: %s", jdk->name, why);
+		took = now_ms() - start;
+		if (took < best)
+			best = took;
+		if (i == HOTSPOT_VM_READS - 1)
+			fprintf(stderr, "  %s: VMStructs read in %.3f ms (best of %d): %" PRIu64 " reads, %" PRIu64 " bytes\n",
+				jdk->name, best, HOTSPOT_VM_READS, mem.reads, mem.bytes);
+	}
+	return vm;
+}
+
+/* Heap bounds as the JVM prints them. */
+struct printed_heaps {
+	uint64_t low[8], high_boundary[8];
+	int nr;
+};
+
+/* jcmd beside the JDK's java: "jcmd PID Compiler.codecache", its bounds lines parsed. */
+static void codecache_of(const struct jdk *jdk, pid_t tgid, struct printed_heaps *p)
+{
+	static struct child jcmd;
+	char java[PATH_MAX], path[PATH_MAX + 8], pid[16];
+	char *argv[] = { path, pid, "Compiler.codecache", NULL };
+	const char *at;
+
+	snprintf(java, sizeof(java), "%s", jdk_java_path(jdk));
+	snprintf(path, sizeof(path), "%s/jcmd", dirname(java));
+	snprintf(pid, sizeof(pid), "%d", (int)tgid);
+	if (access(path, X_OK))
+		skip();
+	assert_int_equal(harness_start_command(&jcmd, argv, STDOUT_FILENO), 0);
+	assert_int_equal(harness_finish(&jcmd, 60), 0);
+	p->nr = 0;
+	for (at = strstr(jcmd.buf, "bounds ["); at && p->nr < 8; at = strstr(at + 1, "bounds [")) {
+		unsigned long long low, high, boundary;
+
+		if (sscanf(at, "bounds [%llx, %llx, %llx]", &low, &high, &boundary) != 3)
+			fail_msg("jcmd printed \"%.60s\"", at);
+		p->low[p->nr] = low;
+		p->high_boundary[p->nr++] = boundary;
+	}
+	if (!p->nr)
+		fail_msg("jcmd printed no code heap bounds:\n%s", jcmd.buf);
+}
+
+/* What a running JVM's layout must hold, whatever its version. */
+static void assert_consistent(const struct jbpf_hotspot_jvm *l)
+{
+	assert_true(l->nr_heaps >= 1 && l->nr_heaps <= 3);
+	assert_true(l->code_low < l->interp_low);
+	assert_true(l->interp_low < l->interp_high);
+	assert_true(l->interp_high <= l->code_high);
+	assert_true(l->call_stub_return >= l->code_low && l->call_stub_return < l->code_high);
+	for (uint32_t i = 0; i < l->nr_heaps; i++) {
+		assert_true(l->heaps[i].low >= l->code_low && l->heaps[i].low < l->code_high);
+		assert_true(l->heaps[i].heap && l->heaps[i].segmap);
+		assert_true(l->heaps[i].log2_segment >= 4 && l->heaps[i].log2_segment <= 16);
+	}
+	assert_true(l->heap_memory_high && l->heap_segmap_high && l->block_size);
+	assert_true(l->blob_size && l->blob_frame_size && l->blob_frame_complete && l->blob_code);
+	assert_true(l->frame_complete_width == 2 || l->frame_complete_width == 4);
+	assert_true(l->nm_method && l->nm_compile_id && l->nm_header);
+	assert_true(l->nm_header >= l->nm_method + 8 && l->nm_header >= l->nm_compile_id + 4);
+	assert_true(l->method_const && l->const_code_size && l->const_size);
+	assert_true(l->const_code_size + 2 <= l->const_size);
+}
+
+/* Every heap the JVM prints is one of ours, and the code cache spans them all. */
+static void assert_as_printed(const struct jbpf_hotspot_jvm *l, const struct printed_heaps *p)
+{
+	uint64_t lowest = UINT64_MAX, highest = 0;
+
+	assert_int_equal(p->nr, l->nr_heaps);
+	for (int i = 0; i < p->nr; i++) {
+		bool found = false;
+
+		for (uint32_t j = 0; j < l->nr_heaps; j++)
+			found |= l->heaps[j].low == p->low[i];
+		if (!found)
+			fail_msg("the JVM prints a code heap at 0x%" PRIx64 " that the layout lacks", p->low[i]);
+		lowest = p->low[i] < lowest ? p->low[i] : lowest;
+		highest = p->high_boundary[i] > highest ? p->high_boundary[i] : highest;
+	}
+	assert_true(lowest == l->code_low);
+	assert_true(highest == l->code_high);
+}
+
+/* The layout of a CpuSplit JVM started with jvm_opts, checked; nr_heaps must be what the options make. */
+static void check_layout(const struct jdk *jdk, char *const jvm_opts[], uint32_t nr_heaps)
+{
+	struct hotspot_vm_symbols syms;
+	struct jbpf_hotspot_jvm l;
+	struct printed_heaps printed;
+	struct hotspot_memory mem;
+	struct hotspot_vm *vm;
+	struct jvm jvm;
+	uint64_t base;
+	char why[256] = "";
+
+	jvm_start_opts(&jvm, jdk, jvm_opts, "CpuSplit", NULL);
+	if (hotspot_find("/proc", (uint32_t)jvm.out.pid, &syms, &base, why, sizeof(why)) != 1)
+		fail_msg("%s: hotspot_find: %s", jdk->name, why[0] ? why : "no libjvm.so");
+	assert_true(base && syms.structs > base);
+	vm = read_tables(jdk, jvm.out.pid, &syms);
+	hotspot_memory_of_process(&mem, jvm.out.pid);
+	if (hotspot_layout_read(vm, &mem, &l, why, sizeof(why)))
+		fail_msg("%s: hotspot_layout_read: %s", jdk->name, why);
+	fprintf(stderr, "  %s: %u heaps, code [0x%llx, 0x%llx), interpreter [0x%llx, 0x%llx), %" PRIu64 " reads\n",
+		jdk->name, l.nr_heaps, (unsigned long long)l.code_low, (unsigned long long)l.code_high,
+		(unsigned long long)l.interp_low, (unsigned long long)l.interp_high, mem.reads);
+	assert_consistent(&l);
+	assert_int_equal(l.nr_heaps, nr_heaps);
+	assert_int_equal(l.by_kind, jdk == &jdk25);
+	assert_int_equal(l.code_is_offset, jdk == &jdk25);
+	assert_int_equal(l.frame_complete_width, jdk == &jdk25 ? 2 : 4);
+	if (jdk == &jdk25)
+		assert_true(l.blob_kind != 0);
+	else
+		assert_true(l.blob_name != 0);
+	codecache_of(jdk, jvm.out.pid, &printed);
+	assert_as_printed(&l, &printed);
+	hotspot_vm_free(vm);
+	jvm_stop(&jvm);
+}
+
+/* The default code cache: segmented, three heaps (non-nmethods, profiled, non-profiled). */
+static void layout_of_a_running_jvm(void **state)
+{
+	jvm_require(*state, "CpuSplit");
+	check_layout(*state, NULL, 3);
+}
+
+/* One heap for all code. */
+static void layout_of_an_unsegmented_code_cache(void **state)
+{
+	char *opts[] = { "-XX:-SegmentedCodeCache", NULL };
+
+	jvm_require(*state, "CpuSplit");
+	check_layout(*state, opts, 1);
+}
+
+/* A process that maps no libjvm.so is no JVM: 0, and nothing read. */
+static void no_jvm_no_layout(void **state)
+{
+	struct hotspot_vm_symbols syms;
+	uint64_t base;
+	char why[256] = "";
+
+	assert_int_equal(hotspot_find("/proc", (uint32_t)getpid(), &syms, &base, why, sizeof(why)), 0);
+	assert_true(syms.structs == 0 && base == 0);
+	assert_int_equal(hotspot_find("/proc", 0x3fffffff, &syms, &base, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "cannot read"));
+}
+
+#define JDK_TEST(f, jdk) { #f " (" #jdk ")", f, NULL, harness_teardown, (void *)&(jdk) }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		JDK_TEST(layout_of_a_running_jvm, jdk17),
+		JDK_TEST(layout_of_a_running_jvm, jdk25),
+		JDK_TEST(layout_of_an_unsegmented_code_cache, jdk17),
+		JDK_TEST(layout_of_an_unsegmented_code_cache, jdk25),
+		HARNESS_TEST(no_jvm_no_layout),
+	};
+
+	if (getenv("JBPF_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	return cmocka_run_group_tests_name("hotspot_layout", tests, NULL, NULL);
+}
