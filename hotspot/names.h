@@ -91,4 +91,13 @@ struct hotspot_names_stats {
 };
 void hotspot_names_stats(const struct hotspot_names *names, struct hotspot_names_stats *out);
 
+/*
+ * The caches' sizes now and how often both were emptied to stay within
+ * their bounds (a few thousand entries each, some MiB in all).
+ */
+struct hotspot_names_cache_stats {
+	uint64_t methods, scopes, bytes, clears;
+};
+void hotspot_names_cache_stats(const struct hotspot_names *names, struct hotspot_names_cache_stats *out);
+
 #endif /* JBPF_HOTSPOT_NAMES_H */

@@ -1,0 +1,586 @@
+/*
+ * names: the Java frames of a walk named from the JVM's memory (names.h).
+ *
+ * A method's names come from its ConstMethod (share/oops/constMethod.hpp):
+ *
+ *   Method --_constMethod--> ConstMethod --_constants--> ConstantPool --_pool_holder--> Klass
+ *                            | _name_index, _signature_index:   | entries (intptr_t) follow   | _name
+ *                            | bytecodes follow, then the        | sizeof(ConstantPool): a     v
+ *                            | compressed line number table      v utf8 entry is a Symbol *    Symbol {_length, _body}
+ *
+ * and every offset and size on that path is HotSpot's own (VMStructs), but
+ * for one constant the JVM specification fixes: ACC_NATIVE (0x0100, JVMS
+ * 4.6), which HotSpot keeps as it is in the low bits of AccessFlags.
+ *
+ * Races (names.h): an interpreted frame is named only if the Method still
+ * points at the walker's ConstMethod, checked before and after its names
+ * are read, so a class unloaded meanwhile gives MOVED; a compiled frame only
+ * if the nmethod keeps the walker's compile id (scopes.c). A frame whose
+ * names are cached is named without a read: its cookie was read by the
+ * walker when the sample was taken, and the cache's key holds it, so a
+ * Method whose ConstMethod changed (or an nmethod recompiled) is a new key.
+ * A method inlined into a live nmethod stays loaded while the nmethod is
+ * (class unloading flushes its dependents first).
+ *
+ * Caches: methods by (Method *, ConstMethod *) and scope lists by (nmethod,
+ * compile id, pc), NAMES_MAX_ENTRIES each and NAMES_MAX_BYTES together.
+ * When either is nearly full at the start of a call, both are emptied
+ * (counted in clears): strings handed out stay valid until the next call,
+ * so nothing is freed inside one.
+ *
+ * Bounds: a symbol keeps at most NAMES_MAX_NAME bytes (a longer one is cut
+ * and ends in "..."), a line table at most NAMES_MAX_LINE_TABLE bytes, a
+ * scope chain HOTSPOT_NAMES_MAX_INLINE scopes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hotspot/names.h"
+#include "hotspot/names_internal.h"
+
+/* Entries of each cache; a few thousand hot methods cover most profiles. */
+#define NAMES_MAX_ENTRIES 4096
+/* Bytes of both caches: entries are mostly under 300 bytes, line tables up to 64 KiB. */
+#define NAMES_MAX_BYTES (16u << 20)
+/* Bytes of one name kept: class names and signatures of real code are far shorter. */
+#define NAMES_MAX_NAME 1024
+/* Bytes of a stub's name (libjvm's literals, such as "StubRoutines (final stubs)"). */
+#define NAMES_MAX_STUB_NAME 128
+/* ACC_NATIVE of the class file format (JVMS 4.6), not in VMStructs. */
+#define ACC_NATIVE 0x0100
+
+struct cache_key {
+	uint64_t a, b, c;
+};
+
+/* What each cache entry starts with. */
+struct cache_head {
+	struct cache_key key;
+	size_t bytes;
+};
+
+/* Open addressing, linear probing, twice as many slots as entries. */
+struct cache {
+	struct cache_head **slots;
+	size_t mask, count;
+};
+
+/* A method's names, by (Method *, ConstMethod *); a stub's by (CodeBlob *, name pointer, 1). */
+struct method_entry {
+	struct cache_head head;
+	const char *klass, *name, *signature;
+	uint8_t *lines; /* compressed line number table, NULL when none */
+	size_t lines_len;
+	uint16_t code_size;
+	bool native;
+	char text[]; /* klass, name, signature, each ended by NUL */
+};
+
+/* The scopes of a compiled pc, by (nmethod, compile id, pc). */
+struct scope_entry {
+	struct cache_head head;
+	uint32_t level;
+	int nr;
+	struct names_scope scopes[];
+};
+
+struct hotspot_names {
+	struct hotspot_memory *mem;
+	struct names_layout l;
+	struct cache methods, scopes;
+	size_t bytes;
+	uint64_t clears;
+	struct hotspot_names_stats stats;
+};
+
+static uint64_t key_hash(const struct cache_key *k)
+{
+	uint64_t h = k->a * 0x9e3779b97f4a7c15ull;
+
+	h ^= (k->b + (h << 6) + (h >> 2)) * 0xbf58476d1ce4e5b9ull;
+	h ^= (k->c + (h << 6) + (h >> 2)) * 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
+static bool cache_init(struct cache *c)
+{
+	c->slots = calloc(2 * NAMES_MAX_ENTRIES, sizeof(*c->slots));
+	c->mask = 2 * NAMES_MAX_ENTRIES - 1;
+	c->count = 0;
+	return c->slots != NULL;
+}
+
+static void *cache_get(const struct cache *c, const struct cache_key *k)
+{
+	for (size_t i = key_hash(k) & c->mask;; i = (i + 1) & c->mask) {
+		struct cache_head *h = c->slots[i];
+
+		if (!h)
+			return NULL;
+		if (!memcmp(&h->key, k, sizeof(*k)))
+			return h;
+	}
+}
+
+/* Adds e (not present); the caller keeps count below the slots, so a free slot exists. */
+static void cache_put(struct hotspot_names *n, struct cache *c, struct cache_head *e)
+{
+	size_t i = key_hash(&e->key) & c->mask;
+
+	while (c->slots[i])
+		i = (i + 1) & c->mask;
+	c->slots[i] = e;
+	c->count++;
+	n->bytes += e->bytes;
+}
+
+/* Frees every entry; method entries own their line table too. */
+static void cache_clear(struct cache *c, bool method_entries)
+{
+	for (size_t i = 0; i <= c->mask; i++) {
+		if (c->slots[i] && method_entries)
+			free(((struct method_entry *)c->slots[i])->lines);
+		free(c->slots[i]);
+		c->slots[i] = NULL;
+	}
+	c->count = 0;
+}
+
+/* Empties both caches when one call could overfill them (a call adds at most MAX_INLINE + 1 entries to each). */
+static void make_room(struct hotspot_names *n)
+{
+	size_t margin = HOTSPOT_NAMES_MAX_INLINE + 1;
+
+	if (n->methods.count + margin <= NAMES_MAX_ENTRIES && n->scopes.count + margin <= NAMES_MAX_ENTRIES &&
+	    n->bytes <= NAMES_MAX_BYTES)
+		return;
+	cache_clear(&n->methods, true);
+	cache_clear(&n->scopes, false);
+	n->bytes = 0;
+	n->clears++;
+}
+
+static bool plausible(uint64_t addr)
+{
+	return addr && addr < (1ull << 47) && !(addr & 7);
+}
+
+/*
+ * The Symbol at sym into buf (NUL-terminated, at most NAMES_MAX_NAME bytes
+ * and "..." when cut): 0 or an enum hotspot_unresolved.
+ */
+static int read_symbol(struct hotspot_names *n, uint64_t sym, char *buf)
+{
+	uint64_t len;
+	size_t take;
+
+	if (!plausible(sym))
+		return HOTSPOT_UNRESOLVED_INVALID;
+	if (!names_read_field(n->mem, sym, n->l.symbol_length, &len))
+		return HOTSPOT_UNRESOLVED_READ;
+	take = len > NAMES_MAX_NAME ? NAMES_MAX_NAME : (size_t)len;
+	if (!hotspot_memory_read(n->mem, sym + n->l.symbol_body, buf, take))
+		return HOTSPOT_UNRESOLVED_READ;
+	/* Symbols are modified UTF-8, which codes NUL in two bytes: a zero byte means garbage. */
+	if (memchr(buf, 0, take))
+		return HOTSPOT_UNRESOLVED_INVALID;
+	strcpy(buf + take, take < len ? "..." : "");
+	return 0;
+}
+
+/* The Symbol * of constant pool entry idx. */
+static int pool_symbol(struct hotspot_names *n, uint64_t pool, int64_t length, uint64_t idx, uint64_t *sym)
+{
+	if (idx == 0 || (int64_t)idx >= length)
+		return HOTSPOT_UNRESOLVED_INVALID;
+	if (!hotspot_memory_u64(n->mem, pool + n->l.pool_size + 8 * idx, sym))
+		return HOTSPOT_UNRESOLVED_READ;
+	return 0;
+}
+
+/*
+ * A class name as Java prints it: "java/util/HashMap" -> "java.util.HashMap".
+ * A hidden class (a lambda's, a method handle's) is named "Outer$$Lambda+0x..."
+ * (JDK 17) or "Outer$$Lambda/0x..." (later): the address after the
+ * last '+' or '/' before "0x" is kept with '/' as Class.getName() shows it.
+ */
+static void java_class_name(char *s)
+{
+	char *hidden = strstr(s, "+0x");
+
+	if (!hidden) {
+		char *slash = strrchr(s, '/');
+
+		if (slash && !strncmp(slash, "/0x", 3) && strchr(s, '$'))
+			hidden = slash;
+	}
+	for (char *p = s; *p && p != hidden; p++)
+		if (*p == '/')
+			*p = '.';
+	if (hidden)
+		*hidden = '/';
+}
+
+/* What load_method reads of a Method before it builds the entry. */
+struct method_read {
+	uint64_t const_method, pool, holder, flags, code_size, access;
+	char klass[NAMES_MAX_NAME + 4], name[NAMES_MAX_NAME + 4], signature[NAMES_MAX_NAME + 4];
+};
+
+/* The names of the Method at method, whose ConstMethod is expected_const. */
+static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expected_const, struct method_read *m)
+{
+	const struct names_layout *l = &n->l;
+	uint64_t name_idx, sig_idx, klass_sym, name_sym, sig_sym, length;
+	int r;
+
+	if (!plausible(method))
+		return HOTSPOT_UNRESOLVED_INVALID;
+	if (!names_read_field(n->mem, method, l->method_const, &m->const_method))
+		return HOTSPOT_UNRESOLVED_READ;
+	if (m->const_method != expected_const)
+		return HOTSPOT_UNRESOLVED_MOVED;
+	if (!plausible(m->const_method))
+		return HOTSPOT_UNRESOLVED_INVALID;
+	if (!names_read_field(n->mem, method, l->method_access, &m->access) ||
+	    !names_read_field(n->mem, m->const_method, l->const_constants, &m->pool) ||
+	    !names_read_field(n->mem, m->const_method, l->const_flags, &m->flags) ||
+	    !names_read_field(n->mem, m->const_method, l->const_code_size, &m->code_size) ||
+	    !names_read_field(n->mem, m->const_method, l->const_name_index, &name_idx) ||
+	    !names_read_field(n->mem, m->const_method, l->const_signature_index, &sig_idx))
+		return HOTSPOT_UNRESOLVED_READ;
+	if (!plausible(m->pool))
+		return HOTSPOT_UNRESOLVED_INVALID;
+	if (!names_read_field(n->mem, m->pool, l->pool_holder, &m->holder) ||
+	    !names_read_field(n->mem, m->pool, l->pool_length, &length))
+		return HOTSPOT_UNRESOLVED_READ;
+	/* A constant pool has at most 65535 entries (JVMS 4.1: constant_pool_count is a u2). */
+	if (!plausible(m->holder) || (int32_t)length <= 0 || length > 65535)
+		return HOTSPOT_UNRESOLVED_INVALID;
+	if ((r = pool_symbol(n, m->pool, (int64_t)length, name_idx, &name_sym)) ||
+	    (r = pool_symbol(n, m->pool, (int64_t)length, sig_idx, &sig_sym)))
+		return r;
+	if (!names_read_field(n->mem, m->holder, l->klass_name, &klass_sym))
+		return HOTSPOT_UNRESOLVED_READ;
+	if ((r = read_symbol(n, klass_sym, m->klass)) || (r = read_symbol(n, name_sym, m->name)) ||
+	    (r = read_symbol(n, sig_sym, m->signature)))
+		return r;
+	java_class_name(m->klass);
+	return 0;
+}
+
+/* A new method entry holding m's names, or NULL when out of memory. */
+static struct method_entry *method_entry_new(const struct cache_key *key, const char *klass, const char *name,
+					     const char *signature)
+{
+	size_t lk = strlen(klass) + 1, ln = strlen(name) + 1, ls = strlen(signature) + 1;
+	struct method_entry *e = calloc(1, sizeof(*e) + lk + ln + ls);
+
+	if (!e)
+		return NULL;
+	e->head.key = *key;
+	e->head.bytes = sizeof(*e) + lk + ln + ls;
+	memcpy(e->text, klass, lk);
+	memcpy(e->text + lk, name, ln);
+	memcpy(e->text + lk + ln, signature, ls);
+	e->klass = e->text;
+	e->name = e->text + lk;
+	e->signature = e->text + lk + ln;
+	return e;
+}
+
+/*
+ * The entry of (method, const_method), from the cache or read: 0 with *out
+ * (and *cached), or an enum hotspot_unresolved.
+ */
+static int method_names(struct hotspot_names *n, uint64_t method, uint64_t const_method, struct method_entry **out,
+			bool *cached)
+{
+	struct cache_key key = { method, const_method, 0 };
+	struct method_read *m;
+	struct method_entry *e;
+	uint64_t again;
+	int r;
+
+	*out = cache_get(&n->methods, &key);
+	*cached = *out != NULL;
+	if (*out)
+		return 0;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return HOTSPOT_UNRESOLVED_READ;
+	r = read_method(n, method, const_method, m);
+	if (r)
+		goto out;
+	e = method_entry_new(&key, m->klass, m->name, m->signature);
+	if (!e) {
+		r = HOTSPOT_UNRESOLVED_READ;
+		goto out;
+	}
+	e->code_size = (uint16_t)m->code_size;
+	e->native = m->access & ACC_NATIVE;
+	/* A table that cannot be read or never ends costs the lines, not the names. */
+	if ((m->flags & n->l.has_line_table) &&
+	    !lines_read_table(n->mem, const_method + n->l.const_size + m->code_size, n->l.u5_excluded, &e->lines,
+			      &e->lines_len))
+		e->head.bytes += e->lines_len;
+	/* Unloaded while it was read: the names may be another method's. */
+	if (!names_read_field(n->mem, method, n->l.method_const, &again) || again != const_method) {
+		free(e->lines);
+		free(e);
+		r = HOTSPOT_UNRESOLVED_MOVED;
+		goto out;
+	}
+	cache_put(n, &n->methods, &e->head);
+	*out = e;
+out:
+	free(m);
+	return r;
+}
+
+static void unresolved(struct hotspot_frame *f, uint8_t kind, int reason, uint64_t method)
+{
+	*f = (struct hotspot_frame){ .bci = -1, .kind = kind, .unresolved = (uint8_t)reason, .method_ptr = method };
+}
+
+static void named(const struct hotspot_names *n, struct hotspot_frame *f, const struct method_entry *e, uint8_t kind,
+		  int32_t bci, uint64_t method)
+{
+	*f = (struct hotspot_frame){
+		.klass = e->klass,
+		.method = e->name,
+		.signature = e->signature,
+		.bci = bci,
+		.line = e->lines ? lines_of_bci(e->lines, e->lines_len, n->l.u5_excluded, bci) : 0,
+		.kind = kind,
+		.method_ptr = method,
+	};
+}
+
+static int interpreted(struct hotspot_names *n, const struct jbpf_java_frame *jf, struct hotspot_frame *out)
+{
+	uint64_t bytecodes = jf->cookie + n->l.const_size;
+	struct method_entry *e;
+	bool cached;
+	int r = method_names(n, jf->ptr, jf->cookie, &e, &cached);
+
+	if (r) {
+		unresolved(out, HOTSPOT_FRAME_INTERPRETED, r, jf->ptr);
+		return 1;
+	}
+	n->stats.cached += cached;
+	/* A native method's interpreter frame has no bcp. */
+	if (!jf->pc) {
+		if (e->native)
+			named(n, out, e, HOTSPOT_FRAME_NATIVE, -1, jf->ptr);
+		else
+			unresolved(out, HOTSPOT_FRAME_INTERPRETED, HOTSPOT_UNRESOLVED_INVALID, jf->ptr);
+		return 1;
+	}
+	/* The walker's ConstMethod is current, so a bcp outside its bytecodes was never a bcp of it. */
+	if (jf->pc < bytecodes || jf->pc - bytecodes >= e->code_size) {
+		unresolved(out, HOTSPOT_FRAME_INTERPRETED, HOTSPOT_UNRESOLVED_INVALID, jf->ptr);
+		return 1;
+	}
+	named(n, out, e, HOTSPOT_FRAME_INTERPRETED, (int32_t)(jf->pc - bytecodes), jf->ptr);
+	return 1;
+}
+
+/*
+ * The scopes of (nmethod, compile id, pc), from the cache or read, each
+ * with its ConstMethod: 0 with *out, or an enum hotspot_unresolved.
+ */
+static int compiled_scopes(struct hotspot_names *n, const struct jbpf_java_frame *jf, struct scope_entry **out,
+			   bool *cached)
+{
+	struct cache_key key = { jf->ptr, jf->cookie, jf->pc };
+	struct names_scope scopes[HOTSPOT_NAMES_MAX_INLINE];
+	struct scope_entry *e;
+	uint32_t level = 0;
+	int nr = 0, r;
+
+	*out = cache_get(&n->scopes, &key);
+	*cached = *out != NULL;
+	if (*out)
+		return 0;
+	r = scopes_at(&n->l, n->mem, jf->ptr, jf->pc, jf->cookie, scopes, HOTSPOT_NAMES_MAX_INLINE, &nr, &level);
+	if (r)
+		return r;
+	for (int i = 0; i < nr; i++)
+		if (!names_read_field(n->mem, scopes[i].method, n->l.method_const, &scopes[i].const_method))
+			return HOTSPOT_UNRESOLVED_READ;
+	e = malloc(sizeof(*e) + nr * sizeof(e->scopes[0]));
+	if (!e)
+		return HOTSPOT_UNRESOLVED_READ;
+	e->head.key = key;
+	e->head.bytes = sizeof(*e) + nr * sizeof(e->scopes[0]);
+	e->level = level;
+	e->nr = nr;
+	memcpy(e->scopes, scopes, nr * sizeof(scopes[0]));
+	cache_put(n, &n->scopes, &e->head);
+	*out = e;
+	return 0;
+}
+
+/* How the outermost scope ran: its compiler by _comp_level, or a native method's wrapper. */
+static uint8_t compiled_kind(const struct names_layout *l, uint32_t level, bool native)
+{
+	if (native)
+		return HOTSPOT_FRAME_NATIVE;
+	if ((int32_t)level >= l->level_c1_low && (int32_t)level <= l->level_c1_high)
+		return HOTSPOT_FRAME_C1;
+	return HOTSPOT_FRAME_C2;
+}
+
+static int compiled(struct hotspot_names *n, const struct jbpf_java_frame *jf, struct hotspot_frame *out, int max)
+{
+	struct scope_entry *s;
+	bool cached;
+	int r = compiled_scopes(n, jf, &s, &cached), nr;
+
+	if (r) {
+		unresolved(out, 0, r, 0);
+		return 1;
+	}
+	/* Innermost first; when max is short, the outermost are left out. */
+	nr = s->nr < max ? s->nr : max;
+	for (int i = 0; i < nr; i++) {
+		const struct names_scope *sc = &s->scopes[i];
+		bool outer = i == s->nr - 1, hit;
+		struct method_entry *e;
+
+		r = method_names(n, sc->method, sc->const_method, &e, &hit);
+		if (r) {
+			unresolved(&out[i], outer ? 0 : HOTSPOT_FRAME_INLINED, r, sc->method);
+			continue;
+		}
+		n->stats.cached += cached && hit;
+		if (sc->bci < -1 || sc->bci >= (int32_t)e->code_size) {
+			unresolved(&out[i], outer ? 0 : HOTSPOT_FRAME_INLINED, HOTSPOT_UNRESOLVED_INVALID, sc->method);
+			continue;
+		}
+		named(n, &out[i], e, outer ? compiled_kind(&n->l, s->level, e->native) : HOTSPOT_FRAME_INLINED,
+		      sc->bci, sc->method);
+	}
+	return nr;
+}
+
+static int stub(struct hotspot_names *n, const struct jbpf_java_frame *jf, struct hotspot_frame *out)
+{
+	struct cache_key key = { jf->ptr, 0, 1 };
+	char name[NAMES_MAX_STUB_NAME];
+	struct method_entry *e;
+
+	if (!plausible(jf->ptr)) {
+		unresolved(out, HOTSPOT_FRAME_STUB, HOTSPOT_UNRESOLVED_INVALID, 0);
+		return 1;
+	}
+	/* Keyed by the name's pointer too: a blob freed and its space reused by another has another name. */
+	if (!names_read_field(n->mem, jf->ptr, n->l.blob_name, &key.b)) {
+		unresolved(out, HOTSPOT_FRAME_STUB, HOTSPOT_UNRESOLVED_READ, 0);
+		return 1;
+	}
+	e = cache_get(&n->methods, &key);
+	if (e) {
+		n->stats.cached++;
+	} else {
+		long len = hotspot_memory_string(n->mem, key.b, name, sizeof(name));
+
+		if (len <= 0) {
+			unresolved(out, HOTSPOT_FRAME_STUB, len ? HOTSPOT_UNRESOLVED_READ : HOTSPOT_UNRESOLVED_INVALID, 0);
+			return 1;
+		}
+		e = method_entry_new(&key, "", name, "");
+		if (!e) {
+			unresolved(out, HOTSPOT_FRAME_STUB, HOTSPOT_UNRESOLVED_READ, 0);
+			return 1;
+		}
+		cache_put(n, &n->methods, &e->head);
+	}
+	/* A stub has no class and no signature: "" for both, its blob's name as the method. */
+	named(n, out, e, HOTSPOT_FRAME_STUB, -1, 0);
+	return 1;
+}
+
+int hotspot_names_frame(struct hotspot_names *names, const struct jbpf_java_frame *frame, struct hotspot_frame *out,
+			int max)
+{
+	int nr;
+
+	if (max < 1)
+		return 0;
+	make_room(names);
+	switch (frame->kind) {
+	case JBPF_JAVA_INTERPRETED:
+		nr = interpreted(names, frame, out);
+		break;
+	case JBPF_JAVA_COMPILED:
+		nr = compiled(names, frame, out, max);
+		break;
+	case JBPF_JAVA_STUB:
+		nr = stub(names, frame, out);
+		break;
+	default:
+		unresolved(out, 0, HOTSPOT_UNRESOLVED_INVALID, 0);
+		nr = 1;
+		break;
+	}
+	for (int i = 0; i < nr; i++) {
+		if (out[i].unresolved)
+			names->stats.unresolved[out[i].unresolved]++;
+		else
+			names->stats.named++;
+	}
+	return nr;
+}
+
+void hotspot_names_stats(const struct hotspot_names *names, struct hotspot_names_stats *out)
+{
+	*out = names->stats;
+}
+
+void hotspot_names_cache_stats(const struct hotspot_names *names, struct hotspot_names_cache_stats *out)
+{
+	*out = (struct hotspot_names_cache_stats){
+		.methods = names->methods.count,
+		.scopes = names->scopes.count,
+		.bytes = names->bytes,
+		.clears = names->clears,
+	};
+}
+
+void hotspot_names_free(struct hotspot_names *names)
+{
+	if (!names)
+		return;
+	if (names->methods.slots)
+		cache_clear(&names->methods, true);
+	if (names->scopes.slots)
+		cache_clear(&names->scopes, false);
+	free(names->methods.slots);
+	free(names->scopes.slots);
+	free(names);
+}
+
+struct hotspot_names *hotspot_names_new(const struct hotspot_vm *vm, struct hotspot_memory *mem, char *why,
+					size_t why_size)
+{
+	struct hotspot_names *n = calloc(1, sizeof(*n));
+
+	if (!n) {
+		snprintf(why, why_size, "out of memory");
+		return NULL;
+	}
+	n->mem = mem;
+	if (names_layout_read(vm, mem, &n->l, why, why_size)) {
+		free(n);
+		return NULL;
+	}
+	if (!cache_init(&n->methods) || !cache_init(&n->scopes)) {
+		snprintf(why, why_size, "out of memory");
+		hotspot_names_free(n);
+		return NULL;
+	}
+	return n;
+}
