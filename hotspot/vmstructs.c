@@ -19,7 +19,8 @@
  *      within HOTSPOT_VM_MAX_NAME bytes, leaves its entry out (no HotSpot
  *      name is that long, so such an entry is nothing a lookup asks for);
  *      more than VM_MAX_BAD_NAMES of them refuse the whole read, which
- *      bounds the slow, one-name-at-a-time reads a hostile table can cause.
+ *      bounds the slow, one-name-at-a-time reads a hostile table can cause;
+ *      so do names scattered over more than VM_MAX_NAME_READS reads.
  *
  * The copy keeps names in one pool (offsets, not pointers) and entries in
  * arrays, in the target's order; look-ups scan them (a layout makes a few
@@ -40,6 +41,12 @@
 #define PAGE_SIZE_BYTES 4096u
 /* Names that could not be read, or were too long, before a read is refused. */
 #define VM_MAX_BAD_NAMES 64
+/*
+ * Reads the names may take: libjvm's lie in one read-only segment, a
+ * dozen windows on JDK 17 and 25; names scattered a window apart each
+ * would cost a read apiece, tens of thousands of them.
+ */
+#define VM_MAX_NAME_READS 1024
 /* The members an entry has at most (a VMStructEntry: three names, a flag, an offset, an address). */
 #define MAX_MEMBERS 6
 /* A pool offset for "no name" (a NULL typeString) and for a name that could not be read. */
@@ -574,10 +581,16 @@ static bool read_names(struct hotspot_memory *mem, struct hotspot_vm *vm, struct
 		       size_t why_size)
 {
 	char *buf = malloc(STRING_WINDOW);
+	uint64_t first_read = mem->reads;
 	size_t i = 0;
 	bool ok = buf != NULL;
 
 	while (ok && i < names->nr && names->bad <= VM_MAX_BAD_NAMES) {
+		if (mem->reads - first_read > VM_MAX_NAME_READS) {
+			say(why, why_size, "VMStructs' names are scattered over more than %d reads", VM_MAX_NAME_READS);
+			free(buf);
+			return false;
+		}
 		uint64_t base = names->addrs[i];
 		size_t len = read_window(mem, base, buf);
 

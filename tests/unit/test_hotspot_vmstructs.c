@@ -2,7 +2,7 @@
  * hotspot vmstructs: a fake libjvm's tables read back from a fake memory,
  * look-ups, the builders, and hostile tables (no end, a stride of 0 or too
  * large, members outside the stride, names with no NUL, memory that ends
- * mid-table, a missing symbol), each refused with a reason after a bounded
+ * mid-table, names scattered a read apart, a missing symbol), each refused with a reason after a bounded
  * number of reads.
  */
 #include <setjmp.h>
@@ -277,6 +277,32 @@ static void many_bad_names_are_refused(void **state)
 	fake_memory_free(&fj.fm);
 }
 
+/* Names a window apart each cost a read apiece: refused after a bounded number of them. */
+static void scattered_names_are_refused(void **state)
+{
+	struct fake_jvm fj;
+	const uint64_t base = 0x40000000ull, gap = (64u << 10) + 64;
+	const int nr = 1200;
+	unsigned char *far = NULL;
+	struct hotspot_memory mem;
+	struct hotspot_vm *vm = NULL;
+	char why[160];
+
+	fake_jvm_init(&fj);
+	far = fake_map(&fj.fm, base, gap * nr + 64);
+	for (int i = 0; i < nr; i++) {
+		unsigned char *e = fj.structs + 48 * fj.nr_structs++;
+
+		snprintf((char *)far + gap * i, 16, "T%d", i);
+		fake_put64(e, base + gap * (uint64_t)i);
+		fake_put64(e + 8, base + gap * (uint64_t)i);
+	}
+	assert_int_equal(read_fake(&fj, &mem, &vm, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "VMStructs' names are scattered over more than 1024 reads"));
+	assert_true(mem.reads < 1100);
+	fake_memory_free(&fj.fm);
+}
+
 static void missing_symbol_is_refused(void **state)
 {
 	struct fake_jvm fj;
@@ -304,6 +330,7 @@ int main(void)
 		cmocka_unit_test(table_cut_by_unmapped_memory_is_refused),
 		cmocka_unit_test(unterminated_name_leaves_its_entry_out),
 		cmocka_unit_test(many_bad_names_are_refused),
+		cmocka_unit_test(scattered_names_are_refused),
 		cmocka_unit_test(missing_symbol_is_refused),
 	};
 
