@@ -9,6 +9,8 @@
 #ifndef JBPFPROF_H
 #define JBPFPROF_H
 
+#include "hotspot.h"
+
 /*
  * perf_event_open's own ceiling on stack depth (kernel.perf_event_max_stack
  * defaults to 127); bpf_get_stack never returns more frames than this.
@@ -152,7 +154,12 @@ struct jbpf_sample {
 	__s32 signal_err;    /* bpf_send_signal_task's error, or 0 */
 	__u32 flags;         /* JBPF_SAMPLE_*, JBPF_WAIT_* */
 	__u32 state;         /* enum jbpf_state: RUNNING for a CPU sample */
-	__u32 unused;
+	/*
+	 * Java frames walked by BPF (bpf/hotspot.h): java_len struct
+	 * jbpf_java_frame follow the ips, innermost first.
+	 */
+	__u16 java_len;
+	__u16 unused;
 	/*
 	 * A wait (JBPF_RECORD_WAIT) lasts from wait_start_ns to time_ns. Its
 	 * user stack, when the thread waited in a system call, is read when
@@ -283,6 +290,7 @@ enum jbpf_counter {
 	JBPF_CNT_SWITCH_IN_LATE,
 	JBPF_CNT_WAIT_NO_STACKS,
 	JBPF_CNT_TICKS_THINNED,  /* of JBPF_CNT_TICKS, dropped by thinning (see cpu_sampler.c) */
+	JBPF_CNT_UNWIND_JAVA_STOP, /* a walk of HotSpot's frames ended early: its last Java frame says why */
 	JBPF_CNT_NR,
 };
 

@@ -70,10 +70,17 @@ struct {
 	__type(value, __u8);
 } seen_tgids SEC(".maps");
 
-#define SAMPLE_MAX_SIZE (sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64))
+#define SAMPLE_MAX_SIZE                                                                                    \
+	(sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64) +                          \
+	 JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame))
+
+/* The header and ips fit under 4096 bytes (a mask the verifier follows), the Java frames after them. */
+#define SCRATCH_IPS_BYTES 4096
+_Static_assert(SAMPLE_MAX_SIZE - JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame) <= SCRATCH_IPS_BYTES,
+	       "the ips part of a record fits the mask");
 
 struct scratch {
-	__u8 bytes[SAMPLE_MAX_SIZE];
+	__u8 bytes[SCRATCH_IPS_BYTES + JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame)];
 };
 
 struct {
@@ -134,12 +141,14 @@ static __always_inline __u64 read_stack(struct bpf_perf_event_data *ctx, __u64 *
 static __always_inline __u64 read_user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
 					     struct jbpf_sample *sample, __u32 tgid, __u64 kn, __u32 depth)
 {
+	__u32 java_len;
 	long n;
 
 	if (kn > JBPF_MAX_STACK_DEPTH)
 		return 0;
 	if (unwind_tables) {
-		n = unwind_user_stack(ctx, task, tgid, kn, depth);
+		n = unwind_user_stack(ctx, task, tgid, kn, depth, &java_len);
+		sample->java_len = java_len;
 		if (n >= 0)
 			return n > JBPF_MAX_STACK_DEPTH ? JBPF_MAX_STACK_DEPTH : n;
 	}
@@ -165,6 +174,37 @@ __noinline int user_stack(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 kn,
 	kn &= JBPF_MAX_STACK_DEPTH;
 	barrier_var(kn);
 	return read_user_stack(ctx, bpf_get_current_task_btf(), sample, tgid, kn, depth);
+}
+
+/*
+ * Copies the Java frames the walk left in java_scratch to the record,
+ * right after its ips (at byte offset, at most the size of both stacks):
+ * the bytes they add.
+ */
+__noinline __u32 java_frames_after_ips(__u32 offset)
+{
+	__u32 zero = 0, n, bytes;
+	struct java_frames *jf = bpf_map_lookup_elem(&java_scratch, &zero);
+	struct jbpf_sample *sample = unwind_sample();
+
+	if (!sample || !jf)
+		return 0;
+	n = sample->java_len;
+	if (n > JBPF_MAX_JAVA_FRAMES)
+		n = JBPF_MAX_JAVA_FRAMES;
+	if (offset > sizeof(*sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64) || !n) {
+		sample->java_len = 0;
+		return 0;
+	}
+	/* A mask the verifier follows, whatever copies of the checked value clang keeps. */
+	barrier_var(offset);
+	offset &= SCRATCH_IPS_BYTES - 1;
+	bytes = n * sizeof(struct jbpf_java_frame);
+	if (bpf_probe_read_kernel((void *)sample + offset, bytes, jf)) {
+		sample->java_len = 0;
+		return 0;
+	}
+	return bytes;
 }
 
 /*
@@ -242,6 +282,9 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 		sample->flags |= JBPF_SAMPLE_USER_CUT;
 	sample->ustack_len = un;
 	size = sizeof(*sample) + (kn + un) * sizeof(__u64);
+	if (size > SAMPLE_MAX_SIZE - JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame))
+		return 0;
+	size += java_frames_after_ips(size);
 	if (size > SAMPLE_MAX_SIZE)
 		return 0;
 	if (bpf_ringbuf_output(&events, sample, size, wakeup_flags(tgid)))
@@ -261,6 +304,8 @@ int process_exec(struct bpf_raw_tracepoint_args *ctx)
 	bpf_map_delete_elem(&seen_tgids, &tgid);
 	/* Its unwind tables are the old program's: frame pointers until userspace reads the new maps. */
 	bpf_map_delete_elem(&unwind_procs, &tgid);
+	/* The new program is another JVM, or none: userspace reads it again. */
+	bpf_map_delete_elem(&hotspot_jvms, &tgid);
 	/* The new program has no handler for our signal: it would die of it. */
 	bpf_map_delete_elem(&java_targets, &tgid);
 	record = reserve_counted(sizeof(*record), JBPF_CNT_EXEC_LOST);

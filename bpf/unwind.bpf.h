@@ -85,9 +85,13 @@ struct unwind_walk {
 	__u32 n;             /* user frames written */
 	__u32 max;           /* user frames wanted */
 	__u32 reason;        /* first JBPF_CNT_UNWIND_* that is not TABLES, or 0 */
+	__u32 jn;            /* Java frames written (hotspot.bpf.h) */
+	__u32 java_stop;     /* enum jbpf_java_stop when the walk ended in a Java frame, or 0 */
 	bool trusted_pc;     /* pc is the sampled one or came from a table: a miss is real */
 	bool done;           /* reached the outermost frame */
 };
+
+#include "hotspot.bpf.h"
 
 static __always_inline void unwind_fall_back(struct unwind_walk *w, __u32 reason)
 {
@@ -247,8 +251,13 @@ static __always_inline long unwind_table_step(struct unwind_walk *w, const struc
 	return 0;
 }
 
-/* Writes frame w->n and steps to its caller: 0 goes on, 1 stops. */
-__noinline int unwind_step(struct unwind_walk *w, struct jbpf_unwind_process *proc)
+/*
+ * Writes frame w->n and steps to its caller: 0 goes on, 1 stops. In a
+ * followed JVM's code cache (jvm, or NULL), HotSpot's frames are walked
+ * instead, as Java frames.
+ */
+__noinline int unwind_step(struct unwind_walk *w, struct jbpf_unwind_process *proc,
+			   const struct jbpf_hotspot_jvm *jvm)
 {
 	struct jbpf_sample *sample = unwind_sample();
 	const struct jbpf_unwind_mapping *m;
@@ -262,6 +271,14 @@ __noinline int unwind_step(struct unwind_walk *w, struct jbpf_unwind_process *pr
 		return 1;
 	if (!w->pc) {
 		w->done = true;
+		return 1;
+	}
+	if (jvm && hotspot_in_code(jvm, w->pc)) {
+		if (!hotspot_step(w, jvm))
+			return 0;
+		/* A walk ended in Java is counted by its stop frame's reason, not as a native fallback. */
+		if (w->java_stop)
+			unwind_fall_back(w, JBPF_CNT_UNWIND_JAVA_STOP);
 		return 1;
 	}
 	at = w->first + w->n;
@@ -298,13 +315,14 @@ __noinline int unwind_step(struct unwind_walk *w, struct jbpf_unwind_process *pr
 struct unwind_loop {
 	struct unwind_walk w;
 	struct jbpf_unwind_process *proc;
+	const struct jbpf_hotspot_jvm *jvm;
 };
 
 static long unwind_frame(__u32 i, void *ctx)
 {
 	struct unwind_loop *loop = ctx;
 
-	return unwind_step(&loop->w, loop->proc) ? 1 : 0;
+	return unwind_step(&loop->w, loop->proc, loop->jvm) ? 1 : 0;
 }
 
 /*
@@ -335,18 +353,31 @@ static __always_inline bool unwind_user_regs(struct bpf_perf_event_data *ctx, st
 	return true;
 }
 
+/* The JVM of process tgid whose frames are walked here, or NULL. */
+static __always_inline const struct jbpf_hotspot_jvm *unwind_jvm(struct task_struct *task, __u32 tgid)
+{
+	const struct jbpf_hotspot_jvm *jvm;
+
+	if (!hotspot_walk)
+		return NULL;
+	jvm = bpf_map_lookup_elem(&hotspot_jvms, &tgid);
+	return jvm && jvm->start_ticks == process_start_ticks(task) ? jvm : NULL;
+}
+
 /*
  * Walks the user stack of the sampled thread of process tgid by tables into
- * sample->ips from index first, at most max frames. Returns the frames
- * written, or -1 when the process has no list (the caller walks by frame
- * pointers instead; counted here).
+ * sample->ips from index first, at most max frames, and a followed JVM's
+ * Java frames into java_scratch (their number into *java_len). Returns
+ * the native frames written, or -1 when the process has no list (the
+ * caller walks by frame pointers instead; counted here).
  */
 static __always_inline long unwind_user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task, __u32 tgid,
-					      __u32 first, __u32 max)
+					      __u32 first, __u32 max, __u32 *java_len)
 {
 	struct unwind_loop loop = { .w = { .tgid = tgid, .first = first, .max = max, .trusted_pc = true } };
 	struct jbpf_unwind_process *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 
+	*java_len = 0;
 	/* A kernel thread has no user stack: nothing to walk, nothing to count. */
 	if (!unwind_user_regs(ctx, task, &loop.w))
 		return 0;
@@ -355,10 +386,12 @@ static __always_inline long unwind_user_stack(struct bpf_perf_event_data *ctx, s
 		return -1;
 	}
 	loop.proc = proc;
-	bpf_loop(JBPF_MAX_STACK_DEPTH + 1, unwind_frame, &loop, 0);
-	if (!loop.w.done)
+	loop.jvm = unwind_jvm(task, tgid);
+	bpf_loop(JBPF_MAX_STACK_DEPTH + 1 + (loop.jvm ? JBPF_MAX_JAVA_FRAMES : 0), unwind_frame, &loop, 0);
+	if (!loop.w.done && !loop.w.java_stop)
 		unwind_fall_back(&loop.w, JBPF_CNT_UNWIND_DEPTH);
 	count(loop.w.reason ? loop.w.reason : JBPF_CNT_UNWIND_TABLES);
+	*java_len = loop.w.jn;
 	return loop.w.n;
 }
 

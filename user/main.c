@@ -196,6 +196,9 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.java = o->java == JAVA_OFF ? RECORDING_JAVA_OFF
 			: o->java == JAVA_REQUIRED ? RECORDING_JAVA_REQUIRED : RECORDING_JAVA_AUTO,
 		.unwind_fp = o->unwind == UNWIND_FP,
+		.java_stacks = o->java_stacks == JAVA_STACKS_AGENT  ? RECORDING_JAVA_STACKS_AGENT
+			       : o->java_stacks == JAVA_STACKS_BOTH ? RECORDING_JAVA_STACKS_BOTH
+								     : RECORDING_JAVA_STACKS_BPF,
 		.full = cmd->full,
 		.threads = o->threads,
 		.annotate = o->annotate,

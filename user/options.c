@@ -39,6 +39,7 @@ enum {
 	OPT_MAX_BLOCK,
 	OPT_WAIT_INTERVAL,
 	OPT_UNWIND,
+	OPT_JAVA_STACKS,
 	OPT_AGENT_PATH,
 	OPT_CONTINUOUS,
 	OPT_INTERVAL,
@@ -71,6 +72,7 @@ static const struct option long_options[] = {
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 	{ "wait-interval", required_argument, NULL, OPT_WAIT_INTERVAL },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "java-stacks", required_argument, NULL, OPT_JAVA_STACKS },
 	{ "continuous", no_argument, NULL, OPT_CONTINUOUS },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "label", required_argument, NULL, OPT_LABEL },
@@ -143,6 +145,12 @@ void options_print_help(FILE *out)
 "                           that takes the agent (default: try, and fall back)\n"
 "      --no-java            never load the agent; JVMs get frame pointers and\n"
 "                           any /tmp/perf-PID.map only\n"
+"      --java-stacks FROM   where a JVM's Java frames come from: bpf (default):\n"
+"                           HotSpot's frames walked by BPF, nothing loaded into\n"
+"                           the JVM (the agent where its layout is not\n"
+"                           understood); agent: the agent, through a signal;\n"
+"                           both: the agent's, each sample checked against\n"
+"                           the BPF walk (the summary says how they agree)\n"
 "      --unwind METHOD      how user stacks are walked: tables (default): by the\n"
 "                           unwind tables of .eh_frame, frame pointers where\n"
 "                           code has none (JIT code); fp: frame pointers only\n"
@@ -653,6 +661,18 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 				opts->unwind = UNWIND_FP;
 			else {
 				snprintf(err, sizeof(err), "--unwind: '%s' is not a method (tables or fp)", optarg);
+				return usage_error(err);
+			}
+			break;
+		case OPT_JAVA_STACKS:
+			if (!strcmp(optarg, "bpf"))
+				opts->java_stacks = JAVA_STACKS_BPF;
+			else if (!strcmp(optarg, "agent"))
+				opts->java_stacks = JAVA_STACKS_AGENT;
+			else if (!strcmp(optarg, "both"))
+				opts->java_stacks = JAVA_STACKS_BOTH;
+			else {
+				snprintf(err, sizeof(err), "--java-stacks: '%s' is not bpf, agent or both", optarg);
 				return usage_error(err);
 			}
 			break;

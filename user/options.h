@@ -47,6 +47,12 @@ enum java_mode {
 	JAVA_OFF,       /* --no-java: never attach; frame pointers and perf maps only */
 };
 
+enum java_stacks_mode {
+	JAVA_STACKS_BPF,   /* walked by BPF from HotSpot's frames (the agent where not understood) */
+	JAVA_STACKS_AGENT, /* --java-stacks agent: AsyncGetCallTrace in the agent, through a signal */
+	JAVA_STACKS_BOTH,  /* --java-stacks both: the agent's, checked against the BPF walk */
+};
+
 enum unwind_mode {
 	UNWIND_TABLES,  /* user stacks by .eh_frame unwind tables, frame pointers where there are none */
 	UNWIND_FP,      /* --unwind fp: by frame pointers only */
@@ -69,6 +75,7 @@ struct options {
 	int verbose;
 	enum java_mode java;             /* whether to load the agent into JVMs */
 	enum unwind_mode unwind;         /* how user stacks are walked */
+	enum java_stacks_mode java_stacks; /* where Java frames come from */
 	bool annotate;                   /* suffix Java frames by how they ran */
 	enum event_mode event;
 	unsigned state_mask;             /* 1 << enum jbpf_state for each state kept (wall, offcpu) */

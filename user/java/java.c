@@ -183,7 +183,15 @@ struct java {
 	struct java_stats retired; /* the agents' counters of those JVMs */
 	struct java_stats stats;
 	struct java_attach_stats attach;
+	java_trace_fn observer;    /* java__observe_traces */
+	void *observer_ctx;
 };
+
+void java__observe_traces(struct java *java, java_trace_fn fn, void *ctx)
+{
+	java->observer = fn;
+	java->observer_ctx = ctx;
+}
 
 static struct jvm *find_jvm(struct java *java, uint32_t tgid)
 {
@@ -886,6 +894,8 @@ static void emit(void *ctx, const struct jbpf_sample *sample, size_t size, const
 		a.reason = reason;
 	} else if (trace->status > 0) {
 		java->stats.with_java++;
+		if (java->observer)
+			java->observer(java->observer_ctx, sample, trace, jvm->map);
 		if (trace->flags & JBPF_TRACE_FROM_ANCHOR)
 			java->stats.from_anchor++;
 		else if (trace->flags & JBPF_TRACE_FROM_CALLER)

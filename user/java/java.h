@@ -146,6 +146,16 @@ size_t java__nr_jvms(const struct java *java);
  * several percent.
  */
 void java__want_nmethods(struct java *java, bool want);
+
+struct join_trace;
+struct javamap;
+/*
+ * Called with each sample the agent gave a Java stack for, with that
+ * stack and the JVM's names (--java-stacks both: user/java/oracle.h).
+ */
+typedef void (*java_trace_fn)(void *ctx, const struct jbpf_sample *sample, const struct join_trace *trace,
+			      const struct javamap *map);
+void java__observe_traces(struct java *java, java_trace_fn fn, void *ctx);
 /* The profile was handed over (--continuous): frame ids kept for it are forgotten. */
 void java__forget_frame_ids(struct java *java);
 

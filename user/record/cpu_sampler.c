@@ -180,6 +180,9 @@ static void configure(struct cpu_sampler *cs, const struct sampler_config *confi
 	unwind_geometry(config, &max_rows, &max_procs);
 	bpf_map__set_max_entries(skel->maps.unwind_rows, max_rows);
 	bpf_map__set_max_entries(skel->maps.unwind_procs, max_procs);
+	skel->rodata->hotspot_walk = config->unwind_tables && config->max_hotspot_jvms;
+	bpf_map__set_max_entries(skel->maps.hotspot_jvms,
+				 skel->rodata->hotspot_walk ? (uint32_t)config->max_hotspot_jvms : 1);
 }
 
 /*
@@ -363,6 +366,19 @@ void cpu_sampler__set_no_java(struct cpu_sampler *cs, uint32_t tid, bool no_java
 		bpf_map__update_elem(cs->skel->maps.no_java_tids, &tid, sizeof(tid), &one, sizeof(one), BPF_ANY);
 	else
 		bpf_map__delete_elem(cs->skel->maps.no_java_tids, &tid, sizeof(tid), 0);
+}
+
+int cpu_sampler__set_hotspot(struct cpu_sampler *cs, uint32_t tgid, const struct jbpf_hotspot_jvm *jvm)
+{
+	int err;
+
+	if (!jvm)
+		err = bpf_map__delete_elem(cs->skel->maps.hotspot_jvms, &tgid, sizeof(tgid), 0);
+	else if (!cs->skel->rodata->hotspot_walk)
+		return -EOPNOTSUPP;
+	else
+		err = bpf_map__update_elem(cs->skel->maps.hotspot_jvms, &tgid, sizeof(tgid), jvm, sizeof(*jvm), BPF_ANY);
+	return err ? -errno : 0;
 }
 
 struct unwinder *cpu_sampler__unwinder(const struct cpu_sampler *cs)

@@ -46,6 +46,8 @@ struct bpf_object *cpu_sampler__object(const struct cpu_sampler *cs);
 
 /* Whether a JVM thread runs no Java (no_java_tids in bpf/shared.bpf.h). */
 void cpu_sampler__set_no_java(struct cpu_sampler *cs, uint32_t tid, bool no_java);
+/* sampler__set_hotspot. */
+int cpu_sampler__set_hotspot(struct cpu_sampler *cs, uint32_t tgid, const struct jbpf_hotspot_jvm *jvm);
 
 /* The unwind tables' feeder, or NULL when stacks are walked by frame pointers. */
 struct unwinder *cpu_sampler__unwinder(const struct cpu_sampler *cs);

@@ -3,20 +3,51 @@
  */
 #include "decode.h"
 
+const struct jbpf_java_frame *record_sample_java_frames(const struct jbpf_sample *s)
+{
+	return (const struct jbpf_java_frame *)(s->ips + s->kstack_len + s->ustack_len);
+}
+
+/* The Java frames' order and kinds (see record_sample_java_frames). */
+static bool java_frames_are_valid(const struct jbpf_sample *s)
+{
+	const struct jbpf_java_frame *f = record_sample_java_frames(s);
+	unsigned before = 0;
+
+	for (unsigned i = 0; i < s->java_len; i++) {
+		bool last = i + 1 == s->java_len;
+
+		if (f[i].native_before < before || f[i].native_before > s->ustack_len)
+			return false;
+		before = f[i].native_before;
+		if (f[i].kind < JBPF_JAVA_INTERPRETED || f[i].kind > JBPF_JAVA_STOP)
+			return false;
+		if ((f[i].kind == JBPF_JAVA_STOP) != (f[i].reason != 0) || (f[i].kind == JBPF_JAVA_STOP && !last) ||
+		    f[i].reason >= JBPF_JAVA_STOP_NR)
+			return false;
+	}
+	return true;
+}
+
 bool record_sample_is_valid(const void *data, size_t size)
 {
 	const struct jbpf_sample *s = data;
 
 	if (size < sizeof(*s) || (s->type != JBPF_RECORD_CPU_SAMPLE && s->type != JBPF_RECORD_WAIT))
 		return false;
-	if (s->kstack_len > JBPF_MAX_STACK_DEPTH || s->ustack_len > JBPF_MAX_STACK_DEPTH)
+	if (s->kstack_len > JBPF_MAX_STACK_DEPTH || s->ustack_len > JBPF_MAX_STACK_DEPTH ||
+	    s->java_len > JBPF_MAX_JAVA_FRAMES)
 		return false;
-	return size >= record_sample_used_size(s);
+	/* Waits carry no Java frames: the wall stage keeps them in buffers sized for their ips alone. */
+	if (s->type == JBPF_RECORD_WAIT && s->java_len)
+		return false;
+	return size >= record_sample_used_size(s) && java_frames_are_valid(s);
 }
 
 size_t record_sample_used_size(const struct jbpf_sample *s)
 {
-	return sizeof(*s) + ((size_t)s->kstack_len + s->ustack_len) * sizeof(__u64);
+	return sizeof(*s) + ((size_t)s->kstack_len + s->ustack_len) * sizeof(__u64) +
+	       (size_t)s->java_len * sizeof(struct jbpf_java_frame);
 }
 
 static bool user_stack_is_valid(const struct jbpf_user_stack *u, size_t size)

@@ -46,4 +46,11 @@ bool record_sample_is_valid(const void *data, size_t size);
 /* The bytes a valid sample's header and frames take (trailing bytes left out). */
 size_t record_sample_used_size(const struct jbpf_sample *s);
 
+/*
+ * A valid sample's Java frames (java_len of them, after the ips), each
+ * checked: a known kind, a stop reason only on the last, and its place
+ * among the user frames within them and never before the previous one's.
+ */
+const struct jbpf_java_frame *record_sample_java_frames(const struct jbpf_sample *s);
+
 #endif /* JBPF_DECODE_H */

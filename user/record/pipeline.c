@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "user/java/walked.h"
 #include "user/record/decode.h"
 #include "user/record/unwinder.h"
 
@@ -24,6 +25,7 @@ struct pipeline {
 	struct java *java;
 	struct wall *wall;
 	struct unwinder *unwinder;      /* NULL with --unwind fp */
+	struct walked *walked;          /* JVMs whose Java frames BPF walks, or NULL */
 	bool wall_stopped;
 	struct final_wait *final_waits; /* JVM threads waiting at the end, for their Java stacks */
 	struct pipeline_stats stats;
@@ -73,12 +75,16 @@ static void after_wall(void *ctx, const struct record *r)
 	switch (r->type) {
 	case JBPF_RECORD_CPU_SAMPLE:
 	case JBPF_RECORD_WAIT:
+		/* A JVM walked by BPF that runs the agent too (--java-stacks both) is the agent's. */
 		if (is_jvm(p, r->sample->tgid))
 			java__sample(p->java, r->sample, r->size);
+		else if (walked__has(p->walked, r->sample->tgid))
+			walked__sample(p->walked, r->sample);
 		else
 			aggregator__add(p->agg, r->sample);
 		return;
 	case JBPF_RECORD_EXEC:
+		walked__forget(p->walked, r->exec->tgid);
 		if (p->java)
 			java__exec(p->java, r->exec->tgid);
 		aggregator__exec(p->agg, r->exec->tgid);
@@ -136,6 +142,11 @@ int pipeline__add_wall(struct pipeline *p, const struct wall_config *config)
 struct wall *pipeline__wall(const struct pipeline *p)
 {
 	return p->wall;
+}
+
+void pipeline__set_walked(struct pipeline *p, struct walked *walked)
+{
+	p->walked = walked;
 }
 
 void pipeline__set_unwinder(struct pipeline *p, struct unwinder *unwinder)

@@ -67,6 +67,10 @@ struct wall *pipeline__wall(const struct pipeline *p);
  * The feeder of the unwind tables (sampler__unwinder), or NULL: it hears of
  * each process sampled, each exec and each pc the walker could not place.
  */
+struct walked;
+/* JVMs whose Java frames BPF walks: their samples go there (user/java/walked.h). */
+void pipeline__set_walked(struct pipeline *p, struct walked *walked);
+
 void pipeline__set_unwinder(struct pipeline *p, struct unwinder *unwinder);
 
 /* The sampler's callback (sampler_record_fn); ctx is the pipeline. */

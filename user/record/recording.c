@@ -21,6 +21,8 @@
 #include "symbolizer/proc.h"
 #include "symbolizer/symbolizer.h"
 #include "user/java/java.h"
+#include "user/java/oracle.h"
+#include "user/java/walked.h"
 #include "user/record/aggregator.h"
 #include "user/record/checks.h"
 #include "user/record/kernel_symbols.h"
@@ -42,6 +44,8 @@ struct recording {
 	struct profile *profile;
 	struct aggregator *agg;
 	struct java *java;
+	struct walked *walked;   /* JVMs whose Java frames BPF walks */
+	struct oracle *oracle;   /* --java-stacks both: the walk checked against the agent */
 	struct pipeline *pipeline;
 	struct sampler *sampler;
 	struct session_result session;
@@ -114,6 +118,8 @@ void recording__free(struct recording *rec)
 		return;
 	sampler__close(rec->sampler);
 	pipeline__free(rec->pipeline);
+	oracle__free(rec->oracle);
+	walked__free(rec->walked);
 	java__free(rec->java);
 	aggregator__free(rec->agg);
 	profile__free(rec->profile);
@@ -169,6 +175,29 @@ void recording__describe_targets(const struct recording *rec, char *buf, size_t 
 }
 
 /*
+ * With --java-stacks bpf, a JVM whose layout is understood has its Java
+ * frames walked by BPF and takes nothing: true. Else (not a JVM, or one
+ * not understood, said in one line) the agent's way; with both, the agent
+ * too.
+ */
+static bool walk_by_bpf(struct recording *rec, uint32_t tgid)
+{
+	char why[256];
+	uint64_t start_ticks;
+	enum walked_result rc;
+
+	if (rec->config.java_stacks == RECORDING_JAVA_STACKS_AGENT || rec->config.unwind_fp ||
+	    proc__start_time("/proc", tgid, &start_ticks))
+		return false;
+	rc = walked__add_jvm(rec->walked, "/proc", tgid, start_ticks, NULL, why, sizeof(why));
+	if (rc == WALKED_OK && rec->config.verbose)
+		fprintf(stderr, "jbpfprof: JVM pid %u: Java frames walked by BPF\n", tgid);
+	if (rc == WALKED_NOT_UNDERSTOOD)
+		fprintf(stderr, "jbpfprof: JVM pid %u: %s; its Java frames come from the agent\n", tgid, why);
+	return rc == WALKED_OK && rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF;
+}
+
+/*
  * One process at the start: attached now if it is a live JVM, else
  * watched (java__watch) if it may become one during the recording: a JVM
  * still starting, a launcher, or (named with -p) any process, which may
@@ -179,7 +208,11 @@ void recording__describe_targets(const struct recording *rec, char *buf, size_t 
 static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
 {
 	char err[512];
-	int rc = java__attach(rec->java, tgid, err, sizeof(err));
+	int rc;
+
+	if (walk_by_bpf(rec, tgid))
+		return;
+	rc = java__attach(rec->java, tgid, err, sizeof(err));
 
 	if (rc == JAVA_ATTACH_OK) {
 		if (rec->config.verbose)
@@ -199,8 +232,11 @@ static int attach_required(struct recording *rec)
 	char err[512];
 
 	for (size_t i = 0; i < rec->nr_tgids; i++) {
-		int rc = java__attach_when_live(rec->java, rec->tgids[i], err, sizeof(err));
+		int rc;
 
+		if (walk_by_bpf(rec, rec->tgids[i]))
+			continue;
+		rc = java__attach_when_live(rec->java, rec->tgids[i], err, sizeof(err));
 		if (rc == JAVA_ATTACH_OK)
 			continue;
 		if (rc == JAVA_ATTACH_NOT_JVM)
@@ -306,9 +342,17 @@ static int make_stages(struct recording *rec)
 	if (!rec->java)
 		return -ENOMEM;
 	java__want_nmethods(rec->java, agg_config.annotate);
+	rec->walked = walked__new(rec->agg, rec->sym);
 	rec->pipeline = pipeline__new(rec->agg, rec->java);
-	if (!rec->pipeline)
+	if (!rec->walked || !rec->pipeline)
 		return -ENOMEM;
+	pipeline__set_walked(rec->pipeline, rec->walked);
+	if (c->java_stacks == RECORDING_JAVA_STACKS_BOTH) {
+		rec->oracle = oracle__new(rec->walked);
+		if (!rec->oracle)
+			return -ENOMEM;
+		java__observe_traces(rec->java, oracle__compare, rec->oracle);
+	}
 	if (c->event != RECORDING_CPU) {
 		struct wall_config wall_config = {
 			.offcpu_only = c->event == RECORDING_OFFCPU,
@@ -450,6 +494,9 @@ static void cut_interval(struct recording *rec, bool last)
  * -e offcpu: one per context switch) the rate is not bounded by the
  * frequency: the sampler's default (16 MiB).
  */
+/* JVMs on a host whose Java frames BPF walks at once (-a); later ones keep their native frames. */
+#define MAX_WALKED_JVMS 1024
+
 #define RING_SECONDS 4
 #define RING_SAMPLE_BYTES 2048
 #define RING_MIN_BYTES (256u << 10)
@@ -583,6 +630,7 @@ int recording__run(struct recording *rec)
 		return -1;
 	sampler_config.java = java_targets;
 	sampler_config.nr_java = java__targets(rec->java, java_targets, JBPF_MAX_TARGETS);
+	sampler_config.max_hotspot_jvms = walked__nr_jvms(rec->walked) ? (c->all ? MAX_WALKED_JVMS : rec->nr_tgids) : 0;
 	sampler_config.ctx = rec->pipeline;
 	/* A JVM may take the agent during the recording too: its deferred signals need the range. */
 	if (c->java != RECORDING_JAVA_OFF || sampler_config.waits)
@@ -592,6 +640,7 @@ int recording__run(struct recording *rec)
 		return -1;
 	}
 	pipeline__set_unwinder(rec->pipeline, sampler__unwinder(rec->sampler));
+	walked__install(rec->walked, rec->sampler);
 	if (wall) {
 		wall__start(wall, sampler__started_ns(rec->sampler));
 		wall__seed(wall, rec->sampler, c->all ? NULL : rec->tgids, c->all ? 0 : rec->nr_tgids);
@@ -737,7 +786,7 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 	struct aggregator_stats stats;
 	struct symbolizer_stats sym;
 	struct pipeline_stats ps;
-	char losses[512], java_line[768], wall_line[512], unwind_line[256], attach_line[256];
+	char losses[512], java_line[1536], wall_line[512], unwind_line[256], attach_line[256];
 	uint64_t taken = rec->counters[JBPF_CNT_SAMPLES], unaccounted;
 
 	aggregator__stats(rec->agg, &stats);
@@ -754,6 +803,20 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 	attach_line[0] = '\0';
 	if (rec->java && java__nr_jvms(rec->java))
 		java__describe(rec->java, java_line, sizeof(java_line));
+	if (walked__nr_jvms(rec->walked)) {
+		size_t used = strlen(java_line);
+
+		walked__describe(rec->walked, java_line + used + (used ? 2 : 0), sizeof(java_line) - used - 2);
+		if (used)
+			memcpy(java_line + used, "; ", 2);
+	}
+	if (rec->oracle) {
+		size_t used = strlen(java_line);
+
+		oracle__describe(rec->oracle, java_line + used + (used ? 2 : 0), sizeof(java_line) - used - 2);
+		if (used && java_line[used + 2])
+			memcpy(java_line + used, "; ", 2);
+	}
 	if (rec->java && rec->config.java != RECORDING_JAVA_OFF)
 		java__describe_attach(rec->java, rec->config.all, attach_line, sizeof(attach_line));
 	wall_line[0] = '\0';

@@ -31,6 +31,13 @@ enum recording_java {
 	RECORDING_JAVA_OFF,
 };
 
+/* Where a JVM's Java frames come from. */
+enum recording_java_stacks {
+	RECORDING_JAVA_STACKS_BPF,   /* walked by BPF from HotSpot's frames; the agent where that is not understood */
+	RECORDING_JAVA_STACKS_AGENT, /* the agent's AsyncGetCallTrace, through a signal */
+	RECORDING_JAVA_STACKS_BOTH,  /* the agent's, each sample's checked against BPF's walk (user/java/oracle.h) */
+};
+
 /* How stacks begin, for a profile written as it was aggregated. */
 enum recording_roots {
 	RECORDING_ROOT_NONE,
@@ -64,6 +71,7 @@ struct recording_config {
 	uint64_t wait_interval_ns; /* one recorded wait per this much waiting; 0: 1/frequency_hz */
 	unsigned state_mask;
 	enum recording_java java;
+	enum recording_java_stacks java_stacks;
 	bool unwind_fp;           /* user stacks by frame pointers only (--unwind fp) */
 	bool full;                /* aggregate everything, for a pprof file (profile/view.h) */
 	bool threads, annotate;   /* without full: the thread frames, how Java frames ran */

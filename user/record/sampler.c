@@ -292,6 +292,11 @@ void sampler__set_no_java(struct sampler *sampler, uint32_t tid, bool no_java)
 	cpu_sampler__set_no_java(sampler->cpu, tid, no_java);
 }
 
+int sampler__set_hotspot(struct sampler *sampler, uint32_t tgid, const struct jbpf_hotspot_jvm *jvm)
+{
+	return cpu_sampler__set_hotspot(sampler->cpu, tgid, jvm);
+}
+
 void sampler__forget_java(struct sampler *sampler, uint32_t tgid)
 {
 	bpf_map__delete_elem(sampler->java_targets, &tgid, sizeof(tgid), 0);

@@ -92,6 +92,12 @@ struct sampler_config {
 	bool unwind_tables;
 	size_t unwind_budget_bytes;
 	/*
+	 * JVMs whose Java frames BPF walks (bpf/hotspot.bpf.h, with unwind
+	 * tables only): max_hotspot_jvms of them at once (0: none, and the
+	 * walker is left out of the program), placed with sampler__set_hotspot.
+	 */
+	size_t max_hotspot_jvms;
+	/*
 	 * AUTO from callers; sampler__open hands its loaders the choice made
 	 * (never AUTO). The environment variable JBPFPROF_DEFER=task-work or
 	 * =syscall-exit overrides AUTO, to test either on one kernel.
@@ -131,6 +137,12 @@ int sampler__drain(struct sampler *sampler);
  * (no_java_tids, bpf/shared.bpf.h), for CPU samples and waits alike.
  */
 void sampler__set_no_java(struct sampler *sampler, uint32_t tid, bool no_java);
+
+/*
+ * Process tgid's Java frames are walked by BPF with jvm's layout (its
+ * start_ticks set), or no longer (jvm NULL). 0 or -errno.
+ */
+int sampler__set_hotspot(struct sampler *sampler, uint32_t tgid, const struct jbpf_hotspot_jvm *jvm);
 
 /* Stops signalling a JVM (its agent went away, or stopped answering). */
 void sampler__forget_java(struct sampler *sampler, uint32_t tgid);

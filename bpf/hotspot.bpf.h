@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * HotSpot's frames walked at the sample, for the user stack walk of
+ * unwind.bpf.h. x86-64, JDK 17 and 25 alike.
+ *
+ * Where the walk reaches a pc inside a followed JVM's code cache
+ * (hotspot_jvms, written by userspace from the JVM's VMStructs: see
+ * bpf/hotspot.h), it steps through HotSpot's own frames instead of unwind
+ * tables or frame pointers, and records each as a struct jbpf_java_frame
+ * in the per-CPU java_scratch (the sampler copies them after the ips):
+ *
+ *  - the interpreter (a pc in its codelets): fp is the frame's rbp; the
+ *    Method * is at fp[-3], the bcp at fp[-8], the caller's (unextended)
+ *    sp at fp[-1], its rbp at fp[0], its pc at fp[1]. The frame is taken
+ *    only if the Method's ConstMethod holds the bcp among its bytecodes
+ *    (or the bcp is 0: a native method's frame); the ConstMethod is the
+ *    frame's cookie, which userspace checks again before naming it.
+ *  - a blob found through its CodeHeap's segment map (one byte per
+ *    segment: 0xff free, else how many segments back the block's head
+ *    is) that is an nmethod: a compiled frame of CodeBlob::_frame_size
+ *    words from its sp; the caller's sp is sp + size * 8, its pc just
+ *    below, its rbp below that. The nmethod's compile id is the cookie.
+ *    The innermost frame may be caught before its frame exists (before
+ *    _frame_complete_offset: the return address is at sp[0] or, after
+ *    push rbp, sp[1], whichever points into the code cache) or after it
+ *    was torn down (at ret, pop rbp, or the return's safepoint poll);
+ *  - the call stub's return address: an entry frame, from native code
+ *    into Java. The stub keeps rbp as a frame pointer, so the walk steps
+ *    out of it by rbp and goes on in the native code that called it;
+ *  - any other blob (runtime stubs, adapters, the deoptimisation blob):
+ *    a stub frame, stepped out of by its frame size when it has one, else
+ *    by rbp, or at the innermost frame by the return address at sp[0].
+ *
+ * Every step moves to a higher sp, or the walk ends; every read is
+ * bpf_probe_read_user, which cannot fault; a walk that cannot go on ends
+ * with a JBPF_JAVA_STOP frame naming why. At most JBPF_MAX_JAVA_FRAMES
+ * frames, the last slot kept for that stop.
+ */
+#ifndef JBPF_HOTSPOT_BPF_H
+#define JBPF_HOTSPOT_BPF_H
+
+#include <bpf/bpf_helpers.h>
+
+#include "hotspot.h"
+#include "jbpfprof.h"
+
+/* Set by userspace before load: some target's Java frames are walked here. */
+const volatile bool hotspot_walk = false;
+
+/* Followed JVMs, by tgid (bpf/hotspot.h). Resized by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct jbpf_hotspot_jvm);
+} hotspot_jvms SEC(".maps");
+
+struct java_frames {
+	struct jbpf_java_frame f[JBPF_MAX_JAVA_FRAMES];
+};
+
+/* The Java frames of the sample being built on this CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct java_frames);
+} java_scratch SEC(".maps");
+
+_Static_assert((JBPF_MAX_JAVA_FRAMES & (JBPF_MAX_JAVA_FRAMES - 1)) == 0, "a power of two, for a mask");
+
+/* Interpreter frame slots, in words from its rbp (frame_x86.hpp). */
+#define HOTSPOT_INTERP_BCP (-8)
+#define HOTSPOT_INTERP_METHOD (-3)
+#define HOTSPOT_INTERP_SENDER_SP (-1)
+/* Words of an interpreter frame read at once: fp[-8] to fp[1]. */
+#define HOTSPOT_INTERP_WORDS 10
+/* Segment map steps per look-up: a blob of 8 MiB in 128-byte segments at the worst fill. */
+#define HOTSPOT_MAX_HOPS 64
+/* A compiled frame larger than this (words) is not believed. */
+#define HOTSPOT_MAX_FRAME_WORDS (1u << 16)
+
+static __always_inline bool hotspot_in_code(const struct jbpf_hotspot_jvm *jvm, __u64 pc)
+{
+	return pc >= jvm->code_low && pc < jvm->code_high;
+}
+
+/* Appends a frame: 0, or 1 when the slots are used up (the last then says so). */
+static __always_inline int hotspot_push(struct unwind_walk *w, __u8 kind, __u8 reason, __u64 ptr, __u64 pc,
+					__u64 cookie)
+{
+	__u32 zero = 0, i = w->jn;
+	struct java_frames *jf = bpf_map_lookup_elem(&java_scratch, &zero);
+	struct jbpf_java_frame *f;
+
+	if (!jf || i >= JBPF_MAX_JAVA_FRAMES)
+		return 1;
+	f = &jf->f[i & (JBPF_MAX_JAVA_FRAMES - 1)];
+	if (i == JBPF_MAX_JAVA_FRAMES - 1 && kind != JBPF_JAVA_STOP) {
+		kind = JBPF_JAVA_STOP;
+		reason = JBPF_JAVA_STOP_DEPTH;
+		w->java_stop = reason;
+	}
+	f->ptr = ptr;
+	f->pc = pc;
+	f->cookie = cookie;
+	f->native_before = (__u16)w->n;
+	f->kind = kind;
+	f->reason = reason;
+	f->unused = 0;
+	w->jn = i + 1;
+	return kind == JBPF_JAVA_STOP;
+}
+
+/* The walk ends in Java for reason: 1. */
+static __always_inline int hotspot_stop(struct unwind_walk *w, __u8 reason)
+{
+	hotspot_push(w, JBPF_JAVA_STOP, reason, 0, w->pc, 0);
+	w->java_stop = reason;
+	return 1;
+}
+
+/* Moves the walk to the caller: 0, or the stop when it would not go up the stack. */
+static __always_inline int hotspot_to_caller(struct unwind_walk *w, __u64 pc, __u64 sp, __u64 bp)
+{
+	if (sp <= w->sp)
+		return hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
+	w->pc = pc;
+	w->sp = sp;
+	w->bp = bp;
+	w->trusted_pc = false;
+	return 0;
+}
+
+/* The blob holding pc, found as CodeHeap::find_blob does; 0 when none. */
+__noinline __u64 hotspot_find_blob(const struct jbpf_hotspot_jvm *jvm, __u64 pc)
+{
+	const struct jbpf_hotspot_heap *h;
+	__u64 idx, block, blob;
+	__u32 size;
+	__u8 hop, used;
+
+	if (!jvm)
+		return 0;
+	for (int i = 0; i < JBPF_HOTSPOT_MAX_HEAPS; i++) {
+		if (i >= jvm->nr_heaps)
+			return 0;
+		h = &jvm->heaps[i];
+		/* The heap's reserved end is not known here: a read past what is committed fails. */
+		if (pc < h->low)
+			continue;
+		idx = (pc - h->low) >> (h->log2_segment & 31);
+		if (bpf_probe_read_user(&hop, 1, (void *)(h->segmap + idx)) || hop == 0xff)
+			continue;
+		for (int n = 0; n < HOTSPOT_MAX_HOPS && hop; n++) {
+			if (hop > idx)
+				return 0;
+			idx -= hop;
+			if (bpf_probe_read_user(&hop, 1, (void *)(h->segmap + idx)))
+				return 0;
+		}
+		if (hop)
+			return 0;
+		block = h->low + (idx << (h->log2_segment & 31));
+		blob = block + jvm->block_size;
+		if (bpf_probe_read_user(&used, 1, (void *)(block + jvm->block_used)) || !used ||
+		    bpf_probe_read_user(&size, 4, (void *)(blob + jvm->blob_size)))
+			return 0;
+		/* A stale segment map (a block being freed) can point at a block that ends before pc. */
+		if (pc >= blob + size)
+			return 0;
+		return blob;
+	}
+	return 0;
+}
+
+/* "nmethod", "native n", "method" with its NUL, as little-endian words. */
+#define HOTSPOT_NAME_NMETHOD 0x00646f6874656d6eull
+#define HOTSPOT_NAME_NATIVE_N 0x6e2065766974616eull
+#define HOTSPOT_NAME_METHOD 0x0000646f6874656dull
+
+/* Whether blob is an nmethod: its kind (JDK 25), or its name (JDK 17: "nmethod", "native nmethod"). */
+static __always_inline bool hotspot_is_nmethod(const struct jbpf_hotspot_jvm *jvm, __u64 blob)
+{
+	__u64 name, text[2];
+	__u8 kind;
+
+	if (jvm->by_kind)
+		return !bpf_probe_read_user(&kind, 1, (void *)(blob + jvm->blob_kind)) && kind == jvm->kind_nmethod;
+	if (bpf_probe_read_user(&name, 8, (void *)(blob + jvm->blob_name)) ||
+	    bpf_probe_read_user(text, 16, (void *)name))
+		return false;
+	/* The byte after "native nmethod" and its NUL is not the name's. */
+	return text[0] == HOTSPOT_NAME_NMETHOD ||
+	       (text[0] == HOTSPOT_NAME_NATIVE_N && (text[1] & 0x00ffffffffffffffull) == HOTSPOT_NAME_METHOD);
+}
+
+/* Where blob's code begins: CodeBlob::_code_begin (JDK 17) or blob + _code_offset (JDK 25); 0 unread. */
+static __always_inline __u64 hotspot_code_begin(const struct jbpf_hotspot_jvm *jvm, __u64 blob)
+{
+	__u64 begin = 0;
+	__s32 offset;
+
+	if (!jvm->code_is_offset)
+		return bpf_probe_read_user(&begin, 8, (void *)(blob + jvm->blob_code)) ? 0 : begin;
+	return bpf_probe_read_user(&offset, 4, (void *)(blob + jvm->blob_code)) || offset < 0 ? 0 : blob + offset;
+}
+
+/* _frame_complete_offset, 4 or 2 bytes wide; -1 unread. */
+static __always_inline __s32 hotspot_frame_complete(const struct jbpf_hotspot_jvm *jvm, __u64 blob)
+{
+	__s32 v32;
+	__s16 v16;
+
+	if (jvm->frame_complete_width == 2)
+		return bpf_probe_read_user(&v16, 2, (void *)(blob + jvm->blob_frame_complete)) ? -1 : v16;
+	return bpf_probe_read_user(&v32, 4, (void *)(blob + jvm->blob_frame_complete)) ? -1 : v32;
+}
+
+/*
+ * The innermost frame of a blob caught where its frame does not stand:
+ * before it was built (pc before frame_complete), or while it is torn
+ * down (at `pop rbp`, at the return's safepoint poll `cmp rsp,
+ * [r15+disp32]` / `ja`, at `ret`). 1 when the caller was found this way
+ * (into *ret, *sp, *bp), 0 when the frame stands, -1 when not understood.
+ */
+static __always_inline int hotspot_unbuilt_frame(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
+						 bool before_complete, __u64 *ret, __u64 *sp, __u64 *bp)
+{
+	__u64 words[2];
+	__u8 code[3];
+
+	if (bpf_probe_read_user(words, sizeof(words), (void *)w->sp))
+		return -1;
+	if (before_complete) {
+		/* Nothing pushed yet: the return address is at sp; after push rbp, above it. */
+		if (hotspot_in_code(jvm, words[0])) {
+			*ret = words[0], *sp = w->sp + 8, *bp = w->bp;
+			return 1;
+		}
+		if (hotspot_in_code(jvm, words[1])) {
+			*ret = words[1], *sp = w->sp + 16, *bp = words[0];
+			return 1;
+		}
+		return -1;
+	}
+	if (bpf_probe_read_user(code, sizeof(code), (void *)w->pc))
+		return 0;
+	if (code[0] == 0x5d) { /* pop rbp */
+		*ret = words[1], *sp = w->sp + 16, *bp = words[0];
+		return 1;
+	}
+	if (code[0] == 0xc3 || (code[0] == 0x49 && code[1] == 0x3b && code[2] == 0xa7) ||
+	    (code[0] == 0x0f && code[1] == 0x87)) { /* ret; cmp rsp, [r15+disp32]; ja rel32 */
+		*ret = words[0], *sp = w->sp + 8, *bp = w->bp;
+		return 1;
+	}
+	return 0;
+}
+
+/* A compiled frame (is_nmethod) or a stub frame in blob, and its caller. */
+static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm, __u64 blob,
+					      bool is_nmethod, bool top)
+{
+	__u64 code = hotspot_code_begin(jvm, blob), ret, sp, bp, saved[2];
+	__s32 complete = hotspot_frame_complete(jvm, blob), words = 0, compile_id = 0;
+	int unbuilt = 0;
+
+	if (!code || complete < -1 || bpf_probe_read_user(&words, 4, (void *)(blob + jvm->blob_frame_size)))
+		return hotspot_stop(w, JBPF_JAVA_STOP_READ);
+	if (is_nmethod && bpf_probe_read_user(&compile_id, 4, (void *)(blob + jvm->nm_compile_id)))
+		return hotspot_stop(w, JBPF_JAVA_STOP_READ);
+	if (hotspot_push(w, is_nmethod ? JBPF_JAVA_COMPILED : JBPF_JAVA_STUB, 0, blob, w->pc, (__u32)compile_id))
+		return 1;
+	if (top) {
+		unbuilt = hotspot_unbuilt_frame(w, jvm, complete < 0 || w->pc < code + complete, &ret, &sp, &bp);
+		if (unbuilt < 0)
+			return hotspot_stop(w, is_nmethod ? JBPF_JAVA_STOP_PROLOGUE : JBPF_JAVA_STOP_STUB);
+		if (unbuilt)
+			return hotspot_to_caller(w, ret, sp, bp);
+	}
+	if (words > 0) {
+		if ((__u32)words > HOTSPOT_MAX_FRAME_WORDS)
+			return hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
+		sp = w->sp + (__u64)words * 8;
+		if (bpf_probe_read_user(saved, sizeof(saved), (void *)(sp - 16)))
+			return hotspot_stop(w, JBPF_JAVA_STOP_READ);
+		return hotspot_to_caller(w, saved[1], sp, saved[0]);
+	}
+	if (is_nmethod)
+		return hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
+	/* A stub with no frame of its own keeps rbp as a frame pointer, if anything. */
+	if (w->bp <= w->sp || bpf_probe_read_user(saved, sizeof(saved), (void *)w->bp))
+		return hotspot_stop(w, JBPF_JAVA_STOP_STUB);
+	return hotspot_to_caller(w, saved[1], w->bp + 16, saved[0]);
+}
+
+/* An interpreted frame at rbp, and its caller. */
+static __always_inline int hotspot_interpreted(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm, bool top)
+{
+	__u64 slot[HOTSPOT_INTERP_WORDS], fp = w->bp, method, bcp, cmethod, ret;
+	__u16 code_size;
+	bool standing;
+
+	/* slot[i] is fp[i + HOTSPOT_INTERP_BCP]. */
+	standing = fp > w->sp && !bpf_probe_read_user(slot, sizeof(slot), (void *)(fp + 8 * HOTSPOT_INTERP_BCP));
+	if (standing) {
+		method = slot[HOTSPOT_INTERP_METHOD - HOTSPOT_INTERP_BCP];
+		bcp = slot[0];
+		standing = !bpf_probe_read_user(&cmethod, 8, (void *)(method + jvm->method_const)) &&
+			   !bpf_probe_read_user(&code_size, 2, (void *)(cmethod + jvm->const_code_size)) &&
+			   (!bcp || (bcp >= cmethod + jvm->const_size && bcp < cmethod + jvm->const_size + code_size));
+	}
+	if (!standing) {
+		/* Entered, frame not built yet: the caller's pc is at sp, its rbp still in rbp. */
+		if (top && !bpf_probe_read_user(&ret, 8, (void *)w->sp) && hotspot_in_code(jvm, ret))
+			return hotspot_to_caller(w, ret, w->sp + 8, w->bp);
+		return hotspot_stop(w, JBPF_JAVA_STOP_INTERPRETER);
+	}
+	if (hotspot_push(w, JBPF_JAVA_INTERPRETED, 0, method, bcp, cmethod))
+		return 1;
+	return hotspot_to_caller(w, slot[1 - HOTSPOT_INTERP_BCP], slot[HOTSPOT_INTERP_SENDER_SP - HOTSPOT_INTERP_BCP],
+				 slot[-HOTSPOT_INTERP_BCP]);
+}
+
+/*
+ * One step through HotSpot's frames, at a pc inside jvm's code cache: 0
+ * goes on (with the caller's pc, sp, rbp in w), 1 stops.
+ */
+__noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm)
+{
+	__u64 blob, saved[2];
+	bool top;
+
+	if (!w || !jvm)
+		return 1;
+	top = w->n == 0 && w->jn == 0;
+	if (w->pc >= jvm->interp_low && w->pc < jvm->interp_high)
+		return hotspot_interpreted(w, jvm, top);
+	if (w->pc == jvm->call_stub_return) {
+		/* An entry frame: the call stub keeps rbp; its caller is native code. */
+		if (w->bp <= w->sp || bpf_probe_read_user(saved, sizeof(saved), (void *)w->bp))
+			return hotspot_stop(w, JBPF_JAVA_STOP_READ);
+		return hotspot_to_caller(w, saved[1], w->bp + 16, saved[0]);
+	}
+	blob = hotspot_find_blob(jvm, w->pc);
+	if (!blob)
+		return hotspot_stop(w, JBPF_JAVA_STOP_NO_BLOB);
+	return hotspot_blob_frame(w, jvm, blob, hotspot_is_nmethod(jvm, blob), top);
+}
+
+#endif /* JBPF_HOTSPOT_BPF_H */

@@ -1,0 +1,147 @@
+/*
+ * oracle: the BPF walk against the agent (contract in oracle.h).
+ */
+#include "oracle.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jvmti-stub/stream.h"
+
+/* Java frames compared per sample: the agent sends at most this many. */
+#define ORACLE_MAX_FRAMES JBPF_STREAM_MAX_FRAMES
+
+struct oracle {
+	struct walked *walked;
+	struct oracle_stats stats;
+	FILE *log;
+	struct walked_method bpf[ORACLE_MAX_FRAMES];
+};
+
+struct oracle *oracle__new(struct walked *walked)
+{
+	struct oracle *o = calloc(1, sizeof(*o));
+	const char *path = getenv("JBPFPROF_ORACLE_LOG");
+
+	if (!o)
+		return NULL;
+	o->walked = walked;
+	if (path && *path)
+		o->log = fopen(path, "we");
+	return o;
+}
+
+void oracle__free(struct oracle *o)
+{
+	if (!o)
+		return;
+	if (o->log)
+		fclose(o->log);
+	free(o);
+}
+
+/* The kind the agent's walk gave, as hotspot/names.h names kinds; 0 when it did not know. */
+static uint8_t agent_kind(uint32_t kind)
+{
+	switch (kind & JBPF_FRAME_KIND_MASK) {
+	case JBPF_FRAME_INTERPRETED:
+		return HOTSPOT_FRAME_INTERPRETED;
+	case JBPF_FRAME_INLINED:
+		return HOTSPOT_FRAME_INLINED;
+	case JBPF_FRAME_COMPILED:
+		return HOTSPOT_FRAME_C2; /* C1 or C2: compared as compiled */
+	default:
+		return 0;
+	}
+}
+
+/* A walk's kind with C1 and C2 as one; native methods are not compared (0). */
+static uint8_t bpf_kind(uint8_t kind)
+{
+	return kind == HOTSPOT_FRAME_C1 ? HOTSPOT_FRAME_C2 : kind == HOTSPOT_FRAME_NATIVE ? 0 : kind;
+}
+
+static const char *agent_name(const struct javamap *map, uint64_t method_id)
+{
+	const char *name = javamap__method(map, method_id, NULL);
+
+	return name ? name : "[unknown Java method]";
+}
+
+static void log_difference(struct oracle *o, const struct jbpf_sample *s, const struct join_trace *t,
+			   const struct javamap *map, int n, unsigned stop)
+{
+	if (!o->log)
+		return;
+	fprintf(o->log, "sample tid %u at %llu ns\nagent:", s->tid, (unsigned long long)s->time_ns);
+	for (uint32_t k = 0; k < t->frame_count; k++)
+		fprintf(o->log, " %s@%d/%u", agent_name(map, t->frames[k].method_id), t->frames[k].bci,
+			t->frames[k].kind & JBPF_FRAME_KIND_MASK);
+	fprintf(o->log, "\nbpf:  ");
+	for (int k = 0; k < n; k++)
+		fprintf(o->log, " %s@%d/%u", o->bpf[k].name, o->bpf[k].bci, o->bpf[k].kind);
+	if (stop)
+		fprintf(o->log, " [stopped: %s]", walked__stop_reason(stop));
+	fprintf(o->log, "\n\n");
+}
+
+void oracle__compare(void *ctx, const struct jbpf_sample *s, const struct join_trace *t, const struct javamap *map)
+{
+	struct oracle *o = ctx;
+	unsigned stop;
+	int n = walked__methods(o->walked, s, o->bpf, ORACLE_MAX_FRAMES, &stop);
+	bool same = (uint32_t)n == t->frame_count;
+
+	o->stats.samples++;
+	if (!n)
+		o->stats.bpf_none++;
+	if (stop)
+		o->stats.bpf_stopped++;
+	for (int k = 0; same && k < n; k++)
+		same = !strcmp(o->bpf[k].name, agent_name(map, t->frames[k].method_id));
+	if (!same) {
+		log_difference(o, s, t, map, n, stop);
+		return;
+	}
+	o->stats.same_methods++;
+	for (int k = 0; k < n; k++) {
+		uint8_t a = agent_kind(t->frames[k].kind), b = bpf_kind(o->bpf[k].kind);
+
+		if (t->frames[k].bci >= 0 && o->bpf[k].bci >= 0) {
+			o->stats.bci_pairs++;
+			o->stats.same_bci += t->frames[k].bci == o->bpf[k].bci;
+		}
+		if (a && b) {
+			o->stats.kind_pairs++;
+			o->stats.same_kind += a == b;
+		}
+	}
+}
+
+void oracle__stats(const struct oracle *o, struct oracle_stats *out)
+{
+	*out = o->stats;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 100.0;
+}
+
+void oracle__describe(const struct oracle *o, char *buf, size_t size)
+{
+	const struct oracle_stats *st = &o->stats;
+
+	buf[0] = '\0';
+	if (!st->samples)
+		return;
+	snprintf(buf, size,
+		 "BPF walk against the agent: %llu samples, %.1f%% the same methods (%llu without Java frames, "
+		 "%llu ended early), %.1f%% of %llu bytecode indexes and %.1f%% of %llu kinds the same",
+		 (unsigned long long)st->samples, share(st->same_methods, st->samples),
+		 (unsigned long long)st->bpf_none, (unsigned long long)st->bpf_stopped,
+		 share(st->same_bci, st->bci_pairs), (unsigned long long)st->bci_pairs,
+		 share(st->same_kind, st->kind_pairs), (unsigned long long)st->kind_pairs);
+}

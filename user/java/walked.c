@@ -1,0 +1,372 @@
+/*
+ * walked: JVMs whose Java frames BPF walks (contract in walked.h).
+ */
+#include "walked.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hotspot/find.h"
+#include "hotspot/layout.h"
+#include "hotspot/memory.h"
+#include "hotspot/vmstructs.h"
+#include "common/counts.h"
+#include "jvmti-stub/classname.h"
+#include "user/record/decode.h"
+#include "user/record/sampler.h"
+
+#define NAME_MAX_LEN 512
+
+struct walked_jvm {
+	uint32_t tgid;
+	uint64_t start_ticks;
+	struct jbpf_hotspot_jvm layout;
+	struct hotspot_memory mem;
+	struct hotspot_vm *vm;
+	struct hotspot_names *names;
+};
+
+struct walked {
+	struct aggregator *agg;
+	struct symbolizer *sym;
+	struct walked_jvm **jvms; /* each on its own: its names point at its memory reader */
+	size_t nr, cap;
+	struct walked_stats stats;
+	struct hotspot_frame logical[HOTSPOT_NAMES_MAX_INLINE];
+};
+
+struct walked *walked__new(struct aggregator *agg, struct symbolizer *sym)
+{
+	struct walked *w = calloc(1, sizeof(*w));
+
+	if (w) {
+		w->agg = agg;
+		w->sym = sym;
+	}
+	return w;
+}
+
+static void jvm_free(struct walked_jvm *j)
+{
+	hotspot_names_free(j->names);
+	hotspot_vm_free(j->vm);
+	free(j);
+}
+
+void walked__free(struct walked *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nr; i++)
+		jvm_free(w->jvms[i]);
+	free(w->jvms);
+	free(w);
+}
+
+/* The index of tgid's JVM, or -1. */
+static long find_index(const struct walked *w, uint32_t tgid)
+{
+	for (size_t i = 0; i < w->nr; i++)
+		if (w->jvms[i]->tgid == tgid)
+			return (long)i;
+	return -1;
+}
+
+static struct walked_jvm *find_jvm(const struct walked *w, uint32_t tgid)
+{
+	long i = find_index(w, tgid);
+
+	return i < 0 ? NULL : w->jvms[i];
+}
+
+bool walked__has(const struct walked *w, uint32_t tgid)
+{
+	return w && find_jvm(w, tgid);
+}
+
+size_t walked__nr_jvms(const struct walked *w)
+{
+	return w ? w->nr : 0;
+}
+
+void walked__forget(struct walked *w, uint32_t tgid)
+{
+	long i = w ? find_index(w, tgid) : -1;
+
+	if (i < 0)
+		return;
+	jvm_free(w->jvms[i]);
+	w->jvms[i] = w->jvms[--w->nr];
+}
+
+/* Room for one more JVM: 0, or -1 out of memory. */
+static int make_room(struct walked *w)
+{
+	size_t cap = w->cap ? 2 * w->cap : 8;
+	struct walked_jvm **more;
+
+	if (w->nr < w->cap)
+		return 0;
+	more = realloc(w->jvms, cap * sizeof(*more));
+	if (!more)
+		return -1;
+	w->jvms = more;
+	w->cap = cap;
+	return 0;
+}
+
+enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint32_t tgid, uint64_t start_ticks,
+				   struct jbpf_hotspot_jvm *jvm, char *why, size_t why_size)
+{
+	struct hotspot_vm_symbols syms;
+	struct walked_jvm *j;
+	uint64_t base;
+	int rc;
+
+	walked__forget(w, tgid);
+	rc = hotspot_find(proc_root, tgid, &syms, &base, why, why_size);
+	if (rc <= 0)
+		return rc == 0 ? WALKED_NOT_JVM : WALKED_NOT_UNDERSTOOD;
+	if (make_room(w) || !(j = calloc(1, sizeof(*j)))) {
+		snprintf(why, why_size, "out of memory");
+		return WALKED_NOT_UNDERSTOOD;
+	}
+	j->tgid = tgid;
+	j->start_ticks = start_ticks;
+	hotspot_memory_of_process(&j->mem, (pid_t)tgid);
+	if (hotspot_vm_read(&j->mem, &syms, &j->vm, why, why_size) ||
+	    hotspot_layout_read(j->vm, &j->mem, &j->layout, why, why_size) ||
+	    !(j->names = hotspot_names_new(j->vm, &j->mem, why, why_size))) {
+		jvm_free(j);
+		return WALKED_NOT_UNDERSTOOD;
+	}
+	j->layout.start_ticks = start_ticks;
+	if (jvm)
+		*jvm = j->layout;
+	w->jvms[w->nr++] = j;
+	return WALKED_OK;
+}
+
+int walked__install(struct walked *w, struct sampler *sampler)
+{
+	int status = 0;
+
+	for (size_t i = 0; w && i < w->nr;) {
+		struct walked_jvm *j = w->jvms[i];
+		int err = sampler__set_hotspot(sampler, j->tgid, &j->layout);
+
+		if (!err) {
+			i++;
+			continue;
+		}
+		fprintf(stderr, "jbpfprof: pid %u: cannot hand its Java frames to BPF: %s; profiled without them\n",
+			j->tgid, strerror(-err));
+		walked__forget(w, j->tgid);
+		status = -1;
+	}
+	return status;
+}
+
+void walked__describe(const struct walked *w, char *buf, size_t size)
+{
+	const struct walked_stats *st;
+	struct named_count stops[JBPF_JAVA_STOP_NR];
+	size_t used, before, nr_stops = 0;
+
+	buf[0] = '\0';
+	if (!w || !w->nr)
+		return;
+	st = &w->stats;
+	struct named_count unnamed[] = {
+		{ "unreadable", st->unresolved[HOTSPOT_UNRESOLVED_READ] },
+		{ "unloaded or recompiled", st->unresolved[HOTSPOT_UNRESOLVED_MOVED] },
+		{ "no debug info at the pc", st->unresolved[HOTSPOT_UNRESOLVED_NO_SCOPE] },
+		{ "invalid", st->unresolved[HOTSPOT_UNRESOLVED_INVALID] },
+	};
+	for (unsigned r = 1; r < JBPF_JAVA_STOP_NR; r++)
+		stops[nr_stops++] = (struct named_count){ walked__stop_reason(r), st->stopped[r] };
+	used = (size_t)snprintf(buf, size,
+				"%llu of %llu JVM thread samples with Java frames, %.1f%% of them walked to the root",
+				(unsigned long long)st->with_java, (unsigned long long)st->samples,
+				st->with_java ? 100.0 * (double)st->complete / (double)st->with_java : 100.0);
+	if (used >= size)
+		return;
+	before = used;
+	used = counts__append(buf, size, used, " (ended early: ", stops, nr_stops);
+	if (used != before && used + 1 < size)
+		used += (size_t)snprintf(buf + used, size - used, ")");
+	counts__append(buf, size, used, "; Java frames not named: ", unnamed, sizeof(unnamed) / sizeof(unnamed[0]));
+}
+
+const char *walked__stop_reason(unsigned reason)
+{
+	static const char *const reasons[JBPF_JAVA_STOP_NR] = {
+		[JBPF_JAVA_STOP_DEPTH] = "deeper than the walk goes",
+		[JBPF_JAVA_STOP_NO_BLOB] = "a pc in no code blob",
+		[JBPF_JAVA_STOP_READ] = "a read failed",
+		[JBPF_JAVA_STOP_FRAME] = "a frame that makes no sense",
+		[JBPF_JAVA_STOP_PROLOGUE] = "compiled code setting up its frame",
+		[JBPF_JAVA_STOP_INTERPRETER] = "the interpreter setting up a frame",
+		[JBPF_JAVA_STOP_STUB] = "a stub with no frame",
+	};
+
+	return reason < JBPF_JAVA_STOP_NR && reasons[reason] ? reasons[reason] : "unknown";
+}
+
+static enum frame_kind profile_kind(uint8_t kind)
+{
+	switch (kind) {
+	case HOTSPOT_FRAME_INTERPRETED:
+		return FRAME_KIND_JAVA_INTERP;
+	case HOTSPOT_FRAME_C1:
+	case HOTSPOT_FRAME_C2:
+	case HOTSPOT_FRAME_NATIVE:
+		return FRAME_KIND_JAVA_COMPILED;
+	case HOTSPOT_FRAME_INLINED:
+		return FRAME_KIND_JAVA_INLINED;
+	default:
+		return FRAME_KIND_JIT;
+	}
+}
+
+static const char *const annotations[FRAME_KIND_NR] = {
+	[FRAME_KIND_JAVA_COMPILED] = "_[j]",
+	[FRAME_KIND_JAVA_INLINED] = "_[i]",
+	[FRAME_KIND_JAVA_INTERP] = "_[0]",
+};
+
+void walked__frame_name(const struct hotspot_frame *f, char *out, size_t size)
+{
+	char sig[NAME_MAX_LEN];
+
+	/* As the agent names frames: a hidden class's address and counter removed. */
+	snprintf(sig, sizeof(sig), "L%s;", f->klass ? f->klass : "?");
+	classname__format(sig, f->method, out, size);
+}
+
+/* One logical frame, named as the agent's path names it: "package.Class.method". */
+static void push_logical(struct walked *w, const struct hotspot_frame *f)
+{
+	char name[NAME_MAX_LEN], method[NAME_MAX_LEN];
+	enum frame_kind kind = profile_kind(f->kind);
+	bool annotate = aggregator__annotates(w->agg);
+
+	if (f->unresolved) {
+		w->stats.unresolved[f->unresolved < HOTSPOT_UNRESOLVED_NR ? f->unresolved : 0]++;
+		aggregator__push(w->agg, "[unknown Java method]", FRAME_KIND_LOST);
+		return;
+	}
+	w->stats.frames++;
+	if (f->kind == HOTSPOT_FRAME_STUB) {
+		aggregator__push(w->agg, f->method ? f->method : "[stub]", FRAME_KIND_JIT);
+		return;
+	}
+	walked__frame_name(f, method, sizeof(method));
+	snprintf(name, sizeof(name), "%s%s", method, annotate && annotations[kind] ? annotations[kind] : "");
+	aggregator__push(w->agg, name, annotate ? kind : FRAME_KIND_JAVA);
+}
+
+/* One walked Java frame, outermost logical frame first. */
+static void push_java(struct walked *w, struct walked_jvm *j, const struct jbpf_java_frame *f)
+{
+	char name[NAME_MAX_LEN];
+	int n;
+
+	if (f->kind == JBPF_JAVA_STOP) {
+		snprintf(name, sizeof(name), "[unknown Java: %s]", walked__stop_reason(f->reason));
+		aggregator__push(w->agg, name, FRAME_KIND_LOST);
+		return;
+	}
+	n = hotspot_names_frame(j->names, f, w->logical, HOTSPOT_NAMES_MAX_INLINE);
+	if (n > HOTSPOT_NAMES_MAX_INLINE)
+		n = HOTSPOT_NAMES_MAX_INLINE;
+	while (n-- > 0)
+		push_logical(w, &w->logical[n]);
+}
+
+/* Native user frame i (0 the innermost); exact: its pc is the sampled one, not a return address. */
+static void push_native(struct walked *w, const struct jbpf_sample *s, size_t i, bool exact)
+{
+	const __u64 *ips = s->ips + s->kstack_len;
+	uint64_t addr = exact ? ips[i] : ips[i] - 1;
+	char name[NAME_MAX_LEN];
+	enum sym_status status = symbolizer__user(w->sym, s->tgid, addr, name, sizeof(name));
+
+	aggregator__push_user(w->agg, name, status == SYM_JIT ? FRAME_KIND_JIT : FRAME_KIND_NATIVE, s->tgid, addr);
+}
+
+static void count_walk(struct walked *w, const struct jbpf_sample *s, const struct jbpf_java_frame *java)
+{
+	const struct jbpf_java_frame *last = s->java_len ? &java[s->java_len - 1] : NULL;
+
+	w->stats.samples++;
+	if (!last)
+		return;
+	w->stats.with_java++;
+	if (last->kind == JBPF_JAVA_STOP)
+		w->stats.stopped[last->reason < JBPF_JAVA_STOP_NR ? last->reason : 0]++;
+	else
+		w->stats.complete++;
+}
+
+void walked__sample(struct walked *w, const struct jbpf_sample *s)
+{
+	struct walked_jvm *j = find_jvm(w, s->tgid);
+	const struct jbpf_java_frame *java = record_sample_java_frames(s);
+	int k = (int)s->java_len - 1;
+	bool java_innermost = s->java_len && java[0].native_before == 0;
+
+	if (!j)
+		return;
+	count_walk(w, s, java);
+	if (!aggregator__begin(w->agg, s, NULL))
+		return;
+	if (s->ustack_err && !s->ustack_len && !s->java_len)
+		aggregator__push_user_error(w->agg, s);
+	/* Root first: the Java frames outermost of native frame pos - 1, then that frame. */
+	for (size_t pos = s->ustack_len + 1; pos-- > 0;) {
+		for (; k >= 0 && java[k].native_before == pos; k--)
+			push_java(w, j, &java[k]);
+		if (pos > 0)
+			push_native(w, s, pos - 1, pos == 1 && !java_innermost);
+	}
+	aggregator__end(w->agg, s);
+}
+
+int walked__methods(struct walked *w, const struct jbpf_sample *s, struct walked_method *out, int max,
+		    unsigned *stop)
+{
+	struct walked_jvm *j = find_jvm(w, s->tgid);
+	const struct jbpf_java_frame *java = record_sample_java_frames(s);
+	int n = 0;
+
+	*stop = 0;
+	for (unsigned i = 0; j && i < s->java_len && n < max; i++) {
+		int got;
+
+		if (java[i].kind == JBPF_JAVA_STOP) {
+			*stop = java[i].reason;
+			break;
+		}
+		got = hotspot_names_frame(j->names, &java[i], w->logical, HOTSPOT_NAMES_MAX_INLINE);
+		for (int k = 0; k < got && k < HOTSPOT_NAMES_MAX_INLINE && n < max; k++) {
+			const struct hotspot_frame *f = &w->logical[k];
+
+			if (f->kind == HOTSPOT_FRAME_STUB)
+				continue;
+			if (f->unresolved)
+				snprintf(out[n].name, sizeof(out[n].name), "[unknown Java method]");
+			else
+				walked__frame_name(f, out[n].name, sizeof(out[n].name));
+			out[n].bci = f->bci;
+			out[n++].kind = f->kind;
+		}
+	}
+	return n;
+}
+
+void walked__stats(const struct walked *w, struct walked_stats *out)
+{
+	*out = w->stats;
+}

@@ -1,0 +1,105 @@
+/*
+ * walked: JVMs whose Java frames BPF walks (bpf/hotspot.bpf.h), with
+ * nothing loaded into them.
+ *
+ * For each such JVM it keeps what hotspot/ read of it: the layout handed
+ * to BPF, and the naming of its frames from its memory. A sample of one
+ * of its threads becomes one stack, root first, in the order the walk
+ * found the frames: native frames (named by the symbolizer) and Java
+ * frames (named by hotspot/names.c, a compiled frame expanded into its
+ * inlined methods) interleaved as they call each other, so Java -> JNI
+ * -> Java -> JNI stacks read whole; then the kernel frames. A walk that
+ * stopped early ends in a frame naming why ("[unknown Java: ...]").
+ *
+ * Statistics for the summary: samples with Java frames, how many were
+ * walked to the stack's root, how many ended early and why, and frames
+ * that could not be named and why.
+ */
+#ifndef JBPF_WALKED_H
+#define JBPF_WALKED_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/hotspot.h"
+#include "bpf/jbpfprof.h"
+#include "hotspot/names.h"
+#include "symbolizer/symbolizer.h"
+#include "user/record/aggregator.h"
+
+struct walked;
+
+/* agg and sym stay the caller's. NULL when out of memory. */
+struct walked *walked__new(struct aggregator *agg, struct symbolizer *sym);
+void walked__free(struct walked *w);
+
+/* What walked__add_jvm found. */
+enum walked_result {
+	WALKED_OK = 1,         /* a JVM whose frames BPF walks: *jvm is its map entry */
+	WALKED_NOT_JVM = 0,    /* no libjvm.so in its maps */
+	WALKED_NOT_UNDERSTOOD = -1, /* a JVM whose layout is not understood: why says what */
+};
+
+/*
+ * Process tgid (started at start_ticks, JBPF_CLOCK_TICK_NS) read: its
+ * libjvm's tables, the walker's layout (kept, and into *jvm when not
+ * NULL), the naming. proc_root: "/proc" or a test's.
+ */
+enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint32_t tgid, uint64_t start_ticks,
+				   struct jbpf_hotspot_jvm *jvm, char *why, size_t why_size);
+
+struct sampler;
+
+/*
+ * Hands every JVM's layout to the BPF walker: 0, or -1 after naming on
+ * stderr each JVM it did not take (which is then forgotten here too).
+ */
+int walked__install(struct walked *w, struct sampler *sampler);
+
+/* The summary's part: "Java frames walked by BPF: N samples of JVM threads, ..."; "" with none. */
+void walked__describe(const struct walked *w, char *buf, size_t size);
+
+/* Whether tgid's samples come here. */
+bool walked__has(const struct walked *w, uint32_t tgid);
+size_t walked__nr_jvms(const struct walked *w);
+
+/* Process tgid exited or ran another program: what was read of it goes. */
+void walked__forget(struct walked *w, uint32_t tgid);
+
+/* One sample of a followed JVM, decoded and checked (its Java frames too). */
+void walked__sample(struct walked *w, const struct jbpf_sample *sample);
+
+/* A Java frame of a walk, named (walked__methods). */
+struct walked_method {
+	char name[256];      /* "package.Class.method" */
+	int32_t bci;         /* -1 when none */
+	uint8_t kind;        /* enum hotspot_frame_kind */
+};
+
+/*
+ * The Java methods of sample, innermost first (stubs left out), at most
+ * max into out: how many. *stop: the reason the walk ended early, or 0.
+ * For comparing with the agent's stacks (oracle.h).
+ */
+int walked__methods(struct walked *w, const struct jbpf_sample *s, struct walked_method *out, int max,
+		    unsigned *stop);
+
+/* A logical frame's name as every Java frame is named: "package.Class.method". */
+void walked__frame_name(const struct hotspot_frame *f, char *out, size_t size);
+
+struct walked_stats {
+	uint64_t samples;         /* samples of followed JVMs */
+	uint64_t with_java;       /* of those, with at least one Java frame */
+	uint64_t complete;        /* of those, walked to the stack's root */
+	uint64_t stopped[JBPF_JAVA_STOP_NR]; /* ended early, by reason */
+	uint64_t frames;          /* Java frames named */
+	uint64_t unresolved[HOTSPOT_UNRESOLVED_NR]; /* frames not named, by reason */
+};
+void walked__stats(const struct walked *w, struct walked_stats *out);
+
+/* The summary's words for a stop reason ("a pc in no code blob"). */
+const char *walked__stop_reason(unsigned reason);
+
+#endif /* JBPF_WALKED_H */
