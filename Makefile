@@ -108,6 +108,7 @@ WORKLOADS += $(OUTPUT)/workloads/libsyscallwaits.so
 AGENT := $(OUTPUT)/libjbpfagent.so
 include jvmti-stub/stub.mk
 include tests/workloads/java/java.mk
+include tests/workloads/names_oracle/oracle.mk
 
 # Fixtures built at test time (ELF files for the symbolizer tests).
 FIXTURES :=
