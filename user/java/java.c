@@ -185,7 +185,15 @@ struct java {
 	struct java_attach_stats attach;
 	java_trace_fn observer;    /* java__observe_traces */
 	void *observer_ctx;
+	java_adopt_fn adopter;     /* java__set_adopter */
+	void *adopter_ctx;
 };
+
+void java__set_adopter(struct java *java, java_adopt_fn fn, void *ctx)
+{
+	java->adopter = fn;
+	java->adopter_ctx = ctx;
+}
 
 void java__observe_traces(struct java *java, java_trace_fn fn, void *ctx)
 {
@@ -1209,8 +1217,8 @@ static void attach_watched(struct java *java, uint64_t now)
 		if (!w->tgid || w->in_flight || now < w->next_ns)
 			continue;
 		jvm = find_jvm(java, w->tgid);
-		if (jvm && jvm->fd >= 0) {
-			w->tgid = 0; /* attached already */
+		if ((jvm && jvm->fd >= 0) || (java->adopter && java->adopter(java->adopter_ctx, w->tgid))) {
+			w->tgid = 0; /* attached already, or taken by BPF's walk */
 			continue;
 		}
 		if (!start_try(java, w)) {

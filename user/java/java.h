@@ -156,6 +156,14 @@ struct javamap;
 typedef void (*java_trace_fn)(void *ctx, const struct jbpf_sample *sample, const struct join_trace *trace,
 			      const struct javamap *map);
 void java__observe_traces(struct java *java, java_trace_fn fn, void *ctx);
+
+/*
+ * A watched process (java__watch) is offered to fn before each try of the
+ * agent: fn returns true when it took the process (its Java frames need
+ * no agent: BPF walks them), which ends the watch.
+ */
+typedef bool (*java_adopt_fn)(void *ctx, uint32_t tgid);
+void java__set_adopter(struct java *java, java_adopt_fn fn, void *ctx);
 /* The profile was handed over (--continuous): frame ids kept for it are forgotten. */
 void java__forget_frame_ids(struct java *java);
 

@@ -180,8 +180,9 @@ void recording__describe_targets(const struct recording *rec, char *buf, size_t 
  * not understood, said in one line) the agent's way; with both, the agent
  * too.
  */
-static bool walk_by_bpf(struct recording *rec, uint32_t tgid)
+static bool walk_by_bpf(struct recording *rec, uint32_t tgid, bool quiet)
 {
+	struct jbpf_hotspot_jvm jvm;
 	char why[256];
 	uint64_t start_ticks;
 	enum walked_result rc;
@@ -189,12 +190,29 @@ static bool walk_by_bpf(struct recording *rec, uint32_t tgid)
 	if (rec->config.java_stacks == RECORDING_JAVA_STACKS_AGENT || rec->config.unwind_fp ||
 	    proc__start_time("/proc", tgid, &start_ticks))
 		return false;
-	rc = walked__add_jvm(rec->walked, "/proc", tgid, start_ticks, NULL, why, sizeof(why));
+	rc = walked__add_jvm(rec->walked, "/proc", tgid, start_ticks, &jvm, why, sizeof(why));
+	/* Found during the recording: the walker takes it now. */
+	if (rc == WALKED_OK && rec->sampler && sampler__set_hotspot(rec->sampler, tgid, &jvm)) {
+		walked__forget(rec->walked, tgid);
+		snprintf(why, sizeof(why), "no room among the JVMs walked by BPF");
+		rc = WALKED_NOT_UNDERSTOOD;
+	}
 	if (rc == WALKED_OK && rec->config.verbose)
 		fprintf(stderr, "jbpfprof: JVM pid %u: Java frames walked by BPF\n", tgid);
-	if (rc == WALKED_NOT_UNDERSTOOD)
+	if (rc == WALKED_NOT_UNDERSTOOD && (!quiet || rec->config.verbose))
 		fprintf(stderr, "jbpfprof: JVM pid %u: %s; its Java frames come from the agent\n", tgid, why);
 	return rc == WALKED_OK && rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF;
+}
+
+/*
+ * A process watched since the start (a JVM still starting, a launcher)
+ * or found during the recording: its frames walked by BPF as soon as its
+ * layout can be read; until then, each try is quiet (a starting JVM has
+ * no code cache yet), and the agent's tries go on.
+ */
+static bool adopt_jvm(void *ctx, uint32_t tgid)
+{
+	return walk_by_bpf(ctx, tgid, true);
 }
 
 /*
@@ -210,7 +228,7 @@ static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
 	char err[512];
 	int rc;
 
-	if (walk_by_bpf(rec, tgid))
+	if (walk_by_bpf(rec, tgid, !named))
 		return;
 	rc = java__attach(rec->java, tgid, err, sizeof(err));
 
@@ -234,7 +252,7 @@ static int attach_required(struct recording *rec)
 	for (size_t i = 0; i < rec->nr_tgids; i++) {
 		int rc;
 
-		if (walk_by_bpf(rec, rec->tgids[i]))
+		if (walk_by_bpf(rec, rec->tgids[i], false))
 			continue;
 		rc = java__attach_when_live(rec->java, rec->tgids[i], err, sizeof(err));
 		if (rc == JAVA_ATTACH_OK)
@@ -262,6 +280,8 @@ static int attach_jvms(struct recording *rec)
 		return 0;
 	java__watch_execs(rec->java, true);
 	java__set_verbose(rec->java, rec->config.verbose);
+	if (rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF)
+		java__set_adopter(rec->java, adopt_jvm, rec);
 	if (rec->config.java == RECORDING_JAVA_REQUIRED && !rec->config.all)
 		return attach_required(rec);
 	if (!rec->config.all) {
@@ -630,7 +650,11 @@ int recording__run(struct recording *rec)
 		return -1;
 	sampler_config.java = java_targets;
 	sampler_config.nr_java = java__targets(rec->java, java_targets, JBPF_MAX_TARGETS);
-	sampler_config.max_hotspot_jvms = walked__nr_jvms(rec->walked) ? (c->all ? MAX_WALKED_JVMS : rec->nr_tgids) : 0;
+	/* Loaded whenever a JVM may be walked: one may start or exec during the recording. */
+	sampler_config.max_hotspot_jvms = c->java == RECORDING_JAVA_OFF || c->java_stacks == RECORDING_JAVA_STACKS_AGENT
+						  ? 0
+					  : c->all ? MAX_WALKED_JVMS
+						   : rec->nr_tgids;
 	sampler_config.ctx = rec->pipeline;
 	/* A JVM may take the agent during the recording too: its deferred signals need the range. */
 	if (c->java != RECORDING_JAVA_OFF || sampler_config.waits)
