@@ -1,0 +1,142 @@
+/*
+ * recording_java: the JVMs of a recording at its start (contract of
+ * recording_attach_jvms in recording_internal.h). Each target, or with
+ * -a each process on the host, is walked by BPF when --java-stacks asks
+ * for it and its layout is understood, else given the agent now if it is
+ * a live JVM, else watched by the Java side (user/java/java.h) if it may
+ * become one. The same BPF walk is offered every process the Java side
+ * watches during the recording (java__set_adopter).
+ */
+#include "user/record/recording_internal.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "symbolizer/proc.h"
+#include "user/java/java.h"
+#include "user/java/walked.h"
+#include "user/record/sampler.h"
+
+/*
+ * With --java-stacks bpf, a JVM whose layout is understood has its Java
+ * frames walked by BPF and takes nothing: true. Else (not a JVM, or one
+ * not understood, said in one line) the agent's way; with both, the agent
+ * too.
+ */
+static bool walk_by_bpf(struct recording *rec, uint32_t tgid, bool quiet)
+{
+	struct jbpf_hotspot_jvm jvm;
+	char why[256];
+	uint64_t start_ticks;
+	enum walked_result rc;
+
+	if (rec->config.java_stacks == RECORDING_JAVA_STACKS_AGENT || rec->config.unwind_fp ||
+	    proc__start_time("/proc", tgid, &start_ticks))
+		return false;
+	rc = walked__add_jvm(rec->walked, "/proc", tgid, start_ticks, &jvm, why, sizeof(why));
+	/* Found during the recording: the walker takes it now. */
+	if (rc == WALKED_OK && rec->sampler && sampler__set_hotspot(rec->sampler, tgid, &jvm)) {
+		walked__forget(rec->walked, tgid);
+		snprintf(why, sizeof(why), "no room among the JVMs walked by BPF");
+		rc = WALKED_NOT_UNDERSTOOD;
+	}
+	if (rc == WALKED_OK && rec->config.verbose)
+		fprintf(stderr, "jbpfprof: JVM pid %u: Java frames walked by BPF\n", tgid);
+	if (rc == WALKED_NOT_UNDERSTOOD && (!quiet || rec->config.verbose))
+		fprintf(stderr, "jbpfprof: JVM pid %u: %s; its Java frames come from the agent\n", tgid, why);
+	return rc == WALKED_OK && rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF;
+}
+
+/*
+ * A process watched since the start (a JVM still starting, a launcher)
+ * or found during the recording: its frames walked by BPF as soon as its
+ * layout can be read; until then, each try is quiet (a starting JVM has
+ * no code cache yet), and the agent's tries go on.
+ */
+static bool adopt_jvm(void *ctx, uint32_t tgid)
+{
+	return walk_by_bpf(ctx, tgid, true);
+}
+
+/*
+ * One process at the start: attached now if it is a live JVM, else
+ * watched (java__watch) if it may become one during the recording: a JVM
+ * still starting, a launcher, or (named with -p) any process, which may
+ * exec java before the exec program is attached. Without --java a JVM that
+ * refuses the agent is still profiled, with frame pointers and any perf
+ * map.
+ */
+static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
+{
+	char err[512];
+	int rc;
+
+	if (walk_by_bpf(rec, tgid, !named))
+		return;
+	rc = java__attach(rec->java, tgid, err, sizeof(err));
+
+	if (rc == JAVA_ATTACH_OK) {
+		if (rec->config.verbose)
+			fprintf(stderr, "jbpfprof: agent loaded into JVM pid %u\n", tgid);
+	} else if (rc == JAVA_ATTACH_NOT_YET || (rc == JAVA_ATTACH_NOT_JVM && named)) {
+		java__watch(rec->java, tgid);
+	} else if (rc == JAVA_ATTACH_FAILED || (rc == JAVA_ATTACH_UNKNOWN && named)) {
+		fprintf(stderr,
+			"jbpfprof: cannot load the agent into pid %u: %s; profiling it without Java frames "
+			"(frame pointers and any perf map)\n", tgid, err);
+	}
+}
+
+/* --java: every target takes the agent before the recording starts, or the run ends. */
+static int attach_required(struct recording *rec)
+{
+	char err[512];
+
+	for (size_t i = 0; i < rec->nr_tgids; i++) {
+		int rc;
+
+		if (walk_by_bpf(rec, rec->tgids[i], false))
+			continue;
+		rc = java__attach_when_live(rec->java, rec->tgids[i], err, sizeof(err));
+		if (rc == JAVA_ATTACH_OK)
+			continue;
+		if (rc == JAVA_ATTACH_NOT_JVM)
+			fprintf(stderr, "jbpfprof: pid %u is not a Java virtual machine (no libjvm.so in its memory maps)\n",
+				rec->tgids[i]);
+		else
+			fprintf(stderr, "jbpfprof: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Loads the agent into every JVM among the targets (-p), or on the host
+ * (-a), and has the Java side watch for those that start or exec later.
+ */
+int recording_attach_jvms(struct recording *rec)
+{
+	struct proc_ids processes;
+	uint32_t self = (uint32_t)getpid(), tgid;
+
+	if (rec->config.java == RECORDING_JAVA_OFF)
+		return 0;
+	java__watch_execs(rec->java, true);
+	java__set_verbose(rec->java, rec->config.verbose);
+	if (rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF)
+		java__set_adopter(rec->java, adopt_jvm, rec);
+	if (rec->config.java == RECORDING_JAVA_REQUIRED && !rec->config.all)
+		return attach_required(rec);
+	if (!rec->config.all) {
+		for (size_t i = 0; i < rec->nr_tgids; i++)
+			attach_at_start(rec, rec->tgids[i], true);
+		return 0;
+	}
+	if (proc__open_processes(&processes, "/proc"))
+		return 0;
+	while ((tgid = proc__next_id(&processes)))
+		if (tgid != self)
+			attach_at_start(rec, tgid, false);
+	proc__close_ids(&processes);
+	return 0;
+}
