@@ -161,9 +161,11 @@ struct jbpf_sample {
 	__u16 java_len;
 	__u16 unused;
 	/*
-	 * A wait (JBPF_RECORD_WAIT) lasts from wait_start_ns to time_ns. Its
-	 * user stack, when the thread waited in a system call, is read when
-	 * the call returns and comes in a jbpf_user_stack with ustack_seq.
+	 * A wait (JBPF_RECORD_WAIT) lasts from wait_start_ns to time_ns. A
+	 * thread of a JVM whose Java frames BPF walks carries the user stack
+	 * and Java frames walked at its switch-out. Any other thread's user
+	 * stack, when it waited in a system call, is read when the call
+	 * returns and comes in a jbpf_user_stack with ustack_seq.
 	 */
 	__u64 wait_start_ns; /* 0 with JBPF_WAIT_UNKNOWN_START */
 	__u64 born_ns;       /* the thread's start time (CLOCK_MONOTONIC) */
@@ -351,8 +353,17 @@ struct jbpf_unwind_miss {
  * kstack_err a negative errno when none was read). No task (it exited):
  * JBPF_THREAD_END_GONE, no name, no stack. JBPF_THREAD_END_CAME_BACK: the
  * entry has it off CPU but it has run since, back unseen at back_ns at the
- * latest (end_of_waits' came_back_unseen); no stack.
+ * latest (end_of_waits' came_back_unseen); no kernel stack.
+ *
+ * A thread of a JVM whose Java frames BPF walks, off CPU since a
+ * switch-out the scheduler program saw (back unseen or not), also has the
+ * user stack walked there (ustack_len frames after the kernel ones) and its Java frames
+ * (java_len struct jbpf_java_frame right after the ips, as in a
+ * jbpf_sample): it has run no user code since. Variable length: only the
+ * frames used are sent.
  */
+#define JBPF_THREAD_END_WORDS \
+	(2 * JBPF_MAX_STACK_DEPTH + JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame) / sizeof(__u64))
 struct jbpf_thread_end {
 	__u32 tid;
 	__u32 flags;         /* JBPF_THREAD_END_* */
@@ -361,7 +372,10 @@ struct jbpf_thread_end {
 	__u64 back_ns;
 	__s32 kstack_err;
 	__u32 kstack_len;
-	__u64 ips[JBPF_MAX_STACK_DEPTH];
+	__u16 ustack_len;
+	__u16 java_len;
+	__u32 unused;
+	__u64 ips[JBPF_THREAD_END_WORDS]; /* kstack_len + ustack_len addresses, then java_len Java frames */
 };
 #define JBPF_THREAD_END_GONE 1u
 #define JBPF_THREAD_END_CAME_BACK 2u

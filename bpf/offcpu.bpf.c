@@ -89,6 +89,7 @@
 
 #include "deferral.bpf.h"
 #include "shared.bpf.h"
+#include "unwind.bpf.h"
 
 /* Set by userspace between open and load. */
 const volatile bool filter_by_tgid = false;
@@ -129,13 +130,25 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
 
-#define WAIT_MAX_SIZE (sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64))
+#define WAIT_MAX_SIZE                                                                                      \
+	(sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64) +                          \
+	 JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame))
+
+/*
+ * The header and ips of a record fit under 4096 bytes (a mask the verifier
+ * follows), its Java frames after them.
+ */
+#define SCRATCH_IPS_BYTES 4096
+#define JAVA_FRAMES_BYTES (JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame))
+_Static_assert(WAIT_MAX_SIZE - JAVA_FRAMES_BYTES <= SCRATCH_IPS_BYTES, "the ips part of a wait fits the mask");
+_Static_assert(__builtin_offsetof(struct jbpf_thread_end, ips) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64) <= SCRATCH_IPS_BYTES,
+	       "the ips part of a jbpf_thread_end fits the mask");
 
 struct scratch {
-	__u8 bytes[WAIT_MAX_SIZE];
+	__u8 bytes[SCRATCH_IPS_BYTES + JAVA_FRAMES_BYTES];
 };
 /* end_of_waits builds its records there too. */
-_Static_assert(sizeof(struct jbpf_thread_end) <= WAIT_MAX_SIZE, "scratch too small for a jbpf_thread_end");
+_Static_assert(sizeof(struct jbpf_thread_end) <= sizeof(struct scratch), "scratch too small for a jbpf_thread_end");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -143,6 +156,40 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
+
+/* The record being built on this CPU: the walker's (bpf/unwind.bpf.h) too. */
+static __always_inline struct jbpf_sample *unwind_sample(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+/*
+ * The user stack and Java frames of a thread of a JVM whose Java frames BPF
+ * walks, walked at its last switch-out (walk_at_switch_out), for the wait
+ * that began there: a recorded wait gets them at its switch-in, and a wait
+ * still going on at the end of the recording from end_of_waits, since the
+ * thread has run no user code since. off_since names the switch-out; a
+ * wait that began at another moment (a switch-out not seen, rebuilt) does
+ * not take them. Task storage: it goes with the thread, about 9 KiB each,
+ * made at a thread's first switch-out.
+ */
+struct user_walk {
+	__u64 off_since;     /* the switch-out it was walked at; 0: none */
+	__u16 ustack_len;
+	__u16 java_len;
+	__u32 unused;
+	__u64 ips[JBPF_MAX_STACK_DEPTH];
+	struct jbpf_java_frame java[JBPF_MAX_JAVA_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct user_walk);
+} user_walks SEC(".maps");
 
 /*
  * The time of a context switch, in bpf_ktime_get_ns's clock (CLOCK_MONOTONIC),
@@ -275,6 +322,8 @@ static __always_inline __u64 wakeup_flags(void)
 
 static __always_inline void send(void *record, __u64 size)
 {
+	/* One register for the check and the use, whatever copies clang would keep. */
+	barrier_var(size);
 	if (size > WAIT_MAX_SIZE || bpf_ringbuf_output(&events, record, size, wakeup_flags()))
 		count(JBPF_CNT_WAITS_LOST);
 	else
@@ -347,6 +396,109 @@ __noinline int java_stack_of_current(struct jbpf_sample *wait, int in_syscall)
 }
 
 /*
+ * The current thread, of process tgid, switches out at now: if its JVM's
+ * Java frames are walked by BPF (hotspot_jvms, and no agent: a JVM with
+ * one keeps the signal), its user stack is walked now, from the user
+ * registers it saved when it entered the kernel, by unwind tables and
+ * through HotSpot's frames, into its user_walks entry. The switch-out is
+ * the one moment its own address space is loaded while the wait lasts:
+ * no signal, no deferral. A global function, for the verifier.
+ */
+__noinline int walk_at_switch_out(__u32 tgid, __u64 now)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct jbpf_sample *sample = unwind_sample();
+	const struct jbpf_hotspot_jvm *jvm;
+	struct java_frames *jf;
+	struct user_walk *uw;
+	__u32 zero = 0, jn, reason;
+	__u64 java_bytes;
+	long n;
+
+	if (!hotspot_walk || !unwind_tables || !sample)
+		return 0;
+	jvm = unwind_jvm(task, tgid);
+	if (!jvm || java_target_of(tgid, task))
+		return 0;
+	uw = bpf_task_storage_get(&user_walks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!uw)
+		return 0;
+	uw->off_since = 0;
+	/* Into the scratch record's ips from 0: nothing is being built there now. */
+	n = unwind_task_stack(task, tgid, jvm, 0, JBPF_MAX_STACK_DEPTH, &jn, &reason);
+	if (n < 0)
+		return 0;
+	/* Checked where they are used, whatever copies clang keeps: the verifier follows these. */
+	barrier_var(n);
+	if (n > JBPF_MAX_STACK_DEPTH)
+		return 0;
+	java_bytes = (__u64)jn * sizeof(struct jbpf_java_frame);
+	barrier_var(java_bytes);
+	if (java_bytes > JAVA_FRAMES_BYTES)
+		return 0;
+	jf = bpf_map_lookup_elem(&java_scratch, &zero);
+	if (!jf || bpf_probe_read_kernel(uw->ips, n * sizeof(__u64), sample->ips) ||
+	    bpf_probe_read_kernel(uw->java, java_bytes, jf))
+		return 0;
+	uw->ustack_len = n;
+	uw->java_len = jn;
+	uw->off_since = now;
+	return 1;
+}
+
+/*
+ * The wait being built in the scratch record, of thread tid, from since,
+ * with kn kernel frames: the user stack and Java frames walked at its
+ * switch-out, put after the kernel frames. The record's size, or 0 when
+ * the thread has none for that switch-out (the caller reads its user stack
+ * the other ways). A global function, for the verifier.
+ */
+__noinline __u32 walked_user_stack(__u32 tid, __u64 since, __u32 kn)
+{
+	struct jbpf_sample *wait = unwind_sample();
+	struct task_struct *task;
+	struct user_walk *uw;
+	__u64 un, jn, offset, java_bytes;
+	__u32 size = 0;
+
+	if (!hotspot_walk || !unwind_tables || !wait || !since || kn > JBPF_MAX_STACK_DEPTH)
+		return 0;
+	task = bpf_task_from_pid(tid);
+	if (!task)
+		return 0;
+	uw = bpf_task_storage_get(&user_walks, task, 0, 0);
+	if (!uw || uw->off_since != since)
+		goto out;
+	/* Checks and masks the verifier follows, whatever copies of the values clang keeps. */
+	un = uw->ustack_len;
+	barrier_var(un);
+	jn = uw->java_len;
+	barrier_var(jn);
+	if (un > JBPF_MAX_STACK_DEPTH || jn > JBPF_MAX_JAVA_FRAMES)
+		goto out;
+	java_bytes = jn * sizeof(struct jbpf_java_frame);
+	barrier_var(java_bytes);
+	if (java_bytes > JAVA_FRAMES_BYTES)
+		goto out;
+	barrier_var(kn);
+	kn &= JBPF_MAX_STACK_DEPTH;
+	if (bpf_probe_read_kernel(&wait->ips[kn], un * sizeof(__u64), uw->ips))
+		goto out;
+	offset = sizeof(*wait) + (kn + un) * sizeof(__u64);
+	barrier_var(offset);
+	offset &= SCRATCH_IPS_BYTES - 1;
+	if (bpf_probe_read_kernel((void *)wait + offset, java_bytes, uw->java))
+		goto out;
+	wait->ustack_len = un;
+	wait->ustack_err = 0;
+	wait->java_len = jn;
+	size = offset + java_bytes;
+out:
+	bpf_task_release(task);
+	return size;
+}
+
+/*
  * A runnable or blocked thread leaves the CPU: its stacks now, from the
  * thread itself, and the wait's end later.
  */
@@ -354,7 +506,7 @@ static void send_open_wait(struct trace_event_raw_sched_switch *ctx, struct jbpf
 			   __u64 now)
 {
 	struct jbpf_sample *wait;
-	__u64 kn, un;
+	__u64 kn, un, size;
 
 	wait = new_wait(w->tgid, tid, ctx->prev_comm, now);
 	if (!wait)
@@ -368,11 +520,17 @@ static void send_open_wait(struct trace_event_raw_sched_switch *ctx, struct jbpf
 	wait->kstack_len = kn;
 	if (kn > JBPF_MAX_STACK_DEPTH)
 		return;
+	w->open_wait = wait->wait_id;
+	/* A walked JVM's thread: its user stack was just walked (walk_at_switch_out). */
+	size = walked_user_stack(tid, now, kn);
+	if (size) {
+		send(wait, size);
+		return;
+	}
 	un = stack_frames(bpf_get_stack(ctx, &wait->ips[kn], JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),
 			  &wait->ustack_err);
 	wait->ustack_len = un;
 	java_stack_of_current(wait, in_system_call(bpf_get_current_task_btf(), wait->ips, kn));
-	w->open_wait = wait->wait_id;
 	send(wait, sizeof(*wait) + (kn + un) * sizeof(__u64));
 }
 
@@ -517,6 +675,9 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 		w->state = JBPF_STATE_BLOCKED;
 	else
 		w->state = JBPF_STATE_SLEEPING;
+	/* Before the open wait is built: the walk uses the scratch record. */
+	if (hotspot_walk)
+		walk_at_switch_out(tgid, now);
 	if (w->state == JBPF_STATE_BLOCKED && !is_agent_thread(ctx->prev_comm))
 		send_open_wait(ctx, w, tid, now);
 }
@@ -531,7 +692,7 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u32 f
 	static const char no_name[JBPF_COMM_LEN];
 	struct task_struct *task = bpf_task_from_pid(tid);
 	struct jbpf_sample *wait;
-	__u64 kn = 0;
+	__u64 kn = 0, size = 0;
 
 	wait = new_wait(w->tgid, tid, task ? task->comm : no_name, now);
 	if (!wait) {
@@ -553,7 +714,11 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u32 f
 		kn = stack_frames(bpf_get_task_stack(task, wait->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), 0),
 				  &wait->kstack_err);
 		wait->kstack_len = kn;
-		if (in_system_call(task, wait->ips, kn)) {
+		/* A walked JVM's thread: its stacks from its switch-out, no deferral, no signal. */
+		size = walked_user_stack(tid, w->off_since, kn);
+		if (size)
+			;
+		else if (in_system_call(task, wait->ips, kn)) {
 			int err = owe_user_stack(task, new_seq(), &wait->ustack_seq);
 
 			if (err)
@@ -568,7 +733,7 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u32 f
 	bpf_task_release(task);
 	if (kn > JBPF_MAX_STACK_DEPTH)
 		return;
-	send(wait, sizeof(*wait) + kn * sizeof(__u64));
+	send(wait, size ? size : sizeof(*wait) + kn * sizeof(__u64));
 }
 
 /*
@@ -888,6 +1053,48 @@ static void came_back_unseen(struct jbpf_thread_end *end, const struct task_stru
 }
 
 /*
+ * A thread of a walked JVM off CPU at the end since its switch-out at
+ * since (or until it came back unseen, came_back_unseen): the user stack
+ * and Java frames walked there (user_walks) are its wait's, since it ran
+ * no user code in it; put after the kn kernel frames of end. The record's
+ * size, or 0 when it has none.
+ */
+static __always_inline __u64 walked_stack_at_end(struct jbpf_thread_end *end, struct task_struct *task, __u64 since,
+						 __u64 kn)
+{
+	struct user_walk *uw;
+	__u64 un, jn, offset, java_bytes;
+
+	if (!hotspot_walk || !unwind_tables)
+		return 0;
+	uw = bpf_task_storage_get(&user_walks, task, 0, 0);
+	if (!uw || uw->off_since != since)
+		return 0;
+	un = uw->ustack_len;
+	barrier_var(un);
+	jn = uw->java_len;
+	barrier_var(jn);
+	if (un > JBPF_MAX_STACK_DEPTH || jn > JBPF_MAX_JAVA_FRAMES)
+		return 0;
+	java_bytes = jn * sizeof(struct jbpf_java_frame);
+	barrier_var(java_bytes);
+	if (java_bytes > JAVA_FRAMES_BYTES)
+		return 0;
+	barrier_var(kn);
+	kn &= JBPF_MAX_STACK_DEPTH;
+	if (bpf_probe_read_kernel(&end->ips[kn], un * sizeof(__u64), uw->ips))
+		return 0;
+	offset = offsetof(struct jbpf_thread_end, ips) + (kn + un) * sizeof(__u64);
+	barrier_var(offset);
+	offset &= SCRATCH_IPS_BYTES - 1;
+	if (bpf_probe_read_kernel((void *)end + offset, java_bytes, uw->java))
+		return 0;
+	end->ustack_len = un;
+	end->java_len = jn;
+	return offset + java_bytes;
+}
+
+/*
  * Every entry of `waits` at the end of the recording, with the thread's
  * name and, when the entry has it off CPU in a wait not otherwise ended,
  * its kernel stack (struct jbpf_thread_end): what userspace needs to close
@@ -905,6 +1112,7 @@ int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
 	struct task_struct *task;
 	__u32 zero = 0;
 	long kn = 0;
+	__u64 size = 0;
 
 	if (!key || !w)
 		return 0;
@@ -916,6 +1124,9 @@ int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
 	end->waits = *w;
 	end->kstack_err = 0;
 	end->kstack_len = 0;
+	end->ustack_len = 0;
+	end->java_len = 0;
+	end->unused = 0;
 	end->back_ns = 0;
 	__builtin_memset(end->comm, 0, sizeof(end->comm));
 	task = bpf_task_from_pid(end->tid);
@@ -944,8 +1155,14 @@ int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
 				kn = JBPF_MAX_STACK_DEPTH;
 			end->kstack_len = kn;
 		}
+		/* Back unseen too: until it came back it ran no user code. */
+		if (w->off_since && !w->open_wait && !(w->flags & (JBPF_THREAD_EXITING | JBPF_THREAD_NEW)))
+			size = walked_stack_at_end(end, task, w->off_since, kn);
 		bpf_task_release(task);
 	}
-	bpf_seq_write(ctx->meta->seq, end, offsetof(struct jbpf_thread_end, ips) + kn * sizeof(__u64));
+	if (!size)
+		size = offsetof(struct jbpf_thread_end, ips) + kn * sizeof(__u64);
+	if (size <= sizeof(struct scratch))
+		bpf_seq_write(ctx->meta->seq, end, size);
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The user stack walk by unwind tables (--unwind tables), for the CPU
- * sampler (sample.bpf.c). x86-64.
+ * sampler (sample.bpf.c) and, for threads of JVMs whose Java frames BPF
+ * walks, the scheduler program at a switch-out (offcpu.bpf.c). x86-64.
  *
  * From the user registers of the sampled thread (the perf event's when the
  * tick hit user mode; else those the kernel saved on entry, from
@@ -330,11 +331,28 @@ static long unwind_frame(__u32 i, void *ctx)
  * hit user mode (the low bits of cs are the privilege level), else the ones
  * the kernel saved when the thread entered it. false for a kernel thread.
  */
-static __always_inline bool unwind_user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
-					     struct unwind_walk *w)
+/*
+ * The user registers the kernel saved when task entered it (from user
+ * mode: a system call, an interrupt, a fault). false for a kernel thread.
+ */
+static __always_inline bool unwind_saved_regs(struct task_struct *task, struct unwind_walk *w)
 {
 	struct pt_regs *regs;
 
+	if (!BPF_CORE_READ(task, mm))
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return false;
+	w->pc = BPF_CORE_READ(regs, ip);
+	w->sp = BPF_CORE_READ(regs, sp);
+	w->bp = BPF_CORE_READ(regs, bp);
+	return true;
+}
+
+static __always_inline bool unwind_user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
+					     struct unwind_walk *w)
+{
 	if (!BPF_CORE_READ(task, mm))
 		return false;
 	/* The context is read a whole u64 at a time; cs is the low half-word of its slot. */
@@ -344,13 +362,7 @@ static __always_inline bool unwind_user_regs(struct bpf_perf_event_data *ctx, st
 		w->bp = ctx->regs.bp;
 		return true;
 	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs)
-		return false;
-	w->pc = BPF_CORE_READ(regs, ip);
-	w->sp = BPF_CORE_READ(regs, sp);
-	w->bp = BPF_CORE_READ(regs, bp);
-	return true;
+	return unwind_saved_regs(task, w);
 }
 
 /* The JVM of process tgid whose frames are walked here, or NULL. */
@@ -392,6 +404,37 @@ static __always_inline long unwind_user_stack(struct bpf_perf_event_data *ctx, s
 		unwind_fall_back(&loop.w, JBPF_CNT_UNWIND_DEPTH);
 	count(loop.w.reason ? loop.w.reason : JBPF_CNT_UNWIND_TABLES);
 	*java_len = loop.w.jn;
+	return loop.w.n;
+}
+
+/*
+ * The walk of unwind_user_stack for a thread in the kernel, from the user
+ * registers it saved on entry, with no program context: the scheduler
+ * program's, at a thread's switch-out (offcpu.bpf.c), where the thread is
+ * still current and its address space the one loaded. jvm is its JVM
+ * (unwind_jvm), or NULL. Not counted among the CPU samples' walks (the
+ * caller keeps *reason, the first JBPF_CNT_UNWIND_* that is not TABLES, or
+ * 0). The native frames written, or -1 when the process has no list.
+ */
+static __always_inline long unwind_task_stack(struct task_struct *task, __u32 tgid, const struct jbpf_hotspot_jvm *jvm,
+					      __u32 first, __u32 max, __u32 *java_len, __u32 *reason)
+{
+	struct unwind_loop loop = { .w = { .tgid = tgid, .first = first, .max = max, .trusted_pc = true } };
+	struct jbpf_unwind_process *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+
+	*java_len = 0;
+	*reason = 0;
+	if (!unwind_saved_regs(task, &loop.w))
+		return 0;
+	if (!proc || proc->start_ticks != process_start_ticks(task))
+		return -1;
+	loop.proc = proc;
+	loop.jvm = jvm;
+	bpf_loop(JBPF_MAX_STACK_DEPTH + 1 + (jvm ? JBPF_MAX_JAVA_FRAMES : 0), unwind_frame, &loop, 0);
+	if (!loop.w.done && !loop.w.java_stop)
+		unwind_fall_back(&loop.w, JBPF_CNT_UNWIND_DEPTH);
+	*java_len = loop.w.jn;
+	*reason = loop.w.reason;
 	return loop.w.n;
 }
 
