@@ -38,9 +38,6 @@ bool record_sample_is_valid(const void *data, size_t size)
 	if (s->kstack_len > JBPF_MAX_STACK_DEPTH || s->ustack_len > JBPF_MAX_STACK_DEPTH ||
 	    s->java_len > JBPF_MAX_JAVA_FRAMES)
 		return false;
-	/* Waits carry no Java frames: the wall stage keeps them in buffers sized for their ips alone. */
-	if (s->type == JBPF_RECORD_WAIT && s->java_len)
-		return false;
 	return size >= record_sample_used_size(s) && java_frames_are_valid(s);
 }
 

@@ -23,6 +23,25 @@ static const char *const shared_maps[] = {
 	"targets", "java_targets", "no_java_tids", "java_seqs", "deferred", "owed", "waits", "events", "counters",
 };
 
+/*
+ * The walker's maps (bpf/unwind.bpf.h, bpf/hotspot.bpf.h), shared with the
+ * objects that walk too: the CPU sampler creates them, the scheduler
+ * program walks the waits of walked JVMs' threads with them.
+ */
+static const char *const walker_maps[] = { "unwind_rows", "unwind_procs", "hotspot_jvms" };
+
+static int share_map(struct bpf_map *mine, const struct bpf_map *shared, const char *what, char *err,
+		     size_t err_size)
+{
+	int error;
+
+	if (!bpf_map__reuse_fd(mine, bpf_map__fd(shared)))
+		return 0;
+	error = errno;
+	snprintf(err, err_size, "cannot share the BPF maps with the %s: %s", what, strerror(error));
+	return -error;
+}
+
 int loader__share_maps(struct bpf_object *obj, const struct bpf_object *owner, const char *what, char *err,
 		       size_t err_size)
 {
@@ -36,11 +55,21 @@ int loader__share_maps(struct bpf_object *obj, const struct bpf_object *owner, c
 				 shared_maps[i]);
 			return -ENOENT;
 		}
-		if (bpf_map__reuse_fd(mine, bpf_map__fd(shared))) {
-			error = errno;
-			snprintf(err, err_size, "cannot share the BPF maps with the %s: %s", what, strerror(error));
-			return -error;
-		}
+		error = share_map(mine, shared, what, err, err_size);
+		if (error)
+			return error;
+	}
+	/* An object that does not walk does not declare them. */
+	for (size_t i = 0; i < sizeof(walker_maps) / sizeof(walker_maps[0]); i++) {
+		struct bpf_map *mine = bpf_object__find_map_by_name(obj, walker_maps[i]);
+		const struct bpf_map *shared = bpf_object__find_map_by_name(owner, walker_maps[i]);
+		int error;
+
+		if (!mine || !shared)
+			continue;
+		error = share_map(mine, shared, what, err, err_size);
+		if (error)
+			return error;
 	}
 	return 0;
 }

@@ -38,6 +38,9 @@ static void configure(struct offcpu_bpf *skel, const struct sampler_config *conf
 	skel->rodata->entry_text_lo = config->entry_text_lo;
 	skel->rodata->entry_text_hi = config->entry_text_hi;
 	skel->rodata->defer_by_task_work = config->deferral == SAMPLER_DEFER_TASK_WORK;
+	/* As the CPU sampler's (cpu_sampler.c): the walker's maps are its. */
+	skel->rodata->unwind_tables = config->unwind_tables;
+	skel->rodata->hotspot_walk = config->unwind_tables && config->max_hotspot_jvms;
 }
 
 int offcpu__open(const struct sampler_config *config, const struct bpf_object *owner, struct offcpu **out,
@@ -219,9 +222,11 @@ int offcpu__for_each_thread(struct offcpu *off, sampler_thread_fn fn, void *ctx)
 		return error;
 	while (len - at >= head) {
 		memcpy(&end, buf + at, head);
-		if (end.kstack_len > JBPF_MAX_STACK_DEPTH)
+		if (end.kstack_len > JBPF_MAX_STACK_DEPTH || end.ustack_len > JBPF_MAX_STACK_DEPTH ||
+		    end.java_len > JBPF_MAX_JAVA_FRAMES)
 			break;
-		size = head + end.kstack_len * sizeof(__u64);
+		size = head + (end.kstack_len + end.ustack_len) * sizeof(__u64) +
+		       end.java_len * sizeof(struct jbpf_java_frame);
 		if (len - at < size)
 			break;
 		memcpy(end.ips, buf + at + head, size - head);

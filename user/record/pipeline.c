@@ -103,13 +103,18 @@ static void after_wall(void *ctx, const struct record *r)
 /*
  * A wait still going on at the end: no signal may reach its thread now. A
  * JVM thread's Java stack comes from its agent's stacks of all threads,
- * which arrive during java__finish; until then the wait is kept here.
+ * which arrive during java__finish; until then the wait is kept here. A
+ * walked JVM's thread has its Java frames from its switch-out, if any.
  */
 static void wait_at_end(void *ctx, const struct jbpf_sample *wait, size_t size)
 {
 	struct pipeline *p = ctx;
 	struct final_wait *w;
 
+	if (!is_jvm(p, wait->tgid) && walked__has(p->walked, wait->tgid)) {
+		walked__sample(p->walked, wait);
+		return;
+	}
 	if (!any_jvm(p) || !(w = malloc(sizeof(*w) + size))) {
 		aggregator__add(p->agg, wait);
 		return;

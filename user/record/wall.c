@@ -15,8 +15,16 @@
 #include <string.h>
 
 #define MAX_THREADS (1u << 20)
+/*
+ * Waits held at once. Each takes what its record uses: at most 2.1 KiB
+ * (the header and two stacks of 127 frames), or 10.3 KiB with 256 Java
+ * frames walked by BPF; one waiting for its user stack takes room for it
+ * too. Waits of walked JVMs never wait for a user stack, and wait for an
+ * end only when blocked (JBPF_WAIT_OPEN), which is short.
+ */
 #define MAX_PENDING 65536
-#define WAIT_BYTES (sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64))
+#define IPS_BYTES (2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64))
+#define WAIT_BYTES (sizeof(struct jbpf_sample) + IPS_BYTES + JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame))
 
 struct thread {
 	uint32_t tid;            /* 0: empty slot */
@@ -38,7 +46,7 @@ struct pending {
 	struct pending *next;
 	uint64_t key;
 	size_t size;
-	struct jbpf_sample wait; /* followed by room for WAIT_BYTES */
+	struct jbpf_sample wait; /* followed by its frames, and room for a user stack to come */
 };
 
 struct wall {
@@ -266,9 +274,10 @@ static void finish_wait(struct wall *wall, struct jbpf_sample *w, size_t size, b
 static void hold(struct wall *wall, struct pending **list, uint64_t key, const struct jbpf_sample *w)
 {
 	size_t size = record_sample_used_size(w); /* never more than WAIT_BYTES */
+	size_t room = size + (list == &wall->by_ustack ? JBPF_MAX_STACK_DEPTH * sizeof(__u64) : 0);
 	struct pending *p;
 
-	if (wall->nr_pending >= MAX_PENDING || !(p = malloc(sizeof(*p) - sizeof(p->wait) + WAIT_BYTES))) {
+	if (wall->nr_pending >= MAX_PENDING || !(p = malloc(sizeof(*p) - sizeof(p->wait) + room))) {
 		struct jbpf_sample *copy;
 
 		wall->stats.pending_full++;
@@ -311,12 +320,15 @@ static void user_stack(struct wall *wall, const struct jbpf_user_stack *u)
 
 	while ((p = take(wall, &wall->by_ustack, u->seq))) {
 		struct jbpf_sample *w = &p->wait;
+		size_t java_bytes = (size_t)w->java_len * sizeof(struct jbpf_java_frame);
 
+		/* Any Java frames after the ips move up past the user stack (the room hold made). */
+		memmove(&w->ips[w->kstack_len + u->len], &w->ips[w->kstack_len + w->ustack_len], java_bytes);
 		memcpy(&w->ips[w->kstack_len], u->ips, u->len * sizeof(__u64));
 		w->ustack_len = u->len;
 		w->ustack_err = u->err;
 		w->ustack_seq = 0;
-		finish_wait(wall, w, sizeof(*w) + ((size_t)w->kstack_len + u->len) * sizeof(__u64), false);
+		finish_wait(wall, w, record_sample_used_size(w), false);
 		free(p);
 	}
 }
@@ -443,10 +455,23 @@ static void wait_at_end(struct wall *wall, const struct jbpf_thread_end *end, ui
 	if (!w->comm[0] && t)
 		memcpy(w->comm, t->comm, sizeof(w->comm)); /* exited since: the last name seen */
 	w->kstack_len = (uint16_t)(end->kstack_len <= JBPF_MAX_STACK_DEPTH ? end->kstack_len : 0);
-	memcpy(w->ips, end->ips, w->kstack_len * sizeof(__u64));
 	w->kstack_err = (__s16)(end->flags & JBPF_THREAD_END_GONE ? -ENOENT : end->kstack_err);
 	w->ustack_err = came_back ? -ESTALE : -ESRCH;
-	finish_wait(wall, w, sizeof(*w) + w->kstack_len * sizeof(__u64), true);
+	/* A walked JVM's thread: the user stack and Java frames of its switch-out (see jbpf_thread_end). */
+	if (end->ustack_len <= JBPF_MAX_STACK_DEPTH && end->java_len <= JBPF_MAX_JAVA_FRAMES &&
+	    (end->ustack_len || end->java_len)) {
+		w->ustack_len = end->ustack_len;
+		w->java_len = end->java_len;
+		w->ustack_err = 0;
+	}
+	/* The kernel stack, then what follows it in end: the same layout as a wait's. */
+	memcpy(w->ips, end->ips, record_sample_used_size(w) - sizeof(*w));
+	if (w->java_len && !record_sample_is_valid(w, record_sample_used_size(w))) {
+		w->ustack_len = 0;
+		w->java_len = 0;
+		w->ustack_err = -EINVAL;
+	}
+	finish_wait(wall, w, record_sample_used_size(w), true);
 	free(w);
 }
 
