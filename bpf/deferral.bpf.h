@@ -128,6 +128,11 @@ static __always_inline void check_switched_in(struct jbpf_owed *o, __u32 tgid, _
 		w->open_wait = 0;
 		return;
 	}
+#ifdef JBPF_DEFERRAL_WALKED_WAITS
+	/* A walked JVM's thread: the stacks walked at its switch-out (offcpu.bpf.c). */
+	if (walked_wait_at_return(tgid, tid, since, now, woken, w->state))
+		return;
+#endif
 	wait = reserve_counted(OWED_WAIT_SIZE, JBPF_CNT_WAITS_LOST);
 	if (!wait)
 		return;

@@ -87,6 +87,14 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+/*
+ * A wait whose switch-in was not seen, ended at the thread's return to
+ * user mode (bpf/deferral.bpf.h check_switched_in): a walked JVM's thread
+ * sends it with the stacks walked at its switch-out (below).
+ */
+#define JBPF_DEFERRAL_WALKED_WAITS
+static bool walked_wait_at_return(__u32 tgid, __u32 tid, __u64 since, __u64 now, __u64 woken, __u32 state);
+
 #include "deferral.bpf.h"
 #include "shared.bpf.h"
 #include "unwind.bpf.h"
@@ -496,6 +504,62 @@ __noinline __u32 walked_user_stack(__u32 tid, __u64 since, __u32 kn)
 out:
 	bpf_task_release(task);
 	return size;
+}
+
+/*
+ * The current thread of a walked JVM is back in user mode while `waits`
+ * still has it off CPU since since: its switch-in was not seen
+ * (check_switched_in). Its wait is sent from here, straight into the ring
+ * buffer (a task work callback may be preempted: the per-CPU scratch is
+ * not its own), with the user stack and Java frames walked at that
+ * switch-out and no kernel stack. false when it has none for that
+ * switch-out: the caller reads its user stack itself.
+ */
+static bool walked_wait_at_return(__u32 tgid, __u32 tid, __u64 since, __u64 now, __u64 woken, __u32 state)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct jbpf_sample *wait;
+	struct user_walk *uw;
+	__u64 un, jn, offset, java_bytes;
+
+	if (!hotspot_walk || !unwind_tables || !since)
+		return false;
+	uw = bpf_task_storage_get(&user_walks, task, 0, 0);
+	if (!uw || uw->off_since != since)
+		return false;
+	un = uw->ustack_len;
+	barrier_var(un);
+	jn = uw->java_len;
+	barrier_var(jn);
+	if (un > JBPF_MAX_STACK_DEPTH || jn > JBPF_MAX_JAVA_FRAMES)
+		return false;
+	java_bytes = jn * sizeof(struct jbpf_java_frame);
+	barrier_var(java_bytes);
+	if (java_bytes > JAVA_FRAMES_BYTES)
+		return false;
+	/* Reserved at full size: the verifier follows constant sizes only. */
+	wait = reserve_counted(WAIT_MAX_SIZE, JBPF_CNT_WAITS_LOST);
+	if (!wait)
+		return true;
+	sample_header__init(wait, JBPF_RECORD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
+	wait->state = state;
+	wait->wait_start_ns = since;
+	wait->woken_ns = woken;
+	wait->kstack_err = -116; /* ESTALE: the switch was not seen */
+	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
+	offset = sizeof(*wait) + un * sizeof(__u64);
+	barrier_var(offset);
+	offset &= SCRATCH_IPS_BYTES - 1;
+	if (bpf_probe_read_kernel(wait->ips, un * sizeof(__u64), uw->ips) ||
+	    bpf_probe_read_kernel((void *)wait + offset, java_bytes, uw->java)) {
+		wait->ustack_err = -14; /* EFAULT */
+	} else {
+		wait->ustack_len = un;
+		wait->java_len = jn;
+	}
+	bpf_ringbuf_submit(wait, BPF_RB_NO_WAKEUP);
+	count(JBPF_CNT_WAITS_SENT);
+	return true;
 }
 
 /*
