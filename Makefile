@@ -102,6 +102,8 @@ WORKLOADS += $(NOFP_WORKLOADS)
 # (JNI fixes the parameters, used or not).
 JNI_HOME ?= /usr/lib/jvm/java-17-openjdk-amd64
 WORKLOADS += $(OUTPUT)/workloads/libsyscallwaits.so
+# The native half of tests/workloads/java/WalkShapes.java (Java -> JNI -> Java -> JNI).
+WORKLOADS += $(OUTPUT)/workloads/libwalkjni.so
 
 # The JVMTI agent, embedded into the profiler (user/java/agent_image.c), and the
 # Java workloads and demo.
@@ -309,6 +311,11 @@ $(OUTPUT)/workloads/libnofp_plugin.so: tests/workloads/nofp/plugin/plugin.c
 	$(Q)$(CC) $(NOFP_WORKLOAD_CFLAGS) -fPIC -shared -fvisibility=hidden $< -o $@
 
 $(OUTPUT)/workloads/libsyscallwaits.so: tests/workloads/jni/syscallwaits.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -Wno-unused-parameter -fPIC -shared -I$(JNI_HOME)/include -I$(JNI_HOME)/include/linux $< -o $@
+
+$(OUTPUT)/workloads/libwalkjni.so: tests/workloads/jni/walkjni.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -Wno-unused-parameter -fPIC -shared -I$(JNI_HOME)/include -I$(JNI_HOME)/include/linux $< -o $@

@@ -78,6 +78,8 @@ _Static_assert((JBPF_MAX_JAVA_FRAMES & (JBPF_MAX_JAVA_FRAMES - 1)) == 0, "a powe
 #define HOTSPOT_INTERP_WORDS 10
 /* Segment map steps per look-up: a blob of 8 MiB in 128-byte segments at the worst fill. */
 #define HOTSPOT_MAX_HOPS 64
+/* The most a leaf stub's frame holds between sp and its rbp (bytes). */
+#define HOTSPOT_LEAF_FRAME 512
 /* A compiled frame larger than this (words) is not believed. */
 #define HOTSPOT_MAX_FRAME_WORDS (1u << 16)
 
@@ -137,7 +139,7 @@ static __always_inline int hotspot_to_caller(struct unwind_walk *w, __u64 pc, __
 __noinline __u64 hotspot_find_blob(const struct jbpf_hotspot_jvm *jvm, __u64 pc)
 {
 	const struct jbpf_hotspot_heap *h;
-	__u64 idx, block, blob;
+	__u64 idx, block, blob, high;
 	__u32 size;
 	__u8 hop, used;
 
@@ -147,8 +149,9 @@ __noinline __u64 hotspot_find_blob(const struct jbpf_hotspot_jvm *jvm, __u64 pc)
 		if (i >= jvm->nr_heaps)
 			return 0;
 		h = &jvm->heaps[i];
-		/* The heap's reserved end is not known here: a read past what is committed fails. */
-		if (pc < h->low)
+		/* A heap only grows: its committed end, read now, bounds what is code in it. */
+		if (pc < h->low || bpf_probe_read_user(&high, 8, (void *)(h->heap + jvm->heap_memory_high)) ||
+		    pc >= high)
 			continue;
 		idx = (pc - h->low) >> (h->log2_segment & 31);
 		if (bpf_probe_read_user(&hop, 1, (void *)(h->segmap + idx)) || hop == 0xff)
@@ -259,6 +262,23 @@ static __always_inline int hotspot_unbuilt_frame(struct unwind_walk *w, const st
 	return 0;
 }
 
+/*
+ * The innermost frame, in a stub with no frame size that was not called
+ * from Java: rbp is its frame pointer if it lies just above sp (a stub
+ * that pushed it and set it up), else the stub pushed nothing.
+ */
+static __always_inline int hotspot_leaf_stub(struct unwind_walk *w)
+{
+	__u64 saved[2], ret;
+
+	if (w->bp > w->sp && w->bp - w->sp < HOTSPOT_LEAF_FRAME &&
+	    !bpf_probe_read_user(saved, sizeof(saved), (void *)w->bp))
+		return hotspot_to_caller(w, saved[1], w->bp + 16, saved[0]);
+	if (bpf_probe_read_user(&ret, 8, (void *)w->sp))
+		return hotspot_stop(w, JBPF_JAVA_STOP_STUB);
+	return hotspot_to_caller(w, ret, w->sp + 8, w->bp);
+}
+
 /* A compiled frame (is_nmethod) or a stub frame in blob, and its caller. */
 static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm, __u64 blob,
 					      bool is_nmethod, bool top)
@@ -275,9 +295,12 @@ static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struc
 		return 1;
 	if (top) {
 		unbuilt = hotspot_unbuilt_frame(w, jvm, complete < 0 || w->pc < code + complete, &ret, &sp, &bp);
-		if (unbuilt < 0)
-			return hotspot_stop(w, is_nmethod ? JBPF_JAVA_STOP_PROLOGUE : JBPF_JAVA_STOP_STUB);
-		if (unbuilt)
+		if (unbuilt < 0 && words <= 0 && is_nmethod)
+			return hotspot_stop(w, JBPF_JAVA_STOP_PROLOGUE);
+		/* A leaf stub called from the VM's own code: by rbp if it set one up, else its return address at sp. */
+		if (unbuilt < 0 && words <= 0)
+			return hotspot_leaf_stub(w);
+		if (unbuilt > 0)
 			return hotspot_to_caller(w, ret, sp, bp);
 	}
 	if (words > 0) {
@@ -286,6 +309,13 @@ static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struc
 		sp = w->sp + (__u64)words * 8;
 		if (bpf_probe_read_user(saved, sizeof(saved), (void *)(sp - 16)))
 			return hotspot_stop(w, JBPF_JAVA_STOP_READ);
+		/*
+		 * Caught in the prologue past its last push (the frame's size is
+		 * reserved, frame_complete not reached yet): taken only if its
+		 * caller is Java code, as it must be.
+		 */
+		if (unbuilt < 0 && !hotspot_in_code(jvm, saved[1]))
+			return hotspot_stop(w, is_nmethod ? JBPF_JAVA_STOP_PROLOGUE : JBPF_JAVA_STOP_STUB);
 		return hotspot_to_caller(w, saved[1], sp, saved[0]);
 	}
 	if (is_nmethod)

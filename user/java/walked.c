@@ -13,10 +13,13 @@
 #include "hotspot/vmstructs.h"
 #include "common/counts.h"
 #include "jvmti-stub/classname.h"
+#include "user/java/frame_ids.h"
 #include "user/record/decode.h"
 #include "user/record/sampler.h"
 
 #define NAME_MAX_LEN 512
+/* Frames whose profile ids each JVM remembers (about 100 bytes each). */
+#define WALKED_FRAME_IDS 8192
 
 struct walked_jvm {
 	uint32_t tgid;
@@ -25,6 +28,7 @@ struct walked_jvm {
 	struct hotspot_memory mem;
 	struct hotspot_vm *vm;
 	struct hotspot_names *names;
+	struct frame_ids *ids;   /* its frames' profile ids, NULL when there was no memory */
 };
 
 struct walked {
@@ -49,6 +53,7 @@ struct walked *walked__new(struct aggregator *agg, struct symbolizer *sym)
 
 static void jvm_free(struct walked_jvm *j)
 {
+	frame_ids__free(j->ids);
 	hotspot_names_free(j->names);
 	hotspot_vm_free(j->vm);
 	free(j);
@@ -142,6 +147,7 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 		return WALKED_NOT_UNDERSTOOD;
 	}
 	j->layout.start_ticks = start_ticks;
+	j->ids = frame_ids__new(WALKED_FRAME_IDS);
 	if (jvm)
 		*jvm = j->layout;
 	w->jvms[w->nr++] = j;
@@ -199,10 +205,12 @@ void walked__describe(const struct walked *w, char *buf, size_t size)
 	counts__append(buf, size, used, "; Java frames not named: ", unnamed, sizeof(unnamed) / sizeof(unnamed[0]));
 }
 
+_Static_assert(JBPF_MAX_JAVA_FRAMES == 256, "the stop reason below names the bound");
+
 const char *walked__stop_reason(unsigned reason)
 {
 	static const char *const reasons[JBPF_JAVA_STOP_NR] = {
-		[JBPF_JAVA_STOP_DEPTH] = "deeper than the walk goes",
+		[JBPF_JAVA_STOP_DEPTH] = "deeper than 256 frames",
 		[JBPF_JAVA_STOP_NO_BLOB] = "a pc in no code blob",
 		[JBPF_JAVA_STOP_READ] = "a read failed",
 		[JBPF_JAVA_STOP_FRAME] = "a frame that makes no sense",
@@ -214,14 +222,16 @@ const char *walked__stop_reason(unsigned reason)
 	return reason < JBPF_JAVA_STOP_NR && reasons[reason] ? reasons[reason] : "unknown";
 }
 
-static enum frame_kind profile_kind(uint8_t kind)
+/* The profile's kind of a logical frame; a native method's is how its frame was made (physical: JBPF_JAVA_*). */
+static enum frame_kind profile_kind(uint8_t kind, uint8_t physical)
 {
 	switch (kind) {
 	case HOTSPOT_FRAME_INTERPRETED:
 		return FRAME_KIND_JAVA_INTERP;
+	case HOTSPOT_FRAME_NATIVE:
+		return physical == JBPF_JAVA_INTERPRETED ? FRAME_KIND_JAVA_INTERP : FRAME_KIND_JAVA_COMPILED;
 	case HOTSPOT_FRAME_C1:
 	case HOTSPOT_FRAME_C2:
-	case HOTSPOT_FRAME_NATIVE:
 		return FRAME_KIND_JAVA_COMPILED;
 	case HOTSPOT_FRAME_INLINED:
 		return FRAME_KIND_JAVA_INLINED;
@@ -245,32 +255,41 @@ void walked__frame_name(const struct hotspot_frame *f, char *out, size_t size)
 	classname__format(sig, f->method, out, size);
 }
 
-/* One logical frame, named as the agent's path names it: "package.Class.method". */
-static void push_logical(struct walked *w, const struct hotspot_frame *f)
+/*
+ * The profile's id of one logical frame of a physical frame of kind
+ * physical (JBPF_JAVA_*), named as the agent's path names it:
+ * "package.Class.method"; < 0 when the profile is full. *named: false
+ * for a frame that could not be named (its id is not to be remembered).
+ */
+static int64_t logical_id(struct walked *w, const struct hotspot_frame *f, uint8_t physical, bool *named)
 {
 	char name[NAME_MAX_LEN], method[NAME_MAX_LEN];
-	enum frame_kind kind = profile_kind(f->kind);
+	enum frame_kind kind = profile_kind(f->kind, physical);
 	bool annotate = aggregator__annotates(w->agg);
 
+	*named = !f->unresolved;
 	if (f->unresolved) {
 		w->stats.unresolved[f->unresolved < HOTSPOT_UNRESOLVED_NR ? f->unresolved : 0]++;
-		aggregator__push(w->agg, "[unknown Java method]", FRAME_KIND_LOST);
-		return;
+		return aggregator__intern(w->agg, "[unknown Java method]", FRAME_KIND_LOST);
 	}
-	w->stats.frames++;
-	if (f->kind == HOTSPOT_FRAME_STUB) {
-		aggregator__push(w->agg, f->method ? f->method : "[stub]", FRAME_KIND_JIT);
-		return;
-	}
+	if (f->kind == HOTSPOT_FRAME_STUB)
+		return aggregator__intern(w->agg, f->method ? f->method : "[stub]", FRAME_KIND_JIT);
 	walked__frame_name(f, method, sizeof(method));
 	snprintf(name, sizeof(name), "%s%s", method, annotate && annotations[kind] ? annotations[kind] : "");
-	aggregator__push(w->agg, name, annotate ? kind : FRAME_KIND_JAVA);
+	return aggregator__intern(w->agg, name, annotate ? kind : FRAME_KIND_JAVA);
 }
 
-/* One walked Java frame, outermost logical frame first. */
+/* One walked Java frame, outermost logical frame first: its ids remembered, or named. */
 static void push_java(struct walked *w, struct walked_jvm *j, const struct jbpf_java_frame *f)
 {
+	/* An interpreted frame's name does not depend on its bcp; a compiled one's inlining does on its pc. */
+	struct frame_ids_key key = {
+		.ptr = f->ptr, .pc = f->kind == JBPF_JAVA_COMPILED ? f->pc : 0, .cookie = f->cookie, .kind = f->kind
+	};
+	int64_t ids[FRAME_IDS_INLINE];
 	char name[NAME_MAX_LEN];
+	bool all_named = true;
+	unsigned known;
 	int n;
 
 	if (f->kind == JBPF_JAVA_STOP) {
@@ -278,11 +297,30 @@ static void push_java(struct walked *w, struct walked_jvm *j, const struct jbpf_
 		aggregator__push(w->agg, name, FRAME_KIND_LOST);
 		return;
 	}
+	known = j->ids ? frame_ids__get(j->ids, &key, ids) : 0;
+	if (known) {
+		for (unsigned i = 0; i < known; i++)
+			aggregator__push_id(w->agg, ids[i]);
+		w->stats.frames += known;
+		return;
+	}
 	n = hotspot_names_frame(j->names, f, w->logical, HOTSPOT_NAMES_MAX_INLINE);
 	if (n > HOTSPOT_NAMES_MAX_INLINE)
 		n = HOTSPOT_NAMES_MAX_INLINE;
-	while (n-- > 0)
-		push_logical(w, &w->logical[n]);
+	for (int k = n - 1; k >= 0; k--) {
+		bool named;
+		int64_t id = logical_id(w, &w->logical[k], f->kind, &named);
+
+		all_named &= named && id >= 0;
+		w->stats.frames += named;
+		if (id < 0)
+			continue;
+		aggregator__push_id(w->agg, id);
+		if (n - 1 - k < FRAME_IDS_INLINE)
+			ids[n - 1 - k] = id;
+	}
+	if (all_named && n > 0 && n <= FRAME_IDS_INLINE && j->ids)
+		frame_ids__put(j->ids, &key, ids, (unsigned)n);
 }
 
 /* Native user frame i (0 the innermost); exact: its pc is the sampled one, not a return address. */
@@ -364,6 +402,13 @@ int walked__methods(struct walked *w, const struct jbpf_sample *s, struct walked
 		}
 	}
 	return n;
+}
+
+void walked__forget_frame_ids(struct walked *w)
+{
+	for (size_t i = 0; w && i < w->nr; i++)
+		if (w->jvms[i]->ids)
+			frame_ids__clear(w->jvms[i]->ids);
 }
 
 void walked__stats(const struct walked *w, struct walked_stats *out)

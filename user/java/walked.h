@@ -68,6 +68,9 @@ size_t walked__nr_jvms(const struct walked *w);
 /* Process tgid exited or ran another program: what was read of it goes. */
 void walked__forget(struct walked *w, uint32_t tgid);
 
+/* The profile was handed over (--continuous): frame ids kept for it are forgotten. */
+void walked__forget_frame_ids(struct walked *w);
+
 /* One sample of a followed JVM, decoded and checked (its Java frames too). */
 void walked__sample(struct walked *w, const struct jbpf_sample *sample);
 

@@ -323,6 +323,7 @@ static void cut_interval(struct recording *rec, bool last)
 			return;
 		}
 		java__forget_frame_ids(rec->java);
+		walked__forget_frame_ids(rec->walked);
 		rec->profile = fresh;
 	}
 	iv.until_unix_ns = clock_realtime_ns();

@@ -293,8 +293,9 @@ static void print_verbose_stats(const struct recording *rec)
 		(unsigned long long)rec->counters[JBPF_CNT_SAMPLES],
 		(unsigned long long)rec->base_period_ns, (unsigned long long)agg.execs,
 		(unsigned long long)rec->counters[JBPF_CNT_EXEC_LOST]);
-	fprintf(stderr, "jbpfprof: deferred signals and stacks: %s; %llu Java signals deferred\n",
-		sampler__deferral_name(rec->sampler), (unsigned long long)rec->counters[JBPF_CNT_JAVA_DEFERRED]);
+	fprintf(stderr, "jbpfprof: deferred signals and stacks: %s; %llu Java signals sent, %llu Java signals deferred\n",
+		sampler__deferral_name(rec->sampler), (unsigned long long)rec->counters[JBPF_CNT_JAVA_SIGNALS],
+		(unsigned long long)rec->counters[JBPF_CNT_JAVA_DEFERRED]);
 	if (wall) {
 		struct wall_stats ws;
 
