@@ -8,8 +8,11 @@
  * named package.Class.method, outermost first, then the native frames they
  * called, then kernel frames (_[k]). With --annotate a Java frame ends in
  * _[j], _[i] or _[0]; with --threads each stack starts with a
- * [<thread name> tid=<tid>] frame. The summary line on stderr says "Java
- * stacks: J of N joined".
+ * [<thread name> tid=<tid>] frame. Java frames come from the default, the
+ * BPF walk of HotSpot's frames, except in the tests of the agent's own
+ * ways (--java-stacks agent), whose summary line on stderr says "Java
+ * stacks: J of N joined"; tests/integration/test_java_walk.c checks the
+ * walk against the agent.
  *
  * Each JVM runs in a temporary directory of its own, so a crash report
  * (hs_err_pid*.log) it writes there is found; every test looks for one.
@@ -359,7 +362,8 @@ static void fsync_kernel_frames_under_java(void **state)
 }
 
 /*
- * One recording of a CpuSplit JVM (threads split-*), with --threads: fails
+ * One recording of a CpuSplit JVM (threads split-*), with --threads, through
+ * the agent (what these tests are about: its attach, its survival): fails
  * unless at least 90% of the workers' samples have CpuSplit's Java frames.
  */
 static void record_with_java_frames(const struct jdk *jdk, const struct jvm *jvm, const char *what)
@@ -368,7 +372,8 @@ static void record_with_java_frames(const struct jdk *jdk, const struct jvm *jvm
 	struct child profiler;
 	struct collapsed stacks;
 
-	record(&profiler, &stacks, jvm, (char *[]){ "-F", "997", "-d", "2", "--threads", NULL }, 60);
+	record(&profiler, &stacks, jvm, (char *[]){ "-F", "997", "-d", "2", "--threads", "--java-stacks", "agent", NULL },
+	       60);
 	count_thread_java(&stacks, "split-", "CpuSplit.", &on_threads, &with_java);
 	fprintf(stderr, "  %s, %s: %llu worker samples, %.1f%% with Java frames\n", jdk->name, what,
 		(unsigned long long)on_threads, percent(with_java, on_threads));
@@ -405,8 +410,8 @@ static void profiler_killed_jvm_serves(void **state)
 	jvm_start(&jvm, jdk, "CpuSplit", (char *[]){ "-t", "1", "-b", NULL });
 	file = harness_path(jvm.dir, "killed.collapsed");
 	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
-	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-F", "997", "-d", "60",
-									"--threads", "-f", file, NULL }),
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-F", "997", "-d", "60", "--threads",
+									"--java-stacks", "agent", "-f", file, NULL }),
 			 0);
 	if (harness_wait_for(&profiler, "sampling", 30)) {
 		fprintf(stderr, "the profiler did not start sampling in 30 s; its stderr:\n%s\n", profiler.buf);
@@ -453,7 +458,8 @@ static void stress_at_10_khz(void **state)
 
 	jvm_start(&jvm, jdk, "Stress", NULL);
 	file = harness_path(jvm.dir, "stress.collapsed");
-	status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-F", "10000", "-d", "60", NULL }, 240,
+	status = jvm_record_watched(&jvm, &profiler, file,
+				    (char *[]){ "-F", "10000", "-d", "60", "--java-stacks", "agent", NULL }, 240,
 				    STRESS_STALL_BOUND_MS, 2000, &hb);
 	if (hb.stalled)
 		fail();
@@ -568,7 +574,8 @@ static void vm_calls_have_java_frames(void **state, const char *mode, const char
 	struct jvm jvm;
 
 	jvm_start(&jvm, jdk, "VmCalls", (char *[]){ (char *)mode, NULL });
-	record(&profiler, &stacks, &jvm, (char *[]){ "-F", "997", "-d", "6", "--threads", NULL }, 60);
+	record(&profiler, &stacks, &jvm, (char *[]){ "-F", "997", "-d", "6", "--threads", "--java-stacks", "agent", NULL },
+	       60);
 	assert_int_equal(wait_heartbeats(&jvm.out, 2, 5), 0);
 	jvm_assert_no_crash_report(&jvm);
 	jvm_stop(&jvm);
@@ -650,7 +657,8 @@ static void frame_kinds_walked_by_agent(void **state)
 				   "-XX:CompileCommand=dontinline,FrameKinds::callsInterpreted",
 				   "-XX:CompileCommand=inline,FrameKinds::mid", NULL },
 		       "FrameKinds", NULL);
-	record(&profiler, &stacks, &jvm, (char *[]){ "-F", "997", "-d", "5", "--threads", "--annotate", NULL }, 60);
+	record(&profiler, &stacks, &jvm,
+	       (char *[]){ "-F", "997", "-d", "5", "--threads", "--annotate", "--java-stacks", "agent", NULL }, 60);
 	assert_int_equal(wait_heartbeats(&jvm.out, 2, 5), 0);
 	jvm_assert_no_crash_report(&jvm);
 	jvm_stop(&jvm);

@@ -1,0 +1,473 @@
+/*
+ * Java stacks walked by BPF (bpf/hotspot.bpf.h, user/java/walked.c), end to
+ * end, on JDK 17 and JDK 25: the default way a JVM's Java frames are taken,
+ * with nothing loaded into the JVM.
+ *
+ *  - against the agent: with --java-stacks both, every sample the agent
+ *    takes a Java stack for (AsyncGetCallTrace, through a signal) is
+ *    compared with the walk of the same sample: at least 99% the same
+ *    methods in the same order, bytecode indexes and kinds (interpreted,
+ *    compiled, inlined) the same where both have them, on workloads where
+ *    AsyncGetCallTrace succeeds (the CPU split, JNI into libz, the frame
+ *    kinds, recursion, lambdas, method handles, exceptions, JNI calling
+ *    back into Java);
+ *  - javac from the first instant of its work: at least 99% of the main
+ *    thread's samples reach JavacDriver.main;
+ *  - whole stacks through JNI: Java -> JNI -> Java -> JNI;
+ *  - a recursion 1000 deep: cut at the walk's bound, counted and said;
+ *  - a JVM run with -Xint: every Java frame interpreted;
+ *  - nothing in the JVM: the agent's library is not mapped into it, and
+ *    no signal was sent.
+ */
+#include "harness.h"
+#include "jvm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The test's JDK (its state), once jvm_require lets it run; WalkShapes stands for the built classes. */
+static const struct jdk *require_java(void **state)
+{
+	jvm_require(*state, "WalkShapes");
+	return *state;
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/*
+ * Records the JVM: the profiler with "-p PID -f FILE" and args, to the end.
+ * Fails unless it exits 0 and FILE parses.
+ */
+static void record(struct child *profiler, struct collapsed *stacks, pid_t pid, const char *dir, char *const args[],
+		   int timeout_s)
+{
+	char pid_text[16], *file = harness_path(dir, "walk.collapsed"), *argv[48];
+	int status;
+
+	snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+	harness_profiler_args(argv, 48, pid_text, file, args);
+	status = harness_run_profiler(profiler, argv, timeout_s);
+	if (status != 0)
+		fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler->buf);
+	assert_int_equal(status, 0);
+	assert_int_equal(collapsed_load(file, stacks), 0);
+	unlink(file);
+	free(file);
+}
+
+/* The figures of the summary's "BPF walk against the agent: ..." part. */
+struct agreement {
+	unsigned long long samples, none, stopped, bci_pairs, kind_pairs;
+	double methods, bci, kinds;
+};
+
+static int parse_agreement(const char *text, struct agreement *a)
+{
+	const char *p = strstr(text, "BPF walk against the agent: ");
+
+	return p && sscanf(p,
+			   "BPF walk against the agent: %llu samples, %lf%% the same methods (%llu without Java "
+			   "frames, %llu ended early), %lf%% of %llu bytecode indexes and %lf%% of %llu kinds",
+			   &a->samples, &a->methods, &a->none, &a->stopped, &a->bci, &a->bci_pairs, &a->kinds,
+			   &a->kind_pairs) == 8
+		       ? 0
+		       : -1;
+}
+
+/* One workload under --java-stacks both: the walk agrees with the agent on 99% of samples. */
+static void agrees(const struct jdk *jdk, const char *what, char *const jvm_opts[], const char *class,
+		   char *const args[])
+{
+	struct child profiler;
+	struct collapsed stacks;
+	struct agreement a;
+	struct jvm jvm;
+
+	jvm_start_opts(&jvm, jdk, jvm_opts, class, args);
+	record(&profiler, &stacks, jvm.out.pid, jvm.dir,
+	       (char *[]){ "-F", "997", "-d", "4", "--java-stacks", "both", NULL }, 60);
+	jvm_assert_no_crash_report(&jvm);
+	jvm_stop(&jvm);
+	if (parse_agreement(profiler.buf, &a)) {
+		fprintf(stderr, "no comparison in the summary; the profiler's stderr:\n%s\n", profiler.buf);
+		fail();
+	}
+	fprintf(stderr, "  %s, %s: %llu samples, %.1f%% the same methods, %.1f%% of %llu bcis, %.1f%% of %llu kinds\n",
+		jdk->name, what, a.samples, a.methods, a.bci, a.bci_pairs, a.kinds, a.kind_pairs);
+	/* Busy threads for 4 s at 997 Hz: 1,000 samples measure 99% to a tenth of a point. */
+	assert_true(a.samples >= 1000);
+	assert_true(a.methods >= 99.0);
+	assert_true(a.bci_pairs >= a.samples && a.bci >= 99.0);
+	assert_true(a.kind_pairs >= a.samples / 2 && a.kinds >= 99.0);
+	collapsed_free(&stacks);
+}
+
+/* The path of the JNI library WalkShapes loads (caller frees). */
+static char *walkjni_path(void)
+{
+	char *dir = realpath(harness_getenv("WORKLOAD_DIR", "build/workloads"), NULL), *path;
+
+	assert_non_null(dir);
+	path = harness_path(dir, "libwalkjni.so");
+	free(dir);
+	return path;
+}
+
+static void walk_agrees_with_agent(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	char *jni = walkjni_path();
+
+	agrees(jdk, "CpuSplit", NULL, "CpuSplit", (char *[]){ "-t", "2", NULL });
+	agrees(jdk, "JniDeflate", NULL, "JniDeflate", (char *[]){ "2", NULL });
+	agrees(jdk, "FrameKinds",
+	       (char *[]){ "-XX:CompileCommand=quiet", "-XX:CompileCommand=exclude,FrameKinds::interpreted",
+			   "-XX:CompileCommand=dontinline,FrameKinds::outer", NULL },
+	       "FrameKinds", NULL);
+	agrees(jdk, "WalkShapes", NULL, "WalkShapes", (char *[]){ "shapes", jni, NULL });
+	free(jni);
+}
+
+/* Samples of threads whose root frame starts with "[prefix", and of those with a frame named frame. */
+static void count_thread_frame(const struct collapsed *c, const char *prefix, const char *frame, uint64_t *on_threads,
+			       uint64_t *with_frame)
+{
+	size_t len = strlen(prefix);
+
+	*on_threads = *with_frame = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct frames fr;
+
+		frames_split(&fr, c->stacks[i]);
+		if (fr.n > 0 && fr.f[0][0] == '[' && !strncmp(fr.f[0] + 1, prefix, len)) {
+			*on_threads += c->counts[i];
+			if (find_frame(&fr, 1, frame) >= 0)
+				*with_frame += c->counts[i];
+		}
+		free(fr.buf);
+	}
+}
+
+/*
+ * The thread root ("[name tid=N]", --threads) with the most samples that
+ * have a frame named frame, into root (size bytes): the thread that runs
+ * it. Without the agent a Java thread is named by its comm, which for the
+ * thread running main() is the launcher's "java", so the name cannot tell.
+ */
+static void thread_running(const struct collapsed *c, const char *frame, char *root, size_t size)
+{
+	uint64_t best = 0;
+
+	root[0] = '\0';
+	for (size_t i = 0; i < c->n; i++) {
+		struct frames fr;
+		uint64_t n = 0;
+
+		frames_split(&fr, c->stacks[i]);
+		if (fr.n > 0 && fr.f[0][0] == '[' && find_frame(&fr, 1, frame) >= 0) {
+			size_t len = strcspn(fr.f[0], ";");
+
+			for (size_t j = 0; j < c->n; j++)
+				if (!strncmp(c->stacks[j], fr.f[0], len) && c->stacks[j][len] == ';') {
+					struct frames other;
+
+					frames_split(&other, c->stacks[j]);
+					n += find_frame(&other, 1, frame) >= 0 ? c->counts[j] : 0;
+					free(other.buf);
+				}
+			if (n > best && len + 1 < size) {
+				best = n;
+				memcpy(root, fr.f[0] + 1, len - 1);
+				root[len - 1] = '\0';
+			}
+		}
+		free(fr.buf);
+	}
+}
+
+/*
+ * Java sources for javac to compile: classes with generics, lambdas and
+ * nested expressions, a few seconds of work per compile (type inference
+ * of these grows fast with their number).
+ */
+#define SOURCES 40
+#define METHODS 8
+static void write_sources(const char *dir, const char *argfile, const char *out_dir)
+{
+	FILE *args = fopen(argfile, "w");
+
+	assert_non_null(args);
+	fprintf(args, "-d %s -proc:none -nowarn\n", out_dir);
+	for (int c = 0; c < SOURCES; c++) {
+		char name[64], *path;
+		FILE *f;
+
+		snprintf(name, sizeof(name), "Gen%03d.java", c);
+		path = harness_path(dir, name);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fprintf(f, "import java.util.*;\nimport java.util.function.*;\npublic class Gen%03d<T extends Comparable<T>> {\n",
+			c);
+		for (int m = 0; m < METHODS; m++)
+			fprintf(f,
+				"  public static <K, V extends Comparable<V>> Map<K, List<V>> m%d(Map<K, V> in, Function<V, V> f) {\n"
+				"    Map<K, List<V>> out = new HashMap<>();\n"
+				"    in.forEach((k, v) -> out.computeIfAbsent(k, x -> new ArrayList<>()).add(f.apply(v)));\n"
+				"    out.values().forEach(l -> l.sort(Comparator.naturalOrder()));\n"
+				"    return out.entrySet().stream().filter(e -> e.getValue().size() > %d)\n"
+				"        .collect(HashMap::new, (h, e) -> h.put(e.getKey(), e.getValue()), HashMap::putAll);\n"
+				"  }\n",
+				m, m % 3);
+		fprintf(f, "}\n");
+		fclose(f);
+		fprintf(args, "%s\n", path);
+		free(path);
+	}
+	fclose(args);
+}
+
+/*
+ * JavacDriver (tests/workloads/java/JavacDriver.java) compiling generated
+ * sources, profiled from the first instant of its work: it waits on its
+ * standard input (a FIFO held open here, so neither side blocks) until the
+ * profiler samples. At least 99% of its main thread's samples carry Java
+ * frames down to its entry method, JavacDriver.main.
+ */
+static void javac_main_thread_reaches_main(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	char *dir = harness_tmpdir(), *fifo = harness_path(dir, "go"), *argfile = harness_path(dir, "javac.args");
+	char *out_dir = harness_path(dir, "classes"), *file = harness_path(dir, "javac.collapsed");
+	char *classes = jvm_class_dir(), command[4096], pid[16], *argv[32], main_root[128];
+	struct child javac, profiler;
+	struct collapsed stacks;
+	uint64_t on_main, with_main;
+	int go, status;
+
+	assert_non_null(classes);
+	assert_int_equal(mkdir(out_dir, 0700), 0);
+	write_sources(dir, argfile, out_dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	/* Read and write: opening a FIFO so never waits for the other end. */
+	go = open(fifo, O_RDWR | O_CLOEXEC);
+	assert_true(go >= 0);
+	snprintf(command, sizeof(command), "exec %s -cp %s JavacDriver 2 @%s < %s", jdk_java_path(jdk), classes, argfile,
+		 fifo);
+	assert_int_equal(harness_start_workload(&javac, (char *[]){ "/bin/sh", "-c", command, NULL }), 0);
+	snprintf(pid, sizeof(pid), "%d", (int)javac.pid);
+	harness_profiler_args(argv, 32, pid, file, (char *[]){ "-F", "997", "--threads", NULL });
+	assert_int_equal(harness_start_profiler(&profiler, argv), 0);
+	if (harness_wait_for(&profiler, "sampling", 30)) {
+		fprintf(stderr, "the profiler did not start sampling; its stderr:\n%s\n", profiler.buf);
+		fail();
+	}
+	assert_int_equal(write(go, "go\n", 3), 3);
+	/* The JVM exits when the compiles are done; the profiler ends with it. */
+	if (harness_wait_for(&javac, "elapsed_ns", 120)) {
+		fprintf(stderr, "javac did not finish; its output:\n%s\n", javac.buf);
+		fail();
+	}
+	status = harness_finish(&profiler, 60);
+	if (status != 0)
+		fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler.buf);
+	assert_int_equal(status, 0);
+	assert_int_equal(harness_finish(&javac, 30), 0);
+	close(go);
+	assert_int_equal(collapsed_load(file, &stacks), 0);
+	thread_running(&stacks, "JavacDriver.main", main_root, sizeof(main_root));
+	count_thread_frame(&stacks, main_root, "JavacDriver.main", &on_main, &with_main);
+	fprintf(stderr, "  %s: javac's main thread [%s: %llu samples, %.2f%% reach JavacDriver.main\n", jdk->name,
+		main_root, (unsigned long long)on_main, percent(with_main, on_main));
+	/* Two compiles: seconds of work, a thousand samples at least. */
+	assert_true(on_main >= 1000);
+	assert_true(with_main * 100 >= on_main * 99);
+	harness_output_free(&stacks, file, NULL);
+	unlink(fifo);
+	unlink(argfile);
+	free(fifo);
+	free(argfile);
+	free(out_dir);
+	free(classes);
+	free(dir);
+}
+
+/*
+ * WalkShapes' JNI thread: Java calls a native method that calls back into
+ * Java, which calls a native method that spins in C. Its samples in the
+ * spin must read the whole chain, root first: nativeCallback, its C
+ * function, fromNative, nativeLeaf, its C function, the spin.
+ */
+static void jni_calls_back_into_java(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	const char *const chain[] = { "WalkShapes.nativeCallback", "Java_WalkShapes_nativeCallback",
+				      "WalkShapes.fromNative",	   "WalkShapes.nativeLeaf",
+				      "Java_WalkShapes_nativeLeaf", "walkjni_spin" };
+	uint64_t in_spin = 0, whole = 0;
+	char *jni = walkjni_path();
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+
+	jvm_start(&jvm, jdk, "WalkShapes", (char *[]){ "shapes", jni, NULL });
+	record(&profiler, &stacks, jvm.out.pid, jvm.dir, (char *[]){ "-F", "997", "-d", "4", "--threads", NULL }, 60);
+	jvm_assert_no_crash_report(&jvm);
+	jvm_stop(&jvm);
+	for (size_t i = 0; i < stacks.n; i++) {
+		struct frames fr;
+		int at = 0;
+
+		frames_split(&fr, stacks.stacks[i]);
+		if (fr.n > 0 && !strncmp(fr.f[0], "[jni-0 ", 7) && find_frame(&fr, 0, "walkjni_spin") >= 0) {
+			in_spin += stacks.counts[i];
+			for (size_t k = 0; k < sizeof(chain) / sizeof(chain[0]) && at >= 0; k++)
+				at = find_frame(&fr, at, chain[k]);
+			if (at >= 0)
+				whole += stacks.counts[i];
+		}
+		free(fr.buf);
+	}
+	fprintf(stderr, "  %s: %llu samples of jni-0 in walkjni_spin, %.2f%% with the whole chain\n", jdk->name,
+		(unsigned long long)in_spin, percent(whole, in_spin));
+	/* Five busy threads on the test machine's two CPUs for 4 s at 997 Hz: about 1,500 samples each. */
+	assert_true(in_spin >= 500);
+	assert_true(whole * 100 >= in_spin * 99);
+	collapsed_free(&stacks);
+	free(jni);
+}
+
+/* "name N" in the profiler's summary (the number after name), or -1. */
+static long long summary_count(const struct child *profiler, const char *name)
+{
+	const char *p = strstr(profiler->buf, name);
+
+	return p ? atoll(p + strlen(name)) : -1;
+}
+
+/*
+ * A recursion 1000 deep: the walk goes JBPF_MAX_JAVA_FRAMES frames deep
+ * and no further; each such sample ends (root side) in the frame that says
+ * so, and the summary counts them.
+ */
+static void deep_recursion_cut_and_counted(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	uint64_t on_thread, cut;
+	long long counted;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+
+	jvm_start(&jvm, jdk, "WalkShapes", (char *[]){ "deep", NULL });
+	record(&profiler, &stacks, jvm.out.pid, jvm.dir, (char *[]){ "-F", "997", "-d", "3", "--threads", NULL }, 60);
+	jvm_stop(&jvm);
+	count_thread_frame(&stacks, "deep-0 ", "[unknown Java: deeper than 256 frames]", &on_thread, &cut);
+	counted = summary_count(&profiler, "deeper than 256 frames ");
+	fprintf(stderr, "  %s: deep-0: %llu samples, %.1f%% cut; the summary counts %lld\n", jdk->name,
+		(unsigned long long)on_thread, percent(cut, on_thread), counted);
+	assert_true(on_thread >= 1000);
+	assert_true(cut * 100 >= on_thread * 99);
+	assert_true(counted >= (long long)cut);
+	collapsed_free(&stacks);
+}
+
+/* -Xint: every Java frame of the CpuSplit workers is interpreted (_[0]), and the walk reaches them all. */
+static void interpreter_only(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	uint64_t on_threads = 0, with_java = 0, compiled = 0;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+
+	jvm_start_opts(&jvm, jdk, (char *[]){ "-Xint", NULL }, "CpuSplit", (char *[]){ "-t", "2", NULL });
+	record(&profiler, &stacks, jvm.out.pid, jvm.dir,
+	       (char *[]){ "-F", "997", "-d", "3", "--threads", "--annotate", NULL }, 60);
+	jvm_stop(&jvm);
+	for (size_t i = 0; i < stacks.n; i++) {
+		struct frames fr;
+
+		frames_split(&fr, stacks.stacks[i]);
+		if (fr.n > 0 && !strncmp(fr.f[0], "[split-", 7)) {
+			on_threads += stacks.counts[i];
+			if (find_frame(&fr, 0, "CpuSplit.work") >= 0)
+				with_java += stacks.counts[i];
+			for (int k = 0; k < fr.n; k++)
+				if (strstr(fr.f[k], "_[j]") || strstr(fr.f[k], "_[i]")) {
+					compiled += stacks.counts[i];
+					break;
+				}
+		}
+		free(fr.buf);
+	}
+	fprintf(stderr, "  %s, -Xint: %llu worker samples, %.2f%% reach CpuSplit.work, %llu with a compiled frame\n",
+		jdk->name, (unsigned long long)on_threads, percent(with_java, on_threads), (unsigned long long)compiled);
+	assert_true(on_threads >= 1000);
+	assert_true(with_java * 100 >= on_threads * 99);
+	assert_int_equal(compiled, 0);
+	collapsed_free(&stacks);
+}
+
+/*
+ * A default recording puts nothing into the JVM: its maps have no trace of
+ * the agent's library, the BPF programs sent no signal (-v's count), and
+ * the samples still carry Java frames.
+ */
+static void nothing_loaded_into_the_jvm(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	char maps_path[64], *maps = NULL;
+	uint64_t with_java;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+	size_t size = 0;
+	FILE *f;
+
+	jvm_start(&jvm, jdk, "CpuSplit", (char *[]){ "-t", "1", NULL });
+	record(&profiler, &stacks, jvm.out.pid, jvm.dir, (char *[]){ "-F", "997", "-d", "2", "-v", NULL }, 60);
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)jvm.out.pid);
+	f = fopen(maps_path, "r");
+	assert_non_null(f);
+	assert_true(getdelim(&maps, &size, '\0', f) > 0);
+	fclose(f);
+	jvm_stop(&jvm);
+	with_java = collapsed_count_frame(&stacks, "CpuSplit.share50");
+	fprintf(stderr, "  %s: %llu samples in CpuSplit.share50; no signal sent: %s; the agent mapped: %s\n",
+		jdk->name, (unsigned long long)with_java, strstr(profiler.buf, "; 0 Java signals sent") ? "yes" : "no",
+		strstr(maps, "jbpfagent") ? "yes" : "no");
+	assert_true(with_java > 0);
+	assert_null(strstr(maps, "jbpfagent"));
+	assert_non_null(strstr(profiler.buf, "; 0 Java signals sent"));
+	assert_null(strstr(profiler.buf, "Java stacks: "));
+	free(maps);
+	collapsed_free(&stacks);
+}
+
+#define JDK_TEST(f, jdk) { #f " (" #jdk ")", f, NULL, harness_teardown, (void *)&(jdk) }
+#define JDK_TESTS(f) JDK_TEST(f, jdk17), JDK_TEST(f, jdk25)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		JDK_TESTS(walk_agrees_with_agent),
+		JDK_TESTS(javac_main_thread_reaches_main),
+		JDK_TESTS(jni_calls_back_into_java),
+		JDK_TESTS(deep_recursion_cut_and_counted),
+		JDK_TESTS(interpreter_only),
+		JDK_TESTS(nothing_loaded_into_the_jvm),
+	};
+
+	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
+	if (getenv("JBPF_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	return cmocka_run_group_tests_name("java_walk", tests, NULL, NULL);
+}
