@@ -85,9 +85,11 @@ static void syscalls_not_cut_short(void **state)
 	file = harness_path(jvm.dir, "waits.collapsed");
 	setenv("JBPFPROF_DEFER", mode->defer, 1);
 	status = jvm_record_watched(&jvm, &profiler, file,
+				    /* The agent's deferred signals are what is tested: Java stacks from the agent. */
 				    mode->wall ? (char *[]){ "-F", "1000", "-e", "wall", "--wait-interval", "1ms",
-							   "-d", RECORD_S, "-v", NULL }
-					       : (char *[]){ "-F", "1000", "-d", RECORD_S, "-v", NULL },
+							   "-d", RECORD_S, "-v", "--java-stacks", "agent", NULL }
+					       : (char *[]){ "-F", "1000", "-d", RECORD_S, "-v", "--java-stacks", "agent",
+							     NULL },
 				    60, STALL_BOUND_MS, AFTER_MS, &hb);
 	unsetenv("JBPFPROF_DEFER");
 	if (hb.stalled) {
