@@ -77,11 +77,12 @@ struct method_entry {
 	char text[]; /* klass, name, signature, each ended by NUL */
 };
 
-/* The scopes of a compiled pc, by (nmethod, compile id, pc). */
+/* The scopes of a compiled pc, by (nmethod, compile id, pc), or why it has none (nr 0). */
 struct scope_entry {
 	struct cache_head head;
 	uint32_t level;
 	int nr;
+	int unresolved; /* enum hotspot_unresolved, 0 when the scopes were read */
 	struct names_scope scopes[];
 };
 
@@ -390,37 +391,45 @@ static int interpreted(struct hotspot_names *n, const struct jbpf_java_frame *jf
 /*
  * The scopes of (nmethod, compile id, pc), from the cache or read, each
  * with its ConstMethod: 0 with *out, or an enum hotspot_unresolved.
+ *
+ * A pc that could not be named is remembered too, with its reason: the
+ * key stands for one nmethod (its compile id, checked before and after
+ * the read), whose scopes do not change, and the frames of a hostile or
+ * damaged one would otherwise be read again at every sample, up to 255
+ * times in one (frames whose senders repeat), far slower than samples come.
  */
 static int compiled_scopes(struct hotspot_names *n, const struct jbpf_java_frame *jf, struct scope_entry **out,
 			   bool *cached)
 {
 	struct cache_key key = { jf->ptr, jf->cookie, jf->pc };
 	struct names_scope scopes[HOTSPOT_NAMES_MAX_INLINE];
-	struct scope_entry *e;
+	struct scope_entry *e = cache_get(&n->scopes, &key);
 	uint32_t level = 0;
 	int nr = 0, r;
 
-	*out = cache_get(&n->scopes, &key);
-	*cached = *out != NULL;
-	if (*out)
-		return 0;
+	*cached = e != NULL;
+	if (e) {
+		*out = e;
+		return e->unresolved;
+	}
 	r = scopes_at(&n->l, n->mem, jf->ptr, jf->pc, jf->cookie, scopes, HOTSPOT_NAMES_MAX_INLINE, &nr, &level);
-	if (r)
-		return r;
-	for (int i = 0; i < nr; i++)
+	for (int i = 0; !r && i < nr; i++)
 		if (!names_read_field(n->mem, scopes[i].method, n->l.method_const, &scopes[i].const_method))
-			return HOTSPOT_UNRESOLVED_READ;
+			r = HOTSPOT_UNRESOLVED_READ;
+	if (r)
+		nr = 0;
 	e = malloc(sizeof(*e) + nr * sizeof(e->scopes[0]));
 	if (!e)
-		return HOTSPOT_UNRESOLVED_READ;
+		return r ? r : HOTSPOT_UNRESOLVED_READ;
 	e->head.key = key;
 	e->head.bytes = sizeof(*e) + nr * sizeof(e->scopes[0]);
 	e->level = level;
 	e->nr = nr;
+	e->unresolved = r;
 	memcpy(e->scopes, scopes, nr * sizeof(scopes[0]));
 	cache_put(n, &n->scopes, &e->head);
 	*out = e;
-	return 0;
+	return r;
 }
 
 /* How the outermost scope ran: its compiler by _comp_level, or a native method's wrapper. */

@@ -711,6 +711,8 @@ static void looping_scope_chain_is_invalid(void **state)
 	assert_true(n.scope_offset[0] < 190);
 	inner[0] = (uint8_t)(n.scope_offset[0] + (f->jdk->major >= 20));
 	assert_unresolved(f, &jf, HOTSPOT_UNRESOLVED_INVALID, 40);
+	/* The same key again (a frame whose senders repeat it): remembered, not read again. */
+	assert_unresolved(f, &jf, HOTSPOT_UNRESOLVED_INVALID, 0);
 	/* A sender further on than its callee is as bad. */
 	inner[0] = (uint8_t)(n.scope_offset[0] + 2 + (f->jdk->major >= 20));
 	jf = compiled(&n, 5, 0x3f); /* another key: not cached */

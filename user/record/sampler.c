@@ -59,7 +59,19 @@ struct sampler {
 	bool java;                  /* JVMs at the start: the exit program is the tracepoint one */
 	sampler_record_fn on_record;
 	void *ctx;
+	uint64_t drain_deadline_ns; /* CLOCK_MONOTONIC at which a drain gives the loop back; 0: none */
+	int drained;                /* records handed over by the drain under way */
 };
+
+/*
+ * The longest one sampler__drain hands records over while sampling goes
+ * on. Were the callback slower than the samplers (records that a hostile
+ * JVM makes costly to name), ring_buffer__consume would never find the
+ * buffer empty and never return, and the recording would never see its
+ * end or a signal. What is left waits for the next drain; what does not
+ * fit the ring buffer meanwhile is lost, and counted.
+ */
+#define DRAIN_BUDGET_NS (200 * NS_PER_MS)
 
 static int verbose_level;
 
@@ -75,6 +87,10 @@ static int on_ringbuf_record(void *ctx, void *data, size_t size)
 	struct sampler *sampler = ctx;
 
 	sampler->on_record(sampler->ctx, data, size);
+	sampler->drained++;
+	/* libbpf has consumed this record already: stopping here loses nothing. */
+	if (sampler->drain_deadline_ns && clock_monotonic_ns() >= sampler->drain_deadline_ns)
+		return -EAGAIN;
 	return 0;
 }
 
@@ -375,7 +391,13 @@ int sampler__fd(const struct sampler *sampler)
 
 int sampler__drain(struct sampler *sampler)
 {
-	return ring_buffer__consume(sampler->ringbuf);
+	int err;
+
+	/* Once stopped, nothing more comes: the last drain takes every record, however long. */
+	sampler->drain_deadline_ns = sampler->stopped_ns ? 0 : clock_monotonic_ns() + DRAIN_BUDGET_NS;
+	sampler->drained = 0;
+	err = ring_buffer__consume(sampler->ringbuf);
+	return err < 0 && err != -EAGAIN ? err : sampler->drained;
 }
 
 int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_NR])

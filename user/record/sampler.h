@@ -129,7 +129,11 @@ void sampler__stop(struct sampler *sampler);
 
 /* A descriptor that becomes readable when records are waiting. */
 int sampler__fd(const struct sampler *sampler);
-/* Hands every waiting record to the callback. Returns records or -errno. */
+/*
+ * Hands every waiting record to the callback; while sampling goes on,
+ * only those it takes in 200 ms (the rest wait for the next call), so
+ * that a slow callback cannot hold the caller. Returns records or -errno.
+ */
 int sampler__drain(struct sampler *sampler);
 
 /*
