@@ -98,6 +98,8 @@ WORKLOADS := $(patsubst %.c,$(OUTPUT)/workloads/%,$(notdir $(WORKLOAD_SRCS)))
 NOFP_WORKLOADS := $(patsubst tests/workloads/nofp/%.c,$(OUTPUT)/workloads/nofp_%,$(wildcard tests/workloads/nofp/*.c)) \
 		  $(OUTPUT)/workloads/libnofp_plugin.so $(OUTPUT)/workloads/nofp_debug_frame
 WORKLOADS += $(NOFP_WORKLOADS)
+# hostile_jvm's libjvm.so (tests/workloads/hostile_jvm_lib/libjvm.c), in a directory of its own.
+WORKLOADS += $(OUTPUT)/workloads/hostile_jvm_lib/libjvm.so
 # The native half of tests/workloads/java/SyscallWaits.java, built against a JDK's jni.h
 # (JNI fixes the parameters, used or not).
 JNI_HOME ?= /usr/lib/jvm/java-17-openjdk-amd64
@@ -309,6 +311,12 @@ $(OUTPUT)/workloads/libnofp_plugin.so: tests/workloads/nofp/plugin/plugin.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(NOFP_WORKLOAD_CFLAGS) -fPIC -shared -fvisibility=hidden $< -o $@
+# The variables HotSpot exports to describe itself, which hostile_jvm fills in:
+# a file named libjvm.so is what makes a process a JVM to the profiler.
+$(OUTPUT)/workloads/hostile_jvm_lib/libjvm.so: tests/workloads/hostile_jvm_lib/libjvm.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -fPIC -shared $< -o $@
 
 $(OUTPUT)/workloads/libsyscallwaits.so: tests/workloads/jni/syscallwaits.c
 	$(call msg,CC,$@)
