@@ -70,6 +70,9 @@ struct {
 
 _Static_assert((JBPF_MAX_JAVA_FRAMES & (JBPF_MAX_JAVA_FRAMES - 1)) == 0, "a power of two, for a mask");
 
+/* The process's executable mapping holding pc, -1 for none (unwind.bpf.h). */
+__noinline int unwind_mapping_index(const struct jbpf_unwind_process *proc, __u64 pc);
+
 /* Interpreter frame slots, in words from its rbp (frame_x86.hpp). */
 #define HOTSPOT_INTERP_BCP (-8)
 #define HOTSPOT_INTERP_METHOD (-3)
@@ -78,6 +81,12 @@ _Static_assert((JBPF_MAX_JAVA_FRAMES & (JBPF_MAX_JAVA_FRAMES - 1)) == 0, "a powe
 #define HOTSPOT_INTERP_WORDS 10
 /* Segment map steps per look-up: a blob of 8 MiB in 128-byte segments at the worst fill. */
 #define HOTSPOT_MAX_HOPS 64
+/* The most an entry's caller passes on the stack (bytes): 255 argument words. */
+#define HOTSPOT_ENTRY_ARGS (256 * 8)
+/* Words above a leaf stub's sp looked at for its return address: C1's push up to a dozen registers. */
+#define HOTSPOT_LEAF_SCAN 12
+/* The innermost stub's rbp is taken for its frame pointer only this close above sp (bytes). */
+#define HOTSPOT_LEAF_NEAR 64
 /* The most a leaf stub's frame holds between sp and its rbp (bytes). */
 #define HOTSPOT_LEAF_FRAME 512
 /* A compiled frame larger than this (words) is not believed. */
@@ -263,25 +272,53 @@ static __always_inline int hotspot_unbuilt_frame(struct unwind_walk *w, const st
 }
 
 /*
- * The innermost frame, in a stub with no frame size that was not called
- * from Java: rbp is its frame pointer if it lies just above sp (a stub
- * that pushed it and set it up), else the stub pushed nothing.
+ * A stub with no frame size (StubRoutines, C1's leaf stubs, the nmethod
+ * entry barrier's stub), stepped out of, in order:
+ *  - rbp set up as its frame pointer (an inner frame's rbp, restored by
+ *    the walk; the innermost one's only if at most just above sp, since
+ *    compiled code does not keep rbp as a frame pointer), with a return
+ *    at fp[2] past the -1 the entry barrier's stub pushes before rbp (a
+ *    word that deoptimisation overwrites), or at fp[1] into code the
+ *    process maps;
+ *  - innermost: a return into mapped code at sp (a stub that pushed
+ *    nothing, such as the icache flush, which the VM's C++ calls);
+ *  - innermost: a return address into the code cache among the first
+ *    words above sp (a stub that pushed a few registers, as C1's
+ *    slow_subtype_check does);
+ *  - rbp's frame all the same (a stub called from the VM's own code);
+ *  - innermost: its return address at sp.
  */
-static __always_inline int hotspot_leaf_stub(struct unwind_walk *w)
+static __always_inline int hotspot_frameless_stub(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
+						  const struct jbpf_unwind_process *proc, bool top)
 {
-	__u64 saved[2], ret;
+	__u64 saved[3], words[HOTSPOT_LEAF_SCAN];
+	/* Right after enter (push rbp; mov rbp, rsp), rbp is sp. */
+	bool framed = w->bp >= w->sp && w->bp - w->sp < HOTSPOT_LEAF_FRAME &&
+		      !bpf_probe_read_user(saved, sizeof(saved), (void *)w->bp);
+	bool trusted = framed && (!top || w->bp - w->sp <= HOTSPOT_LEAF_NEAR);
+	bool scanned = top && !bpf_probe_read_user(words, sizeof(words), (void *)w->sp);
 
-	if (w->bp > w->sp && w->bp - w->sp < HOTSPOT_LEAF_FRAME &&
-	    !bpf_probe_read_user(saved, sizeof(saved), (void *)w->bp))
+	if (trusted && saved[1] == ~0ull && hotspot_in_code(jvm, saved[2]))
+		return hotspot_to_caller(w, saved[2], w->bp + 24, saved[0]);
+	if (trusted && unwind_mapping_index(proc, saved[1]) >= 0)
 		return hotspot_to_caller(w, saved[1], w->bp + 16, saved[0]);
-	if (bpf_probe_read_user(&ret, 8, (void *)w->sp))
-		return hotspot_stop(w, JBPF_JAVA_STOP_STUB);
-	return hotspot_to_caller(w, ret, w->sp + 8, w->bp);
+	/* Nothing pushed: a return into code at sp (the icache flush, called from the VM's C++). */
+	if (scanned && unwind_mapping_index(proc, words[0]) >= 0)
+		return hotspot_to_caller(w, words[0], w->sp + 8, w->bp);
+	if (scanned)
+		for (int i = 0; i < HOTSPOT_LEAF_SCAN; i++)
+			if (hotspot_in_code(jvm, words[i]))
+				return hotspot_to_caller(w, words[i], w->sp + 8 * (i + 1), w->bp);
+	if (framed)
+		return hotspot_to_caller(w, saved[1], w->bp + 16, saved[0]);
+	if (scanned)
+		return hotspot_to_caller(w, words[0], w->sp + 8, w->bp);
+	return hotspot_stop(w, JBPF_JAVA_STOP_STUB);
 }
 
 /* A compiled frame (is_nmethod) or a stub frame in blob, and its caller. */
-static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm, __u64 blob,
-					      bool is_nmethod, bool top)
+static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
+					      const struct jbpf_unwind_process *proc, __u64 blob, bool is_nmethod, bool top)
 {
 	__u64 code = hotspot_code_begin(jvm, blob), ret, sp, bp, saved[2];
 	__s32 complete = hotspot_frame_complete(jvm, blob), words = 0, compile_id = 0;
@@ -297,9 +334,8 @@ static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struc
 		unbuilt = hotspot_unbuilt_frame(w, jvm, complete < 0 || w->pc < code + complete, &ret, &sp, &bp);
 		if (unbuilt < 0 && words <= 0 && is_nmethod)
 			return hotspot_stop(w, JBPF_JAVA_STOP_PROLOGUE);
-		/* A leaf stub called from the VM's own code: by rbp if it set one up, else its return address at sp. */
 		if (unbuilt < 0 && words <= 0)
-			return hotspot_leaf_stub(w);
+			return hotspot_frameless_stub(w, jvm, proc, true);
 		if (unbuilt > 0)
 			return hotspot_to_caller(w, ret, sp, bp);
 	}
@@ -320,16 +356,82 @@ static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struc
 	}
 	if (is_nmethod)
 		return hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
-	/* A stub with no frame of its own keeps rbp as a frame pointer, if anything. */
-	if (w->bp <= w->sp || bpf_probe_read_user(saved, sizeof(saved), (void *)w->bp))
-		return hotspot_stop(w, JBPF_JAVA_STOP_STUB);
-	return hotspot_to_caller(w, saved[1], w->bp + 16, saved[0]);
+	return hotspot_frameless_stub(w, jvm, proc, top);
+}
+
+/*
+ * Whether method, a value from a register, is a Method *: its class lists
+ * it at its idnum (its ConstMethod's constant pool's holder's methods).
+ * Its ConstMethod into *cmethod.
+ */
+static __always_inline bool hotspot_is_method(const struct jbpf_hotspot_jvm *jvm, __u64 method, __u64 *cmethod)
+{
+	__u64 pool, holder, methods, listed;
+	__s32 length;
+	__u16 idnum;
+
+	return (jvm->flags & JBPF_HOTSPOT_METHOD_CHECK) &&
+	       !bpf_probe_read_user(cmethod, 8, (void *)(method + jvm->method_const)) &&
+	       !bpf_probe_read_user(&pool, 8, (void *)(*cmethod + jvm->const_constants)) &&
+	       !bpf_probe_read_user(&idnum, 2, (void *)(*cmethod + jvm->const_idnum)) &&
+	       !bpf_probe_read_user(&holder, 8, (void *)(pool + jvm->pool_holder)) &&
+	       !bpf_probe_read_user(&methods, 8, (void *)(holder + jvm->klass_methods)) &&
+	       !bpf_probe_read_user(&length, 4, (void *)(methods + jvm->array_length)) && idnum < length &&
+	       !bpf_probe_read_user(&listed, 8, (void *)(methods + jvm->array_data + 8 * (__u64)idnum)) &&
+	       listed == method;
+}
+
+/*
+ * The innermost frame, in an interpreter entry still building its frame
+ * (templateInterpreterGenerator_x86.cpp, the normal and native entries):
+ * rbx holds the Method * being entered (checked to be one: the register
+ * may hold anything elsewhere in the interpreter) and r13 the caller's sp. The
+ * return address is at sp until the entry pops it into rax to push the
+ * locals under it; then in rax; then, once pushed back with rbp (enter),
+ * at fp[1], with the method's slot at fp[-3] filled soon after. The
+ * method is taken at its first bytecode.
+ */
+static __always_inline int hotspot_interpreter_entry(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm)
+{
+	__u64 cmethod, ret, sp, bp, saved[2], method_slot = 0;
+	__u16 code_size;
+
+	if (!hotspot_is_method(jvm, w->bx, &cmethod) ||
+	    bpf_probe_read_user(&code_size, 2, (void *)(cmethod + jvm->const_code_size)))
+		return hotspot_stop(w, JBPF_JAVA_STOP_INTERPRETER);
+	if (!bpf_probe_read_user(&ret, 8, (void *)w->sp) && hotspot_in_code(jvm, ret)) {
+		/* Nothing popped yet. */
+		sp = w->sp + 8;
+		bp = w->bp;
+	} else if (w->bp > w->sp && w->bp - w->sp < HOTSPOT_LEAF_FRAME &&
+		   !bpf_probe_read_user(saved, sizeof(saved), (void *)w->bp) && hotspot_in_code(jvm, saved[1]) &&
+		   (saved[1] == w->ax ||
+		    (!bpf_probe_read_user(&method_slot, 8, (void *)(w->bp + 8 * HOTSPOT_INTERP_METHOD)) &&
+		     method_slot == w->bx))) {
+		/* Pushed back with rbp: this rbp is the new frame's. */
+		ret = saved[1];
+		sp = w->bp + 16;
+		bp = saved[0];
+	} else if (hotspot_in_code(jvm, w->ax)) {
+		/* Popped into rax; rbp still the caller's. */
+		ret = w->ax;
+		sp = w->sp + 8;
+		bp = w->bp;
+	} else {
+		return hotspot_stop(w, JBPF_JAVA_STOP_INTERPRETER);
+	}
+	/* A compiled caller's frame size counts from the sp it called with, which r13 keeps. */
+	if (w->r13 >= sp && w->r13 - sp < HOTSPOT_ENTRY_ARGS)
+		sp = w->r13;
+	if (hotspot_push(w, JBPF_JAVA_INTERPRETED, 0, w->bx, code_size ? cmethod + jvm->const_size : 0, cmethod))
+		return 1;
+	return hotspot_to_caller(w, ret, sp, bp);
 }
 
 /* An interpreted frame at rbp, and its caller. */
 static __always_inline int hotspot_interpreted(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm, bool top)
 {
-	__u64 slot[HOTSPOT_INTERP_WORDS], fp = w->bp, method, bcp, cmethod, ret;
+	__u64 slot[HOTSPOT_INTERP_WORDS], fp = w->bp, method, bcp, cmethod;
 	__u16 code_size;
 	bool standing;
 
@@ -342,12 +444,8 @@ static __always_inline int hotspot_interpreted(struct unwind_walk *w, const stru
 			   !bpf_probe_read_user(&code_size, 2, (void *)(cmethod + jvm->const_code_size)) &&
 			   (!bcp || (bcp >= cmethod + jvm->const_size && bcp < cmethod + jvm->const_size + code_size));
 	}
-	if (!standing) {
-		/* Entered, frame not built yet: the caller's pc is at sp, its rbp still in rbp. */
-		if (top && !bpf_probe_read_user(&ret, 8, (void *)w->sp) && hotspot_in_code(jvm, ret))
-			return hotspot_to_caller(w, ret, w->sp + 8, w->bp);
-		return hotspot_stop(w, JBPF_JAVA_STOP_INTERPRETER);
-	}
+	if (!standing)
+		return top ? hotspot_interpreter_entry(w, jvm) : hotspot_stop(w, JBPF_JAVA_STOP_INTERPRETER);
 	if (hotspot_push(w, JBPF_JAVA_INTERPRETED, 0, method, bcp, cmethod))
 		return 1;
 	return hotspot_to_caller(w, slot[1 - HOTSPOT_INTERP_BCP], slot[HOTSPOT_INTERP_SENDER_SP - HOTSPOT_INTERP_BCP],
@@ -358,7 +456,8 @@ static __always_inline int hotspot_interpreted(struct unwind_walk *w, const stru
  * One step through HotSpot's frames, at a pc inside jvm's code cache: 0
  * goes on (with the caller's pc, sp, rbp in w), 1 stops.
  */
-__noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm)
+__noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
+			    const struct jbpf_unwind_process *proc)
 {
 	__u64 blob, saved[2];
 	bool top;
@@ -377,7 +476,7 @@ __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm
 	blob = hotspot_find_blob(jvm, w->pc);
 	if (!blob)
 		return hotspot_stop(w, JBPF_JAVA_STOP_NO_BLOB);
-	return hotspot_blob_frame(w, jvm, blob, hotspot_is_nmethod(jvm, blob), top);
+	return hotspot_blob_frame(w, jvm, proc, blob, hotspot_is_nmethod(jvm, blob), top);
 }
 
 #endif /* JBPF_HOTSPOT_BPF_H */

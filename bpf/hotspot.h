@@ -63,8 +63,19 @@ struct jbpf_hotspot_jvm {
 	__u16 method_const;      /* Method::_constMethod, ConstMethod * */
 	__u16 const_code_size;   /* ConstMethod::_code_size, u2 */
 	__u16 const_size;        /* sizeof(ConstMethod): the bytecodes follow it */
+	/*
+	 * With JBPF_HOTSPOT_METHOD_CHECK, how a Method * taken from a register
+	 * is checked to be one: its holder's method array holds it at its
+	 * idnum (ConstMethod::_constants, ::_method_idnum, u2;
+	 * ConstantPool::_pool_holder; InstanceKlass::_methods;
+	 * Array<Method*>::_length, int, and ::_data).
+	 */
+	__u16 const_constants, const_idnum, pool_holder, klass_methods, array_length, array_data;
 	__u32 flags;             /* JBPF_HOTSPOT_* */
 };
+
+/* Bits of jbpf_hotspot_jvm.flags. */
+#define JBPF_HOTSPOT_METHOD_CHECK 1u /* the method check's offsets are known */
 
 /*
  * A Java frame, as the walker found it. Java frames are not in the

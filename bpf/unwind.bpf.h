@@ -81,6 +81,12 @@ static struct jbpf_sample *unwind_sample(void);
 /* The state of one walk; scalars only, as a global function's argument must be. */
 struct unwind_walk {
 	__u64 pc, sp, bp;
+	/*
+	 * The innermost frame's rax, rbx and r13: an interpreter entry
+	 * building its frame keeps its return address, Method * and caller's
+	 * sp there (hotspot.bpf.h, hotspot_interpreter_entry).
+	 */
+	__u64 ax, bx, r13;
 	__u32 tgid;
 	__u32 first;         /* index in ips of the first user frame (after the kernel's) */
 	__u32 n;             /* user frames written */
@@ -275,7 +281,7 @@ __noinline int unwind_step(struct unwind_walk *w, struct jbpf_unwind_process *pr
 		return 1;
 	}
 	if (jvm && hotspot_in_code(jvm, w->pc)) {
-		if (!hotspot_step(w, jvm))
+		if (!hotspot_step(w, jvm, proc))
 			return 0;
 		/* A walk ended in Java is counted by its stop frame's reason, not as a native fallback. */
 		if (w->java_stop)
@@ -347,6 +353,9 @@ static __always_inline bool unwind_saved_regs(struct task_struct *task, struct u
 	w->pc = BPF_CORE_READ(regs, ip);
 	w->sp = BPF_CORE_READ(regs, sp);
 	w->bp = BPF_CORE_READ(regs, bp);
+	w->ax = BPF_CORE_READ(regs, ax);
+	w->bx = BPF_CORE_READ(regs, bx);
+	w->r13 = BPF_CORE_READ(regs, r13);
 	return true;
 }
 
@@ -360,6 +369,9 @@ static __always_inline bool unwind_user_regs(struct bpf_perf_event_data *ctx, st
 		w->pc = ctx->regs.ip;
 		w->sp = ctx->regs.sp;
 		w->bp = ctx->regs.bp;
+		w->ax = ctx->regs.ax;
+		w->bx = ctx->regs.bx;
+		w->r13 = ctx->regs.r13;
 		return true;
 	}
 	return unwind_saved_regs(task, w);

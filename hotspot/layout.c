@@ -219,6 +219,40 @@ static bool read_method(struct reader *r, struct jbpf_hotspot_jvm *out)
 	       u16_of(r, "sizeof(ConstMethod)", const_size, &out->const_size);
 }
 
+/*
+ * Where a Method * is listed by its class, for the walker's check of one
+ * taken from a register (JBPF_HOTSPOT_METHOD_CHECK). Optional: a JVM that
+ * lists less gets no such frames, nothing else.
+ */
+static void read_method_check(struct reader *r, struct jbpf_hotspot_jvm *out)
+{
+	uint64_t constants, idnum, holder, methods, length, data, sizes[5];
+
+	/* A pointer's type may be missing from the types table (size 0): a pointer is 8 bytes. */
+	if (!hotspot_vm_field(r->vm, "ConstMethod", "_constants", &constants, &sizes[0]) ||
+	    !hotspot_vm_field(r->vm, "ConstMethod", "_method_idnum", &idnum, &sizes[1]) ||
+	    !hotspot_vm_field(r->vm, "ConstantPool", "_pool_holder", &holder, &sizes[2]) ||
+	    !hotspot_vm_field(r->vm, "InstanceKlass", "_methods", &methods, &sizes[3]) ||
+	    /* Every Array<T> has its _length first; HotSpot lists it for Array<int>. */
+	    (!hotspot_vm_field(r->vm, "Array<Method*>", "_length", &length, &sizes[4]) &&
+	     !hotspot_vm_field(r->vm, "Array<int>", "_length", &length, &sizes[4])) ||
+	    !hotspot_vm_field(r->vm, "Array<Method*>", "_data", &data, NULL) || (sizes[0] && sizes[0] != 8) ||
+	    sizes[1] != 2 || (sizes[2] && sizes[2] != 8) || (sizes[3] && sizes[3] != 8) || sizes[4] != 4)
+		return;
+	if (constants + 8 > hotspot_vm_type_size(r->vm, "ConstMethod") ||
+	    idnum + 2 > hotspot_vm_type_size(r->vm, "ConstMethod") ||
+	    holder + 8 > hotspot_vm_type_size(r->vm, "ConstantPool") ||
+	    methods + 8 > hotspot_vm_type_size(r->vm, "InstanceKlass") || length > UINT16_MAX || data > UINT16_MAX)
+		return;
+	out->const_constants = (__u16)constants;
+	out->const_idnum = (__u16)idnum;
+	out->pool_holder = (__u16)holder;
+	out->klass_methods = (__u16)methods;
+	out->array_length = (__u16)length;
+	out->array_data = (__u16)data;
+	out->flags |= JBPF_HOTSPOT_METHOD_CHECK;
+}
+
 /* ---- the code heaps ---- */
 
 /* Where a CodeHeap's fields are, and the other offsets reading CodeCache::_heaps needs. */
@@ -398,6 +432,7 @@ int hotspot_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem,
 	if (!read_blob(&r, &l, &blob_extent) || !read_nmethod(&r, &l, blob_extent) || !read_method(&r, &l) ||
 	    !read_code_cache(&r, &l) || !read_heaps(&r, &l) || !read_interpreter(&r, &l) || !read_call_stub(&r, &l))
 		return -1;
+	read_method_check(&r, &l);
 	*out = l;
 	return 0;
 }
