@@ -439,6 +439,13 @@ static void kernel_entry_ranges(struct symbolizer *sym, struct sampler_config *c
 	}
 }
 
+/* sampler_config.before_start: the JVMs found so far handed to the walker (one not taken is named and left out). */
+static int install_walked(void *ctx, struct sampler *sampler)
+{
+	walked__install(ctx, sampler);
+	return 0;
+}
+
 int recording__run(struct recording *rec)
 {
 	const struct recording_config *c = &rec->config;
@@ -503,6 +510,9 @@ int recording__run(struct recording *rec)
 					  : c->all ? MAX_WALKED_JVMS
 						   : rec->nr_tgids;
 	sampler_config.ctx = rec->pipeline;
+	/* The JVMs' layouts go into the walker's map before the first sample, which would miss them. */
+	sampler_config.before_start = install_walked;
+	sampler_config.before_start_ctx = rec->walked;
 	/* A JVM may take the agent during the recording too: its deferred signals need the range. */
 	if (c->java != RECORDING_JAVA_OFF || sampler_config.waits)
 		kernel_entry_ranges(rec->sym, &sampler_config);
@@ -511,7 +521,6 @@ int recording__run(struct recording *rec)
 		return -1;
 	}
 	pipeline__set_unwinder(rec->pipeline, sampler__unwinder(rec->sampler));
-	walked__install(rec->walked, rec->sampler);
 	if (wall) {
 		wall__start(wall, sampler__started_ns(rec->sampler));
 		wall__seed(wall, rec->sampler, c->all ? NULL : rec->tgids, c->all ? 0 : rec->nr_tgids);

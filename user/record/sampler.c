@@ -246,6 +246,10 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 		error = setup_java(sampler, config, err, err_size);
 	if (!error && config->waits)
 		error = setup_waits(sampler, config, err, err_size);
+	if (!error && config->before_start && config->before_start(config->before_start_ctx, sampler)) {
+		snprintf(err, err_size, "cannot hand the JVMs' layouts to BPF");
+		error = -EINVAL;
+	}
 	if (!error && !config->no_cpu_samples)
 		error = cpu_sampler__start(sampler->cpu, err, err_size);
 	if (error) {

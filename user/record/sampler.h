@@ -49,6 +49,8 @@ enum sampler_deferral {
 	SAMPLER_DEFER_SYSCALL_EXIT, /* a program on every system call exit of the host */
 };
 
+struct sampler;
+
 struct sampler_config {
 	const uint32_t *tgids;   /* processes to sample; NULL with nr_tgids 0 for all */
 	/*
@@ -97,6 +99,14 @@ struct sampler_config {
 	 * walker is left out of the program), placed with sampler__set_hotspot.
 	 */
 	size_t max_hotspot_jvms;
+	/*
+	 * Called once the programs are loaded and before any perf event
+	 * starts (with the sampler, which sampler__set_hotspot may be given):
+	 * what must be in the maps for the first sample. Non-zero fails the
+	 * open. NULL: nothing.
+	 */
+	int (*before_start)(void *ctx, struct sampler *sampler);
+	void *before_start_ctx;
 	/*
 	 * AUTO from callers; sampler__open hands its loaders the choice made
 	 * (never AUTO). The environment variable JBPFPROF_DEFER=task-work or
