@@ -274,7 +274,8 @@ __noinline int unwind_step(struct unwind_walk *w, struct jbpf_unwind_process *pr
 	long key;
 	int i;
 
-	if (!w || !proc || !sample)
+	/* proc NULL: a JVM's process whose tables are not in yet, walked by rbp but in its code cache. */
+	if (!w || !sample)
 		return 1;
 	if (!w->pc) {
 		w->done = true;
@@ -296,8 +297,8 @@ __noinline int unwind_step(struct unwind_walk *w, struct jbpf_unwind_process *pr
 	sample->ips[at] = w->pc;
 	w->n++;
 	i = unwind_mapping_index(proc, w->pc);
-	if (i < 0 || i >= JBPF_UNWIND_MAX_MAPPINGS) {
-		if (w->trusted_pc)
+	if (!proc || i < 0 || i >= JBPF_UNWIND_MAX_MAPPINGS) {
+		if (w->trusted_pc && proc)
 			unwind_report_miss(w, proc);
 		unwind_fall_back(w, JBPF_CNT_UNWIND_NO_PROCESS);
 		return unwind_fp_step(w);
@@ -405,12 +406,17 @@ static __always_inline long unwind_user_stack(struct bpf_perf_event_data *ctx, s
 	/* A kernel thread has no user stack: nothing to walk, nothing to count. */
 	if (!unwind_user_regs(ctx, task, &loop.w))
 		return 0;
+	loop.jvm = unwind_jvm(task, tgid);
 	if (!proc || proc->start_ticks != process_start_ticks(task)) {
-		count(JBPF_CNT_UNWIND_NO_PROCESS);
-		return -1;
+		/* A JVM found before its tables are in (-a) still gets its Java frames, its native ones by rbp. */
+		if (!loop.jvm) {
+			count(JBPF_CNT_UNWIND_NO_PROCESS);
+			return -1;
+		}
+		proc = NULL;
+		loop.w.reason = JBPF_CNT_UNWIND_NO_PROCESS;
 	}
 	loop.proc = proc;
-	loop.jvm = unwind_jvm(task, tgid);
 	bpf_loop(JBPF_MAX_STACK_DEPTH + 1 + (loop.jvm ? JBPF_MAX_JAVA_FRAMES : 0), unwind_frame, &loop, 0);
 	if (!loop.w.done && !loop.w.java_stop)
 		unwind_fall_back(&loop.w, JBPF_CNT_UNWIND_DEPTH);

@@ -119,7 +119,8 @@ static void record_with_java_frames(struct jvm *jvm, const struct jdk *jdk, cons
 	char *file = harness_path(jvm->dir, "startup.collapsed");
 	int status;
 
-	status = jvm_record_watched(jvm, &profiler, file, (char *[]){ "--java", "-F", "499", "-d", RECORD_S, NULL }, 60,
+	status = jvm_record_watched(jvm, &profiler, file,
+				    (char *[]){ "--java", "--java-stacks", "agent", "-F", "499", "-d", RECORD_S, NULL }, 60,
 				    STALL_BOUND_MS, AFTER_MS, &hb);
 	if (hb.stalled) {
 		fprintf(stderr, "  %s, %s: the JVM stopped beating (longest gap %lld ms)\n", jdk->name, label,
@@ -214,7 +215,9 @@ static void dynamic_loading_disabled_without_agent(void **state)
 	jvm_start_opts(&jvm, jdk, (char *[]){ "-XX:-EnableDynamicAgentLoading", NULL }, "CpuSplit",
 		       (char *[]){ "-t", "1", NULL });
 	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
-	status = harness_run_profiler(&profiler, (char *[]){ "--java", "-p", pid, "-d", "1", "-o", "collapsed", "-f", "/dev/null", NULL },
+	status = harness_run_profiler(&profiler,
+				      (char *[]){ "--java", "--java-stacks", "agent", "-p", pid, "-d", "1", "-o", "collapsed",
+						  "-f", "/dev/null", NULL },
 				      60);
 	fprintf(stderr, "  %s: exit %d: %s", jdk->name, status, profiler.buf);
 	assert_int_not_equal(status, 0);

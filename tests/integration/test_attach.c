@@ -164,7 +164,8 @@ static void disabled_jvm_is_refused(const char *java, char *const flags[])
 	}
 	start_jvm(&jvm, java, flags);
 	snprintf(pid, sizeof(pid), "%d", (int)jvm.pid);
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", pid, "-d", "1", NULL }, 60);
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "--java-stacks", "agent", "-p", pid, "-d", "1", NULL },
+				      60);
 	fprintf(stderr, "  profiler: %s", prof.buf);
 	assert_int_equal(status, 1);
 	snprintf(expect, sizeof(expect), "attach is disabled in JVM pid %s", pid);
@@ -219,7 +220,8 @@ static void disabled_jvm_falls_back(void **state)
 						     "CpuSplit", "-t", "1", NULL }))
 		fail_msg("%s CpuSplit did not start", java);
 	snprintf(pid, sizeof(pid), "%d", (int)jvm.pid);
-	status = harness_run_profiler(&prof, (char *[]){ "-p", pid, "-d", "2", "-f", file, NULL }, 60);
+	status = harness_run_profiler(&prof, (char *[]){ "-p", pid, "-d", "2", "--java-stacks", "agent", "-f", file, NULL },
+				      60);
 	fprintf(stderr, "  profiler: %s", prof.buf);
 	assert_int_equal(status, 0);
 	snprintf(expect, sizeof(expect), "cannot load the agent into pid %s: attach is disabled", pid);

@@ -12,6 +12,9 @@
  *     threads' samples, and a JVM started during the recording gets them;
  *     a JVM stopped by a signal is not tried, and attached once it runs.
  *
+ * These are the agent's ways (--java-stacks agent): the BPF walk, the
+ * default, needs no attach (tests/integration/test_java_walk.c).
+ *
  * Every JVM runs CpuSplit with its heartbeat (-b); each test checks that
  * beats came after the recording and that the JVM stops cleanly, without a
  * crash report. Under -a the profiler attaches every JVM on the host; the
@@ -93,7 +96,7 @@ static void assert_alive_and_stop(struct jvm *jvm)
 /* Runs the profiler with args and "--threads -f FILE" and reads FILE back. */
 static void record(struct child *profiler, struct collapsed *stacks, char **dir, char **file, char *const args[])
 {
-	char *argv[24];
+	char *argv[28];
 	size_t n = 0;
 
 	*dir = harness_tmpdir();
@@ -103,6 +106,8 @@ static void record(struct child *profiler, struct collapsed *stacks, char **dir,
 		n++;
 	}
 	argv[n++] = "--threads";
+	argv[n++] = "--java-stacks";
+	argv[n++] = "agent";
 	argv[n++] = "-f";
 	argv[n++] = *file;
 	argv[n] = NULL;
@@ -311,7 +316,8 @@ static void all_jvm_started_later(void **state)
 
 	(void)state;
 	jvm_require(&jdk25, "CpuSplit");
-	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-v", "-F", "199", "--threads", "-f", file,
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-v", "-F", "199", "--threads",
+									"--java-stacks", "agent", "-f", file,
 								      NULL }),
 			 0);
 	if (harness_wait_for(&profiler, "sampling all processes", 60))
@@ -341,7 +347,8 @@ static void all_jvm_exits_then_another(void **state)
 
 	(void)state;
 	jvm_require(&jdk17, "CpuSplit");
-	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-v", "-F", "199", "--threads", "-f", file,
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-v", "-F", "199", "--threads",
+									"--java-stacks", "agent", "-f", file,
 								      NULL }),
 			 0);
 	if (harness_wait_for(&profiler, "sampling all processes", 60))
@@ -391,7 +398,8 @@ static void all_stopped_jvm(void **state)
 	jvm_require(&jdk17, "CpuSplit");
 	jvm_start(&jvm, &jdk17, "CpuSplit", (char *[]){ "-b", "-n", "allmode-stopped-", NULL });
 	assert_int_equal(kill(jvm.out.pid, SIGSTOP), 0);
-	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-v", "-F", "199", "--threads", "-f", file,
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-v", "-F", "199", "--threads",
+									"--java-stacks", "agent", "-f", file,
 								      NULL }),
 			 0);
 	snprintf(said, sizeof(said), "JVM pid %d is stopped (by a signal)", jvm.out.pid);

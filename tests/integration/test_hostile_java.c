@@ -155,7 +155,7 @@ static void bind_mounted_tmp_is_refused(void **state)
 	assert_int_equal(mkdir(root_dir, 0755), 0);
 	start_fake(&fake, libjvm, "quiet", root_dir);
 	snprintf(pid, sizeof(pid), "%d", (int)fake.pid);
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", pid, "-d", "1", NULL }, 60);
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "--java-stacks", "agent", "-p", pid, "-d", "1", NULL }, 60);
 	fprintf(stderr, "  profiler: %s", prof.buf);
 	assert_int_equal(status, 1);
 	assert_non_null(strstr(prof.buf, "neither sticky and writable by all nor owned by its user"));
@@ -240,7 +240,7 @@ static void flood_stops_at_duration(void **state)
 
 	harness_require_root();
 	fake_target_start(&t, "flood");
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "2", "-o", "collapsed", "-f", "/dev/null", NULL },
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "--java-stacks", "agent", "-p", t.pid, "-d", "2", "-o", "collapsed", "-f", "/dev/null", NULL },
 				      60);
 	fprintf(stderr, "  profiler: %s", prof.buf);
 	/* harness_run_profiler kills it after 60 s and says -1. */
@@ -258,7 +258,7 @@ static void flood_stops_on_sigterm(void **state)
 
 	harness_require_root();
 	fake_target_start(&t, "flood");
-	assert_int_equal(harness_start_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-o", "collapsed", "-f", "/dev/null", NULL }), 0);
+	assert_int_equal(harness_start_profiler(&prof, (char *[]){ "--java", "--java-stacks", "agent", "-p", t.pid, "-o", "collapsed", "-f", "/dev/null", NULL }), 0);
 	if (harness_wait_for(&prof, "with Java frames", 30)) {
 		harness_finish(&prof, 5);
 		fail_msg("the profiler did not start recording: %s", prof.buf);
@@ -285,7 +285,7 @@ static void planted_agent_file_is_never_opened(void **state)
 
 	harness_require_root();
 	fake_target_start(&t, "quiet");
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "1", "-o", "collapsed", "-f", "/dev/null", NULL }, 60);
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "--java-stacks", "agent", "-p", t.pid, "-d", "1", "-o", "collapsed", "-f", "/dev/null", NULL }, 60);
 	fprintf(stderr, "  first profiler: %s", prof.buf);
 	assert_int_equal(status, 0);
 	find_entry(t.tmp, "jbpfagent-", name, sizeof(name));
@@ -296,7 +296,7 @@ static void planted_agent_file_is_never_opened(void **state)
 	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	assert_true(in >= 0);
 	assert_true(inotify_add_watch(in, agent, IN_OPEN) >= 0);
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "1", "-o", "collapsed", "-f", "/dev/null", NULL }, 60);
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "--java-stacks", "agent", "-p", t.pid, "-d", "1", "-o", "collapsed", "-f", "/dev/null", NULL }, 60);
 	fprintf(stderr, "  second profiler: %s", prof.buf);
 	assert_int_equal(status, 0);
 	if (read(in, events, sizeof(events)) > 0)
@@ -326,7 +326,7 @@ static void another_users_trigger_is_left_alone(void **state)
 	assert_int_equal(fchown(fd, 65534, 65534), 0);
 	assert_int_equal(fstat(fd, &before), 0);
 	close(fd);
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "1", NULL }, 60);
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "--java-stacks", "agent", "-p", t.pid, "-d", "1", NULL }, 60);
 	fprintf(stderr, "  profiler: %s", prof.buf);
 	assert_int_equal(status, 1);
 	assert_non_null(strstr(prof.buf, name));
@@ -370,7 +370,7 @@ static void planted_attach_socket_symlink_is_not_followed(void **state)
 	link = harness_path(t.tmp, name);
 	assert_int_equal(symlink(sock, link), 0);
 	assert_int_equal(lchown(link, 65534, 65534), 0);
-	status = harness_run_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "1", NULL }, 60);
+	status = harness_run_profiler(&prof, (char *[]){ "--java", "--java-stacks", "agent", "-p", t.pid, "-d", "1", NULL }, 60);
 	fprintf(stderr, "  profiler: %s", prof.buf);
 	/* The fake cannot bind its socket over the symlink either: the attach fails, in one line. */
 	assert_int_equal(status, 1);
@@ -402,7 +402,7 @@ static void a_peer_other_than_the_target_is_refused(void **state)
 
 	harness_require_root();
 	fake_target_start(&t, "handoff");
-	assert_int_equal(harness_start_profiler(&prof, (char *[]){ "--java", "-p", t.pid, "-d", "2", "-o", "collapsed", "-f", "/dev/null",
+	assert_int_equal(harness_start_profiler(&prof, (char *[]){ "--java", "--java-stacks", "agent", "-p", t.pid, "-d", "2", "-o", "collapsed", "-f", "/dev/null",
 								     NULL }),
 			 0);
 	if (harness_wait_for(&t.child, "socket /tmp/", 30)) {

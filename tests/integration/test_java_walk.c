@@ -17,7 +17,8 @@
  *  - a recursion 1000 deep: cut at the walk's bound, counted and said;
  *  - a JVM run with -Xint: every Java frame interpreted;
  *  - nothing in the JVM: the agent's library is not mapped into it, and
- *    no signal was sent.
+ *    no signal was sent; a JVM that refuses agents is walked all the same;
+ *  - -a: a JVM started during the recording is walked as soon as it can be.
  */
 #include "harness.h"
 #include "jvm.h"
@@ -455,6 +456,85 @@ static void nothing_loaded_into_the_jvm(void **state)
 	collapsed_free(&stacks);
 }
 
+/* Samples of the threads named prefix* (--threads roots), and of those with a CpuSplit frame. */
+static void count_cpusplit(const struct collapsed *c, const char *prefix, uint64_t *on_threads, uint64_t *with_java)
+{
+	size_t len = strlen(prefix);
+
+	*on_threads = *with_java = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct frames fr;
+
+		frames_split(&fr, c->stacks[i]);
+		if (fr.n > 0 && !strncmp(fr.f[0] + 1, prefix, len)) {
+			*on_threads += c->counts[i];
+			if (find_frame(&fr, 1, "CpuSplit.work") >= 0)
+				*with_java += c->counts[i];
+		}
+		free(fr.buf);
+	}
+}
+
+/*
+ * A JVM that refuses every agent (attach disabled, dynamic loading
+ * disabled) still has its Java frames: the walk asks nothing of it. The
+ * run says nothing about an agent.
+ */
+static void attach_disabled_still_walked(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	uint64_t on_threads, with_java;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+
+	jvm_start_opts(&jvm, jdk, (char *[]){ "-XX:+DisableAttachMechanism", "-XX:-EnableDynamicAgentLoading", NULL },
+		       "CpuSplit", (char *[]){ "-t", "1", "-n", "noattach-", NULL });
+	record(&profiler, &stacks, jvm.out.pid, jvm.dir, (char *[]){ "--java", "-F", "499", "-d", "2", "--threads", NULL },
+	       60);
+	jvm_stop(&jvm);
+	count_cpusplit(&stacks, "noattach-", &on_threads, &with_java);
+	fprintf(stderr, "  %s, attach disabled: %llu samples of its threads, %.2f%% with Java frames\n", jdk->name,
+		(unsigned long long)on_threads, percent(with_java, on_threads));
+	assert_null(strstr(profiler.buf, "agent"));
+	assert_true(on_threads >= 300);
+	assert_true(with_java * 100 >= on_threads * 99);
+	collapsed_free(&stacks);
+}
+
+/*
+ * -a, and a JVM that starts during the recording: it is walked as soon as
+ * its layout reads (-v says so), with nothing loaded into it.
+ */
+static void all_walks_jvm_started_later(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	char *dir = harness_tmpdir(), *file = harness_path(dir, "all.collapsed"), line[64];
+	uint64_t on_threads, with_java;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-a", "-v", "-F", "199", "-d", "6", "--threads",
+									"-f", file, NULL }),
+			 0);
+	if (harness_wait_for(&profiler, "sampling all processes", 60))
+		fail_msg("the profiler did not start: %s", profiler.buf);
+	jvm_start(&jvm, jdk, "CpuSplit", (char *[]){ "-t", "1", "-n", "walkall-", NULL });
+	snprintf(line, sizeof(line), "JVM pid %d: Java frames walked by BPF", (int)jvm.out.pid);
+	if (harness_wait_for(&profiler, line, 20))
+		fail_msg("the JVM started during the recording was not walked: %s", profiler.buf);
+	assert_int_equal(harness_finish(&profiler, 60), 0);
+	jvm_stop(&jvm);
+	assert_int_equal(collapsed_load(file, &stacks), 0);
+	count_cpusplit(&stacks, "walkall-", &on_threads, &with_java);
+	fprintf(stderr, "  %s, -a, started later: %llu samples of its threads, %.2f%% with Java frames\n", jdk->name,
+		(unsigned long long)on_threads, percent(with_java, on_threads));
+	assert_true(on_threads >= 200);
+	assert_true(with_java * 100 >= on_threads * 90);
+	harness_output_free(&stacks, file, dir);
+}
+
 #define JDK_TEST(f, jdk) { #f " (" #jdk ")", f, NULL, harness_teardown, (void *)&(jdk) }
 #define JDK_TESTS(f) JDK_TEST(f, jdk17), JDK_TEST(f, jdk25)
 
@@ -467,6 +547,8 @@ int main(void)
 		JDK_TESTS(deep_recursion_cut_and_counted),
 		JDK_TESTS(interpreter_only),
 		JDK_TESTS(nothing_loaded_into_the_jvm),
+		JDK_TESTS(attach_disabled_still_walked),
+		JDK_TESTS(all_walks_jvm_started_later),
 	};
 
 	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */

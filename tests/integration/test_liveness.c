@@ -3,7 +3,9 @@
  * Churn (tests/workloads/java/Churn.java): threads that live under a
  * millisecond, allocation, deep exceptions, class loaders made and dropped,
  * deoptimisation, full collections, all at once, with a heartbeat that
- * needs thread creation and allocation to work. A profiling signal can land
+ * needs thread creation and allocation to work. These are the agent's
+ * (--java-stacks agent): the BPF walk, the default, sends no signal and
+ * loads nothing into the JVM. A profiling signal can land
  * anywhere in that: inside malloc, in a thread not yet attached to the JVM
  * or already leaving it, in a VM transition.
  *
@@ -62,7 +64,8 @@ static void churn_at(void **state, const char *hz)
 		jvm_start(&jvm, jdk, "Churn", NULL);
 		file = harness_path(jvm.dir, "churn.collapsed");
 		snprintf(seconds, sizeof(seconds), "%d", RECORD_S);
-		status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-F", (char *)hz, "-d", seconds, NULL },
+		status = jvm_record_watched(&jvm, &profiler, file,
+					    (char *[]){ "-F", (char *)hz, "-d", seconds, "--java-stacks", "agent", NULL },
 					    RECORD_S + 60, STALL_BOUND_MS, AFTER_MS, &hb);
 		if (hb.longest_ms > longest)
 			longest = hb.longest_ms;
@@ -132,8 +135,8 @@ static void stopped_jvm_is_no_longer_signalled(void **state)
 	jvm_start(&jvm, jdk, "CpuSplit", (char *[]){ "-t", "1", "-b", NULL });
 	file = harness_path(jvm.dir, "stopped.collapsed");
 	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
-	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-F", "499", "-d", "20", "-f", file,
-									NULL }),
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-F", "499", "-d", "20", "--java-stacks",
+									"agent", "-f", file, NULL }),
 			 0);
 	assert_int_equal(harness_wait_for(&profiler, "sampling", 30), 0);
 	jvm_assert_agent_loaded(&profiler);

@@ -16,6 +16,7 @@
 #include "user/java/frame_ids.h"
 #include "user/record/decode.h"
 #include "user/record/sampler.h"
+#include "user/record/unwinder.h"
 
 #define NAME_MAX_LEN 512
 /* Frames whose profile ids each JVM remembers (about 100 bytes each). */
@@ -156,6 +157,7 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 
 int walked__install(struct walked *w, struct sampler *sampler)
 {
+	struct unwinder *unwinder = sampler__unwinder(sampler);
 	int status = 0;
 
 	for (size_t i = 0; w && i < w->nr;) {
@@ -163,6 +165,12 @@ int walked__install(struct walked *w, struct sampler *sampler)
 		int err = sampler__set_hotspot(sampler, j->tgid, &j->layout);
 
 		if (!err) {
+			/*
+			 * Its unwind tables now, not at its first sample (-a):
+			 * the walk reaches its Java frames through its native ones.
+			 */
+			if (unwinder)
+				unwinder__add_process(unwinder, j->tgid);
 			i++;
 			continue;
 		}
