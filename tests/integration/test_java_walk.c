@@ -456,7 +456,10 @@ static void nothing_loaded_into_the_jvm(void **state)
 	collapsed_free(&stacks);
 }
 
-/* Samples of the threads named prefix* (--threads roots), and of those with a CpuSplit frame. */
+/*
+ * Samples of the threads named prefix* (--threads roots, after the process
+ * root with -a), and of those with a CpuSplit frame.
+ */
 static void count_cpusplit(const struct collapsed *c, const char *prefix, uint64_t *on_threads, uint64_t *with_java)
 {
 	size_t len = strlen(prefix);
@@ -464,9 +467,12 @@ static void count_cpusplit(const struct collapsed *c, const char *prefix, uint64
 	*on_threads = *with_java = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct frames fr;
+		int t;
 
 		frames_split(&fr, c->stacks[i]);
-		if (fr.n > 0 && !strncmp(fr.f[0] + 1, prefix, len)) {
+		for (t = 0; t < 2 && t < fr.n && strncmp(fr.f[t], "[", 1); t++)
+			;
+		if (t < fr.n && fr.f[t][0] == '[' && !strncmp(fr.f[t] + 1, prefix, len)) {
 			*on_threads += c->counts[i];
 			if (find_frame(&fr, 1, "CpuSplit.work") >= 0)
 				*with_java += c->counts[i];
@@ -530,7 +536,8 @@ static void all_walks_jvm_started_later(void **state)
 	count_cpusplit(&stacks, "walkall-", &on_threads, &with_java);
 	fprintf(stderr, "  %s, -a, started later: %llu samples of its threads, %.2f%% with Java frames\n", jdk->name,
 		(unsigned long long)on_threads, percent(with_java, on_threads));
-	assert_true(on_threads >= 200);
+	/* One busy thread for most of 6 s at 199 Hz, on a loaded machine: a hundred samples at the very least. */
+	assert_true(on_threads >= 100);
 	assert_true(with_java * 100 >= on_threads * 90);
 	harness_output_free(&stacks, file, dir);
 }
