@@ -184,7 +184,10 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 	wall_line[0] = '\0';
 	if (wall)
 		describe_wall(rec, wall, wall_line, sizeof(wall_line));
-	describe_unwind(rec, unwind_line, sizeof(unwind_line));
+	/* How user stacks were walked is the mechanism's detail: -v's. */
+	unwind_line[0] = '\0';
+	if (rec->config.verbose)
+		describe_unwind(rec, unwind_line, sizeof(unwind_line));
 	snprintf(buf, size, "%llu samples taken, %llu written, %s%s%s%s%s%s", (unsigned long long)taken,
 		 (unsigned long long)stats.written, losses, unwind_line, wall_line, java_line[0] ? "; " : "", java_line,
 		 attach_line);
