@@ -1,54 +1,78 @@
 #!/bin/bash
-# Overhead of profiling a real Java workload: the JDK's own compiler.
+# Overhead of profiling a real Java workload: the JDK's own compiler, and
+# the share of its samples that carry Java frames.
 #
-#   [COMPILES=N] [JAVA=path] [PROF=path] bench/java_overhead.sh [--asprof PATH] [RUNS] [MODE...]
+#   [COMPILES=N] [JAVA=path] [PROF=path] [ASPROF=path] bench/java_overhead.sh [--asprof PATH] [RUNS] [MODE...]
 #                            (root; default 7 runs of: off 99 999; COMPILES 3)
 #
-# A MODE is "off", a frequency in Hz, or a frequency with "f" appended for
-# --fixed-interval, as in bench/overhead.sh. With --asprof PATH (async-
-# profiler's asprof, built outside this tree), each frequency N also gets a
-# mode "aN" in the same rounds: async-profiler started on the JVM at the
-# same point (asprof start -e cpu -i 1e9/N ns -a -o collapsed), its profile
-# written when the JVM exits. PROF names the jbpfprof to run (default
-# build/jbpfprof), e.g. an older build for a before/after comparison.
+# A MODE is one of:
+#   off        no profiler
+#   N          jbpfprof -F N, the default: Java stacks walked by BPF
+#              (--java-stacks bpf), nothing loaded into the JVM
+#   Nagent     jbpfprof -F N --java-stacks agent: the JVMTI agent, its
+#              AsyncGetCallTrace through a signal from BPF
+#   Nf         jbpfprof -F N --fixed-interval, as in bench/overhead.sh
+#   aN         async-profiler at N Hz (asprof start -e cpu -i 1e9/N ns -a -t
+#              -o collapsed), started on the JVM at the same point, its
+#              profile written when the JVM exits; ASPROF (or --asprof PATH)
+#              names its asprof, built outside this tree. --asprof PATH also
+#              adds aN for every plain N listed.
+# PROF names the jbpfprof to run (default build/jbpfprof), e.g. an older
+# build for a before/after comparison. Every profiler writes collapsed
+# stacks with a frame per thread (jbpfprof --threads, asprof -t).
 #
-# Java frames, per profiled mode (medians over runs): "joined", the share
-# of the JVM's Java-thread samples that carry Java frames (jbpfprof's
-# summary: Java stacks J of N joined), and "with Java", the share of all
-# the JVM's samples that do (J over N plus the VM threads' samples; for
-# async-profiler, the samples of its collapsed output with a frame
-# annotated _[j], _[i], _[0] or _[1]), the figure both profilers have.
+# Java frames, per profiled mode (medians over runs), from each profile:
+#   - "with Java": the share of all the JVM's samples (every thread: GC and
+#     compiler threads too) with at least one Java frame;
+#   - "main": the same share for javac's main thread, the thread whose
+#     samples most often contain JavacDriver.main (jbpfprof names it by its
+#     comm, "java", async-profiler "main"), and the share of its samples
+#     that reach JavacDriver.main, walked to the root;
+#   - from jbpfprof's summary: for the BPF walk, the share of samples with
+#     Java frames walked to the root ("N of M JVM thread samples with Java
+#     frames, X% of them walked to the root"); for the agent, the share of
+#     Java-thread samples joined ("Java stacks: J of N joined").
+# A Java frame is one annotated _[j], _[i], _[0] or _[1] (async-profiler's
+# -a), else one named like a Java method (dotted or slashed Class.method,
+# no "::", no parentheses, no compiler suffix such as .isra.0).
 #
 # The work: one JVM (JavacDriver, from tests/workloads/java, in build/java)
 # runs javac in process COMPILES times over a fixed set of sources:
 # java.base's java/util/*.java, java/util/function/*.java and
 # java/util/stream/*.java from the running JDK's source archive (JDK 17:
 # package openjdk-17-source, 202 files in 17.0.x; a later JDK: its
-# lib/src.zip), extracted once into a cache directory. The first compile runs mostly interpreted and compiling, the
-# later ones mostly JIT-compiled, so both regimes are in the total.
+# lib/src.zip), extracted once into a cache directory. The first compile
+# runs mostly interpreted and compiling, the later ones mostly
+# JIT-compiled, so both regimes are in the total; COMPILES=1 measures the
+# first only, javac from its first instant.
 #
 # Each run starts the JVM and waits for its "ready"; a profiled run then
-# starts build/jbpfprof -p on it and waits for its "sampling" line (the time
+# starts the profiler on it and waits for its "sampling" line (the time
 # from launch to that line is the attach latency, printed per run), and
 # only then releases the work. The JVM measures its own elapsed time from
 # release to the end of the last compile, so JVM start-up, the attach and
 # the writing of the profile are not counted. It also reports the CPU time
-# all its threads used meanwhile; to that the profiler's own CPU time (its
-# -v report) is added, and the ratio of that sum to the unprofiled run's
-# CPU time is the cost in CPU, which noise from other machines sharing the
-# host disturbs less than wall time. Modes take turns within each
-# round (order rotated each round) so a drift in machine speed hits them
-# alike. Prints each round, then each mode's median, min and max, the
-# median of its per-round ratios to the unprofiled run, the attach latency
-# and the share of samples with Java stacks joined (from the summary line;
-# "-" while the profiler has no Java support or the agent did not load).
+# all its threads used meanwhile; to that jbpfprof's own CPU time (its -v
+# report) is added (async-profiler runs inside the JVM, so its time is in
+# the JVM's), and the ratio of that sum to the unprofiled run's CPU time
+# is the cost in CPU, which noise from other machines sharing the host
+# disturbs less than wall time. Modes take turns within each round (order
+# rotated each round) so a drift in machine speed hits them alike. Prints
+# each round, then each mode's median, min and max, the median of its
+# per-round ratios to the unprofiled run, the attach latency and the Java
+# frame shares above ("-" where a profile has none), and for jbpfprof the
+# perf_event program's BPF time per sample kept (its -v report, with the
+# kernel's kernel.bpf_stats_enabled on; BPF runs on the sampled CPU, in
+# the JVM's time, where the CPU ratio counts it already).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 # Says so when the agent could not be loaded: the run then has no Java frames.
 show_agent_failure() { case $1 in *"cannot load the agent"*) echo "java_overhead.sh: $1" >&2 ;; esac; }
-asprof=
+asprof=${ASPROF:-}
+add_asprof=
 if [ "${1:-}" = --asprof ]; then
+	add_asprof=1
 	asprof=${2:?java_overhead.sh: --asprof needs the path of asprof}
 	[ -x "$asprof" ] || { echo "java_overhead.sh: $asprof is not executable" >&2; exit 1; }
 	shift 2
@@ -57,11 +81,19 @@ runs=${1:-7}
 shift || true
 modes=("$@")
 [ ${#modes[@]} -gt 0 ] || modes=(off 99 999)
-if [ -n "$asprof" ]; then
+if [ -n "$add_asprof" ]; then
 	for m in "${modes[@]}"; do
 		case $m in [0-9]*[0-9]) modes+=("a$m") ;; esac
 	done
 fi
+for m in "${modes[@]}"; do
+	case $m in
+	off | [0-9]*[0-9] | [0-9]*f | [0-9]*agent) ;;
+	a[0-9]*) [ -n "$asprof" ] || { echo "java_overhead.sh: mode $m needs ASPROF=path of asprof" >&2; exit 1; } ;;
+	*) echo "java_overhead.sh: unknown mode $m (off, N, Nagent, Nf, aN)" >&2; exit 1 ;;
+	esac
+done
+[ -z "$asprof" ] || [ -x "$asprof" ] || { echo "java_overhead.sh: $asprof is not executable" >&2; exit 1; }
 compiles=${COMPILES:-3}
 java=${JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
 # The sources javac compiles are the running JDK's own: java.base's from
@@ -83,42 +115,81 @@ cache=$(javac_sources "$src_zip")
 nfiles=$(wc -l <"$cache/files")
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+old_stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
+trap 'echo "$old_stats" >/proc/sys/kernel/bpf_stats_enabled; rm -rf "$tmp"' EXIT
+# The perf_event program's run time per sample, in jbpfprof's -v report.
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
 write_javac_args "$cache" "$tmp/classes" "$tmp/javac.args"
 
-# The share of async-profiler's collapsed samples (file $1) with a Java frame.
-asprof_with_java() {
-	awk '{ n = $NF; all += n; if ($0 ~ /_\[[ji01]\][; ]/) java += n }
-		END { if (all) printf "%.1f\n", 100 * java / all; else print "-" }' "$1"
+# From collapsed stacks with a thread frame first (file $1), prints
+# "WITHJAVA MAIN_WITHJAVA MAIN_TO_ROOT": the percentages of all samples with
+# a Java frame, of the main thread's samples with one, and of the main
+# thread's that reach JavacDriver.main ("-" where there are none).
+java_shares() {
+	python3 - "$1" <<'PY'
+import re, sys
+java = re.compile(r"^[A-Za-z_$][\w$]*(?:[./][\w$]+)*[./](?:[\w$]+|<init>|<clinit>)$")
+compiler_suffix = re.compile(r"\.(?:isra|part|constprop|cold|lto_priv|clone)(?:\.\d+)?$|\.\d+$")
+def is_java(frame):
+    if re.search(r"_\[[ji01]\]$", frame):
+        return True
+    if re.search(r"_\[\w+\]$", frame) or "::" in frame or "(" in frame:
+        return False
+    return bool(java.match(frame)) and not compiler_suffix.search(frame)
+total = with_java = 0
+threads = {}  # thread frame: [samples, with Java, reaching JavacDriver.main]
+for line in open(sys.argv[1]):
+    stack, _, count = line.rstrip("\n").rpartition(" ")
+    if not count.isdigit():
+        continue
+    n = int(count)
+    frames = stack.split(";")
+    has_java = any(is_java(f) for f in frames[1:])
+    at_main = any(re.sub(r"_\[\w+\]$", "", f) in ("JavacDriver.main", "JavacDriver/main") for f in frames)
+    total += n
+    with_java += n if has_java else 0
+    t = threads.setdefault(frames[0], [0, 0, 0])
+    t[0] += n
+    t[1] += n if has_java else 0
+    t[2] += n if at_main else 0
+pct = lambda a, b: f"{100 * a / b:.1f}" if b else "-"
+main = max(threads.values(), key=lambda t: t[2], default=[0, 0, 0])
+print(pct(with_java, total), pct(main[1], main[0]) if main[2] else "-", pct(main[2], main[0]) if main[2] else "-")
+PY
 }
 
 # async-profiler on pid $2 at $1 Hz, from now until the JVM exits.
 start_asprof() {
-	"$asprof" start -e cpu -i $((1000000000 / $1)) -a -o collapsed -f "$tmp/a.collapsed" "$2" >/dev/null 2>&1 ||
+	"$asprof" start -e cpu -i $((1000000000 / $1)) -a -t -o collapsed -f "$tmp/a.collapsed" "$2" >/dev/null 2>&1 ||
 		{ echo "java_overhead.sh: asprof failed to start" >&2; kill "$2"; exit 1; }
 }
 
 # One run of MODE $1: appends the elapsed ns to $tmp/$1, the attach latency
-# in ms to $tmp/$1.attach, the joined share to $tmp/$1.joined and the share
-# of all samples with Java frames to $tmp/$1.withjava.
+# in ms to $tmp/$1.attach, the summary's share (walked to the root, or
+# joined) to $tmp/$1.summ, and the shares of java_shares to $tmp/$1.withjava,
+# $tmp/$1.main and $tmp/$1.mainroot.
 run_once() {
-	local mode=$1 hz=$1 line wp pp="" fixed=() t0 t1 rest joined withjava
-	case $1 in *[0-9]f) hz=${1%f} fixed=(--fixed-interval) ;; a*) hz=${1#a} ;; esac
+	local mode=$1 hz=$1 line wp pp="" extra=() t0 t1 rest summ shares
+	case $1 in
+	*[0-9]f) hz=${1%f} extra=(--fixed-interval) ;;
+	*agent) hz=${1%agent} extra=(--java-stacks agent) ;;
+	a*) hz=${1#a} ;;
+	esac
 	mkfifo "$tmp/in" "$tmp/out"
 	"$java" -cp build/java JavacDriver "$compiles" "@$tmp/javac.args" <"$tmp/in" >"$tmp/out" &
 	wp=$!
 	exec 5>"$tmp/in" 3<"$tmp/out"
 	read -r line <&3 || { echo "java_overhead.sh: the JVM failed to start" >&2; exit 1; }   # "ready"
-	if [ "$mode" != "$hz" ] && [ "$mode" = "a$hz" ]; then
+	rm -f "$tmp/p.collapsed" "$tmp/a.collapsed"
+	if [ "$mode" = "a$hz" ]; then
 		t0=$(date +%s%N)
-		rm -f "$tmp/a.collapsed"
 		start_asprof "$hz" "$wp"
 		t1=$(date +%s%N)
 		echo $(((t1 - t0) / 1000000)) >>"$tmp/$mode.attach"
 	elif [ "$hz" != off ]; then
 		mkfifo "$tmp/err"
 		t0=$(date +%s%N)
-		"$prof" -v -p "$wp" -F "$hz" "${fixed[@]}" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
+		"$prof" -v -p "$wp" -F "$hz" "${extra[@]}" --threads -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
 		pp=$!
 		exec 4<"$tmp/err"
 		# Release the work only once the profiler samples.
@@ -141,28 +212,44 @@ run_once() {
 		wait "$pp" || { echo "java_overhead.sh: the profiler failed" >&2; exit 1; }   # it stops when the JVM exits
 		rest=$(cat <&4)
 		exec 4<&-
-		# The summary's Java part, with the reasons for stacks not joined, of the latest run.
-		grep -o 'Java stacks: .*' <<<"$rest" >"$tmp/$mode.summary" || true
+		# The summary's Java part, with the reasons for stacks not joined or walks ended early, of the latest run.
+		grep -o 'Java stacks: .*\|[0-9]* of [0-9]* JVM thread samples with Java frames.*' <<<"$rest" | head -1 \
+			>"$tmp/$mode.summary" || true
+		grep -o '[0-9]* Java signals sent.*\|agent signal handler: .*' <<<"$rest" | tr '\n' ';' \
+			>>"$tmp/$mode.summary" || true
 		rm -f "$tmp/err"
-		joined=$(sed -n 's/.*Java stacks: \([0-9]*\) of \([0-9]*\) joined.*/\1 \2/p' <<<"$rest" |
-			awk '{ printf "%.1f", $2 ? 100 * $1 / $2 : 0 }')
-		echo "${joined:--}" >>"$tmp/$mode.joined"
-		withjava=$(sed -n 's/.*Java stacks: \([0-9]*\) of \([0-9]*\) joined[^,]*, \([0-9]*\) on VM threads.*/\1 \2 \3/p' \
-			<<<"$rest" | awk '{ printf "%.1f", $2 + $3 ? 100 * $1 / ($2 + $3) : 0 }')
-		echo "${withjava:--}" >>"$tmp/$mode.withjava"
+		summ=$(sed -n 's/.*Java stacks: [0-9]* of [0-9]* joined (\([0-9.]*\)%).*/\1/p;
+			s/.* JVM thread samples with Java frames, \([0-9.]*\)% of them walked to the root.*/\1/p' <<<"$rest" | head -1)
+		echo "${summ:--}" >>"$tmp/$mode.summ"
+		sed -n 's/.*sample_cpu \([0-9.]*\) ms.*samples kept \([0-9]*\).*/\1 \2/p' <<<"$(tr '\n' ' ' <<<"$rest")" |
+			awk '{ if ($2) printf "%.1f\n", $1 * 1e3 / $2 }' >>"$tmp/$mode.bpf"
 		own=$(sed -n 's/.*own CPU time \([0-9.]*\) s.*/\1/p' <<<"$rest")
 		cpu=$(awk -v a="$cpu" -v b="${own:-0}" 'BEGIN { printf "%.0f", a + b * 1e9 }')
+		shares=$(if [ -s "$tmp/p.collapsed" ]; then java_shares "$tmp/p.collapsed"; else echo - - -; fi)
+	elif [ "$mode" = "a$hz" ]; then
+		echo - >>"$tmp/$mode.summ"
+		shares=$(if [ -s "$tmp/a.collapsed" ]; then java_shares "$tmp/a.collapsed"; else echo - - -; fi)
 	fi
-	if [ "$mode" = "a$hz" ]; then
-		echo - >>"$tmp/$mode.joined"
-		if [ -s "$tmp/a.collapsed" ]; then asprof_with_java "$tmp/a.collapsed"; else echo -; fi >>"$tmp/$mode.withjava"
+	if [ "$hz" != off ]; then
+		read -r a b c <<<"$shares"
+		echo "$a" >>"$tmp/$mode.withjava"
+		echo "$b" >>"$tmp/$mode.main"
+		echo "$c" >>"$tmp/$mode.mainroot"
 	fi
 	echo "$cpu" >>"$tmp/$mode.cpu"
 	rm -f "$tmp/in" "$tmp/out"
 	echo "${line#elapsed_ns }" >>"$tmp/$mode"
 }
 
-label() { case $1 in off) echo off ;; *f) echo "${1%f} Hz fixed" ;; a*) echo "asprof ${1#a} Hz" ;; *) echo "$1 Hz" ;; esac; }
+label() {
+	case $1 in
+	off) echo off ;;
+	*f) echo "${1%f} Hz fixed" ;;
+	*agent) echo "${1%agent} Hz agent" ;;
+	a*) echo "asprof ${1#a} Hz" ;;
+	*) echo "$1 Hz" ;;
+	esac
+}
 
 # The median of a file of figures, "-" lines left out; "-" when none is left.
 median_known() { if grep -qv '^-$' "$1"; then grep -v '^-$' "$1" | median; else echo -; fi; }
@@ -196,8 +283,11 @@ for m in "${modes[@]}"; do
 		printf "  CPU median %.2f s, per-round ratio %.4f (%+.2f%%)", c / 1e9, r, (r - 1) * 100 }'
 	if [ "$m" != off ]; then
 		read -r amed alo ahi <<<"$(spread "$tmp/$m.attach")"
-		printf '  attach: median %s ms (min %s, max %s)  Java stacks joined: median %s%%, all samples with Java: median %s%%' \
-			"$amed" "$alo" "$ahi" "$(median_known "$tmp/$m.joined")" "$(median_known "$tmp/$m.withjava")"
+		[ ! -s "$tmp/$m.bpf" ] || printf '  BPF %s us per sample' "$(median <"$tmp/$m.bpf")"
+		printf '\n    attach: median %s ms (min %s, max %s); with Java frames: all samples %s%%, main thread %s%%, main thread to JavacDriver.main %s%%; summary: %s%% %s' \
+			"$amed" "$alo" "$ahi" "$(median_known "$tmp/$m.withjava")" "$(median_known "$tmp/$m.main")" \
+			"$(median_known "$tmp/$m.mainroot")" "$(median_known "$tmp/$m.summ")" \
+			"$(case $m in a*) echo "(none)" ;; *agent) echo "of Java-thread samples joined" ;; *) echo "of samples with Java frames walked to the root" ;; esac)"
 		if [ -s "$tmp/$m.summary" ]; then printf '\n    last run: %s' "$(cat "$tmp/$m.summary")"; fi
 	fi
 	echo

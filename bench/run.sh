@@ -10,6 +10,7 @@ bench/timer_bias.sh
 build/bench/interval_sim
 bench/java_overhead.sh "${RUNS:-7}"
 bench/java_sample_cost.sh
+bench/java_walk_cost.sh
 bench/wall_idle.sh
 bench/pingpong.sh
 bench/unwind_tables.sh

@@ -16,11 +16,16 @@
 # from round to round: wrk -t2 -c20 -d8s against
 #
 #   none        no profiler
-#   F99, F999   jbpfprof -F 99, -F 999 (Java stacks: the agent is loaded)
-#   wall        jbpfprof -e wall
-#   nojava      jbpfprof -F 99 --no-java
-#   nojava999   jbpfprof -F 999 --no-java (not in the default rotation: the
-#               floor of a sample without a signal, with MODES=)
+#   F99, F999   jbpfprof -F 99, -F 999: Java stacks walked by BPF (the
+#               default, --java-stacks bpf), nothing loaded into the JVM
+#   F99agent, F999agent   the same with --java-stacks agent: the JVMTI
+#               agent, AsyncGetCallTrace through a signal from BPF
+#   nojava999   jbpfprof -F 999 --no-java: native and kernel stacks only
+#   wall        jbpfprof -e wall (BPF walks the Java stack of a walked JVM's
+#               thread at each recorded switch-out)
+#   wallagent   jbpfprof -e wall --java-stacks agent (not in the default
+#               rotation, with MODES=)
+#   nojava      jbpfprof -F 99 --no-java (with MODES=)
 #   ticks999    build/bench/tick_only on every CPU at 999 Hz: the timer
 #               interrupts alone, no program (the floor of any sampler
 #               driven by them; with MODES=, after make bench)
@@ -33,11 +38,18 @@
 # none), and its ratio is its requests per second over the mean of the two
 # unprofiled runs beside it, seconds away: this machine's throughput drifts
 # by 10% or more over minutes, far more than within one sandwich. Each
-# mode's figure is the median of its ratios over rounds. For the jbpfprof modes the kernel's BPF
+# mode's figure is the median of its ratios over rounds. For the jbpfprof
+# modes, the share of the JVM's samples with Java frames (from the
+# summary: "N of M JVM thread samples with Java frames" for the BPF walk,
+# "Java stacks: J of N joined ..., V on VM threads" for the agent, J over
+# N + V), and the kernel's BPF
 # statistics (kernel.bpf_stats_enabled) over the wrk run give the BPF time
 # of the profiler's programs as a share of one CPU, and apart the system call
 # exit programs' runs and time (0 where BPF task work pays the deferred
-# signals, see bpf/deferral.bpf.h).
+# signals, see bpf/deferral.bpf.h). After the table, each jbpfprof mode's
+# last run: its summary's Java part, and its BPF programs' run time over the
+# whole recording (-v: runs and ns per run of each program, e.g. the
+# sched_switch program's under -e wall).
 #
 # PROFILER=path measures another build (for example one of main, for a
 # before and after); BASELINE=path adds "wallbase" and "F999base", the -e
@@ -142,7 +154,13 @@ exits = [p for p in ours if b[p].get("name", "").startswith("syscall_exit")]
 print(diff(ours, "run_time_ns") / seconds / 1e9 * 100, diff(exits, "run_cnt") / seconds,
       diff(exits, "run_time_ns") / seconds / 1e9 * 100)
 PY
-	[ "$mode" != F99 ] || grep -h "deferred signals and stacks" "$tmp/log" | head -1 >"$tmp/deferral" || true
+	[ -s "$tmp/deferral" ] || grep -h "deferred signals and stacks" "$tmp/log" | head -1 >"$tmp/deferral" || true
+	# The share of the JVM's samples with Java frames, and the summary's Java part of the latest run.
+	sed -n 's/.* \([0-9]*\) of \([0-9]*\) JVM thread samples with Java frames.*/\1 \2 0/p;
+		s/.*Java stacks: \([0-9]*\) of \([0-9]*\) joined[^,]*, \([0-9]*\) on VM threads.*/\1 \2 \3/p' "$tmp/log" |
+		head -1 | awk '{ if ($2 + $3) printf "%.1f\n", 100 * $1 / ($2 + $3) }' >>"$tmp/$mode.java"
+	grep -o 'Java stacks: .*\|[0-9]* of [0-9]* JVM thread samples with Java frames.*' "$tmp/log" | head -1 >"$tmp/$mode.summary" || true
+	grep -h 'BPF run time' "$tmp/log" | head -1 >"$tmp/$mode.programs" || true
 }
 
 # One run of async-profiler with arguments $2...; requests/s into $tmp/$1.
@@ -179,7 +197,10 @@ run_mode() {
 	none) load >>"$tmp/none" ;;
 	F99) run_jbpfprof F99 -F 99 ;;
 	F999) run_jbpfprof F999 -F 999 ;;
+	F99agent) run_jbpfprof F99agent -F 99 --java-stacks agent ;;
+	F999agent) run_jbpfprof F999agent -F 999 --java-stacks agent ;;
 	wall) run_jbpfprof wall -e wall ;;
+	wallagent) run_jbpfprof wallagent -e wall --java-stacks agent ;;
 	wallbase) run_prof=$baseline run_jbpfprof wallbase -e wall ;;
 	F999base) run_prof=$baseline run_jbpfprof F999base -F 999 ;;
 	nojava) run_jbpfprof nojava -F 99 --no-java ;;
@@ -191,7 +212,7 @@ run_mode() {
 	esac
 }
 
-modes=(none F99 F999 wall nojava)
+modes=(none F99 F999 F99agent F999agent nojava999 wall)
 [ -z "$baseline" ] || modes+=(wallbase F999base)
 [ -z "$asprof" ] || modes+=(ap99 ap999 apwall)
 [ -z "${MODES:-}" ] || read -r -a modes <<<"$MODES"
@@ -213,7 +234,7 @@ done
 
 echo "server.sh: $(date +%Y-%m-%d), $(nproc) CPUs, Tomcat 10 ($JAVA_HOME) under wrk -t2 -c20 -d${seconds}s," \
 	"$rounds rounds, profiler $prof; $(sed 's/^jbpfprof: //' "$tmp/deferral" 2>/dev/null)"
-printf '%-8s %12s %10s %14s %12s %22s\n' mode "req/s (med)" "vs none" "ratio range" "BPF % CPU" "sys_exit runs/s, %CPU"
+printf '%-10s %12s %10s %14s %12s %22s %8s\n' mode "req/s (med)" "vs none" "ratio range" "BPF % CPU" "sys_exit runs/s, %CPU" "Java %"
 for m in "${modes[@]}"; do
 	ratio=1 range=""
 	if [ "$m" != none ]; then
@@ -226,5 +247,11 @@ for m in "${modes[@]}"; do
 		exits="$(awk '{ print $2 }' "$tmp/$m.bpf" | median | xargs printf '%.0f'), $(awk '{ print $3 }' "$tmp/$m.bpf" | median | xargs printf '%.2f')"
 		bpf=$(printf '%.2f' "$bpf")
 	fi
-	printf '%-8s %12.0f %10.3f %14s %12s %22s\n' "$m" "$(median <"$tmp/$m")" "$ratio" "$range" "$bpf" "$exits"
+	java=""
+	[ ! -s "$tmp/$m.java" ] || java=$(median <"$tmp/$m.java")
+	printf '%-10s %12.0f %10.3f %14s %12s %22s %8s\n' "$m" "$(median <"$tmp/$m")" "$ratio" "$range" "$bpf" "$exits" "$java"
+done
+for m in "${modes[@]}"; do
+	[ ! -s "$tmp/$m.summary" ] || echo "  $m, last run: $(cat "$tmp/$m.summary")"
+	[ ! -s "$tmp/$m.programs" ] || echo "  $m, last run: $(sed 's/^jbpfprof: //' "$tmp/$m.programs")"
 done
