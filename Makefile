@@ -354,7 +354,7 @@ test: all check-handler $(UNIT_TESTS) $(BROWSER_PAGE_WRITER) $(FIXTURES) $(OUTPU
 		tests/run-suite.sh all $(UNIT_TESTS) $(BROWSER_TESTS) $(INTEGRATION_TESTS)
 
 check-headers: $(SKELS)
-	$(Q)for h in $(wildcard common/*.h profile/*.h symbolizer/*.h unwind/*.h output/*.h user/*.h user/*/*.h); do \
+	$(Q)for h in $(wildcard common/*.h hotspot/*.h profile/*.h symbolizer/*.h unwind/*.h output/*.h user/*.h user/*/*.h); do \
 		printf '#include "%s"\n#include "%s"\n' $$h $$h | \
 		$(CC) $(RELEASE_CFLAGS) -x c -fsyntax-only - || exit 1; \
 	done
