@@ -30,7 +30,7 @@ static double percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* Prints the summary's part on user stacks (how many were walked wholly by tables). */
+/* Prints the summary's part on user stacks (how many were walked wholly by tables; with -v only). */
 static void print_unwind_summary(const char *what, const struct child *profiler)
 {
 	const char *p = strstr(profiler->buf, "user stacks: ");
@@ -427,7 +427,8 @@ static void deep_stack_walked_to_the_limit(void **state)
 	struct profiled r;
 
 	harness_require_root();
-	harness_profile(&r, "nofp_deep_stack", NULL, (char *[]){ "-F", "499", "-d", "3", NULL }, 1, 60);
+	/* -v: how stacks were walked, with the depth limit's count, is its detail. */
+	harness_profile(&r, "nofp_deep_stack", NULL, (char *[]){ "-F", "499", "-d", "3", "-v", NULL }, 1, 60);
 	assert_int_equal(r.profiler_status, 0);
 	for (size_t i = 0; i < r.stacks.n; i++) {
 		struct frames fr;
