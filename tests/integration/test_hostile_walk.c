@@ -183,10 +183,10 @@ static uint64_t count_calls(const struct collapsed *c, const char *caller, const
 }
 
 /*
- * A thread in the code cache sampled before its JVM's layout reached BPF
- * (the perf events start before walked__install, a few milliseconds) is
- * walked as native code: "thread;[anon]", by frame pointers. Any other
- * frame on its thread's function came from the Java walk.
+ * A thread in the code cache sampled without its JVM's layout in BPF (the
+ * layouts go in before the perf events start: none should be) is walked as
+ * native code: "thread;[anon]", by frame pointers. Any other frame on its
+ * thread's function came from the Java walk.
  */
 #define UNWALKED "[anon]"
 

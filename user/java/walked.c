@@ -3,6 +3,7 @@
  */
 #include "walked.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,19 @@
 /* Frames whose profile ids each JVM remembers (about 100 bytes each). */
 #define WALKED_FRAME_IDS 8192
 
+/* The summary's figures (walked__describe). */
+struct walked_stats {
+	uint64_t samples;         /* samples of followed JVMs */
+	uint64_t with_java;       /* of those, with at least one Java frame */
+	uint64_t complete;        /* of those, walked to the stack's root */
+	uint64_t stopped[JBPF_JAVA_STOP_NR]; /* ended early, by reason */
+	uint64_t frames;          /* Java frames named */
+	uint64_t unresolved[HOTSPOT_UNRESOLVED_NR]; /* frames not named, by reason */
+};
+
 struct walked_jvm {
 	uint32_t tgid;
-	uint64_t start_ticks;
-	struct jbpf_hotspot_jvm layout;
+	struct jbpf_hotspot_jvm layout; /* with the process's start_ticks */
 	struct hotspot_memory mem;
 	struct hotspot_vm *vm;
 	struct hotspot_names *names;
@@ -123,7 +133,7 @@ static int make_room(struct walked *w)
 }
 
 enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint32_t tgid, uint64_t start_ticks,
-				   struct jbpf_hotspot_jvm *jvm, char *why, size_t why_size)
+				   char *why, size_t why_size)
 {
 	struct hotspot_vm_symbols syms;
 	struct walked_jvm *j;
@@ -139,7 +149,6 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 		return WALKED_NOT_UNDERSTOOD;
 	}
 	j->tgid = tgid;
-	j->start_ticks = start_ticks;
 	hotspot_memory_of_process(&j->mem, (pid_t)tgid);
 	if (hotspot_vm_read(&j->mem, &syms, &j->vm, why, why_size) ||
 	    hotspot_layout_read(j->vm, &j->mem, &j->layout, why, why_size) ||
@@ -149,10 +158,18 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 	}
 	j->layout.start_ticks = start_ticks;
 	j->ids = frame_ids__new(WALKED_FRAME_IDS);
-	if (jvm)
-		*jvm = j->layout;
 	w->jvms[w->nr++] = j;
 	return WALKED_OK;
+}
+
+int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
+{
+	struct walked_jvm *j = find_jvm(w, tgid);
+	int err = j ? sampler__set_hotspot(sampler, tgid, &j->layout) : -ESRCH;
+
+	if (err)
+		walked__forget(w, tgid);
+	return err;
 }
 
 int walked__install(struct walked *w, struct sampler *sampler)
@@ -162,7 +179,8 @@ int walked__install(struct walked *w, struct sampler *sampler)
 
 	for (size_t i = 0; w && i < w->nr;) {
 		struct walked_jvm *j = w->jvms[i];
-		int err = sampler__set_hotspot(sampler, j->tgid, &j->layout);
+		uint32_t tgid = j->tgid;
+		int err = walked__hand_over(w, sampler, tgid);
 
 		if (!err) {
 			/*
@@ -170,13 +188,13 @@ int walked__install(struct walked *w, struct sampler *sampler)
 			 * the walk reaches its Java frames through its native ones.
 			 */
 			if (unwinder)
-				unwinder__add_process(unwinder, j->tgid);
+				unwinder__add_process(unwinder, tgid);
 			i++;
 			continue;
 		}
+		/* walked__hand_over forgot it: slot i holds the next one now. */
 		fprintf(stderr, "jbpfprof: pid %u: cannot hand its Java frames to BPF: %s; profiled without them\n",
-			j->tgid, strerror(-err));
-		walked__forget(w, j->tgid);
+			tgid, strerror(-err));
 		status = -1;
 	}
 	return status;
@@ -419,7 +437,3 @@ void walked__forget_frame_ids(struct walked *w)
 			frame_ids__clear(w->jvms[i]->ids);
 }
 
-void walked__stats(const struct walked *w, struct walked_stats *out)
-{
-	*out = w->stats;
-}

@@ -44,17 +44,24 @@ enum walked_result {
 
 /*
  * Process tgid (started at start_ticks, JBPF_CLOCK_TICK_NS) read: its
- * libjvm's tables, the walker's layout (kept, and into *jvm when not
- * NULL), the naming. proc_root: "/proc" or a test's.
+ * libjvm's tables, the walker's layout (kept), the naming. proc_root:
+ * "/proc" or a test's.
  */
 enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint32_t tgid, uint64_t start_ticks,
-				   struct jbpf_hotspot_jvm *jvm, char *why, size_t why_size);
+				   char *why, size_t why_size);
 
 struct sampler;
 
 /*
- * Hands every JVM's layout to the BPF walker: 0, or -1 after naming on
- * stderr each JVM it did not take (which is then forgotten here too).
+ * JVM tgid's layout handed to the BPF walker: 0, or a negative errno (the
+ * map full, say) after which the JVM is forgotten here too.
+ */
+int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid);
+
+/*
+ * Hands every JVM's layout to the BPF walker (walked__hand_over) and has
+ * its unwind tables read: 0, or -1 after naming on stderr each JVM it did
+ * not take.
  */
 int walked__install(struct walked *w, struct sampler *sampler);
 
@@ -91,16 +98,6 @@ int walked__methods(struct walked *w, const struct jbpf_sample *s, struct walked
 
 /* A logical frame's name as every Java frame is named: "package.Class.method". */
 void walked__frame_name(const struct hotspot_frame *f, char *out, size_t size);
-
-struct walked_stats {
-	uint64_t samples;         /* samples of followed JVMs */
-	uint64_t with_java;       /* of those, with at least one Java frame */
-	uint64_t complete;        /* of those, walked to the stack's root */
-	uint64_t stopped[JBPF_JAVA_STOP_NR]; /* ended early, by reason */
-	uint64_t frames;          /* Java frames named */
-	uint64_t unresolved[HOTSPOT_UNRESOLVED_NR]; /* frames not named, by reason */
-};
-void walked__stats(const struct walked *w, struct walked_stats *out);
 
 /* The summary's words for a stop reason ("a pc in no code blob"). */
 const char *walked__stop_reason(unsigned reason);

@@ -25,7 +25,6 @@
  */
 static bool walk_by_bpf(struct recording *rec, uint32_t tgid, bool quiet)
 {
-	struct jbpf_hotspot_jvm jvm;
 	char why[256];
 	uint64_t start_ticks;
 	enum walked_result rc;
@@ -33,10 +32,9 @@ static bool walk_by_bpf(struct recording *rec, uint32_t tgid, bool quiet)
 	if (rec->config.java_stacks == RECORDING_JAVA_STACKS_AGENT || rec->config.unwind_fp ||
 	    proc__start_time("/proc", tgid, &start_ticks))
 		return false;
-	rc = walked__add_jvm(rec->walked, "/proc", tgid, start_ticks, &jvm, why, sizeof(why));
+	rc = walked__add_jvm(rec->walked, "/proc", tgid, start_ticks, why, sizeof(why));
 	/* Found during the recording: the walker takes it now. */
-	if (rc == WALKED_OK && rec->sampler && sampler__set_hotspot(rec->sampler, tgid, &jvm)) {
-		walked__forget(rec->walked, tgid);
+	if (rc == WALKED_OK && rec->sampler && walked__hand_over(rec->walked, rec->sampler, tgid)) {
 		snprintf(why, sizeof(why), "no room among the JVMs walked by BPF");
 		rc = WALKED_NOT_UNDERSTOOD;
 	}
