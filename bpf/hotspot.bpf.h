@@ -132,10 +132,14 @@ static __always_inline int hotspot_stop(struct unwind_walk *w, __u8 reason)
 	return 1;
 }
 
-/* Moves the walk to the caller: 0, or the stop when it would not go up the stack. */
+/*
+ * Moves the walk to the caller: 0, or the stop when it would not go up the
+ * stack. Only the innermost frame may leave sp where it is: a stub whose
+ * frame is already gone (hotspot_unbuilt_frame); every later step goes up.
+ */
 static __always_inline int hotspot_to_caller(struct unwind_walk *w, __u64 pc, __u64 sp, __u64 bp)
 {
-	if (sp <= w->sp)
+	if (sp < w->sp || (sp == w->sp && (w->n + w->jn > 1 || pc == w->pc)))
 		return hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
 	w->pc = pc;
 	w->sp = sp;
@@ -230,21 +234,66 @@ static __always_inline __s32 hotspot_frame_complete(const struct jbpf_hotspot_jv
 	return bpf_probe_read_user(&v32, 4, (void *)(blob + jvm->blob_frame_complete)) ? -1 : v32;
 }
 
+/* Whether c starts `cmp rsp, [r15+disp8]` or `[r15+disp32]`: an epilogue's safepoint poll. */
+static __always_inline bool hotspot_return_poll(const __u8 *c)
+{
+	return c[0] == 0x49 && c[1] == 0x3b && (c[2] == 0x67 || c[2] == 0xa7);
+}
+
+/*
+ * Whether c starts `cmp qword [r15+8], 0`: a native wrapper's test for a
+ * pending exception after its `leave`, before `jne` to the exception's
+ * `jmp` and its `ret`.
+ */
+static __always_inline bool hotspot_exception_check(const __u8 *c)
+{
+	return c[0] == 0x49 && c[1] == 0x81 && c[2] == 0x7f && c[3] == 0x08;
+}
+
+/* Whether c starts a jump: `jmp rel32`, or `jmp reg` (r8 to r15 with REX.B). */
+static __always_inline bool hotspot_jump(const __u8 *c)
+{
+	return c[0] == 0xe9 || (c[0] == 0xff && (c[1] & 0xf8) == 0xe0) ||
+	       (c[0] == 0x41 && c[1] == 0xff && (c[2] & 0xf8) == 0xe0);
+}
+
 /*
  * The innermost frame of a blob caught where its frame does not stand:
  * before it was built (pc before frame_complete), or while it is torn
- * down (at `pop rbp`, at the return's safepoint poll `cmp rsp,
- * [r15+disp32]` / `ja`, at `ret`). 1 when the caller was found this way
- * (into *ret, *sp, *bp), 0 when the frame stands, -1 when not understood.
+ * down (at `pop rbp`, at the return's safepoint poll `cmp rsp, [r15+d]`
+ * and its `ja`, at `ret`, at the jump that leaves an epilogue for C2's
+ * rethrow stub, at a stub's `pop rdx`). 1 when the caller was found this
+ * way (into *ret, *sp, *bp), 0 when the frame stands, -1 when not
+ * understood. A `ja` or a jump counts only after the instructions that
+ * make it an epilogue's: the same opcodes are everywhere in a method body.
  */
 static __always_inline int hotspot_unbuilt_frame(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
-						 bool before_complete, __u64 *ret, __u64 *sp, __u64 *bp)
+						 bool before_complete, bool stub, __u64 *ret, __u64 *sp, __u64 *bp)
 {
-	__u64 words[2];
-	__u8 code[3];
+	__u64 words[2], below;
+	__u8 code[24], *c;
 
 	if (bpf_probe_read_user(words, sizeof(words), (void *)w->sp))
 		return -1;
+	/*
+	 * A stub on its way out by a jump, its frame gone: C2's rethrow stub
+	 * (add rsp; pop rbp; pop rdx; jmp) and exception blob (pop rdx; ...;
+	 * jmp) leave their caller's return address in rdx, the word just
+	 * popped; the rethrow stub's way to forward_exception leaves it at sp,
+	 * with rbp just popped below it. The word below sp is what a pop left
+	 * there: signal delivery spares the 128 bytes under sp (the red zone),
+	 * and the thread itself has done nothing since.
+	 */
+	if (stub && !bpf_probe_read_user(&below, 8, (void *)(w->sp - 8))) {
+		if (below == w->dx && hotspot_in_code(jvm, w->dx)) {
+			*ret = w->dx, *sp = w->sp, *bp = w->bp;
+			return 1;
+		}
+		if (below == w->bp && hotspot_in_code(jvm, words[0])) {
+			*ret = words[0], *sp = w->sp + 8, *bp = w->bp;
+			return 1;
+		}
+	}
 	if (before_complete) {
 		/* Nothing pushed yet: the return address is at sp; after push rbp, above it. */
 		if (hotspot_in_code(jvm, words[0])) {
@@ -257,14 +306,23 @@ static __always_inline int hotspot_unbuilt_frame(struct unwind_walk *w, const st
 		}
 		return -1;
 	}
-	if (bpf_probe_read_user(code, sizeof(code), (void *)w->pc))
+	/* c[0] is the instruction at pc, c[-12] to c[-1] the bytes before it. */
+	if (bpf_probe_read_user(code, sizeof(code), (void *)(w->pc - 12)))
 		return 0;
-	if (code[0] == 0x5d) { /* pop rbp */
+	c = code + 12;
+	if (c[0] == 0x5d) { /* pop rbp */
 		*ret = words[1], *sp = w->sp + 16, *bp = words[0];
 		return 1;
 	}
-	if (code[0] == 0xc3 || (code[0] == 0x49 && code[1] == 0x3b && code[2] == 0xa7) ||
-	    (code[0] == 0x0f && code[1] == 0x87)) { /* ret; cmp rsp, [r15+disp32]; ja rel32 */
+	/* The frame already gone: its return address is at sp. */
+	if (c[0] == 0xc3 || (stub && c[0] == 0x5a) || hotspot_return_poll(c) ||
+	    (c[0] == 0x0f && c[1] == 0x87 && (hotspot_return_poll(c - 7) || hotspot_return_poll(c - 4))) ||
+	    (hotspot_jump(c) && c[-1] == 0x5d &&
+	     ((c[-5] == 0x48 && c[-4] == 0x83 && c[-3] == 0xc4) || (c[-8] == 0x48 && c[-7] == 0x81 && c[-6] == 0xc4))) ||
+	    (hotspot_exception_check(c) && c[-1] == 0xc9) ||
+	    (c[0] == 0x0f && c[1] == 0x85 && hotspot_exception_check(c - 8) && c[-9] == 0xc9) ||
+	    (c[0] == 0xe9 && c[-7] == 0x0f && c[-6] == 0x85 && c[-5] == 1 && !c[-4] && !c[-3] && !c[-2] &&
+	     c[-1] == 0xc3)) {
 		*ret = words[0], *sp = w->sp + 8, *bp = w->bp;
 		return 1;
 	}
@@ -316,6 +374,37 @@ static __always_inline int hotspot_frameless_stub(struct unwind_walk *w, const s
 	return hotspot_stop(w, JBPF_JAVA_STOP_STUB);
 }
 
+/*
+ * Moves the walk to a blob frame's caller. Compiled Java code is called by
+ * Java code or the call stub only, all in the code cache: a compiled
+ * frame whose caller would be elsewhere was misread (a stale word taken
+ * for its return address), and the walk stops there rather than name
+ * native frames that are not on the stack.
+ */
+static __always_inline int hotspot_blob_caller(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
+					       bool is_nmethod, __u64 ret, __u64 sp, __u64 bp)
+{
+	if (is_nmethod && !hotspot_in_code(jvm, ret))
+		return hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
+	return hotspot_to_caller(w, ret, sp, bp);
+}
+
+/*
+ * Where the frame of a stub that HotSpot calls never safe (frame_complete
+ * -1, as C2's runtime stubs are) stands from: C2 builds them with `sub rsp,
+ * imm` first, after which the frame's size locates its return address (a
+ * copy of that address lies at sp in some, such as the rethrow stub, so
+ * the words at sp must not be taken for it). -1 for any other start.
+ */
+static __always_inline __s32 hotspot_stub_prolog(__u64 code)
+{
+	__u8 c[3];
+
+	if (bpf_probe_read_user(c, sizeof(c), (void *)code) || c[0] != 0x48 || c[2] != 0xec)
+		return -1;
+	return c[1] == 0x81 ? 7 : c[1] == 0x83 ? 4 : -1;
+}
+
 /* A compiled frame (is_nmethod) or a stub frame in blob, and its caller. */
 static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
 					      const struct jbpf_unwind_process *proc, __u64 blob, bool is_nmethod, bool top)
@@ -331,13 +420,16 @@ static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struc
 	if (hotspot_push(w, is_nmethod ? JBPF_JAVA_COMPILED : JBPF_JAVA_STUB, 0, blob, w->pc, (__u32)compile_id))
 		return 1;
 	if (top) {
-		unbuilt = hotspot_unbuilt_frame(w, jvm, complete < 0 || w->pc < code + complete, &ret, &sp, &bp);
+		if (complete < 0 && !is_nmethod && words > 0)
+			complete = hotspot_stub_prolog(code);
+		unbuilt = hotspot_unbuilt_frame(w, jvm, complete < 0 || w->pc < code + complete, !is_nmethod, &ret, &sp,
+						&bp);
 		if (unbuilt < 0 && words <= 0 && is_nmethod)
 			return hotspot_stop(w, JBPF_JAVA_STOP_PROLOGUE);
 		if (unbuilt < 0 && words <= 0)
 			return hotspot_frameless_stub(w, jvm, proc, true);
 		if (unbuilt > 0)
-			return hotspot_to_caller(w, ret, sp, bp);
+			return hotspot_blob_caller(w, jvm, is_nmethod, ret, sp, bp);
 	}
 	if (words > 0) {
 		if ((__u32)words > HOTSPOT_MAX_FRAME_WORDS)
@@ -352,7 +444,7 @@ static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struc
 		 */
 		if (unbuilt < 0 && !hotspot_in_code(jvm, saved[1]))
 			return hotspot_stop(w, is_nmethod ? JBPF_JAVA_STOP_PROLOGUE : JBPF_JAVA_STOP_STUB);
-		return hotspot_to_caller(w, saved[1], sp, saved[0]);
+		return hotspot_blob_caller(w, jvm, is_nmethod, saved[1], sp, saved[0]);
 	}
 	if (is_nmethod)
 		return hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
@@ -448,6 +540,9 @@ static __always_inline int hotspot_interpreted(struct unwind_walk *w, const stru
 		return top ? hotspot_interpreter_entry(w, jvm) : hotspot_stop(w, JBPF_JAVA_STOP_INTERPRETER);
 	if (hotspot_push(w, JBPF_JAVA_INTERPRETED, 0, method, bcp, cmethod))
 		return 1;
+	/* Interpreted code too is called from the code cache only (hotspot_blob_caller). */
+	if (!hotspot_in_code(jvm, slot[1 - HOTSPOT_INTERP_BCP]))
+		return hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
 	return hotspot_to_caller(w, slot[1 - HOTSPOT_INTERP_BCP], slot[HOTSPOT_INTERP_SENDER_SP - HOTSPOT_INTERP_BCP],
 				 slot[-HOTSPOT_INTERP_BCP]);
 }

@@ -84,9 +84,10 @@ struct unwind_walk {
 	/*
 	 * The innermost frame's rax, rbx and r13: an interpreter entry
 	 * building its frame keeps its return address, Method * and caller's
-	 * sp there (hotspot.bpf.h, hotspot_interpreter_entry).
+	 * sp there (hotspot.bpf.h, hotspot_interpreter_entry); rdx: a stub
+	 * that popped its return address keeps it there (hotspot_unbuilt_frame).
 	 */
-	__u64 ax, bx, r13;
+	__u64 ax, bx, dx, r13;
 	__u32 tgid;
 	__u32 first;         /* index in ips of the first user frame (after the kernel's) */
 	__u32 n;             /* user frames written */
@@ -356,6 +357,7 @@ static __always_inline bool unwind_saved_regs(struct task_struct *task, struct u
 	w->bp = BPF_CORE_READ(regs, bp);
 	w->ax = BPF_CORE_READ(regs, ax);
 	w->bx = BPF_CORE_READ(regs, bx);
+	w->dx = BPF_CORE_READ(regs, dx);
 	w->r13 = BPF_CORE_READ(regs, r13);
 	return true;
 }
@@ -372,6 +374,7 @@ static __always_inline bool unwind_user_regs(struct bpf_perf_event_data *ctx, st
 		w->bp = ctx->regs.bp;
 		w->ax = ctx->regs.ax;
 		w->bx = ctx->regs.bx;
+		w->dx = ctx->regs.dx;
 		w->r13 = ctx->regs.r13;
 		return true;
 	}

@@ -262,8 +262,8 @@ static void valid_fake_is_walked(void **state)
 	/* The interpreted frame, named, on its native caller: the walk came back out of the code cache. */
 	interpreted = count_calls(&r.stacks, "hostile_interpreted_thread", "hostile.Spin.interpret", true);
 	/* The compiled frame likewise: whatever its name, a frame of the walk. */
-	compiled = count_calls(&r.stacks, "hostile_compiled_thread", UNWALKED, false);
-	unwalked = count_calls(&r.stacks, "hostile_compiled_thread", UNWALKED, true) +
+	compiled = count_calls(&r.stacks, "hostile_called_thread", UNWALKED, false);
+	unwalked = count_calls(&r.stacks, "hostile_called_thread", UNWALKED, true) +
 		   count_calls(&r.stacks, "hostile_interpreted_thread", UNWALKED, true);
 	fprintf(stderr, "  valid: interpreted %llu, compiled %llu, walked as native code before the layout was in "
 			"BPF %llu\n",

@@ -18,13 +18,17 @@
  *  - a JVM run with -Xint: every Java frame interpreted;
  *  - nothing in the JVM: the agent's library is not mapped into it, and
  *    no signal was sent; a JVM that refuses agents is walked all the same;
- *  - -a: a JVM started during the recording is walked as soon as it can be.
+ *  - -a: a JVM started during the recording is walked as soon as it can be;
+ *  - churn (threads, exceptions, class unloading, deoptimisation, a small
+ *    code cache): no frame names a method its thread was not running, and
+ *    the JVM keeps beating.
  */
 #include "harness.h"
 #include "jvm.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,6 +546,180 @@ static void all_walks_jvm_started_later(void **state)
 	harness_output_free(&stacks, file, dir);
 }
 
+/*
+ * Churn's known call structure (tests/workloads/java/Churn.java,
+ * StressPlugin.java): which of the workload's own methods each of its
+ * threads runs ("X*" takes every name starting with X), and for some
+ * methods the only workload methods that call them directly. JDK methods
+ * are not judged: their structure is not the test's to know.
+ */
+static const char *const churn_started[] = { "Workload.lambda$start$0", "Workload$$Lambda*", "Churn$$Lambda*", NULL };
+
+static const struct {
+	const char *thread; /* a prefix of the thread's name */
+	const char *methods[8];
+} churn_threads[] = {
+	{ "short", { "Churn$$Lambda*", "Churn.shortLife", "Churn.throwFrom", "Churn.deep" } },
+	{ "beat", { "Churn$$Lambda*", "Churn.shortLife", "Churn.throwFrom", "Churn.deep" } },
+	{ "throw", { "Churn.throwing", "Churn.throwFrom", "Churn.deep" } },
+	{ "spawn-", { "Churn.spawn", "Churn.startAndJoin" } },
+	{ "alloc", { "Churn.allocate" } },
+	{ "plugin", { "Churn.plugins", "Stress.pluginRound", "Stress$PluginLoader.*", "StressPlugin*" } },
+	{ "collect", { "Churn.lambda$main$*", "Stress.collect" } },
+	{ "java", { "Churn.main", "Churn.startAndJoin" } },
+};
+
+static const struct {
+	const char *callee;
+	const char *callers[3];
+} churn_calls[] = {
+	{ "Churn.deep", { "Churn.deep", "Churn.throwFrom" } },
+	{ "Churn.throwFrom", { "Churn.throwing", "Churn.shortLife" } },
+	{ "Churn.startAndJoin", { "Churn.spawn", "Churn.main" } },
+	{ "Churn.shortLife", { "Churn$$Lambda*" } },
+	{ "Stress.pluginRound", { "Churn.plugins" } },
+	{ "StressPlugin.spin", { "StressPlugin.run" } },
+	{ "StressPlugin.total", { "StressPlugin.spin" } },
+};
+
+static bool name_matches(const char *frame, const char *pattern)
+{
+	size_t len = strlen(pattern);
+
+	if (len && pattern[len - 1] == '*')
+		return !strncmp(frame, pattern, len - 1);
+	return !strcmp(frame, pattern);
+}
+
+static bool name_in(const char *frame, const char *const patterns[], size_t n)
+{
+	for (size_t i = 0; i < n && patterns[i]; i++)
+		if (name_matches(frame, patterns[i]))
+			return true;
+	return false;
+}
+
+static bool churn_method(const char *frame)
+{
+	static const char *const classes[] = { "Churn.*", "Churn$*", "Stress.*", "Stress$*", "StressPlugin*",
+					       "Workload.*", "Workload$*", NULL };
+
+	return name_in(frame, classes, sizeof(classes) / sizeof(classes[0]));
+}
+
+/* Whether thread (the root frame "[name tid=N]") may run the workload method frame. */
+static bool churn_thread_runs(const char *thread, const char *frame)
+{
+	for (size_t i = 0; i < sizeof(churn_threads) / sizeof(churn_threads[0]); i++) {
+		size_t len = strlen(churn_threads[i].thread);
+
+		if (strncmp(thread + 1, churn_threads[i].thread, len))
+			continue;
+		if (strcmp(churn_threads[i].thread, "short") && strcmp(churn_threads[i].thread, "beat") &&
+		    strcmp(churn_threads[i].thread, "java") && name_in(frame, churn_started, 3))
+			return true;
+		return name_in(frame, churn_threads[i].methods, 8);
+	}
+	return false;
+}
+
+/*
+ * Whether callee, directly below caller's frame, may be called by it (true
+ * for callees without a rule). A walk that stopped, or a frame it could
+ * not name, is no wrong name: those are counted apart.
+ */
+static bool churn_call_known(const char *caller, const char *callee)
+{
+	if (!strncmp(caller, "[unknown Java", 13))
+		return true;
+	for (size_t i = 0; i < sizeof(churn_calls) / sizeof(churn_calls[0]); i++)
+		if (!strcmp(churn_calls[i].callee, callee))
+			return churn_method(caller) && name_in(caller, churn_calls[i].callers, 3);
+	return true;
+}
+
+/*
+ * Churn under the walk: threads born and dying by the thousand, exceptions
+ * thrown from 200 frames deep, classes loaded into loaders that are then
+ * dropped and unloaded with their compiled code, methods deoptimised, a
+ * collection every second, in a code cache cut to 2.5 MB (one heap) where
+ * freed code is soon reused. Every frame that names one of the workload's
+ * methods must be one its thread runs, called from where the workload
+ * calls it: a walk that read a freed or reused blob or Method* and named
+ * it anyway fails here. Races caught are counted by the summary (printed).
+ * The JVM keeps beating throughout, and its threads' samples keep their
+ * Java frames.
+ */
+static void churn_names_only_methods_on_the_stack(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	uint64_t samples = 0, judged = 0, wrong = 0, throw_samples = 0, throw_java = 0;
+	const char *unnamed;
+	char *file;
+	struct heartbeats hb;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+	int status;
+
+	jvm_require(jdk, "Churn");
+	jvm_start_opts(&jvm, jdk, (char *[]){ "-XX:ReservedCodeCacheSize=2500k", "-XX:-SegmentedCodeCache", NULL },
+		       "Churn", NULL);
+	file = harness_path(jvm.dir, "churn.collapsed");
+	status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-F", "997", "-d", "4", "--threads", NULL }, 60,
+				    2000, 1000, &hb);
+	if (hb.stalled)
+		jvm_kill(&jvm);
+	assert_false(hb.stalled);
+	if (status != 0)
+		fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler.buf);
+	assert_int_equal(status, 0);
+	assert_int_equal(collapsed_load(file, &stacks), 0);
+	unlink(file);
+	free(file);
+	jvm_stop(&jvm);
+	for (size_t i = 0; i < stacks.n; i++) {
+		struct frames fr;
+		bool ok = true;
+
+		frames_split(&fr, stacks.stacks[i]);
+		samples += stacks.counts[i];
+		if (fr.n > 0 && !strncmp(fr.f[0], "[throw tid=", 11)) {
+			throw_samples += stacks.counts[i];
+			throw_java += find_frame(&fr, 1, "Churn.throwing") >= 0 ? stacks.counts[i] : 0;
+		}
+		for (int k = 1; k < fr.n; k++) {
+			if (!churn_method(fr.f[k]))
+				continue;
+			judged += stacks.counts[i];
+			if (!churn_thread_runs(fr.f[0], fr.f[k]) || !churn_call_known(fr.f[k - 1], fr.f[k])) {
+				fprintf(stderr, "  %s: frame %d of %s named wrongly\n", fr.f[k], k, stacks.stacks[i]);
+				ok = false;
+			}
+		}
+		wrong += ok ? 0 : stacks.counts[i];
+		free(fr.buf);
+	}
+	unnamed = strstr(profiler.buf, "Java frames not named: ");
+	fprintf(stderr, "  %s, Churn: %llu samples, %llu workload frames judged, %llu samples with a wrong one; "
+		"%ld beats, longest gap %lld ms; thread throw %.1f%% in Churn.throwing; %.*s\n", jdk->name,
+		(unsigned long long)samples, (unsigned long long)judged, (unsigned long long)wrong, hb.beats,
+		(long long)hb.longest_ms, percent(throw_java, throw_samples), unnamed ? (int)strcspn(unnamed, "\n") : 0,
+		unnamed ? unnamed : "");
+	jvm_assert_did(&jvm, "the JVM did",
+		       (const struct jvm_minimum[]){ { "threads_started", 101 },
+						     { "exceptions", 101 },
+						     { "plugin_rounds", 1 },
+						     { "classes_unloaded", 1 },
+						     { NULL, 0 } });
+	/* Busy threads for 4 s at 997 Hz: a thousand samples judged at the very least. */
+	assert_true(judged >= 1000);
+	assert_true(throw_samples >= 300);
+	assert_true(throw_java * 100 >= throw_samples * 95);
+	assert_int_equal(wrong, 0);
+	collapsed_free(&stacks);
+}
+
 #define JDK_TEST(f, jdk) { #f " (" #jdk ")", f, NULL, harness_teardown, (void *)&(jdk) }
 #define JDK_TESTS(f) JDK_TEST(f, jdk17), JDK_TEST(f, jdk25)
 
@@ -556,6 +734,7 @@ int main(void)
 		JDK_TESTS(nothing_loaded_into_the_jvm),
 		JDK_TESTS(attach_disabled_still_walked),
 		JDK_TESTS(all_walks_jvm_started_later),
+		JDK_TESTS(churn_names_only_methods_on_the_stack),
 	};
 
 	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */

@@ -14,10 +14,12 @@
  * code placed in that code cache, so that CPU samples land there and the
  * profiler's BPF walker steps through the frames MODE makes:
  *
- *   valid          a well-formed JVM: an nmethod whose frame (4 words)
- *                  returns to the native thread that called it, and an
- *                  interpreted frame of hostile.Spin.interpret (bci 3)
- *                  whose sender is its native caller. Proves that the fake
+ *   valid          a well-formed JVM: an nmethod whose frame (2 words)
+ *                  returns to the call stub, whose rbp leads back to the
+ *                  native thread that called it, and an interpreted frame
+ *                  of hostile.Spin.interpret (bci 3) called the same way:
+ *                  Java code is entered through the call stub only, as
+ *                  HotSpot does, and the walker relies on it. Proves that the fake
  *                  is walked at all: without it the other modes prove
  *                  nothing.
  *   segmap-loop    segment maps whose hops never reach a block's head:
@@ -516,11 +518,35 @@ static void *hostile_compiled_thread(void *arg)
 }
 
 /*
+ * Calls an nmethod whose frame is its two local words (a and b) as the
+ * call stub calls Java code: the nmethod's return address is the stub's
+ * (b) and the stub's rbp (a) is this function's frame, whose saved rbp
+ * and return address lead back to the native thread. The entry frame
+ * stands in for this function.
+ */
+static __attribute__((noinline)) void hostile_enter_compiled(const struct spinner *s)
+{
+	uint64_t *frame = __builtin_frame_address(0);
+	void (*code)(uint64_t, uint64_t) = (void (*)(uint64_t, uint64_t))(void *)s->code;
+
+	code(addr(frame), call_stub_return);
+}
+
+static void *hostile_called_thread(void *arg)
+{
+	enter_spinner();
+	hostile_enter_compiled(arg);
+	return NULL;
+}
+
+/*
  * Builds an interpreter frame on its own stack and enters the interpreter
  * with rbp at it: fp[-8] the bcp (a), fp[-3] the Method * (b), and a
- * sender that is this function's caller (its return address, its sp, its
- * rbp): the interpreted frame stands in for this one. sender-cycle
- * replaces the sender with the frame itself (rbp, and a pc in the loop).
+ * sender that is the call stub, its rbp this function's frame, whose
+ * saved rbp and return address lead back to the native thread: the
+ * interpreted frame and the entry frame stand in for this one.
+ * sender-cycle replaces the sender with the frame itself (rbp, and a pc
+ * in the loop).
  */
 static __attribute__((noinline)) void hostile_enter_interpreter(const struct spinner *s, int cycle)
 {
@@ -530,9 +556,10 @@ static __attribute__((noinline)) void hostile_enter_interpreter(const struct spi
 
 	fp[-8] = s->a;
 	fp[-3] = s->b;
-	fp[-1] = addr(frame + 2);
-	fp[0] = frame[0];
-	fp[1] = addr(__builtin_return_address(0));
+	/* Called by the call stub, whose rbp is this function's frame, above its sp. */
+	fp[-1] = addr(frame - 1);
+	fp[0] = addr(frame);
+	fp[1] = call_stub_return;
 	if (cycle) {
 		fp[0] = addr(fp);
 		fp[1] = addr(s->code + CYCLE_LOOP);
@@ -583,10 +610,10 @@ static uint64_t make_chain(const uint8_t *code)
 
 static void mode_valid(void)
 {
-	uint8_t *nm = put_nmethod(0, 0, code_compiled, sizeof(code_compiled), COMPILED_COMPLETE, 4);
+	uint8_t *nm = put_nmethod(0, 0, code_compiled, sizeof(code_compiled), COMPILED_COMPLETE, 2);
 	uint8_t *interp = put_interpreter(0, code_interpreted, sizeof(code_interpreted));
 
-	add_spinner(hostile_compiled_thread, nm, 0, 0);
+	add_spinner(hostile_called_thread, nm, 0, 0);
 	add_spinner(hostile_interpreted_thread, interp, addr(const_method + CM_SIZE + 3), addr(method));
 }
 
