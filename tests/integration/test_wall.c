@@ -658,7 +658,7 @@ struct life {
 	long long ns, start;              /* first to last instruction */
 	long long outer_ns, outer_start;  /* from pthread_create to leaving /proc */
 	long long cpu_ns, runqueue_ns;    /* schedstat at its last instruction */
-	long long unseen_ns;              /* of its spinning, neither on a CPU nor queued */
+	long long unseen_ns;              /* of its life but its sleep, neither on a CPU nor queued */
 };
 
 /*
@@ -718,20 +718,42 @@ static void short_threads_count_their_lives(void **state)
 	assert_int_equal(off, 0);
 }
 
+/* The profiler's "N context switches not seen" (-v), 0 when it says none. */
+static long long switches_not_seen(const struct wall_run *r)
+{
+	const char *p = strstr(r->profiler.buf, " context switches not seen");
+
+	if (!p)
+		return 0;
+	while (p > r->profiler.buf && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return atoll(p);
+}
+
 /*
  * Short threads' running and runnable time against their own schedstat,
  * read at their last instruction, so counting from their creation: the
  * profile may add only what came after (at most the time from that
  * instruction to its leaving /proc), and the same tolerance as above.
- * Its running time may also exceed the kernel's on-CPU count by the steal
- * time the kernel leaves out of it (see schedstat_bounds): the thread
- * measures that itself while it spins (the "unseen" time of offcpu's life
- * line), since /proc/stat counts steal only in clock ticks.
+ * The kernel's on-CPU count leaves out time stolen by the host and time
+ * in interrupts, which the profile counts running (the thread was on its
+ * CPU): the thread measures that over its life (the "unseen" time of
+ * offcpu's life line; /proc/stat counts steal only in clock ticks), and
+ * running may exceed the kernel's count by that much.
+ *
+ * The kernel does not report every context switch (about 1% of them here,
+ * see docs/architecture.md, and -v counts them): the profile then places
+ * the switch by the thread's CPU time, which leaves the same time out, or
+ * at its return to user mode, and the time between may land in the
+ * neighbouring state. So as many threads as switches went unseen may be
+ * off by more, though by no more than a tenth of their life: a profile
+ * wrong for its own reasons is off for more threads, or by more.
  */
 static void short_threads_split_like_schedstat(void **state)
 {
 	const struct wall_run *r = mix();
-	int checked = 0, off = 0, skipped = 0;
+	int checked = 0, off = 0, wrong = 0, skipped = 0;
+	long long not_seen = switches_not_seen(r);
 	struct life l;
 
 	for (const char *p = next_life(r, r->workload.buf, &l, &skipped); p;
@@ -741,26 +763,34 @@ static void short_threads_split_like_schedstat(void **state)
 		double tail_us = (double)(l.outer_start + l.outer_ns - l.start - l.ns) / 1e3;
 		double tolerance_us = fmax(0.01 * (double)l.ns / 1e3, 200.0);
 		double cpu_us = (double)l.cpu_ns / 1e3, runqueue_us = (double)l.runqueue_ns / 1e3;
-		double stolen_us = (double)l.unseen_ns / 1e3;
+		double stolen_us = (double)l.unseen_ns / 1e3, loose_us = 0.1 * (double)l.ns / 1e3;
 
 		checked++;
 		if (running < cpu_us - tolerance_us || running > cpu_us + tail_us + stolen_us + tolerance_us ||
 			runnable < runqueue_us - tolerance_us ||
 			runnable > runqueue_us + tail_us + tolerance_us) {
 			off++;
+			wrong += running < cpu_us - loose_us || running > cpu_us + tail_us + stolen_us + loose_us ||
+				 runnable < runqueue_us - loose_us ||
+				 runnable > runqueue_us + tail_us + stolen_us + loose_us;
 			fprintf(stderr,
 				"  short tid %lld: running %.0f us (schedstat %.0f), runnable %.0f us "
-				"(schedstat %.0f), allowed %.0f us over them (and %.0f us unseen over "
-				"running) or %.0f us under; sleeping %" PRIu64 " us, blocked %" PRIu64
+				"(schedstat %.0f), allowed %.0f us over them (and %.0f us unseen by the "
+				"kernel over running) or %.0f us under; sleeping %" PRIu64 " us, blocked %" PRIu64
 				" us, life %.0f us\n",
 				l.tid, running, cpu_us, runnable, runqueue_us, tail_us + tolerance_us,
 				stolen_us, tolerance_us, thread_us(&r->stacks, (long)l.tid, SLEEPING, NULL),
 				thread_us(&r->stacks, (long)l.tid, BLOCKED, NULL), (double)l.ns / 1e3);
+			for (int st = RUNNING; st < NR_STATES; st++)
+				print_thread_stacks(&r->stacks, (long)l.tid, (enum state)st);
 		}
 	}
-	fprintf(stderr, "  short threads: %d checked, %d off; %d skipped\n", checked, off, skipped);
+	fprintf(stderr, "  short threads: %d checked, %d off (%d by more than a tenth of their life); %d skipped; "
+			"%lld context switches not seen\n",
+		checked, off, wrong, skipped, not_seen);
 	assert_true(checked >= 3);
-	assert_int_equal(off, 0);
+	assert_int_equal(wrong, 0);
+	assert_true(off <= not_seen);
 }
 
 /*
@@ -835,9 +865,12 @@ static void offcpu_mode_has_no_running(void **state)
 }
 
 /*
- * --max-block drops the waits longer than it: with 25 ms, the futex
+ * --max-block drops the waits longer than it: with 29 ms, the futex
  * thread's 30 ms waits and the stuck thread's whole-recording wait go,
- * the nanosleep thread's 20 ms sleeps stay.
+ * the nanosleep thread's 20 ms sleeps stay. A wait lasts until the thread
+ * runs again, so a sleep's wait is its 20 ms and the time it then waits
+ * for a CPU, which the mix's own spinning threads make several
+ * milliseconds at times on two CPUs: the limit leaves it 9 ms.
  */
 static void max_block_drops_long_waits(void **state)
 {
@@ -846,11 +879,11 @@ static void max_block_drops_long_waits(void **state)
 
 	harness_require_root();
 	record(&r, (char *[]){ "mix", NULL },
-	       (char *[]){ "-e", "offcpu", "--threads", "-d", "2", "-v", "--max-block", "25ms", NULL });
+	       (char *[]){ "-e", "offcpu", "--threads", "-d", "2", "-v", "--max-block", "29ms", NULL });
 	futex = thread_us(&r.stacks, r.tids[FUTEX], NR_STATES, "futex_wait");
 	stuck = thread_us(&r.stacks, r.tids[STUCK], NR_STATES, NULL);
 	nanosleep = thread_us(&r.stacks, r.tids[NANOSLEEP], NR_STATES, "nanosleep");
-	fprintf(stderr, "  --max-block 25ms: futex %.2f%%, stuck %.2f%%, nanosleep %.2f%% of the window\n",
+	fprintf(stderr, "  --max-block 29ms: futex %.2f%%, stuck %.2f%%, nanosleep %.2f%% of the window\n",
 		percent(futex, r.window_us), percent(stuck, r.window_us), percent(nanosleep, r.window_us));
 	assert_true(percent(futex, r.window_us) < 5.0);
 	assert_int_equal(stuck, 0);

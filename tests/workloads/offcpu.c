@@ -43,10 +43,14 @@
  *                the first two fields of its /proc/thread-self/schedstat,
  *                read just before its last instruction: its time on a CPU
  *                and waiting on a runqueue since the kernel created it
- *   unseen ns    how much of its 50 ms of spinning the kernel counted
- *                neither on a CPU nor on a runqueue: on a virtual machine,
- *                time the host stole from it while it was current, which
- *                the on-CPU count leaves out (CONFIG_PARAVIRT_TIME_ACCOUNTING)
+ *   unseen ns    how much of its life, from its first clock reading to its
+ *                last, its sleep's requested 50 ms left out, the kernel
+ *                counted neither on a CPU nor on a runqueue: on a virtual
+ *                machine, time the host stole from it while it was current,
+ *                which the on-CPU count leaves out
+ *                (CONFIG_PARAVIRT_TIME_ACCOUNTING), interrupt time, which
+ *                it leaves out too (CONFIG_IRQ_TIME_ACCOUNTING), and what
+ *                the sleep overran (timer slack)
  *
  * so a test can tell which lives fell inside a recording and what they were.
  * Lines are flushed one by one. SIGTERM or SIGINT ends the process (exit
@@ -263,11 +267,11 @@ static void *short_life(void *arg)
 	while (clock_ns(CLOCK_MONOTONIC) < spin_end)
 		for (int i = 0; i < 500; i++)
 			sink += (unsigned long)i;
+	sleep_ns(50 * NS_PER_MS);
 	own_clocks(&wall1, &cpu1, &runqueue1);
-	report->unseen_ns = (wall1 - wall0) - (cpu1 - cpu0) - (long)(runqueue1 - runqueue0);
+	report->unseen_ns = (wall1 - wall0) - 50 * NS_PER_MS - (cpu1 - cpu0) - (long)(runqueue1 - runqueue0);
 	if (report->unseen_ns < 0)
 		report->unseen_ns = 0;
-	sleep_ns(50 * NS_PER_MS);
 	report->tid = gettid();
 	report->start_ns = start;
 	own_schedstat(&report->cpu_ns, &report->runqueue_ns);
