@@ -2,7 +2,9 @@
 # What a Java sample costs by the depth of its Java stack: HotSpot's frames
 # walked by BPF (--java-stacks bpf, the default) against the agent's path
 # (--java-stacks agent: a signal from BPF, AsyncGetCallTrace in the JVM's
-# handler), and native stacks only (--no-java) as the floor.
+# handler), and native stacks only (--no-java) as the floor; mode
+# bpf-nocache is the BPF walk with its blobs looked up afresh at every
+# frame (JBPFPROF_BLOB_CACHE=0, bpf/hotspot.bpf.h's hotspot_blobs off).
 #
 #   [DEPTHS="10 50 150 250"] [MODES="native bpf agent"] bench/java_walk_cost.sh [ROUNDS]
 #                               (root; python3, a JDK; default 5 rounds)
@@ -14,7 +16,7 @@
 # 3 s ones; modes rotate from round to round. Per depth and mode, medians
 # over rounds of:
 #   - frames: SpinRate's frames in a sample, as the profile names them
-#     (logical, inlined ones included) and, for bpf (--annotate), as the
+#     (logical, inlined ones included) and, for the BPF walk (--annotate), as the
 #     stack holds them (physical: the frames the walk steps through; C2
 #     inlines one level of a recursion, so about half);
 #   - BPF: the perf_event program's run time (sample_cpu, the kernel's
@@ -44,8 +46,10 @@ java, rounds, depths, chosen = sys.argv[1], int(sys.argv[2]), [int(d) for d in s
 all_modes = {
     "native": ["--no-java"],
     "bpf": ["--java-stacks", "bpf"],
+    "bpf-nocache": ["--java-stacks", "bpf"],  # JBPFPROF_BLOB_CACHE=0: every blob looked up afresh
     "agent": ["--java-stacks", "agent"],
 }
+mode_env = {"bpf-nocache": {"JBPFPROF_BLOB_CACHE": "0"}}
 unknown = [m for m in chosen if m not in all_modes]
 if unknown:
     sys.exit(f"bench: no mode {' '.join(unknown)} (modes: {' '.join(all_modes)})")
@@ -88,10 +92,11 @@ def measure(depth):
 
     def run(mode):
         # --annotate makes the agent ask for every compiled method's maps (CompiledMethodLoad): bpf only.
-        annotate = ["--annotate"] if mode == "bpf" else []
+        annotate = ["--annotate"] if mode.startswith("bpf") else []
         cmd = ["build/jbpfprof", "-v", "-F", "999"] + annotate + modes[mode] + \
               ["-p", str(spin.pid), "-d", "6", "-o", "collapsed", "-f", collapsed]
-        p = subprocess.Popen(["taskset", "-c", "0"] + cmd, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(["taskset", "-c", "0"] + cmd, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, **mode_env.get(mode, {})))
         for line in p.stderr:
             if "jbpfprof: sampling" in line:
                 break
@@ -159,12 +164,12 @@ except OSError:
     pass
 print(f"java_walk_cost.sh: {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, {os.uname().release}, "
       f"SpinRate DEPTH on CPU 1, jbpfprof -F 999 on CPU 0, {rounds} rounds, medians")
-print(f"{'depth':>5} {'mode':7} {'frames log/phys':>15} {'BPF us/sample':>13} {'handler us':>10} "
+print(f"{'depth':>5} {'mode':11} {'frames log/phys':>15} {'BPF us/sample':>13} {'handler us':>10} "
       f"{'CPU 1 us/sample':>15} {'ratio (range)':>22} {'walked %':>8}")
 for d in depths:
     for m, rows in results[d].items():
         ratios = [r["ratio"] for r in rows]
-        print(f"{d:5d} {m:7} {med(rows, 'logical'):7.1f}/{fmt(med(rows, 'physical'), '%.1f'):<7} "
+        print(f"{d:5d} {m:11} {med(rows, 'logical'):7.1f}/{fmt(med(rows, 'physical'), '%.1f'):<7} "
               f"{med(rows, 'bpf_ns') / 1e3:13.2f} {fmt(med(rows, 'handler_us'), '%10.2f'):>10} "
               f"{med(rows, 'cpu_us'):15.1f} {statistics.median(ratios):8.4f} ({min(ratios):.4f}-{max(ratios):.4f}) "
               f"{fmt(med(rows, 'walked'), '%8.1f'):>8}")

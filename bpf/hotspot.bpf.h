@@ -46,6 +46,8 @@
 
 /* Set by userspace before load: some target's Java frames are walked here. */
 const volatile bool hotspot_walk = false;
+/* Set by userspace before load: blobs are remembered by pc (hotspot_blobs). */
+const volatile bool hotspot_remember_blobs = true;
 
 /* Followed JVMs, by tgid (bpf/hotspot.h). Resized by userspace. */
 struct {
@@ -69,6 +71,41 @@ struct {
 } java_scratch SEC(".maps");
 
 _Static_assert((JBPF_MAX_JAVA_FRAMES & (JBPF_MAX_JAVA_FRAMES - 1)) == 0, "a power of two, for a mask");
+
+struct hotspot_blob_key {
+	__u64 pc;
+	__u32 tgid;
+	__u32 pad;
+};
+
+/* What a walk needs of the code blob holding a pc (hotspot_blob_info). */
+struct hotspot_blob {
+	__u64 blob;
+	__u64 code;        /* where its instructions begin */
+	__s32 complete;    /* _frame_complete_offset; -1: never */
+	__s32 words;       /* _frame_size */
+	__u32 compile_id;  /* an nmethod's: its frames' cookie */
+	__u32 is_nmethod;
+};
+
+/*
+ * Blobs by pc, shared by the walks of every JVM (tgid in the key). Finding
+ * and measuring a blob costs some ten reads of the target's memory (the
+ * heap's bound, the segment map's hops, the block, the blob's fields);
+ * the pcs a walk meets are mostly return addresses that come back sample
+ * after sample, and at every level of a recursion. An entry found is
+ * checked with two reads before it is used: its block still in use, and
+ * its compile id (an nmethod) or frame size (a stub) unchanged; code freed
+ * and reused at that address fails the check and is looked up again.
+ * Sized by userspace (1 when no JVM is walked); JBPFPROF_BLOB_CACHE=0 in
+ * the environment turns it off (hotspot_remember_blobs), for benchmarks.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct hotspot_blob_key);
+	__type(value, struct hotspot_blob);
+} hotspot_blobs SEC(".maps");
 
 /* The process's executable mapping holding pc, -1 for none (unwind.bpf.h). */
 __noinline int unwind_mapping_index(const struct jbpf_unwind_process *proc, __u64 pc);
@@ -405,19 +442,54 @@ static __always_inline __s32 hotspot_stub_prolog(__u64 code)
 	return c[1] == 0x81 ? 7 : c[1] == 0x83 ? 4 : -1;
 }
 
+/*
+ * The blob holding w->pc, from hotspot_blobs or read afresh (and then
+ * remembered): 0, or the reason the walk stops.
+ */
+static __always_inline int hotspot_blob_info(const struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
+					     struct hotspot_blob *b)
+{
+	struct hotspot_blob_key key = { .pc = w->pc, .tgid = w->tgid };
+	struct hotspot_blob *known = hotspot_remember_blobs ? bpf_map_lookup_elem(&hotspot_blobs, &key) : NULL;
+	__s32 now = 0;
+	__u8 used = 0;
+
+	if (known) {
+		*b = *known;
+		if (!bpf_probe_read_user(&used, 1, (void *)(b->blob - jvm->block_size + jvm->block_used)) && used &&
+		    !bpf_probe_read_user(&now, 4,
+					 (void *)(b->blob + (b->is_nmethod ? jvm->nm_compile_id : jvm->blob_frame_size))) &&
+		    now == (b->is_nmethod ? (__s32)b->compile_id : b->words))
+			return 0;
+	}
+	b->blob = hotspot_find_blob(jvm, w->pc);
+	if (!b->blob)
+		return JBPF_JAVA_STOP_NO_BLOB;
+	b->is_nmethod = hotspot_is_nmethod(jvm, b->blob);
+	b->code = hotspot_code_begin(jvm, b->blob);
+	b->complete = hotspot_frame_complete(jvm, b->blob);
+	b->words = 0;
+	b->compile_id = 0;
+	if (!b->code || b->complete < -1 ||
+	    bpf_probe_read_user(&b->words, 4, (void *)(b->blob + jvm->blob_frame_size)) ||
+	    (b->is_nmethod && bpf_probe_read_user(&b->compile_id, 4, (void *)(b->blob + jvm->nm_compile_id))))
+		return JBPF_JAVA_STOP_READ;
+	if (hotspot_remember_blobs)
+		bpf_map_update_elem(&hotspot_blobs, &key, b, BPF_ANY);
+	return 0;
+}
+
 /* A compiled frame (is_nmethod) or a stub frame in blob, and its caller. */
 static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
-					      const struct jbpf_unwind_process *proc, __u64 blob, bool is_nmethod, bool top)
+					      const struct jbpf_unwind_process *proc, const struct hotspot_blob *b,
+					      bool top)
 {
-	__u64 code = hotspot_code_begin(jvm, blob), ret, sp, bp, saved[2];
-	__s32 complete = hotspot_frame_complete(jvm, blob), words = 0, compile_id = 0;
+	__u64 code = b->code, ret, sp, bp, saved[2];
+	__s32 complete = b->complete, words = b->words;
+	bool is_nmethod = b->is_nmethod;
 	int unbuilt = 0;
 
-	if (!code || complete < -1 || bpf_probe_read_user(&words, 4, (void *)(blob + jvm->blob_frame_size)))
-		return hotspot_stop(w, JBPF_JAVA_STOP_READ);
-	if (is_nmethod && bpf_probe_read_user(&compile_id, 4, (void *)(blob + jvm->nm_compile_id)))
-		return hotspot_stop(w, JBPF_JAVA_STOP_READ);
-	if (hotspot_push(w, is_nmethod ? JBPF_JAVA_COMPILED : JBPF_JAVA_STUB, 0, blob, w->pc, (__u32)compile_id))
+	if (hotspot_push(w, is_nmethod ? JBPF_JAVA_COMPILED : JBPF_JAVA_STUB, 0, b->blob, w->pc, b->compile_id))
 		return 1;
 	if (top) {
 		if (complete < 0 && !is_nmethod && words > 0)
@@ -554,8 +626,10 @@ static __always_inline int hotspot_interpreted(struct unwind_walk *w, const stru
 __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
 			    const struct jbpf_unwind_process *proc)
 {
-	__u64 blob, saved[2];
+	struct hotspot_blob b;
+	__u64 saved[2];
 	bool top;
+	int stop;
 
 	if (!w || !jvm)
 		return 1;
@@ -568,10 +642,10 @@ __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm
 			return hotspot_stop(w, JBPF_JAVA_STOP_READ);
 		return hotspot_to_caller(w, saved[1], w->bp + 16, saved[0]);
 	}
-	blob = hotspot_find_blob(jvm, w->pc);
-	if (!blob)
-		return hotspot_stop(w, JBPF_JAVA_STOP_NO_BLOB);
-	return hotspot_blob_frame(w, jvm, proc, blob, hotspot_is_nmethod(jvm, blob), top);
+	stop = hotspot_blob_info(w, jvm, &b);
+	if (stop)
+		return hotspot_stop(w, stop);
+	return hotspot_blob_frame(w, jvm, proc, &b, top);
 }
 
 #endif /* JBPF_HOTSPOT_BPF_H */

@@ -30,6 +30,13 @@
 
 #define DEFAULT_RINGBUF_BYTES (16u << 20)
 #define DEFAULT_MAX_THREADS 65536
+
+/*
+ * Code blobs the Java walk remembers by pc (bpf/hotspot.bpf.h,
+ * hotspot_blobs), least recently used out: a JVM's hot call sites, and
+ * those of the few JVMs of a busy host, in about 2 MiB of kernel memory.
+ */
+#define HOTSPOT_BLOBS_CACHED 16384
 /*
  * BPF memory for unwind tables when not told: the rows of libc, libjvm,
  * python3 and a host's usual daemons take a few million rows of 16 bytes.
@@ -183,6 +190,9 @@ static void configure(struct cpu_sampler *cs, const struct sampler_config *confi
 	skel->rodata->hotspot_walk = config->unwind_tables && config->max_hotspot_jvms;
 	bpf_map__set_max_entries(skel->maps.hotspot_jvms,
 				 skel->rodata->hotspot_walk ? (uint32_t)config->max_hotspot_jvms : 1);
+	skel->rodata->hotspot_remember_blobs = sampler__remember_blobs();
+	bpf_map__set_max_entries(skel->maps.hotspot_blobs,
+				 skel->rodata->hotspot_walk && skel->rodata->hotspot_remember_blobs ? HOTSPOT_BLOBS_CACHED : 1);
 }
 
 /*

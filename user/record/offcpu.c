@@ -41,6 +41,7 @@ static void configure(struct offcpu_bpf *skel, const struct sampler_config *conf
 	/* As the CPU sampler's (cpu_sampler.c): the walker's maps are its. */
 	skel->rodata->unwind_tables = config->unwind_tables;
 	skel->rodata->hotspot_walk = config->unwind_tables && config->max_hotspot_jvms;
+	skel->rodata->hotspot_remember_blobs = sampler__remember_blobs();
 }
 
 int offcpu__open(const struct sampler_config *config, const struct bpf_object *owner, struct offcpu **out,

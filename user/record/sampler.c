@@ -174,6 +174,13 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
 	return offcpu__attach(sampler->offcpu, err, err_size);
 }
 
+bool sampler__remember_blobs(void)
+{
+	const char *cache = getenv("JBPFPROF_BLOB_CACHE");
+
+	return !cache || strcmp(cache, "0");
+}
+
 /*
  * Task work where the kernel has it, unless JBPFPROF_DEFER says otherwise.
  * 0, or -EINVAL with a message for a value it does not know, or task work

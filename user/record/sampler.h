@@ -214,6 +214,13 @@ struct unwinder *sampler__unwinder(const struct sampler *sampler);
 /* Who pays deferred signals and stacks in this recording, for -v ("task work", ...). */
 const char *sampler__deferral_name(const struct sampler *sampler);
 
+/*
+ * Whether the Java walk remembers code blobs by pc (bpf/hotspot.bpf.h,
+ * hotspot_blobs): yes, unless JBPFPROF_BLOB_CACHE=0 is in the environment
+ * (bench/java_walk_cost.sh measures both).
+ */
+bool sampler__remember_blobs(void);
+
 /* CPUs sampled, and the perf event's base period in ns (before thinning). */
 unsigned sampler__cpus(const struct sampler *sampler);
 uint64_t sampler__base_period_ns(const struct sampler *sampler);
