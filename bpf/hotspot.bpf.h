@@ -392,7 +392,20 @@ static __always_inline int hotspot_frameless_stub(struct unwind_walk *w, const s
 		      !bpf_probe_read_user(saved, sizeof(saved), (void *)w->bp);
 	bool trusted = framed && (!top || w->bp - w->sp <= HOTSPOT_LEAF_NEAR);
 	bool scanned = top && !bpf_probe_read_user(words, sizeof(words), (void *)w->sp);
+	__u64 padded[2];
+	__u8 code[4];
 
+	/*
+	 * Back from the VM's C++ by call_VM_leaf, which pushes nothing but,
+	 * when sp was not 16-aligned, `sub rsp, 8` before the call and `add
+	 * rsp, 8` right after it: at that `add` the stub's return address is
+	 * the word above the pad (C1's unwind_exception stub, which has no
+	 * frame, calls the VM so).
+	 */
+	if (!top && !bpf_probe_read_user(code, sizeof(code), (void *)w->pc) && code[0] == 0x48 && code[1] == 0x83 &&
+	    code[2] == 0xc4 && code[3] == 8 && !bpf_probe_read_user(padded, sizeof(padded), (void *)w->sp) &&
+	    hotspot_in_code(jvm, padded[1]))
+		return hotspot_to_caller(w, padded[1], w->sp + 16, w->bp);
 	if (trusted && saved[1] == ~0ull && hotspot_in_code(jvm, saved[2]))
 		return hotspot_to_caller(w, saved[2], w->bp + 24, saved[0]);
 	if (trusted && unwind_mapping_index(proc, saved[1]) >= 0)

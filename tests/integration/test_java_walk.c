@@ -11,8 +11,8 @@
  *    AsyncGetCallTrace succeeds (the CPU split, JNI into libz, the frame
  *    kinds, recursion, lambdas, method handles, exceptions, JNI calling
  *    back into Java);
- *  - javac from the first instant of its work: at least 99% of the main
- *    thread's samples reach JavacDriver.main;
+ *  - javac from the first instant of its work: 99% of the main thread's
+ *    samples reach JavacDriver.main (less the sampling error of a run);
  *  - whole stacks through JNI: Java -> JNI -> Java -> JNI;
  *  - a recursion 1000 deep: cut at the walk's bound, counted and said;
  *  - a JVM run with -Xint: every Java frame interpreted;
@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,9 +295,14 @@ static void javac_main_thread_reaches_main(void **state)
 	count_thread_frame(&stacks, main_root, "JavacDriver.main", &on_main, &with_main);
 	fprintf(stderr, "  %s: javac's main thread [%s: %llu samples, %.2f%% reach JavacDriver.main\n", jdk->name,
 		main_root, (unsigned long long)on_main, percent(with_main, on_main));
-	/* Two compiles: seconds of work, a thousand samples at least. */
+	/*
+	 * Two compiles: seconds of work, a thousand samples at least. The aim
+	 * is 99%; a run's share is a sample of the walk's, so it is held to
+	 * 99% less three standard errors of a share of 99% over on_main samples
+	 * (98.6% at 6,000 samples).
+	 */
 	assert_true(on_main >= 1000);
-	assert_true(with_main * 100 >= on_main * 97);
+	assert_true(percent(with_main, on_main) >= 99.0 - 300.0 * sqrt(0.99 * 0.01 / (double)on_main));
 	harness_output_free(&stacks, file, NULL);
 	unlink(fifo);
 	unlink(argfile);
