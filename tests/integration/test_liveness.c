@@ -3,11 +3,12 @@
  * Churn (tests/workloads/java/Churn.java): threads that live under a
  * millisecond, allocation, deep exceptions, class loaders made and dropped,
  * deoptimisation, full collections, all at once, with a heartbeat that
- * needs thread creation and allocation to work. These are the agent's
- * (--java-stacks agent): the BPF walk, the default, sends no signal and
- * loads nothing into the JVM. A profiling signal can land
- * anywhere in that: inside malloc, in a thread not yet attached to the JVM
- * or already leaving it, in a VM transition.
+ * needs thread creation and allocation to work. Most runs are the agent's
+ * (--java-stacks agent), where a profiling signal can land anywhere in
+ * that: inside malloc, in a thread not yet attached to the JVM or already
+ * leaving it, in a VM transition. The BPF walk, the default, sends no
+ * signal and loads nothing into the JVM; it is run at 10 kHz too, where
+ * only the cost of its walks could slow the JVM down.
  *
  * Each run starts a fresh JVM, records it with -p for RECORD_S seconds at
  * one rate, and watches its heartbeat during the recording and for AFTER_MS
@@ -24,6 +25,7 @@
 #include "jvm.h"
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +48,23 @@ static int runs(void)
 	return n > 0 ? n : 3;
 }
 
-static void churn_at(void **state, const char *hz)
+/*
+ * W and N of the summary's "W of N JVM thread samples with Java frames"
+ * (the BPF walk's figures, profiler's stderr): 0, or -1 when absent.
+ */
+static int walk_summary(const struct child *profiler, unsigned long long *with_java, unsigned long long *on_jvm)
+{
+	const char *p = strstr(profiler->buf, " JVM thread samples with Java frames");
+
+	if (!p)
+		return -1;
+	while (p > profiler->buf && p[-1] != ';' && p[-1] != ':')
+		p--;
+	return sscanf(p, " %llu of %llu JVM thread samples", with_java, on_jvm) == 2 ? 0 : -1;
+}
+
+/* Churn recorded at hz, with the agent (agent) or the default BPF walk. */
+static void churn_at(void **state, const char *hz, bool agent)
 {
 	const struct jdk *jdk = *state;
 	int n = runs(), stalled = 0;
@@ -65,7 +83,8 @@ static void churn_at(void **state, const char *hz)
 		file = harness_path(jvm.dir, "churn.collapsed");
 		snprintf(seconds, sizeof(seconds), "%d", RECORD_S);
 		status = jvm_record_watched(&jvm, &profiler, file,
-					    (char *[]){ "-F", (char *)hz, "-d", seconds, "--java-stacks", "agent", NULL },
+					    (char *[]){ "-F", (char *)hz, "-d", seconds, "--java-stacks",
+							agent ? "agent" : "bpf", NULL },
 					    RECORD_S + 60, STALL_BOUND_MS, AFTER_MS, &hb);
 		if (hb.longest_ms > longest)
 			longest = hb.longest_ms;
@@ -81,12 +100,16 @@ static void churn_at(void **state, const char *hz)
 		if (status != 0)
 			fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler.buf);
 		assert_int_equal(status, 0);
-		jvm_assert_agent_loaded(&profiler);
+		if (agent)
+			jvm_assert_agent_loaded(&profiler);
 		jvm_stop(&jvm);
-		assert_int_equal(jvm_java_summary(&profiler, &joined, &on_jvm), 0);
-		fprintf(stderr, "  %s at %s Hz, run %d of %d: %ld beats, longest stall %lld ms; %llu of %llu JVM samples joined\n",
-			jdk->name, hz, run, n, hb.beats, (long long)hb.longest_ms, joined, on_jvm);
-		/* The handler still did its job, and the churn happened while it did. */
+		assert_int_equal(agent ? jvm_java_summary(&profiler, &joined, &on_jvm)
+				       : walk_summary(&profiler, &joined, &on_jvm),
+				 0);
+		fprintf(stderr, "  %s at %s Hz, run %d of %d: %ld beats, longest stall %lld ms; %llu of %llu JVM samples %s\n",
+			jdk->name, hz, run, n, hb.beats, (long long)hb.longest_ms, joined, on_jvm,
+			agent ? "joined" : "with Java frames walked");
+		/* The handler or the walk still did its job, and the churn happened while it did. */
 		assert_true(joined > 0);
 		jvm_assert_did(&jvm, "the JVM did",
 			       (const struct jvm_minimum[]){ { "threads_started", 101 },
@@ -103,17 +126,22 @@ static void churn_at(void **state, const char *hz)
 
 static void churn_at_99_hz(void **state)
 {
-	churn_at(state, "99");
+	churn_at(state, "99", true);
 }
 
 static void churn_at_1_khz(void **state)
 {
-	churn_at(state, "1000");
+	churn_at(state, "1000", true);
 }
 
 static void churn_at_10_khz(void **state)
 {
-	churn_at(state, "10000");
+	churn_at(state, "10000", true);
+}
+
+static void churn_walked_at_10_khz(void **state)
+{
+	churn_at(state, "10000", false);
 }
 
 /*
@@ -172,6 +200,7 @@ int main(void)
 		JDK_TESTS(churn_at_99_hz),
 		JDK_TESTS(churn_at_1_khz),
 		JDK_TESTS(churn_at_10_khz),
+		JDK_TESTS(churn_walked_at_10_khz),
 		JDK_TESTS(stopped_jvm_is_no_longer_signalled),
 	};
 
