@@ -21,8 +21,9 @@
  * Each is checked to be what a running JVM holds (heaps inside the code
  * cache and apart, 2^4..2^16-byte segments, the interpreter inside the
  * code cache and at most LAYOUT_MAX_INTERPRETER bytes) before BPF trusts
- * it. A JVM still starting (a bound or the call stub not yet set) is
- * refused like any other: the caller may try again later.
+ * it. A JVM still starting (the code cache, its heaps, the interpreter or
+ * the call stub not set yet: still 0) is told apart, so that the caller
+ * tries again later without calling it not understood.
  */
 #include "hotspot/layout.h"
 
@@ -46,7 +47,9 @@ struct reader {
 	struct hotspot_memory *mem;
 	char *why;
 	size_t why_size;
+	bool starting; /* refused for a value the JVM sets as it starts, still 0 */
 };
+
 
 static bool refuse(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool refuse(struct reader *r, const char *fmt, ...)
@@ -59,6 +62,13 @@ static bool refuse(struct reader *r, const char *fmt, ...)
 		va_end(ap);
 	}
 	return false;
+}
+
+/* Refuses for a value still 0 that a JVM sets as it starts: it may read later. */
+static bool not_yet(struct reader *r, const char *what)
+{
+	r->starting = true;
+	return refuse(r, "%s is not set yet", what);
 }
 
 /* ---- offsets ---- */
@@ -135,8 +145,10 @@ static bool read_code_cache(struct reader *r, struct jbpf_hotspot_jvm *out)
 
 	if (!static_word(r, "CodeCache", "_low_bound", &low) || !static_word(r, "CodeCache", "_high_bound", &high))
 		return false;
-	if (!low || high <= low || high - low > LAYOUT_MAX_CODE_CACHE)
-		return refuse(r, "the code cache [0x%llx, 0x%llx) is not set or not a code cache",
+	if (!low || !high)
+		return not_yet(r, "the code cache");
+	if (high <= low || high - low > LAYOUT_MAX_CODE_CACHE)
+		return refuse(r, "the code cache [0x%llx, 0x%llx) is not a code cache",
 			      (unsigned long long)low, (unsigned long long)high);
 	out->code_low = low;
 	out->code_high = high;
@@ -363,11 +375,14 @@ static bool read_heaps(struct reader *r, struct jbpf_hotspot_jvm *out)
 
 	if (!heap_offsets(r, &h, out) || !static_word(r, "CodeCache", "_heaps", &heaps_array))
 		return false;
-	if (h.array_size > sizeof(array) || !heaps_array ||
-	    !hotspot_memory_read(r->mem, heaps_array, array, h.array_size))
+	if (!heaps_array)
+		return not_yet(r, "CodeCache::_heaps");
+	if (h.array_size > sizeof(array) || !hotspot_memory_read(r->mem, heaps_array, array, h.array_size))
 		return refuse(r, "CodeCache::_heaps is unreadable at 0x%llx", (unsigned long long)heaps_array);
 	memcpy(&nr, array + h.array_len, sizeof(nr));
 	data = word_at(array, h.array_data);
+	if (!nr)
+		return not_yet(r, "the code heaps");
 	if (nr < 1 || nr > JBPF_HOTSPOT_MAX_HEAPS)
 		return refuse(r, "%d code heaps, not 1..%d", nr, JBPF_HOTSPOT_MAX_HEAPS);
 	if (!data || !hotspot_memory_read(r->mem, data, heaps, (size_t)nr * sizeof(heaps[0])))
@@ -395,7 +410,9 @@ static bool read_interpreter(struct reader *r, struct jbpf_hotspot_jvm *out)
 	extend(&extent, limit_off, 4);
 	if (!inside(r, "StubQueue", extent, NULL) || !static_word(r, "AbstractInterpreter", "_code", &queue))
 		return false;
-	if (!queue || !hotspot_memory_u64(r->mem, queue + buffer_off, &buffer) ||
+	if (!queue)
+		return not_yet(r, "the interpreter's StubQueue");
+	if (!hotspot_memory_u64(r->mem, queue + buffer_off, &buffer) ||
 	    !hotspot_memory_u32(r->mem, queue + limit_off, &raw_limit))
 		return refuse(r, "the interpreter's StubQueue is unreadable at 0x%llx", (unsigned long long)queue);
 	limit = (int32_t)raw_limit;
@@ -415,6 +432,8 @@ static bool read_call_stub(struct reader *r, struct jbpf_hotspot_jvm *out)
 
 	if (!static_word(r, "StubRoutines", "_call_stub_return_address", &ret))
 		return false;
+	if (!ret)
+		return not_yet(r, "the call stub");
 	if (!in_code_cache(out, ret, ret + 1))
 		return refuse(r, "the call stub's return address 0x%llx is not inside the code cache",
 			      (unsigned long long)ret);
@@ -431,7 +450,7 @@ int hotspot_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem,
 
 	if (!read_blob(&r, &l, &blob_extent) || !read_nmethod(&r, &l, blob_extent) || !read_method(&r, &l) ||
 	    !read_code_cache(&r, &l) || !read_heaps(&r, &l) || !read_interpreter(&r, &l) || !read_call_stub(&r, &l))
-		return -1;
+		return r.starting ? HOTSPOT_LAYOUT_STARTING : -1;
 	read_method_check(&r, &l);
 	*out = l;
 	return 0;

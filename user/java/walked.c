@@ -150,11 +150,14 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 	}
 	j->tgid = tgid;
 	hotspot_memory_of_process(&j->mem, (pid_t)tgid);
-	if (hotspot_vm_read(&j->mem, &syms, &j->vm, why, why_size) ||
-	    hotspot_layout_read(j->vm, &j->mem, &j->layout, why, why_size) ||
-	    !(j->names = hotspot_names_new(j->vm, &j->mem, why, why_size))) {
+	if (hotspot_vm_read(&j->mem, &syms, &j->vm, why, why_size)) {
 		jvm_free(j);
 		return WALKED_NOT_UNDERSTOOD;
+	}
+	rc = hotspot_layout_read(j->vm, &j->mem, &j->layout, why, why_size);
+	if (rc || !(j->names = hotspot_names_new(j->vm, &j->mem, why, why_size))) {
+		jvm_free(j);
+		return rc == HOTSPOT_LAYOUT_STARTING ? WALKED_STARTING : WALKED_NOT_UNDERSTOOD;
 	}
 	j->layout.start_ticks = start_ticks;
 	j->ids = frame_ids__new(WALKED_FRAME_IDS);

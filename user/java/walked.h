@@ -40,6 +40,7 @@ enum walked_result {
 	WALKED_OK = 1,         /* a JVM whose frames BPF walks: *jvm is its map entry */
 	WALKED_NOT_JVM = 0,    /* no libjvm.so in its maps */
 	WALKED_NOT_UNDERSTOOD = -1, /* a JVM whose layout is not understood: why says what */
+	WALKED_STARTING = -2,  /* a JVM still starting: why says what is not set yet; try later */
 };
 
 /*

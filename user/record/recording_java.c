@@ -42,6 +42,9 @@ static bool walk_by_bpf(struct recording *rec, uint32_t tgid, bool quiet)
 		fprintf(stderr, "jbpfprof: JVM pid %u: Java frames walked by BPF\n", tgid);
 	if (rc == WALKED_NOT_UNDERSTOOD && (!quiet || rec->config.verbose))
 		fprintf(stderr, "jbpfprof: JVM pid %u: %s; its Java frames come from the agent\n", tgid, why);
+	/* Watched (the agent's tries too), and offered to the walk again at each try: adopt_jvm. */
+	if (rc == WALKED_STARTING && !quiet && rec->config.verbose)
+		fprintf(stderr, "jbpfprof: JVM pid %u: still starting (%s); walked once its layout reads\n", tgid, why);
 	return rc == WALKED_OK && rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF;
 }
 
