@@ -303,6 +303,22 @@ int jvm_java_summary(const struct child *profiler, unsigned long long *joined, u
 	return 0;
 }
 
+int jvm_walk_summary(const struct child *profiler, unsigned long long *with_java, unsigned long long *on_jvm,
+		     double *walked_pct, const char **line)
+{
+	const char *p = strstr(profiler->buf, " JVM thread samples with Java frames, ");
+
+	if (!p)
+		return -1;
+	while (p > profiler->buf && p[-1] != ';' && p[-1] != ':' && p[-1] != '\n')
+		p--;
+	if (sscanf(p, " %llu of %llu JVM thread samples with Java frames, %lf%%", with_java, on_jvm, walked_pct) != 3)
+		return -1;
+	if (line)
+		*line = p;
+	return 0;
+}
+
 void jvm_assert_did(const struct jvm *jvm, const char *label, const struct jvm_minimum minimums[])
 {
 	int short_of = 0;

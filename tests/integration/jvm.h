@@ -98,6 +98,15 @@ int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *file, char
  */
 int jvm_java_summary(const struct child *profiler, unsigned long long *joined, unsigned long long *on_jvm);
 
+/*
+ * W, N and X of the BPF walk's summary "W of N JVM thread samples with Java
+ * frames, X% of them walked to the root" (the profiler's stderr in
+ * profiler), and where that part starts (line; NULL to skip): 0, or -1
+ * when the summary has no such part.
+ */
+int jvm_walk_summary(const struct child *profiler, unsigned long long *with_java, unsigned long long *on_jvm,
+		     double *walked_pct, const char **line);
+
 /* A quantity a stopped workload printed (its truth), and the least it must be. */
 struct jvm_minimum {
 	const char *name;

@@ -36,6 +36,7 @@
  * Each run's time and peak memory are printed, for docs/architecture.md.
  */
 #include "harness.h"
+#include "jvm.h"
 #include "hostile.h"
 
 #include <errno.h>
@@ -223,16 +224,8 @@ static void assert_native_frames(const struct run *r)
 static void walk_summary(const struct run *r, unsigned long long *with_java, unsigned long long *samples, double *pct,
 			 const char **line)
 {
-	const char *p = strstr(r->profiler.buf, " JVM thread samples with Java frames, ");
-	const char *q = p;
-
-	if (!p)
-		fail_msg("no walk figures in the summary");
-	while (q > r->profiler.buf && q[-1] != ';' && q[-1] != ':' && q[-1] != '\n')
-		q--;
-	if (sscanf(q, " %llu of %llu JVM thread samples with Java frames, %lf%%", with_java, samples, pct) != 3)
-		fail_msg("cannot read the walk figures: %.200s", q);
-	*line = q;
+	if (jvm_walk_summary(&r->profiler, with_java, samples, pct, line))
+		fail_msg("no walk figures in the summary: %.300s", r->profiler.buf);
 }
 
 static void walked_jvm_line(const struct run *r)

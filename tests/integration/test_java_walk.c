@@ -562,17 +562,18 @@ static void all_walks_jvm_started_later(void **state)
 static const char *const churn_started[] = { "Workload.lambda$start$0", "Workload$$Lambda*", "Churn$$Lambda*", NULL };
 
 static const struct {
-	const char *thread; /* a prefix of the thread's name */
+	const char *thread;    /* a prefix of the thread's name */
+	bool started;          /* by Workload.start: churn_started's methods too */
 	const char *methods[8];
 } churn_threads[] = {
-	{ "short", { "Churn$$Lambda*", "Churn.shortLife", "Churn.throwFrom", "Churn.deep" } },
-	{ "beat", { "Churn$$Lambda*", "Churn.shortLife", "Churn.throwFrom", "Churn.deep" } },
-	{ "throw", { "Churn.throwing", "Churn.throwFrom", "Churn.deep" } },
-	{ "spawn-", { "Churn.spawn", "Churn.startAndJoin" } },
-	{ "alloc", { "Churn.allocate" } },
-	{ "plugin", { "Churn.plugins", "Stress.pluginRound", "Stress$PluginLoader.*", "StressPlugin*" } },
-	{ "collect", { "Churn.lambda$main$*", "Stress.collect" } },
-	{ "java", { "Churn.main", "Churn.startAndJoin" } },
+	{ "short", false, { "Churn$$Lambda*", "Churn.shortLife", "Churn.throwFrom", "Churn.deep" } },
+	{ "beat", false, { "Churn$$Lambda*", "Churn.shortLife", "Churn.throwFrom", "Churn.deep" } },
+	{ "throw", true, { "Churn.throwing", "Churn.throwFrom", "Churn.deep" } },
+	{ "spawn-", true, { "Churn.spawn", "Churn.startAndJoin" } },
+	{ "alloc", true, { "Churn.allocate" } },
+	{ "plugin", true, { "Churn.plugins", "Stress.pluginRound", "Stress$PluginLoader.*", "StressPlugin*" } },
+	{ "collect", true, { "Churn.lambda$main$*", "Stress.collect" } },
+	{ "java", false, { "Churn.main", "Churn.startAndJoin" } },
 };
 
 static const struct {
@@ -621,10 +622,8 @@ static bool churn_thread_runs(const char *thread, const char *frame)
 
 		if (strncmp(thread + 1, churn_threads[i].thread, len))
 			continue;
-		if (strcmp(churn_threads[i].thread, "short") && strcmp(churn_threads[i].thread, "beat") &&
-		    strcmp(churn_threads[i].thread, "java") && name_in(frame, churn_started, 3))
-			return true;
-		return name_in(frame, churn_threads[i].methods, 8);
+		return (churn_threads[i].started && name_in(frame, churn_started, 3)) ||
+		       name_in(frame, churn_threads[i].methods, 8);
 	}
 	return false;
 }

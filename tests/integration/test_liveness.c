@@ -48,21 +48,6 @@ static int runs(void)
 	return n > 0 ? n : 3;
 }
 
-/*
- * W and N of the summary's "W of N JVM thread samples with Java frames"
- * (the BPF walk's figures, profiler's stderr): 0, or -1 when absent.
- */
-static int walk_summary(const struct child *profiler, unsigned long long *with_java, unsigned long long *on_jvm)
-{
-	const char *p = strstr(profiler->buf, " JVM thread samples with Java frames");
-
-	if (!p)
-		return -1;
-	while (p > profiler->buf && p[-1] != ';' && p[-1] != ':')
-		p--;
-	return sscanf(p, " %llu of %llu JVM thread samples", with_java, on_jvm) == 2 ? 0 : -1;
-}
-
 /* Churn recorded at hz, with the agent (agent) or the default BPF walk. */
 static void churn_at(void **state, const char *hz, bool agent)
 {
@@ -74,6 +59,7 @@ static void churn_at(void **state, const char *hz, bool agent)
 	for (int run = 1; run <= n; run++) {
 		char seconds[16], *file;
 		unsigned long long joined, on_jvm;
+		double walked_pct;
 		struct heartbeats hb;
 		struct child profiler;
 		struct jvm jvm;
@@ -104,7 +90,7 @@ static void churn_at(void **state, const char *hz, bool agent)
 			jvm_assert_agent_loaded(&profiler);
 		jvm_stop(&jvm);
 		assert_int_equal(agent ? jvm_java_summary(&profiler, &joined, &on_jvm)
-				       : walk_summary(&profiler, &joined, &on_jvm),
+				       : jvm_walk_summary(&profiler, &joined, &on_jvm, &walked_pct, NULL),
 				 0);
 		fprintf(stderr, "  %s at %s Hz, run %d of %d: %ld beats, longest stall %lld ms; %llu of %llu JVM samples %s\n",
 			jdk->name, hz, run, n, hb.beats, (long long)hb.longest_ms, joined, on_jvm,
