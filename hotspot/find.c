@@ -224,9 +224,13 @@ int hotspot_find(const char *proc_root, uint32_t tgid, struct hotspot_vm_symbols
 		return -1;
 	}
 	err = procmaps__read(path, 0, &entries, &nr);
+	/*
+	 * Unreadable (a process gone, or one the kernel hides even from
+	 * root): nothing says it is a JVM, and the agent's way says why not.
+	 */
 	if (err) {
 		snprintf(why, why_size, "cannot read %s: %s", path, strerror(-err));
-		return -1;
+		return 0;
 	}
 	for (i = 0; i < nr && !is_libjvm(&entries[i]); i++)
 		;

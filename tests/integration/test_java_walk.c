@@ -518,9 +518,41 @@ static void attach_disabled_still_walked(void **state)
 	collapsed_free(&stacks);
 }
 
+/* Whether process pid maps a libjvm.so now (false when its maps cannot be read). */
+static bool maps_libjvm(unsigned pid)
+{
+	char path[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libjvm.so") != NULL;
+	fclose(f);
+	return found;
+}
+
+/*
+ * Every "JVM pid N" line of -v names a JVM: the one started, or one that
+ * maps libjvm.so. A process whose maps even root cannot read (a sandbox's
+ * init, here and in CI) is not called one.
+ */
+static void assert_only_jvms_named(const char *out, pid_t started)
+{
+	for (const char *p = out; (p = strstr(p, "JVM pid ")); p++) {
+		unsigned pid = (unsigned)strtoul(p + 8, NULL, 10);
+
+		if (pid != (unsigned)started && !maps_libjvm(pid))
+			fail_msg("pid %u, no JVM, was called one: %.120s", pid, p);
+	}
+}
+
 /*
  * -a, and a JVM that starts during the recording: it is walked as soon as
- * its layout reads (-v says so), with nothing loaded into it.
+ * its layout reads (-v says so), with nothing loaded into it, not even by
+ * an attach tried while it starts.
  */
 static void all_walks_jvm_started_later(void **state)
 {
@@ -541,6 +573,9 @@ static void all_walks_jvm_started_later(void **state)
 	if (harness_wait_for(&profiler, line, 20))
 		fail_msg("the JVM started during the recording was not walked: %s", profiler.buf);
 	assert_int_equal(harness_finish(&profiler, 60), 0);
+	assert_only_jvms_named(profiler.buf, jvm.out.pid);
+	snprintf(line, sizeof(line), "agent loaded into JVM pid %d", (int)jvm.out.pid);
+	assert_null(strstr(profiler.buf, line));
 	jvm_stop(&jvm);
 	assert_int_equal(collapsed_load(file, &stacks), 0);
 	count_cpusplit(&stacks, "walkall-", &on_threads, &with_java);

@@ -159,10 +159,18 @@ void java__observe_traces(struct java *java, java_trace_fn fn, void *ctx);
 
 /*
  * A watched process (java__watch) is offered to fn before each try of the
- * agent: fn returns true when it took the process (its Java frames need
- * no agent: BPF walks them), which ends the watch.
+ * agent. TAKEN: its Java frames need no agent (BPF walks them), which ends
+ * the watch. WAIT: not yet, and the agent is not to be tried this time; it
+ * is offered again later, and after JAVA_ADOPT_WAIT_MS of waits the agent
+ * is tried all the same. NO: the agent's tries go on.
  */
-typedef bool (*java_adopt_fn)(void *ctx, uint32_t tgid);
+enum java_adopt {
+	JAVA_ADOPT_NO,
+	JAVA_ADOPT_TAKEN,
+	JAVA_ADOPT_WAIT,
+};
+#define JAVA_ADOPT_WAIT_MS 5000
+typedef enum java_adopt (*java_adopt_fn)(void *ctx, uint32_t tgid);
 void java__set_adopter(struct java *java, java_adopt_fn fn, void *ctx);
 /* The profile was handed over (--continuous): frame ids kept for it are forgotten. */
 void java__forget_frame_ids(struct java *java);

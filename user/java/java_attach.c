@@ -431,6 +431,13 @@ static bool try_result(struct java *java, struct watch *w, int rc, uint64_t now)
 	}
 }
 
+/* Watched process w's next try, at the next of its growing intervals. */
+static void try_later(struct watch *w, uint64_t now)
+{
+	w->next_ns = now + w->step_ms * NS_PER_MS;
+	w->step_ms = w->step_ms * 2 > WATCH_MAX_MS ? WATCH_MAX_MS : w->step_ms * 2;
+}
+
 /* After a try of a watched process: its next try, or its slot freed. */
 static void watched_tried(struct java *java, struct watch *w, int rc)
 {
@@ -439,8 +446,7 @@ static void watched_tried(struct java *java, struct watch *w, int rc)
 	w->in_flight = false;
 	if (try_result(java, w, rc, now)) {
 		if (now < w->deadline_ns && (w->jvm || now < w->since_ns + NATIVE_AFTER_MS * NS_PER_MS)) {
-			w->next_ns = now + w->step_ms * NS_PER_MS;
-			w->step_ms = w->step_ms * 2 > WATCH_MAX_MS ? WATCH_MAX_MS : w->step_ms * 2;
+			try_later(w, now);
 			return;
 		}
 		if (w->jvm) {
@@ -552,12 +558,20 @@ void java_attach_watched(struct java *java, uint64_t now)
 	for (size_t k = 0; k < WATCH_SLOTS; k++) {
 		struct watch *w = &java->watches[(java->next_watch + k) % WATCH_SLOTS];
 		const struct jvm *jvm;
+		enum java_adopt adopt;
 
 		if (!w->tgid || w->in_flight || now < w->next_ns)
 			continue;
 		jvm = java_find_jvm(java, w->tgid);
-		if ((jvm && jvm->fd >= 0) || (java->adopter && java->adopter(java->adopter_ctx, w->tgid))) {
+		adopt = jvm && jvm->fd >= 0 ? JAVA_ADOPT_TAKEN :
+			java->adopter ? java->adopter(java->adopter_ctx, w->tgid) : JAVA_ADOPT_NO;
+		if (adopt == JAVA_ADOPT_TAKEN) {
 			w->tgid = 0; /* attached already, or taken by BPF's walk */
+			continue;
+		}
+		if (adopt == JAVA_ADOPT_WAIT && now < w->since_ns + JAVA_ADOPT_WAIT_MS * NS_PER_MS) {
+			w->jvm = true;
+			try_later(w, now);
 			continue;
 		}
 		if (!start_try(java, w)) {

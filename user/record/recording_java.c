@@ -23,7 +23,7 @@
  * not understood, said in one line) the agent's way; with both, the agent
  * too.
  */
-static bool walk_by_bpf(struct recording *rec, uint32_t tgid, bool quiet)
+static enum walked_result offer_walk(struct recording *rec, uint32_t tgid, bool quiet)
 {
 	char why[256];
 	uint64_t start_ticks;
@@ -31,7 +31,7 @@ static bool walk_by_bpf(struct recording *rec, uint32_t tgid, bool quiet)
 
 	if (rec->config.java_stacks == RECORDING_JAVA_STACKS_AGENT || rec->config.unwind_fp ||
 	    proc__start_time("/proc", tgid, &start_ticks))
-		return false;
+		return WALKED_NOT_JVM;
 	rc = walked__add_jvm(rec->walked, "/proc", tgid, start_ticks, why, sizeof(why));
 	/* Found during the recording: the walker takes it now. */
 	if (rc == WALKED_OK && rec->sampler && walked__hand_over(rec->walked, rec->sampler, tgid)) {
@@ -45,18 +45,34 @@ static bool walk_by_bpf(struct recording *rec, uint32_t tgid, bool quiet)
 	/* Watched (the agent's tries too), and offered to the walk again at each try: adopt_jvm. */
 	if (rc == WALKED_STARTING && !quiet && rec->config.verbose)
 		fprintf(stderr, "jbpfprof: JVM pid %u: still starting (%s); walked once its layout reads\n", tgid, why);
-	return rc == WALKED_OK && rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF;
+	return rc;
+}
+
+static bool walk_by_bpf(struct recording *rec, uint32_t tgid, bool quiet)
+{
+	return offer_walk(rec, tgid, quiet) == WALKED_OK && rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF;
 }
 
 /*
  * A process watched since the start (a JVM still starting, a launcher)
  * or found during the recording: its frames walked by BPF as soon as its
- * layout can be read; until then, each try is quiet (a starting JVM has
- * no code cache yet), and the agent's tries go on.
+ * layout can be read. Until then each try is quiet (a starting JVM has no
+ * code cache yet) and the agent waits (JAVA_ADOPT_WAIT): an attach tried
+ * now would wait inside the JVM for its live phase, which comes after the
+ * layout reads, and load the agent into a JVM the walk could have had.
  */
-static bool adopt_jvm(void *ctx, uint32_t tgid)
+static enum java_adopt adopt_jvm(void *ctx, uint32_t tgid)
 {
-	return walk_by_bpf(ctx, tgid, true);
+	struct recording *rec = ctx;
+
+	switch (offer_walk(rec, tgid, true)) {
+	case WALKED_OK:
+		return rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF ? JAVA_ADOPT_TAKEN : JAVA_ADOPT_NO;
+	case WALKED_STARTING:
+		return JAVA_ADOPT_WAIT;
+	default:
+		return JAVA_ADOPT_NO;
+	}
 }
 
 /*
