@@ -95,3 +95,25 @@ long hotspot_memory_string(struct hotspot_memory *mem, uint64_t addr, char *buf,
 	buf[0] = '\0';
 	return -1;
 }
+
+static bool read_window(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct hotspot_window *w = ctx;
+
+	if (addr >= w->base && len <= w->len && addr - w->base <= w->len - len) {
+		memcpy(buf, w->copy + (addr - w->base), len);
+		return true;
+	}
+	return hotspot_memory_read(w->under, addr, buf, len);
+}
+
+bool hotspot_window_open(struct hotspot_window *w, struct hotspot_memory *under, uint64_t base, size_t len)
+{
+	w->mem = (struct hotspot_memory){ .read = read_window, .ctx = w, .pid = under->pid };
+	w->under = under;
+	w->base = base;
+	w->len = len < HOTSPOT_WINDOW_MAX ? len : HOTSPOT_WINDOW_MAX;
+	if (!hotspot_memory_read(under, base, w->copy, w->len))
+		w->len = 0;
+	return w->len || !len;
+}

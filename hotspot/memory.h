@@ -45,4 +45,30 @@ bool hotspot_memory_u8(struct hotspot_memory *mem, uint64_t addr, uint8_t *out);
  */
 long hotspot_memory_string(struct hotspot_memory *mem, uint64_t addr, char *buf, size_t size);
 
+/*
+ * A window: a copy of [base, base + len) of another reader's memory, taken
+ * in one read, that serves the reads inside it; reads outside it (all of
+ * them, when the copy could not be taken) go to the other reader. For
+ * structures read field by field (an nmethod's header, its PcDescs): one
+ * system call instead of one per field. What it serves is as old as its
+ * copy, so a check that something did not change meanwhile reads the
+ * other reader. The window's reader points at the window: not to be
+ * copied.
+ */
+#define HOTSPOT_WINDOW_MAX 1024
+struct hotspot_window {
+	struct hotspot_memory mem;   /* read through this */
+	struct hotspot_memory *under;
+	uint64_t base;
+	size_t len;                  /* 0 when the copy could not be taken */
+	uint8_t copy[HOTSPOT_WINDOW_MAX];
+};
+
+/*
+ * Opens w over [base, base + len) of under (len cut to HOTSPOT_WINDOW_MAX):
+ * true when the copy was taken. A caller whose fields all lie in one
+ * object can take false for the object unreadable.
+ */
+bool hotspot_window_open(struct hotspot_window *w, struct hotspot_memory *under, uint64_t base, size_t len);
+
 #endif /* JBPF_HOTSPOT_MEMORY_H */

@@ -22,11 +22,13 @@
  * A method inlined into a live nmethod stays loaded while the nmethod is
  * (class unloading flushes its dependents first).
  *
- * Caches: methods by (Method *, ConstMethod *) and scope lists by (nmethod,
- * compile id, pc), NAMES_MAX_ENTRIES each and NAMES_MAX_BYTES together.
- * When either is nearly full at the start of a call, both are emptied
- * (counted in clears): strings handed out stay valid until the next call,
- * so nothing is freed inside one.
+ * Caches: methods by (Method *, ConstMethod *), what was read of an
+ * nmethod (its header's parts and its PcDescs) by (nmethod, compile id),
+ * and scope lists by (nmethod, compile id, scope offset),
+ * NAMES_MAX_ENTRIES each and NAMES_MAX_BYTES together. When one is nearly
+ * full at the start of a call, all are emptied (counted in clears):
+ * strings handed out stay valid until the next call, so nothing is freed
+ * inside one.
  *
  * Bounds: a symbol keeps at most NAMES_MAX_NAME bytes (a longer one is cut
  * and ends in "..."), a line table at most NAMES_MAX_LINE_TABLE bytes, a
@@ -39,14 +41,18 @@
 #include "hotspot/names.h"
 #include "hotspot/names_internal.h"
 
-/* Entries of each cache; a few thousand hot methods cover most profiles. */
-#define NAMES_MAX_ENTRIES 4096
+/* Entries of each cache: javac from its first instant names some ten thousand methods and PcDescs. */
+#define NAMES_MAX_ENTRIES HOTSPOT_NAMES_MAX_ENTRIES
+/* Slots of a cache at first; they double as it fills, up to twice NAMES_MAX_ENTRIES. */
+#define NAMES_FIRST_SLOTS 512
 /* Bytes of both caches: entries are mostly under 300 bytes, line tables up to 64 KiB. */
 #define NAMES_MAX_BYTES (16u << 20)
 /* Bytes of one name kept: class names and signatures of real code are far shorter. */
 #define NAMES_MAX_NAME 1024
 /* Bytes of a stub's name (libjvm's literals, such as "StubRoutines (final stubs)"). */
 #define NAMES_MAX_STUB_NAME 128
+/* A page of the target: a symbol's speculative read stops at its end. */
+#define NAMES_PAGE 4096u
 /* ACC_NATIVE of the class file format (JVMS 4.6), not in VMStructs. */
 #define ACC_NATIVE 0x0100
 
@@ -77,7 +83,17 @@ struct method_entry {
 	char text[]; /* klass, name, signature, each ended by NUL */
 };
 
-/* The scopes of a compiled pc, by (nmethod, compile id, pc), or why it has none (nr 0). */
+/* What scopes.c read of an nmethod, by (nmethod, compile id, 0), or why it could not (nm NULL). */
+struct nmethod_entry {
+	struct cache_head head;
+	struct names_nmethod *nm;
+	int unresolved; /* enum hotspot_unresolved, 0 when nm was read */
+};
+
+/*
+ * The scopes of a PcDesc's scope offset, by (nmethod, compile id, offset),
+ * or why it has none (nr 0).
+ */
 struct scope_entry {
 	struct cache_head head;
 	uint32_t level;
@@ -89,7 +105,7 @@ struct scope_entry {
 struct hotspot_names {
 	struct hotspot_memory *mem;
 	struct names_layout l;
-	struct cache methods, scopes;
+	struct cache methods, nmethods, scopes;
 	size_t bytes;
 	uint64_t clears;
 	struct hotspot_names_stats stats;
@@ -106,58 +122,94 @@ static uint64_t key_hash(const struct cache_key *k)
 
 static bool cache_init(struct cache *c)
 {
-	c->slots = calloc(2 * NAMES_MAX_ENTRIES, sizeof(*c->slots));
-	c->mask = 2 * NAMES_MAX_ENTRIES - 1;
+	c->slots = calloc(NAMES_FIRST_SLOTS, sizeof(*c->slots));
+	c->mask = NAMES_FIRST_SLOTS - 1;
 	c->count = 0;
 	return c->slots != NULL;
 }
 
+/* The slot where an entry of key k goes (or is). */
+static size_t cache_slot(const struct cache *c, const struct cache_key *k)
+{
+	size_t i = key_hash(k) & c->mask;
+
+	while (c->slots[i] && memcmp(&c->slots[i]->key, k, sizeof(*k)))
+		i = (i + 1) & c->mask;
+	return i;
+}
+
+/* Twice the slots when half are used (at most 2 * NAMES_MAX_ENTRIES): false when there is no memory for it. */
+static bool cache_grow(struct cache *c)
+{
+	struct cache bigger = { .mask = 2 * c->mask + 1, .count = c->count };
+
+	if (c->count < (c->mask + 1) / 2 || c->mask + 1 >= 2 * NAMES_MAX_ENTRIES)
+		return true;
+	if (!(bigger.slots = calloc(bigger.mask + 1, sizeof(*bigger.slots))))
+		return false;
+	for (size_t i = 0; i <= c->mask; i++)
+		if (c->slots[i])
+			bigger.slots[cache_slot(&bigger, &c->slots[i]->key)] = c->slots[i];
+	free(c->slots);
+	*c = bigger;
+	return true;
+}
+
 static void *cache_get(const struct cache *c, const struct cache_key *k)
 {
-	for (size_t i = key_hash(k) & c->mask;; i = (i + 1) & c->mask) {
-		struct cache_head *h = c->slots[i];
-
-		if (!h)
-			return NULL;
-		if (!memcmp(&h->key, k, sizeof(*k)))
-			return h;
-	}
+	return c->slots[cache_slot(c, k)];
 }
 
 /* Adds e (not present); the caller keeps count below the slots, so a free slot exists. */
 static void cache_put(struct hotspot_names *n, struct cache *c, struct cache_head *e)
 {
-	size_t i = key_hash(&e->key) & c->mask;
-
-	while (c->slots[i])
-		i = (i + 1) & c->mask;
-	c->slots[i] = e;
+	c->slots[cache_slot(c, &e->key)] = e;
 	c->count++;
 	n->bytes += e->bytes;
 }
 
-/* Frees every entry; method entries own their line table too. */
-static void cache_clear(struct cache *c, bool method_entries)
+static void free_method_entry(struct cache_head *h)
+{
+	free(((struct method_entry *)h)->lines);
+}
+
+static void free_nmethod_entry(struct cache_head *h)
+{
+	free(((struct nmethod_entry *)h)->nm);
+}
+
+/* Frees every entry, and what free_parts says each owns besides (NULL: nothing). */
+static void cache_clear(struct cache *c, void (*free_parts)(struct cache_head *))
 {
 	for (size_t i = 0; i <= c->mask; i++) {
-		if (c->slots[i] && method_entries)
-			free(((struct method_entry *)c->slots[i])->lines);
+		if (c->slots[i] && free_parts)
+			free_parts(c->slots[i]);
 		free(c->slots[i]);
 		c->slots[i] = NULL;
 	}
 	c->count = 0;
 }
 
-/* Empties both caches when one call could overfill them (a call adds at most MAX_INLINE + 1 entries to each). */
+static void clear_all(struct hotspot_names *n)
+{
+	if (n->methods.slots)
+		cache_clear(&n->methods, free_method_entry);
+	if (n->nmethods.slots)
+		cache_clear(&n->nmethods, free_nmethod_entry);
+	if (n->scopes.slots)
+		cache_clear(&n->scopes, NULL);
+}
+
+/* Empties the caches when one call could overfill one (a call adds at most MAX_INLINE + 1 entries to each). */
 static void make_room(struct hotspot_names *n)
 {
 	size_t margin = HOTSPOT_NAMES_MAX_INLINE + 1;
 
-	if (n->methods.count + margin <= NAMES_MAX_ENTRIES && n->scopes.count + margin <= NAMES_MAX_ENTRIES &&
-	    n->bytes <= NAMES_MAX_BYTES)
+	if (n->methods.count + margin <= NAMES_MAX_ENTRIES && n->nmethods.count + margin <= NAMES_MAX_ENTRIES &&
+	    n->scopes.count + margin <= NAMES_MAX_ENTRIES && n->bytes <= NAMES_MAX_BYTES &&
+	    cache_grow(&n->methods) && cache_grow(&n->nmethods) && cache_grow(&n->scopes))
 		return;
-	cache_clear(&n->methods, true);
-	cache_clear(&n->scopes, false);
+	clear_all(n);
 	n->bytes = 0;
 	n->clears++;
 }
@@ -173,15 +225,18 @@ static bool plausible(uint64_t addr)
  */
 static int read_symbol(struct hotspot_names *n, uint64_t sym, char *buf)
 {
+	struct hotspot_window w;
 	uint64_t len;
 	size_t take;
 
 	if (!plausible(sym))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!names_read_field(n->mem, sym, n->l.symbol_length, &len))
+	/* Length and body in one read, not past sym's page: readable whenever the symbol's start is. */
+	hotspot_window_open(&w, n->mem, sym, NAMES_PAGE - sym % NAMES_PAGE);
+	if (!names_read_field(&w.mem, sym, n->l.symbol_length, &len))
 		return HOTSPOT_UNRESOLVED_READ;
 	take = len > NAMES_MAX_NAME ? NAMES_MAX_NAME : (size_t)len;
-	if (!hotspot_memory_read(n->mem, sym + n->l.symbol_body, buf, take))
+	if (!hotspot_memory_read(&w.mem, sym + n->l.symbol_body, buf, take))
 		return HOTSPOT_UNRESOLVED_READ;
 	/* Symbols are modified UTF-8, which codes NUL in two bytes: a zero byte means garbage. */
 	if (memchr(buf, 0, take))
@@ -190,15 +245,30 @@ static int read_symbol(struct hotspot_names *n, uint64_t sym, char *buf)
 	return 0;
 }
 
-/* The Symbol * of constant pool entry idx. */
-static int pool_symbol(struct hotspot_names *n, uint64_t pool, int64_t length, uint64_t idx, uint64_t *sym)
+/* The Symbol * of constant pool entry idx, read through mem. */
+static int pool_symbol(struct hotspot_names *n, struct hotspot_memory *mem, uint64_t pool, int64_t length,
+		       uint64_t idx, uint64_t *sym)
 {
 	if (idx == 0 || (int64_t)idx >= length)
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!hotspot_memory_u64(n->mem, pool + n->l.pool_size + 8 * idx, sym))
+	if (!hotspot_memory_u64(mem, pool + n->l.pool_size + 8 * idx, sym))
 		return HOTSPOT_UNRESOLVED_READ;
 	return 0;
 }
+
+/* Bytes from an object's start to the end of the furthest of nr fields. */
+static size_t fields_span(const struct names_field *f, size_t nr)
+{
+	size_t span = 0;
+
+	for (size_t i = 0; i < nr; i++)
+		if (f[i].offset + f[i].size > span)
+			span = f[i].offset + f[i].size;
+	return span;
+}
+#define FIELDS_SPAN(...) \
+	fields_span((const struct names_field[]){ __VA_ARGS__ }, \
+		    sizeof((const struct names_field[]){ __VA_ARGS__ }) / sizeof(struct names_field))
 
 /*
  * A class name as Java prints it: "java/util/HashMap" -> "java.util.HashMap".
@@ -233,34 +303,49 @@ struct method_read {
 static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expected_const, struct method_read *m)
 {
 	const struct names_layout *l = &n->l;
-	uint64_t name_idx, sig_idx, klass_sym, name_sym, sig_sym, length;
+	uint64_t name_idx, sig_idx, klass_sym, name_sym, sig_sym, length, first;
+	struct hotspot_window method_w, const_w, pool_w, entries_w;
 	int r;
 
 	if (!plausible(method))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!names_read_field(n->mem, method, l->method_const, &m->const_method))
+	/*
+	 * Each object's fields in one read (a window): an object that cannot
+	 * be read whole is no Method, ConstMethod or ConstantPool. The pool's
+	 * two entries in one more.
+	 */
+	if (!hotspot_window_open(&method_w, n->mem, method, FIELDS_SPAN(l->method_const, l->method_access)) ||
+	    !names_read_field(&method_w.mem, method, l->method_const, &m->const_method))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (m->const_method != expected_const)
 		return HOTSPOT_UNRESOLVED_MOVED;
 	if (!plausible(m->const_method))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!names_read_field(n->mem, method, l->method_access, &m->access) ||
-	    !names_read_field(n->mem, m->const_method, l->const_constants, &m->pool) ||
-	    !names_read_field(n->mem, m->const_method, l->const_flags, &m->flags) ||
-	    !names_read_field(n->mem, m->const_method, l->const_code_size, &m->code_size) ||
-	    !names_read_field(n->mem, m->const_method, l->const_name_index, &name_idx) ||
-	    !names_read_field(n->mem, m->const_method, l->const_signature_index, &sig_idx))
+	if (!hotspot_window_open(&const_w, n->mem, m->const_method,
+				 FIELDS_SPAN(l->const_constants, l->const_flags, l->const_code_size,
+					     l->const_name_index, l->const_signature_index)) ||
+	    !names_read_field(&method_w.mem, method, l->method_access, &m->access) ||
+	    !names_read_field(&const_w.mem, m->const_method, l->const_constants, &m->pool) ||
+	    !names_read_field(&const_w.mem, m->const_method, l->const_flags, &m->flags) ||
+	    !names_read_field(&const_w.mem, m->const_method, l->const_code_size, &m->code_size) ||
+	    !names_read_field(&const_w.mem, m->const_method, l->const_name_index, &name_idx) ||
+	    !names_read_field(&const_w.mem, m->const_method, l->const_signature_index, &sig_idx))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (!plausible(m->pool))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!names_read_field(n->mem, m->pool, l->pool_holder, &m->holder) ||
-	    !names_read_field(n->mem, m->pool, l->pool_length, &length))
+	if (!hotspot_window_open(&pool_w, n->mem, m->pool, FIELDS_SPAN(l->pool_holder, l->pool_length)) ||
+	    !names_read_field(&pool_w.mem, m->pool, l->pool_holder, &m->holder) ||
+	    !names_read_field(&pool_w.mem, m->pool, l->pool_length, &length))
 		return HOTSPOT_UNRESOLVED_READ;
 	/* A constant pool has at most 65535 entries (JVMS 4.1: constant_pool_count is a u2). */
 	if (!plausible(m->holder) || (int32_t)length <= 0 || length > 65535)
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if ((r = pool_symbol(n, m->pool, (int64_t)length, name_idx, &name_sym)) ||
-	    (r = pool_symbol(n, m->pool, (int64_t)length, sig_idx, &sig_sym)))
+	/* Both entries, when they lie close enough for one window; else each is read on its own. */
+	first = name_idx < sig_idx ? name_idx : sig_idx;
+	hotspot_window_open(&entries_w, n->mem, m->pool + l->pool_size + 8 * first,
+			    8 * ((name_idx > sig_idx ? name_idx : sig_idx) - first + 1));
+	if ((r = pool_symbol(n, &entries_w.mem, m->pool, (int64_t)length, name_idx, &name_sym)) ||
+	    (r = pool_symbol(n, &entries_w.mem, m->pool, (int64_t)length, sig_idx, &sig_sym)))
 		return r;
 	if (!names_read_field(n->mem, m->holder, l->klass_name, &klass_sym))
 		return HOTSPOT_UNRESOLVED_READ;
@@ -389,33 +474,67 @@ static int interpreted(struct hotspot_names *n, const struct jbpf_java_frame *jf
 }
 
 /*
- * The scopes of (nmethod, compile id, pc), from the cache or read, each
- * with its ConstMethod: 0 with *out, or an enum hotspot_unresolved.
- *
- * A pc that could not be named is remembered too, with its reason: the
- * key stands for one nmethod (its compile id, checked before and after
- * the read), whose scopes do not change, and the frames of a hostile or
- * damaged one would otherwise be read again at every sample, up to 255
- * times in one (frames whose senders repeat), far slower than samples come.
+ * What was read of (nmethod, compile id), from the cache or read: 0 with
+ * *out, or an enum hotspot_unresolved. One that could not be read is
+ * remembered too, with its reason: the key stands for one nmethod (its
+ * compile id, checked before and after the read), and the frames of a
+ * hostile or damaged one would otherwise be read again at every sample,
+ * up to 255 times in one (frames whose senders repeat), far slower than
+ * samples come.
+ */
+static int compiled_nmethod(struct hotspot_names *n, const struct jbpf_java_frame *jf, struct nmethod_entry **out)
+{
+	struct cache_key key = { jf->ptr, jf->cookie, 0 };
+	struct nmethod_entry *e = cache_get(&n->nmethods, &key);
+	struct names_nmethod *nm;
+	int r;
+
+	if (!e) {
+		r = scopes_nmethod(&n->l, n->mem, jf->ptr, jf->cookie, &nm);
+		if (!(e = malloc(sizeof(*e)))) {
+			free(nm);
+			return r ? r : HOTSPOT_UNRESOLVED_READ;
+		}
+		e->head.key = key;
+		e->head.bytes = sizeof(*e) + (nm ? sizeof(*nm) + (nm->copied ? nm->nr_pcs * sizeof(nm->pcs[0]) : 0) : 0);
+		e->nm = nm;
+		e->unresolved = r;
+		cache_put(n, &n->nmethods, &e->head);
+	}
+	*out = e;
+	return e->unresolved;
+}
+
+/*
+ * The scopes of (nmethod, compile id, pc), each with its ConstMethod:
+ * 0 with *out, or an enum hotspot_unresolved. Kept by the scope offset
+ * of pc's PcDesc, which every pc up to that PcDesc shares: a sampled pc
+ * met for the first time in a known nmethod costs no read. Scopes that
+ * could not be read are remembered too, as compiled_nmethod says.
  */
 static int compiled_scopes(struct hotspot_names *n, const struct jbpf_java_frame *jf, struct scope_entry **out,
 			   bool *cached)
 {
-	struct cache_key key = { jf->ptr, jf->cookie, jf->pc };
 	struct names_scope scopes[HOTSPOT_NAMES_MAX_INLINE];
-	struct scope_entry *e = cache_get(&n->scopes, &key);
-	uint32_t level = 0;
+	struct nmethod_entry *ne;
+	struct scope_entry *e;
+	struct cache_key key;
+	uint64_t scope;
 	int nr = 0, r;
 
-	*cached = e != NULL;
-	if (e) {
+	*cached = false;
+	r = compiled_nmethod(n, jf, &ne);
+	if (!r)
+		r = scopes_offset_at(&n->l, n->mem, ne->nm, jf->pc, &scope);
+	if (r)
+		return r;
+	key = (struct cache_key){ jf->ptr, jf->cookie, scope };
+	if ((e = cache_get(&n->scopes, &key))) {
+		*cached = true;
 		*out = e;
 		return e->unresolved;
 	}
-	r = scopes_at(&n->l, n->mem, jf->ptr, jf->pc, jf->cookie, scopes, HOTSPOT_NAMES_MAX_INLINE, &nr, &level);
-	for (int i = 0; !r && i < nr; i++)
-		if (!names_read_field(n->mem, scopes[i].method, n->l.method_const, &scopes[i].const_method))
-			r = HOTSPOT_UNRESOLVED_READ;
+	r = scopes_of(&n->l, n->mem, ne->nm, scope, jf->cookie, scopes, HOTSPOT_NAMES_MAX_INLINE, &nr);
 	if (r)
 		nr = 0;
 	e = malloc(sizeof(*e) + nr * sizeof(e->scopes[0]));
@@ -423,7 +542,7 @@ static int compiled_scopes(struct hotspot_names *n, const struct jbpf_java_frame
 		return r ? r : HOTSPOT_UNRESOLVED_READ;
 	e->head.key = key;
 	e->head.bytes = sizeof(*e) + nr * sizeof(e->scopes[0]);
-	e->level = level;
+	e->level = ne->nm->level;
 	e->nr = nr;
 	e->unresolved = r;
 	memcpy(e->scopes, scopes, nr * sizeof(scopes[0]));
@@ -563,11 +682,9 @@ void hotspot_names_free(struct hotspot_names *names)
 {
 	if (!names)
 		return;
-	if (names->methods.slots)
-		cache_clear(&names->methods, true);
-	if (names->scopes.slots)
-		cache_clear(&names->scopes, false);
+	clear_all(names);
 	free(names->methods.slots);
+	free(names->nmethods.slots);
 	free(names->scopes.slots);
 	free(names);
 }
@@ -586,7 +703,7 @@ struct hotspot_names *hotspot_names_new(const struct hotspot_vm *vm, struct hots
 		free(n);
 		return NULL;
 	}
-	if (!cache_init(&n->methods) || !cache_init(&n->scopes)) {
+	if (!cache_init(&n->methods) || !cache_init(&n->nmethods) || !cache_init(&n->scopes)) {
 		snprintf(why, why_size, "out of memory");
 		hotspot_names_free(n);
 		return NULL;

@@ -91,9 +91,12 @@ struct hotspot_names_stats {
 };
 void hotspot_names_stats(const struct hotspot_names *names, struct hotspot_names_stats *out);
 
+/* Entries each of the caches holds at most (methods, nmethods, scope lists). */
+#define HOTSPOT_NAMES_MAX_ENTRIES 16384
+
 /*
- * The caches' sizes now and how often both were emptied to stay within
- * their bounds (a few thousand entries each, some MiB in all).
+ * The caches' sizes now and how often they were emptied to stay within
+ * their bounds (HOTSPOT_NAMES_MAX_ENTRIES entries each, 16 MiB in all).
  */
 struct hotspot_names_cache_stats {
 	uint64_t methods, scopes, bytes, clears;

@@ -84,15 +84,60 @@ int names_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, s
 /* Reads the width of f at base + f.offset into *out, zero-extended. */
 bool names_read_field(struct hotspot_memory *mem, uint64_t base, struct names_field f, uint64_t *out);
 
+/* The parts of an nmethod a scope lookup reads, each [begin, end) in the target. */
+struct names_nm_parts {
+	uint64_t code, code_end;
+	uint64_t pcs, pcs_end;
+	uint64_t scopes, scopes_end;
+	uint64_t metadata, metadata_end;
+};
+
+/* PcDescs of one nmethod copied at most (8 bytes each kept); past that, each lookup reads them. */
+#define NAMES_MAX_PCS_COPIED 16384
+
 /*
- * The scopes at pc of nmethod, innermost first, into out (at most max):
- * 0 with *nr set and *method_out the nmethod's own Method * and *level its
- * _comp_level, or an enum hotspot_unresolved. cookie is the compile id the
- * walker read. No PcDesc at pc gives one scope of the nmethod's method, bci
- * -1, as HotSpot decodes the sentinel (ScopeDesc::decode_body).
+ * What naming keeps of one nmethod, read once (scopes_nmethod): its own
+ * Method *, _comp_level, where its parts lie, and its PcDescs' pc and
+ * scope offsets (copied: false when there are more than
+ * NAMES_MAX_PCS_COPIED, or none were read).
  */
-int scopes_at(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nmethod, uint64_t pc,
-	      uint64_t cookie, struct names_scope *out, int max, int *nr, uint32_t *level);
+struct names_nmethod {
+	uint64_t nmethod, method;
+	uint32_t level, nr_pcs;
+	struct names_nm_parts parts;
+	bool copied;
+	struct {
+		int32_t pc, scope;
+	} pcs[];
+};
+
+/*
+ * nmethod, whose compile id the walker read as cookie, into a new *out
+ * (malloc'd, the caller's): 0, or an enum hotspot_unresolved (MOVED when
+ * its compile id is not cookie, before or after the reads). Its header is
+ * read in one read, its PcDescs in another.
+ */
+int scopes_nmethod(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nmethod, uint64_t cookie,
+		   struct names_nmethod **out);
+
+/*
+ * The scope offset in nm's scopes data of the first PcDesc at or after
+ * pc (pc_desc_near's rule) into *scope, 0 when there is none: 0, or an
+ * enum hotspot_unresolved (INVALID for a pc outside nm's code).
+ */
+int scopes_offset_at(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
+		     uint64_t pc, uint64_t *scope);
+
+/*
+ * The scopes from the one at offset scope of nm, innermost first, into
+ * out (at most max), each with its ConstMethod: 0 with *nr set, or an enum
+ * hotspot_unresolved. Scope 0 (no PcDesc) gives one scope of the
+ * nmethod's method, bci -1, as HotSpot decodes the sentinel
+ * (ScopeDesc::decode_body). The compile id is checked against cookie
+ * again after the reads.
+ */
+int scopes_of(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
+	      uint64_t scope, uint64_t cookie, struct names_scope *out, int max, int *nr);
 
 /*
  * One UNSIGNED5 number (HotSpot's CompressedReadStream::read_int) from

@@ -28,6 +28,8 @@
  * flushed and its space reused meanwhile is reported MOVED, not misnamed.
  */
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "hotspot/names_internal.h"
 
@@ -85,16 +87,8 @@ static bool read_int(struct hotspot_memory *mem, uint64_t base, struct names_fie
 	return true;
 }
 
-/* The parts of an nmethod a scope lookup reads, each [begin, end) in the target. */
-struct nm_parts {
-	uint64_t code, code_end;
-	uint64_t pcs, pcs_end;
-	uint64_t scopes, scopes_end;
-	uint64_t metadata, metadata_end;
-};
-
 /* The code's bounds: JDK 25 gives ints from the blob's start, earlier JDKs addresses. */
-static int code_bounds(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nm, struct nm_parts *p)
+static int code_bounds(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nm, struct names_nm_parts *p)
 {
 	int64_t size, begin, end;
 
@@ -119,7 +113,7 @@ static int code_bounds(const struct names_layout *l, struct hotspot_memory *mem,
 }
 
 /* JDK 17 to 22: pcs, scopes and metadata inside the nmethod, by offsets from its start. */
-static int header_parts(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nm, struct nm_parts *p)
+static int header_parts(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nm, struct names_nm_parts *p)
 {
 	int64_t pcs, pcs_end, metadata;
 
@@ -137,7 +131,7 @@ static int header_parts(const struct names_layout *l, struct hotspot_memory *mem
 }
 
 /* JDK 25: pcs and scopes in the immutable data, metadata after the relocations in the mutable data. */
-static int immutable_parts(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nm, struct nm_parts *p)
+static int immutable_parts(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nm, struct names_nm_parts *p)
 {
 	uint64_t imm, mutable;
 	int64_t imm_size, pcs, scopes, mutable_size, relocs;
@@ -162,7 +156,7 @@ static int immutable_parts(const struct names_layout *l, struct hotspot_memory *
 	return 0;
 }
 
-static int nmethod_parts(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nm, struct nm_parts *p)
+static int nmethod_parts(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nm, struct names_nm_parts *p)
 {
 	int r = code_bounds(l, mem, nm, p);
 
@@ -179,18 +173,144 @@ static int nmethod_parts(const struct names_layout *l, struct hotspot_memory *me
 	return 0;
 }
 
+/* An int field of a copy of the target's memory, sign-extended from its width. */
+static int64_t int_in(const uint8_t *base, struct names_field f)
+{
+	int8_t b1;
+	int16_t b2;
+	int32_t b4;
+	int64_t b8;
+
+	switch (f.size) {
+	case 1:
+		memcpy(&b1, base + f.offset, 1);
+		return b1;
+	case 2:
+		memcpy(&b2, base + f.offset, 2);
+		return b2;
+	case 4:
+		memcpy(&b4, base + f.offset, 4);
+		return b4;
+	default:
+		memcpy(&b8, base + f.offset, 8);
+		return b8;
+	}
+}
+
+/* Bytes from an nmethod's start that hold every header field a lookup reads (all below HOTSPOT_WINDOW_MAX). */
+static size_t header_span(const struct names_layout *l)
+{
+	const struct names_field fields[] = {
+		l->blob_size, l->blob_code, l->blob_code_end, l->nm_method, l->nm_compile_id, l->nm_comp_level,
+		l->nm_pcs, l->nm_pcs_end, l->nm_scopes, l->nm_metadata, l->nm_immutable, l->nm_immutable_size,
+		l->nm_scopes_offset, l->blob_mutable, l->blob_mutable_size, l->blob_relocation_size,
+	};
+	size_t span = 0;
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (fields[i].size && fields[i].offset + fields[i].size > span)
+			span = fields[i].offset + fields[i].size;
+	return span;
+}
+
+/*
+ * Copies the PcDescs of nm (pc and scope offsets) in one read: false when
+ * they cannot be read, and nm->copied stays false.
+ */
+static bool copy_pc_descs(const struct names_layout *l, struct hotspot_memory *mem, struct names_nmethod *nm)
+{
+	size_t bytes = (size_t)(nm->parts.pcs_end - nm->parts.pcs);
+	uint8_t *table = malloc(bytes ? bytes : 1);
+	bool ok = table && hotspot_memory_read(mem, nm->parts.pcs, table, bytes);
+
+	for (uint32_t i = 0; ok && i < nm->nr_pcs; i++) {
+		nm->pcs[i].pc = int_in(table + i * l->pc_desc_size, l->pc_offset);
+		nm->pcs[i].scope = int_in(table + i * l->pc_desc_size, l->pc_scope);
+	}
+	free(table);
+	nm->copied = ok;
+	return ok;
+}
+
+int scopes_nmethod(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nmethod, uint64_t cookie,
+		   struct names_nmethod **out)
+{
+	struct hotspot_window header;
+	struct names_nmethod head = { .nmethod = nmethod }, *nm;
+	uint64_t lvl;
+	size_t nr_pcs, copied;
+	int64_t id;
+	int r;
+
+	*out = NULL;
+	if (!plausible(nmethod))
+		return HOTSPOT_UNRESOLVED_INVALID;
+	/* A real nmethod's header is followed by its code: a header that cannot be read whole is no nmethod's. */
+	if (!hotspot_window_open(&header, mem, nmethod, header_span(l)))
+		return HOTSPOT_UNRESOLVED_READ;
+	if (!read_int(&header.mem, nmethod, l->nm_compile_id, &id))
+		return HOTSPOT_UNRESOLVED_READ;
+	if (id != (int64_t)(int32_t)cookie)
+		return HOTSPOT_UNRESOLVED_MOVED;
+	if (!names_read_field(&header.mem, nmethod, l->nm_method, &head.method) ||
+	    !names_read_field(&header.mem, nmethod, l->nm_comp_level, &lvl))
+		return HOTSPOT_UNRESOLVED_READ;
+	if (!plausible(head.method))
+		return HOTSPOT_UNRESOLVED_INVALID;
+	head.level = (uint32_t)lvl;
+	r = nmethod_parts(l, &header.mem, nmethod, &head.parts);
+	if (r)
+		return r;
+	nr_pcs = (head.parts.pcs_end - head.parts.pcs) / l->pc_desc_size;
+	copied = nr_pcs <= NAMES_MAX_PCS_COPIED ? nr_pcs : 0;
+	if (!(nm = malloc(sizeof(*nm) + copied * sizeof(nm->pcs[0]))))
+		return HOTSPOT_UNRESOLVED_READ;
+	*nm = head;
+	nm->nr_pcs = (uint32_t)nr_pcs;
+	if (copied && !copy_pc_descs(l, mem, nm)) {
+		free(nm);
+		return HOTSPOT_UNRESOLVED_READ;
+	}
+	/* Flushed while it was read: what was read may belong to another nmethod. */
+	if (!read_int(mem, nmethod, l->nm_compile_id, &id) || id != (int64_t)(int32_t)cookie) {
+		free(nm);
+		return HOTSPOT_UNRESOLVED_MOVED;
+	}
+	*out = nm;
+	return 0;
+}
+
+/* The first copied PcDesc at or after pc_offset: its scope offset (0 when none). */
+static int64_t copied_scope(const struct names_nmethod *nm, int64_t pc_offset)
+{
+	uint32_t lo = 0, hi = nm->nr_pcs;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (nm->pcs[mid].pc < pc_offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == nm->nr_pcs || nm->pcs[lo].pc == INT_MAX)
+		return 0;
+	return nm->pcs[lo].scope;
+}
+
 /*
  * The scope offset of the first PcDesc at or after pc_offset into *scope
- * (0 when none): a binary search reading one PcDesc a step, so at most
- * 21 reads. Order is HotSpot's invariant; were it broken, the search still
- * ends, and the scope it yields is checked like any other.
+ * (0 when none), from the target: a binary search reading one PcDesc a
+ * step, so at most 21 reads. Order is HotSpot's invariant; were it broken,
+ * the search still ends, and the scope it yields is checked like any other.
  */
-static int find_pc_desc(const struct names_layout *l, struct hotspot_memory *mem, const struct nm_parts *p,
-			int64_t pc_offset, uint64_t *scope)
+static int read_scope(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nm_parts *p,
+		      int64_t pc_offset, int64_t *scope)
 {
 	uint64_t lo = 0, hi = (p->pcs_end - p->pcs) / l->pc_desc_size;
-	int64_t off, scope_off;
+	int64_t off;
 
+	*scope = 0;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
@@ -201,21 +321,41 @@ static int find_pc_desc(const struct names_layout *l, struct hotspot_memory *mem
 		else
 			hi = mid;
 	}
-	*scope = 0;
 	if (lo == (p->pcs_end - p->pcs) / l->pc_desc_size)
 		return 0;
 	if (!read_int(mem, p->pcs + lo * l->pc_desc_size, l->pc_offset, &off) ||
-	    !read_int(mem, p->pcs + lo * l->pc_desc_size, l->pc_scope, &scope_off))
+	    !read_int(mem, p->pcs + lo * l->pc_desc_size, l->pc_scope, scope))
 		return HOTSPOT_UNRESOLVED_READ;
+	if (off == INT_MAX)
+		*scope = 0;
+	return 0;
+}
+
+int scopes_offset_at(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
+		     uint64_t pc, uint64_t *scope)
+{
+	int64_t off = 0;
+	int r;
+
+	*scope = 0;
+	if (pc < nm->parts.code || pc >= nm->parts.code_end)
+		return HOTSPOT_UNRESOLVED_INVALID;
+	if (nm->copied) {
+		off = copied_scope(nm, (int64_t)(pc - nm->parts.code));
+	} else {
+		r = read_scope(l, mem, &nm->parts, (int64_t)(pc - nm->parts.code), &off);
+		if (r)
+			return r;
+	}
 	/* The last sentinel (INT_MAX) has no scope; a negative offset is garbage. */
-	if (off == INT_MAX || scope_off <= 0)
-		return scope_off < 0 ? HOTSPOT_UNRESOLVED_INVALID : 0;
-	*scope = (uint64_t)scope_off;
+	if (off < 0)
+		return HOTSPOT_UNRESOLVED_INVALID;
+	*scope = (uint64_t)off;
 	return 0;
 }
 
 /* The Method * at metadata index idx (1-based). */
-static int metadata_at(struct hotspot_memory *mem, const struct nm_parts *p, uint32_t idx, uint64_t *method)
+static int metadata_at(struct hotspot_memory *mem, const struct names_nm_parts *p, uint32_t idx, uint64_t *method)
 {
 	if (idx == 0 || idx > (p->metadata_end - p->metadata) / 8)
 		return HOTSPOT_UNRESOLVED_INVALID;
@@ -224,13 +364,23 @@ static int metadata_at(struct hotspot_memory *mem, const struct nm_parts *p, uin
 	return plausible(*method) ? 0 : HOTSPOT_UNRESOLVED_INVALID;
 }
 
-/* The chain of scopes from the one at offset, innermost first. */
-static int scope_chain(const struct names_layout *l, struct hotspot_memory *mem, const struct nm_parts *p,
+/*
+ * The chain of scopes from the one at offset, innermost first. Senders
+ * lie before their callees, mostly close by: the scopes data just before
+ * offset, and the metadata's first entries, are each copied in one read.
+ */
+static int scope_chain(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nm_parts *p,
 		       uint64_t offset, struct names_scope *out, int max, int *nr)
 {
-	uint64_t bound = p->scopes_end - p->scopes;
+	uint64_t bound = p->scopes_end - p->scopes, end = offset + SCOPE_HEADER_MAX < bound ? offset + SCOPE_HEADER_MAX : bound;
+	uint64_t start = end > HOTSPOT_WINDOW_MAX ? end - HOTSPOT_WINDOW_MAX : 0;
+	struct hotspot_window scopes, metadata;
 	int n = 0;
 
+	if (offset >= bound)
+		return HOTSPOT_UNRESOLVED_INVALID;
+	hotspot_window_open(&scopes, mem, p->scopes + start, end - start);
+	hotspot_window_open(&metadata, mem, p->metadata, p->metadata_end - p->metadata);
 	while (offset) {
 		uint8_t buf[SCOPE_HEADER_MAX];
 		size_t len = SCOPE_HEADER_MAX, pos = 0;
@@ -242,12 +392,12 @@ static int scope_chain(const struct names_layout *l, struct hotspot_memory *mem,
 			return HOTSPOT_UNRESOLVED_INVALID;
 		if (len > bound - offset)
 			len = bound - offset;
-		if (!hotspot_memory_read(mem, p->scopes + offset, buf, len))
+		if (!hotspot_memory_read(&scopes.mem, p->scopes + offset, buf, len))
 			return HOTSPOT_UNRESOLVED_READ;
 		if (!lines_u5(buf, len, &pos, l->u5_excluded, &sender) || !lines_u5(buf, len, &pos, l->u5_excluded, &idx) ||
 		    !lines_u5(buf, len, &pos, l->u5_excluded, &bci))
 			return HOTSPOT_UNRESOLVED_INVALID;
-		r = metadata_at(mem, p, idx, &out[n].method);
+		r = metadata_at(&metadata.mem, p, idx, &out[n].method);
 		if (r)
 			return r;
 		out[n].const_method = 0;
@@ -260,46 +410,28 @@ static int scope_chain(const struct names_layout *l, struct hotspot_memory *mem,
 	return 0;
 }
 
-int scopes_at(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nmethod, uint64_t pc,
-	      uint64_t cookie, struct names_scope *out, int max, int *nr, uint32_t *level)
+int scopes_of(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
+	      uint64_t scope, uint64_t cookie, struct names_scope *out, int max, int *nr)
 {
-	uint64_t method, lvl, scope;
 	int64_t id;
-	struct nm_parts p;
 	int r;
 
-	if (!plausible(nmethod) || max < 1)
+	if (max < 1)
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!read_int(mem, nmethod, l->nm_compile_id, &id))
-		return HOTSPOT_UNRESOLVED_READ;
-	if (id != (int64_t)(int32_t)cookie)
-		return HOTSPOT_UNRESOLVED_MOVED;
-	if (!names_read_field(mem, nmethod, l->nm_method, &method) ||
-	    !names_read_field(mem, nmethod, l->nm_comp_level, &lvl))
-		return HOTSPOT_UNRESOLVED_READ;
-	if (!plausible(method))
-		return HOTSPOT_UNRESOLVED_INVALID;
-	r = nmethod_parts(l, mem, nmethod, &p);
-	if (r)
-		return r;
-	if (pc < p.code || pc >= p.code_end)
-		return HOTSPOT_UNRESOLVED_INVALID;
-	r = find_pc_desc(l, mem, &p, (int64_t)(pc - p.code), &scope);
-	if (r)
-		return r;
-	if (scope) {
-		r = scope_chain(l, mem, &p, scope, out, max, nr);
+	if (!scope) {
+		out[0] = (struct names_scope){ .method = nm->method, .bci = -1 };
+		*nr = 1;
+	} else {
+		r = scope_chain(l, mem, &nm->parts, scope, out, max, nr);
 		if (r)
 			return r;
-	} else {
-		out[0] = (struct names_scope){ .method = method, .bci = -1 };
-		*nr = 1;
 	}
-	/* Flushed while it was read: what was read may belong to another nmethod. */
-	if (!read_int(mem, nmethod, l->nm_compile_id, &id))
+	/* Each scope's ConstMethod, the cookie of its names. */
+	for (int i = 0; i < *nr; i++)
+		if (!names_read_field(mem, out[i].method, l->method_const, &out[i].const_method))
+			return HOTSPOT_UNRESOLVED_READ;
+	/* Flushed since it was read: what was read may belong to another nmethod. */
+	if (!read_int(mem, nm->nmethod, l->nm_compile_id, &id))
 		return HOTSPOT_UNRESOLVED_READ;
-	if (id != (int64_t)(int32_t)cookie)
-		return HOTSPOT_UNRESOLVED_MOVED;
-	*level = (uint32_t)lvl;
-	return 0;
+	return id == (int64_t)(int32_t)cookie ? 0 : HOTSPOT_UNRESOLVED_MOVED;
 }

@@ -473,6 +473,13 @@ static struct jbpf_java_frame compiled(const struct nmethod *n, int compile_id, 
 					 .cookie = (uint64_t)compile_id };
 }
 
+/* n given compile id compile_id in the image (flushed and compiled again in place), and a frame of it. */
+static struct jbpf_java_frame recompiled(struct fixture *f, const struct nmethod *n, int compile_id, uint64_t pc_offset)
+{
+	put(&f->im, n->nm + (f->jdk->v25 ? 212 : 304), (uint32_t)compile_id, 4);
+	return compiled(n, compile_id, pc_offset);
+}
+
 static void assert_frame(const struct hotspot_frame *fr, const char *klass, const char *name, const char *sig,
 			 int bci, int line, int kind)
 {
@@ -570,7 +577,20 @@ static void compiled_frames_expand_inlined_scopes(void **state)
 	assert_frame(&out[1], "com.example.Bar", "add", "(JJ)J", 3, 51, HOTSPOT_FRAME_INLINED);
 	assert_frame(&out[2], "com.example.Foo", "run", "(I)V", 5, 11, HOTSPOT_FRAME_C2);
 	assert_int_equal(out[2].method_ptr, f->foo.method);
-	/* A pc between PcDescs takes the next one's scopes; again, without a read. */
+	/* Another pc before the same PcDesc: its scopes are known, no read. */
+	jf = compiled(&n, 77, 0x3c);
+	reads = f->mem.reads;
+	assert_int_equal(hotspot_names_frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 3);
+	assert_int_equal(f->mem.reads, reads);
+	/*
+	 * A pc between PcDescs takes the next one's scopes. The nmethod's
+	 * header and PcDescs were read once: a new PcDesc reads its scopes,
+	 * the metadata, foo's ConstMethod and the compile id again, no more.
+	 */
+	jf = compiled(&n, 77, 0x41);
+	reads = f->mem.reads;
+	assert_int_equal(hotspot_names_frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
+	assert_in_range(f->mem.reads - reads, 1, 4);
 	jf = compiled(&n, 77, 0x41);
 	assert_int_equal(hotspot_names_frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
 	assert_frame(&out[0], "com.example.Foo", "run", "(I)V", 9, 13, HOTSPOT_FRAME_C2);
@@ -713,14 +733,17 @@ static void looping_scope_chain_is_invalid(void **state)
 	assert_unresolved(f, &jf, HOTSPOT_UNRESOLVED_INVALID, 40);
 	/* The same key again (a frame whose senders repeat it): remembered, not read again. */
 	assert_unresolved(f, &jf, HOTSPOT_UNRESOLVED_INVALID, 0);
-	/* A sender further on than its callee is as bad. */
+	/* So is another pc whose PcDesc is the same: its scopes are kept by the PcDesc's scope offset. */
+	jf = compiled(&n, 5, 0x3f);
+	assert_unresolved(f, &jf, HOTSPOT_UNRESOLVED_INVALID, 0);
+	/* A sender further on than its callee is as bad (another compile id: another key, read again). */
 	inner[0] = (uint8_t)(n.scope_offset[0] + 2 + (f->jdk->major >= 20));
-	jf = compiled(&n, 5, 0x3f); /* another key: not cached */
+	jf = recompiled(f, &n, 6, 0x3f);
 	assert_unresolved(f, &jf, HOTSPOT_UNRESOLVED_INVALID, 40);
 	/* A method index past the metadata. */
 	inner[0] = (uint8_t)(0 + (f->jdk->major >= 20));
 	inner[1] = (uint8_t)(9 + (f->jdk->major >= 20));
-	jf = compiled(&n, 5, 0x3e);
+	jf = recompiled(f, &n, 7, 0x3e);
 	assert_unresolved(f, &jf, HOTSPOT_UNRESOLVED_INVALID, 40);
 }
 
@@ -783,21 +806,25 @@ static void absurd_pc_desc_tables_are_invalid(void **state)
 static void caches_stay_within_their_bounds(void **state)
 {
 	struct fixture *f = *state;
-	uint64_t name = alloc(&f->im, 16), blobs = alloc(&f->im, 10000 * 128);
+	/* Blobs 8 bytes apart, overlapping: every word of them is the name's address, wherever a blob's name lies. */
+	const int nr = HOTSPOT_NAMES_MAX_ENTRIES * 5 / 2;
+	uint64_t name = alloc(&f->im, 16), blobs = alloc(&f->im, 8 * (size_t)nr + 128);
 	struct hotspot_names_cache_stats cs;
 	struct hotspot_frame out[1];
 
 	strcpy((char *)at(&f->im, name), "vtable chunks");
-	for (int i = 0; i < 10000; i++) {
-		uint64_t blob = blobs + 128 * (uint64_t)i;
+	for (int i = 0; i < nr + 16; i++)
+		put(&f->im, blobs + 8 * (uint64_t)i, name, 8);
+	for (int i = 0; i < nr; i++) {
+		uint64_t blob = blobs + 8 * (uint64_t)i;
 		struct jbpf_java_frame jf = { .kind = JBPF_JAVA_STUB, .ptr = blob, .pc = blob + 64 };
 
-		put(&f->im, blob + (f->jdk->v25 ? 8 : 96), name, 8);
 		assert_int_equal(hotspot_names_frame(f->names, &jf, out, 1), 1);
 		assert_string_equal(out[0].method, "vtable chunks");
 		hotspot_names_cache_stats(f->names, &cs);
-		assert_in_range(cs.methods, 1, 4096);
+		assert_in_range(cs.methods, 1, HOTSPOT_NAMES_MAX_ENTRIES);
 	}
+	/* Emptied each time it nearly filled: twice in two and a half times its bound. */
 	assert_int_equal(cs.clears, 2);
 }
 

@@ -15,18 +15,25 @@ struct slot {
 
 struct frame_ids {
 	struct slot *slots;
-	size_t mask, used;
+	size_t mask, used, max_slots;
 };
 
-struct frame_ids *frame_ids__new(size_t slots)
+static bool power_of_two(size_t n)
+{
+	return n && !(n & (n - 1));
+}
+
+struct frame_ids *frame_ids__new(size_t slots, size_t max_slots)
 {
 	struct frame_ids *t = calloc(1, sizeof(*t));
 
-	if (!t || (slots & (slots - 1)) || !slots || !(t->slots = calloc(slots, sizeof(*t->slots)))) {
+	if (!t || !power_of_two(slots) || !power_of_two(max_slots) || max_slots < slots ||
+	    !(t->slots = calloc(slots, sizeof(*t->slots)))) {
 		free(t);
 		return NULL;
 	}
 	t->mask = slots - 1;
+	t->max_slots = max_slots;
 	return t;
 }
 
@@ -73,14 +80,30 @@ unsigned frame_ids__get(const struct frame_ids *t, const struct frame_ids_key *k
 	return s->n;
 }
 
+/* Twice the slots, every frame kept: false at max_slots or out of memory. */
+static bool grow(struct frame_ids *t)
+{
+	size_t slots = 2 * (t->mask + 1);
+	struct frame_ids bigger = { .mask = slots - 1, .used = t->used, .max_slots = t->max_slots };
+
+	if (slots > t->max_slots || !(bigger.slots = calloc(slots, sizeof(*bigger.slots))))
+		return false;
+	for (size_t i = 0; i <= t->mask; i++)
+		if (t->slots[i].n)
+			*find(&bigger, &t->slots[i].key) = t->slots[i];
+	free(t->slots);
+	*t = bigger;
+	return true;
+}
+
 void frame_ids__put(struct frame_ids *t, const struct frame_ids_key *key, const int64_t *ids, unsigned n)
 {
 	struct slot *s;
 
 	if (!n || n > FRAME_IDS_INLINE)
 		return;
-	/* Three quarters full: probes grow long; start again rather than evict one by one. */
-	if (t->used >= (t->mask + 1) / 4 * 3)
+	/* Three quarters full: probes grow long; twice the room, or at the bound start again. */
+	if (t->used >= (t->mask + 1) / 4 * 3 && !grow(t))
 		frame_ids__clear(t);
 	s = find(t, key);
 	if (!s->n)

@@ -7,7 +7,8 @@
  * cookie, and for a compiled frame its pc (inlining depends on it; an
  * interpreted frame's bcp does not change its name). At most
  * FRAME_IDS_INLINE ids per frame (deeper inlining is not remembered).
- * The table is bounded: when it is three quarters full it is emptied.
+ * The table is bounded: when it is three quarters full it doubles, up to
+ * its bound, where it is emptied instead.
  * Ids name frames of one profile: frame_ids__clear when the profile is
  * handed over (--continuous).
  */
@@ -27,8 +28,8 @@ struct frame_ids_key {
 
 struct frame_ids;
 
-/* Room for slots frames (a power of two); NULL when out of memory. */
-struct frame_ids *frame_ids__new(size_t slots);
+/* Room for slots frames, growing to max_slots (powers of two); NULL when out of memory. */
+struct frame_ids *frame_ids__new(size_t slots, size_t max_slots);
 void frame_ids__free(struct frame_ids *t);
 void frame_ids__clear(struct frame_ids *t);
 

@@ -20,8 +20,13 @@
 #include "user/record/unwinder.h"
 
 #define NAME_MAX_LEN 512
-/* Frames whose profile ids each JVM remembers (about 100 bytes each). */
-#define WALKED_FRAME_IDS 8192
+/*
+ * Frames whose profile ids each JVM remembers (about 100 bytes each): a
+ * table that starts small and grows to 6.5 MiB, room for a JVM's whole
+ * JIT-compiled working set; every sampled pc in compiled code is a frame.
+ */
+#define WALKED_FRAME_IDS 4096
+#define WALKED_FRAME_IDS_MAX 65536
 
 /* The summary's figures (walked__describe). */
 struct walked_stats {
@@ -31,6 +36,10 @@ struct walked_stats {
 	uint64_t stopped[JBPF_JAVA_STOP_NR]; /* ended early, by reason */
 	uint64_t frames;          /* Java frames named */
 	uint64_t unresolved[HOTSPOT_UNRESOLVED_NR]; /* frames not named, by reason */
+	uint64_t physical;        /* physical Java frames met (stops not counted) */
+	uint64_t remembered;      /* of those, whose profile ids were remembered */
+	/* Of JVMs forgotten (walked__describe_naming adds the live ones'). */
+	uint64_t names_cached, reads, read_bytes, clears;
 };
 
 struct walked_jvm {
@@ -106,12 +115,29 @@ size_t walked__nr_jvms(const struct walked *w)
 	return w ? w->nr : 0;
 }
 
+/* What naming j's frames took, added to *st. */
+static void add_naming(const struct walked_jvm *j, struct walked_stats *st)
+{
+	struct hotspot_names_cache_stats cs;
+	struct hotspot_names_stats ns;
+
+	if (!j->names)
+		return;
+	hotspot_names_stats(j->names, &ns);
+	hotspot_names_cache_stats(j->names, &cs);
+	st->names_cached += ns.cached;
+	st->clears += cs.clears;
+	st->reads += j->mem.reads;
+	st->read_bytes += j->mem.bytes;
+}
+
 void walked__forget(struct walked *w, uint32_t tgid)
 {
 	long i = w ? find_index(w, tgid) : -1;
 
 	if (i < 0)
 		return;
+	add_naming(w->jvms[i], &w->stats);
 	jvm_free(w->jvms[i]);
 	w->jvms[i] = w->jvms[--w->nr];
 }
@@ -160,7 +186,7 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 		return rc == HOTSPOT_LAYOUT_STARTING ? WALKED_STARTING : WALKED_NOT_UNDERSTOOD;
 	}
 	j->layout.start_ticks = start_ticks;
-	j->ids = frame_ids__new(WALKED_FRAME_IDS);
+	j->ids = frame_ids__new(WALKED_FRAME_IDS, WALKED_FRAME_IDS_MAX);
 	w->jvms[w->nr++] = j;
 	return WALKED_OK;
 }
@@ -232,6 +258,20 @@ void walked__describe(const struct walked *w, char *buf, size_t size)
 	if (used != before && used + 1 < size)
 		used += (size_t)snprintf(buf + used, size - used, ")");
 	counts__append(buf, size, used, "; Java frames not named: ", unnamed, sizeof(unnamed) / sizeof(unnamed[0]));
+}
+
+void walked__describe_naming(const struct walked *w, char *buf, size_t size)
+{
+	struct walked_stats st = w->stats;
+
+	for (size_t i = 0; i < w->nr; i++)
+		add_naming(w->jvms[i], &st);
+	snprintf(buf, size,
+		 "%llu physical Java frames, %llu with their ids remembered, %llu of the rest named from the "
+		 "cache; %llu reads of the JVMs' memory (%.1f MiB), names caches emptied %llu times",
+		 (unsigned long long)st.physical, (unsigned long long)st.remembered,
+		 (unsigned long long)st.names_cached, (unsigned long long)st.reads, (double)st.read_bytes / (1 << 20),
+		 (unsigned long long)st.clears);
 }
 
 _Static_assert(JBPF_MAX_JAVA_FRAMES == 256, "the stop reason below names the bound");
@@ -326,7 +366,9 @@ static void push_java(struct walked *w, struct walked_jvm *j, const struct jbpf_
 		aggregator__push(w->agg, name, FRAME_KIND_LOST);
 		return;
 	}
+	w->stats.physical++;
 	known = j->ids ? frame_ids__get(j->ids, &key, ids) : 0;
+	w->stats.remembered += known > 0;
 	if (known) {
 		for (unsigned i = 0; i < known; i++)
 			aggregator__push_id(w->agg, ids[i]);

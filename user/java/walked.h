@@ -68,6 +68,8 @@ int walked__install(struct walked *w, struct sampler *sampler);
 
 /* The summary's part: "Java frames walked by BPF: N samples of JVM threads, ..."; "" with none. */
 void walked__describe(const struct walked *w, char *buf, size_t size);
+/* -v: what naming the walked frames took (frames remembered, reads of the JVMs' memory). */
+void walked__describe_naming(const struct walked *w, char *buf, size_t size);
 
 /* Whether tgid's samples come here. */
 bool walked__has(const struct walked *w, uint32_t tgid);

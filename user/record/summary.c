@@ -326,6 +326,12 @@ static void print_verbose_stats(const struct recording *rec)
 			fprintf(stderr, "jbpfprof: agent signal handler: %llu calls, %.2f us each\n",
 				(unsigned long long)js.handler_calls, (double)js.handler_ns / 1e3 / (double)js.handler_calls);
 	}
+	if (walked__nr_jvms(rec->walked)) {
+		char naming[512];
+
+		walked__describe_naming(rec->walked, naming, sizeof(naming));
+		fprintf(stderr, "jbpfprof: Java frames walked by BPF: %s\n", naming);
+	}
 	print_unwind_stats(rec);
 	symbolizer__stats(rec->sym, &sym);
 	fprintf(stderr,
