@@ -256,20 +256,6 @@ static int pool_symbol(struct hotspot_names *n, struct hotspot_memory *mem, uint
 	return 0;
 }
 
-/* Bytes from an object's start to the end of the furthest of nr fields. */
-static size_t fields_span(const struct names_field *f, size_t nr)
-{
-	size_t span = 0;
-
-	for (size_t i = 0; i < nr; i++)
-		if (f[i].offset + f[i].size > span)
-			span = f[i].offset + f[i].size;
-	return span;
-}
-#define FIELDS_SPAN(...) \
-	fields_span((const struct names_field[]){ __VA_ARGS__ }, \
-		    sizeof((const struct names_field[]){ __VA_ARGS__ }) / sizeof(struct names_field))
-
 /*
  * A class name as Java prints it: "java/util/HashMap" -> "java.util.HashMap".
  * A hidden class (a lambda's, a method handle's) is named "Outer$$Lambda+0x..."
@@ -314,7 +300,7 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 	 * be read whole is no Method, ConstMethod or ConstantPool. The pool's
 	 * two entries in one more.
 	 */
-	if (!hotspot_window_open(&method_w, n->mem, method, FIELDS_SPAN(l->method_const, l->method_access)) ||
+	if (!hotspot_window_open(&method_w, n->mem, method, NAMES_FIELDS_SPAN(l->method_const, l->method_access)) ||
 	    !names_read_field(&method_w.mem, method, l->method_const, &m->const_method))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (m->const_method != expected_const)
@@ -322,7 +308,7 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 	if (!plausible(m->const_method))
 		return HOTSPOT_UNRESOLVED_INVALID;
 	if (!hotspot_window_open(&const_w, n->mem, m->const_method,
-				 FIELDS_SPAN(l->const_constants, l->const_flags, l->const_code_size,
+				 NAMES_FIELDS_SPAN(l->const_constants, l->const_flags, l->const_code_size,
 					     l->const_name_index, l->const_signature_index)) ||
 	    !names_read_field(&method_w.mem, method, l->method_access, &m->access) ||
 	    !names_read_field(&const_w.mem, m->const_method, l->const_constants, &m->pool) ||
@@ -333,7 +319,7 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 		return HOTSPOT_UNRESOLVED_READ;
 	if (!plausible(m->pool))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!hotspot_window_open(&pool_w, n->mem, m->pool, FIELDS_SPAN(l->pool_holder, l->pool_length)) ||
+	if (!hotspot_window_open(&pool_w, n->mem, m->pool, NAMES_FIELDS_SPAN(l->pool_holder, l->pool_length)) ||
 	    !names_read_field(&pool_w.mem, m->pool, l->pool_holder, &m->holder) ||
 	    !names_read_field(&pool_w.mem, m->pool, l->pool_length, &length))
 		return HOTSPOT_UNRESOLVED_READ;

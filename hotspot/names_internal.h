@@ -81,6 +81,12 @@ struct names_scope {
 int names_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct names_layout *l, char *why,
 		      size_t why_size);
 
+/* Bytes from an object's start to the end of the furthest of nr fields (one read of them all). */
+size_t names_fields_span(const struct names_field *f, size_t nr);
+#define NAMES_FIELDS_SPAN(...) \
+	names_fields_span((const struct names_field[]){ __VA_ARGS__ }, \
+			  sizeof((const struct names_field[]){ __VA_ARGS__ }) / sizeof(struct names_field))
+
 /* Reads the width of f at base + f.offset into *out, zero-extended. */
 bool names_read_field(struct hotspot_memory *mem, uint64_t base, struct names_field f, uint64_t *out);
 

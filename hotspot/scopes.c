@@ -47,6 +47,16 @@ static bool plausible(uint64_t addr)
 	return addr && addr < (1ull << 47) && !(addr & 7);
 }
 
+size_t names_fields_span(const struct names_field *f, size_t nr)
+{
+	size_t span = 0;
+
+	for (size_t i = 0; i < nr; i++)
+		if (f[i].offset + f[i].size > span)
+			span = f[i].offset + f[i].size;
+	return span;
+}
+
 bool names_read_field(struct hotspot_memory *mem, uint64_t base, struct names_field f, uint64_t *out)
 {
 	uint8_t b1;
@@ -76,6 +86,11 @@ bool names_read_field(struct hotspot_memory *mem, uint64_t base, struct names_fi
 	}
 }
 
+static int64_t sign_extend(uint64_t v, uint8_t size)
+{
+	return size == 1 ? (int8_t)v : size == 2 ? (int16_t)v : size == 4 ? (int32_t)v : (int64_t)v;
+}
+
 /* An int field, sign-extended from its width. */
 static bool read_int(struct hotspot_memory *mem, uint64_t base, struct names_field f, int64_t *out)
 {
@@ -83,7 +98,7 @@ static bool read_int(struct hotspot_memory *mem, uint64_t base, struct names_fie
 
 	if (!names_read_field(mem, base, f, &v))
 		return false;
-	*out = f.size == 1 ? (int8_t)v : f.size == 2 ? (int16_t)v : f.size == 4 ? (int32_t)v : (int64_t)v;
+	*out = sign_extend(v, f.size);
 	return true;
 }
 
@@ -173,44 +188,22 @@ static int nmethod_parts(const struct names_layout *l, struct hotspot_memory *me
 	return 0;
 }
 
-/* An int field of a copy of the target's memory, sign-extended from its width. */
+/* An int field of a copy of the target's memory at base, sign-extended from its width. */
 static int64_t int_in(const uint8_t *base, struct names_field f)
 {
-	int8_t b1;
-	int16_t b2;
-	int32_t b4;
-	int64_t b8;
+	uint64_t v = 0;
 
-	switch (f.size) {
-	case 1:
-		memcpy(&b1, base + f.offset, 1);
-		return b1;
-	case 2:
-		memcpy(&b2, base + f.offset, 2);
-		return b2;
-	case 4:
-		memcpy(&b4, base + f.offset, 4);
-		return b4;
-	default:
-		memcpy(&b8, base + f.offset, 8);
-		return b8;
-	}
+	memcpy(&v, base + f.offset, f.size <= sizeof(v) ? f.size : sizeof(v)); /* little-endian, as x86-64 */
+	return sign_extend(v, f.size);
 }
 
 /* Bytes from an nmethod's start that hold every header field a lookup reads (all below HOTSPOT_WINDOW_MAX). */
 static size_t header_span(const struct names_layout *l)
 {
-	const struct names_field fields[] = {
-		l->blob_size, l->blob_code, l->blob_code_end, l->nm_method, l->nm_compile_id, l->nm_comp_level,
-		l->nm_pcs, l->nm_pcs_end, l->nm_scopes, l->nm_metadata, l->nm_immutable, l->nm_immutable_size,
-		l->nm_scopes_offset, l->blob_mutable, l->blob_mutable_size, l->blob_relocation_size,
-	};
-	size_t span = 0;
-
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-		if (fields[i].size && fields[i].offset + fields[i].size > span)
-			span = fields[i].offset + fields[i].size;
-	return span;
+	return NAMES_FIELDS_SPAN(l->blob_size, l->blob_code, l->blob_code_end, l->nm_method, l->nm_compile_id,
+				 l->nm_comp_level, l->nm_pcs, l->nm_pcs_end, l->nm_scopes, l->nm_metadata,
+				 l->nm_immutable, l->nm_immutable_size, l->nm_scopes_offset, l->blob_mutable,
+				 l->blob_mutable_size, l->blob_relocation_size);
 }
 
 /*
