@@ -206,8 +206,16 @@ static void print_threads(pid_t pid)
 			buf[0] = '\0';
 		fclose(f);
 		rparen = strrchr(buf, ')');
+		/* A running thread is named: which of the JVM's threads kept the CPU is the first clue. */
+		if (rparen && rparen[1] && rparen[2] == 'R' && strchr(buf, '(')) {
+			char *lparen = strchr(buf, '(');
+
+			*rparen = '\0';
+			snprintf(wchan, sizeof(wchan), "(%.15s)", lparen + 1);
+			*rparen = ')';
+		}
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", (int)pid, e->d_name);
-		f = fopen(path, "r");
+		f = wchan[0] == '(' ? NULL : fopen(path, "r");
 		if (f) {
 			if (!fgets(wchan, sizeof(wchan), f))
 				snprintf(wchan, sizeof(wchan), "?");
@@ -227,6 +235,43 @@ static void print_threads(pid_t pid)
 	for (int i = 0; i < kinds; i++)
 		fprintf(stderr, " %s x%d;", seen[i], counts[i]);
 	fprintf(stderr, "\n");
+}
+
+/*
+ * After a stall, with the profiler gone: whether the JVM beats again
+ * within RECOVER_MS (a JVM the profiling starved, which the stall still
+ * fails) or not (hung: its threads' stacks are printed with gdb, when
+ * there is one, for whoever reads the failure).
+ */
+#define RECOVER_MS 5000
+
+static void after_stall(struct jvm *jvm, struct heartbeats *hb)
+{
+	int64_t since = now_ms();
+	long beats = hb->beats;
+	char cmd[256];
+
+	while (hb->beats == beats && now_ms() - since < RECOVER_MS) {
+		int got = harness_read_some(&jvm->out, (int)(RECOVER_MS - (now_ms() - since)));
+
+		if (got == 1)
+			break; /* its output ended */
+		if (got == 0)
+			read_beats(&jvm->out, hb);
+	}
+	if (hb->beats != beats) {
+		fprintf(stderr, "  with the profiler stopped, the JVM beat again %lld ms later\n",
+			(long long)(now_ms() - since));
+		return;
+	}
+	fprintf(stderr, "  with the profiler stopped, the JVM did not beat again in %d ms: its threads' stacks\n",
+		RECOVER_MS);
+	snprintf(cmd, sizeof(cmd),
+		 "command -v gdb >/dev/null && timeout 60 gdb -q -batch -p %d -ex 'thread apply all bt 12' 2>&1 | "
+		 "grep -E '^(Thread|#)' >&2",
+		 (int)jvm->out.pid);
+	if (system(cmd) == -1)
+		fprintf(stderr, "  (gdb could not be run)\n");
 }
 
 int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *file, char *const args[], int timeout_s,
@@ -256,6 +301,7 @@ int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *file, char
 			if (profiling)
 				status = harness_finish(profiler, 0);
 			fprintf(stderr, "  the profiler's stderr:\n%s\n", profiler->buf);
+			after_stall(jvm, hb);
 			return status;
 		}
 		if (profiling && now >= stop_at) {
