@@ -326,6 +326,28 @@ static __always_inline bool in_system_call(struct task_struct *task, const __u64
  */
 extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type, __u64 value) __ksym __weak;
 
+#define JBPF_EBUSY 16
+
+/*
+ * Sends the Java stack signal signo to task, unless task has one pending
+ * or is in its handler (where the signal is blocked): -JBPF_EBUSY then,
+ * counted. A real-time signal queues, so without this a thread whose
+ * handler ran longer than the sampling period (a deep stack, cold caches,
+ * a loaded machine) would be signalled faster than it handles signals,
+ * never get back to its own code, and hold up every safepoint of its JVM.
+ * With it, a thread has at most one signal waiting.
+ */
+static __always_inline int send_java_signal(struct task_struct *task, __u32 signo, __u64 seq)
+{
+	__u64 bit = 1ull << ((signo - 1) & 63);
+
+	if ((BPF_CORE_READ(task, blocked.sig[0]) | BPF_CORE_READ(task, pending.signal.sig[0])) & bit) {
+		count(JBPF_CNT_SIGNAL_BUSY);
+		return -JBPF_EBUSY;
+	}
+	return bpf_send_signal_task(task, signo, PIDTYPE_PID, seq);
+}
+
 /*
  * Signals task now for the Java stack of sample (a CPU sample or a wait):
  * the agent's handler tags its trace with seq, which the sample keeps; on
@@ -334,11 +356,12 @@ extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type
 static __always_inline void signal_for_java_stack(struct jbpf_sample *sample, struct task_struct *task, __u32 signo,
 						  __u64 seq)
 {
-	int err = bpf_send_signal_task(task, signo, PIDTYPE_PID, seq);
+	int err = send_java_signal(task, signo, seq);
 
 	if (err) {
 		sample->signal_err = err;
-		count(JBPF_CNT_SIGNAL_FAILED);
+		if (err != -JBPF_EBUSY)
+			count(JBPF_CNT_SIGNAL_FAILED);
 		return;
 	}
 	sample->java_seq = seq;
@@ -361,13 +384,14 @@ static __always_inline void pay_java_signal(__u32 tgid, __u32 tid, __u64 seq)
 	int err = -3; /* ESRCH: the JVM left java_targets (exec, exit, or the agent went) */
 
 	if (jt && bpf_send_signal_task) {
-		err = bpf_send_signal_task(current, jt->signo, PIDTYPE_PID, seq);
+		err = send_java_signal(current, jt->signo, seq);
 		if (!err) {
 			count(JBPF_CNT_JAVA_SIGNALS);
 			return;
 		}
 	}
-	count(JBPF_CNT_SIGNAL_FAILED);
+	if (err != -JBPF_EBUSY)
+		count(JBPF_CNT_SIGNAL_FAILED);
 	lost = bpf_ringbuf_reserve(&events, sizeof(*lost), 0);
 	if (!lost)
 		return;

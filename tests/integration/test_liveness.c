@@ -58,6 +58,7 @@ static void churn_at(void **state, const char *hz, bool agent)
 	jvm_require(jdk, "Churn");
 	for (int run = 1; run <= n; run++) {
 		char seconds[16], *file;
+		const char *busy;
 		unsigned long long joined, on_jvm;
 		double walked_pct;
 		struct heartbeats hb;
@@ -69,7 +70,7 @@ static void churn_at(void **state, const char *hz, bool agent)
 		file = harness_path(jvm.dir, "churn.collapsed");
 		snprintf(seconds, sizeof(seconds), "%d", RECORD_S);
 		status = jvm_record_watched(&jvm, &profiler, file,
-					    (char *[]){ "-F", (char *)hz, "-d", seconds, "--java-stacks",
+					    (char *[]){ "-v", "-F", (char *)hz, "-d", seconds, "--java-stacks",
 							agent ? "agent" : "bpf", NULL },
 					    RECORD_S + 60, STALL_BOUND_MS, AFTER_MS, &hb);
 		if (hb.longest_ms > longest)
@@ -92,9 +93,16 @@ static void churn_at(void **state, const char *hz, bool agent)
 		assert_int_equal(agent ? jvm_java_summary(&profiler, &joined, &on_jvm)
 				       : jvm_walk_summary(&profiler, &joined, &on_jvm, &walked_pct, NULL),
 				 0);
-		fprintf(stderr, "  %s at %s Hz, run %d of %d: %ld beats, longest stall %lld ms; %llu of %llu JVM samples %s\n",
+		fprintf(stderr, "  %s at %s Hz, run %d of %d: %ld beats, longest stall %lld ms; %llu of %llu JVM samples %s",
 			jdk->name, hz, run, n, hb.beats, (long long)hb.longest_ms, joined, on_jvm,
 			agent ? "joined" : "with Java frames walked");
+		/* A thread still handling its last signal is not sent another (-v): how often that came. */
+		busy = agent ? strstr(profiler.buf, " not sent to a thread that had one waiting") : NULL;
+		while (busy && busy > profiler.buf && busy[-1] >= '0' && busy[-1] <= '9')
+			busy--;
+		if (busy)
+			fprintf(stderr, "; signals %.*s", (int)strcspn(busy, "\n"), busy);
+		fprintf(stderr, "\n");
 		/* The handler or the walk still did its job, and the churn happened while it did. */
 		assert_true(joined > 0);
 		jvm_assert_did(&jvm, "the JVM did",

@@ -10,6 +10,7 @@
  */
 #include "user/java/java_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -309,10 +310,13 @@ void java__sample(struct java *java, const struct jbpf_sample *s, size_t size)
 		return;
 	}
 	java->stats.failed++;
-	if (s->signal_err)
+	if (s->signal_err == -EBUSY)
+		java->stats.signal_busy++;
+	else if (s->signal_err)
 		java->stats.signal_failed++;
 	snprintf(reason, sizeof(reason), "[no Java frames: %s]",
-		 s->signal_err			  ? "signal failed"
+		 s->signal_err == -EBUSY	  ? "its last signal still handled"
+		 : s->signal_err		  ? "signal failed"
 		 : s->type == JBPF_RECORD_WAIT ? "waited outside a system call"
 		 : jvm->silent		      ? "JVM not answering"
 					      : "agent gone");

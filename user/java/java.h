@@ -62,6 +62,7 @@ struct java_stats {
 	uint64_t unsignalled_waits, unsignalled_cpu; /* ... of those, not signalled (JBPF_SAMPLE_NO_JAVA) */
 	uint64_t failed;           /* ... on Java threads, without Java frames */
 	uint64_t signal_failed;    /* the BPF program could not send the signal */
+	uint64_t signal_busy;      /* ... nor did it: the thread still had one waiting or in its handler */
 	uint64_t agct[12];         /* failures by AsyncGetCallTrace code 0..-11 (index = -code) */
 	uint64_t no_trace, in_syscall, signal_lost, queue_full, unknown_status;
 	uint64_t ring_full;        /* traces the agents dropped (their counters) */

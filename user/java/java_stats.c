@@ -91,12 +91,13 @@ void java__describe(const struct java *java, char *buf, size_t size)
 					 (unsigned long long)st.kinds_by_agent, (unsigned long long)st.kinds_by_native,
 					 (unsigned long long)st.kinds_inferred);
 	{
-		struct named_count causes[16];
+		struct named_count causes[24];
 		size_t n = 0;
 
 		for (size_t code = 1; code < AGCT_OTHER; code++)
 			causes[n++] = (struct named_count){ java_agct_reasons[code], st.agct[code] };
 		causes[n++] = (struct named_count){ "signal failed", st.signal_failed };
+		causes[n++] = (struct named_count){ "its last signal still handled", st.signal_busy };
 		causes[n++] = (struct named_count){ "no stack from the agent", st.no_trace };
 		causes[n++] = (struct named_count){ "still in a system call", st.in_syscall };
 		causes[n++] = (struct named_count){ "signal not sent", st.signal_lost };

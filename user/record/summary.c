@@ -296,9 +296,12 @@ static void print_verbose_stats(const struct recording *rec)
 		(unsigned long long)rec->counters[JBPF_CNT_SAMPLES],
 		(unsigned long long)rec->base_period_ns, (unsigned long long)agg.execs,
 		(unsigned long long)rec->counters[JBPF_CNT_EXEC_LOST]);
-	fprintf(stderr, "jbpfprof: deferred signals and stacks: %s; %llu Java signals sent, %llu Java signals deferred\n",
+	fprintf(stderr,
+		"jbpfprof: deferred signals and stacks: %s; %llu Java signals sent, %llu Java signals deferred, %llu "
+		"not sent to a thread that had one waiting or in its handler\n",
 		sampler__deferral_name(rec->sampler), (unsigned long long)rec->counters[JBPF_CNT_JAVA_SIGNALS],
-		(unsigned long long)rec->counters[JBPF_CNT_JAVA_DEFERRED]);
+		(unsigned long long)rec->counters[JBPF_CNT_JAVA_DEFERRED],
+		(unsigned long long)rec->counters[JBPF_CNT_SIGNAL_BUSY]);
 	if (wall) {
 		struct wall_stats ws;
 
