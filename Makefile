@@ -10,6 +10,8 @@
 #   make install PREFIX=/usr/local DESTDIR=   jbpfprof in PREFIX/bin, the agent in PREFIX/lib/jbpfprof
 #   make check-headers    compile every header on its own
 #   make check-handler    the agent's signal handler calls only its listed signal-safe functions
+#   make fuzz             the libFuzzer targets (tests/fuzz/) and their seeds, in build/fuzz
+#   make fuzz-smoke       each fuzz target for FUZZ_SECONDS (20) under its bounds; part of make test
 #
 # vmlinux.h is generated from the build machine's kernel BTF (VMLINUX_BTF);
 # CO-RE relocations make the result run on any kernel with BTF.
@@ -123,7 +125,8 @@ FIXTURES :=
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
-.PHONY: FORCE all test check-unit check-browser check-integration check-headers bench install clean workloads fixtures
+.PHONY: FORCE all test check-unit check-browser check-integration check-headers bench install clean workloads fixtures \
+	fuzz fuzz-smoke
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -328,6 +331,49 @@ $(OUTPUT)/workloads/libwalkjni.so: tests/workloads/jni/walkjni.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -Wno-unused-parameter -fPIC -shared -I$(JNI_HOME)/include -I$(JNI_HOME)/include/linux $< -o $@
 
+# libFuzzer targets (tests/fuzz/): each parser of untrusted input through
+# its real entry point, built by clang with -fsanitize=fuzzer and ASan and
+# UBSan. The sources they reach are compiled again with the fuzzer's
+# coverage into one archive, from which each target takes what it needs.
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c) user/record/decode.c \
+		 user/pprof_read.c output/pprof.c output/emit.c user/java/javastream.c user/java/attach_parse.c \
+		 user/java/attach_protocol.c
+FUZZ_SECONDS ?= 20
+
+$(OUTPUT)/fuzz/obj/%.o: %.c $(SKELS) $(PROTO_H)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/fuzz/obj/proto/profile.pb-c.o: $(PROTO_C)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/fuzz/obj/unwind/disk.o: $(UNWIND_BUILDER_SRCS)
+$(OUTPUT)/fuzz/obj/unwind/disk.o: FUZZ_CFLAGS += -DUNWIND_BUILDER_HASH=$(UNWIND_BUILDER_HASH)
+
+$(OUTPUT)/fuzz/libfuzzed.a: $(patsubst %.c,$(OUTPUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS)) $(OUTPUT)/fuzz/obj/proto/profile.pb-c.o
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(OUTPUT)/fuzz/libfuzzed.a
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(OUTPUT)/fuzz/libfuzzed.a $(LIBS) -o $@
+
+$(OUTPUT)/fuzz/seeds.stamp: tests/fuzz/seeds.sh $(OUTPUT)/jbpfprof $(WORKLOADS)
+	$(Q)tests/fuzz/seeds.sh $(OUTPUT)/fuzz
+	$(Q)touch $@
+
+fuzz: $(FUZZ_TARGETS) $(OUTPUT)/fuzz/seeds.stamp
+
+fuzz-smoke: fuzz
+	$(Q)FUZZ_DIR=$(OUTPUT)/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/smoke.sh
+
 $(OUTPUT):
 	$(Q)mkdir -p $@
 
@@ -346,12 +392,14 @@ check-integration: $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) $(WORKLOADS) $(J
 		tests/run-suite.sh integration $(INTEGRATION_TESTS)
 
 # Unit tests first: they are fast and say more precisely what broke; then
-# the browser tests, then the integration tests. All run even if one
-# fails; the last line is the total.
-test: all check-handler $(UNIT_TESTS) $(BROWSER_PAGE_WRITER) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS)
+# the fuzz smoke run, the browser tests, then the integration tests. All
+# run even if one fails; the last line is the total.
+test: all check-handler $(UNIT_TESTS) $(BROWSER_PAGE_WRITER) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) \
+      fuzz
 	$(Q)FIXTURE_DIR=$(OUTPUT)/fixtures JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads \
 		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) ARTIFACT_DIR=$(ARTIFACT_DIR) PAGE_WRITER=$(BROWSER_PAGE_WRITER) \
-		tests/run-suite.sh all $(UNIT_TESTS) $(BROWSER_TESTS) $(INTEGRATION_TESTS)
+		FUZZ_DIR=$(OUTPUT)/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) \
+		tests/run-suite.sh all $(UNIT_TESTS) tests/fuzz/smoke.sh $(BROWSER_TESTS) $(INTEGRATION_TESTS)
 
 check-headers: $(SKELS)
 	$(Q)for h in $(wildcard common/*.h hotspot/*.h profile/*.h symbolizer/*.h unwind/*.h output/*.h user/*.h user/*/*.h); do \

@@ -297,10 +297,10 @@ int proc__parse_mask(const char *status, size_t len, const char *key, uint64_t *
 	return 0;
 }
 
-const char *proc__env_value(const char *environ, size_t len, const char *name, size_t *vlen)
+const char *proc__env_value(const char *env, size_t len, const char *name, size_t *vlen)
 {
 	size_t nlen = strlen(name);
-	const char *p = environ, *stop = environ + len;
+	const char *p = env, *stop = env + len;
 
 	while (p < stop) {
 		const char *nul = memchr(p, '\0', (size_t)(stop - p));

@@ -116,7 +116,7 @@ int proc__parse_mask(const char *status, size_t len, const char *key, uint64_t *
  * The value of the first NAME=... in a NUL-separated environment (len
  * bytes, as /proc/PID/environ holds it) with *vlen its length, or NULL.
  */
-const char *proc__env_value(const char *environ, size_t len, const char *name, size_t *vlen);
+const char *proc__env_value(const char *env, size_t len, const char *name, size_t *vlen);
 
 /* A /proc directory entry's name as a pid or tid (1 to INT_MAX, digits only), or 0. */
 uint32_t proc__parse_id(const char *name);
