@@ -21,6 +21,8 @@
 #define JBPF_MAX_TARGETS 64
 
 #define JBPF_COMM_LEN 16
+/* EBUSY, which BPF code cannot take from errno.h: a Java stack signal not sent (signal_err). */
+#define JBPF_EBUSY 16
 
 /*
  * The name of the agent's own thread in a JVM (jvmti-stub/channel.c names
@@ -151,7 +153,7 @@ struct jbpf_sample {
 	 * Java stack was asked for, or the signal failed (signal_err).
 	 */
 	__u64 java_seq;
-	__s32 signal_err;    /* bpf_send_signal_task's error, or 0 */
+	__s32 signal_err;    /* bpf_send_signal_task's error, -JBPF_EBUSY when not sent (send_java_signal), or 0 */
 	__u32 flags;         /* JBPF_SAMPLE_*, JBPF_WAIT_* */
 	__u32 state;         /* enum jbpf_state: RUNNING for a CPU sample */
 	/*

@@ -326,8 +326,6 @@ static __always_inline bool in_system_call(struct task_struct *task, const __u64
  */
 extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type, __u64 value) __ksym __weak;
 
-#define JBPF_EBUSY 16
-
 /*
  * Sends the Java stack signal signo to task, unless task has one pending
  * or is in its handler (where the signal is blocked): -JBPF_EBUSY then,

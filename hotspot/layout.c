@@ -50,7 +50,6 @@ struct reader {
 	bool starting; /* refused for a value the JVM sets as it starts, still 0 */
 };
 
-
 static bool refuse(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool refuse(struct reader *r, const char *fmt, ...)
 {

@@ -365,7 +365,8 @@ static int metadata_at(struct hotspot_memory *mem, const struct names_nm_parts *
 static int scope_chain(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nm_parts *p,
 		       uint64_t offset, struct names_scope *out, int max, int *nr)
 {
-	uint64_t bound = p->scopes_end - p->scopes, end = offset + SCOPE_HEADER_MAX < bound ? offset + SCOPE_HEADER_MAX : bound;
+	uint64_t bound = p->scopes_end - p->scopes;
+	uint64_t end = offset + SCOPE_HEADER_MAX < bound ? offset + SCOPE_HEADER_MAX : bound;
 	uint64_t start = end > HOTSPOT_WINDOW_MAX ? end - HOTSPOT_WINDOW_MAX : 0;
 	struct hotspot_window scopes, metadata;
 	int n = 0;

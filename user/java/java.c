@@ -133,6 +133,8 @@ static void note_thread(struct java *java, uint32_t tgid, uint32_t tid, bool ran
 
 /* AsyncGetCallTrace's failure codes, by -code. */
 /* AsyncGetCallTrace's failures by -code; the last entry for any other code. */
+_Static_assert(JBPF_EBUSY == EBUSY, "BPF's EBUSY is the kernel's");
+
 const char *const java_agct_reasons[] = {
 	[0] = "no Java frame",
 	[1] = "class load events off",
@@ -310,12 +312,12 @@ void java__sample(struct java *java, const struct jbpf_sample *s, size_t size)
 		return;
 	}
 	java->stats.failed++;
-	if (s->signal_err == -EBUSY)
+	if (s->signal_err == -JBPF_EBUSY)
 		java->stats.signal_busy++;
 	else if (s->signal_err)
 		java->stats.signal_failed++;
 	snprintf(reason, sizeof(reason), "[no Java frames: %s]",
-		 s->signal_err == -EBUSY	  ? "its last signal still handled"
+		 s->signal_err == -JBPF_EBUSY	  ? "its last signal still handled"
 		 : s->signal_err		  ? "signal failed"
 		 : s->type == JBPF_RECORD_WAIT ? "waited outside a system call"
 		 : jvm->silent		      ? "JVM not answering"
