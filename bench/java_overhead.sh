@@ -63,7 +63,9 @@
 # frame shares above ("-" where a profile has none), and for jbpfprof the
 # perf_event program's BPF time per sample kept (its -v report, with the
 # kernel's kernel.bpf_stats_enabled on; BPF runs on the sampled CPU, in
-# the JVM's time, where the CPU ratio counts it already).
+# the JVM's time, where the CPU ratio counts it already), its own CPU time
+# (median), and the last run's -v line on naming walked Java frames
+# (frames remembered, reads of the JVM's memory, caches emptied).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -224,6 +226,9 @@ run_once() {
 		sed -n 's/.*sample_cpu \([0-9.]*\) ms.*samples kept \([0-9]*\).*/\1 \2/p' <<<"$(tr '\n' ' ' <<<"$rest")" |
 			awk '{ if ($2) printf "%.1f\n", $1 * 1e3 / $2 }' >>"$tmp/$mode.bpf"
 		own=$(sed -n 's/.*own CPU time \([0-9.]*\) s.*/\1/p' <<<"$rest")
+		echo "${own:--}" >>"$tmp/$mode.own"
+		# What naming the walked frames took (its -v line), of the latest run.
+		sed -n 's/^jbpfprof: Java frames walked by BPF: //p' <<<"$rest" >"$tmp/$mode.naming"
 		cpu=$(awk -v a="$cpu" -v b="${own:-0}" 'BEGIN { printf "%.0f", a + b * 1e9 }')
 		shares=$(if [ -s "$tmp/p.collapsed" ]; then java_shares "$tmp/p.collapsed"; else echo - - -; fi)
 	elif [ "$mode" = "a$hz" ]; then
@@ -284,11 +289,13 @@ for m in "${modes[@]}"; do
 	if [ "$m" != off ]; then
 		read -r amed alo ahi <<<"$(spread "$tmp/$m.attach")"
 		[ ! -s "$tmp/$m.bpf" ] || printf '  BPF %s us per sample' "$(median <"$tmp/$m.bpf")"
+		[ ! -s "$tmp/$m.own" ] || printf ', profiler own CPU median %s s' "$(median_known "$tmp/$m.own")"
 		printf '\n    attach: median %s ms (min %s, max %s); with Java frames: all samples %s%%, main thread %s%%, main thread to JavacDriver.main %s%%; summary: %s%% %s' \
 			"$amed" "$alo" "$ahi" "$(median_known "$tmp/$m.withjava")" "$(median_known "$tmp/$m.main")" \
 			"$(median_known "$tmp/$m.mainroot")" "$(median_known "$tmp/$m.summ")" \
 			"$(case $m in a*) echo "(none)" ;; *agent) echo "of Java-thread samples joined" ;; *) echo "of samples with Java frames walked to the root" ;; esac)"
 		if [ -s "$tmp/$m.summary" ]; then printf '\n    last run: %s' "$(cat "$tmp/$m.summary")"; fi
+		if [ -s "$tmp/$m.naming" ]; then printf '\n    last run, naming: %s' "$(cat "$tmp/$m.naming")"; fi
 	fi
 	echo
 done
