@@ -51,6 +51,7 @@ struct proccache {
 	size_t nr_buckets;
 	struct process *lru_head, *lru_tail;
 	struct proccache_stats stats;
+	uint64_t generation;
 };
 
 static size_t bucket_of(const struct proccache *pc, uint32_t tgid)
@@ -137,6 +138,7 @@ static void process_remove(struct proccache *pc, struct process *p)
 		*link = p->hash_next;
 	lru_unlink(pc, p);
 	pc->nr_processes--;
+	pc->generation++;
 	free_maps(p);
 	forget_perfmap(pc, p);
 	free(p);
@@ -330,6 +332,8 @@ int proccache__refresh(struct proccache *pc, struct process *p)
 
 	if (clock_monotonic_ns() - p->maps_read_ns < PROCCACHE_REFRESH_NS)
 		return 0;
+	/* Whatever comes of it, the maps answered before may not hold now. */
+	pc->generation++;
 	err = proc__start_time(pc->proc_root, p->tgid, &start_time);
 	if (err) {
 		/* Gone: what was read before is all there will be. */
@@ -433,4 +437,9 @@ void proccache__stats(const struct proccache *pc, struct proccache_stats *stats)
 {
 	*stats = pc->stats;
 	stats->held = pc->nr_processes;
+}
+
+uint64_t proccache__generation(const struct proccache *pc)
+{
+	return pc->generation;
 }

@@ -120,4 +120,11 @@ size_t proccache__forget_gone(struct proccache *pc);
 
 void proccache__stats(const struct proccache *pc, struct proccache_stats *stats);
 
+/*
+ * A number that changes whenever an address of a process already known may
+ * have come to lie in another mapping: its maps read again, the process
+ * dropped (forgotten, gone, evicted). Reading a new process leaves it alone.
+ */
+uint64_t proccache__generation(const struct proccache *pc);
+
 #endif /* JBPF_PROCCACHE_H */

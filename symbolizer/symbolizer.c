@@ -273,7 +273,7 @@ static void load_vdso(struct symbolizer *sym)
 }
 
 static enum sym_status resolve_vdso(struct symbolizer *sym, const struct mapping *m, uint64_t addr,
-				    char *buf, size_t size)
+				    char *buf, size_t size, bool *lasting)
 {
 	const char *name = NULL;
 	uint64_t vaddr;
@@ -282,6 +282,8 @@ static enum sym_status resolve_vdso(struct symbolizer *sym, const struct mapping
 		load_vdso(sym);
 	if (sym->vdso_state == LOADED && !elf__vaddr(&sym->vdso_img, m->start, m->pgoff, addr, &vaddr))
 		name = symbol_at(sym->vdso, vaddr);
+	/* The vDSO is the kernel's, the same image for the whole run. */
+	*lasting = true;
 	if (name)
 		return put(buf, size, SYM_FOUND, "%s", name);
 	return put(buf, size, SYM_OFFSET, "[vdso]+0x%llx",
@@ -289,7 +291,7 @@ static enum sym_status resolve_vdso(struct symbolizer *sym, const struct mapping
 }
 
 static enum sym_status resolve_file(struct symbolizer *sym, struct process *p, struct mapping *m,
-				    uint64_t addr, char *buf, size_t size)
+				    uint64_t addr, char *buf, size_t size, bool *lasting)
 {
 	struct file_symbols fs = { 0 };
 	const char *name = NULL;
@@ -304,6 +306,8 @@ static enum sym_status resolve_file(struct symbolizer *sym, struct process *p, s
 	}
 	if (!err && fs.img && !elf__vaddr(fs.img, m->start, m->pgoff, addr, &vaddr))
 		name = symbol_at(fs.symbols, vaddr);
+	/* An ELF file mapped here answers the same until the maps change; a perf map or a file not opened may not. */
+	*lasting = !err && fs.img;
 	if (name)
 		return put(buf, size, SYM_FOUND, "%s", name);
 	/* Executable file memory that is not ELF: JIT code in a memfd or a shared file. */
@@ -317,13 +321,14 @@ static enum sym_status resolve_file(struct symbolizer *sym, struct process *p, s
 }
 
 static enum sym_status resolve_user(struct symbolizer *sym, uint32_t tgid, uint64_t addr,
-				    char *buf, size_t size)
+				    char *buf, size_t size, bool *lasting)
 {
 	struct process *p;
 	struct mapping *m;
 	const char *name;
 	int err;
 
+	*lasting = false;
 	p = proccache__get(sym->processes, tgid, &err);
 	if (!p)
 		return put(buf, size, SYM_UNKNOWN, "[unknown]");
@@ -338,9 +343,9 @@ static enum sym_status resolve_user(struct symbolizer *sym, uint32_t tgid, uint6
 	}
 	switch (m->kind) {
 	case PROCMAPS_FILE:
-		return resolve_file(sym, p, m, addr, buf, size);
+		return resolve_file(sym, p, m, addr, buf, size, lasting);
 	case PROCMAPS_VDSO:
-		return resolve_vdso(sym, m, addr, buf, size);
+		return resolve_vdso(sym, m, addr, buf, size, lasting);
 	case PROCMAPS_ANON:
 		name = proccache__perfmap_lookup(sym->processes, p, addr);
 		if (name)
@@ -348,6 +353,7 @@ static enum sym_status resolve_user(struct symbolizer *sym, uint32_t tgid, uint6
 		return put(buf, size, SYM_OFFSET, "[anon]");
 	case PROCMAPS_SPECIAL:
 	default:
+		*lasting = true;
 		return put(buf, size, SYM_OFFSET, "%s+0x%llx", m->name,
 			   (unsigned long long)(addr - m->start));
 	}
@@ -374,11 +380,24 @@ int symbolizer__user_module(struct symbolizer *sym, uint32_t tgid, uint64_t addr
 	return 0;
 }
 
+enum sym_status symbolizer__user_lasting(struct symbolizer *sym, uint32_t tgid, uint64_t addr, char *buf,
+					 size_t size, bool *lasting)
+{
+	sym->lookups++;
+	return count(sym, resolve_user(sym, tgid, addr, buf, size, lasting));
+}
+
 enum sym_status symbolizer__user(struct symbolizer *sym, uint32_t tgid, uint64_t addr, char *buf,
 				 size_t size)
 {
-	sym->lookups++;
-	return count(sym, resolve_user(sym, tgid, addr, buf, size));
+	bool lasting;
+
+	return symbolizer__user_lasting(sym, tgid, addr, buf, size, &lasting);
+}
+
+uint64_t symbolizer__generation(const struct symbolizer *sym)
+{
+	return proccache__generation(sym->processes);
 }
 
 int symbolizer__add_process(struct symbolizer *sym, uint32_t tgid)

@@ -29,6 +29,7 @@
 #ifndef JBPF_SYMBOLIZER_H
 #define JBPF_SYMBOLIZER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -147,6 +148,21 @@ size_t symbolizer__forget_unused_files(struct symbolizer *sym);
  */
 enum sym_status symbolizer__user(struct symbolizer *sym, uint32_t tgid, uint64_t addr, char *buf,
 				 size_t size);
+/*
+ * symbolizer__user, saying whether its answer lasts: *lasting is true when
+ * the same address of the same process gets the same answer for as long as
+ * symbolizer__generation stays the same (a symbol of, or an offset into, an
+ * ELF file; the vDSO; a pseudo-mapping), false when it may change sooner
+ * (a perf map's name, anonymous memory, a file not read, an unknown
+ * address). For a caller that keeps answers by address.
+ */
+enum sym_status symbolizer__user_lasting(struct symbolizer *sym, uint32_t tgid, uint64_t addr, char *buf,
+					 size_t size, bool *lasting);
+/*
+ * Changes whenever an answer said to last may have changed: some process's
+ * maps read again, or a process forgotten or evicted.
+ */
+uint64_t symbolizer__generation(const struct symbolizer *sym);
 
 /* The file a user address lies in, for formats that name it (pprof mappings). */
 struct sym_module {

@@ -144,10 +144,13 @@ static void user_then_kernel_root_first(void **state)
 	aggregator__stats(agg, &stats);
 	assert_int_equal(stats.received, 1);
 	assert_int_equal(stats.written, 1);
-	/* Same record again: same stack, count 2. */
+	assert_int_equal(stats.native_remembered, 0);
+	/* Same record again: same stack, count 2, its native frames known by their addresses. */
 	add(agg, buf, make_sample(buf, kips, 2, uips, 2));
 	assert_int_equal(profile__stack_count(f->profile), 1);
 	assert_int_equal(profile__total(f->profile), 2);
+	aggregator__stats(agg, &stats);
+	assert_int_equal(stats.native_remembered, 2);
 	aggregator__free(agg);
 }
 
@@ -282,6 +285,9 @@ static void exec_record_forgets_the_process(void **state)
 	only_stack(f->profile, stack, sizeof(stack));
 	assert_string_equal(stack, "inner_function");
 	aggregator__stats(agg, &stats);
+	/* The address was looked up again, in the new program, not named as before. */
+	assert_int_equal(stats.native_remembered, 0);
+	assert_int_equal(after.lookups, before.lookups + 1);
 	assert_int_equal(stats.execs, 1);
 	assert_int_equal(stats.received, 2);
 	assert_int_equal(stats.written, 2);

@@ -133,6 +133,7 @@ static void empty_file_gives_empty_table(void **state)
 static void resolves_jit_frames_of_a_namespaced_process(void **state)
 {
 	char tree[PATH_MAX], path[PATH_MAX + 64], buf[128];
+	bool lasting;
 	struct symbolizer_config config = { 0 };
 	struct symbolizer *sym;
 
@@ -155,6 +156,14 @@ static void resolves_jit_frames_of_a_namespaced_process(void **state)
 	sym = symbolizer__new(&config);
 	assert_int_equal(symbolizer__user(sym, 4242, 0x7f0000001010ull, buf, sizeof(buf)), SYM_JIT);
 	assert_string_equal(buf, "Interpreter");
+	/* A perf map's name, or anonymous memory's, can change with the map: neither is said to last. */
+	lasting = true;
+	assert_int_equal(symbolizer__user_lasting(sym, 4242, 0x7f0000001010ull, buf, sizeof(buf), &lasting), SYM_JIT);
+	assert_false(lasting);
+	lasting = true;
+	assert_int_equal(symbolizer__user_lasting(sym, 4242, 0x7f0000003000ull, buf, sizeof(buf), &lasting),
+			 SYM_OFFSET);
+	assert_false(lasting);
 	assert_int_equal(symbolizer__user(sym, 4242, 0x7f000000207full, buf, sizeof(buf)), SYM_JIT);
 	assert_string_equal(buf, "LFoo;::bar (compiled)");
 	assert_int_equal(symbolizer__user(sym, 4242, 0x7f0000003000ull, buf, sizeof(buf)), SYM_OFFSET);

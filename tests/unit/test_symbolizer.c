@@ -158,6 +158,33 @@ static void resolves_own_function_and_libc(void **state)
 	symbolizer__free(sym);
 }
 
+/*
+ * An ELF symbol's answer lasts until the process is forgotten, which
+ * changes the generation; reading a new process does not.
+ */
+static void elf_answers_last_until_the_process_is_forgotten(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	uint64_t fn = (uint64_t)(uintptr_t)marker_function_of_the_test, generation;
+	bool lasting = false;
+	char buf[128];
+
+	(void)state;
+	assert_non_null(sym);
+	generation = symbolizer__generation(sym);
+	assert_int_equal(symbolizer__user_lasting(sym, (uint32_t)getpid(), fn, buf, sizeof(buf), &lasting),
+			 SYM_FOUND);
+	assert_string_equal(buf, "marker_function_of_the_test");
+	assert_true(lasting);
+	assert_true(symbolizer__generation(sym) == generation);
+	/* No process has this pid: unknown, and not an answer to keep. */
+	assert_int_equal(symbolizer__user_lasting(sym, 0x7ffffff0, fn, buf, sizeof(buf), &lasting), SYM_UNKNOWN);
+	assert_false(lasting);
+	symbolizer__forget_process(sym, (uint32_t)getpid());
+	assert_true(symbolizer__generation(sym) != generation);
+	symbolizer__free(sym);
+}
+
 static void resolves_the_vdso(void **state)
 {
 #if defined(__x86_64__)
@@ -720,6 +747,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(resolves_own_function_and_libc),
+		cmocka_unit_test(elf_answers_last_until_the_process_is_forgotten),
 		cmocka_unit_test_setup_teardown(resolves_the_vdso, setup, teardown),
 		cmocka_unit_test(pie_child_resolves_after_exit),
 		cmocka_unit_test(nopie_child_resolves_after_exit),

@@ -398,11 +398,8 @@ static void push_java(struct walked *w, struct walked_jvm *j, const struct jbpf_
 static void push_native(struct walked *w, const struct jbpf_sample *s, size_t i, bool exact)
 {
 	const __u64 *ips = s->ips + s->kstack_len;
-	uint64_t addr = exact ? ips[i] : ips[i] - 1;
-	char name[NAME_MAX_LEN];
-	enum sym_status status = symbolizer__user(w->sym, s->tgid, addr, name, sizeof(name));
 
-	aggregator__push_user(w->agg, name, status == SYM_JIT ? FRAME_KIND_JIT : FRAME_KIND_NATIVE, s->tgid, addr);
+	aggregator__push_native(w->agg, s->tgid, exact ? ips[i] : ips[i] - 1);
 }
 
 static void count_walk(struct walked *w, const struct jbpf_sample *s, const struct jbpf_java_frame *java)

@@ -12,6 +12,7 @@
 #include "bpf/jbpfprof.h"
 #include "jvmti-stub/stream.h"
 #include "profile/shares.h"
+#include "user/record/addr_ids.h"
 
 /*
  * Frames of one stack: two roots, two full perf stacks, a Java stack, two
@@ -29,6 +30,7 @@ struct aggregator {
 	size_t depth;
 	bool failed;                  /* a push found the profile full */
 	struct shares *shares;        /* with time_weights */
+	struct addr_ids *addr_ids;    /* native frames' ids by address */
 };
 
 struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
@@ -41,6 +43,11 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 	agg->config = *config;
 	agg->sym = sym;
 	agg->profile = profile;
+	agg->addr_ids = addr_ids__new();
+	if (!agg->addr_ids) {
+		aggregator__free(agg);
+		return NULL;
+	}
 	if (config->time_weights && !config->sample_weight_ns) {
 		agg->shares = shares__new(0);
 		if (!agg->shares) {
@@ -53,8 +60,10 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 
 void aggregator__free(struct aggregator *agg)
 {
-	if (agg)
+	if (agg) {
 		shares__free(agg->shares);
+		addr_ids__free(agg->addr_ids);
+	}
 	free(agg);
 }
 
@@ -68,6 +77,8 @@ int aggregator__set_profile(struct aggregator *agg, struct profile *profile)
 	if (agg->shares)
 		return -EBUSY;
 	agg->profile = profile;
+	/* The ids remembered name frames of the old profile. */
+	addr_ids__clear(agg->addr_ids);
 	return 0;
 }
 
@@ -106,26 +117,61 @@ static bool push(struct aggregator *agg, size_t *depth, const char *name, enum f
 }
 
 /*
- * push, for a user frame at addr: a native frame seen for the first time
- * is given the file it lies in (with config.modules), for pprof mappings.
+ * The id of a user frame at addr, interned: a native frame seen for the
+ * first time is given the file it lies in (with config.modules), for pprof
+ * mappings. < 0 when the profile is full.
  */
-static bool push_user(struct aggregator *agg, size_t *depth, const char *name, enum frame_kind kind,
-		      uint32_t tgid, uint64_t addr)
+static int64_t intern_user(struct aggregator *agg, const char *name, enum frame_kind kind, uint32_t tgid,
+			   uint64_t addr)
 {
 	size_t known = profile__frame_count(agg->profile);
+	int64_t id = profile__intern(agg->profile, name, kind);
 	struct sym_module m;
 	char hex[2 * sizeof(m.build_id) + 1];
 
-	if (!push(agg, depth, name, kind))
-		return false;
-	if (!agg->config.modules || kind != FRAME_KIND_NATIVE || profile__frame_count(agg->profile) == known ||
-	    symbolizer__user_module(agg->sym, tgid, addr, &m))
-		return true;
+	if (id < 0 || !agg->config.modules || kind != FRAME_KIND_NATIVE ||
+	    profile__frame_count(agg->profile) == known || symbolizer__user_module(agg->sym, tgid, addr, &m))
+		return id;
 	for (size_t i = 0; i < m.build_id_len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", m.build_id[i]);
 	hex[2 * m.build_id_len] = '\0';
-	profile__set_frame_module(agg->profile, agg->frames[*depth - 1], profile__module(agg->profile, m.path, hex));
-	return true;
+	profile__set_frame_module(agg->profile, (uint32_t)id, profile__module(agg->profile, m.path, hex));
+	return id;
+}
+
+/* push, for a user frame at addr named by the caller. */
+static bool push_user(struct aggregator *agg, size_t *depth, const char *name, enum frame_kind kind,
+		      uint32_t tgid, uint64_t addr)
+{
+	if (*depth >= MAX_FRAMES)
+		return true;
+	return push_id(agg, depth, intern_user(agg, name, kind, tgid, addr));
+}
+
+/*
+ * push, for the native frame of process tgid at addr (one byte back from a
+ * return address already): named by the symbolizer, or by the id its
+ * address was given before while the symbolizer's answer for it lasts.
+ */
+static bool push_native(struct aggregator *agg, size_t *depth, uint32_t tgid, uint64_t addr)
+{
+	int64_t id = addr_ids__get(agg->addr_ids, symbolizer__generation(agg->sym), tgid, addr);
+	char name[NAME_MAX_LEN];
+	enum sym_status status;
+	bool lasting;
+
+	if (*depth >= MAX_FRAMES)
+		return true;
+	if (id >= 0) {
+		agg->stats.native_remembered++;
+		return push_id(agg, depth, id);
+	}
+	status = symbolizer__user_lasting(agg->sym, tgid, addr, name, sizeof(name), &lasting);
+	id = intern_user(agg, name, status == SYM_JIT ? FRAME_KIND_JIT : FRAME_KIND_NATIVE, tgid, addr);
+	/* Under the generation after the lookup: it may have read the maps again. */
+	if (id >= 0 && lasting)
+		addr_ids__put(agg->addr_ids, symbolizer__generation(agg->sym), tgid, addr, (uint32_t)id);
+	return push_id(agg, depth, id);
 }
 
 static const char *stack_error_reason(int error, bool user)
@@ -178,18 +224,13 @@ static bool add_roots(struct aggregator *agg, const struct jbpf_sample *s, const
 static bool add_user_frames(struct aggregator *agg, const struct jbpf_sample *s, size_t *depth)
 {
 	const __u64 *ips = s->ips + s->kstack_len;
-	char name[NAME_MAX_LEN];
 
 	if (s->ustack_err && !s->ustack_len)
 		return push(agg, depth, stack_error_reason(s->ustack_err, true), FRAME_KIND_LOST);
-	for (size_t i = s->ustack_len; i-- > 0;) {
-		/* ips[0] is where the thread was; the rest are return addresses. */
-		uint64_t addr = i == 0 ? ips[i] : ips[i] - 1;
-		enum sym_status status = symbolizer__user(agg->sym, s->tgid, addr, name, sizeof(name));
-
-		if (!push_user(agg, depth, name, status == SYM_JIT ? FRAME_KIND_JIT : FRAME_KIND_NATIVE, s->tgid, addr))
+	/* ips[0] is where the thread was; the rest are return addresses. */
+	for (size_t i = s->ustack_len; i-- > 0;)
+		if (!push_native(agg, depth, s->tgid, i == 0 ? ips[i] : ips[i] - 1))
 			return false;
-	}
 	return true;
 }
 
@@ -357,6 +398,12 @@ void aggregator__push_user(struct aggregator *agg, const char *name, enum frame_
 {
 	if (!agg->failed)
 		agg->failed = !push_user(agg, &agg->depth, name, kind, tgid, addr);
+}
+
+void aggregator__push_native(struct aggregator *agg, uint32_t tgid, uint64_t addr)
+{
+	if (!agg->failed)
+		agg->failed = !push_native(agg, &agg->depth, tgid, addr);
 }
 
 void aggregator__push_user_error(struct aggregator *agg, const struct jbpf_sample *s)

@@ -63,6 +63,7 @@ struct aggregator_stats {
 	uint64_t execs;           /* exec records: the process's maps were forgotten */
 	uint64_t state_filtered;  /* left out: their state is not among those kept */
 	uint64_t shares_lost;     /* CPU samples or short waits the share table had no room for */
+	uint64_t native_remembered; /* native frames pushed by the id their address had, not looked up */
 };
 
 struct aggregator;
@@ -100,6 +101,12 @@ void aggregator__push(struct aggregator *agg, const char *name, enum frame_kind 
 /* A native frame at addr in process tgid: noted with its file (config.modules). */
 void aggregator__push_user(struct aggregator *agg, const char *name, enum frame_kind kind, uint32_t tgid,
 			   uint64_t addr);
+/*
+ * The native frame of process tgid at addr (a return address already one
+ * byte back), named by the symbolizer: an address named before is pushed
+ * by its id, with no lookup, while the symbolizer's answer lasts.
+ */
+void aggregator__push_native(struct aggregator *agg, uint32_t tgid, uint64_t addr);
 /* The frame naming why sample's user stack could not be read. */
 void aggregator__push_user_error(struct aggregator *agg, const struct jbpf_sample *sample);
 /* A frame's id, interned once and pushed many times with aggregator__push_id; < 0 when full. */

@@ -338,10 +338,11 @@ static void print_verbose_stats(const struct recording *rec)
 	print_unwind_stats(rec);
 	symbolizer__stats(rec->sym, &sym);
 	fprintf(stderr,
-		"jbpfprof: symbolizer: %llu lookups (%llu unresolved), %llu maps reads, %llu files parsed "
-		"(%llu failed, %llu evicted, %llu forgotten unused, %llu refused), %llu processes evicted, "
-		"%.1f MiB of tables held\n",
+		"jbpfprof: symbolizer: %llu lookups (%llu unresolved; %llu more native frames known by their address), "
+		"%llu maps reads, %llu files parsed (%llu failed, %llu evicted, %llu forgotten unused, %llu refused), "
+		"%llu processes evicted, %.1f MiB of tables held\n",
 		(unsigned long long)sym.lookups, (unsigned long long)sym.unknown,
+		(unsigned long long)agg.native_remembered,
 		(unsigned long long)sym.processes_loaded, (unsigned long long)sym.files_loaded,
 		(unsigned long long)sym.files_failed, (unsigned long long)sym.files_evicted,
 		(unsigned long long)sym.files_forgotten,
