@@ -120,6 +120,13 @@ int32_t lines_of_bci(const uint8_t *table, size_t len, uint8_t excluded, int32_t
 #define LINES_CHUNK 256
 #define PAGE 4096
 
+size_t lines_first_read(uint64_t addr)
+{
+	size_t n = PAGE - (addr & (PAGE - 1));
+
+	return n < LINES_CHUNK ? n : LINES_CHUNK;
+}
+
 /*
  * Appends the next chunk at addr + *have to buf, never across a page
  * boundary (the table may end just before an unmapped page): false when
@@ -128,10 +135,8 @@ int32_t lines_of_bci(const uint8_t *table, size_t len, uint8_t excluded, int32_t
 static bool fetch(struct hotspot_memory *mem, uint64_t addr, uint8_t *buf, size_t *have)
 {
 	uint64_t at = addr + *have;
-	size_t n = PAGE - (at & (PAGE - 1));
+	size_t n = lines_first_read(at);
 
-	if (n > LINES_CHUNK)
-		n = LINES_CHUNK;
 	if (n > NAMES_MAX_LINE_TABLE - *have)
 		n = NAMES_MAX_LINE_TABLE - *have;
 	if (!hotspot_memory_read(mem, at, buf + *have, n))

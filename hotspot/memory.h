@@ -33,6 +33,25 @@ void hotspot_memory_of_process(struct hotspot_memory *mem, pid_t pid);
 /* len bytes at addr into buf: true, or false (buf then undefined) when not all are readable. */
 bool hotspot_memory_read(struct hotspot_memory *mem, uint64_t addr, void *buf, size_t len);
 
+/*
+ * A gather: several ranges read together, in order, in one system call
+ * when every one is readable (process_vm_readv's iovecs), each marked ok
+ * or not on its own. For reads that do not depend on one another: the
+ * cost of a read of another process is mostly the call, not the bytes.
+ * Counted in reads once per call made: one, plus one per range that could
+ * not be read and had others after it. Ranges are read in the order given,
+ * so a check that something did not change meanwhile goes last.
+ */
+struct hotspot_span {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+	bool ok;         /* set by the gather */
+};
+#define HOTSPOT_GATHER_MAX 72
+/* Reads spans[0..nr) (nr at most HOTSPOT_GATHER_MAX; more are left not ok). */
+void hotspot_memory_gather(struct hotspot_memory *mem, struct hotspot_span *spans, size_t nr);
+
 /* Typed reads of one little-endian word at addr. */
 bool hotspot_memory_u64(struct hotspot_memory *mem, uint64_t addr, uint64_t *out);
 bool hotspot_memory_u32(struct hotspot_memory *mem, uint64_t addr, uint32_t *out);
@@ -70,5 +89,13 @@ struct hotspot_window {
  * object can take false for the object unreadable.
  */
 bool hotspot_window_open(struct hotspot_window *w, struct hotspot_memory *under, uint64_t base, size_t len);
+
+/*
+ * Opens ws[i] over [bases[i], bases[i] + lens[i]) of under for each i < nr
+ * (at most HOTSPOT_GATHER_MAX), in one gather: as hotspot_window_open for
+ * each, whose result is each window's len (0: not taken, unless asked 0).
+ */
+void hotspot_windows_open(struct hotspot_window *const *ws, struct hotspot_memory *under, const uint64_t *bases,
+			  const size_t *lens, size_t nr);
 
 #endif /* JBPF_HOTSPOT_MEMORY_H */

@@ -219,24 +219,28 @@ static bool plausible(uint64_t addr)
 	return addr && addr < (1ull << 47) && !(addr & 7);
 }
 
+/* Bytes of a symbol's window at sym: length and body in one read, not past sym's page, so readable whenever its start is. */
+static size_t symbol_span(uint64_t sym)
+{
+	return plausible(sym) ? NAMES_PAGE - sym % NAMES_PAGE : 0;
+}
+
 /*
  * The Symbol at sym into buf (NUL-terminated, at most NAMES_MAX_NAME bytes
- * and "..." when cut): 0 or an enum hotspot_unresolved.
+ * and "..." when cut), read through w, a window opened over symbol_span(sym)
+ * at sym: 0 or an enum hotspot_unresolved.
  */
-static int read_symbol(struct hotspot_names *n, uint64_t sym, char *buf)
+static int read_symbol(struct hotspot_names *n, struct hotspot_window *w, uint64_t sym, char *buf)
 {
-	struct hotspot_window w;
 	uint64_t len;
 	size_t take;
 
 	if (!plausible(sym))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	/* Length and body in one read, not past sym's page: readable whenever the symbol's start is. */
-	hotspot_window_open(&w, n->mem, sym, NAMES_PAGE - sym % NAMES_PAGE);
-	if (!names_read_field(&w.mem, sym, n->l.symbol_length, &len))
+	if (!names_read_field(&w->mem, sym, n->l.symbol_length, &len))
 		return HOTSPOT_UNRESOLVED_READ;
 	take = len > NAMES_MAX_NAME ? NAMES_MAX_NAME : (size_t)len;
-	if (!hotspot_memory_read(&w.mem, sym + n->l.symbol_body, buf, take))
+	if (!hotspot_memory_read(&w->mem, sym + n->l.symbol_body, buf, take))
 		return HOTSPOT_UNRESOLVED_READ;
 	/* Symbols are modified UTF-8, which codes NUL in two bytes: a zero byte means garbage. */
 	if (memchr(buf, 0, take))
@@ -279,65 +283,108 @@ static void java_class_name(char *s)
 		*hidden = '/';
 }
 
-/* What load_method reads of a Method before it builds the entry. */
+/* What read_method reads of a Method before method_names builds the entry. */
 struct method_read {
 	uint64_t const_method, pool, holder, flags, code_size, access;
+	uint8_t *lines;   /* compressed line number table (malloc'd), NULL when none */
+	size_t lines_len;
 	char klass[NAMES_MAX_NAME + 4], name[NAMES_MAX_NAME + 4], signature[NAMES_MAX_NAME + 4];
+	/* Where the reads land: windows are large, so they live here rather than on the stack. */
+	struct hotspot_window method_w, const_w, pool_w, entries_w, lines_w, holder_w, name_w, sig_w, klass_w, again_w;
 };
 
-/* The names of the Method at method, whose ConstMethod is expected_const. */
+/*
+ * The names of the Method at method, whose ConstMethod is expected_const,
+ * read in five gathers, each of what the one before it made known:
+ *
+ *   1. the Method (its ConstMethod, access flags);
+ *   2. the ConstMethod (pool, name and signature indexes, code size, flags);
+ *   3. the pool's header, its two entries, the line table's first bytes;
+ *   4. the holder's name field, the name's and the signature's Symbols;
+ *   5. the holder's name Symbol, and the Method's ConstMethod once more:
+ *      unloaded meanwhile, what was read may be another method's (MOVED).
+ *
+ * Each object's fields come from one window: an object that cannot be read
+ * whole is no Method, ConstMethod or ConstantPool.
+ */
 static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expected_const, struct method_read *m)
 {
 	const struct names_layout *l = &n->l;
-	uint64_t name_idx, sig_idx, klass_sym, name_sym, sig_sym, length, first;
-	struct hotspot_window method_w, const_w, pool_w, entries_w;
+	uint64_t name_idx, sig_idx, klass_sym = 0, name_sym, sig_sym, length, first, last, lines_at, again;
+	bool has_lines;
 	int r;
 
+	m->lines = NULL;
+	m->lines_len = 0;
 	if (!plausible(method))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	/*
-	 * Each object's fields in one read (a window): an object that cannot
-	 * be read whole is no Method, ConstMethod or ConstantPool. The pool's
-	 * two entries in one more.
-	 */
-	if (!hotspot_window_open(&method_w, n->mem, method, NAMES_FIELDS_SPAN(l->method_const, l->method_access)) ||
-	    !names_read_field(&method_w.mem, method, l->method_const, &m->const_method))
+	if (!hotspot_window_open(&m->method_w, n->mem, method, NAMES_FIELDS_SPAN(l->method_const, l->method_access)) ||
+	    !names_read_field(&m->method_w.mem, method, l->method_const, &m->const_method) ||
+	    !names_read_field(&m->method_w.mem, method, l->method_access, &m->access))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (m->const_method != expected_const)
 		return HOTSPOT_UNRESOLVED_MOVED;
 	if (!plausible(m->const_method))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!hotspot_window_open(&const_w, n->mem, m->const_method,
+	if (!hotspot_window_open(&m->const_w, n->mem, m->const_method,
 				 NAMES_FIELDS_SPAN(l->const_constants, l->const_flags, l->const_code_size,
 					     l->const_name_index, l->const_signature_index)) ||
-	    !names_read_field(&method_w.mem, method, l->method_access, &m->access) ||
-	    !names_read_field(&const_w.mem, m->const_method, l->const_constants, &m->pool) ||
-	    !names_read_field(&const_w.mem, m->const_method, l->const_flags, &m->flags) ||
-	    !names_read_field(&const_w.mem, m->const_method, l->const_code_size, &m->code_size) ||
-	    !names_read_field(&const_w.mem, m->const_method, l->const_name_index, &name_idx) ||
-	    !names_read_field(&const_w.mem, m->const_method, l->const_signature_index, &sig_idx))
+	    !names_read_field(&m->const_w.mem, m->const_method, l->const_constants, &m->pool) ||
+	    !names_read_field(&m->const_w.mem, m->const_method, l->const_flags, &m->flags) ||
+	    !names_read_field(&m->const_w.mem, m->const_method, l->const_code_size, &m->code_size) ||
+	    !names_read_field(&m->const_w.mem, m->const_method, l->const_name_index, &name_idx) ||
+	    !names_read_field(&m->const_w.mem, m->const_method, l->const_signature_index, &sig_idx))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (!plausible(m->pool))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!hotspot_window_open(&pool_w, n->mem, m->pool, NAMES_FIELDS_SPAN(l->pool_holder, l->pool_length)) ||
-	    !names_read_field(&pool_w.mem, m->pool, l->pool_holder, &m->holder) ||
-	    !names_read_field(&pool_w.mem, m->pool, l->pool_length, &length))
+	/* Both entries in one window when they lie close enough; else each is read on its own. */
+	first = name_idx < sig_idx ? name_idx : sig_idx;
+	last = name_idx > sig_idx ? name_idx : sig_idx;
+	has_lines = m->flags & l->has_line_table;
+	lines_at = m->const_method + l->const_size + m->code_size;
+	{
+		struct hotspot_window *const ws[] = { &m->pool_w, &m->entries_w, &m->lines_w };
+		const uint64_t at[] = { m->pool, m->pool + l->pool_size + 8 * first, lines_at };
+		const size_t len[] = { NAMES_FIELDS_SPAN(l->pool_holder, l->pool_length), 8 * (last - first + 1),
+				       has_lines ? lines_first_read(lines_at) : 0 };
+
+		hotspot_windows_open(ws, n->mem, at, len, 3);
+	}
+	if (!m->pool_w.len || !names_read_field(&m->pool_w.mem, m->pool, l->pool_holder, &m->holder) ||
+	    !names_read_field(&m->pool_w.mem, m->pool, l->pool_length, &length))
 		return HOTSPOT_UNRESOLVED_READ;
 	/* A constant pool has at most 65535 entries (JVMS 4.1: constant_pool_count is a u2). */
 	if (!plausible(m->holder) || (int32_t)length <= 0 || length > 65535)
 		return HOTSPOT_UNRESOLVED_INVALID;
-	/* Both entries, when they lie close enough for one window; else each is read on its own. */
-	first = name_idx < sig_idx ? name_idx : sig_idx;
-	hotspot_window_open(&entries_w, n->mem, m->pool + l->pool_size + 8 * first,
-			    8 * ((name_idx > sig_idx ? name_idx : sig_idx) - first + 1));
-	if ((r = pool_symbol(n, &entries_w.mem, m->pool, (int64_t)length, name_idx, &name_sym)) ||
-	    (r = pool_symbol(n, &entries_w.mem, m->pool, (int64_t)length, sig_idx, &sig_sym)))
+	if ((r = pool_symbol(n, &m->entries_w.mem, m->pool, (int64_t)length, name_idx, &name_sym)) ||
+	    (r = pool_symbol(n, &m->entries_w.mem, m->pool, (int64_t)length, sig_idx, &sig_sym)))
 		return r;
-	if (!names_read_field(n->mem, m->holder, l->klass_name, &klass_sym))
+	/* A table that cannot be read or never ends costs the lines, not the names. */
+	if (has_lines && lines_read_table(&m->lines_w.mem, lines_at, l->u5_excluded, &m->lines, &m->lines_len))
+		m->lines = NULL;
+	{
+		struct hotspot_window *const ws[] = { &m->holder_w, &m->name_w, &m->sig_w };
+		const uint64_t at[] = { m->holder + l->klass_name.offset, name_sym, sig_sym };
+		const size_t len[] = { l->klass_name.size, symbol_span(name_sym), symbol_span(sig_sym) };
+
+		hotspot_windows_open(ws, n->mem, at, len, 3);
+	}
+	if (!names_read_field(&m->holder_w.mem, m->holder, l->klass_name, &klass_sym))
 		return HOTSPOT_UNRESOLVED_READ;
-	if ((r = read_symbol(n, klass_sym, m->klass)) || (r = read_symbol(n, name_sym, m->name)) ||
-	    (r = read_symbol(n, sig_sym, m->signature)))
+	{
+		struct hotspot_window *const ws[] = { &m->klass_w, &m->again_w };
+		const uint64_t at[] = { klass_sym, method + l->method_const.offset };
+		const size_t len[] = { symbol_span(klass_sym), l->method_const.size };
+
+		hotspot_windows_open(ws, n->mem, at, len, 2);
+	}
+	if ((r = read_symbol(n, &m->klass_w, klass_sym, m->klass)) || (r = read_symbol(n, &m->name_w, name_sym, m->name)) ||
+	    (r = read_symbol(n, &m->sig_w, sig_sym, m->signature)))
 		return r;
+	/* Read last: a Method unloaded (or unmapped) while its names were read may have had them from another. */
+	if (!m->again_w.len || !names_read_field(&m->again_w.mem, method, l->method_const, &again) ||
+	    again != expected_const)
+		return HOTSPOT_UNRESOLVED_MOVED;
 	java_class_name(m->klass);
 	return 0;
 }
@@ -372,7 +419,6 @@ static int method_names(struct hotspot_names *n, uint64_t method, uint64_t const
 	struct cache_key key = { method, const_method, 0 };
 	struct method_read *m;
 	struct method_entry *e;
-	uint64_t again;
 	int r;
 
 	*out = cache_get(&n->methods, &key);
@@ -383,32 +429,21 @@ static int method_names(struct hotspot_names *n, uint64_t method, uint64_t const
 	if (!m)
 		return HOTSPOT_UNRESOLVED_READ;
 	r = read_method(n, method, const_method, m);
-	if (r)
-		goto out;
-	e = method_entry_new(&key, m->klass, m->name, m->signature);
+	e = r ? NULL : method_entry_new(&key, m->klass, m->name, m->signature);
 	if (!e) {
-		r = HOTSPOT_UNRESOLVED_READ;
-		goto out;
+		free(m->lines);
+		free(m);
+		return r ? r : HOTSPOT_UNRESOLVED_READ;
 	}
 	e->code_size = (uint16_t)m->code_size;
 	e->native = m->access & ACC_NATIVE;
-	/* A table that cannot be read or never ends costs the lines, not the names. */
-	if ((m->flags & n->l.has_line_table) &&
-	    !lines_read_table(n->mem, const_method + n->l.const_size + m->code_size, n->l.u5_excluded, &e->lines,
-			      &e->lines_len))
-		e->head.bytes += e->lines_len;
-	/* Unloaded while it was read: the names may be another method's. */
-	if (!names_read_field(n->mem, method, n->l.method_const, &again) || again != const_method) {
-		free(e->lines);
-		free(e);
-		r = HOTSPOT_UNRESOLVED_MOVED;
-		goto out;
-	}
+	e->lines = m->lines;
+	e->lines_len = m->lines_len;
+	e->head.bytes += e->lines_len;
 	cache_put(n, &n->methods, &e->head);
 	*out = e;
-out:
 	free(m);
-	return r;
+	return 0;
 }
 
 static void unresolved(struct hotspot_frame *f, uint8_t kind, int reason, uint64_t method)

@@ -170,4 +170,7 @@ int32_t lines_of_bci(const uint8_t *table, size_t len, uint8_t excluded, int32_t
  */
 int lines_read_table(struct hotspot_memory *mem, uint64_t addr, uint8_t excluded, uint8_t **out, size_t *len);
 
+/* Bytes lines_read_table reads first of a table at addr (to fetch them beforehand, in a window). */
+size_t lines_first_read(uint64_t addr);
+
 #endif /* JBPF_HOTSPOT_NAMES_INTERNAL_H */

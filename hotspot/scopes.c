@@ -360,7 +360,7 @@ static int metadata_at(struct hotspot_memory *mem, const struct names_nm_parts *
 /*
  * The chain of scopes from the one at offset, innermost first. Senders
  * lie before their callees, mostly close by: the scopes data just before
- * offset, and the metadata's first entries, are each copied in one read.
+ * offset, and the metadata's first entries, are copied in one gather.
  */
 static int scope_chain(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nm_parts *p,
 		       uint64_t offset, struct names_scope *out, int max, int *nr)
@@ -369,12 +369,14 @@ static int scope_chain(const struct names_layout *l, struct hotspot_memory *mem,
 	uint64_t end = offset + SCOPE_HEADER_MAX < bound ? offset + SCOPE_HEADER_MAX : bound;
 	uint64_t start = end > HOTSPOT_WINDOW_MAX ? end - HOTSPOT_WINDOW_MAX : 0;
 	struct hotspot_window scopes, metadata;
+	struct hotspot_window *const ws[] = { &scopes, &metadata };
+	const uint64_t at[] = { p->scopes + start, p->metadata };
+	const size_t lens[] = { end - start, p->metadata_end - p->metadata };
 	int n = 0;
 
 	if (offset >= bound)
 		return HOTSPOT_UNRESOLVED_INVALID;
-	hotspot_window_open(&scopes, mem, p->scopes + start, end - start);
-	hotspot_window_open(&metadata, mem, p->metadata, p->metadata_end - p->metadata);
+	hotspot_windows_open(ws, mem, at, lens, 2);
 	while (offset) {
 		uint8_t buf[SCOPE_HEADER_MAX];
 		size_t len = SCOPE_HEADER_MAX, pos = 0;
@@ -407,7 +409,8 @@ static int scope_chain(const struct names_layout *l, struct hotspot_memory *mem,
 int scopes_of(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
 	      uint64_t scope, uint64_t cookie, struct names_scope *out, int max, int *nr)
 {
-	int64_t id;
+	struct hotspot_span spans[HOTSPOT_GATHER_MAX];
+	uint64_t id_field = 0;
 	int r;
 
 	if (max < 1)
@@ -420,12 +423,23 @@ int scopes_of(const struct names_layout *l, struct hotspot_memory *mem, const st
 		if (r)
 			return r;
 	}
-	/* Each scope's ConstMethod, the cookie of its names. */
-	for (int i = 0; i < *nr; i++)
-		if (!names_read_field(mem, out[i].method, l->method_const, &out[i].const_method))
+	/*
+	 * Each scope's ConstMethod (the cookie of its names), then the compile
+	 * id once more, in one gather: flushed since it was read, the nmethod's
+	 * scopes may have been another's.
+	 */
+	if (*nr >= HOTSPOT_GATHER_MAX || l->method_const.size > 8 || l->nm_compile_id.size > 8)
+		return HOTSPOT_UNRESOLVED_INVALID;
+	for (int i = 0; i < *nr; i++) {
+		out[i].const_method = 0;
+		spans[i] = (struct hotspot_span){ .addr = out[i].method + l->method_const.offset,
+						  .buf = &out[i].const_method, .len = l->method_const.size };
+	}
+	spans[*nr] = (struct hotspot_span){ .addr = nm->nmethod + l->nm_compile_id.offset, .buf = &id_field,
+					    .len = l->nm_compile_id.size };
+	hotspot_memory_gather(mem, spans, (size_t)*nr + 1);
+	for (int i = 0; i <= *nr; i++)
+		if (!spans[i].ok)
 			return HOTSPOT_UNRESOLVED_READ;
-	/* Flushed since it was read: what was read may belong to another nmethod. */
-	if (!read_int(mem, nm->nmethod, l->nm_compile_id, &id))
-		return HOTSPOT_UNRESOLVED_READ;
-	return id == (int64_t)(int32_t)cookie ? 0 : HOTSPOT_UNRESOLVED_MOVED;
+	return sign_extend(id_field, l->nm_compile_id.size) == (int64_t)(int32_t)cookie ? 0 : HOTSPOT_UNRESOLVED_MOVED;
 }
