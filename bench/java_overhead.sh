@@ -12,6 +12,8 @@
 #   Nagent     jbpfprof -F N --java-stacks agent: the JVMTI agent, its
 #              AsyncGetCallTrace through a signal from BPF
 #   Nf         jbpfprof -F N --fixed-interval, as in bench/overhead.sh
+#   Nnative    jbpfprof -F N --no-java: native and kernel frames only, the
+#              floor under any way of adding Java frames to them
 #   aN         async-profiler at N Hz (asprof start -e cpu -i 1e9/N ns -a -t
 #              -o collapsed), started on the JVM at the same point, its
 #              profile written when the JVM exits; ASPROF (or --asprof PATH)
@@ -90,9 +92,9 @@ if [ -n "$add_asprof" ]; then
 fi
 for m in "${modes[@]}"; do
 	case $m in
-	off | [0-9]*[0-9] | [0-9]*f | [0-9]*agent) ;;
+	off | [0-9]*[0-9] | [0-9]*f | [0-9]*agent | [0-9]*native) ;;
 	a[0-9]*) [ -n "$asprof" ] || { echo "java_overhead.sh: mode $m needs ASPROF=path of asprof" >&2; exit 1; } ;;
-	*) echo "java_overhead.sh: unknown mode $m (off, N, Nagent, Nf, aN)" >&2; exit 1 ;;
+	*) echo "java_overhead.sh: unknown mode $m (off, N, Nagent, Nnative, Nf, aN)" >&2; exit 1 ;;
 	esac
 done
 [ -z "$asprof" ] || [ -x "$asprof" ] || { echo "java_overhead.sh: $asprof is not executable" >&2; exit 1; }
@@ -175,6 +177,7 @@ run_once() {
 	case $1 in
 	*[0-9]f) hz=${1%f} extra=(--fixed-interval) ;;
 	*agent) hz=${1%agent} extra=(--java-stacks agent) ;;
+	*native) hz=${1%native} extra=(--no-java) ;;
 	a*) hz=${1#a} ;;
 	esac
 	mkfifo "$tmp/in" "$tmp/out"
@@ -251,6 +254,7 @@ label() {
 	off) echo off ;;
 	*f) echo "${1%f} Hz fixed" ;;
 	*agent) echo "${1%agent} Hz agent" ;;
+	*native) echo "${1%native} Hz no Java" ;;
 	a*) echo "asprof ${1#a} Hz" ;;
 	*) echo "$1 Hz" ;;
 	esac
