@@ -338,7 +338,7 @@ $(OUTPUT)/workloads/libwalkjni.so: tests/workloads/jni/walkjni.c
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-FUZZ_LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c) user/record/decode.c \
+FUZZ_LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c hotspot/*.c) user/record/decode.c \
 		 user/pprof_read.c output/pprof.c output/emit.c user/java/javastream.c user/java/attach_parse.c \
 		 user/java/attach_protocol.c
 FUZZ_SECONDS ?= 20
@@ -361,7 +361,7 @@ $(OUTPUT)/fuzz/libfuzzed.a: $(patsubst %.c,$(OUTPUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRC
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
 
-$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(OUTPUT)/fuzz/libfuzzed.a
+$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(wildcard tests/unit/hotspot_*.h) $(OUTPUT)/fuzz/libfuzzed.a
 	$(call msg,LINK,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(OUTPUT)/fuzz/libfuzzed.a $(LIBS) -o $@
 

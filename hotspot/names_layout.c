@@ -33,6 +33,7 @@ struct lookup {
 	bool failed;
 };
 
+__attribute__((format(printf, 2, 3)))
 static void fail(struct lookup *lk, const char *fmt, ...)
 {
 	va_list ap;

@@ -8,8 +8,12 @@
 #   fuzz_elf, fuzz_unwind  the build's small test programs (ELF, with CFI)
 #   fuzz_pprof     a pprof recording of a busy shell, written by the
 #                  build's jbpfprof (root: BPF), gzipped and plain
+#   fuzz_hotspot_names  one interpreted frame of a method laid out as
+#                  JDK 17 lays out Method, ConstMethod, ConstantPool,
+#                  Klass and Symbol (the offsets of tests/unit/hotspot_jdks.h)
 # fuzz_record and fuzz_javastream start from nothing: their formats are
-# fixed-size headers libFuzzer finds in seconds.
+# fixed-size headers libFuzzer finds in seconds; fuzz_vmstructs too, whose
+# tables' entries are runs of pointers into the strings region.
 #
 #   tests/fuzz/seeds.sh [DIR]
 set -eu
@@ -17,10 +21,40 @@ cd "$(dirname "$0")/../.."
 dir=${1:-build/fuzz}/seeds
 rm -rf "$dir"
 for name in fuzz_procmaps fuzz_proc fuzz_attach fuzz_perfmap fuzz_elf fuzz_unwind fuzz_pprof fuzz_record \
-	fuzz_javastream; do
+	fuzz_javastream fuzz_hotspot_names fuzz_vmstructs; do
 	mkdir -p "$dir/$name"
 done
 cat /proc/self/maps >"$dir/fuzz_procmaps/self.maps"
+# JDK 17: Method._constMethod +8, ConstMethod._constants +8, _flags +28,
+# _code_size +32, _name_index +34, _signature_index +36, sizeof 48;
+# ConstantPool._pool_holder +24, _length +60, entries after its 72 bytes;
+# Klass._name +24; Symbol._length +4, _body +6. The image is mapped at
+# 0x10000000; the frame: interpreted, Method at +0x100, bcp 2 bytes into
+# the bytecodes, cookie the ConstMethod at +0x200.
+python3 - "$dir/fuzz_hotspot_names/interpreted" <<'PY'
+import struct, sys
+base = 0x10000000
+img = bytearray(0x1000)
+def put(off, fmt, v): struct.pack_into("<" + fmt, img, off, v)
+def symbol(off, text):
+    put(off + 4, "H", len(text))
+    img[off + 6:off + 6 + len(text)] = text
+put(0x100 + 8, "Q", base + 0x200)
+put(0x200 + 8, "Q", base + 0x400)
+put(0x200 + 32, "H", 10)
+put(0x200 + 34, "H", 1)
+put(0x200 + 36, "H", 2)
+put(0x400 + 24, "Q", base + 0x600)
+put(0x400 + 60, "i", 3)
+put(0x400 + 72 + 8, "Q", base + 0x800)
+put(0x400 + 72 + 16, "Q", base + 0x900)
+put(0x600 + 24, "Q", base + 0xa00)
+symbol(0x800, b"run")
+symbol(0x900, b"(I)V")
+symbol(0xa00, b"com/example/Foo")
+frame = bytes([1]) + struct.pack("<III", 0x100, 0x200 + 48 + 2, 0x200)
+open(sys.argv[1], "wb").write(bytes([0, 0]) + frame + img)
+PY
 cat /proc/$$/stat >"$dir/fuzz_proc/stat"
 cat /proc/$$/status >"$dir/fuzz_proc/status"
 printf 'PATH=/usr/bin:/bin\0JAVA_TOOL_OPTIONS=-Xmx1g -XX:+UseG1GC\0HOME=/root\0' >"$dir/fuzz_proc/environ"

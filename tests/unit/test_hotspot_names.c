@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "hotspot/names.h"
+#include "hotspot_jdks.h"
 
 /* ---- A memory image ---- */
 
@@ -62,121 +63,13 @@ static void put(struct image *im, uint64_t addr, uint64_t v, int size)
 	memcpy(at(im, addr), &v, (size_t)size); /* little-endian, as x86-64 */
 }
 
-/* ---- The JDKs' layouts (offsets as their libjvm.so's VMStructs give them) ---- */
-
-struct jdk {
-	int major;
-	bool v25;
-	uint32_t method_size, method_access, access_size;
-	uint32_t cm_size, cm_flags, cm_flags_size, cm_code_size, cm_name, cm_sig;
-	uint32_t klass_size, nm_header;
-};
-
-static const struct jdk jdk17 = { 17, false, 88, 40, 4, 48, 28, 2, 32, 34, 36, 208, 352 };
-static const struct jdk jdk25 = { 25, true, 88, 44, 2, 56, 28, 4, 34, 36, 38, 200, 224 };
-
-struct field_def {
-	const char *type, *field, *type_string;
-	uint64_t offset;
-};
-
-static const struct field_def common_fields[] = {
-	{ "Method", "_constMethod", "ConstMethod*", 8 },
-	{ "ConstMethod", "_constants", "ConstantPool*", 8 },
-	{ "ConstantPool", "_pool_holder", "InstanceKlass*", 24 },
-	{ "ConstantPool", "_length", "int", 60 },
-	{ "Klass", "_name", "Symbol*", 24 },
-	{ "Symbol", "_length", "u2", 4 },
-	{ "Symbol", "_body", "?", 6 },
-	{ "PcDesc", "_pc_offset", "int", 0 },
-	{ "PcDesc", "_scope_decode_offset", "int", 4 },
-	{ NULL, NULL, NULL, 0 },
-};
-
-static const struct field_def fields17[] = {
-	{ "Method", "_access_flags", "AccessFlags", 40 },
-	{ "AccessFlags", "_flags", "jint", 0 },
-	{ "ConstMethod", "_flags", "u2", 28 },
-	{ "ConstMethod", "_code_size", "u2", 32 },
-	{ "ConstMethod", "_name_index", "u2", 34 },
-	{ "ConstMethod", "_signature_index", "u2", 36 },
-	{ "CodeBlob", "_name", "const char*", 96 },
-	{ "CodeBlob", "_size", "int", 12 },
-	{ "CodeBlob", "_code_begin", "address", 32 },
-	{ "CodeBlob", "_code_end", "address", 40 },
-	{ "CompiledMethod", "_method", "Method*", 112 },
-	{ "CompiledMethod", "_scopes_data_begin", "address", 120 },
-	{ "nmethod", "_metadata_offset", "int", 260 },
-	{ "nmethod", "_scopes_pcs_offset", "int", 268 },
-	{ "nmethod", "_dependencies_offset", "int", 272 },
-	{ "nmethod", "_compile_id", "int", 304 },
-	{ "nmethod", "_comp_level", "int", 308 },
-	{ NULL, NULL, NULL, 0 },
-};
-
-static const struct field_def fields25[] = {
-	{ "Method", "_access_flags", "AccessFlags", 44 },
-	{ "AccessFlags", "_flags", "u2", 0 },
-	{ "ConstMethod", "_flags._flags", "u4", 28 },
-	{ "ConstMethod", "_code_size", "u2", 34 },
-	{ "ConstMethod", "_name_index", "u2", 36 },
-	{ "ConstMethod", "_signature_index", "u2", 38 },
-	{ "CodeBlob", "_name", "const char*", 8 },
-	{ "CodeBlob", "_mutable_data", "address", 16 },
-	{ "CodeBlob", "_size", "int", 24 },
-	{ "CodeBlob", "_relocation_size", "int", 28 },
-	{ "CodeBlob", "_code_offset", "int", 36 },
-	{ "CodeBlob", "_data_offset", "int", 40 },
-	{ "CodeBlob", "_mutable_data_size", "int", 48 },
-	{ "nmethod", "_method", "Method*", 80 },
-	{ "nmethod", "_immutable_data", "address", 96 },
-	{ "nmethod", "_immutable_data_size", "int", 160 },
-	{ "nmethod", "_scopes_pcs_offset", "int", 196 },
-	{ "nmethod", "_scopes_data_offset", "int", 200 },
-	{ "nmethod", "_compile_id", "int", 212 },
-	{ "nmethod", "_comp_level", "CompLevel", 216 },
-	{ NULL, NULL, NULL, 0 },
-};
-
-static void add_fields(struct hotspot_vm *vm, const struct field_def *f)
-{
-	for (; f->type; f++)
-		assert_int_equal(hotspot_vm_add_field(vm, f->type, f->field, f->type_string, false, f->offset, 0), 0);
-}
+/* ---- The JDKs' layouts: hotspot_jdks.h ---- */
 
 static struct hotspot_vm *describe(const struct jdk *j, uint64_t version_addr)
 {
-	struct hotspot_vm *vm = hotspot_vm_new();
-	static const char *const sized[] = { "int", "jint", "u1", "u2", "u4", "address" };
-	static const uint64_t sizes[] = { 4, 4, 1, 2, 4, 8 };
+	struct hotspot_vm *vm = jdk_describe(j, version_addr);
 
 	assert_non_null(vm);
-	add_fields(vm, common_fields);
-	add_fields(vm, j->v25 ? fields25 : fields17);
-	assert_int_equal(hotspot_vm_add_field(vm, "Abstract_VM_Version", "_vm_major_version", "int", true, 0,
-					      version_addr), 0);
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		assert_int_equal(hotspot_vm_add_type(vm, sized[i], sizes[i]), 0);
-	assert_int_equal(hotspot_vm_add_type(vm, "Method", j->method_size), 0);
-	assert_int_equal(hotspot_vm_add_type(vm, "ConstMethod", j->cm_size), 0);
-	assert_int_equal(hotspot_vm_add_type(vm, "ConstantPool", 72), 0);
-	assert_int_equal(hotspot_vm_add_type(vm, "Klass", j->klass_size), 0);
-	assert_int_equal(hotspot_vm_add_type(vm, "Symbol", 8), 0);
-	assert_int_equal(hotspot_vm_add_type(vm, "PcDesc", 16), 0);
-	assert_int_equal(hotspot_vm_add_type(vm, "AccessFlags", j->access_size), 0);
-	assert_int_equal(hotspot_vm_add_type(vm, "nmethod", j->nm_header), 0);
-	assert_int_equal(hotspot_vm_add_type(vm, "CodeBlob", j->v25 ? 64 : 104), 0);
-	if (j->v25) {
-		assert_int_equal(hotspot_vm_add_type(vm, "CompLevel", 1), 0);
-		assert_int_equal(hotspot_vm_add_int(vm, "ConstMethodFlags::_misc_has_linenumber_table", 1), 0);
-	} else {
-		assert_int_equal(hotspot_vm_add_type(vm, "CompiledMethod", 192), 0);
-		assert_int_equal(hotspot_vm_add_int(vm, "ConstMethod::_has_linenumber_table", 1), 0);
-	}
-	assert_int_equal(hotspot_vm_add_int(vm, "InvocationEntryBci", -1), 0);
-	assert_int_equal(hotspot_vm_add_int(vm, "CompLevel_simple", 1), 0);
-	assert_int_equal(hotspot_vm_add_int(vm, "CompLevel_full_profile", 3), 0);
-	assert_int_equal(hotspot_vm_add_int(vm, "CompLevel_full_optimization", 4), 0);
 	return vm;
 }
 
