@@ -365,7 +365,13 @@ $(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(wildcard tests/un
 	$(call msg,LINK,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(OUTPUT)/fuzz/libfuzzed.a $(LIBS) -o $@
 
-$(OUTPUT)/fuzz/seeds.stamp: tests/fuzz/seeds.sh $(OUTPUT)/jbpfprof $(WORKLOADS)
+# Writes fuzz_vmstructs's seed: plain C over the tests' fake libjvm.
+$(OUTPUT)/fuzz/seed_vmstructs: tests/fuzz/seed_vmstructs.c $(wildcard tests/unit/hotspot_*.h) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(RELEASE_CFLAGS) $< -o $@
+
+$(OUTPUT)/fuzz/seeds.stamp: tests/fuzz/seeds.sh $(OUTPUT)/jbpfprof $(WORKLOADS) $(OUTPUT)/fuzz/seed_vmstructs
 	$(Q)tests/fuzz/seeds.sh $(OUTPUT)/fuzz
 	$(Q)touch $@
 

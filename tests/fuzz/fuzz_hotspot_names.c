@@ -35,6 +35,17 @@ static uint32_t u32_at(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* JDK j's description, made once: naming only reads it. */
+static struct hotspot_vm *described(const struct jdk *j)
+{
+	static struct hotspot_vm *vms[2];
+	struct hotspot_vm **vm = &vms[j == &jdk25];
+
+	if (!*vm && !(*vm = jdk_describe(j, VERSION_ADDR)))
+		abort();
+	return *vm;
+}
+
 static void check_named(const struct hotspot_frame *f, int nr)
 {
 	for (int i = 0; i < nr; i++) {
@@ -74,9 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (image_len)
 		memcpy(fake_map(&fm, IMAGE_BASE, image_len), frames + nr * FRAME_BYTES, image_len);
 	fake_reader(&mem, &fm);
-	vm = jdk_describe(j, VERSION_ADDR);
-	if (!vm)
-		abort();
+	vm = described(j);
 	names = hotspot_names_new(vm, &mem, why, sizeof(why));
 	if (!names)
 		abort();
@@ -100,7 +109,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	hotspot_names_free(names);
-	hotspot_vm_free(vm);
 	fake_memory_free(&fm);
 	return 0;
 }

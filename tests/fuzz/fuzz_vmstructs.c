@@ -30,9 +30,16 @@ static size_t take(unsigned char *dst, size_t room, const uint8_t **data, size_t
 	return n;
 }
 
+/*
+ * The fake libjvm, mapped once: each input writes over the start of its
+ * regions, and what it wrote is zeroed again after it (the tables' ends
+ * are their first zeroed entries).
+ */
+static struct fake_jvm fj;
+static unsigned char default_symbols[8 * FS_NR];
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct fake_jvm fj;
 	struct hotspot_memory mem;
 	struct hotspot_vm *vm = NULL;
 	struct hotspot_names *names;
@@ -40,13 +47,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned char *tables[4];
 	const size_t rooms[4] = { 48 * FAKE_TABLE_ROOM, 40 * FAKE_TABLE_ROOM, 16 * FAKE_TABLE_ROOM,
 				  16 * FAKE_TABLE_ROOM };
-	size_t lens[4];
-	char why[256];
+	size_t lens[4], strings;
+	char why[256] = "";
 	uint8_t flags;
 
 	if (size < 9)
 		return 0;
-	fake_jvm_init(&fj);
+	if (!fj.symbols) {
+		fake_jvm_init(&fj);
+		memcpy(default_symbols, fj.symbols, sizeof(default_symbols));
+	}
 	tables[0] = fj.structs;
 	tables[1] = fj.types;
 	tables[2] = fj.ints;
@@ -59,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (flags & 1)
 		take(fj.symbols, 8 * FS_NR, &data, &size, 8 * FS_NR);
 	for (int i = 0; i < 4; i++)
-		take(tables[i], rooms[i], &data, &size, lens[i]);
-	take(fj.strings + 16, FAKE_STRINGS_ROOM - 16, &data, &size, size);
+		lens[i] = take(tables[i], rooms[i], &data, &size, lens[i]);
+	strings = take(fj.strings + 16, FAKE_STRINGS_ROOM - 16, &data, &size, size);
 	fake_reader(&mem, &fj.fm);
 	if (!hotspot_vm_read(&mem, &fj.syms, &vm, why, sizeof(why))) {
 		if (!vm)
@@ -73,6 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (strnlen(why, sizeof(why)) == sizeof(why))
 		abort();
-	fake_memory_free(&fj.fm);
+	for (int i = 0; i < 4; i++)
+		memset(tables[i], 0, lens[i]);
+	memset(fj.strings + 16, 0, strings);
+	memcpy(fj.symbols, default_symbols, sizeof(default_symbols));
 	return 0;
 }

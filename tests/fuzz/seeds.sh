@@ -11,9 +11,10 @@
 #   fuzz_hotspot_names  one interpreted frame of a method laid out as
 #                  JDK 17 lays out Method, ConstMethod, ConstantPool,
 #                  Klass and Symbol (the offsets of tests/unit/hotspot_jdks.h)
+#   fuzz_vmstructs the tables a JDK 17 libjvm gives for what naming reads,
+#                  written by DIR/seed_vmstructs (tests/fuzz/seed_vmstructs.c)
 # fuzz_record and fuzz_javastream start from nothing: their formats are
-# fixed-size headers libFuzzer finds in seconds; fuzz_vmstructs too, whose
-# tables' entries are runs of pointers into the strings region.
+# fixed-size headers libFuzzer finds in seconds.
 #
 #   tests/fuzz/seeds.sh [DIR]
 set -eu
@@ -24,6 +25,7 @@ for name in fuzz_procmaps fuzz_proc fuzz_attach fuzz_perfmap fuzz_elf fuzz_unwin
 	fuzz_javastream fuzz_hotspot_names fuzz_vmstructs; do
 	mkdir -p "$dir/$name"
 done
+"${1:-build/fuzz}/seed_vmstructs" "$dir/fuzz_vmstructs/jdk17"
 cat /proc/self/maps >"$dir/fuzz_procmaps/self.maps"
 # JDK 17: Method._constMethod +8, ConstMethod._constants +8, _flags +28,
 # _code_size +32, _name_index +34, _signature_index +36, sizeof 48;
