@@ -53,21 +53,18 @@ struct walked_jvm {
 
 struct walked {
 	struct aggregator *agg;
-	struct symbolizer *sym;
 	struct walked_jvm **jvms; /* each on its own: its names point at its memory reader */
 	size_t nr, cap;
 	struct walked_stats stats;
 	struct hotspot_frame logical[HOTSPOT_NAMES_MAX_INLINE];
 };
 
-struct walked *walked__new(struct aggregator *agg, struct symbolizer *sym)
+struct walked *walked__new(struct aggregator *agg)
 {
 	struct walked *w = calloc(1, sizeof(*w));
 
-	if (w) {
+	if (w)
 		w->agg = agg;
-		w->sym = sym;
-	}
 	return w;
 }
 

@@ -26,13 +26,12 @@
 #include "bpf/hotspot.h"
 #include "bpf/jbpfprof.h"
 #include "hotspot/names.h"
-#include "symbolizer/symbolizer.h"
 #include "user/record/aggregator.h"
 
 struct walked;
 
-/* agg and sym stay the caller's. NULL when out of memory. */
-struct walked *walked__new(struct aggregator *agg, struct symbolizer *sym);
+/* agg stays the caller's; native frames are named through it. NULL when out of memory. */
+struct walked *walked__new(struct aggregator *agg);
 void walked__free(struct walked *w);
 
 /* What walked__add_jvm found. */

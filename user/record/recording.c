@@ -208,7 +208,7 @@ static int make_stages(struct recording *rec)
 	if (!rec->java)
 		return -ENOMEM;
 	java__want_nmethods(rec->java, agg_config.annotate);
-	rec->walked = walked__new(rec->agg, rec->sym);
+	rec->walked = walked__new(rec->agg);
 	rec->pipeline = pipeline__new(rec->agg, rec->java);
 	if (!rec->walked || !rec->pipeline)
 		return -ENOMEM;
