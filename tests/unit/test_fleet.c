@@ -82,12 +82,13 @@ static void service_of(const char *cmdline, size_t len, const char *expect)
 
 static void java_service_as_jps_names_it(void **state)
 {
-	service_of(CMD("/usr/lib/jvm/bin/java\0-Xmx1g\0-cp\0a.jar:b.jar\0com.example.Main\0arg"), "Main");
+	service_of(CMD("/usr/lib/jvm/bin/java\0-Xmx1g\0-cp\0a.jar:b.jar\0com.example.Main\0arg"), "com.example.Main");
 	service_of(CMD("java\0-jar\0/opt/app/app.jar\0--port\0080"), "app.jar");
-	service_of(CMD("java\0--module-path\0mods\0-m\0com.app/com.app.Server"), "Server");
-	service_of(CMD("java\0--module=com.app/com.app.Server"), "Server");
+	service_of(CMD("java\0--module-path\0mods\0-m\0com.app/com.app.Server"), "com.app.Server");
+	service_of(CMD("java\0--module=com.app/com.app.Server"), "com.app.Server");
+	service_of(CMD("java\0--module-path\0mods\0-m\0com.app"), "com.app");
 	service_of(CMD("java\0-Dx=y\0Hello.java"), "Hello.java");
-	service_of(CMD("/usr/bin/python3\0-m\0http.server"), NULL);
+	service_of(CMD("java\0-Dx=y\0src/Hello.java"), "Hello.java");
 	/* Hostile: no main class, cut short, empty parts, no NULs, a name to sanitize. */
 	service_of(CMD("java\0-cp"), NULL);
 	service_of(CMD("java\0-jar"), NULL);
@@ -95,9 +96,38 @@ static void java_service_as_jps_names_it(void **state)
 	service_of(CMD("java\0\0Main"), NULL);
 	service_of(CMD("java"), NULL);
 	service_of("", 0, NULL);
-	service_of(CMD("java\0x.y.{Evil}\x1b[31m"), "_Evil___31m");
+	service_of(CMD("java\0x.y.{Evil}\x1b[31m"), "x.y._Evil___31m");
 	service_of(CMD("java\0Main"), "Main");
 	service_of("java\0Mainxxxx", 9, "Main");  /* len ends the command line, not a NUL */
+}
+
+/* An interpreter's script, or python's module; none for code on the command line. */
+static void interpreter_service_is_its_script(void **state)
+{
+	service_of(CMD("/usr/bin/python3\0/srv/app.py\0--port\08080"), "app.py");
+	service_of(CMD("python3.11\0-u\0-W\0ignore\0app.py"), "app.py");
+	service_of(CMD("/usr/bin/python3\0-m\0http.server\08000"), "http.server");
+	service_of(CMD("python3\0--\0app.py"), "app.py");
+	service_of(CMD("node\0--require\0dotenv/config\0server.js"), "server.js");
+	service_of(CMD("perl\0-w\0/usr/bin/script.pl"), "script.pl");
+	service_of(CMD("/bin/sh\0/etc/init.d/cron\0start"), "cron");
+	service_of(CMD("bash\0-x\0run.sh"), "run.sh");
+	/* Code given inline or on the standard input: no script. */
+	service_of(CMD("python3\0-c\0print(1)"), NULL);
+	service_of(CMD("bash\0-c\0while :; do :; done"), NULL);
+	service_of(CMD("ruby\0-e\0puts 1"), NULL);
+	service_of(CMD("python3\0-"), NULL);
+	service_of(CMD("python3"), NULL);
+	/* Not interpreters: a name that only begins like one, env itself, a native program. */
+	service_of(CMD("pythonista\0app.py"), NULL);
+	service_of(CMD("/usr/bin/env\0python3\0app.py"), NULL);
+	service_of(CMD("/usr/sbin/nginx\0-g\0daemon off;"), NULL);
+	/* Hostile: cut short, an empty script, a directory, no NULs. */
+	service_of(CMD("python3\0-m"), NULL);
+	service_of(CMD("python3\0-W"), NULL);
+	service_of(CMD("python3\0\0app.py"), NULL);
+	service_of(CMD("python3\0dir/"), NULL);
+	service_of("python3\0appxxxx", 11, "app");
 }
 
 static void container(const char *cgroup, const char *expect)
@@ -253,6 +283,7 @@ int main(void)
 		cmocka_unit_test(service_names_are_sanitized),
 		cmocka_unit_test(app_name_is_pyroscopes_form),
 		cmocka_unit_test(java_service_as_jps_names_it),
+		cmocka_unit_test(interpreter_service_is_its_script),
 		cmocka_unit_test(container_ids_from_cgroups),
 		cmocka_unit_test(query_is_escaped),
 		cmocka_unit_test(spool_keeps_order_across_reopen),

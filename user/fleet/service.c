@@ -63,7 +63,7 @@ static void put(const char *s, size_t len, char *out, size_t size)
 	labels__sanitize_service(tmp, out, size);
 }
 
-int service__from_cmdline(const char *cmdline, size_t len, char *out, size_t size)
+static int java_program(const char *cmdline, size_t len, char *out, size_t size)
 {
 	const char *p = cmdline, *stop = cmdline + len;
 	enum { LAUNCHER, OPTION, VALUE, JAR, MODULE } want = LAUNCHER;
@@ -89,9 +89,8 @@ int service__from_cmdline(const char *cmdline, size_t len, char *out, size_t siz
 			put(name, alen, out, size);
 			return 1;
 		case MODULE:
-			/* MODULE/CLASS: the class's simple name; MODULE alone: the module. */
+			/* MODULE/CLASS: the class; MODULE alone: the module. */
 			name = last_part(p, &alen, '/');
-			name = last_part(name, &alen, '.');
 			if (!alen)
 				return 0;
 			put(name, alen, out, size);
@@ -105,7 +104,6 @@ int service__from_cmdline(const char *cmdline, size_t len, char *out, size_t siz
 				size_t mlen = alen - 9;
 
 				name = last_part(p + 9, &mlen, '/');
-				name = last_part(name, &mlen, '.');
 				if (!mlen)
 					return 0;
 				put(name, mlen, out, size);
@@ -116,10 +114,9 @@ int service__from_cmdline(const char *cmdline, size_t len, char *out, size_t siz
 				/* The main class, or a source file (java Hello.java: jps names it too by the file). */
 				size_t clen = alen;
 
+				name = p;
 				if (clen > 5 && !memcmp(p + clen - 5, ".java", 5))
 					name = last_part(p, &clen, '/');
-				else
-					name = last_part(p, &clen, '.');
 				if (!clen)
 					return 0;
 				put(name, clen, out, size);
@@ -134,6 +131,97 @@ int service__from_cmdline(const char *cmdline, size_t len, char *out, size_t siz
 		p = nul + 1;
 	}
 	return 0;
+}
+
+/* Whether base, a file name, is name followed only by a version ("python3.11"). */
+static bool versioned(const char *base, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (len < n || memcmp(base, name, n))
+		return false;
+	for (size_t i = n; i < len; i++)
+		if (!((base[i] >= '0' && base[i] <= '9') || base[i] == '.'))
+			return false;
+	return true;
+}
+
+/* Whether argv[0] names an interpreter that takes a script as its first argument. */
+static bool is_interpreter(const char *arg, size_t len)
+{
+	static const char *const names[] = { "python", "pypy", "node", "nodejs", "ruby", "perl", "php", "lua",
+					     "bash", "sh", "dash", "zsh", "ksh" };
+	const char *base = last_part(arg, &len, '/');
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (versioned(base, len, names[i]))
+			return true;
+	return false;
+}
+
+/*
+ * An interpreter's script (its file name), or the module of python's -m.
+ * Code given on the command line (-c, -e, -p and their kin) or read from
+ * the standard input ("-") names no script.
+ */
+static int interpreter_program(const char *cmdline, size_t len, char *out, size_t size)
+{
+	static const char *const inline_code[] = { "-c", "-e", "-E", "--eval", "-p", "--print", "-" };
+	static const char *const with_value[] = { "-W", "-X", "-r", "--require", "--import", "--loader", "-I",
+						  "-o", "-O" };
+	const char *p = cmdline, *stop = cmdline + len;
+	enum { INTERPRETER, OPTION, VALUE, SCRIPT } want = INTERPRETER;
+
+	while (p < stop) {
+		const char *nul = memchr(p, '\0', (size_t)(stop - p));
+		size_t alen = nul ? (size_t)(nul - p) : (size_t)(stop - p);
+		const char *name;
+		bool listed = false;
+
+		switch (want) {
+		case INTERPRETER:
+			if (!is_interpreter(p, alen))
+				return 0;
+			want = OPTION;
+			break;
+		case VALUE:
+			want = OPTION;
+			break;
+		case OPTION:
+			for (size_t i = 0; i < sizeof(inline_code) / sizeof(inline_code[0]); i++)
+				if (arg_is(p, alen, inline_code[i]))
+					return 0;
+			if (arg_is(p, alen, "-m") || arg_is(p, alen, "--")) {
+				want = SCRIPT;
+				break;
+			}
+			for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+				listed |= arg_is(p, alen, with_value[i]);
+			if (listed) {
+				want = VALUE;
+				break;
+			}
+			if (alen && p[0] == '-')
+				break;
+			/* The first argument that is no option is the script. */
+			__attribute__((fallthrough));
+		case SCRIPT:
+			name = last_part(p, &alen, '/');
+			if (!alen)
+				return 0;
+			put(name, alen, out, size);
+			return 1;
+		}
+		if (!nul)
+			break;
+		p = nul + 1;
+	}
+	return 0;
+}
+
+int service__from_cmdline(const char *cmdline, size_t len, char *out, size_t size)
+{
+	return java_program(cmdline, len, out, size) || interpreter_program(cmdline, len, out, size);
 }
 
 static bool is_hex(const char *s, size_t n)
@@ -229,13 +317,14 @@ void service__of_process(const char *proc_root, uint32_t tgid, const char *fallb
 	int dirfd;
 
 	out->name[0] = '\0';
+	out->from_cmdline = 0;
 	out->container_id[0] = '\0';
 	snprintf(dir, sizeof(dir), "%s/%u", proc_root, tgid);
 	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd >= 0) {
 		n = proc__read_alloc_at(dirfd, "cmdline", SERVICE_CMDLINE_MAX, &cmdline);
 		if (n > 0)
-			service__from_cmdline(cmdline, (size_t)n, out->name, sizeof(out->name));
+			out->from_cmdline = service__from_cmdline(cmdline, (size_t)n, out->name, sizeof(out->name));
 		free(cmdline);
 		n = proc__read_small_at(dirfd, "cgroup", cgroup, sizeof(cgroup));
 		if (n > 0)

@@ -2,11 +2,16 @@
  * service: what a fleet store calls the application a process belongs
  * to, and the container it runs in.
  *
- *   a JVM        its main class or jar as jps names it: the class's simple
- *                name ("com.example.Main" -> "Main"), the jar's file name
+ *   a JVM        its main class or jar as jps -l names it: the class
+ *                ("com.example.Main"), the jar's file name
  *                ("/opt/app/app.jar" -> "app.jar"), the module's main
  *                class for -m MODULE/CLASS (the module for -m MODULE);
  *                read from /proc/PID/cmdline
+ *   a script     an interpreter's (python, node, ruby, perl, php, lua, the
+ *                shells; any version) first argument that is no option:
+ *                the script's file name ("python3 /srv/app.py" ->
+ *                "app.py"), python's -m module; none for code given with
+ *                -c or -e
  *   otherwise    the executable's file name (/proc/PID/exe), or the
  *                process's comm when that cannot be read
  *   container    the 64-hex id in /proc/PID/cgroup, as docker
@@ -32,13 +37,14 @@
 
 struct service_info {
 	char name[FLEET_SERVICE_MAX + 1];                /* sanitized (labels__sanitize_service) */
+	bool from_cmdline;                               /* name is the command line's program, not the executable's */
 	char container_id[SERVICE_CONTAINER_ID_LEN + 1]; /* "" when none */
 };
 
 /*
- * A java launcher's NUL-separated command line (len bytes) to its main
- * class or jar, as described above, into out. 1 when argv[0] is a java
- * launcher and a main class or jar was found, 0 otherwise (out untouched).
+ * A NUL-separated command line (len bytes) to its program, as described
+ * above: a java launcher's main class or jar, an interpreter's script, into
+ * out. 1 when one was found, 0 otherwise (out untouched).
  */
 int service__from_cmdline(const char *cmdline, size_t len, char *out, size_t size);
 
