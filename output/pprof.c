@@ -13,7 +13,10 @@
  *   sample        one per stack, locations leaf first; the stack's root
  *                 frames become labels, not locations, from the parts
  *                 the profile keeps of them:
- *                   process frame "name (pid N)"  -> "process" and "pid"
+ *                   process frame "program (name, pid N, container C)"
+ *                                                 -> "process" (name), "pid",
+ *                                                    "service_name" (program,
+ *                                                    else name), "container_id"
  *                   thread frame "[name tid=N]"   -> "thread" and "tid"
  *                   state frame "[sleeping]"      -> "state" ("sleeping")
  *   function      one per frame: name without the kind's suffix ("_[k]",
@@ -137,7 +140,7 @@ struct builder {
 	PSample *samples;
 	PSample **sample_ptrs;
 	uint64_t *location_ids; /* all samples' ids end to end */
-	PLabel *labels;         /* five per sample at most */
+	PLabel *labels;         /* LABELS_PER_SAMPLE per sample */
 	PLabel **label_ptrs;
 	int64_t *values;        /* two per sample at most */
 	int64_t *comments;
@@ -246,9 +249,18 @@ static int add_frames(struct builder *b, const struct profile *profile)
 	return 0;
 }
 
+/* Labels of one sample at most: a process frame's four, a thread frame's two, a state. */
+#define LABELS_PER_SAMPLE 7
+
+/* The most labels a frame of kind adds. */
+static size_t labels_of_kind(enum frame_kind kind)
+{
+	return kind == FRAME_KIND_PROCESS ? 4 : kind == FRAME_KIND_THREAD ? 2 : kind == FRAME_KIND_STATE ? 1 : 0;
+}
+
 static int add_label(struct builder *b, PSample *s, const char *key, const char *str, int64_t num)
 {
-	PLabel *l = &b->labels[(s - b->samples) * 5 + s->n_label];
+	PLabel *l = &b->labels[(s - b->samples) * LABELS_PER_SAMPLE + s->n_label];
 	int64_t k = string_id(&b->strings, key);
 
 	if (k < 0)
@@ -271,6 +283,7 @@ static int add_frame_labels(struct builder *b, PSample *s, const struct profile 
 {
 	enum frame_kind kind = profile__frame_kind(profile, frame);
 	int64_t id = profile__root_id(profile, frame);
+	struct process_parts parts;
 	int err;
 
 	if (kind == FRAME_KIND_STATE)
@@ -280,6 +293,12 @@ static int add_frame_labels(struct builder *b, PSample *s, const struct profile 
 	err = add_label(b, s, kind == FRAME_KIND_PROCESS ? "process" : "thread", profile__root_name(profile, frame), 0);
 	if (!err && id >= 0)
 		err = add_label(b, s, kind == FRAME_KIND_PROCESS ? "pid" : "tid", NULL, id);
+	if (err || kind != FRAME_KIND_PROCESS)
+		return err;
+	profile__process_parts(profile, frame, &parts);
+	err = add_label(b, s, "service_name", parts.program ? parts.program : parts.name, 0);
+	if (!err && parts.container)
+		err = add_label(b, s, "container_id", parts.container, 0);
 	return err;
 }
 
@@ -297,8 +316,8 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 	b->samples = calloc(nr ? nr : 1, sizeof(*b->samples));
 	b->sample_ptrs = calloc(nr ? nr : 1, sizeof(*b->sample_ptrs));
 	b->location_ids = calloc(ids ? ids : 1, sizeof(*b->location_ids));
-	b->labels = calloc(nr ? nr * 5 : 1, sizeof(*b->labels));
-	b->label_ptrs = calloc(nr ? nr * 5 : 1, sizeof(*b->label_ptrs));
+	b->labels = calloc(nr ? nr * LABELS_PER_SAMPLE : 1, sizeof(*b->labels));
+	b->label_ptrs = calloc(nr ? nr * LABELS_PER_SAMPLE : 1, sizeof(*b->label_ptrs));
 	b->values = calloc(nr ? nr * 2 : 1, sizeof(*b->values));
 	if (!b->samples || !b->sample_ptrs || !b->location_ids || !b->labels || !b->label_ptrs || !b->values)
 		return -ENOMEM;
@@ -313,7 +332,7 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 		if (!count)
 			continue;
 		perftools__profiles__sample__init(s);
-		s->label = &b->label_ptrs[n * 5];
+		s->label = &b->label_ptrs[n * LABELS_PER_SAMPLE];
 		s->location_id = &b->location_ids[ids];
 		for (size_t k = depth; k-- > 0;) {
 			enum frame_kind kind = profile__frame_kind(profile, frames[k]);
@@ -323,14 +342,15 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 				s->location_id[s->n_location_id++] = frames[k] + 1;
 				continue;
 			}
-			if (s->n_label > 3)
+			/* A stack has one frame of each at most: one more would not fit. */
+			if (s->n_label + labels_of_kind(kind) > LABELS_PER_SAMPLE)
 				continue;
 			err = add_frame_labels(b, s, profile, frames[k]);
 			if (err)
 				return err;
 		}
 		for (size_t l = 0; l < s->n_label; l++)
-			s->label[l] = &b->labels[n * 5 + l];
+			s->label[l] = &b->labels[n * LABELS_PER_SAMPLE + l];
 		ids += s->n_location_id;
 		s->value = &b->values[n * 2];
 		if (time_weights) {

@@ -6,6 +6,10 @@
  *   Duration: 30.0 s   Frequency: 99 Hz   Total: 2970 samples
  *   summary
  *
+ *   Processes by samples              (when stacks begin with a process)
+ *     COUNT  PERCENT  PROCESS
+ *      2010   67.68%  org.example.Main (java, pid 12)
+ *   ...
  *   Top 30 functions by self samples
  *     SELF  PERCENT  FUNCTION
  *     1234   41.55%  crc32_z
@@ -201,6 +205,75 @@ static void write_table(FILE *out, const struct functions *fns, struct function 
 	}
 }
 
+struct process_row {
+	uint32_t frame;
+	uint64_t count;
+};
+
+static int by_count(const void *a, const void *b, void *arg)
+{
+	const struct process_row *ra = a, *rb = b;
+
+	return compare_counts(ra->count, rb->count, profile__frame_name(arg, ra->frame),
+			      profile__frame_name(arg, rb->frame));
+}
+
+/*
+ * The processes whose stacks the profile holds (those that begin with a
+ * process frame), most counted first; nothing when no stack begins so.
+ */
+static int write_processes(FILE *out, const struct profile *profile, size_t top, const char *unit,
+			   uint64_t grand_total)
+{
+	size_t nr_frames = profile__frame_count(profile), nr = 0, width = strlen("COUNT");
+	uint64_t *counts = calloc(nr_frames ? nr_frames : 1, sizeof(*counts)), rest = 0;
+	struct process_row *rows;
+
+	if (!counts)
+		return -ENOMEM;
+	for (size_t i = 0; i < profile__stack_count(profile); i++) {
+		size_t depth;
+		uint64_t count;
+		const uint32_t *frames = profile__stack(profile, i, &depth, &count);
+
+		if (depth && profile__frame_kind(profile, frames[0]) == FRAME_KIND_PROCESS)
+			counts[frames[0]] += count;
+	}
+	rows = malloc((nr_frames ? nr_frames : 1) * sizeof(*rows));
+	if (!rows) {
+		free(counts);
+		return -ENOMEM;
+	}
+	for (size_t f = 0; f < nr_frames; f++)
+		if (counts[f])
+			rows[nr++] = (struct process_row){ .frame = (uint32_t)f, .count = counts[f] };
+	free(counts);
+	if (nr) {
+		qsort_r(rows, nr, sizeof(*rows), by_count, (void *)profile);
+		for (size_t i = top; i < nr; i++)
+			rest += rows[i].count;
+		if (nr > top)
+			nr = top;
+		for (size_t i = 0; i < nr; i++)
+			if ((size_t)decimal_width(rows[i].count) > width)
+				width = (size_t)decimal_width(rows[i].count);
+		fprintf(out, "\nProcesses by ");
+		emit__terminal(out, unit);
+		fprintf(out, "\n  %*s  %7s  PROCESS\n", (int)width, "COUNT", "PERCENT");
+		for (size_t i = 0; i < nr; i++) {
+			fprintf(out, "  %*" PRIu64 "  %6.2f%%  ", (int)width, rows[i].count,
+				percent(rows[i].count, grand_total));
+			emit__terminal(out, profile__frame_name(profile, rows[i].frame));
+			fputc('\n', out);
+		}
+		if (rest)
+			fprintf(out, "  %*" PRIu64 "  %6.2f%%  (the other processes)\n", (int)width, rest,
+				percent(rest, grand_total));
+	}
+	free(rows);
+	return 0;
+}
+
 int output_text_write(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out)
 {
 	const char *unit = meta && meta->unit ? meta->unit : "samples";
@@ -239,10 +312,13 @@ int output_text_write(const struct profile *profile, const struct output_meta *m
 		fputc('\n', out);
 	}
 
-	write_table(out, &fns, sorted, top, 0, unit, grand_total);
-	write_table(out, &fns, sorted, top, 1, unit, grand_total);
+	err = write_processes(out, profile, top, unit, grand_total);
+	if (!err) {
+		write_table(out, &fns, sorted, top, 0, unit, grand_total);
+		write_table(out, &fns, sorted, top, 1, unit, grand_total);
+	}
 
 	free(sorted);
 	functions_free(&fns);
-	return emit__finish(out);
+	return err ? err : emit__finish(out);
 }

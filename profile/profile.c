@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <linux/types.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@ struct frame {
 	char *name;
 	enum frame_kind kind;
 	char *root_name;  /* a process or thread frame's name alone, else NULL */
+	char *program;    /* a process frame's program, else NULL (struct process_parts) */
+	char *container;  /* a process frame's container id, else NULL */
 	int64_t number;   /* its pid or tid, a state frame's state; -1: none */
 	uint32_t module;  /* 0: none, else index + 1 in modules */
 	uint64_t hash;
@@ -161,6 +164,8 @@ void profile__free(struct profile *p)
 	for (size_t i = 0; i < p->nr_frames; i++) {
 		free(p->frames[i].name);
 		free(p->frames[i].root_name);
+		free(p->frames[i].program);
+		free(p->frames[i].container);
 	}
 	free(p->frames);
 	for (size_t i = 0; i < p->nr_modules; i++) {
@@ -274,6 +279,7 @@ static int64_t intern(struct profile *p, const char *name, enum frame_kind kind,
 	}
 	f->kind = kind;
 	f->number = number;
+	f->program = f->container = NULL;
 	f->module = 0;
 	f->hash = h;
 	slot = h & (p->frame_index_cap - 1);
@@ -322,11 +328,56 @@ static int64_t intern_formatted(struct profile *p, enum frame_kind kind, const c
 	return id;
 }
 
+/* A part worth showing: set and not empty. */
+static bool given(const char *part)
+{
+	return part && *part;
+}
+
+int64_t profile__intern_process_parts(struct profile *p, const struct process_parts *parts)
+{
+	const char *name = parts->name ? parts->name : "";
+	bool program = given(parts->program) && strcmp(parts->program, name);
+	bool container = given(parts->container), pid = parts->pid >= 0;
+	char pid_text[32] = "", container_text[32] = "";
+	char *kept_program = program ? strdup(parts->program) : NULL;
+	char *kept_container = container ? strdup(parts->container) : NULL;
+	size_t before = p->nr_frames;
+	int64_t id;
+
+	if ((program && !kept_program) || (container && !kept_container)) {
+		free(kept_program);
+		free(kept_container);
+		return -ENOMEM;
+	}
+
+	if (pid)
+		snprintf(pid_text, sizeof(pid_text), "%spid %" PRId64, program ? ", " : "", parts->pid);
+	if (container)
+		snprintf(container_text, sizeof(container_text), "%scontainer %.*s", program || pid ? ", " : "",
+			 PROCESS_CONTAINER_SHOWN, parts->container);
+	if (program)
+		id = intern_formatted(p, FRAME_KIND_PROCESS, name, parts->pid, "%s (%s%s%s)", parts->program, name,
+				      pid_text, container_text);
+	else if (pid || container)
+		id = intern_formatted(p, FRAME_KIND_PROCESS, name, parts->pid, "%s (%s%s)", name, pid_text,
+				      container_text);
+	else
+		id = intern(p, name, FRAME_KIND_PROCESS, name, -1);
+	/* A frame that was new keeps these parts; one already there, those it was made with. */
+	if (id >= 0 && p->nr_frames > before) {
+		p->frames[id].program = kept_program;
+		p->frames[id].container = kept_container;
+	} else {
+		free(kept_program);
+		free(kept_container);
+	}
+	return id;
+}
+
 int64_t profile__intern_process(struct profile *p, const char *name, int64_t pid)
 {
-	if (pid < 0)
-		return intern(p, name, FRAME_KIND_PROCESS, name, -1);
-	return intern_formatted(p, FRAME_KIND_PROCESS, name, pid, "%s (pid %" PRId64 ")", name, pid);
+	return profile__intern_process_parts(p, &(struct process_parts){ .name = name, .pid = pid });
 }
 
 int64_t profile__intern_thread(struct profile *p, const char *name, int64_t tid)
@@ -435,6 +486,17 @@ enum frame_kind profile__frame_kind(const struct profile *p, uint32_t frame)
 const char *profile__root_name(const struct profile *p, uint32_t frame)
 {
 	return frame < p->nr_frames ? p->frames[frame].root_name : NULL;
+}
+
+void profile__process_parts(const struct profile *p, uint32_t frame, struct process_parts *parts)
+{
+	const struct frame *f = frame < p->nr_frames && p->frames[frame].kind == FRAME_KIND_PROCESS
+					? &p->frames[frame] : NULL;
+
+	parts->name = f ? f->root_name : NULL;
+	parts->program = f ? f->program : NULL;
+	parts->container = f ? f->container : NULL;
+	parts->pid = f ? f->number : -1;
 }
 
 int64_t profile__root_id(const struct profile *p, uint32_t frame)

@@ -37,7 +37,7 @@ enum frame_kind {
 	FRAME_KIND_JAVA_INTERP,  /* Java method run by the interpreter */
 	FRAME_KIND_JAVA_COMPILED, /* Java method compiled by the JIT */
 	FRAME_KIND_THREAD,       /* the root added by --threads: "[name tid=N]" (profile__intern_thread) */
-	FRAME_KIND_PROCESS,      /* a process root: "name (pid N)" (profile__intern_process) */
+	FRAME_KIND_PROCESS,      /* a process root: "program (name, pid N)" (profile__intern_process_parts) */
 	FRAME_KIND_LOST,         /* a placeholder naming why frames are missing */
 	FRAME_KIND_STATE,        /* a wall or off-CPU stack's last frame: "[sleeping]" (profile__intern_state) */
 	FRAME_KIND_NR,
@@ -73,18 +73,34 @@ void profile__free(struct profile *profile);
  */
 int64_t profile__intern(struct profile *profile, const char *name, enum frame_kind kind);
 
+/* How many characters of a container's id a process frame shows, as docker ps does. */
+#define PROCESS_CONTAINER_SHOWN 12
+
+/* What a process frame is made of. */
+struct process_parts {
+	const char *name;      /* what the process calls itself (its comm): "java", "python3" */
+	const char *program;   /* what it runs, where that says more than name: a JVM's main
+				  class or jar, an interpreter's script; NULL or "" for none */
+	const char *container; /* the id of the container it runs in; NULL or "" for none */
+	int64_t pid;           /* below 0: none */
+};
+
 /*
  * The frames made from parts, and their ids as profile__intern's. A pid
  * or tid below 0 means none is known:
  *
- *   process  "name (pid N)", or "name" without a pid
+ *   process  "program (name, pid N, container C)", each part only when
+ *            given (C: the id's first PROCESS_CONTAINER_SHOWN characters),
+ *            or without a program "name (pid N, container C)", or "name"
  *   thread   "[name tid=N]", or "[name]" without a tid
  *   state    profile_state_frame(state)
  *
  * A frame is still one per (text, kind): should two sets of parts give the
  * same text (a process named "a (pid 1)" with no pid, and "a" with pid 1),
- * the parts first given are kept.
+ * the parts first given are kept. A program equal to the name is none.
  */
+int64_t profile__intern_process_parts(struct profile *profile, const struct process_parts *parts);
+/* The same, with a name and a pid only. */
 int64_t profile__intern_process(struct profile *profile, const char *name, int64_t pid);
 int64_t profile__intern_thread(struct profile *profile, const char *name, int64_t tid);
 int64_t profile__intern_state(struct profile *profile, unsigned state);
@@ -110,6 +126,8 @@ const char *profile__frame_name(const struct profile *profile, uint32_t frame);
 enum frame_kind profile__frame_kind(const struct profile *profile, uint32_t frame);
 /* A process or thread frame's name alone ("java", "main"); NULL for any other frame. */
 const char *profile__root_name(const struct profile *profile, uint32_t frame);
+/* A process frame's parts (the strings the profile's); all NULL and pid -1 for any other frame. */
+void profile__process_parts(const struct profile *profile, uint32_t frame, struct process_parts *parts);
 /* A process frame's pid, a thread frame's tid; -1 when it has none, or for any other frame. */
 int64_t profile__root_id(const struct profile *profile, uint32_t frame);
 /* A state frame's enum jbpf_state; -1 for an unknown state, or for any other frame. */

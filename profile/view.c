@@ -29,6 +29,50 @@ static const char *const java_suffixes[FRAME_KIND_NR] = {
 	[FRAME_KIND_JAVA_INTERP] = "_[0]",
 };
 
+static const char *const root_words[VIEW_ROOT_NR] = {
+	[VIEW_ROOT_NONE] = "none",
+	[VIEW_ROOT_EXECUTABLE] = "executable",
+	[VIEW_ROOT_SERVICE] = "service",
+	[VIEW_ROOT_PROCESS] = "process",
+};
+
+const char *view_root_word(enum view_process_root root)
+{
+	return (unsigned)root < VIEW_ROOT_NR ? root_words[root] : "none";
+}
+
+int view_root_of_word(const char *word)
+{
+	for (int i = 0; i < VIEW_ROOT_NR; i++)
+		if (!strcmp(word, root_words[i]))
+			return i;
+	/* What pprof files said before services had a grouping of their own. */
+	if (!strcmp(word, "name"))
+		return VIEW_ROOT_EXECUTABLE;
+	if (!strcmp(word, "pid"))
+		return VIEW_ROOT_PROCESS;
+	return -1;
+}
+
+int64_t view__process_frame(struct profile *to, const struct process_parts *parts, enum view_process_root root)
+{
+	struct process_parts shown = { .name = parts->name, .pid = -1 };
+
+	switch (root) {
+	case VIEW_ROOT_NONE:
+		return -EINVAL;
+	case VIEW_ROOT_EXECUTABLE:
+		break;
+	case VIEW_ROOT_SERVICE:
+		shown.program = parts->program;
+		break;
+	default:
+		shown = *parts;
+		break;
+	}
+	return profile__intern_process_parts(to, &shown);
+}
+
 /*
  * The frame the view shows for source frame i, interned in to: *id, or
  * NO_FRAME when the view leaves it out. 0 or a negative errno.
@@ -38,6 +82,7 @@ static int show_frame(const struct profile *from, uint32_t i, const struct view_
 {
 	enum frame_kind kind = profile__frame_kind(from, i);
 	const char *name = profile__frame_name(from, i);
+	struct process_parts parts;
 	int64_t shown;
 	size_t len, cut;
 	char *plain;
@@ -47,8 +92,8 @@ static int show_frame(const struct profile *from, uint32_t i, const struct view_
 	case FRAME_KIND_PROCESS:
 		if (config->process_root == VIEW_ROOT_NONE)
 			return 0;
-		shown = profile__intern_process(to, profile__root_name(from, i),
-						config->process_root == VIEW_ROOT_PID ? profile__root_id(from, i) : -1);
+		profile__process_parts(from, i, &parts);
+		shown = view__process_frame(to, &parts, config->process_root);
 		break;
 	case FRAME_KIND_THREAD:
 		if (!config->threads)

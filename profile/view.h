@@ -10,7 +10,10 @@
  * profile a recording made with the view's options would have aggregated
  * directly, and then filters it:
  *
- *   process_root  none, the name alone, or "name (pid N)"
+ *   process_root  how stacks begin: with no process frame, or with one
+ *                 per executable ("java"), per service ("org.example.Main
+ *                 (java)": the program, instances merged) or per process
+ *                 ("org.example.Main (java, pid 12)", its container too)
  *   threads       keep the thread frames
  *   annotate      keep how Java frames ran; otherwise they become plain
  *                 Java frames without suffix
@@ -38,9 +41,22 @@
 
 enum view_process_root {
 	VIEW_ROOT_NONE,
-	VIEW_ROOT_NAME,   /* "name" */
-	VIEW_ROOT_PID,    /* "name (pid N)" */
+	VIEW_ROOT_EXECUTABLE, /* "name" */
+	VIEW_ROOT_SERVICE,    /* "program (name)" */
+	VIEW_ROOT_PROCESS,    /* "program (name, pid N, container C)" */
+	VIEW_ROOT_NR,
 };
+
+/* As --group-by takes them: "none", "executable", "service", "process". */
+const char *view_root_word(enum view_process_root root);
+/* The grouping a word names (also "name" and "pid", as older pprof files say); -1 for none. */
+int view_root_of_word(const char *word);
+
+/*
+ * The frame process parts are shown as under root, interned in to: its
+ * id, or a negative errno (-EINVAL for VIEW_ROOT_NONE, which shows none).
+ */
+int64_t view__process_frame(struct profile *to, const struct process_parts *parts, enum view_process_root root);
 
 struct view_config {
 	enum view_process_root process_root;

@@ -419,6 +419,19 @@ const char *symbolizer__process_name(struct symbolizer *sym, uint32_t tgid)
 	return p && p->comm[0] ? p->comm : NULL;
 }
 
+uint64_t symbolizer__process_start(struct symbolizer *sym, uint32_t tgid)
+{
+	int err;
+	struct process *p = proccache__get(sym->processes, tgid, &err);
+
+	return p ? p->start_time : 0;
+}
+
+const char *symbolizer__proc_root(const struct symbolizer *sym)
+{
+	return sym->proc_root;
+}
+
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *stats)
 {
 	struct filecache_stats fs;

@@ -185,6 +185,16 @@ int symbolizer__user_module(struct symbolizer *sym, uint32_t tgid, uint64_t addr
  */
 const char *symbolizer__process_name(struct symbolizer *sym, uint32_t tgid);
 
+/*
+ * The process's start time (clock ticks since boot, /proc/PID/stat), which
+ * with its tgid names one process: a tgid reused by a later process, once
+ * the symbolizer has seen that, gives another. 0 when unknown.
+ */
+uint64_t symbolizer__process_start(struct symbolizer *sym, uint32_t tgid);
+
+/* The /proc the symbolizer reads (symbolizer_config.proc_root). */
+const char *symbolizer__proc_root(const struct symbolizer *sym);
+
 struct symbolizer_stats {
 	uint64_t processes_loaded;   /* maps reads, including re-reads */
 	uint64_t processes_evicted;

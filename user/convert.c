@@ -25,6 +25,8 @@ struct convert_options {
 	bool format_given;
 	unsigned state_mask;        /* 0: all */
 	bool threads, annotate, reverse;
+	bool group_by_given;        /* else as the recording's own views began stacks */
+	enum view_process_root group_by;
 	bool include_given, exclude_given;
 	regex_t include, exclude;
 	size_t top;
@@ -38,6 +40,7 @@ enum {
 	OPT_EXCLUDE,
 	OPT_REVERSE,
 	OPT_TOP,
+	OPT_GROUP_BY,
 };
 
 static const struct option long_options[] = {
@@ -45,6 +48,7 @@ static const struct option long_options[] = {
 	{ "file", required_argument, NULL, 'f' },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
 	{ "include", required_argument, NULL, OPT_INCLUDE },
 	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
@@ -84,6 +88,11 @@ static void print_help(const char *command)
 	       "                           sleeping, blocked; comma-separated): a wall recording\n"
 	       "                           with --state running is its CPU profile\n"
 	       "      --threads            start each stack with its [<thread name> tid=<tid>] frame\n"
+	       "      --group-by HOW       how stacks begin: process (a frame per process,\n"
+	       "                           \"org.example.Main (java, pid 12)\"), service (one\n"
+	       "                           per program, \"org.example.Main (java)\"),\n"
+	       "                           executable (\"java\") or none; default: as the\n"
+	       "                           recording's own output began them\n"
 	       "      --annotate           mark Java frames _[j] compiled, _[i] inlined, _[0]\n"
 	       "                           interpreted\n"
 	       "      --include REGEX      keep only stacks with a frame that matches REGEX\n"
@@ -139,6 +148,11 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 			break;
 		case OPT_THREADS:
 			o->threads = true;
+			break;
+		case OPT_GROUP_BY:
+			if (parse_group_by(optarg, &o->group_by, err, sizeof(err)))
+				return usage_error(o, err);
+			o->group_by_given = true;
 			break;
 		case OPT_ANNOTATE:
 			o->annotate = true;
@@ -214,13 +228,13 @@ static void default_output(const char *input, enum output_format format, char *b
 		 format == OUTPUT_PPROF ? ".converted" : "", output_writer(format)->extension);
 }
 
-static enum view_process_root roots_of(const struct pprof_recording *rec)
+static enum view_process_root roots_of(const struct convert_options *o, const struct pprof_recording *rec)
 {
-	if (rec->process_roots && !strcmp(rec->process_roots, "pid"))
-		return VIEW_ROOT_PID;
-	if (rec->process_roots && !strcmp(rec->process_roots, "name"))
-		return VIEW_ROOT_NAME;
-	return VIEW_ROOT_NONE;
+	int root = rec->process_roots ? view_root_of_word(rec->process_roots) : -1;
+
+	if (o->group_by_given)
+		return o->group_by;
+	return root < 0 ? VIEW_ROOT_NONE : (enum view_process_root)root;
 }
 
 static struct view_config view_of(const struct convert_options *o, const struct pprof_recording *rec)
@@ -228,7 +242,7 @@ static struct view_config view_of(const struct convert_options *o, const struct 
 	bool whole = o->format == OUTPUT_PPROF;
 
 	return (struct view_config){
-		.process_root = whole ? VIEW_ROOT_PID : roots_of(rec),
+		.process_root = whole ? VIEW_ROOT_PROCESS : roots_of(o, rec),
 		.threads = whole || o->threads,
 		.annotate = whole || o->annotate,
 		.state_mask = o->state_mask,
@@ -284,7 +298,8 @@ static void describe(const struct convert_options *o, const struct pprof_recordi
 			 stats->count_dropped, rec->time_weights ? "microseconds" : "samples");
 }
 
-static struct output_meta meta_of(const struct pprof_recording *rec, const char *title, const char *summary)
+static struct output_meta meta_of(const struct convert_options *o, const struct pprof_recording *rec,
+				  const char *title, const char *summary)
 {
 	return (struct output_meta){
 		.title = title,
@@ -294,7 +309,7 @@ static struct output_meta meta_of(const struct pprof_recording *rec, const char 
 		.summary = summary,
 		.event = rec->event,
 		.start_unix_ns = rec->start_unix_ns,
-		.process_roots = rec->process_roots,
+		.process_roots = o->group_by_given ? view_root_word(o->group_by) : rec->process_roots,
 	};
 }
 
@@ -329,7 +344,7 @@ int convert_main(int argc, char **argv)
 		goto out_rec;
 	snprintf(title, sizeof(title), "%s", rec.title ? rec.title : "Profile");
 	describe(&o, &rec, &stats, summary, sizeof(summary));
-	meta = meta_of(&rec, title, summary);
+	meta = meta_of(&o, &rec, title, summary);
 	error = output_write(o.format, p, &meta, o.top, file.out);
 	if (output_file__finish(&file, error))
 		goto out_rec;
@@ -384,7 +399,7 @@ int diff_main(int argc, char **argv)
 	snprintf(summary, sizeof(summary), "before: %" PRIu64 " %s, %.1f s; after: %" PRIu64 " %s, %.1f s",
 		 profile__total(pb), before.time_weights ? "microseconds" : "samples", before.duration_s,
 		 profile__total(pa), after.time_weights ? "microseconds" : "samples", after.duration_s);
-	meta = meta_of(&after, title, summary);
+	meta = meta_of(&o, &after, title, summary);
 	error = output_flamegraph_diff_write(pb, pa, &meta, file.out);
 	if (output_file__finish(&file, error))
 		goto out;

@@ -109,8 +109,8 @@ static struct profile *profile_for(const struct command *cmd, enum output_format
 	const struct options *o = &cmd->opts;
 	bool whole = format == OUTPUT_PPROF || !cmd->full;
 	struct view_config view = {
-		.process_root = whole ? VIEW_ROOT_PID
-			      : (enum view_process_root)recording__roots(cmd->rec),
+		.process_root = whole ? VIEW_ROOT_PROCESS
+			      : recording__roots(cmd->rec),
 		.threads = whole || o->threads,
 		.annotate = whole || o->annotate,
 		.include = o->include_given ? &o->include : NULL,
@@ -127,16 +127,6 @@ static struct profile *profile_for(const struct command *cmd, enum output_format
 	return p;
 }
 
-static const char *process_roots_word(const struct command *cmd)
-{
-	static const char *const words[] = {
-		[RECORDING_ROOT_NONE] = "none",
-		[RECORDING_ROOT_NAME] = "name",
-		[RECORDING_ROOT_PID] = "pid",
-	};
-
-	return words[recording__roots(cmd->rec)];
-}
 
 static int write_outputs(struct command *cmd, const char *summary)
 {
@@ -148,7 +138,7 @@ static int write_outputs(struct command *cmd, const char *summary)
 		.summary = summary,
 		.event = o->event == EVENT_WALL ? "wall" : o->event == EVENT_OFFCPU ? "offcpu" : "cpu",
 		.start_unix_ns = cmd->start_unix_ns,
-		.process_roots = process_roots_word(cmd),
+		.process_roots = view_root_word(recording__roots(cmd->rec)),
 	};
 	char title[512], targets[256];
 	int failed = 0;
@@ -201,6 +191,8 @@ static struct recording_config recording_config_of(const struct command *cmd)
 								     : RECORDING_JAVA_STACKS_BPF,
 		.full = cmd->full,
 		.threads = o->threads,
+		.group_by_given = o->group_by_given,
+		.group_by = o->group_by,
 		.annotate = o->annotate,
 		.verbose = o->verbose,
 	};

@@ -49,6 +49,7 @@ enum {
 	OPT_PUSH,
 	OPT_SPOOL,
 	OPT_SPOOL_SIZE,
+	OPT_GROUP_BY,
 };
 
 static const struct option long_options[] = {
@@ -59,6 +60,7 @@ static const struct option long_options[] = {
 	{ "format", required_argument, NULL, 'o' },
 	{ "file", required_argument, NULL, 'f' },
 	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 	{ "fixed-interval", no_argument, NULL, OPT_FIXED_INTERVAL },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "include", required_argument, NULL, OPT_INCLUDE },
@@ -139,6 +141,12 @@ void options_print_help(FILE *out)
 "                           (POSIX extended)\n"
 "      --exclude REGEX      drop stacks with a frame that matches REGEX\n"
 "      --threads            start each stack with a [<thread name> tid=<tid>] frame\n"
+"      --group-by HOW       how stacks begin: process (default with -a or several\n"
+"                           -p): a frame per process, named for what it runs,\n"
+"                           \"org.example.Main (java, pid 12)\"; service: one\n"
+"                           per program, instances merged, \"org.example.Main\n"
+"                           (java)\"; executable: one per executable, \"java\";\n"
+"                           none (default with one -p): no such frame\n"
 "      --annotate           mark Java frames _[j] compiled, _[i] inlined, _[0]\n"
 "                           interpreted\n"
 "      --java               require Java frames: fail unless every -p is a JVM\n"
@@ -197,6 +205,19 @@ void options_print_help(FILE *out)
 "\n"
 "'jbpfprof convert --help' and 'jbpfprof diff --help' describe those commands.\n",
 		MAX_FREQUENCY_HZ, DEFAULT_FREQUENCY_HZ, OPTIONS_MAX_OUTPUTS, DEFAULT_TEXT_TOP);
+}
+
+int parse_group_by(const char *arg, enum view_process_root *out, char *err, size_t err_size)
+{
+	int root = view_root_of_word(arg);
+
+	/* The words older pprof files use are not options. */
+	if (root < 0 || strcmp(view_root_word((enum view_process_root)root), arg)) {
+		snprintf(err, err_size, "--group-by: unknown grouping '%s' (process, service, executable or none)", arg);
+		return -1;
+	}
+	*out = (enum view_process_root)root;
+	return 0;
 }
 
 int parse_u64(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out,
@@ -616,6 +637,11 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			break;
 		case OPT_THREADS:
 			opts->threads = true;
+			break;
+		case OPT_GROUP_BY:
+			if (parse_group_by(optarg, &opts->group_by, err, sizeof(err)))
+				return usage_error(err);
+			opts->group_by_given = true;
 			break;
 		case OPT_FIXED_INTERVAL:
 			opts->fixed_interval = true;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "output/output.h"
+#include "profile/view.h"
 #include "user/fleet/labels.h"
 
 #define OPTIONS_MAX_PIDS 64 /* the BPF filter's size, JBPF_MAX_TARGETS (checked in options.c) */
@@ -70,6 +71,8 @@ struct options {
 	enum output_format output_formats[OPTIONS_MAX_OUTPUTS];
 	size_t nr_outputs;
 	bool threads;                    /* root frame per thread */
+	bool group_by_given;             /* --group-by; else a frame per process with -a or several -p */
+	enum view_process_root group_by;
 	bool fixed_interval;             /* sample at exactly 1/F (aliases; for comparison) */
 	size_t text_top;
 	int verbose;
@@ -114,6 +117,9 @@ enum options_result {
 
 enum options_result options_parse(int argc, char **argv, struct options *opts);
 void options_print_help(FILE *out);
+
+/* Parses --group-by's word (process, service, executable, none); on error as parse_u64. */
+int parse_group_by(const char *arg, enum view_process_root *out, char *err, size_t err_size);
 
 /*
  * Parses a whole decimal integer in [min, max]. On error writes a one-line

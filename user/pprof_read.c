@@ -355,13 +355,14 @@ static const char *quoted(const char *s, char *buf, size_t size)
 
 struct sample_labels {
 	const char *process, *thread;
+	const char *service, *container; /* a process's program and container; NULL when absent */
 	int64_t pid, tid;      /* -1 when absent */
 	int state;             /* enum jbpf_state, -1 when absent */
 };
 
 static int read_labels(struct reader *r, size_t n, const PSample *s, struct sample_labels *out)
 {
-	out->process = out->thread = NULL;
+	out->process = out->thread = out->service = out->container = NULL;
 	out->pid = out->tid = -1;
 	out->state = -1;
 	for (size_t i = 0; i < s->n_label; i++) {
@@ -381,6 +382,12 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 				return fail(r->err, r->err_size, "sample %zu: label %s is %" PRId64
 					    ", not a process or thread id", n, key, l->num);
 			*(key[0] == 'p' ? &out->pid : &out->tid) = l->num;
+			continue;
+		}
+		if (!strcmp(key, "service_name") || !strcmp(key, "container_id")) {
+			/* Strings where they are ours; a number, another tool's, is not ours to judge. */
+			if (l->str)
+				*(key[0] == 's' ? &out->service : &out->container) = str;
 			continue;
 		}
 		if (strcmp(key, "process") && strcmp(key, "thread") && strcmp(key, "state"))
@@ -443,8 +450,14 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 		first_location = i + 1;
 	}
 	if ((labels.process || labels.pid >= 0) &&
-	    push_id(r, stack, &depth, profile__intern_process(r->rec->profile,
-							       labels.process ? labels.process : "[unknown]", labels.pid)))
+	    push_id(r, stack, &depth,
+		    profile__intern_process_parts(r->rec->profile,
+						  &(struct process_parts){
+							  .name = labels.process ? labels.process : "[unknown]",
+							  .program = labels.service,
+							  .container = labels.container,
+							  .pid = labels.pid,
+						  })))
 		return -1;
 	if ((labels.thread || labels.tid >= 0) &&
 	    push_id(r, stack, &depth, profile__intern_thread(r->rec->profile,

@@ -191,18 +191,21 @@ static void kernel_frames_under_user_frames(void **state)
 	harness_profiled_free(&r);
 }
 
-/* -a: the workload is found among every process on the host, under its name. */
+/* -a: the workload is found among every process on the host, under its name and pid. */
 static void all_processes_finds_workload(void **state)
 {
 	struct profiled r;
 	uint64_t found = 0;
+	char root[64];
 
 	harness_require_root();
 	harness_profile(&r, "cpu_split", (char *[]){ "-t", "1", NULL }, (char *[]){ "-a", "-F", "499", "-d", "2", NULL },
 			0, 60);
 	assert_int_equal(r.profiler_status, 0);
+	/* Its stacks begin with the process: its name and pid. */
+	snprintf(root, sizeof(root), "cpu_split (pid %d);", (int)r.workload.pid);
 	for (size_t i = 0; i < r.stacks.n; i++)
-		if (!strncmp(r.stacks.stacks[i], "cpu_split;", 10) && strstr(r.stacks.stacks[i], ";share_50"))
+		if (!strncmp(r.stacks.stacks[i], root, strlen(root)) && strstr(r.stacks.stacks[i], ";share_50"))
 			found += r.stacks.counts[i];
 	/* One busy thread for 2 s at 499 Hz is about 1000 samples; half go to share_50. */
 	fprintf(stderr, "  cpu_split;...;share_50 under -a: %llu samples of %llu\n", (unsigned long long)found,

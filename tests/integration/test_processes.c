@@ -53,7 +53,8 @@ static void short_lived_processes_resolve(void **state)
 	for (size_t i = 0; i < r.stacks.n; i++) {
 		const char *s = r.stacks.stacks[i];
 
-		if (strncmp(s, "sl_child;", 9) && strncmp(s, "exe;", 4))
+		/* Each child its own process frame: "sl_child (pid N)", or "exe (pid N)" before its exec. */
+		if (strncmp(s, "sl_child (pid ", 14) && strncmp(s, "exe (pid ", 9))
 			continue;
 		children += r.stacks.counts[i];
 		if (strstr(s, ";child_work"))

@@ -177,7 +177,7 @@ static void kinds_of_frames(void **state)
 static void process_and_thread_roots(void **state)
 {
 	struct fixture *f = *state;
-	struct aggregator_config config = { .process_root = AGGREGATOR_ROOT_PROCESS_PID, .thread_root = true };
+	struct aggregator_config config = { .process_root = VIEW_ROOT_PROCESS, .thread_root = true };
 	struct aggregator *agg = aggregator__new(&config, f->sym, f->profile);
 	uint64_t uips[] = { (uint64_t)(uintptr_t)inner_function };
 	char buf[sizeof(struct jbpf_sample) + 16 * sizeof(uint64_t)], stack[512], expected[512];

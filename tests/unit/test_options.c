@@ -237,6 +237,27 @@ static void unwind_method(void **state)
 	assert_int_equal(parse_quietly(ARGC(missing), missing, &o), OPTIONS_USAGE);
 }
 
+/* --group-by: each grouping by its word; not given by default; older files' words are no options. */
+static void group_by(void **state)
+{
+	char *plain[] = { "jbpfprof", "-a", NULL };
+	char *service[] = { "jbpfprof", "-a", "--group-by", "service", NULL };
+	char *none[] = { "jbpfprof", "-p", "1,2", "--group-by", "none", NULL };
+	char *old_word[] = { "jbpfprof", "-a", "--group-by", "pid", NULL };
+	char *bad[] = { "jbpfprof", "-a", "--group-by", "host", NULL };
+	struct options o;
+
+	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_false(o.group_by_given);
+	assert_int_equal(options_parse(ARGC(service), service, &o), OPTIONS_RUN);
+	assert_true(o.group_by_given);
+	assert_int_equal(o.group_by, VIEW_ROOT_SERVICE);
+	assert_int_equal(options_parse(ARGC(none), none, &o), OPTIONS_RUN);
+	assert_int_equal(o.group_by, VIEW_ROOT_NONE);
+	assert_int_equal(parse_quietly(ARGC(old_word), old_word, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(bad), bad, &o), OPTIONS_USAGE);
+}
+
 static void too_many_pids(void **state)
 {
 	char list[OPTIONS_MAX_PIDS * 8 + 16];
@@ -261,6 +282,7 @@ int main(void)
 		cmocka_unit_test(every_option),
 		cmocka_unit_test(format_from_file_name),
 		cmocka_unit_test(usage_mistakes),
+		cmocka_unit_test(group_by),
 		cmocka_unit_test(unwind_method),
 		cmocka_unit_test(too_many_pids),
 	};

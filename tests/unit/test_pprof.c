@@ -471,6 +471,69 @@ static void check_message(const struct stack_spec *stacks, size_t n, const struc
 	free(data);
 }
 
+/*
+ * A process frame's parts (program, container) travel as labels and come
+ * back as the same frame, so a later view can group by them; a frame with
+ * no program names its service by its name.
+ */
+static void process_parts_travel_as_labels(void **state)
+{
+	static const char id[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	const struct process_parts parts[] = {
+		{ .name = "java", .program = "com.example.Main", .container = id, .pid = 12 },
+		{ .name = "cron", .pid = 13 },
+	};
+	struct profile *p = profile__new(NULL);
+	struct pprof_recording rec;
+	struct process_parts back;
+	size_t len;
+	uint8_t *data;
+	PProfile *msg;
+
+	assert_non_null(p);
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
+		int64_t process = profile__intern_process_parts(p, &parts[i]);
+		int64_t code = profile__intern(p, "main", FRAME_KIND_NATIVE);
+		uint32_t ids[2] = { (uint32_t)process, (uint32_t)code };
+
+		assert_true(process >= 0 && code >= 0);
+		assert_int_equal(profile__add(p, ids, 2, i + 1), 0);
+	}
+	data = write_pprof(p, &cpu_meta, &len);
+	msg = decode(data, len);
+	assert_int_equal(msg->n_sample, 2);
+	for (size_t i = 0; i < msg->n_sample; i++) {
+		const PSample *s = msg->sample[i];
+		const struct process_parts *want = &parts[s->value[0] - 1];
+
+		assert_string_label(msg, s, "process", want->name);
+		assert_number_label(msg, s, "pid", want->pid);
+		assert_string_label(msg, s, "service_name", want->program ? want->program : want->name);
+		assert_string_label(msg, s, "container_id", want->container);
+	}
+	perftools__profiles__profile__free_unpacked(msg, NULL);
+
+	read_ok(data, len, &rec);
+	assert_same_stacks(p, rec.profile);
+	for (size_t i = 0; i < profile__frame_count(rec.profile); i++) {
+		if (profile__frame_kind(rec.profile, (uint32_t)i) != FRAME_KIND_PROCESS)
+			continue;
+		profile__process_parts(rec.profile, (uint32_t)i, &back);
+		if (back.pid == 12) {
+			assert_string_equal(back.program, "com.example.Main");
+			assert_string_equal(back.container, id);
+		} else {
+			assert_int_equal(back.pid, 13);
+			assert_null(back.program);
+			assert_null(back.container);
+		}
+		assert_string_equal(back.name, back.pid == 12 ? "java" : "cron");
+	}
+	pprof_recording_free(&rec);
+	free(data);
+	profile__free(p);
+}
+
 static void cpu_message_has_samples_and_cpu_time(void **state)
 {
 	check_message(cpu_stacks, ARRAY_SIZE(cpu_stacks), &cpu_meta, false);
@@ -1180,6 +1243,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cpu_profile_reads_back_as_written),
+		cmocka_unit_test(process_parts_travel_as_labels),
 		cmocka_unit_test(wall_profile_reads_back_as_written),
 		cmocka_unit_test(profile_without_thread_frames_reads_back),
 		cmocka_unit_test(empty_profile_reads_back_empty),

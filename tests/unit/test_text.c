@@ -153,6 +153,44 @@ static void process_thread_and_state_frames_are_not_functions(void **state)
 	profile__free(p);
 }
 
+/* The processes the stacks begin with, most counted first; the rest past top in one row. */
+static void processes_are_listed_with_their_shares(void **state)
+{
+	const struct process_parts parts[] = {
+		{ .name = "java", .program = "com.example.Main", .pid = 10 },
+		{ .name = "python3", .program = "app.py", .pid = 11 },
+		{ .name = "cron", .pid = 12 },
+	};
+	const uint64_t counts[] = { 60, 30, 9 };
+	struct profile *p = profile__new(NULL), *none = recursive_profile();
+	struct table t;
+	char *text;
+
+	assert_non_null(p);
+	for (size_t i = 0; i < 3; i++) {
+		uint32_t s[2] = { (uint32_t)profile__intern_process_parts(p, &parts[i]),
+				  intern_ok(p, "main", FRAME_KIND_NATIVE) };
+
+		assert_int_equal(profile__add(p, s, 2, counts[i]), 0);
+	}
+	/* A stack with no process frame counts in the total only. */
+	assert_int_equal(profile__add(p, (uint32_t[]){ intern_ok(p, "main", FRAME_KIND_NATIVE) }, 1, 1), 0);
+	text = report_of(p, NULL, 2);
+	parse_table(text, "Processes by samples", &t);
+	assert_int_equal(t.nr, 3);
+	assert_string_equal(t.rows[0].name, "com.example.Main (java, pid 10)");
+	check_row(&t, "com.example.Main (java, pid 10)", 60, 100);
+	assert_string_equal(t.rows[1].name, "app.py (python3, pid 11)");
+	check_row(&t, "app.py (python3, pid 11)", 30, 100);
+	check_row(&t, "(the other processes)", 9, 100);
+	free(text);
+	text = report_of(none, NULL, 0);
+	assert_null(strstr(text, "Processes by"));
+	free(text);
+	profile__free(p);
+	profile__free(none);
+}
+
 static void self_and_total_count_recursion_once(void **state)
 {
 	struct profile *p = recursive_profile();
@@ -325,6 +363,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(self_and_total_count_recursion_once),
+		cmocka_unit_test(processes_are_listed_with_their_shares),
 		cmocka_unit_test(process_thread_and_state_frames_are_not_functions),
 		cmocka_unit_test(recursive_leaf_counts_once),
 		cmocka_unit_test(rows_are_ordered_by_count_then_name),

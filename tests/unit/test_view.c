@@ -128,7 +128,7 @@ static void assert_view(const struct view_config *config, const char *const *exp
 /* Everything kept: the view of a full profile with full options is that profile. */
 static void full_options_give_the_profile_back(void **state)
 {
-	const struct view_config config = { .process_root = VIEW_ROOT_PID, .threads = true, .annotate = true };
+	const struct view_config config = { .process_root = VIEW_ROOT_PROCESS, .threads = true, .annotate = true };
 	struct profile *from = full_profile();
 	char *want = profile_text(from), *got;
 	struct view_stats stats;
@@ -144,7 +144,7 @@ static void full_options_give_the_profile_back(void **state)
 
 static void process_root_name_strips_the_pid(void **state)
 {
-	const struct view_config config = { .process_root = VIEW_ROOT_NAME, .threads = true, .annotate = true };
+	const struct view_config config = { .process_root = VIEW_ROOT_EXECUTABLE, .threads = true, .annotate = true };
 	static const char *const expected[] = {
 		NAME_ROOT T43 MAIN BAR BAZ READ SLEEPING " 5",
 		NAME_ROOT T43 MAIN BAR QUX RUNNING " 3",
@@ -153,6 +153,89 @@ static void process_root_name_strips_the_pid(void **state)
 	};
 
 	assert_view(&config, expected, ARRAY_SIZE(expected));
+}
+
+/*
+ * Four processes: two instances of one Java program (one in a container),
+ * another program of the same executable, and a native program twice.
+ * Each grouping shows and merges them as it says.
+ */
+static char *grouped(enum view_process_root root)
+{
+	static const char id[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	const struct process_parts parts[] = {
+		{ .name = "java", .program = "com.example.Main", .pid = 10 },
+		{ .name = "java", .program = "com.example.Main", .container = id, .pid = 11 },
+		{ .name = "java", .program = "billing.jar", .pid = 12 },
+		{ .name = "cron", .pid = 13 },
+		{ .name = "cron", .program = "cron", .pid = 14 },
+	};
+	struct profile *from = profile__new(NULL), *to = profile__new(NULL);
+	char *text;
+
+	assert_non_null(from);
+	assert_non_null(to);
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
+		uint32_t ids[2] = { (uint32_t)profile__intern_process_parts(from, &parts[i]),
+				    frame_ok(from, "main", FRAME_KIND_NATIVE, 0) };
+
+		assert_int_equal(profile__add(from, ids, 2, 1u << i), 0);
+	}
+	assert_int_equal(view__apply(from, &(struct view_config){ .process_root = root }, to, NULL), 0);
+	text = profile_text(to);
+	profile__free(from);
+	profile__free(to);
+	return text;
+}
+
+static void process_groupings_show_and_merge_as_they_say(void **state)
+{
+	static const char *const by_process[] = {
+		"com.example.Main (java, pid 10)|process;main|native 1",
+		"com.example.Main (java, pid 11, container 0123456789ab)|process;main|native 2",
+		"billing.jar (java, pid 12)|process;main|native 4",
+		"cron (pid 13)|process;main|native 8",
+		"cron (pid 14)|process;main|native 16",
+	};
+	static const char *const by_service[] = {
+		"com.example.Main (java)|process;main|native 3",
+		"billing.jar (java)|process;main|native 4",
+		"cron|process;main|native 24",
+	};
+	static const char *const by_executable[] = {
+		"java|process;main|native 7",
+		"cron|process;main|native 24",
+	};
+	static const char *const by_none[] = { "main|native 31" };
+	const struct {
+		enum view_process_root root;
+		const char *const *lines;
+		size_t n;
+	} cases[] = {
+		{ VIEW_ROOT_PROCESS, by_process, ARRAY_SIZE(by_process) },
+		{ VIEW_ROOT_SERVICE, by_service, ARRAY_SIZE(by_service) },
+		{ VIEW_ROOT_EXECUTABLE, by_executable, ARRAY_SIZE(by_executable) },
+		{ VIEW_ROOT_NONE, by_none, ARRAY_SIZE(by_none) },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *want = lines_text(cases[i].lines, cases[i].n), *got = grouped(cases[i].root);
+
+		assert_string_equal(got, want);
+		free(got);
+		free(want);
+	}
+}
+
+/* The words --group-by takes, and those of older recordings. */
+static void grouping_words(void **state)
+{
+	for (int i = 0; i < VIEW_ROOT_NR; i++)
+		assert_int_equal(view_root_of_word(view_root_word((enum view_process_root)i)), i);
+	assert_int_equal(view_root_of_word("name"), VIEW_ROOT_EXECUTABLE);
+	assert_int_equal(view_root_of_word("pid"), VIEW_ROOT_PROCESS);
+	assert_int_equal(view_root_of_word("services"), -1);
+	assert_int_equal(view_root_of_word(""), -1);
 }
 
 static void process_root_none_drops_the_process_frame(void **state)
@@ -171,7 +254,7 @@ static void process_root_none_drops_the_process_frame(void **state)
 /* Two threads ran the same code: without thread frames their stacks are one. */
 static void threads_off_drops_thread_frames_and_merges(void **state)
 {
-	const struct view_config config = { .process_root = VIEW_ROOT_PID, .annotate = true };
+	const struct view_config config = { .process_root = VIEW_ROOT_PROCESS, .annotate = true };
 	static const char *const expected[] = {
 		PID_ROOT MAIN BAR BAZ READ SLEEPING " 5",
 		PID_ROOT MAIN BAR QUX RUNNING " 5", /* 3 + 2 */
@@ -183,7 +266,7 @@ static void threads_off_drops_thread_frames_and_merges(void **state)
 
 static void annotate_off_gives_plain_java_frames(void **state)
 {
-	const struct view_config config = { .process_root = VIEW_ROOT_PID, .threads = true };
+	const struct view_config config = { .process_root = VIEW_ROOT_PROCESS, .threads = true };
 	static const char *const expected[] = {
 		PID_ROOT T43 MAIN PLAIN_BAR PLAIN_BAZ READ SLEEPING " 5",
 		PID_ROOT T43 MAIN PLAIN_BAR PLAIN_QUX RUNNING " 3",
@@ -201,7 +284,7 @@ static void annotate_off_gives_plain_java_frames(void **state)
  */
 static void annotate_off_merges_stacks_that_differ_in_how_java_ran(void **state)
 {
-	const struct view_config config = { .process_root = VIEW_ROOT_PID, .threads = true };
+	const struct view_config config = { .process_root = VIEW_ROOT_PROCESS, .threads = true };
 	struct profile *from = profile__new(NULL), *to = profile__new(NULL);
 	uint32_t root, compiled, inlined, interp, native, unsuffixed, wrong, s[2];
 	static const char *const expected[] = {
@@ -247,7 +330,7 @@ static void annotate_off_merges_stacks_that_differ_in_how_java_ran(void **state)
 
 static void state_mask_keeps_matching_states_and_stateless_stacks(void **state)
 {
-	const struct view_config config = { .process_root = VIEW_ROOT_PID,
+	const struct view_config config = { .process_root = VIEW_ROOT_PROCESS,
 					    .threads = true,
 					    .annotate = true,
 					    .state_mask = 1u << JBPF_STATE_SLEEPING };
@@ -269,7 +352,7 @@ static void state_mask_keeps_matching_states_and_stateless_stacks(void **state)
 
 static void state_mask_of_every_state_present_drops_nothing(void **state)
 {
-	const struct view_config config = { .process_root = VIEW_ROOT_PID,
+	const struct view_config config = { .process_root = VIEW_ROOT_PROCESS,
 					    .threads = true,
 					    .annotate = true,
 					    .state_mask = (1u << JBPF_STATE_SLEEPING) | (1u << JBPF_STATE_RUNNING) };
@@ -294,7 +377,7 @@ static void compile(regex_t *re, const char *pattern)
 static void include_keeps_stacks_with_a_matching_frame(void **state)
 {
 	regex_t re;
-	struct view_config config = { .process_root = VIEW_ROOT_PID, .threads = true, .annotate = true };
+	struct view_config config = { .process_root = VIEW_ROOT_PROCESS, .threads = true, .annotate = true };
 	static const char *const expected[] = {
 		PID_ROOT T43 MAIN BAR BAZ READ SLEEPING " 5",
 	};
@@ -315,7 +398,7 @@ static void include_keeps_stacks_with_a_matching_frame(void **state)
 static void exclude_drops_stacks_with_a_matching_frame(void **state)
 {
 	regex_t re;
-	struct view_config config = { .process_root = VIEW_ROOT_PID, .threads = true, .annotate = true };
+	struct view_config config = { .process_root = VIEW_ROOT_PROCESS, .threads = true, .annotate = true };
 	static const char *const expected[] = {
 		PID_ROOT T43 MAIN BAR BAZ READ SLEEPING " 5",
 		PID_ROOT T43 "main|native;idle|native 7",
@@ -338,7 +421,7 @@ static void exclude_drops_stacks_with_a_matching_frame(void **state)
 static void include_and_exclude_combine(void **state)
 {
 	regex_t in, out;
-	struct view_config config = { .process_root = VIEW_ROOT_PID, .threads = true, .annotate = true };
+	struct view_config config = { .process_root = VIEW_ROOT_PROCESS, .threads = true, .annotate = true };
 	static const char *const expected[] = {
 		PID_ROOT T43 MAIN BAR QUX RUNNING " 3",
 		PID_ROOT T44 MAIN BAR QUX RUNNING " 2",
@@ -367,7 +450,7 @@ static void include_and_exclude_combine(void **state)
 static void patterns_match_frames_as_shown(void **state)
 {
 	regex_t re;
-	struct view_config config = { .process_root = VIEW_ROOT_PID, .threads = true, .annotate = true };
+	struct view_config config = { .process_root = VIEW_ROOT_PROCESS, .threads = true, .annotate = true };
 	struct view_stats stats;
 	char *got;
 
@@ -390,7 +473,7 @@ static void patterns_match_frames_as_shown(void **state)
 	got = view_text(&config, &stats);
 	assert_int_equal(stats.stacks_dropped, ARRAY_SIZE(full_stacks));
 	free(got);
-	config.process_root = VIEW_ROOT_NAME;
+	config.process_root = VIEW_ROOT_EXECUTABLE;
 	got = view_text(&config, &stats);
 	assert_int_equal(stats.stacks_dropped, 0);
 	free(got);
@@ -411,7 +494,7 @@ static void patterns_match_frames_as_shown(void **state)
 
 static void reverse_puts_the_leaf_first(void **state)
 {
-	const struct view_config config = { .process_root = VIEW_ROOT_NAME, .annotate = true, .reverse = true };
+	const struct view_config config = { .process_root = VIEW_ROOT_EXECUTABLE, .annotate = true, .reverse = true };
 	static const char *const expected[] = {
 		"[sleeping]|state;read_[k]|kernel;" BAZ BAR MAIN "app|process 5",
 		"[running]|state;Foo.qux_[0]|interpreted;" BAR MAIN "app|process 5",
@@ -424,7 +507,7 @@ static void reverse_puts_the_leaf_first(void **state)
 /* A profile aggregated without roots gains none, whatever the view asks. */
 static void profile_without_roots_is_viewed_as_it_is(void **state)
 {
-	const struct view_config config = { .process_root = VIEW_ROOT_PID, .threads = true, .annotate = true };
+	const struct view_config config = { .process_root = VIEW_ROOT_PROCESS, .threads = true, .annotate = true };
 	struct profile *from = profile__new(NULL), *to = profile__new(NULL);
 	uint32_t s[2];
 	char *want, *got;
@@ -448,7 +531,7 @@ static void profile_without_roots_is_viewed_as_it_is(void **state)
 /* Stacks held with nothing counted yet are not part of any view. */
 static void stacks_with_no_count_are_left_out(void **state)
 {
-	const struct view_config config = { .process_root = VIEW_ROOT_PID, .threads = true, .annotate = true };
+	const struct view_config config = { .process_root = VIEW_ROOT_PROCESS, .threads = true, .annotate = true };
 	struct profile *from = full_profile(), *to = profile__new(NULL);
 	uint32_t id, index;
 
@@ -463,7 +546,7 @@ static void stacks_with_no_count_are_left_out(void **state)
 
 static void full_target_gives_enospc(void **state)
 {
-	const struct view_config config = { .process_root = VIEW_ROOT_PID, .threads = true, .annotate = true };
+	const struct view_config config = { .process_root = VIEW_ROOT_PROCESS, .threads = true, .annotate = true };
 	const struct profile_limits limits = { .max_stacks = 2 };
 	struct profile *from = full_profile(), *to = profile__new(&limits);
 
@@ -495,7 +578,7 @@ static void root_frames_keep_names_that_look_like_their_text(void **state)
 
 	to = profile__new(NULL);
 	assert_non_null(to);
-	assert_int_equal(view__apply(from, &(struct view_config){ .process_root = VIEW_ROOT_NAME, .threads = true },
+	assert_int_equal(view__apply(from, &(struct view_config){ .process_root = VIEW_ROOT_EXECUTABLE, .threads = true },
 				     to, NULL), 0);
 	got = profile_text(to);
 	assert_string_equal(got, "a (pid 1)|process;[x tid=5] tid=7]|thread;main|native 1\n");
@@ -506,7 +589,7 @@ static void root_frames_keep_names_that_look_like_their_text(void **state)
 
 	to = profile__new(NULL);
 	assert_non_null(to);
-	assert_int_equal(view__apply(from, &(struct view_config){ .process_root = VIEW_ROOT_PID }, to, NULL), 0);
+	assert_int_equal(view__apply(from, &(struct view_config){ .process_root = VIEW_ROOT_PROCESS }, to, NULL), 0);
 	got = profile_text(to);
 	assert_string_equal(got, "a (pid 1) (pid 2)|process;main|native 1\n");
 	assert_int_equal(profile__root_id(to, 0), 2);
@@ -520,6 +603,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(full_options_give_the_profile_back),
 		cmocka_unit_test(process_root_name_strips_the_pid),
+		cmocka_unit_test(process_groupings_show_and_merge_as_they_say),
+		cmocka_unit_test(grouping_words),
 		cmocka_unit_test(process_root_none_drops_the_process_frame),
 		cmocka_unit_test(threads_off_drops_thread_frames_and_merges),
 		cmocka_unit_test(annotate_off_gives_plain_java_frames),

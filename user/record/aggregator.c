@@ -13,6 +13,7 @@
 #include "jvmti-stub/stream.h"
 #include "profile/shares.h"
 #include "user/record/addr_ids.h"
+#include "user/record/process_roots.h"
 
 /*
  * Frames of one stack: two roots, two full perf stacks, a Java stack, two
@@ -31,6 +32,7 @@ struct aggregator {
 	bool failed;                  /* a push found the profile full */
 	struct shares *shares;        /* with time_weights */
 	struct addr_ids *addr_ids;    /* native frames' ids by address */
+	struct process_roots *roots;  /* with a process_root: each process's root frame */
 };
 
 struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
@@ -44,7 +46,9 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 	agg->sym = sym;
 	agg->profile = profile;
 	agg->addr_ids = addr_ids__new();
-	if (!agg->addr_ids) {
+	if (config->process_root != VIEW_ROOT_NONE)
+		agg->roots = process_roots__new(config->process_root);
+	if (!agg->addr_ids || (config->process_root != VIEW_ROOT_NONE && !agg->roots)) {
 		aggregator__free(agg);
 		return NULL;
 	}
@@ -63,6 +67,7 @@ void aggregator__free(struct aggregator *agg)
 	if (agg) {
 		shares__free(agg->shares);
 		addr_ids__free(agg->addr_ids);
+		process_roots__free(agg->roots);
 	}
 	free(agg);
 }
@@ -79,6 +84,8 @@ int aggregator__set_profile(struct aggregator *agg, struct profile *profile)
 	agg->profile = profile;
 	/* The ids remembered name frames of the old profile. */
 	addr_ids__clear(agg->addr_ids);
+	if (agg->roots)
+		process_roots__clear(agg->roots);
 	return 0;
 }
 
@@ -207,14 +214,9 @@ static bool add_roots(struct aggregator *agg, const struct jbpf_sample *s, const
 	char comm[JBPF_COMM_LEN + 1];
 
 	copy_comm(comm, s->comm);
-	if (agg->config.process_root != AGGREGATOR_ROOT_NONE) {
-		const char *pname = symbolizer__process_name(agg->sym, s->tgid);
-		bool with_pid = agg->config.process_root == AGGREGATOR_ROOT_PROCESS_PID;
-
-		if (!push_id(agg, depth, profile__intern_process(agg->profile, pname ? pname : comm,
-								 with_pid ? (int64_t)s->tgid : -1)))
-			return false;
-	}
+	if (agg->roots &&
+	    !push_id(agg, depth, process_roots__frame(agg->roots, agg->profile, agg->sym, s->tgid, comm)))
+		return false;
 	if (agg->config.thread_root &&
 	    !push_id(agg, depth, profile__intern_thread(agg->profile, thread_name ? thread_name : comm, s->tid)))
 		return false;
@@ -361,6 +363,8 @@ void aggregator__exec(struct aggregator *agg, uint32_t tgid)
 {
 	agg->stats.execs++;
 	symbolizer__forget_process(agg->sym, tgid);
+	if (agg->roots)
+		process_roots__forget(agg->roots, tgid);
 }
 
 void aggregator__add(struct aggregator *agg, const struct jbpf_sample *s)

@@ -4,7 +4,8 @@
  * For each record it resolves the frames through the symbolizer and adds one
  * stack, root first:
  *
- *   [process root]  with -a or several -p: the process's name
+ *   [process root]  with -a or several -p: the process, grouped as
+ *                   process_root says (user/record/process_roots.h)
  *   [thread root]   with --threads: "[<thread name> tid=<tid>]"
  *   user frames     outermost first; return addresses are looked up one byte
  *                   back, so a call that ends its function names the caller
@@ -32,15 +33,11 @@
 #include "bpf/jbpfprof.h"
 #include "symbolizer/symbolizer.h"
 #include "profile/profile.h"
+#include "profile/view.h"
 
-enum aggregator_root {
-	AGGREGATOR_ROOT_NONE,
-	AGGREGATOR_ROOT_PROCESS_NAME,     /* "name" */
-	AGGREGATOR_ROOT_PROCESS_PID,      /* "name (pid N)" */
-};
 
 struct aggregator_config {
-	enum aggregator_root process_root;
+	enum view_process_root process_root; /* the process frame (user/record/process_roots.h) */
 	bool thread_root;
 	bool annotate;           /* suffix Java frames _[j] _[i] _[0] by how they ran */
 	bool time_weights;       /* wall-clock or off-CPU profile, see above */
@@ -78,7 +75,7 @@ void aggregator__add(struct aggregator *agg, const struct jbpf_sample *sample);
 
 /*
  * Process tgid ran another program: the symbolizer forgets it, so samples
- * after it are looked up in the new program.
+ * after it are looked up in the new program, and it is named again.
  */
 void aggregator__exec(struct aggregator *agg, uint32_t tgid);
 

@@ -109,9 +109,11 @@ size_t recording__targets(const struct recording *rec, const uint32_t **tgids)
 	return rec->nr_tgids;
 }
 
-enum recording_roots recording__roots(const struct recording *rec)
+enum view_process_root recording__roots(const struct recording *rec)
 {
-	return rec->config.all ? RECORDING_ROOT_NAME : rec->nr_tgids > 1 ? RECORDING_ROOT_PID : RECORDING_ROOT_NONE;
+	if (rec->config.group_by_given)
+		return rec->config.group_by;
+	return rec->config.all || rec->nr_tgids > 1 ? VIEW_ROOT_PROCESS : VIEW_ROOT_NONE;
 }
 
 struct profile *recording__profile(const struct recording *rec)
@@ -182,10 +184,7 @@ static int make_stages(struct recording *rec)
 {
 	const struct recording_config *c = &rec->config;
 	struct aggregator_config agg_config = {
-		.process_root = c->full ? AGGREGATOR_ROOT_PROCESS_PID
-			       : c->all ? AGGREGATOR_ROOT_PROCESS_NAME
-			       : rec->nr_tgids > 1 ? AGGREGATOR_ROOT_PROCESS_PID
-						   : AGGREGATOR_ROOT_NONE,
+		.process_root = c->full ? VIEW_ROOT_PROCESS : recording__roots(rec),
 		.thread_root = c->full || c->threads,
 		.annotate = c->full || c->annotate,
 		.modules = c->full,

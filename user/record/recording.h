@@ -18,6 +18,7 @@
 
 #include "bpf/jbpfprof.h"
 #include "profile/profile.h"
+#include "profile/view.h"
 
 enum recording_event {
 	RECORDING_CPU,
@@ -38,12 +39,6 @@ enum recording_java_stacks {
 	RECORDING_JAVA_STACKS_BOTH,  /* the agent's, each sample's checked against BPF's walk (user/java/oracle.h) */
 };
 
-/* How stacks begin, for a profile written as it was aggregated. */
-enum recording_roots {
-	RECORDING_ROOT_NONE,
-	RECORDING_ROOT_NAME,      /* the process's name */
-	RECORDING_ROOT_PID,       /* "name (pid N)" */
-};
 
 /* One interval of a --continuous recording, handed over with its profile. */
 struct recording_interval {
@@ -75,6 +70,12 @@ struct recording_config {
 	bool unwind_fp;           /* user stacks by frame pointers only (--unwind fp) */
 	bool full;                /* aggregate everything, for a pprof file (profile/view.h) */
 	bool threads, annotate;   /* without full: the thread frames, how Java frames ran */
+	/*
+	 * How stacks begin (--group-by), when given; by default, a frame per
+	 * process with -a or several targets, none for one.
+	 */
+	bool group_by_given;
+	enum view_process_root group_by;
 	int verbose;
 	/*
 	 * --continuous: every interval_ns the profile so far goes to
@@ -110,7 +111,7 @@ size_t recording__targets(const struct recording *rec, const uint32_t **tgids);
 /* "pid 1234 (java)", "pid 1, pid 2 (x)" or "all processes". */
 void recording__describe_targets(const struct recording *rec, char *buf, size_t size);
 /* How the recording's own stacks begin: with all, names; with several targets, pids. */
-enum recording_roots recording__roots(const struct recording *rec);
+enum view_process_root recording__roots(const struct recording *rec);
 
 /* After run: the profile (owned by the recording). */
 struct profile *recording__profile(const struct recording *rec);

@@ -10,8 +10,10 @@
 # makes them run on JDK 17 and every later JDK. The directory is emptied
 # first, so a deleted source leaves no stale class behind. No -Werror: a
 # class that uses a JDK-internal API gets a warning javac cannot silence.
+# CpuSplit is packed into cpusplit.jar too, for a JVM run with -jar.
 
 JAVAC ?= javac
+JAR ?= jar
 JAVA_SRCS := $(wildcard tests/workloads/java/*.java) $(wildcard examples/*.java)
 JAVA_CLASSES_STAMP := $(OUTPUT)/java/.stamp
 
@@ -20,6 +22,7 @@ $(JAVA_CLASSES_STAMP): $(JAVA_SRCS) tests/workloads/java/java.mk
 	$(Q)rm -rf $(OUTPUT)/java
 	$(Q)mkdir -p $(OUTPUT)/java
 	$(Q)$(JAVAC) --release 17 -Xlint:all -d $(OUTPUT)/java $(JAVA_SRCS)
+	$(Q)cd $(OUTPUT)/java && $(JAR) --create --file cpusplit.jar --main-class CpuSplit CpuSplit*.class Workload*.class
 	$(Q)touch $@
 
 .PHONY: java-classes
