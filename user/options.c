@@ -50,6 +50,7 @@ enum {
 	OPT_SPOOL,
 	OPT_SPOOL_SIZE,
 	OPT_GROUP_BY,
+	OPT_PUSH_API,
 };
 
 static const struct option long_options[] = {
@@ -81,6 +82,7 @@ static const struct option long_options[] = {
 	{ "dir", required_argument, NULL, OPT_DIR },
 	{ "keep", required_argument, NULL, OPT_KEEP },
 	{ "push", required_argument, NULL, OPT_PUSH },
+	{ "push-api", required_argument, NULL, OPT_PUSH_API },
 	{ "spool", required_argument, NULL, OPT_SPOOL },
 	{ "spool-size", required_argument, NULL, OPT_SPOOL_SIZE },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -174,7 +176,10 @@ void options_print_help(FILE *out)
 "      --label KEY=VALUE    a label on every pushed profile (repeatable)\n"
 "      --dir DIR            write DIR/<UTC time>-<seq>-<service>.<event>.pb.gz\n"
 "      --keep SIZE          keep --dir under SIZE (K, M, G), oldest removed first\n"
-"      --push URL           send each profile to Pyroscope's URL/ingest\n"
+"      --push URL           send each profile to the Pyroscope server at URL\n"
+"      --push-api API       push (default): Pyroscope's push API,\n"
+"                           push.v1.PusherService/Push; ingest: its older\n"
+"                           /ingest, for servers from before the push API\n"
 "      --spool DIR          where profiles wait for the server (default\n"
 "                           " DEFAULT_SPOOL_DIR ")\n"
 "      --spool-size SIZE    the spool's bound, oldest dropped first (default 64M)\n"
@@ -597,6 +602,14 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			if (!optarg[0])
 				return usage_error(c == OPT_DIR ? "--dir: empty" : c == OPT_PUSH ? "--push: empty" : "--spool: empty");
 			*(c == OPT_DIR ? &opts->dir : c == OPT_PUSH ? &opts->push_url : &opts->spool_dir) = optarg;
+			fleet_given = true;
+			break;
+		case OPT_PUSH_API:
+			if (strcmp(optarg, "push") && strcmp(optarg, "ingest")) {
+				snprintf(err, sizeof(err), "--push-api: unknown API '%s' (push or ingest)", optarg);
+				return usage_error(err);
+			}
+			opts->push_ingest = !strcmp(optarg, "ingest");
 			fleet_given = true;
 			break;
 		case OPT_KEEP:

@@ -1,7 +1,16 @@
 #!/usr/bin/env python3
-"""A Pyroscope /ingest stand-in for the fleet tests.
+"""A Pyroscope stand-in for the fleet tests: its push API and its /ingest.
 
-Implements the contract as grafana/pyroscope's source reads it
+The push API, push.v1.PusherService/Push, as the Connect protocol makes a
+unary call over HTTP/1.1: POST /push.v1.PusherService/Push with Content-Type
+application/proto, Connect-Protocol-Version 1 and a non-empty body (a
+push.v1.PushRequest, kept as it came: the tests decode it with the code
+generated from the vendored proto/pyroscope), answered with 200 and an empty
+application/proto message; anything else gets a Connect error (400 and a JSON
+body {"code": "invalid_argument", ...}) and is not kept. Each request taken is
+kept as DIR/NNNNNN.push.
+
+/ingest implements the contract as grafana/pyroscope's source reads it
 (pkg/ingester/pyroscope/ingest_handler.go, pkg/og/convert/pprof/profile.go,
 api/model/labelset/validate.go): POST /ingest with `name` (service name of
 [A-Za-z0-9_.-/], labels {k=v,...} with names of [A-Za-z0-9_.], not
@@ -11,7 +20,8 @@ pprof (format=pprof would mean a bare body, so a multipart body with it is
 refused). Anything else gets 400 and is not kept.
 
 Each accepted profile is kept as DIR/NNNNNN.pb.gz with its query in
-DIR/NNNNNN.query, in the order received. Usage: ingest_server.py DIR PORTFILE
+DIR/NNNNNN.query, in the order received (NNNNNN counts both APIs'
+profiles). Usage: ingest_server.py DIR PORTFILE
 [PORT] (the port it listens on, on 127.0.0.1, is written to PORTFILE when
 ready; PORT 0 or none: a free one). SIGTERM stops it between requests, so a
 profile is either kept and answered or neither: a test that takes the server
@@ -21,6 +31,7 @@ import email.parser
 import email.policy
 import gzip
 import http.server
+import json
 import os
 import re
 import signal
@@ -55,8 +66,42 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(why.encode())
         sys.stderr.write('ingest_server: refused: %s\n' % why)
 
+    def keep(self, name, data, mode):
+        """DIR/NNNNNN.name, whole or not there: a test polls for it while profiles arrive."""
+        n = len([f for f in os.listdir(self.server.dir) if f.endswith(('.query', '.push'))])
+        base = os.path.join(self.server.dir, '%06d' % n)
+        with open(base + '.' + name + '.tmp', mode) as f:
+            f.write(data)
+        os.rename(base + '.' + name + '.tmp', base + '.' + name)
+        return base
+
+    def connect_error(self, why):
+        body = json.dumps({'code': 'invalid_argument', 'message': why}).encode()
+        self.send_response(400)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        sys.stderr.write('ingest_server: refused: %s\n' % why)
+
+    def push(self):
+        body = self.rfile.read(int(self.headers.get('Content-Length', '0')))
+        if self.headers.get('Content-Type', '') != 'application/proto':
+            return self.connect_error('Content-Type is not application/proto')
+        if self.headers.get('Connect-Protocol-Version', '') != '1':
+            return self.connect_error('no Connect-Protocol-Version 1')
+        if not body:
+            return self.connect_error('empty PushRequest')
+        self.keep('push', body, 'wb')
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/proto')
+        self.send_header('Content-Length', '0')
+        self.end_headers()
+
     def do_POST(self):
         url = urllib.parse.urlsplit(self.path)
+        if url.path == '/push.v1.PusherService/Push':
+            return self.push()
         if url.path != '/ingest':
             return self.fail('no such path ' + url.path)
         q = urllib.parse.parse_qs(url.query, strict_parsing=True)
@@ -89,14 +134,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             gzip.decompress(profile)
         except OSError:
             return self.fail('profile is not gzip')
-        n = len([f for f in os.listdir(self.server.dir) if f.endswith('.query')])
-        base = os.path.join(self.server.dir, '%06d' % n)
-        with open(base + '.pb.gz', 'wb') as f:
+        n = len([f for f in os.listdir(self.server.dir) if f.endswith(('.query', '.push'))])
+        with open(os.path.join(self.server.dir, '%06d.pb.gz' % n), 'wb') as f:
             f.write(profile)
-        # Whole or not there: a test polls for .query files while profiles arrive.
-        with open(base + '.query.tmp', 'w') as f:
-            f.write(url.query + '\n')
-        os.rename(base + '.query.tmp', base + '.query')
+        self.keep('query', url.query + '\n', 'w')
         self.send_response(200)
         self.end_headers()
 

@@ -1,9 +1,14 @@
 /*
- * Fleet mode: -a --continuous with --push to a Pyroscope /ingest stand-in
- * (tests/fleet/ingest_server.py, $INGEST_SERVER) and with --dir/--keep.
+ * Fleet mode: -a --continuous with --push to a Pyroscope stand-in
+ * (tests/fleet/ingest_server.py, $INGEST_SERVER) that takes the push API
+ * (push.v1.PusherService/Push, the default) and /ingest (--push-api
+ * ingest), and with --dir/--keep.
  *
- * What each test reads back is what the server kept (one NNNNNN.query and
- * NNNNNN.pb.gz per profile, in the order received), the files of --dir and
+ * What each test reads back is what the server kept, in the order
+ * received: per profile an NNNNNN.push (a PushRequest, decoded here with
+ * the code generated from the vendored proto/pyroscope, its labels read as
+ * the ingest name they stand for and its interval from the pprof it holds)
+ * or an NNNNNN.query and NNNNNN.pb.gz; the files of --dir and
  * the spool, and the profiler's -v lines "interval N: ..." (one per
  * interval handed over). The known workload is cpu_split, whose service is
  * "cpu_split"; it spins on two threads, so it has samples in every
@@ -28,6 +33,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
+
+#include "proto/profile.pb-c.h"
+#include "proto/pyroscope/push/v1/push.pb-c.h"
 
 #define SERVICE "cpu_split"
 #define MAX_RECEIVED 4096
@@ -43,7 +52,7 @@ struct server {
 /* One profile the server kept, or one file --dir wrote. */
 struct received {
 	char name[512];   /* the query's name, decoded: service.event{labels} */
-	long long from, until;
+	long long from, until; /* ms since the epoch */
 	char file[600];   /* its pprof */
 };
 
@@ -172,6 +181,106 @@ static int query_param(const char *query, const char *key, char *out, size_t siz
 	return -1;
 }
 
+/* A whole file (caller frees); fails the test when it cannot be read. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *data = NULL;
+	long size;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	size = ftell(f);
+	assert_true(size >= 0);
+	rewind(f);
+	data = malloc((size_t)size + 1);
+	assert_non_null(data);
+	assert_int_equal(fread(data, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	*len = (size_t)size;
+	return data;
+}
+
+/* A gzip stream inflated (caller frees); fails the test when it is not one. */
+static uint8_t *gunzip(const uint8_t *gz, size_t len, size_t *out_len)
+{
+	z_stream z = { .next_in = (Bytef *)gz, .avail_in = (uInt)len };
+	size_t cap = 1 << 16;
+	uint8_t *out = malloc(cap);
+	int rc;
+
+	assert_non_null(out);
+	assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+	do {
+		if (z.total_out == cap) {
+			cap *= 2;
+			out = realloc(out, cap);
+			assert_non_null(out);
+		}
+		z.next_out = out + z.total_out;
+		z.avail_out = (uInt)(cap - z.total_out);
+		rc = inflate(&z, Z_NO_FLUSH);
+	} while (rc == Z_OK);
+	assert_int_equal(rc, Z_STREAM_END);
+	*out_len = z.total_out;
+	inflateEnd(&z);
+	return out;
+}
+
+/*
+ * One PushRequest the server kept, as the profile it carries: its labels
+ * as the ingest name they stand for (service_name.event{k=v,...}, the
+ * event cpu for __name__ process_cpu), its interval from the pprof, which
+ * is kept as r->file for the checks that read profiles.
+ */
+static void push_received(const char *path, struct received *r)
+{
+	size_t len, plain_len, used = 0;
+	uint8_t *data = slurp(path, &len), *plain;
+	Push__V1__PushRequest *req = push__v1__push_request__unpack(NULL, len, data);
+	const Push__V1__RawProfileSeries *series;
+	const char *service = NULL, *kind = NULL;
+	Perftools__Profiles__Profile *pprof;
+	char pairs[400] = "";
+	FILE *f;
+
+	assert_non_null(req);
+	assert_int_equal(req->n_series, 1);
+	series = req->series[0];
+	assert_int_equal(series->n_samples, 1);
+	/* A UUID names the sample. */
+	assert_int_equal(strlen(series->samples[0]->id), 36);
+	for (size_t i = 0; i < series->n_labels; i++) {
+		const Types__V1__LabelPair *l = series->labels[i];
+
+		if (!strcmp(l->name, "service_name"))
+			service = l->value;
+		else if (!strcmp(l->name, "__name__"))
+			kind = l->value;
+		else
+			used += (size_t)snprintf(pairs + used, sizeof(pairs) - used, "%s%s=%s", used ? "," : "",
+						 l->name, l->value);
+		assert_true(used < sizeof(pairs));
+	}
+	assert_non_null(service);
+	assert_non_null(kind);
+	snprintf(r->name, sizeof(r->name), "%s.%s{%s}", service, strcmp(kind, "process_cpu") ? kind : "cpu", pairs);
+	f = fopen(r->file, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(series->samples[0]->raw_profile.data, 1, series->samples[0]->raw_profile.len, f),
+			 series->samples[0]->raw_profile.len);
+	assert_int_equal(fclose(f), 0);
+	plain = gunzip(series->samples[0]->raw_profile.data, series->samples[0]->raw_profile.len, &plain_len);
+	pprof = perftools__profiles__profile__unpack(NULL, plain_len, plain);
+	assert_non_null(pprof);
+	r->from = pprof->time_nanos / 1000000;
+	r->until = (pprof->time_nanos + pprof->duration_nanos) / 1000000;
+	perftools__profiles__profile__free_unpacked(pprof, NULL);
+	push__v1__push_request__free_unpacked(req, NULL);
+	free(plain);
+	free(data);
+}
+
 /* What the server kept, in the order received. */
 static size_t server_received(const struct server *s, struct received *r, size_t max)
 {
@@ -181,6 +290,12 @@ static size_t server_received(const struct server *s, struct received *r, size_t
 		char path[700], query[4096], v[64];
 		FILE *f;
 
+		snprintf(r[n].file, sizeof(r[n].file), "%s/%06zu.pb.gz", s->dir, n);
+		snprintf(path, sizeof(path), "%s/%06zu.push", s->dir, n);
+		if (!access(path, F_OK)) {
+			push_received(path, &r[n]);
+			continue;
+		}
 		snprintf(path, sizeof(path), "%s/%06zu.query", s->dir, n);
 		if (!(f = fopen(path, "r")))
 			break;
@@ -188,10 +303,9 @@ static size_t server_received(const struct server *s, struct received *r, size_t
 		fclose(f);
 		assert_int_equal(query_param(query, "name", r[n].name, sizeof(r[n].name)), 0);
 		assert_int_equal(query_param(query, "from", v, sizeof(v)), 0);
-		r[n].from = atoll(v);
+		r[n].from = atoll(v) * 1000;
 		assert_int_equal(query_param(query, "until", v, sizeof(v)), 0);
-		r[n].until = atoll(v);
-		snprintf(r[n].file, sizeof(r[n].file), "%s/%06zu.pb.gz", s->dir, n);
+		r[n].until = atoll(v) * 1000;
 	}
 	return n;
 }
@@ -413,7 +527,7 @@ static size_t server_count(const struct server *s, struct received *r, const cha
  * once and in order, as a pprof that go tool pprof reads with cpu_split's
  * functions; SIGTERM delivers the partial interval.
  */
-static void each_interval_arrives(void **state)
+static void intervals_arrive(const char *api)
 {
 	struct server s = { 0 };
 	struct child w, profiler;
@@ -429,7 +543,8 @@ static void each_interval_arrives(void **state)
 	url = server_url(&s);
 	start_cpu_split(&w);
 	profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", "2s", "-F", "97", "--push", url,
-						   "--spool", spool, "--label", "env=fleettest", "-v", NULL });
+						   "--push-api", (char *)api, "--spool", spool, "--label",
+						   "env=fleettest", "-v", NULL });
 	wait_interval(&profiler, 3, 60);
 	/* The interval in progress has about a second when stopped: the partial one. */
 	sleep_ms(1000);
@@ -439,8 +554,10 @@ static void each_interval_arrives(void **state)
 
 	intervals = last_interval(&profiler);
 	n = server_received(&s, r, MAX_RECEIVED);
-	fprintf(stderr, "  %ld intervals, %zu profiles received\n", intervals, n);
+	fprintf(stderr, "  %s: %ld intervals, %zu profiles received\n", api, intervals, n);
 	assert_true(intervals >= 4);
+	/* Each by the API asked for. */
+	assert_int_equal(count_prefix_files(s.dir, !strcmp(api, "push") ? ".push" : ".query"), n);
 	assert_int_equal(count_prefix_files(spool, ".prof"), 0);
 	for (size_t i = 0; i < n; i++) {
 		if (!strstr(r[i].name, "hostname=") || !strstr(r[i].name, "env=fleettest"))
@@ -454,10 +571,10 @@ static void each_interval_arrives(void **state)
 	/* Every interval handed over has cpu_split's profile: one each, none lost. */
 	assert_int_equal(mine, (size_t)intervals);
 	/* The last is the partial interval: cut at SIGTERM, not at the grid before it. */
-	fprintf(stderr, "  SIGTERM at %lld; the last profile from %lld until %lld\n", (long long)term, r[last].from,
-		r[last].until);
-	assert_true(r[last].until >= (long long)term);
-	assert_true(r[last].from <= (long long)term);
+	fprintf(stderr, "  SIGTERM at %lld s; the last profile from %lld until %lld ms\n", (long long)term,
+		r[last].from, r[last].until);
+	assert_true(r[last].until >= (long long)term * 1000);
+	assert_true(r[last].from <= (long long)term * 1000);
 	if (have_go())
 		assert_pprof_reads(r[last].file, "share_50");
 	else
@@ -466,6 +583,18 @@ static void each_interval_arrives(void **state)
 	free(r);
 	remove_tree(spool);
 	server_free(&s);
+}
+
+/* By Pyroscope's push API, the default: PushRequests. */
+static void each_interval_arrives(void **state)
+{
+	intervals_arrive("push");
+}
+
+/* By /ingest, for servers older than the push API. */
+static void each_interval_arrives_by_ingest(void **state)
+{
+	intervals_arrive("ingest");
 }
 
 /*
@@ -1045,6 +1174,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		HARNESS_TEST(each_interval_arrives),
+		HARNESS_TEST(each_interval_arrives_by_ingest),
 		HARNESS_TEST(server_down_then_up),
 		HARNESS_TEST(spool_bound_drops_oldest),
 		HARNESS_TEST(dir_keep_bound),

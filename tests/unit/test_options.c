@@ -258,6 +258,27 @@ static void group_by(void **state)
 	assert_int_equal(parse_quietly(ARGC(bad), bad, &o), OPTIONS_USAGE);
 }
 
+/* --push-api: the push API unless ingest is asked for; anything else a mistake. */
+static void push_api(void **state)
+{
+	char *plain[] = { "jbpfprof", "-a", "--continuous", "--push", "http://h:4040", NULL };
+	char *ingest[] = { "jbpfprof", "-a", "--continuous", "--push", "http://h:4040", "--push-api", "ingest", NULL };
+	char *push[] = { "jbpfprof", "-a", "--continuous", "--push", "http://h:4040", "--push-api", "push", NULL };
+	char *bad[] = { "jbpfprof", "-a", "--continuous", "--push", "http://h:4040", "--push-api", "otlp", NULL };
+	char *alone[] = { "jbpfprof", "-a", "--push-api", "ingest", NULL };
+	struct options o;
+
+	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_false(o.push_ingest);
+	assert_int_equal(options_parse(ARGC(ingest), ingest, &o), OPTIONS_RUN);
+	assert_true(o.push_ingest);
+	assert_int_equal(options_parse(ARGC(push), push, &o), OPTIONS_RUN);
+	assert_false(o.push_ingest);
+	assert_int_equal(parse_quietly(ARGC(bad), bad, &o), OPTIONS_USAGE);
+	/* A fleet option without --continuous. */
+	assert_int_equal(parse_quietly(ARGC(alone), alone, &o), OPTIONS_USAGE);
+}
+
 static void too_many_pids(void **state)
 {
 	char list[OPTIONS_MAX_PIDS * 8 + 16];
@@ -283,6 +304,7 @@ int main(void)
 		cmocka_unit_test(format_from_file_name),
 		cmocka_unit_test(usage_mistakes),
 		cmocka_unit_test(group_by),
+		cmocka_unit_test(push_api),
 		cmocka_unit_test(unwind_method),
 		cmocka_unit_test(too_many_pids),
 	};

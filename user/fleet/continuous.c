@@ -71,7 +71,8 @@ struct fleet *fleet__new(const struct fleet_config *config)
 	if (config->push_url) {
 		f->spool = spool__open(config->spool_dir, config->spool_bytes, err, sizeof(err));
 		if (f->spool)
-			f->pusher = pusher__start(config->push_url, f->spool, config->verbose, err, sizeof(err));
+			f->pusher = pusher__start(config->push_url, config->push_api, f->spool, config->verbose, err,
+						  sizeof(err));
 		if (!f->pusher) {
 			fprintf(stderr, "jbpfprof: --push: %s\n", err);
 			fleet__free(f);

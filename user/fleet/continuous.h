@@ -28,6 +28,7 @@
 
 #include "profile/profile.h"
 #include "user/fleet/labels.h"
+#include "user/fleet/push.h"
 #include "user/record/recording.h"
 
 struct fleet_config {
@@ -36,6 +37,7 @@ struct fleet_config {
 	const char *dir;                /* NULL: no files */
 	uint64_t keep_bytes;            /* 0: no bound */
 	const char *push_url;           /* NULL: no push */
+	enum push_api push_api;         /* which of Pyroscope's APIs (push.h) */
 	const char *spool_dir;
 	uint64_t spool_bytes;
 	const struct fleet_label *labels;

@@ -1,5 +1,6 @@
 /*
- * push: the spool's entries to Pyroscope's /ingest (contract in push.h).
+ * push: the spool's entries to Pyroscope, by its push API or its /ingest
+ * (contract in push.h).
  */
 #include "push.h"
 
@@ -15,6 +16,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "user/fleet/push_request.h"
 
 struct pusher {
 	pthread_t thread;
@@ -23,6 +25,7 @@ struct pusher {
 	bool stopping, kicked;
 	uint64_t flush_deadline_ns;   /* CLOCK_MONOTONIC; set with stopping */
 	char *url;                    /* the base, without a trailing '/' */
+	enum push_api api;
 	struct spool *spool;
 	int verbose;
 	struct push_stats stats;
@@ -87,31 +90,68 @@ static size_t ignore_body(char *ptr, size_t size, size_t nmemb, void *ctx)
 	return size * nmemb;
 }
 
+/*
+ * The request's body: for /ingest a multipart form around the profile
+ * (into *mime), for the push API a PushRequest (into *packed, the caller
+ * frees). 0, or -EINVAL (said in why) for an entry the push API cannot name.
+ */
+static int set_body(struct pusher *p, CURL *curl, const char *query, const void *body, size_t len,
+		    curl_mime **mime, uint8_t **packed, struct curl_slist **headers, char *why, size_t why_size)
+{
+	char id[40];
+	size_t packed_len;
+	curl_mimepart *part;
+	int error;
+
+	if (p->api == PUSH_API_INGEST) {
+		*mime = curl_mime_init(curl);
+		part = curl_mime_addpart(*mime);
+		curl_mime_name(part, "profile");
+		curl_mime_filename(part, "profile.pprof");
+		curl_mime_type(part, "application/octet-stream");
+		curl_mime_data(part, body, len);
+		curl_easy_setopt(curl, CURLOPT_MIMEPOST, *mime);
+		return 0;
+	}
+	push_request__uuid(id, sizeof(id));
+	error = push_request__encode(query, body, len, id, packed, &packed_len);
+	if (error) {
+		snprintf(why, why_size, error == -EINVAL ? "its name is not service.event{labels}" : "out of memory");
+		return error == -EINVAL ? -EINVAL : -EAGAIN;
+	}
+	/* Connect's unary call: the message as the body, its errors as the HTTP status. */
+	*headers = curl_slist_append(NULL, "Content-Type: application/proto");
+	*headers = curl_slist_append(*headers, "Connect-Protocol-Version: 1");
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, *headers);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, *packed);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)packed_len);
+	return 0;
+}
+
 /* One POST. 2xx: 0; a failure worth retrying: -EAGAIN; refused for good: -EINVAL. */
 static int post(struct pusher *p, const char *query, const void *body, size_t len, char *why, size_t why_size)
 {
 	CURL *curl = curl_easy_init();
+	struct curl_slist *headers = NULL;
 	curl_mime *mime = NULL;
-	curl_mimepart *part;
+	uint8_t *packed = NULL;
 	char *url = NULL;
 	long status = 0;
 	CURLcode rc;
 	int result = -EAGAIN;
 
 	why[0] = '\0';
-	if (!curl || asprintf(&url, "%s/ingest?%s", p->url, query) < 0) {
+	if (!curl || (p->api == PUSH_API_INGEST ? asprintf(&url, "%s/ingest?%s", p->url, query)
+						: asprintf(&url, "%s/push.v1.PusherService/Push", p->url)) < 0) {
 		url = NULL;
 		snprintf(why, why_size, "out of memory");
 		goto out;
 	}
-	mime = curl_mime_init(curl);
-	part = curl_mime_addpart(mime);
-	curl_mime_name(part, "profile");
-	curl_mime_filename(part, "profile.pprof");
-	curl_mime_type(part, "application/octet-stream");
-	curl_mime_data(part, body, len);
+	result = set_body(p, curl, query, body, len, &mime, &packed, &headers, why, why_size);
+	if (result)
+		goto out;
+	result = -EAGAIN;
 	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_MIMEPOST, mime);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)PUSH_TIMEOUT_S);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, ignore_body);
@@ -132,7 +172,9 @@ static int post(struct pusher *p, const char *query, const void *body, size_t le
 	snprintf(why, why_size, "HTTP status %ld", status);
 out:
 	curl_mime_free(mime);
+	curl_slist_free_all(headers);
 	curl_easy_cleanup(curl);
+	free(packed);
 	free(url);
 	return result;
 }
@@ -266,7 +308,8 @@ static int start_thread(struct pusher *p)
 	return error;
 }
 
-struct pusher *pusher__start(const char *url, struct spool *spool, int verbose, char *err, size_t err_size)
+struct pusher *pusher__start(const char *url, enum push_api api, struct spool *spool, int verbose, char *err,
+			     size_t err_size)
 {
 	struct pusher *p = calloc(1, sizeof(*p));
 	size_t n;
@@ -284,6 +327,7 @@ struct pusher *pusher__start(const char *url, struct spool *spool, int verbose, 
 		goto fail;
 	}
 	p->spool = spool;
+	p->api = api;
 	p->verbose = verbose;
 	pthread_mutex_init(&p->lock, NULL);
 	if (init_wake(&p->wake)) {

@@ -1,7 +1,17 @@
 /*
- * push: profiles sent from the spool to a Pyroscope server, in order.
+ * push: profiles sent from the spool to a Pyroscope server, in order, by
+ * one of its two APIs.
  *
- * The contract, as checked against grafana/pyroscope's source
+ * The push API (PUSH_API_CONNECT, the default), Pyroscope's stable one and
+ * what Grafana's own agents send: push.v1.PusherService/Push called as the
+ * Connect protocol does a unary call over HTTP/1.1, POST
+ * <URL>/push.v1.PusherService/Push with Content-Type application/proto,
+ * Connect-Protocol-Version 1, and a push.v1.PushRequest as the body
+ * (push_request.h: the profile, its labels from the entry's query); a
+ * Connect error comes back as a non-2xx status, which is read as below.
+ *
+ * /ingest (PUSH_API_INGEST), for servers older than the push API. The
+ * contract, as checked against grafana/pyroscope's source
  * (pkg/ingester/pyroscope/ingest_handler.go, pkg/og/convert/pprof/profile.go,
  * api/model/labelset): POST <URL>/ingest with the query parameters
  *
@@ -46,14 +56,20 @@ int push__escape(char *buf, size_t size, const char *s);
 
 struct pusher;
 
+enum push_api {
+	PUSH_API_CONNECT,  /* push.v1.PusherService/Push */
+	PUSH_API_INGEST,   /* /ingest */
+};
+
 struct push_stats {
 	uint64_t sent;      /* profiles the server took */
 	uint64_t failures;  /* attempts that failed and will be retried */
 	uint64_t rejected;  /* profiles the server refused for good (4xx), dropped */
 };
 
-/* Starts the thread that sends spool's entries to url. NULL after one line into err. */
-struct pusher *pusher__start(const char *url, struct spool *spool, int verbose, char *err, size_t err_size);
+/* Starts the thread that sends spool's entries to url by api. NULL after one line into err. */
+struct pusher *pusher__start(const char *url, enum push_api api, struct spool *spool, int verbose, char *err,
+			     size_t err_size);
 /* Something new is in the spool. */
 void pusher__kick(struct pusher *p);
 /*

@@ -1,0 +1,157 @@
+/*
+ * push_request: a spool entry as a push.v1.PushRequest (contract in
+ * push_request.h).
+ */
+#include "push_request.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/random.h"
+#include "proto/pyroscope/push/v1/push.pb-c.h"
+
+/* The longest name a query can hold (push__query encodes one of at most 1 KiB). */
+#define NAME_MAX_LEN 1024
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The query's "name" parameter, percent-decoded into out; false when absent, malformed or too long. */
+static bool name_of(const char *query, char *out, size_t size)
+{
+	const char *p = query;
+	size_t n = 0;
+
+	while (strncmp(p, "name=", 5)) {
+		p = strchr(p, '&');
+		if (!p)
+			return false;
+		p++;
+	}
+	for (p += 5; *p && *p != '&' && *p != '\n'; p++) {
+		int hi, lo;
+		char c = *p;
+
+		if (c == '%') {
+			hi = hex_value(p[1]);
+			lo = hi < 0 ? -1 : hex_value(p[2]);
+			if (lo < 0)
+				return false;
+			c = (char)(hi << 4 | lo);
+			p += 2;
+		}
+		if (!c || n + 1 >= size)
+			return false;
+		out[n++] = c;
+	}
+	out[n] = '\0';
+	return n > 0;
+}
+
+/* Pyroscope's name for the profiles of an event; NULL for one this does not make. */
+static const char *profile_name(const char *event)
+{
+	if (!strcmp(event, "cpu"))
+		return "process_cpu";
+	if (!strcmp(event, "wall") || !strcmp(event, "offcpu"))
+		return event;
+	return NULL;
+}
+
+/*
+ * Splits name, in place, into labels[] (pointing into it): service_name,
+ * __name__, then the pairs. The number of labels, or -1.
+ */
+static int split_name(char *name, Types__V1__LabelPair *labels, size_t max)
+{
+	char *open = strchr(name, '{'), *close = open ? strchr(open, '}') : NULL, *event, *pair;
+	size_t nr = 2;
+
+	if (!open || !close || close[1] || max < 2)
+		return -1;
+	*open = *close = '\0';
+	event = strrchr(name, '.');
+	if (!event || event == name || !profile_name(event + 1))
+		return -1;
+	*event++ = '\0';
+	labels[0].name = "service_name";
+	labels[0].value = name;
+	labels[1].name = "__name__";
+	labels[1].value = (char *)profile_name(event);
+	for (pair = open + 1; *pair; ) {
+		char *comma = strchr(pair, ','), *eq;
+
+		if (comma)
+			*comma = '\0';
+		eq = strchr(pair, '=');
+		if (!eq || eq == pair || !eq[1] || nr == max)
+			return -1;
+		*eq = '\0';
+		labels[nr].name = pair;
+		labels[nr].value = eq + 1;
+		nr++;
+		if (!comma)
+			break;
+		pair = comma + 1;
+	}
+	return (int)nr;
+}
+
+int push_request__encode(const char *query, const void *profile, size_t len, const char *id, uint8_t **out,
+			 size_t *out_len)
+{
+	Types__V1__LabelPair labels[PUSH_REQUEST_MAX_LABELS], *label_ptrs[PUSH_REQUEST_MAX_LABELS];
+	Push__V1__RawSample sample = PUSH__V1__RAW_SAMPLE__INIT, *sample_ptr = &sample;
+	Push__V1__RawProfileSeries series = PUSH__V1__RAW_PROFILE_SERIES__INIT, *series_ptr = &series;
+	Push__V1__PushRequest request = PUSH__V1__PUSH_REQUEST__INIT;
+	char name[NAME_MAX_LEN];
+	int nr;
+
+	if (!name_of(query, name, sizeof(name)))
+		return -EINVAL;
+	for (size_t i = 0; i < PUSH_REQUEST_MAX_LABELS; i++) {
+		types__v1__label_pair__init(&labels[i]);
+		label_ptrs[i] = &labels[i];
+	}
+	nr = split_name(name, labels, PUSH_REQUEST_MAX_LABELS);
+	if (nr < 0)
+		return -EINVAL;
+	sample.raw_profile.data = (uint8_t *)profile;
+	sample.raw_profile.len = len;
+	sample.id = (char *)id;
+	series.n_labels = (size_t)nr;
+	series.labels = label_ptrs;
+	series.n_samples = 1;
+	series.samples = &sample_ptr;
+	request.n_series = 1;
+	request.series = &series_ptr;
+	*out_len = push__v1__push_request__get_packed_size(&request);
+	*out = malloc(*out_len ? *out_len : 1);
+	if (!*out)
+		return -ENOMEM;
+	push__v1__push_request__pack(&request, *out);
+	return 0;
+}
+
+void push_request__uuid(char *buf, size_t size)
+{
+	uint64_t hi = random_u64(), lo = random_u64();
+
+	/* Version 4 (random), variant 10. */
+	hi = (hi & ~0xf000ull) | 0x4000ull;
+	lo = (lo & ~(3ull << 62)) | (2ull << 62);
+	snprintf(buf, size, "%08" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%012" PRIx64, hi >> 32,
+		 (hi >> 16) & 0xffff, hi & 0xffff, lo >> 48, (uint64_t)(lo & 0xffffffffffffull));
+}
