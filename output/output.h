@@ -9,6 +9,8 @@
  *   text        the top functions by self and by total count
  *   pprof       a gzipped pprof profile, for go tool pprof and for
  *               jbpfprof convert
+ *   otlp        OpenTelemetry's profiles signal (experimental), for an
+ *               OTLP receiver: Pyroscope, the OpenTelemetry Collector
  *
  * Every writer takes the profile and what is known about the recording,
  * writes to an open stream, and returns 0 or a negative errno (a failed
@@ -28,6 +30,7 @@ enum output_format {
 	OUTPUT_FLAMEGRAPH,
 	OUTPUT_TEXT,
 	OUTPUT_PPROF,
+	OUTPUT_OTLP,
 };
 
 /* What the recording was; shown in titles and summaries. */
@@ -52,6 +55,16 @@ struct output_writer {
 	int (*write)(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out);
 };
 
+/*
+ * Whether a file of format keeps everything a recording aggregated
+ * (process, thread and state frames, how Java frames ran), for a later
+ * view: pprof and otlp.
+ */
+static inline int output_keeps_everything(enum output_format format)
+{
+	return format == OUTPUT_PPROF || format == OUTPUT_OTLP;
+}
+
 /* The writer of format (the flame graph's for a value out of range). */
 const struct output_writer *output_writer(enum output_format format);
 
@@ -60,6 +73,8 @@ int output_write(enum output_format format, const struct profile *profile, const
 		 size_t top, FILE *out);
 
 int output_collapsed_write(const struct profile *profile, FILE *out);
+/* The profile as an OTLP ExportProfilesServiceRequest (output/otlp.c describes it); meta may be NULL. */
+int output_otlp_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
 int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
 /*
  * The same page drawing after, each frame coloured by how its share of the
@@ -76,7 +91,14 @@ int output_text_write(const struct profile *profile, const struct output_meta *m
  * thread and state frames become the samples' labels.
  */
 int output_pprof_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
-/* The pseudo-mapping pprof files name for a kind of code frame; NULL for other kinds. */
-const char *output_pprof_mapping_name(enum frame_kind kind);
+/*
+ * The pseudo-mapping pprof and OTLP files name for a kind of code frame
+ * ("[kernel.kallsyms]", "[java compiled]"...; native code whose file is
+ * not known: "[native]"); NULL for the kinds that are not code (process,
+ * thread, state frames).
+ */
+const char *output_kind_mapping(enum frame_kind kind);
+/* A frame's text without its kind's suffix ("read_[k]" -> "read"), malloc'd; NULL out of memory. */
+char *output_plain_name(const char *text, enum frame_kind kind);
 
 #endif /* JBPF_OUTPUT_H */

@@ -97,30 +97,10 @@ static void strings_free(struct strings *t)
 
 /* ---- frames ---------------------------------------------------------------- */
 
-/* The mapping that stands for each kind of code frame, and the suffix its names carry. */
-static const struct {
-	const char *mapping;
-	const char *suffix;
-} kind_info[FRAME_KIND_NR] = {
-	[FRAME_KIND_NATIVE] = { "[native]", NULL },
-	[FRAME_KIND_KERNEL] = { "[kernel.kallsyms]", "_[k]" },
-	[FRAME_KIND_JIT] = { "[jit]", NULL },
-	[FRAME_KIND_JAVA] = { "[java]", NULL },
-	[FRAME_KIND_JAVA_INLINED] = { "[java inlined]", "_[i]" },
-	[FRAME_KIND_JAVA_INTERP] = { "[java interpreted]", "_[0]" },
-	[FRAME_KIND_JAVA_COMPILED] = { "[java compiled]", "_[j]" },
-	[FRAME_KIND_LOST] = { "[jbpfprof]", NULL },
-};
-
-const char *output_pprof_mapping_name(enum frame_kind kind)
-{
-	return (unsigned)kind < FRAME_KIND_NR ? kind_info[kind].mapping : NULL;
-}
-
 /* Code frames are locations; the others become labels. */
 static bool is_code(enum frame_kind kind)
 {
-	return output_pprof_mapping_name(kind) != NULL;
+	return output_kind_mapping(kind) != NULL;
 }
 
 /* ---- building the message ------------------------------------------------ */
@@ -180,7 +160,7 @@ static uint64_t mapping_of(struct builder *b, const struct profile *profile, uin
 		return b->mapping_of_module[module];
 	}
 	if (!b->mapping_of_kind[kind])
-		b->mapping_of_kind[kind] = new_mapping(b, kind_info[kind].mapping, "");
+		b->mapping_of_kind[kind] = new_mapping(b, output_kind_mapping(kind), "");
 	return b->mapping_of_kind[kind];
 }
 
@@ -207,23 +187,20 @@ static int add_frames(struct builder *b, const struct profile *profile)
 	b->msg.location = b->location_ptrs;
 	for (size_t i = 0; i < nr; i++) {
 		enum frame_kind kind = profile__frame_kind(profile, (uint32_t)i);
-		const char *text = profile__frame_name(profile, (uint32_t)i), *suffix;
-		size_t len = strlen(text), n;
+		const char *text = profile__frame_name(profile, (uint32_t)i);
 		int64_t exact, plain;
 		uint64_t mapping;
+		size_t n;
 		char *name;
 
 		if (!is_code(kind))
 			continue;
 		mapping = mapping_of(b, profile, (uint32_t)i, kind);
-		if (!mapping)
+		name = output_plain_name(text, kind);
+		if (!mapping || !name) {
+			free(name);
 			return -ENOMEM;
-		suffix = kind_info[kind].suffix;
-		name = strdup(text);
-		if (!name)
-			return -ENOMEM;
-		if (suffix && len >= strlen(suffix) && !strcmp(name + len - strlen(suffix), suffix))
-			name[len - strlen(suffix)] = '\0';
+		}
 		plain = string_id(&b->strings, name);
 		free(name);
 		exact = string_id(&b->strings, text);

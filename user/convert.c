@@ -75,8 +75,9 @@ static void print_help(const char *command)
 		       "Render a recording written with -o pprof (or any pprof profile) again, in\n"
 		       "any format, seen through the view options.\n"
 		       "\n"
-		       "  -o, --format FORMAT      flamegraph, collapsed, text or pprof; default: from\n"
-		       "                           FILE's extension, else flamegraph\n"
+		       "  -o, --format FORMAT      flamegraph, collapsed, text, pprof or otlp\n"
+		       "                           (experimental); default: from FILE's extension,\n"
+		       "                           else flamegraph\n"
 		       "  -f, --file FILE          where to write; '-' for standard output; default:\n"
 		       "                           standard output for collapsed and text, else IN's\n"
 		       "                           name with the format's extension, here\n"
@@ -131,7 +132,7 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 		switch (c) {
 		case 'o':
 			if (parse_format(optarg, &o->format)) {
-				snprintf(err, sizeof(err), "-o: unknown format '%s' (flamegraph, collapsed, text or pprof)",
+				snprintf(err, sizeof(err), "-o: unknown format '%s' (flamegraph, collapsed, text, pprof or otlp)",
 					 optarg);
 				return usage_error(o, err);
 			}
@@ -199,13 +200,13 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 
 		if (format < 0) {
 			snprintf(err, sizeof(err), "-f: cannot tell the format from '%s'; add -o flamegraph, collapsed, "
-				 "text or pprof", o->output_path);
+				 "text, pprof or otlp", o->output_path);
 			return usage_error(o, err);
 		}
 		o->format = (enum output_format)format;
 	}
-	if (o->reverse && o->format == OUTPUT_PPROF)
-		return usage_error(o, "--reverse makes no sense in a pprof file, whose stacks have a direction");
+	if (o->reverse && output_keeps_everything(o->format))
+		return usage_error(o, "--reverse makes no sense in a pprof or OTLP file, whose stacks have a direction");
 	return -1;
 }
 
@@ -239,7 +240,7 @@ static enum view_process_root roots_of(const struct convert_options *o, const st
 
 static struct view_config view_of(const struct convert_options *o, const struct pprof_recording *rec)
 {
-	bool whole = o->format == OUTPUT_PPROF;
+	bool whole = output_keeps_everything(o->format);
 
 	return (struct view_config){
 		.process_root = whole ? VIEW_ROOT_PROCESS : roots_of(o, rec),

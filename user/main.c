@@ -79,14 +79,14 @@ static int open_outputs(struct command *cmd)
 	if (!o->nr_outputs) {
 		default_path(cmd, path, sizeof(path));
 		cmd->nr_outputs = 1;
-		cmd->full = o->format == OUTPUT_PPROF;
+		cmd->full = output_keeps_everything(o->format);
 		return output_file__open(&cmd->outputs[0], path, o->format);
 	}
 	for (size_t i = 0; i < o->nr_outputs; i++) {
 		if (output_file__open(&cmd->outputs[i], o->output_paths[i], o->output_formats[i]))
 			return -1;
 		cmd->nr_outputs = i + 1;
-		cmd->full |= o->output_formats[i] == OUTPUT_PPROF;
+		cmd->full |= output_keeps_everything(o->output_formats[i]);
 	}
 	return 0;
 }
@@ -107,7 +107,7 @@ static void discard_outputs(struct command *cmd)
 static struct profile *profile_for(const struct command *cmd, enum output_format format)
 {
 	const struct options *o = &cmd->opts;
-	bool whole = format == OUTPUT_PPROF || !cmd->full;
+	bool whole = output_keeps_everything(format) || !cmd->full;
 	struct view_config view = {
 		.process_root = whole ? VIEW_ROOT_PROCESS
 			      : recording__roots(cmd->rec),

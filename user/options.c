@@ -128,12 +128,14 @@ void options_print_help(FILE *out)
 "                           default: until Ctrl-C or every target has exited\n"
 "  -F, --frequency HZ       mean samples per second per CPU, 1 to %u (default %u);\n"
 "                           intervals are randomised around 1/HZ\n"
-"  -o, --format FORMAT      flamegraph (HTML page), collapsed, text or pprof\n"
+"  -o, --format FORMAT      flamegraph (HTML page), collapsed, text, pprof\n"
 "                           (gzipped pprof profile: keeps threads, states and\n"
-"                           how Java frames ran, for jbpfprof convert later);\n"
-"                           default: from FILE's extension (.html flamegraph,\n"
-"                           .collapsed or .txt collapsed, .pb.gz or .pprof\n"
-"                           pprof), else flamegraph\n"
+"                           how Java frames ran, for jbpfprof convert later)\n"
+"                           or otlp (OpenTelemetry's profiles signal, as an\n"
+"                           OTLP export request; experimental); default: from\n"
+"                           FILE's extension (.html flamegraph, .collapsed or\n"
+"                           .txt collapsed, .pb.gz or .pprof pprof, .otlp\n"
+"                           otlp), else flamegraph\n"
 "  -f, --file FILE          where to write; '-' for standard output (collapsed\n"
 "                           unless -o says otherwise); up to %d times, one\n"
 "                           recording into several files, each in the format\n"
@@ -306,6 +308,8 @@ int format_from_path(const char *path)
 		return OUTPUT_COLLAPSED;
 	if (!strcmp(dot, ".pprof") || (!strcmp(dot, ".gz") && dot - path >= 3 && !strncmp(dot - 3, ".pb", 3)))
 		return OUTPUT_PPROF;
+	if (!strcmp(dot, ".otlp"))
+		return OUTPUT_OTLP;
 	return -1;
 }
 
@@ -341,6 +345,8 @@ int parse_format(const char *arg, enum output_format *format)
 		*format = OUTPUT_TEXT;
 	else if (!strcmp(arg, "pprof"))
 		*format = OUTPUT_PPROF;
+	else if (!strcmp(arg, "otlp"))
+		*format = OUTPUT_OTLP;
 	else
 		return -1;
 	return 0;
@@ -451,7 +457,7 @@ static enum options_result resolve_output_formats(struct options *opts, bool for
 			format = (int)opts->format;
 		if (format < 0) {
 			snprintf(err, sizeof(err), "-f: cannot tell the format from '%s'; add -o flamegraph, "
-				 "collapsed, text or pprof", path);
+				 "collapsed, text, pprof or otlp", path);
 			return usage_error(err);
 		}
 		for (size_t j = 0; j < i; j++)
@@ -622,7 +628,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		case 'o':
 			if (parse_format(optarg, &opts->format)) {
 				snprintf(err, sizeof(err),
-					 "-o: unknown format '%s' (flamegraph, collapsed, text or pprof)", optarg);
+					 "-o: unknown format '%s' (flamegraph, collapsed, text, pprof or otlp)", optarg);
 				return usage_error(err);
 			}
 			format_given = true;

@@ -260,7 +260,7 @@ static uint64_t mapping_id(const PProfile *m, size_t i)
 static enum frame_kind kind_of_mapping(const char *filename)
 {
 	for (int k = 0; k < FRAME_KIND_NR; k++) {
-		const char *name = output_pprof_mapping_name((enum frame_kind)k);
+		const char *name = output_kind_mapping((enum frame_kind)k);
 
 		if (name && filename && !strcmp(name, filename))
 			return (enum frame_kind)k;
@@ -273,7 +273,7 @@ static uint32_t module_of(struct reader *r, const Perftools__Profiles__Mapping *
 {
 	const char *file = string_at(r, mapping->filename), *build_id = string_at(r, mapping->build_id);
 
-	if (!file || !*file || !strcmp(file, output_pprof_mapping_name(FRAME_KIND_NATIVE)))
+	if (!file || !*file || !strcmp(file, output_kind_mapping(FRAME_KIND_NATIVE)))
 		return 0;
 	return profile__module(r->rec->profile, file, build_id ? build_id : "");
 }

@@ -3,13 +3,16 @@
  * written both as pprof and as collapsed stacks converts back to the same
  * collapsed stacks; `go tool pprof` (Debian's golang-go) reads our file and
  * finds the shares the workload measured; --include, --exclude, --state and
- * --reverse do what they say; bad input gives one line and exit 1.
+ * --reverse do what they say; bad input gives one line and exit 1. An OTLP
+ * file written by the same recording, decoded with the code generated from
+ * the vendored OpenTelemetry protos, holds the same stacks and counts.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <regex.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 /* The whole of a file, NUL-terminated; NULL if it cannot be read. */
 static char *slurp(const char *path, size_t *len)
@@ -153,6 +157,148 @@ static void threads_round_trip(void **state)
 	check_converts_to(pprof, (char *[]){ "--threads", NULL }, r.file);
 	drop_pprof(pprof);
 	harness_profiled_free(&r);
+}
+
+/* Adds count to key's line in c (a table of distinct lines), adding it if new. */
+static void tally(struct collapsed *c, const char *key, uint64_t count)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->stacks[i], key)) {
+			c->counts[i] += count;
+			c->total += count;
+			return;
+		}
+	c->stacks = realloc(c->stacks, (c->n + 1) * sizeof(*c->stacks));
+	c->counts = realloc(c->counts, (c->n + 1) * sizeof(*c->counts));
+	assert_non_null(c->stacks);
+	assert_non_null(c->counts);
+	c->stacks[c->n] = strdup(key);
+	assert_non_null(c->stacks[c->n]);
+	c->counts[c->n++] = count;
+	c->total += count;
+}
+
+/*
+ * The OTLP file's samples (the first profile of each resource: samples,
+ * count) as "TID;frame;...;frame" lines, root first, frames by their system
+ * names (the frames' text); the workload's resource must name it by pid.
+ */
+static void otlp_stacks(const char *path, pid_t pid, struct collapsed *out)
+{
+	size_t len;
+	char *data = slurp(path, &len);
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest *req;
+	const Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary *d;
+	bool named = false;
+
+	assert_non_null(data);
+	req = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, len, (const uint8_t *)data);
+	assert_non_null(req);
+	d = req->dictionary;
+	memset(out, 0, sizeof(*out));
+	for (size_t r = 0; r < req->n_resource_profiles; r++) {
+		const Opentelemetry__Proto__Resource__V1__Resource *res = req->resource_profiles[r]->resource;
+		const Opentelemetry__Proto__Profiles__V1development__Profile *p =
+			req->resource_profiles[r]->scope_profiles[0]->profiles[0];
+
+		for (size_t a = 0; res && a < res->n_attributes; a++)
+			named |= !strcmp(res->attributes[a]->key, "process.pid") &&
+				 res->attributes[a]->value->int_value == pid;
+		assert_string_equal(d->string_table[p->sample_type->type_strindex], "samples");
+		for (size_t i = 0; i < p->n_samples; i++) {
+			const Opentelemetry__Proto__Profiles__V1development__Sample *s = p->samples[i];
+			const Opentelemetry__Proto__Profiles__V1development__Stack *st = d->stack_table[s->stack_index];
+			char *line = NULL;
+			size_t line_len = 0;
+			FILE *f = open_memstream(&line, &line_len);
+			long long tid = -1;
+
+			assert_non_null(f);
+			for (size_t a = 0; a < s->n_attribute_indices; a++) {
+				const Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit *kv =
+					d->attribute_table[s->attribute_indices[a]];
+
+				if (!strcmp(d->string_table[kv->key_strindex], "thread.id"))
+					tid = kv->value->int_value;
+			}
+			fprintf(f, "%lld", tid);
+			for (size_t k = st->n_location_indices; k-- > 0;) {
+				const Opentelemetry__Proto__Profiles__V1development__Location *loc =
+					d->location_table[st->location_indices[k]];
+
+				fprintf(f, ";%s",
+					d->string_table[d->function_table[loc->lines[0]->function_index]->system_name_strindex]);
+			}
+			assert_int_equal(fclose(f), 0);
+			tally(out, line, (uint64_t)s->values[0]);
+			free(line);
+		}
+	}
+	assert_true(named);
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(req,
+														   NULL);
+	free(data);
+}
+
+/* Collapsed lines "[name tid=N];frames COUNT" as "N;frames" (the thread frame first). */
+static void by_tid(const struct collapsed *c, struct collapsed *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < c->n; i++) {
+		const char *tid = strstr(c->stacks[i], " tid="), *rest = strstr(c->stacks[i], "];");
+		char key[8192];
+
+		assert_true(c->stacks[i][0] == '[' && tid && rest && tid < rest);
+		snprintf(key, sizeof(key), "%lld;%s", atoll(tid + 5), rest + 2);
+		tally(out, key, c->counts[i]);
+	}
+}
+
+/* One recording to pprof and OTLP: the OTLP file holds the stacks and counts the pprof file gives. */
+static void otlp_holds_what_pprof_holds(void **state)
+{
+	char *dir = harness_tmpdir(), *pprof = harness_path(dir, "rec.pb.gz"), *otlp = harness_path(dir, "rec.otlp");
+	char *from_pprof = harness_path(dir, "pprof.collapsed");
+	struct collapsed pprof_lines, a, b;
+	struct profiled r;
+	struct child c;
+
+	harness_require_root();
+	harness_profile(&r, "cpu_split", (char *[]){ "-t", "2", NULL },
+			(char *[]){ "-d", "2", "-F", "499", "-f", pprof, "-f", otlp, NULL }, 1, 60);
+	assert_int_equal(r.profiler_status, 0);
+	assert_int_equal(convert(&c, (char *[]){ pprof, "--group-by", "none", "--threads", "--annotate", "-o",
+						  "collapsed", "-f", from_pprof, NULL }),
+			 0);
+	assert_int_equal(collapsed_load(from_pprof, &pprof_lines), 0);
+	by_tid(&pprof_lines, &a);
+	otlp_stacks(otlp, r.workload.pid, &b);
+	fprintf(stderr, "  pprof: %zu stacks, %" PRIu64 " samples; OTLP: %zu stacks, %" PRIu64 " samples\n", a.n,
+		a.total, b.n, b.total);
+	assert_true(a.total > 500);
+	assert_int_equal(a.n, b.n);
+	assert_int_equal(a.total, b.total);
+	for (size_t i = 0; i < a.n; i++) {
+		size_t j = 0;
+
+		while (j < b.n && strcmp(a.stacks[i], b.stacks[j]))
+			j++;
+		if (j == b.n || a.counts[i] != b.counts[j])
+			fail_msg("not the same in the OTLP file: %s (%" PRIu64 ")", a.stacks[i], a.counts[i]);
+	}
+	collapsed_free(&a);
+	collapsed_free(&b);
+	collapsed_free(&pprof_lines);
+	unlink(pprof);
+	unlink(otlp);
+	unlink(from_pprof);
+	free(pprof);
+	free(otlp);
+	free(from_pprof);
+	harness_profiled_free(&r);
+	rmdir(dir);
+	free(dir);
 }
 
 /* Whether a collapsed line's last frame is frame. */
@@ -487,6 +633,7 @@ int main(void)
 		HARNESS_TEST(reverse_is_leaf_first),
 		HARNESS_TEST(include_and_exclude),
 		HARNESS_TEST(go_pprof_reads_the_shares),
+		HARNESS_TEST(otlp_holds_what_pprof_holds),
 		HARNESS_TEST(diff_draws_a_page),
 		HARNESS_TEST(convert_rejects_bad_input),
 	};

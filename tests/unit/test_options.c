@@ -156,6 +156,8 @@ static void format_from_file_name(void **state)
 	char *unknown[] = { "jbpfprof", "-a", "-f", "x.pdf", NULL };
 	char *dot_in_dir[] = { "jbpfprof", "-a", "-f", "out.d/profile", NULL };
 	char *pprof[] = { "jbpfprof", "-a", "-f", "rec.pb.gz", NULL };
+	char *otlp[] = { "jbpfprof", "-a", "-f", "rec.otlp", NULL };
+	char *otlp_asked[] = { "jbpfprof", "-a", "-o", "otlp", "-f", "rec.data", NULL };
 	char *several[] = { "jbpfprof", "-a", "-o", "text", "-f", "rec.pprof", "-f", "x.collapsed", "-f", "report",
 			    NULL };
 	char *twice[] = { "jbpfprof", "-a", "-f", "x.html", "-f", "x.html", NULL };
@@ -174,6 +176,10 @@ static void format_from_file_name(void **state)
 	assert_int_equal(o.output_formats[0], OUTPUT_COLLAPSED);
 	assert_int_equal(options_parse(ARGC(pprof), pprof, &o), OPTIONS_RUN);
 	assert_int_equal(o.output_formats[0], OUTPUT_PPROF);
+	assert_int_equal(options_parse(ARGC(otlp), otlp, &o), OPTIONS_RUN);
+	assert_int_equal(o.output_formats[0], OUTPUT_OTLP);
+	assert_int_equal(options_parse(ARGC(otlp_asked), otlp_asked, &o), OPTIONS_RUN);
+	assert_int_equal(o.output_formats[0], OUTPUT_OTLP);
 	assert_int_equal(options_parse(ARGC(several), several, &o), OPTIONS_RUN);
 	assert_int_equal(o.nr_outputs, 3);
 	assert_int_equal(o.output_formats[0], OUTPUT_PPROF);
