@@ -19,7 +19,8 @@
  *     attributes    thread.name, thread.id and state (a wall-clock
  *                   stack's: running, sleeping...) of the samples
  *   resource_profiles   one per process the stacks begin with (and one
- *                   without attributes for stacks that begin with none):
+ *                   for stacks that begin with none, with the attributes
+ *                   output_meta gives, none by default):
  *                   service.name (the program, else the name),
  *                   process.executable.name, process.pid, container.id;
  *                   one scope, "jbpfprof", with one profile per sample
@@ -70,8 +71,8 @@ static int64_t table_id(struct profile *table, const char *s)
 	return profile__intern(table, s, FRAME_KIND_NATIVE);
 }
 
-/* Attributes of a resource (service.name, process.executable.name, process.pid, container.id). */
-#define RESOURCE_ATTRIBUTES 4
+/* Attributes of a process's resource: service.name, process.executable.name, process.pid, container.id. */
+#define PROCESS_ATTRIBUTES 4
 /* Attributes of a sample (thread.name, thread.id, state). */
 #define SAMPLE_ATTRIBUTES 3
 /* Sample types of one recording: cpu has two. */
@@ -81,9 +82,10 @@ struct resource {
 	OResourceProfiles rp;
 	OResourceProfiles *rp_ptr;
 	OResource resource;
-	OKeyValue kv[RESOURCE_ATTRIBUTES];
-	OKeyValue *kv_ptrs[RESOURCE_ATTRIBUTES];
-	OAnyValue values[RESOURCE_ATTRIBUTES];
+	OKeyValue *kv;          /* room for cap_attributes */
+	OKeyValue **kv_ptrs;
+	OAnyValue *values;
+	size_t cap_attributes;
 	OScopeProfiles sp;
 	OScopeProfiles *sp_ptr;
 	OProfile profiles[MAX_SAMPLE_TYPES];
@@ -113,6 +115,7 @@ struct builder {
 	OLink link0, *link_ptr;
 	OScope scope;
 	struct resource *resources;   /* [0]: stacks with no process frame; then one per process frame */
+	size_t cap_resources;
 	OResourceProfiles **resource_ptrs;
 	size_t nr_resources;
 	int32_t *resource_of_frame;   /* resource index for a process frame */
@@ -354,11 +357,25 @@ static int add_frames(struct builder *b, const struct profile *profile)
 	return 0;
 }
 
-/* A resource's attribute: a string value, or the number when str is NULL. */
+/* Room for cap attributes in r; 0 or -ENOMEM. */
+static int resource_init(struct resource *r, size_t cap)
+{
+	opentelemetry__proto__resource__v1__resource__init(&r->resource);
+	r->kv = calloc(cap ? cap : 1, sizeof(*r->kv));
+	r->kv_ptrs = calloc(cap ? cap : 1, sizeof(*r->kv_ptrs));
+	r->values = calloc(cap ? cap : 1, sizeof(*r->values));
+	r->cap_attributes = cap;
+	r->resource.attributes = r->kv_ptrs;
+	return r->kv && r->kv_ptrs && r->values ? 0 : -ENOMEM;
+}
+
+/* A resource's attribute: a string value, or the number when str is NULL; none past its room. */
 static void resource_attribute(struct resource *r, const char *key, const char *str, int64_t num)
 {
 	size_t n = r->resource.n_attributes;
 
+	if (n == r->cap_attributes)
+		return;
 	opentelemetry__proto__common__v1__key_value__init(&r->kv[n]);
 	opentelemetry__proto__common__v1__any_value__init(&r->values[n]);
 	r->kv[n].key = (char *)key;
@@ -374,14 +391,15 @@ static void resource_attribute(struct resource *r, const char *key, const char *
 	r->resource.n_attributes = n + 1;
 }
 
-/* Resources: [0] for stacks without a process frame, then one per process frame. */
-static int add_resources(struct builder *b, const struct profile *profile)
+/* Resources: [0] for stacks without a process frame (meta's attributes), then one per process frame. */
+static int add_resources(struct builder *b, const struct profile *profile, const struct output_meta *meta)
 {
 	size_t nr_frames = profile__frame_count(profile), n = 1;
 
 	for (uint32_t i = 0; i < nr_frames; i++)
 		n += profile__frame_kind(profile, i) == FRAME_KIND_PROCESS;
 	b->resources = calloc(n, sizeof(*b->resources));
+	b->cap_resources = b->resources ? n : 0;
 	b->resource_ptrs = calloc(n, sizeof(*b->resource_ptrs));
 	b->resource_of_frame = calloc(nr_frames ? nr_frames : 1, sizeof(*b->resource_of_frame));
 	if (!b->resources || !b->resource_ptrs || !b->resource_of_frame)
@@ -394,8 +412,10 @@ static int add_resources(struct builder *b, const struct profile *profile)
 		if (i < nr_frames && profile__frame_kind(profile, i) != FRAME_KIND_PROCESS)
 			continue;
 		r = i < nr_frames ? &b->resources[b->nr_resources] : &b->resources[0];
-		opentelemetry__proto__resource__v1__resource__init(&r->resource);
-		r->resource.attributes = r->kv_ptrs;
+		if (resource_init(r, i < nr_frames ? PROCESS_ATTRIBUTES : meta->nr_resource_attributes))
+			return -ENOMEM;
+		for (size_t a = 0; i == nr_frames && a < meta->nr_resource_attributes; a++)
+			resource_attribute(r, meta->resource_attributes[2 * a], meta->resource_attributes[2 * a + 1], 0);
 		if (i < nr_frames) {
 			profile__process_parts(profile, i, &parts);
 			resource_attribute(r, "service.name", parts.program ? parts.program : parts.name, 0);
@@ -665,9 +685,13 @@ static void builder_free(struct builder *b)
 	free(b->stacks);
 	free(b->stack_ptrs);
 	free(b->stack_locations);
-	for (size_t r = 0; b->resources && r < b->nr_resources; r++)
+	for (size_t r = 0; r < b->cap_resources; r++) {
 		for (size_t t = 0; t < MAX_SAMPLE_TYPES; t++)
 			free(b->resources[r].samples[t]);
+		free(b->resources[r].kv);
+		free(b->resources[r].kv_ptrs);
+		free(b->resources[r].values);
+	}
 	free(b->resources);
 	free(b->resource_ptrs);
 	free(b->resource_of_frame);
@@ -712,7 +736,7 @@ int output_otlp_write(const struct profile *profile, const struct output_meta *m
 	if (!err)
 		err = add_frames(&b, profile);
 	if (!err)
-		err = add_resources(&b, profile);
+		err = add_resources(&b, profile, meta);
 	if (!err)
 		err = add_samples(&b, profile, time_weights, period_ns);
 	if (!err) {

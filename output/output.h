@@ -44,6 +44,13 @@ struct output_meta {
 	int64_t start_unix_ns; /* when the recording began, ns since the epoch; 0 unknown */
 	const char *process_roots; /* pprof: how the recording's own views began stacks:
 				      "none", "name" or "pid"; may be NULL */
+	/*
+	 * otlp: the attributes of the resource of the stacks that begin with no
+	 * process frame, as key, value pairs (2 * nr_resource_attributes
+	 * strings); a --continuous profile's service, host and labels.
+	 */
+	const char *const *resource_attributes;
+	size_t nr_resource_attributes;
 };
 
 /* A format: its name, its files' extension, what a message calls it, its writer. */

@@ -212,7 +212,7 @@ static int run_continuous(struct command *cmd, struct recording_config *config)
 		.dir = o->dir,
 		.keep_bytes = o->keep_bytes,
 		.push_url = o->push_url,
-		.push_api = o->push_ingest ? PUSH_API_INGEST : PUSH_API_CONNECT,
+		.push_api = o->push_otlp ? PUSH_API_OTLP : o->push_ingest ? PUSH_API_INGEST : PUSH_API_CONNECT,
 		.spool_dir = o->spool_dir,
 		.spool_bytes = o->spool_bytes,
 		.labels = o->labels,

@@ -51,6 +51,7 @@ enum {
 	OPT_SPOOL_SIZE,
 	OPT_GROUP_BY,
 	OPT_PUSH_API,
+	OPT_PUSH_OTLP,
 };
 
 static const struct option long_options[] = {
@@ -83,6 +84,7 @@ static const struct option long_options[] = {
 	{ "keep", required_argument, NULL, OPT_KEEP },
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-api", required_argument, NULL, OPT_PUSH_API },
+	{ "push-otlp", required_argument, NULL, OPT_PUSH_OTLP },
 	{ "spool", required_argument, NULL, OPT_SPOOL },
 	{ "spool-size", required_argument, NULL, OPT_SPOOL_SIZE },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -182,6 +184,10 @@ void options_print_help(FILE *out)
 "      --push-api API       push (default): Pyroscope's push API,\n"
 "                           push.v1.PusherService/Push; ingest: its older\n"
 "                           /ingest, for servers from before the push API\n"
+"      --push-otlp URL      instead of --push, send each profile to an OTLP\n"
+"                           receiver of profiles at URL/v1development/profiles\n"
+"                           (Pyroscope, the OpenTelemetry Collector;\n"
+"                           experimental)\n"
 "      --spool DIR          where profiles wait for the server (default\n"
 "                           " DEFAULT_SPOOL_DIR ")\n"
 "      --spool-size SIZE    the spool's bound, oldest dropped first (default 64M)\n"
@@ -520,11 +526,12 @@ static enum options_result check_continuous(struct options *opts, bool frequency
 {
 	if (!opts->continuous) {
 		if (fleet_given)
-			return usage_error("--interval, --label, --dir, --keep, --push and --spool need --continuous");
+			return usage_error("--interval, --label, --dir, --keep, --push, --push-otlp and --spool need "
+					   "--continuous");
 		return OPTIONS_RUN;
 	}
 	if (!opts->dir && !opts->push_url)
-		return usage_error("--continuous: say where profiles go: --dir DIR and/or --push URL");
+		return usage_error("--continuous: say where profiles go: --dir DIR and/or --push URL (or --push-otlp URL)");
 	if (opts->keep_bytes && !opts->dir)
 		return usage_error("--keep bounds --dir: give --dir");
 	if (opts->duration_ns)
@@ -607,7 +614,18 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		case OPT_SPOOL:
 			if (!optarg[0])
 				return usage_error(c == OPT_DIR ? "--dir: empty" : c == OPT_PUSH ? "--push: empty" : "--spool: empty");
+			if (c == OPT_PUSH && opts->push_otlp)
+				return usage_error("--push and --push-otlp: one destination at a time");
 			*(c == OPT_DIR ? &opts->dir : c == OPT_PUSH ? &opts->push_url : &opts->spool_dir) = optarg;
+			fleet_given = true;
+			break;
+		case OPT_PUSH_OTLP:
+			if (!optarg[0])
+				return usage_error("--push-otlp: empty");
+			if (opts->push_url && !opts->push_otlp)
+				return usage_error("--push and --push-otlp: one destination at a time");
+			opts->push_url = optarg;
+			opts->push_otlp = true;
 			fleet_given = true;
 			break;
 		case OPT_PUSH_API:

@@ -94,6 +94,7 @@ struct options {
 	uint64_t keep_bytes;             /* --keep; 0: no bound */
 	const char *push_url;            /* --push */
 	bool push_ingest;                /* --push-api ingest: Pyroscope's /ingest, not its push API */
+	bool push_otlp;                  /* --push-otlp: push_url is an OTLP receiver */
 	const char *spool_dir;           /* --spool */
 	uint64_t spool_bytes;            /* --spool-size */
 	struct fleet_label labels[FLEET_MAX_LABELS];

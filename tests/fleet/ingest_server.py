@@ -10,6 +10,11 @@ application/proto message; anything else gets a Connect error (400 and a JSON
 body {"code": "invalid_argument", ...}) and is not kept. Each request taken is
 kept as DIR/NNNNNN.push.
 
+An OTLP/HTTP receiver of profiles: POST /v1development/profiles with
+Content-Type application/x-protobuf and a non-empty body (an
+ExportProfilesServiceRequest, kept as it came, as DIR/NNNNNN.otlp), answered
+with 200 and an empty response message; anything else gets 400.
+
 /ingest implements the contract as grafana/pyroscope's source reads it
 (pkg/ingester/pyroscope/ingest_handler.go, pkg/og/convert/pprof/profile.go,
 api/model/labelset/validate.go): POST /ingest with `name` (service name of
@@ -68,7 +73,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def keep(self, name, data, mode):
         """DIR/NNNNNN.name, whole or not there: a test polls for it while profiles arrive."""
-        n = len([f for f in os.listdir(self.server.dir) if f.endswith(('.query', '.push'))])
+        n = len([f for f in os.listdir(self.server.dir) if f.endswith(('.query', '.push', '.otlp'))])
         base = os.path.join(self.server.dir, '%06d' % n)
         with open(base + '.' + name + '.tmp', mode) as f:
             f.write(data)
@@ -98,10 +103,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header('Content-Length', '0')
         self.end_headers()
 
+    def otlp(self):
+        body = self.rfile.read(int(self.headers.get('Content-Length', '0')))
+        if self.headers.get('Content-Type', '') != 'application/x-protobuf':
+            return self.fail('Content-Type is not application/x-protobuf')
+        if not body:
+            return self.fail('empty export request')
+        self.keep('otlp', body, 'wb')
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/x-protobuf')
+        self.send_header('Content-Length', '0')
+        self.end_headers()
+
     def do_POST(self):
         url = urllib.parse.urlsplit(self.path)
         if url.path == '/push.v1.PusherService/Push':
             return self.push()
+        if url.path == '/v1development/profiles':
+            return self.otlp()
         if url.path != '/ingest':
             return self.fail('no such path ' + url.path)
         q = urllib.parse.parse_qs(url.query, strict_parsing=True)
@@ -134,7 +153,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             gzip.decompress(profile)
         except OSError:
             return self.fail('profile is not gzip')
-        n = len([f for f in os.listdir(self.server.dir) if f.endswith(('.query', '.push'))])
+        n = len([f for f in os.listdir(self.server.dir) if f.endswith(('.query', '.push', '.otlp'))])
         with open(os.path.join(self.server.dir, '%06d.pb.gz' % n), 'wb') as f:
             f.write(profile)
         self.keep('query', url.query + '\n', 'w')

@@ -19,6 +19,9 @@
 #include "user/fleet/push.h"
 #include "user/fleet/push_request.h"
 #include "proto/pyroscope/push/v1/push.pb-c.h"
+#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
+#include "output/output.h"
+#include "profile/profile.h"
 #include "user/fleet/service.h"
 #include "user/fleet/spool.h"
 
@@ -349,6 +352,59 @@ static void push_request_refuses_what_names_no_profile(void **state)
 			fail_msg("refused not: %s", queries[i]);
 }
 
+/* For an OTLP receiver: the entry's pprof read back and written as an export request, its labels the resource's. */
+static void otlp_request_carries_the_profile_and_its_labels(void **state)
+{
+	const struct output_meta meta = { .event = "cpu", .frequency_hz = 19, .duration_s = 60,
+					  .start_unix_ns = 1700000000000000000 };
+	struct fleet_label l[3] = { { "hostname", "h1" }, { "container_id", "c0ffee" }, { "env", "prod" } };
+	struct profile *p = profile__new(NULL);
+	char *pprof = NULL, app[256], query[1024], why[128];
+	size_t pprof_len = 0, len;
+	FILE *f = open_memstream(&pprof, &pprof_len);
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest *req;
+	const Opentelemetry__Proto__Resource__V1__Resource *res;
+	static const char *const want[][2] = {
+		{ "service.name", "org.example.Main" }, { "host.name", "h1" }, { "container.id", "c0ffee" },
+		{ "env", "prod" },
+	};
+	int64_t main_fn = profile__intern(p, "main", FRAME_KIND_NATIVE);
+	uint8_t *out;
+
+	assert_non_null(p);
+	assert_non_null(f);
+	assert_true(main_fn >= 0);
+	assert_int_equal(profile__add(p, (uint32_t[]){ (uint32_t)main_fn }, 1, 42), 0);
+	assert_int_equal(output_pprof_write(p, &meta, f), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_true(labels__app_name(app, sizeof(app), "org.example.Main", "cpu", l, 3) > 0);
+	assert_true(push__query(query, sizeof(query), app, 100, 160, 19) > 0);
+	assert_int_equal(push_request__otlp(query, pprof, pprof_len, &out, &len, why, sizeof(why)), 0);
+	req = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, len, out);
+	assert_non_null(req);
+	assert_int_equal(req->n_resource_profiles, 1);
+	res = req->resource_profiles[0]->resource;
+	assert_int_equal(res->n_attributes, 4);
+	for (size_t i = 0; i < 4; i++) {
+		assert_string_equal(res->attributes[i]->key, want[i][0]);
+		assert_string_equal(res->attributes[i]->value->string_value, want[i][1]);
+	}
+	/* The sample, its count, and the recording's time. */
+	assert_int_equal(req->resource_profiles[0]->scope_profiles[0]->profiles[0]->n_samples, 1);
+	assert_int_equal(req->resource_profiles[0]->scope_profiles[0]->profiles[0]->samples[0]->values[0], 42);
+	assert_int_equal(req->resource_profiles[0]->scope_profiles[0]->profiles[0]->time_unix_nano,
+			 1700000000000000000ull);
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(req,
+														   NULL);
+	free(out);
+	/* A profile that does not read, a name that names none: refused for good. */
+	assert_int_equal(push_request__otlp(query, "not gzip", 8, &out, &len, why, sizeof(why)), -EINVAL);
+	assert_int_equal(push_request__otlp("name=x", pprof, pprof_len, &out, &len, why, sizeof(why)), -EINVAL);
+	free(pprof);
+	profile__free(p);
+}
+
 static void uuids_are_version_4(void **state)
 {
 	char a[40], b[40];
@@ -375,6 +431,7 @@ int main(void)
 		cmocka_unit_test(push_request_carries_the_profile_and_its_labels),
 		cmocka_unit_test(push_request_refuses_what_names_no_profile),
 		cmocka_unit_test(uuids_are_version_4),
+		cmocka_unit_test(otlp_request_carries_the_profile_and_its_labels),
 		cmocka_unit_test(spool_keeps_order_across_reopen),
 		cmocka_unit_test(spool_bound_drops_oldest_not_in_flight),
 	};

@@ -74,7 +74,8 @@ struct fleet *fleet__new(const struct fleet_config *config)
 			f->pusher = pusher__start(config->push_url, config->push_api, f->spool, config->verbose, err,
 						  sizeof(err));
 		if (!f->pusher) {
-			fprintf(stderr, "jbpfprof: --push: %s\n", err);
+			fprintf(stderr, "jbpfprof: %s: %s\n", config->push_api == PUSH_API_OTLP ? "--push-otlp" : "--push",
+				err);
 			fleet__free(f);
 			return NULL;
 		}

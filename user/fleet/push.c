@@ -92,8 +92,9 @@ static size_t ignore_body(char *ptr, size_t size, size_t nmemb, void *ctx)
 
 /*
  * The request's body: for /ingest a multipart form around the profile
- * (into *mime), for the push API a PushRequest (into *packed, the caller
- * frees). 0, or -EINVAL (said in why) for an entry the push API cannot name.
+ * (into *mime), for the push API a PushRequest, for OTLP an export request
+ * (into *packed, the caller frees). 0; -EINVAL (said in why) for an entry
+ * that cannot be sent so, which no retry would change; -EAGAIN.
  */
 static int set_body(struct pusher *p, CURL *curl, const char *query, const void *body, size_t len,
 		    curl_mime **mime, uint8_t **packed, struct curl_slist **headers, char *why, size_t why_size)
@@ -113,15 +114,23 @@ static int set_body(struct pusher *p, CURL *curl, const char *query, const void 
 		curl_easy_setopt(curl, CURLOPT_MIMEPOST, *mime);
 		return 0;
 	}
-	push_request__uuid(id, sizeof(id));
-	error = push_request__encode(query, body, len, id, packed, &packed_len);
-	if (error) {
-		snprintf(why, why_size, error == -EINVAL ? "its name is not service.event{labels}" : "out of memory");
-		return error == -EINVAL ? -EINVAL : -EAGAIN;
+	if (p->api == PUSH_API_OTLP) {
+		error = push_request__otlp(query, body, len, packed, &packed_len, why, why_size);
+		if (error)
+			return error == -EINVAL ? -EINVAL : -EAGAIN;
+		*headers = curl_slist_append(NULL, "Content-Type: application/x-protobuf");
+	} else {
+		push_request__uuid(id, sizeof(id));
+		error = push_request__encode(query, body, len, id, packed, &packed_len);
+		if (error) {
+			snprintf(why, why_size,
+				 error == -EINVAL ? "its name is not service.event{labels}" : "out of memory");
+			return error == -EINVAL ? -EINVAL : -EAGAIN;
+		}
+		/* Connect's unary call: the message as the body, its errors as the HTTP status. */
+		*headers = curl_slist_append(NULL, "Content-Type: application/proto");
+		*headers = curl_slist_append(*headers, "Connect-Protocol-Version: 1");
 	}
-	/* Connect's unary call: the message as the body, its errors as the HTTP status. */
-	*headers = curl_slist_append(NULL, "Content-Type: application/proto");
-	*headers = curl_slist_append(*headers, "Connect-Protocol-Version: 1");
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, *headers);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, *packed);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)packed_len);
@@ -141,7 +150,8 @@ static int post(struct pusher *p, const char *query, const void *body, size_t le
 	int result = -EAGAIN;
 
 	why[0] = '\0';
-	if (!curl || (p->api == PUSH_API_INGEST ? asprintf(&url, "%s/ingest?%s", p->url, query)
+	if (!curl || (p->api == PUSH_API_INGEST	 ? asprintf(&url, "%s/ingest?%s", p->url, query)
+		      : p->api == PUSH_API_OTLP ? asprintf(&url, "%s/v1development/profiles", p->url)
 						: asprintf(&url, "%s/push.v1.PusherService/Push", p->url)) < 0) {
 		url = NULL;
 		snprintf(why, why_size, "out of memory");

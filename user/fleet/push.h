@@ -10,6 +10,11 @@
  * (push_request.h: the profile, its labels from the entry's query); a
  * Connect error comes back as a non-2xx status, which is read as below.
  *
+ * OTLP (PUSH_API_OTLP, --push-otlp): POST <URL>/v1development/profiles,
+ * Content-Type application/x-protobuf, an OTLP profiles export request
+ * (push_request__otlp), to any OTLP/HTTP receiver of the profiles signal
+ * (Pyroscope, the OpenTelemetry Collector); its statuses are read as below.
+ *
  * /ingest (PUSH_API_INGEST), for servers older than the push API. The
  * contract, as checked against grafana/pyroscope's source
  * (pkg/ingester/pyroscope/ingest_handler.go, pkg/og/convert/pprof/profile.go,
@@ -59,6 +64,7 @@ struct pusher;
 enum push_api {
 	PUSH_API_CONNECT,  /* push.v1.PusherService/Push */
 	PUSH_API_INGEST,   /* /ingest */
+	PUSH_API_OTLP,     /* an OTLP/HTTP receiver's /v1development/profiles (--push-otlp) */
 };
 
 struct push_stats {

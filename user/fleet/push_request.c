@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "common/random.h"
+#include "output/output.h"
 #include "proto/pyroscope/push/v1/push.pb-c.h"
+#include "user/pprof_read.h"
 
 /* The longest name a query can hold (push__query encodes one of at most 1 KiB). */
 #define NAME_MAX_LEN 1024
@@ -142,6 +144,66 @@ int push_request__encode(const char *query, const void *profile, size_t len, con
 	if (!*out)
 		return -ENOMEM;
 	push__v1__push_request__pack(&request, *out);
+	return 0;
+}
+
+/* The OTLP resource attribute a query's label stands for (OpenTelemetry's names where it has one). */
+static const char *resource_key(const char *label)
+{
+	if (!strcmp(label, "service_name"))
+		return "service.name";
+	if (!strcmp(label, "hostname"))
+		return "host.name";
+	if (!strcmp(label, "container_id"))
+		return "container.id";
+	return label;
+}
+
+int push_request__otlp(const char *query, const void *profile, size_t len, uint8_t **out, size_t *out_len,
+		       char *why, size_t why_size)
+{
+	Types__V1__LabelPair labels[PUSH_REQUEST_MAX_LABELS];
+	const char *attributes[2 * PUSH_REQUEST_MAX_LABELS];
+	struct pprof_recording rec;
+	struct output_meta meta = { 0 };
+	char name[NAME_MAX_LEN];
+	size_t nr_attributes = 0;
+	FILE *f;
+	int nr, error;
+
+	*out = NULL;
+	if (!name_of(query, name, sizeof(name)) || (nr = split_name(name, labels, PUSH_REQUEST_MAX_LABELS)) < 0) {
+		snprintf(why, why_size, "its name is not service.event{labels}");
+		return -EINVAL;
+	}
+	for (int i = 0; i < nr; i++) {
+		/* __name__ is the profile's kind: OTLP says that by the profile's sample type. */
+		if (!strcmp(labels[i].name, "__name__"))
+			continue;
+		attributes[2 * nr_attributes] = resource_key(labels[i].name);
+		attributes[2 * nr_attributes + 1] = labels[i].value;
+		nr_attributes++;
+	}
+	if (pprof_read_buffer(profile, len, &rec, why, why_size))
+		return -EINVAL;
+	meta.event = rec.event;
+	meta.unit = rec.time_weights ? "microseconds" : "samples";
+	meta.duration_s = rec.duration_s;
+	meta.frequency_hz = rec.frequency_hz;
+	meta.start_unix_ns = rec.start_unix_ns;
+	meta.resource_attributes = attributes;
+	meta.nr_resource_attributes = nr_attributes;
+	f = open_memstream((char **)out, out_len);
+	error = f ? output_otlp_write(rec.profile, &meta, f) : -ENOMEM;
+	if (f && fclose(f) && !error)
+		error = -ENOMEM;
+	pprof_recording_free(&rec);
+	if (error) {
+		free(*out);
+		*out = NULL;
+		snprintf(why, why_size, "%s", strerror(-error));
+		return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -1,5 +1,7 @@
 /*
- * push_request: one spool entry as Pyroscope's push API takes it, a
+ * push_request: one spool entry as a push API takes it.
+ *
+ * Pyroscope's (push_request__encode): a
  * push.v1.PushRequest (proto/pyroscope/push/v1/push.proto) of one series
  * with one sample: the entry's gzipped pprof, labelled from the entry's
  * ingest query (push.h), whose name is "<service>.<event>{k=v,...}":
@@ -31,6 +33,17 @@
  */
 int push_request__encode(const char *query, const void *profile, size_t len, const char *id, uint8_t **out,
 			 size_t *out_len);
+
+/*
+ * The entry as an OTLP profiles export request (output/otlp.c), for an
+ * OTLP/HTTP receiver: the pprof read back and written again, its resource
+ * labelled from the query: service.name <service>, host.name <hostname>,
+ * container.id <container_id>, and each other pair as it is. *out
+ * malloc'd, the caller frees. 0; -EINVAL when the query names no profile
+ * or the pprof does not read (said in why); -ENOMEM.
+ */
+int push_request__otlp(const char *query, const void *profile, size_t len, uint8_t **out, size_t *out_len,
+		       char *why, size_t why_size);
 
 /* A random version 4 UUID, lowercase, into buf (at least 37 bytes). */
 void push_request__uuid(char *buf, size_t size);
