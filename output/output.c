@@ -24,12 +24,18 @@ static int write_otlp(const struct profile *profile, const struct output_meta *m
 	return output_otlp_write(profile, meta, out);
 }
 
+static int write_jfr(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out)
+{
+	return output_jfr_write(profile, meta, out);
+}
+
 static const struct output_writer writers[] = {
 	[OUTPUT_COLLAPSED] = { "collapsed", "collapsed", "collapsed stacks", write_collapsed },
 	[OUTPUT_FLAMEGRAPH] = { "flamegraph", "html", "flame graph", write_flamegraph },
 	[OUTPUT_TEXT] = { "text", "txt", "text report", output_text_write },
 	[OUTPUT_PPROF] = { "pprof", "pb.gz", "pprof profile", write_pprof },
 	[OUTPUT_OTLP] = { "otlp", "otlp", "OTLP profile", write_otlp },
+	[OUTPUT_JFR] = { "jfr", "jfr", "JFR recording", write_jfr },
 };
 
 const struct output_writer *output_writer(enum output_format format)

@@ -11,6 +11,8 @@
  *               jbpfprof convert
  *   otlp        OpenTelemetry's profiles signal (experimental), for an
  *               OTLP receiver: Pyroscope, the OpenTelemetry Collector
+ *   jfr         a JDK Flight Recorder file, for JDK Mission Control,
+ *               IntelliJ and the JDK's jfr tool
  *
  * Every writer takes the profile and what is known about the recording,
  * writes to an open stream, and returns 0 or a negative errno (a failed
@@ -31,6 +33,7 @@ enum output_format {
 	OUTPUT_TEXT,
 	OUTPUT_PPROF,
 	OUTPUT_OTLP,
+	OUTPUT_JFR,
 };
 
 /* What the recording was; shown in titles and summaries. */
@@ -65,11 +68,11 @@ struct output_writer {
 /*
  * Whether a file of format keeps everything a recording aggregated
  * (process, thread and state frames, how Java frames ran), for a later
- * view: pprof and otlp.
+ * view: pprof, otlp and jfr.
  */
 static inline int output_keeps_everything(enum output_format format)
 {
-	return format == OUTPUT_PPROF || format == OUTPUT_OTLP;
+	return format == OUTPUT_PPROF || format == OUTPUT_OTLP || format == OUTPUT_JFR;
 }
 
 /* The writer of format (the flame graph's for a value out of range). */
@@ -80,6 +83,8 @@ int output_write(enum output_format format, const struct profile *profile, const
 		 size_t top, FILE *out);
 
 int output_collapsed_write(const struct profile *profile, FILE *out);
+/* The profile as a JDK Flight Recorder file (output/jfr.c describes it); meta may be NULL. */
+int output_jfr_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
 /* The profile as an OTLP ExportProfilesServiceRequest (output/otlp.c describes it); meta may be NULL. */
 int output_otlp_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
 int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out);

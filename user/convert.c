@@ -75,7 +75,7 @@ static void print_help(const char *command)
 		       "Render a recording written with -o pprof (or any pprof profile) again, in\n"
 		       "any format, seen through the view options.\n"
 		       "\n"
-		       "  -o, --format FORMAT      flamegraph, collapsed, text, pprof or otlp\n"
+		       "  -o, --format FORMAT      flamegraph, collapsed, text, pprof, jfr or otlp\n"
 		       "                           (experimental); default: from FILE's extension,\n"
 		       "                           else flamegraph\n"
 		       "  -f, --file FILE          where to write; '-' for standard output; default:\n"
@@ -132,7 +132,7 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 		switch (c) {
 		case 'o':
 			if (parse_format(optarg, &o->format)) {
-				snprintf(err, sizeof(err), "-o: unknown format '%s' (flamegraph, collapsed, text, pprof or otlp)",
+				snprintf(err, sizeof(err), "-o: unknown format '%s' (flamegraph, collapsed, text, pprof, jfr or otlp)",
 					 optarg);
 				return usage_error(o, err);
 			}
@@ -200,13 +200,13 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 
 		if (format < 0) {
 			snprintf(err, sizeof(err), "-f: cannot tell the format from '%s'; add -o flamegraph, collapsed, "
-				 "text, pprof or otlp", o->output_path);
+				 "text, pprof, jfr or otlp", o->output_path);
 			return usage_error(o, err);
 		}
 		o->format = (enum output_format)format;
 	}
 	if (o->reverse && output_keeps_everything(o->format))
-		return usage_error(o, "--reverse makes no sense in a pprof or OTLP file, whose stacks have a direction");
+		return usage_error(o, "--reverse makes no sense in a pprof, JFR or OTLP file, whose stacks have a direction");
 	return -1;
 }
 

@@ -132,12 +132,13 @@ void options_print_help(FILE *out)
 "                           intervals are randomised around 1/HZ\n"
 "  -o, --format FORMAT      flamegraph (HTML page), collapsed, text, pprof\n"
 "                           (gzipped pprof profile: keeps threads, states and\n"
-"                           how Java frames ran, for jbpfprof convert later)\n"
-"                           or otlp (OpenTelemetry's profiles signal, as an\n"
-"                           OTLP export request; experimental); default: from\n"
+"                           how Java frames ran, for jbpfprof convert later),\n"
+"                           jfr (a JDK Flight Recorder file) or otlp\n"
+"                           (OpenTelemetry's profiles signal, as an OTLP\n"
+"                           export request; experimental); default: from\n"
 "                           FILE's extension (.html flamegraph, .collapsed or\n"
-"                           .txt collapsed, .pb.gz or .pprof pprof, .otlp\n"
-"                           otlp), else flamegraph\n"
+"                           .txt collapsed, .pb.gz or .pprof pprof, .jfr jfr,\n"
+"                           .otlp otlp), else flamegraph\n"
 "  -f, --file FILE          where to write; '-' for standard output (collapsed\n"
 "                           unless -o says otherwise); up to %d times, one\n"
 "                           recording into several files, each in the format\n"
@@ -316,6 +317,8 @@ int format_from_path(const char *path)
 		return OUTPUT_PPROF;
 	if (!strcmp(dot, ".otlp"))
 		return OUTPUT_OTLP;
+	if (!strcmp(dot, ".jfr"))
+		return OUTPUT_JFR;
 	return -1;
 }
 
@@ -353,6 +356,8 @@ int parse_format(const char *arg, enum output_format *format)
 		*format = OUTPUT_PPROF;
 	else if (!strcmp(arg, "otlp"))
 		*format = OUTPUT_OTLP;
+	else if (!strcmp(arg, "jfr"))
+		*format = OUTPUT_JFR;
 	else
 		return -1;
 	return 0;
@@ -463,7 +468,7 @@ static enum options_result resolve_output_formats(struct options *opts, bool for
 			format = (int)opts->format;
 		if (format < 0) {
 			snprintf(err, sizeof(err), "-f: cannot tell the format from '%s'; add -o flamegraph, "
-				 "collapsed, text, pprof or otlp", path);
+				 "collapsed, text, pprof, jfr or otlp", path);
 			return usage_error(err);
 		}
 		for (size_t j = 0; j < i; j++)
@@ -646,7 +651,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		case 'o':
 			if (parse_format(optarg, &opts->format)) {
 				snprintf(err, sizeof(err),
-					 "-o: unknown format '%s' (flamegraph, collapsed, text, pprof or otlp)", optarg);
+					 "-o: unknown format '%s' (flamegraph, collapsed, text, pprof, jfr or otlp)", optarg);
 				return usage_error(err);
 			}
 			format_given = true;

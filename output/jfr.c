@@ -1,0 +1,757 @@
+/*
+ * jfr: the profile as a JDK Flight Recorder file, the format JDK Mission
+ * Control, IntelliJ's profiler and the JDK's own `jfr` tool read.
+ *
+ * One chunk (format 2.0, integers compressed):
+ *
+ *   header       magic, version, the offsets of the metadata and the
+ *                constant pools, the recording's start and duration, and
+ *                one tick per nanosecond
+ *   events       jdk.ExecutionSample (startTime, sampledThread,
+ *                stackTrace, state), one per sample: a CPU stack counted n
+ *                times is n events; a wall-clock or off-CPU stack, whose
+ *                count is microseconds, one event per sampling period of
+ *                them (rounded, at least one). jbpfprof aggregates samples
+ *                and keeps no moment of each, so the events' times are
+ *                spread evenly over the recording, stack after stack: a
+ *                timeline of them shows nothing about when.
+ *   metadata     the classes the file uses, declared as the JDK declares
+ *                them (field names and types), with @Timestamp on
+ *                startTime
+ *   constant pools   threads (name, os thread id; Java thread id -1, not
+ *                known), stack traces (leaf first), methods, classes,
+ *                packages, symbols, frame types and thread states
+ *
+ * Every code frame is a method: a Java frame "pkg.Class.method" splits at
+ * its last dot into class and method; a native, kernel or JIT frame is a
+ * method of a class with an empty name. Frame types: Interpreted, JIT
+ * compiled, Inlined, Java (how it ran not known), Native, Kernel. The
+ * thread state is STATE_RUNNABLE for CPU samples and running or runnable
+ * time, STATE_SLEEPING for sleeping time and STATE_BLOCKED for blocked
+ * time. A stack without a thread frame belongs to a thread named after its
+ * process, or "[unknown]". The file is built in memory, proportional to
+ * the profile and its events, then written.
+ */
+#include "output.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
+#include "emit.h"
+
+/* A growing byte buffer; a failed allocation marks it failed and later writes do nothing. */
+struct buf {
+	uint8_t *data;
+	size_t len, cap;
+	bool failed;
+};
+
+static void put_bytes(struct buf *b, const void *data, size_t len)
+{
+	if (b->failed)
+		return;
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		uint8_t *n;
+
+		while (cap < b->len + len)
+			cap *= 2;
+		n = realloc(b->data, cap);
+		if (!n) {
+			b->failed = true;
+			return;
+		}
+		b->data = n;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, data, len);
+	b->len += len;
+}
+
+static void put_u8(struct buf *b, uint8_t v)
+{
+	put_bytes(b, &v, 1);
+}
+
+/* A compressed integer: 7 bits a byte, least significant first, the ninth byte whole. */
+static void put_varint(struct buf *b, uint64_t v)
+{
+	for (int i = 0; i < 8; i++) {
+		if (v < 0x80) {
+			put_u8(b, (uint8_t)v);
+			return;
+		}
+		put_u8(b, (uint8_t)(v & 0x7f) | 0x80);
+		v >>= 7;
+	}
+	put_u8(b, (uint8_t)v);
+}
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80 && n < 9) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A string as JFR encodes one inline: 3 (UTF-8), its length, its bytes; the
+ * empty string as 1, its own encoding (the JDK's reader takes a UTF-8
+ * string of length 0 for null).
+ */
+static void put_string(struct buf *b, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (!len) {
+		put_u8(b, 1);
+		return;
+	}
+	put_u8(b, 3);
+	put_varint(b, len);
+	put_bytes(b, s, len);
+}
+
+static void put_be(struct buf *b, uint64_t v, int bytes)
+{
+	for (int i = bytes - 1; i >= 0; i--)
+		put_u8(b, (uint8_t)(v >> (8 * i)));
+}
+
+/*
+ * An event whose body (type id and fields) is in body, framed by its size,
+ * which counts itself.
+ */
+static void put_event(struct buf *out, const struct buf *body)
+{
+	size_t size = body->len + 1;
+
+	while (size != body->len + varint_len(size))
+		size = body->len + varint_len(size);
+	put_varint(out, size);
+	put_bytes(out, body->data, body->len);
+	out->failed |= body->failed;
+}
+
+/* ---- types ------------------------------------------------------------------ */
+
+enum type_id {
+	T_LONG = 20,
+	T_INT,
+	T_BOOLEAN,
+	T_STRING,
+	T_THREAD = 30,
+	T_CLASS,
+	T_METHOD,
+	T_SYMBOL,
+	T_PACKAGE,
+	T_STACK_TRACE,
+	T_STACK_FRAME,
+	T_FRAME_TYPE,
+	T_THREAD_STATE,
+	T_TIMESTAMP = 40,
+	T_EXECUTION_SAMPLE = 50,
+};
+
+struct field {
+	const char *name;
+	enum type_id type;
+	bool pooled;      /* a reference into the type's constant pool */
+	bool array;
+	const char *timestamp; /* @Timestamp's value, or NULL */
+};
+
+struct type {
+	enum type_id id;
+	const char *name;
+	const char *super;
+	struct field fields[5];
+	/*
+	 * A type of one field that readers take as that field's value (the
+	 * JDK's Symbol, FrameType, ThreadState: a method's name is a string).
+	 */
+	bool simple;
+};
+
+/* A field of a type: inline, a constant pool reference, an array, a @Timestamp("TICKS"). */
+#define INLINE(n, t) { .name = n, .type = t }
+#define POOLED(n, t) { .name = n, .type = t, .pooled = true }
+#define ARRAY(n, t) { .name = n, .type = t, .array = true }
+#define TICKS(n, t) { .name = n, .type = t, .timestamp = "TICKS" }
+
+static const struct type types[] = {
+	{ .id = T_LONG, .name = "long" },
+	{ .id = T_INT, .name = "int" },
+	{ .id = T_BOOLEAN, .name = "boolean" },
+	{ .id = T_STRING, .name = "java.lang.String" },
+	{ .id = T_THREAD, .name = "java.lang.Thread",
+	  .fields = { INLINE("osName", T_STRING), INLINE("osThreadId", T_LONG), INLINE("javaName", T_STRING),
+	    INLINE("javaThreadId", T_LONG) } },
+	{ .id = T_CLASS, .name = "java.lang.Class",
+	  .fields = { POOLED("name", T_SYMBOL), POOLED("package", T_PACKAGE), INLINE("modifiers", T_INT),
+	    INLINE("hidden", T_BOOLEAN) } },
+	{ .id = T_METHOD, .name = "jdk.types.Method",
+	  .fields = { POOLED("type", T_CLASS), POOLED("name", T_SYMBOL), POOLED("descriptor", T_SYMBOL),
+	    INLINE("modifiers", T_INT), INLINE("hidden", T_BOOLEAN) } },
+	{ .id = T_SYMBOL, .name = "jdk.types.Symbol",
+	  .fields = { INLINE("string", T_STRING) }, .simple = true },
+	{ .id = T_PACKAGE, .name = "jdk.types.Package",
+	  .fields = { POOLED("name", T_SYMBOL) } },
+	{ .id = T_STACK_TRACE, .name = "jdk.types.StackTrace",
+	  .fields = { INLINE("truncated", T_BOOLEAN), ARRAY("frames", T_STACK_FRAME) } },
+	{ .id = T_STACK_FRAME, .name = "jdk.types.StackFrame",
+	  .fields = { POOLED("method", T_METHOD), INLINE("lineNumber", T_INT), INLINE("bytecodeIndex", T_INT),
+	    POOLED("type", T_FRAME_TYPE) } },
+	{ .id = T_FRAME_TYPE, .name = "jdk.types.FrameType",
+	  .fields = { INLINE("description", T_STRING) }, .simple = true },
+	{ .id = T_THREAD_STATE, .name = "jdk.types.ThreadState",
+	  .fields = { INLINE("name", T_STRING) }, .simple = true },
+	{ .id = T_TIMESTAMP, .name = "jdk.jfr.Timestamp", .super = "java.lang.annotation.Annotation",
+	  .fields = { INLINE("value", T_STRING) } },
+	{ .id = T_EXECUTION_SAMPLE, .name = "jdk.ExecutionSample", .super = "jdk.jfr.Event",
+	  .fields = { TICKS("startTime", T_LONG), POOLED("sampledThread", T_THREAD), POOLED("stackTrace", T_STACK_TRACE),
+	    POOLED("state", T_THREAD_STATE) } },
+};
+
+
+/* Frame types, by their constant pool keys (1 + index). */
+enum frame_type { FT_INTERPRETED = 1, FT_COMPILED, FT_INLINED, FT_JAVA, FT_NATIVE, FT_KERNEL, FT_NR };
+static const char *const frame_type_names[FT_NR] = {
+	[FT_INTERPRETED] = "Interpreted", [FT_COMPILED] = "JIT compiled", [FT_INLINED] = "Inlined",
+	[FT_JAVA] = "Java", [FT_NATIVE] = "Native", [FT_KERNEL] = "Kernel",
+};
+
+/* Thread states, by their constant pool keys. */
+enum thread_state { TS_RUNNABLE = 1, TS_SLEEPING, TS_BLOCKED, TS_NR };
+static const char *const thread_state_names[TS_NR] = {
+	[TS_RUNNABLE] = "STATE_RUNNABLE", [TS_SLEEPING] = "STATE_SLEEPING", [TS_BLOCKED] = "STATE_BLOCKED",
+};
+
+/* ---- the metadata --------------------------------------------------------------- */
+
+/* The metadata's strings, numbered in the order first used (a profile's frame ids). */
+static int64_t meta_string(struct profile *strings, const char *s)
+{
+	return profile__intern(strings, s, FRAME_KIND_NATIVE);
+}
+
+struct element {
+	const char *name;
+	const char *attrs[10]; /* key, value pairs, NULL-terminated */
+};
+
+/* An element with its attributes and child_count children still to come. */
+static void put_element(struct buf *b, struct profile *strings, const struct element *e, size_t child_count)
+{
+	size_t nr = 0;
+
+	while (nr < 5 && e->attrs[2 * nr])
+		nr++;
+	put_varint(b, (uint64_t)meta_string(strings, e->name));
+	put_varint(b, nr);
+	for (size_t i = 0; i < nr; i++) {
+		put_varint(b, (uint64_t)meta_string(strings, e->attrs[2 * i]));
+		put_varint(b, (uint64_t)meta_string(strings, e->attrs[2 * i + 1]));
+	}
+	put_varint(b, child_count);
+}
+
+/* The metadata event: its strings, then the element tree (root: metadata, region). */
+static void put_metadata(struct buf *out, int64_t start_ns)
+{
+	struct profile *strings = profile__new(NULL);
+	struct buf tree = { 0 }, body = { 0 };
+	char ids[sizeof(types) / sizeof(types[0])][16], timestamp_id[16];
+
+	if (!strings) {
+		out->failed = true;
+		return;
+	}
+	snprintf(timestamp_id, sizeof(timestamp_id), "%d", T_TIMESTAMP);
+	put_element(&tree, strings, &(struct element){ .name = "root" }, 2);
+	put_element(&tree, strings, &(struct element){ .name = "metadata" }, sizeof(types) / sizeof(types[0]));
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		const struct type *t = &types[i];
+		size_t nr_fields = 0;
+
+		while (nr_fields < 5 && t->fields[nr_fields].name)
+			nr_fields++;
+		snprintf(ids[i], sizeof(ids[i]), "%d", t->id);
+		put_element(&tree, strings,
+			    &(struct element){ .name = "class",
+					       .attrs = { "name", t->name, "id", ids[i],
+							  t->simple ? "simpleType" : t->super ? "superType" : NULL,
+							  t->simple ? "true" : t->super } },
+			    nr_fields);
+		for (size_t f = 0; f < nr_fields; f++) {
+			const struct field *fd = &t->fields[f];
+			char type_id[16];
+			struct element e = { .name = "field", .attrs = { "name", fd->name, "class", type_id } };
+			size_t a = 4;
+
+			snprintf(type_id, sizeof(type_id), "%d", fd->type);
+			if (fd->pooled) {
+				e.attrs[a++] = "constantPool";
+				e.attrs[a++] = "true";
+			}
+			if (fd->array) {
+				e.attrs[a++] = "dimension";
+				e.attrs[a++] = "1";
+			}
+			put_element(&tree, strings, &e, fd->timestamp ? 1 : 0);
+			if (fd->timestamp)
+				put_element(&tree, strings,
+					    &(struct element){ .name = "annotation",
+							       .attrs = { "class", timestamp_id, "value", fd->timestamp } },
+					    0);
+		}
+	}
+	put_element(&tree, strings, &(struct element){ .name = "region", .attrs = { "locale", "en_US", "gmtOffset", "0" } },
+		    0);
+
+	put_varint(&body, 0);                      /* the metadata event's type */
+	put_varint(&body, (uint64_t)start_ns);     /* start, in ticks: nanoseconds */
+	put_varint(&body, 0);                      /* duration */
+	put_varint(&body, 1);                      /* metadata id */
+	put_varint(&body, profile__frame_count(strings));
+	for (size_t i = 0; i < profile__frame_count(strings); i++)
+		put_string(&body, profile__frame_name(strings, (uint32_t)i));
+	put_bytes(&body, tree.data, tree.len);
+	body.failed |= tree.failed;
+	put_event(out, &body);
+	free(tree.data);
+	free(body.data);
+	profile__free(strings);
+}
+
+/* ---- the samples' pools ------------------------------------------------------- */
+
+struct pools {
+	struct profile *symbols, *classes, *packages, *stacks;
+	uint32_t *method_of_frame;  /* frame id -> method key, 0 for a frame that is not code */
+	uint32_t *class_of_method;  /* method key - 1 -> class key */
+	uint32_t *name_of_method;   /* method key - 1 -> symbol key */
+	uint8_t *type_of_method;    /* method key - 1 -> frame type */
+	uint32_t nr_methods;
+	uint32_t *package_of_class; /* class key - 1 -> package key (0: none) */
+	uint32_t *stack_of;         /* profile stack -> stack trace key */
+	uint32_t *thread_of;        /* profile stack -> thread key */
+	uint8_t *state_of;          /* profile stack -> thread state key */
+	struct buf stack_bodies;    /* each stack trace's frames, as its pool entry holds them */
+	size_t *stack_offsets;      /* stack trace key - 1 -> offset in stack_bodies; one more at the end */
+	uint32_t nr_threads;
+	uint32_t *thread_frame;     /* thread key - 1 -> its profile frame (thread or process), UINT32_MAX none */
+};
+
+/* The key (1 + index) of s in table, adding it if new; 0 out of memory. */
+static uint32_t key_of(struct profile *table, const char *s)
+{
+	int64_t id = profile__intern(table, s, FRAME_KIND_NATIVE);
+
+	return id < 0 || id >= UINT32_MAX - 1 ? 0 : (uint32_t)id + 1;
+}
+
+static enum frame_type frame_type_of(enum frame_kind kind)
+{
+	switch (kind) {
+	case FRAME_KIND_JAVA_INTERP:
+		return FT_INTERPRETED;
+	case FRAME_KIND_JAVA_COMPILED:
+		return FT_COMPILED;
+	case FRAME_KIND_JAVA_INLINED:
+		return FT_INLINED;
+	case FRAME_KIND_JAVA:
+		return FT_JAVA;
+	case FRAME_KIND_KERNEL:
+		return FT_KERNEL;
+	default:
+		return FT_NATIVE;
+	}
+}
+
+static bool is_java(enum frame_kind kind)
+{
+	return kind == FRAME_KIND_JAVA || kind == FRAME_KIND_JAVA_INTERP || kind == FRAME_KIND_JAVA_COMPILED ||
+	       kind == FRAME_KIND_JAVA_INLINED;
+}
+
+/* One method per code frame: its class (a Java frame's, else the empty one), name and type. */
+static int add_methods(struct pools *p, const struct profile *profile)
+{
+	size_t nr = profile__frame_count(profile);
+
+	p->method_of_frame = calloc(nr ? nr : 1, sizeof(*p->method_of_frame));
+	p->class_of_method = calloc(nr ? nr : 1, sizeof(*p->class_of_method));
+	p->name_of_method = calloc(nr ? nr : 1, sizeof(*p->name_of_method));
+	p->type_of_method = calloc(nr ? nr : 1, sizeof(*p->type_of_method));
+	p->package_of_class = calloc(nr + 1, sizeof(*p->package_of_class));
+	if (!p->method_of_frame || !p->class_of_method || !p->name_of_method || !p->type_of_method ||
+	    !p->package_of_class)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++) {
+		enum frame_kind kind = profile__frame_kind(profile, i);
+		char *name = output_kind_mapping(kind) ? output_plain_name(profile__frame_name(profile, i), kind) : NULL;
+		char *dot = name && is_java(kind) ? strrchr(name, '.') : NULL, *pkg_dot;
+		uint32_t class_key, method = p->nr_methods;
+
+		if (!output_kind_mapping(kind))
+			continue;
+		if (!name)
+			return -ENOMEM;
+		if (dot)
+			*dot = '\0';
+		class_key = key_of(p->classes, dot ? name : "");
+		p->name_of_method[method] = key_of(p->symbols, dot ? dot + 1 : name);
+		if (!class_key || !p->name_of_method[method]) {
+			free(name);
+			return -ENOMEM;
+		}
+		if (!p->package_of_class[class_key - 1] && dot && (pkg_dot = strrchr(name, '.'))) {
+			*pkg_dot = '\0';
+			p->package_of_class[class_key - 1] = key_of(p->packages, name);
+		}
+		free(name);
+		p->class_of_method[method] = class_key;
+		p->type_of_method[method] = (uint8_t)frame_type_of(kind);
+		p->method_of_frame[i] = ++p->nr_methods;
+	}
+	return 0;
+}
+
+/* Each profile stack's stack trace (its code frames, leaf first, deduplicated), thread and state. */
+static int add_stacks(struct pools *p, const struct profile *profile)
+{
+	size_t nr = profile__stack_count(profile), nr_frames = profile__frame_count(profile);
+	int64_t *thread_key = calloc(nr_frames ? nr_frames : 1, sizeof(*thread_key));
+	uint32_t unknown_thread = 0;
+
+	p->stack_of = calloc(nr ? nr : 1, sizeof(*p->stack_of));
+	p->thread_of = calloc(nr ? nr : 1, sizeof(*p->thread_of));
+	p->state_of = calloc(nr ? nr : 1, sizeof(*p->state_of));
+	p->stack_offsets = calloc(nr + 2, sizeof(*p->stack_offsets));
+	p->thread_frame = calloc(nr + 1, sizeof(*p->thread_frame));
+	if (!thread_key || !p->stack_of || !p->thread_of || !p->state_of || !p->stack_offsets || !p->thread_frame) {
+		free(thread_key);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		size_t depth, n = 0, len = 0;
+		uint64_t count;
+		const uint32_t *frames = profile__stack(profile, i, &depth, &count);
+		uint32_t owner = UINT32_MAX, *key_frames = malloc((depth ? depth : 1) * sizeof(*key_frames)), index;
+		size_t before;
+		char *text = NULL;
+		FILE *f;
+		int state = -1;
+
+		if (!key_frames) {
+			free(thread_key);
+			return -ENOMEM;
+		}
+		for (size_t k = 0; k < depth; k++) {
+			enum frame_kind kind = profile__frame_kind(profile, frames[k]);
+
+			if (kind == FRAME_KIND_THREAD || (kind == FRAME_KIND_PROCESS && owner == UINT32_MAX))
+				owner = frames[k];
+			else if (kind == FRAME_KIND_STATE)
+				state = profile__frame_state(profile, frames[k]);
+			else if (p->method_of_frame[frames[k]])
+				key_frames[n++] = p->method_of_frame[frames[k]];
+		}
+		/* The thread: by its frame (or its process's), one key each; the unknown one shared. */
+		if (owner == UINT32_MAX) {
+			if (!unknown_thread) {
+				unknown_thread = ++p->nr_threads;
+				p->thread_frame[unknown_thread - 1] = UINT32_MAX;
+			}
+			p->thread_of[i] = unknown_thread;
+		} else {
+			if (!thread_key[owner]) {
+				thread_key[owner] = ++p->nr_threads;
+				p->thread_frame[thread_key[owner] - 1] = owner;
+			}
+			p->thread_of[i] = (uint32_t)thread_key[owner];
+		}
+		p->state_of[i] = state == JBPF_STATE_SLEEPING ? TS_SLEEPING
+				 : state == JBPF_STATE_BLOCKED ? TS_BLOCKED
+								: TS_RUNNABLE;
+		/* The stack trace: its methods leaf first, written out as the key that deduplicates it. */
+		f = open_memstream(&text, &len);
+		if (!f) {
+			free(key_frames);
+			free(thread_key);
+			return -ENOMEM;
+		}
+		for (size_t k = n; k-- > 0;)
+			fprintf(f, "%u,", key_frames[k]);
+		fclose(f);
+		before = profile__frame_count(p->stacks);
+		index = text ? key_of(p->stacks, text) : 0;
+		free(text);
+		if (!index) {
+			free(key_frames);
+			free(thread_key);
+			return -ENOMEM;
+		}
+		if (profile__frame_count(p->stacks) > before) {
+			/* New: its entry's fields, frames leaf first; key k's run from offset k - 1 to offset k. */
+			p->stack_offsets[index - 1] = p->stack_bodies.len;
+			put_u8(&p->stack_bodies, 0); /* truncated: no; a stack cut short says so in a frame */
+			put_varint(&p->stack_bodies, n);
+			for (size_t k = n; k-- > 0;) {
+				uint32_t m = key_frames[k];
+
+				put_varint(&p->stack_bodies, m);
+				put_varint(&p->stack_bodies, (uint64_t)(int64_t)-1); /* line number: not kept */
+				put_varint(&p->stack_bodies, (uint64_t)(int64_t)-1); /* bytecode index: not kept */
+				put_varint(&p->stack_bodies, p->type_of_method[m - 1]);
+			}
+			p->stack_offsets[index] = p->stack_bodies.len;
+		}
+		p->stack_of[i] = index;
+		free(key_frames);
+	}
+	free(thread_key);
+	return p->stack_bodies.failed ? -ENOMEM : 0;
+}
+
+/* ---- the constant pools --------------------------------------------------------- */
+
+/* One pool's header: its type and how many entries follow. */
+static void pool_begin(struct buf *b, enum type_id type, size_t count)
+{
+	put_varint(b, type);
+	put_varint(b, count);
+}
+
+/* The name a thread is known by: its thread frame's, else its process's, else "[unknown]". */
+static const char *thread_name(const struct profile *profile, uint32_t frame)
+{
+	const char *name = frame == UINT32_MAX ? NULL : profile__root_name(profile, frame);
+
+	return name ? name : "[unknown]";
+}
+
+/* Writes a table's entries: key, then the string (symbols: its text; packages: the symbol of their name). */
+static void put_checkpoint(struct buf *out, const struct pools *p, const struct profile *profile, int64_t start_ns)
+{
+	struct buf body = { 0 };
+	size_t nr_symbols = profile__frame_count(p->symbols), nr_classes = profile__frame_count(p->classes);
+	size_t nr_packages = profile__frame_count(p->packages), nr_stacks = profile__frame_count(p->stacks);
+	uint32_t package_symbol_base = (uint32_t)nr_symbols;
+
+	put_varint(&body, 1);                  /* the checkpoint event's type */
+	put_varint(&body, (uint64_t)start_ns); /* start */
+	put_varint(&body, 0);                  /* duration */
+	put_varint(&body, 0);                  /* delta to the previous checkpoint: none */
+	put_u8(&body, 0);                      /* type mask */
+	put_varint(&body, 8);                  /* pools */
+
+	/* Symbols: the methods' and classes' names, then the packages' names after them. */
+	pool_begin(&body, T_SYMBOL, nr_symbols + nr_classes + nr_packages);
+	for (size_t i = 0; i < nr_symbols; i++) {
+		put_varint(&body, i + 1);
+		put_string(&body, profile__frame_name(p->symbols, (uint32_t)i));
+	}
+	for (size_t i = 0; i < nr_classes; i++) {
+		put_varint(&body, nr_symbols + nr_packages + i + 1);
+		put_string(&body, profile__frame_name(p->classes, (uint32_t)i));
+	}
+	for (size_t i = 0; i < nr_packages; i++) {
+		put_varint(&body, package_symbol_base + i + 1);
+		put_string(&body, profile__frame_name(p->packages, (uint32_t)i));
+	}
+	pool_begin(&body, T_PACKAGE, nr_packages);
+	for (size_t i = 0; i < nr_packages; i++) {
+		put_varint(&body, i + 1);
+		put_varint(&body, package_symbol_base + i + 1);
+	}
+	pool_begin(&body, T_CLASS, nr_classes);
+	for (size_t i = 0; i < nr_classes; i++) {
+		put_varint(&body, i + 1);
+		put_varint(&body, nr_symbols + nr_packages + i + 1); /* name */
+		put_varint(&body, p->package_of_class[i]);          /* package, 0: none */
+		put_varint(&body, 1);                                /* modifiers: public */
+		put_u8(&body, 0);                                    /* hidden */
+	}
+	pool_begin(&body, T_METHOD, p->nr_methods);
+	for (uint32_t m = 0; m < p->nr_methods; m++) {
+		put_varint(&body, m + 1);
+		put_varint(&body, p->class_of_method[m]);
+		put_varint(&body, p->name_of_method[m]);
+		put_varint(&body, 1); /* descriptor: "()", signatures not kept */
+		put_varint(&body, 1); /* modifiers: public */
+		put_u8(&body, 0);     /* hidden */
+	}
+	pool_begin(&body, T_STACK_TRACE, nr_stacks);
+	for (size_t k = 1; k <= nr_stacks; k++) {
+		put_varint(&body, k);
+		put_bytes(&body, p->stack_bodies.data + p->stack_offsets[k - 1], p->stack_offsets[k] - p->stack_offsets[k - 1]);
+	}
+	pool_begin(&body, T_THREAD, p->nr_threads);
+	for (uint32_t t = 0; t < p->nr_threads; t++) {
+		uint32_t frame = p->thread_frame[t];
+		int64_t tid = frame == UINT32_MAX ? -1 : profile__root_id(profile, frame);
+
+		put_varint(&body, t + 1);
+		put_string(&body, thread_name(profile, frame));
+		put_varint(&body, (uint64_t)tid);
+		put_string(&body, thread_name(profile, frame));
+		put_varint(&body, (uint64_t)(int64_t)-1); /* the Java thread id: not known */
+	}
+	pool_begin(&body, T_FRAME_TYPE, FT_NR - 1);
+	for (int t = 1; t < FT_NR; t++) {
+		put_varint(&body, (uint64_t)t);
+		put_string(&body, frame_type_names[t]);
+	}
+	pool_begin(&body, T_THREAD_STATE, TS_NR - 1);
+	for (int t = 1; t < TS_NR; t++) {
+		put_varint(&body, (uint64_t)t);
+		put_string(&body, thread_state_names[t]);
+	}
+	put_event(out, &body);
+	free(body.data);
+}
+
+/* ---- events and the chunk --------------------------------------------------------- */
+
+/* How many events a stack's count makes: samples, or its microseconds in sampling periods. */
+static uint64_t events_of(uint64_t count, bool time_weights, uint64_t period_us)
+{
+	uint64_t n;
+
+	if (!time_weights || !period_us)
+		return count;
+	n = (count + period_us / 2) / period_us;
+	return n ? n : 1;
+}
+
+static void put_samples(struct buf *out, const struct pools *p, const struct profile *profile, int64_t start_ns,
+			uint64_t duration_ns, bool time_weights, uint64_t period_us)
+{
+	size_t nr = profile__stack_count(profile);
+	uint64_t total = 0, i = 0;
+	struct buf body = { 0 };
+
+	for (size_t s = 0; s < nr; s++) {
+		size_t depth;
+		uint64_t count;
+
+		profile__stack(profile, s, &depth, &count);
+		total += count ? events_of(count, time_weights, period_us) : 0;
+	}
+	for (size_t s = 0; s < nr; s++) {
+		size_t depth;
+		uint64_t count, n;
+
+		profile__stack(profile, s, &depth, &count);
+		n = count ? events_of(count, time_weights, period_us) : 0;
+		for (uint64_t e = 0; e < n; e++, i++) {
+			body.len = 0;
+			put_varint(&body, T_EXECUTION_SAMPLE);
+			put_varint(&body, (uint64_t)start_ns + (total ? duration_ns * i / total : 0));
+			put_varint(&body, p->thread_of[s]);
+			put_varint(&body, p->stack_of[s]);
+			put_varint(&body, p->state_of[s]);
+			put_event(out, &body);
+		}
+	}
+	free(body.data);
+}
+
+static void pools_free(struct pools *p)
+{
+	profile__free(p->symbols);
+	profile__free(p->classes);
+	profile__free(p->packages);
+	profile__free(p->stacks);
+	free(p->method_of_frame);
+	free(p->class_of_method);
+	free(p->name_of_method);
+	free(p->type_of_method);
+	free(p->package_of_class);
+	free(p->stack_of);
+	free(p->thread_of);
+	free(p->state_of);
+	free(p->stack_bodies.data);
+	free(p->stack_offsets);
+	free(p->thread_frame);
+}
+
+int output_jfr_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
+{
+	const struct profile_limits table_limits = { .max_frames = UINT32_MAX - 2, .max_stacks = 1 };
+	const char *event = meta && meta->event ? meta->event : "cpu";
+	bool time_weights = strcmp(event, "cpu");
+	int64_t start_ns = meta && meta->start_unix_ns > 0 ? meta->start_unix_ns : 0;
+	uint64_t duration_ns = meta && meta->duration_s > 0 ? (uint64_t)(meta->duration_s * 1e9) : 0;
+	uint64_t period_us = meta && meta->frequency_hz ? 1000000 / meta->frequency_hz : 0;
+	struct pools p = { 0 };
+	struct buf chunk = { 0 };
+	size_t metadata_at, pools_at;
+	int err;
+
+	emit__begin(out);
+	p.symbols = profile__new(&table_limits);
+	p.classes = profile__new(&table_limits);
+	p.packages = profile__new(&table_limits);
+	p.stacks = profile__new(&table_limits);
+	err = !p.symbols || !p.classes || !p.packages || !p.stacks ? -ENOMEM : 0;
+	/*
+	 * Symbol 1 is every method's descriptor: "()", the shortest that readers
+	 * parse as one (names do not keep signatures).
+	 */
+	if (!err && !key_of(p.symbols, "()"))
+		err = -ENOMEM;
+	if (!err)
+		err = add_methods(&p, profile);
+	if (!err)
+		err = add_stacks(&p, profile);
+	if (!err) {
+		put_bytes(&chunk, "FLR\0", 4);
+		put_be(&chunk, 2, 2); /* major */
+		put_be(&chunk, 0, 2); /* minor */
+		/* Chunk size, the pools' and the metadata's offsets, start, duration, start ticks, ticks a second: below. */
+		for (int i = 0; i < 7; i++)
+			put_be(&chunk, 0, 8);
+		put_be(&chunk, 1, 4); /* features: compressed integers */
+		put_samples(&chunk, &p, profile, start_ns, duration_ns, time_weights, period_us);
+		metadata_at = chunk.len;
+		put_metadata(&chunk, start_ns);
+		pools_at = chunk.len;
+		put_checkpoint(&chunk, &p, profile, start_ns);
+		if (chunk.failed) {
+			err = -ENOMEM;
+		} else {
+			struct buf header = { 0 };
+
+			put_be(&header, chunk.len, 8);
+			put_be(&header, pools_at, 8);
+			put_be(&header, metadata_at, 8);
+			put_be(&header, (uint64_t)start_ns, 8);
+			put_be(&header, duration_ns, 8);
+			put_be(&header, (uint64_t)start_ns, 8);  /* start in ticks */
+			put_be(&header, 1000000000, 8);          /* ticks per second */
+			if (header.failed)
+				err = -ENOMEM;
+			else
+				memcpy(chunk.data + 8, header.data, header.len);
+			free(header.data);
+		}
+	}
+	if (!err && fwrite(chunk.data, 1, chunk.len, out) != chunk.len)
+		err = -EIO;
+	free(chunk.data);
+	pools_free(&p);
+	return err ? err : emit__finish(out);
+}
