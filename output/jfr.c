@@ -11,7 +11,8 @@
  *                stackTrace, state), one per sample: a CPU stack counted n
  *                times is n events; a wall-clock or off-CPU stack, whose
  *                count is microseconds, one event per sampling period of
- *                them (rounded, at least one). jbpfprof aggregates samples
+ *                them (rounded, at least one; 10 ms when the recording
+ *                does not say its rate). jbpfprof aggregates samples
  *                and keeps no moment of each, so the events' times are
  *                spread evenly over the recording, stack after stack: a
  *                timeline of them shows nothing about when.
@@ -695,7 +696,8 @@ int output_jfr_write(const struct profile *profile, const struct output_meta *me
 	bool time_weights = strcmp(event, "cpu");
 	int64_t start_ns = meta && meta->start_unix_ns > 0 ? meta->start_unix_ns : 0;
 	uint64_t duration_ns = meta && meta->duration_s > 0 ? (uint64_t)(meta->duration_s * 1e9) : 0;
-	uint64_t period_us = meta && meta->frequency_hz ? 1000000 / meta->frequency_hz : 0;
+	/* A recording that does not say its rate (another tool's pprof) is taken as sampled at 100 Hz. */
+	uint64_t period_us = meta && meta->frequency_hz ? 1000000 / meta->frequency_hz : 10000;
 	struct pools p = { 0 };
 	struct buf chunk = { 0 };
 	size_t metadata_at, pools_at;

@@ -35,6 +35,7 @@
 #include "bpf/jbpfprof.h"
 #include "output/output.h"
 #include "proto/profile.pb-c.h"
+#include "user/jfr_read.h"
 
 typedef Perftools__Profiles__Profile PProfile;
 typedef Perftools__Profiles__Sample PSample;
@@ -48,9 +49,7 @@ typedef Perftools__Profiles__Location PLocation;
 /* Frames kept of one sample, leaf first; the profile cuts further at its own limit. */
 #define MAX_READ_DEPTH 4096
 
-static int fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t size, const char *fmt, ...)
+int pprof_read_fail(char *err, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -74,7 +73,7 @@ static int inflate_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *ou
 	buf = malloc(cap);
 	if (!buf || inflateInit2(&z, 15 + 16) != Z_OK) {
 		free(buf);
-		return fail(err, size, "out of memory");
+		return pprof_read_fail(err, size, "out of memory");
 	}
 	z.next_in = (uint8_t *)in;
 	z.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
@@ -111,12 +110,12 @@ static int inflate_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *ou
 	}
 	free(buf);
 	if (ret == Z_MEM_ERROR && cap >= PPROF_MAX_CONTENT_BYTES)
-		return fail(err, size, "the gzip data inflates to more than %u MiB", PPROF_MAX_CONTENT_BYTES >> 20);
+		return pprof_read_fail(err, size, "the gzip data inflates to more than %u MiB", PPROF_MAX_CONTENT_BYTES >> 20);
 	if (ret == Z_MEM_ERROR)
-		return fail(err, size, "out of memory");
+		return pprof_read_fail(err, size, "out of memory");
 	if (ret == Z_BUF_ERROR || ret == Z_OK)
-		return fail(err, size, "truncated gzip data (the file ends inside the compressed stream)");
-	return fail(err, size, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
+		return pprof_read_fail(err, size, "truncated gzip data (the file ends inside the compressed stream)");
+	return pprof_read_fail(err, size, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
 }
 
 /* ---- message ------------------------------------------------------------------ */
@@ -220,13 +219,13 @@ static int sorted_ids(struct reader *r, const char *what, size_t n, uint64_t (*i
 	struct id_index *ids = calloc(n ? n : 1, sizeof(*ids));
 
 	if (!ids)
-		return fail(r->err, r->err_size, "out of memory");
+		return pprof_read_fail(r->err, r->err_size, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		ids[i].id = id_of(r->msg, i);
 		ids[i].index = i;
 		if (!ids[i].id) {
 			free(ids);
-			return fail(r->err, r->err_size, "%s %zu has id 0", what, i);
+			return pprof_read_fail(r->err, r->err_size, "%s %zu has id 0", what, i);
 		}
 	}
 	qsort(ids, n, sizeof(*ids), id_compare);
@@ -235,7 +234,7 @@ static int sorted_ids(struct reader *r, const char *what, size_t n, uint64_t (*i
 			uint64_t dup = ids[i].id;
 
 			free(ids);
-			return fail(r->err, r->err_size, "two %ss have id %" PRIu64, what, dup);
+			return pprof_read_fail(r->err, r->err_size, "two %ss have id %" PRIu64, what, dup);
 		}
 	*out = ids;
 	return 0;
@@ -286,18 +285,18 @@ static int intern_locations(struct reader *r)
 
 	for (size_t i = 0; i < m->n_mapping; i++)
 		if (!string_at(r, m->mapping[i]->filename) || !string_at(r, m->mapping[i]->build_id))
-			return fail(r->err, r->err_size, "mapping %" PRIu64 " has a file name or build-id outside the string table",
+			return pprof_read_fail(r->err, r->err_size, "mapping %" PRIu64 " has a file name or build-id outside the string table",
 				    m->mapping[i]->id);
 	for (size_t i = 0; i < m->n_location; i++) {
 		if (m->location[i]->n_line > MAX_READ_DEPTH)
-			return fail(r->err, r->err_size, "location %" PRIu64 " has %zu lines", m->location[i]->id,
+			return pprof_read_fail(r->err, r->err_size, "location %" PRIu64 " has %zu lines", m->location[i]->id,
 				    m->location[i]->n_line);
 		total += m->location[i]->n_line;
 	}
 	r->location_frames = calloc(m->n_location + 1, sizeof(*r->location_frames));
 	r->frames_flat = calloc(total ? total : 1, sizeof(*r->frames_flat));
 	if (!r->location_frames || !r->frames_flat)
-		return fail(r->err, r->err_size, "out of memory");
+		return pprof_read_fail(r->err, r->err_size, "out of memory");
 	for (size_t i = 0; i < m->n_location; i++) {
 		const PLocation *loc = m->location[i];
 		enum frame_kind kind = FRAME_KIND_NATIVE;
@@ -307,7 +306,7 @@ static int intern_locations(struct reader *r)
 			ssize_t mi = find_id(r->mappings, m->n_mapping, loc->mapping_id);
 
 			if (mi < 0)
-				return fail(r->err, r->err_size, "location %" PRIu64 " names mapping %" PRIu64
+				return pprof_read_fail(r->err, r->err_size, "location %" PRIu64 " names mapping %" PRIu64
 					    ", which does not exist", loc->id, loc->mapping_id);
 			kind = kind_of_mapping(string_at(r, m->mapping[mi]->filename));
 			module = kind == FRAME_KIND_NATIVE ? module_of(r, m->mapping[mi]) : 0;
@@ -319,16 +318,16 @@ static int intern_locations(struct reader *r)
 			int64_t id;
 
 			if (fi < 0)
-				return fail(r->err, r->err_size, "location %" PRIu64 " names function %" PRIu64
+				return pprof_read_fail(r->err, r->err_size, "location %" PRIu64 " names function %" PRIu64
 					    ", which does not exist", loc->id, loc->line[l]->function_id);
 			name = string_at(r, m->function[fi]->name);
 			exact = string_at(r, m->function[fi]->system_name);
 			if (!name || !exact)
-				return fail(r->err, r->err_size, "function %" PRIu64 " has a name outside the string table",
+				return pprof_read_fail(r->err, r->err_size, "function %" PRIu64 " has a name outside the string table",
 					    m->function[fi]->id);
 			id = profile__intern(r->rec->profile, *exact ? exact : *name ? name : "[unnamed]", kind);
 			if (id < 0)
-				return fail(r->err, r->err_size, "too many distinct frames");
+				return pprof_read_fail(r->err, r->err_size, "too many distinct frames");
 			profile__set_frame_module(r->rec->profile, (uint32_t)id, module);
 			r->frames_flat[at++] = (uint32_t)id;
 		}
@@ -372,14 +371,14 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 		bool numeric;
 
 		if (!key || !str)
-			return fail(r->err, r->err_size, "sample %zu: a label refers outside the string table", n);
+			return pprof_read_fail(r->err, r->err_size, "sample %zu: a label refers outside the string table", n);
 		numeric = !strcmp(key, "pid") || !strcmp(key, "tid");
 		if (numeric) {
 			if (l->str)
-				return fail(r->err, r->err_size, "sample %zu: label %s must be a number, not \"%s\"", n,
+				return pprof_read_fail(r->err, r->err_size, "sample %zu: label %s must be a number, not \"%s\"", n,
 					    key, quoted(str, shown, sizeof(shown)));
 			if (l->num < 0 || l->num > UINT32_MAX)
-				return fail(r->err, r->err_size, "sample %zu: label %s is %" PRId64
+				return pprof_read_fail(r->err, r->err_size, "sample %zu: label %s is %" PRId64
 					    ", not a process or thread id", n, key, l->num);
 			*(key[0] == 'p' ? &out->pid : &out->tid) = l->num;
 			continue;
@@ -393,14 +392,14 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 		if (strcmp(key, "process") && strcmp(key, "thread") && strcmp(key, "state"))
 			continue; /* another tool's label: not ours to judge */
 		if (!l->str && l->num)
-			return fail(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
+			return pprof_read_fail(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
 		if (!strcmp(key, "state")) {
 			out->state = -1;
 			for (int st = 0; st < JBPF_STATE_NR; st++)
 				if (!strcmp(str, profile_state_name((unsigned)st)))
 					out->state = st;
 			if (out->state < 0)
-				return fail(r->err, r->err_size, "sample %zu: label state is \"%s\", not one of "
+				return pprof_read_fail(r->err, r->err_size, "sample %zu: label state is \"%s\", not one of "
 					    "running, runnable, sleeping, blocked", n, quoted(str, shown, sizeof(shown)));
 		} else {
 			*(key[0] == 'p' ? &out->process : &out->thread) = str;
@@ -414,7 +413,7 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 static int push_id(struct reader *r, uint32_t *stack, size_t *depth, int64_t id)
 {
 	if (id < 0)
-		return fail(r->err, r->err_size, "too many distinct frames");
+		return pprof_read_fail(r->err, r->err_size, "too many distinct frames");
 	stack[(*depth)++] = (uint32_t)id;
 	return 0;
 }
@@ -429,11 +428,11 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 	int err;
 
 	if (s->n_value != r->msg->n_sample_type)
-		return fail(r->err, r->err_size, "sample %zu has %zu values for %zu sample types", n, s->n_value,
+		return pprof_read_fail(r->err, r->err_size, "sample %zu has %zu values for %zu sample types", n, s->n_value,
 			    r->msg->n_sample_type);
 	value = s->value[r->value_index];
 	if (value < 0)
-		return fail(r->err, r->err_size, "sample %zu has a negative value", n);
+		return pprof_read_fail(r->err, r->err_size, "sample %zu has a negative value", n);
 	count = r->value_ns ? ((uint64_t)value + 500) / 1000 : (uint64_t)value;
 	if (read_labels(r, n, s, &labels))
 		return -1;
@@ -442,7 +441,7 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 		ssize_t li = find_id(r->locations, r->msg->n_location, s->location_id[i]);
 
 		if (li < 0)
-			return fail(r->err, r->err_size, "sample %zu names location %" PRIu64 ", which does not exist",
+			return pprof_read_fail(r->err, r->err_size, "sample %zu names location %" PRIu64 ", which does not exist",
 				    n, s->location_id[i]);
 		frames += (size_t)(r->location_frames[li + 1] - r->location_frames[li]);
 		if (frames > MAX_READ_DEPTH)
@@ -476,9 +475,9 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 	}
 	err = profile__add(r->rec->profile, stack, depth, count);
 	if (err == -ENOSPC)
-		return fail(r->err, r->err_size, "too many distinct stacks");
+		return pprof_read_fail(r->err, r->err_size, "too many distinct stacks");
 	if (err)
-		return fail(r->err, r->err_size, "out of memory");
+		return pprof_read_fail(r->err, r->err_size, "out of memory");
 	return 0;
 }
 
@@ -508,17 +507,17 @@ static int read_header(struct reader *r)
 		const char *type = string_at(r, m->sample_type[i]->type), *unit = string_at(r, m->sample_type[i]->unit);
 
 		if (!type || !unit)
-			return fail(r->err, r->err_size, "sample type %zu refers outside the string table", i);
+			return pprof_read_fail(r->err, r->err_size, "sample type %zu refers outside the string table", i);
 		if (samples < 0 && (!strcmp(type, "samples") || !strcmp(unit, "count")))
 			samples = (ssize_t)i;
 		if (time < 0 && (!strcmp(type, "wall") || !strcmp(type, "offcpu")) && !strcmp(unit, "nanoseconds"))
 			time = (ssize_t)i;
 	}
 	if (!m->n_sample_type)
-		return fail(r->err, r->err_size, "the profile has no sample type");
+		return pprof_read_fail(r->err, r->err_size, "the profile has no sample type");
 	for (size_t i = 0; i < m->n_comment; i++)
 		if (!string_at(r, m->comment[i]))
-			return fail(r->err, r->err_size, "comment %zu refers outside the string table", i);
+			return pprof_read_fail(r->err, r->err_size, "comment %zu refers outside the string table", i);
 	rec->event = comment_value(r, "event");
 	if (time >= 0 && (samples < 0 || (rec->event && strcmp(rec->event, "cpu")))) {
 		r->value_index = (size_t)time;
@@ -546,7 +545,7 @@ static int read_header(struct reader *r)
 	rec->duration_s = m->duration_nanos > 0 ? (double)m->duration_nanos / 1e9 : 0.0;
 	rec->start_unix_ns = m->time_nanos;
 	if (!rec->event)
-		return fail(r->err, r->err_size, "out of memory");
+		return pprof_read_fail(r->err, r->err_size, "out of memory");
 	return 0;
 }
 
@@ -557,14 +556,14 @@ static int read_message(struct reader *r)
 	int err;
 
 	if (!m->n_string_table || m->string_table[0][0])
-		return fail(r->err, r->err_size, "not a pprof profile: its string table does not start with \"\"");
+		return pprof_read_fail(r->err, r->err_size, "not a pprof profile: its string table does not start with \"\"");
 	if (read_header(r) || sorted_ids(r, "function", m->n_function, function_id, &r->functions) ||
 	    sorted_ids(r, "location", m->n_location, location_id, &r->locations) ||
 	    sorted_ids(r, "mapping", m->n_mapping, mapping_id, &r->mappings) || intern_locations(r))
 		return -1;
 	stack = malloc((MAX_READ_DEPTH * 2 + 4) * sizeof(*stack));
 	if (!stack)
-		return fail(r->err, r->err_size, "out of memory");
+		return pprof_read_fail(r->err, r->err_size, "out of memory");
 	err = 0;
 	for (size_t i = 0; !err && i < m->n_sample; i++)
 		err = add_sample(r, i, stack);
@@ -583,6 +582,9 @@ int pprof_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *r
 	int ret;
 
 	memset(rec, 0, sizeof(*rec));
+	/* A JDK Flight Recorder file reads as the same recording (user/jfr_read.h). */
+	if (jfr_looks_like(data, len))
+		return jfr_read_buffer(data, len, rec, err, err_size);
 	if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
 		if (inflate_gzip(data, len, &inflated, &len, err, err_size))
 			return -1;
@@ -591,15 +593,15 @@ int pprof_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *r
 	msg = perftools__profiles__profile__unpack(&allocator, len, data);
 	free(inflated);
 	if (!msg && budget.exceeded)
-		return fail(err, err_size,
+		return pprof_read_fail(err, err_size,
 			    "its records would take more than %zu MiB of memory to read, the limit for a file "
 			    "of %zu KiB: not a profile as profilers write them",
 			    budget_bytes >> 20, (input_len + 1023) >> 10);
 	if (!msg)
-		return fail(err, err_size, "not a pprof profile (not gzip, and not a protobuf message of that shape)");
+		return pprof_read_fail(err, err_size, "not a pprof profile (not gzip, and not a protobuf message of that shape)");
 	rec->profile = profile__new(NULL);
 	r.msg = msg;
-	ret = rec->profile ? read_message(&r) : fail(err, err_size, "out of memory");
+	ret = rec->profile ? read_message(&r) : pprof_read_fail(err, err_size, "out of memory");
 	perftools__profiles__profile__free_unpacked(msg, &allocator);
 	free(r.functions);
 	free(r.locations);
@@ -621,19 +623,19 @@ int pprof_read(const char *path, struct pprof_recording *rec, char *err, size_t 
 
 	memset(rec, 0, sizeof(*rec));
 	if (fd < 0)
-		return fail(err, err_size, "cannot open: %s", strerror(errno));
+		return pprof_read_fail(err, err_size, "cannot open: %s", strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(err, err_size, "not a regular file");
+		return pprof_read_fail(err, err_size, "not a regular file");
 	}
 	if ((uint64_t)st.st_size > PPROF_MAX_FILE_BYTES) {
 		close(fd);
-		return fail(err, err_size, "larger than %u MiB", PPROF_MAX_FILE_BYTES >> 20);
+		return pprof_read_fail(err, err_size, "larger than %u MiB", PPROF_MAX_FILE_BYTES >> 20);
 	}
 	data = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!data) {
 		close(fd);
-		return fail(err, err_size, "out of memory");
+		return pprof_read_fail(err, err_size, "out of memory");
 	}
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
@@ -643,14 +645,14 @@ int pprof_read(const char *path, struct pprof_recording *rec, char *err, size_t 
 
 			free(data);
 			close(fd);
-			return fail(err, err_size, "cannot read: %s", strerror(e));
+			return pprof_read_fail(err, err_size, "cannot read: %s", strerror(e));
 		}
 		got += (size_t)n;
 	}
 	close(fd);
 	if (!got) {
 		free(data);
-		return fail(err, err_size, "empty file, not a pprof profile");
+		return pprof_read_fail(err, err_size, "empty file, not a pprof profile");
 	}
 	ret = pprof_read_buffer(data, got, rec, err, err_size);
 	free(data);

@@ -52,4 +52,7 @@ int pprof_read(const char *path, struct pprof_recording *rec, char *err, size_t 
 int pprof_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size);
 void pprof_recording_free(struct pprof_recording *rec);
 
+/* Writes a one-line reason into err, as printf would, and returns -1: how the readers refuse a file. */
+int pprof_read_fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif /* JBPF_PPROF_READ_H */

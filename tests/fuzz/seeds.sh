@@ -8,6 +8,8 @@
 #   fuzz_elf, fuzz_unwind  the build's small test programs (ELF, with CFI)
 #   fuzz_pprof     a pprof recording of a busy shell, written by the
 #                  build's jbpfprof (root: BPF), gzipped and plain
+#   fuzz_jfr       the same recording as JFR (jbpfprof convert), and a
+#                  JDK's own recording of CpuSplit (when java is there)
 #   fuzz_hotspot_names  one interpreted frame of a method laid out as
 #                  JDK 17 lays out Method, ConstMethod, ConstantPool,
 #                  Klass and Symbol (the offsets of tests/unit/hotspot_jdks.h)
@@ -22,7 +24,7 @@ cd "$(dirname "$0")/../.."
 dir=${1:-build/fuzz}/seeds
 rm -rf "$dir"
 for name in fuzz_procmaps fuzz_proc fuzz_attach fuzz_perfmap fuzz_elf fuzz_unwind fuzz_pprof fuzz_record \
-	fuzz_javastream fuzz_hotspot_names fuzz_vmstructs; do
+	fuzz_javastream fuzz_hotspot_names fuzz_vmstructs fuzz_jfr; do
 	mkdir -p "$dir/$name"
 done
 "${1:-build/fuzz}/seed_vmstructs" "$dir/fuzz_vmstructs/jdk17"
@@ -74,7 +76,13 @@ if [ -x build/jbpfprof ] && [ "$(id -u)" -eq 0 ]; then
 	timeout 3 sh -c 'while :; do :; done' &
 	if build/jbpfprof -p $! -d 1 -F 499 --threads -o pprof -f "$dir/fuzz_pprof/busy.pb.gz" >/dev/null 2>&1; then
 		gzip -dc "$dir/fuzz_pprof/busy.pb.gz" >"$dir/fuzz_pprof/busy.pb"
+		build/jbpfprof convert "$dir/fuzz_pprof/busy.pb.gz" -o jfr -f "$dir/fuzz_jfr/busy.jfr" >/dev/null 2>&1 || true
 	fi
 	wait || true
+fi
+# The JDK's own: CpuSplit for two seconds under JFR's profiling settings, ended by SIGTERM (JFR writes at exit).
+if command -v java >/dev/null && [ -f build/java/CpuSplit.class ]; then
+	timeout -s TERM 2 java "-XX:StartFlightRecording=filename=$dir/fuzz_jfr/jdk.jfr,settings=profile" \
+		-cp build/java CpuSplit -t 1 >/dev/null 2>&1 || true
 fi
 echo "seeds: $(find "$dir" -type f | wc -l) files in $dir"

@@ -1,0 +1,197 @@
+/*
+ * Unit tests for output/jfr.c and user/jfr_read.c together: a profile
+ * written as JFR reads back as the same stacks (threads, frames and their
+ * kinds, waiting states, counts); and the reader refuses, without a crash
+ * or unbounded memory, every truncation and single-bit flip of such a
+ * file, and what is not JFR. That the JDK's own tools read what the writer
+ * writes, and that the reader reads the JDK's files, is checked in
+ * tests/integration/test_jfr.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "profile_fixture.h"
+
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
+#include "user/jfr_read.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Two threads of one process; Java frames of each kind, native and kernel frames; wall stacks with states. */
+static struct profile *made(bool wall)
+{
+	struct profile *p = profile__new(NULL);
+	int64_t proc = profile__intern_process(p, "java", 12);
+	uint32_t t1 = frame_ok(p, "worker", FRAME_KIND_THREAD, 43),
+	         t2 = frame_ok(p, "main", FRAME_KIND_THREAD, 12);
+	uint32_t start = intern_ok(p, "start_thread", FRAME_KIND_NATIVE);
+	uint32_t run = intern_ok(p, "java.lang.Thread.run_[j]", FRAME_KIND_JAVA_COMPILED);
+	uint32_t work = intern_ok(p, "com.example.Work.loop_[i]", FRAME_KIND_JAVA_INLINED);
+	uint32_t calc = intern_ok(p, "com.example.Work.calc_[0]", FRAME_KIND_JAVA_INTERP);
+	uint32_t plain = intern_ok(p, "Main.main", FRAME_KIND_JAVA);
+	uint32_t read_k = intern_ok(p, "read_[k]", FRAME_KIND_KERNEL);
+	uint32_t sleeping = frame_ok(p, NULL, FRAME_KIND_STATE, JBPF_STATE_SLEEPING);
+	uint32_t blocked = frame_ok(p, NULL, FRAME_KIND_STATE, JBPF_STATE_BLOCKED);
+	uint32_t running = frame_ok(p, NULL, FRAME_KIND_STATE, JBPF_STATE_RUNNING);
+
+	assert_non_null(p);
+	assert_true(proc >= 0);
+	{
+		const uint32_t s1[] = {(uint32_t)proc, t1, start, run, work, calc, running};
+		const uint32_t s2[] = {(uint32_t)proc, t1, start, run, work, read_k, sleeping};
+		const uint32_t s3[] = {(uint32_t)proc, t2, start, plain, blocked};
+		const uint32_t s4[] = {(uint32_t)proc, t2, start, plain, calc, running};
+
+		/* Wall counts are microseconds: at 100 Hz, 10 ms each event. */
+		assert_int_equal(profile__add(p, s1, ARRAY_SIZE(s1) - !wall, wall ? 50000 : 5), 0);
+		assert_int_equal(profile__add(p, s2, ARRAY_SIZE(s2) - !wall, wall ? 30000 : 3), 0);
+		assert_int_equal(profile__add(p, s3, ARRAY_SIZE(s3) - !wall, wall ? 20000 : 2), 0);
+		assert_int_equal(profile__add(p, s4, ARRAY_SIZE(s4) - !wall, wall ? 10000 : 1), 0);
+	}
+	return p;
+}
+
+static const struct output_meta cpu_meta = {
+    .event = "cpu", .frequency_hz = 100, .duration_s = 2, .start_unix_ns = 1700000000000000000};
+static const struct output_meta wall_meta = {.event = "wall",
+                                             .unit = "microseconds",
+                                             .frequency_hz = 100,
+                                             .duration_s = 2,
+                                             .start_unix_ns = 1700000000000000000};
+
+static void read_back(const struct profile *p, const struct output_meta *meta, struct pprof_recording *rec)
+{
+	size_t len;
+	char *data = written(OUTPUT_JFR, p, meta, 0, &len), err[256] = "";
+
+	if (jfr_read_buffer((const uint8_t *)data, len, rec, err, sizeof(err)))
+		fail_msg("the file written does not read back: %s", err);
+	free(data);
+}
+
+static void cpu_recording_reads_back(void **state)
+{
+	struct profile *p = made(false);
+	struct pprof_recording rec;
+	/* The threads are the roots (JFR has no process), the kinds as written, no states: all ran. */
+	static const char *const expected[] = {
+	    "[worker tid=43]|thread;start_thread|native;java.lang.Thread.run_[j]|compiled;"
+	    "com.example.Work.loop_[i]|inlined;com.example.Work.calc_[0]|interpreted 5",
+	    "[worker tid=43]|thread;start_thread|native;java.lang.Thread.run_[j]|compiled;"
+	    "com.example.Work.loop_[i]|inlined;read_[k]|kernel 3",
+	    "[main tid=12]|thread;start_thread|native;Main.main|java 2",
+	    "[main tid=12]|thread;start_thread|native;Main.main|java;com.example.Work.calc_[0]|interpreted 1",
+	};
+	char *want = lines_text(expected, ARRAY_SIZE(expected)), *got;
+
+	read_back(p, &cpu_meta, &rec);
+	got = profile_text(rec.profile);
+	assert_string_equal(got, want);
+	assert_string_equal(rec.event, "cpu");
+	assert_false(rec.has_states);
+	assert_int_equal(rec.start_unix_ns, cpu_meta.start_unix_ns);
+	free(want);
+	free(got);
+	pprof_recording_free(&rec);
+	profile__free(p);
+}
+
+/* Wall time: one event per 10 ms, read back as samples; waiting stacks keep their states, running ones none.
+ */
+static void wall_recording_reads_back_with_states(void **state)
+{
+	struct profile *p = made(true);
+	struct pprof_recording rec;
+	static const char *const expected[] = {
+	    "[worker tid=43]|thread;start_thread|native;java.lang.Thread.run_[j]|compiled;"
+	    "com.example.Work.loop_[i]|inlined;com.example.Work.calc_[0]|interpreted 5",
+	    "[worker tid=43]|thread;start_thread|native;java.lang.Thread.run_[j]|compiled;"
+	    "com.example.Work.loop_[i]|inlined;read_[k]|kernel;[sleeping]|state 3",
+	    "[main tid=12]|thread;start_thread|native;Main.main|java;[blocked]|state 2",
+	    "[main tid=12]|thread;start_thread|native;Main.main|java;com.example.Work.calc_[0]|interpreted 1",
+	};
+	char *want = lines_text(expected, ARRAY_SIZE(expected)), *got;
+
+	read_back(p, &wall_meta, &rec);
+	got = profile_text(rec.profile);
+	assert_string_equal(got, want);
+	assert_true(rec.has_states);
+	free(want);
+	free(got);
+	pprof_recording_free(&rec);
+	profile__free(p);
+}
+
+/* Every truncation, and every single-bit flip, reads or fails: never a crash, never more than ASan allows. */
+static void damaged_files_read_or_fail(void **state)
+{
+	struct profile *p = made(true);
+	size_t len;
+	char *data = written(OUTPUT_JFR, p, &wall_meta, 0, &len), err[256];
+	uint8_t *copy = malloc(len);
+	size_t failed = 0, flips = 0;
+	struct pprof_recording rec;
+
+	assert_non_null(copy);
+	for (size_t n = 0; n < len; n++) {
+		memcpy(copy, data, n);
+		if (jfr_read_buffer(copy, n, &rec, err, sizeof(err)))
+			failed++;
+		else
+			pprof_recording_free(&rec);
+	}
+	/* A cut file is refused: its header's size says more. */
+	assert_int_equal(failed, len);
+	for (size_t i = 0; i < len; i++)
+		for (int bit = 0; bit < 8; bit++) {
+			memcpy(copy, data, len);
+			copy[i] ^= (uint8_t)(1u << bit);
+			if (!jfr_read_buffer(copy, len, &rec, err, sizeof(err)))
+				pprof_recording_free(&rec);
+			flips++;
+		}
+	assert_int_equal(flips, len * 8);
+	free(copy);
+	free(data);
+	profile__free(p);
+}
+
+static void what_is_not_jfr_is_refused(void **state)
+{
+	struct pprof_recording rec;
+	char err[256];
+	static const uint8_t pprof_like[] = {0x1f, 0x8b, 8, 0};
+	static const uint8_t old_version[68] = {'F', 'L', 'R', 0, 0, 1, 0, 0};
+
+	assert_false(jfr_looks_like(pprof_like, sizeof(pprof_like)));
+	assert_int_equal(jfr_read_buffer(pprof_like, sizeof(pprof_like), &rec, err, sizeof(err)), -1);
+	assert_string_equal(err, "not a JFR file");
+	assert_int_equal(jfr_read_buffer(old_version, sizeof(old_version), &rec, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not 2"));
+	assert_int_equal(jfr_read_buffer(old_version, 4, &rec, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no JFR header"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(cpu_recording_reads_back),
+	    cmocka_unit_test(wall_recording_reads_back_with_states),
+	    cmocka_unit_test(damaged_files_read_or_fail),
+	    cmocka_unit_test(what_is_not_jfr_is_refused),
+	};
+
+	return cmocka_run_group_tests_name("jfr", tests, NULL, NULL);
+}

@@ -1,0 +1,1050 @@
+/*
+ * jfr_read: a JDK Flight Recorder file's samples into a profile (contract
+ * in jfr_read.h).
+ *
+ * The file is read where it lies: a constant pool is a map from key to the
+ * offset of its entry, and a value is read from its offset by walking the
+ * fields its class declares, skipping those not wanted. A stack trace,
+ * thread or state once read is remembered by its key, so a sample costs a
+ * few map lookups.
+ */
+#include "jfr_read.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf/jbpfprof.h"
+#include "profile/profile.h"
+
+#define HEADER_BYTES 68
+/* Nesting of metadata elements, and of objects inside objects (a field of a class's own type is refused by
+ * it). */
+#define MAX_DEPTH 16
+/* Frames of one stack trace kept, leaf first; a longer one is cut at its root end. */
+#define MAX_FRAMES 4096
+/* Checkpoints of one chunk followed back. */
+#define MAX_CHECKPOINTS 1000000
+/* A string read for a name: longer ones are cut. */
+#define MAX_NAME 1024
+
+/* ---- a map from 64-bit keys to 64-bit values ------------------------------------------------ */
+
+struct map {
+	uint64_t *keys, *values;
+	uint8_t *used;
+	size_t cap, nr;
+};
+
+static uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+static bool map_get(const struct map *m, uint64_t key, uint64_t *value)
+{
+	if (!m->cap)
+		return false;
+	for (size_t i = mix(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->used[i])
+			return false;
+		if (m->keys[i] == key) {
+			*value = m->values[i];
+			return true;
+		}
+	}
+}
+
+/* Sets key to value (a key given twice keeps its last value). 0 or -ENOMEM. */
+static int map_put(struct map *m, uint64_t key, uint64_t value)
+{
+	size_t i;
+
+	if ((m->nr + 1) * 2 > m->cap) {
+		struct map n = {.cap = m->cap ? m->cap * 2 : 64};
+
+		n.keys = calloc(n.cap, sizeof(*n.keys));
+		n.values = calloc(n.cap, sizeof(*n.values));
+		n.used = calloc(n.cap, 1);
+		if (!n.keys || !n.values || !n.used) {
+			free(n.keys);
+			free(n.values);
+			free(n.used);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < m->cap; j++)
+			if (m->used[j])
+				map_put(&n, m->keys[j], m->values[j]);
+		free(m->keys);
+		free(m->values);
+		free(m->used);
+		*m = n;
+	}
+	for (i = mix(key) & (m->cap - 1); m->used[i] && m->keys[i] != key; i = (i + 1) & (m->cap - 1))
+		;
+	if (!m->used[i])
+		m->nr++;
+	m->used[i] = 1;
+	m->keys[i] = key;
+	m->values[i] = value;
+	return 0;
+}
+
+static void map_free(struct map *m)
+{
+	free(m->keys);
+	free(m->values);
+	free(m->used);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- the reader's state ---------------------------------------------------------------------- */
+
+enum prim { P_OBJECT, P_BOOLEAN, P_BYTE, P_CHAR, P_SHORT, P_INT, P_LONG, P_FLOAT, P_DOUBLE, P_STRING };
+
+struct jfield {
+	const char *name;
+	uint64_t type_id;
+	size_t type; /* index in classes, resolved after the metadata is read */
+	bool pooled, array;
+};
+
+struct jclass {
+	uint64_t id;
+	const char *name;
+	bool simple;
+	enum prim prim;
+	struct jfield *fields;
+	size_t nr_fields, cap_fields;
+	struct map pool; /* key -> offset of the entry's value in the file */
+};
+
+#define NO_CLASS SIZE_MAX
+
+struct reader {
+	const uint8_t *base;
+	size_t len;
+	bool compressed;
+	char *err;
+	size_t err_size;
+	struct pprof_recording *rec;
+	/* this chunk's */
+	size_t chunk_start, chunk_end;
+	char **strings;
+	size_t nr_strings;
+	struct jclass *classes;
+	size_t nr_classes, cap_classes;
+	size_t c_string, c_thread, c_stack_trace, c_frame, c_method, c_class, c_frame_type, c_state;
+	size_t c_execution, c_native, c_cpu_time, c_lost;
+	/* what was read of this chunk, by key: profile frame ids and stacks */
+	struct map threads, stacks;
+	uint32_t *stack_ids; /* the stacks' frame ids end to end, leaf first */
+	size_t nr_stack_ids, cap_stack_ids;
+	uint64_t samples, lost;
+};
+
+/* A position in the file, within [p, end); bad once a read went past end or met what is not JFR. */
+struct cur {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static struct cur cur_at(const struct reader *r, size_t offset, size_t end)
+{
+	if (offset > end || end > r->len)
+		return (struct cur){.p = r->base, .end = r->base, .bad = true};
+	return (struct cur){.p = r->base + offset, .end = r->base + end};
+}
+
+static uint8_t get_u8(struct cur *c)
+{
+	if (c->p >= c->end) {
+		c->bad = true;
+		return 0;
+	}
+	return *c->p++;
+}
+
+static uint64_t get_fixed(struct cur *c, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < bytes; i++)
+		v = v << 8 | get_u8(c);
+	return v;
+}
+
+/* An integer: compressed (7 bits a byte, the ninth whole), or big-endian of its size. */
+static uint64_t get_int(struct cur *c, bool compressed, int bytes)
+{
+	uint64_t v = 0;
+
+	if (!compressed)
+		return get_fixed(c, bytes);
+	for (int i = 0; i < 8; i++) {
+		uint8_t b = get_u8(c);
+
+		v |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80))
+			return v;
+	}
+	return v | (uint64_t)get_u8(c) << 56;
+}
+
+static uint64_t get_long(struct reader *r, struct cur *c)
+{
+	return get_int(c, r->compressed, 8);
+}
+
+/* ---- values ------------------------------------------------------------------------------------ */
+
+static void skip_value(struct reader *r, struct cur *c, const struct jfield *f, int depth);
+
+/* Appends the UTF-8 of code point u to out (at most size - 1 bytes kept in all). */
+static void put_utf8(char *out, size_t size, size_t *n, uint32_t u)
+{
+	char b[4];
+	size_t len;
+
+	if (u >= 0xd800 && u < 0xe000)
+		u = '?'; /* a lone surrogate half: no character */
+	if (u < 0x80) {
+		b[0] = (char)u, len = 1;
+	} else if (u < 0x800) {
+		b[0] = (char)(0xc0 | u >> 6), b[1] = (char)(0x80 | (u & 0x3f)), len = 2;
+	} else {
+		b[0] = (char)(0xe0 | u >> 12), b[1] = (char)(0x80 | ((u >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (u & 0x3f)), len = 3;
+	}
+	if (*n + len < size) {
+		memcpy(out + *n, b, len);
+		*n += len;
+	}
+}
+
+static bool read_pooled_string(struct reader *r, uint64_t key, char *out, size_t size, int depth);
+
+/*
+ * A string as JFR encodes it, into out (NULL: skipped; cut to size - 1
+ * bytes). false for null, or when it does not read.
+ */
+static bool read_string(struct reader *r, struct cur *c, char *out, size_t size, int depth)
+{
+	uint8_t encoding = get_u8(c);
+	uint64_t len;
+	size_t n = 0;
+
+	if (out)
+		out[0] = '\0';
+	switch (encoding) {
+	case 0:
+		return false;
+	case 1:
+		return !c->bad;
+	case 2:
+		len = get_long(r, c);
+		return !c->bad && (!out || read_pooled_string(r, len, out, size, depth + 1));
+	case 3:
+	case 5:
+		len = get_int(c, r->compressed, 4);
+		if (c->bad || len > (uint64_t)(c->end - c->p)) {
+			c->bad = true;
+			return false;
+		}
+		for (uint64_t i = 0; out && i < len; i++) {
+			if (encoding == 3) {
+				if (n + 1 < size)
+					out[n++] = (char)c->p[i];
+			} else {
+				put_utf8(out, size, &n, c->p[i]);
+			}
+		}
+		c->p += len;
+		break;
+	case 4:
+		len = get_int(c, r->compressed, 4);
+		/* A char takes a byte at least. */
+		if (c->bad || len > (uint64_t)(c->end - c->p)) {
+			c->bad = true;
+			return false;
+		}
+		for (uint64_t i = 0; i < len && !c->bad; i++) {
+			uint32_t u = (uint32_t)get_int(c, r->compressed, 2) & 0xffff;
+
+			if (out)
+				put_utf8(out, size, &n, u);
+		}
+		break;
+	default:
+		c->bad = true;
+		return false;
+	}
+	if (out)
+		out[n] = '\0';
+	return !c->bad;
+}
+
+/* Skips the fields of an object of class cl. */
+static void skip_object(struct reader *r, struct cur *c, const struct jclass *cl, int depth)
+{
+	if (depth > MAX_DEPTH) {
+		c->bad = true;
+		return;
+	}
+	for (size_t i = 0; i < cl->nr_fields && !c->bad; i++)
+		skip_value(r, c, &cl->fields[i], depth + 1);
+}
+
+/* Skips one value of f's class (pooled: its key), without its array. */
+static void skip_one(struct reader *r, struct cur *c, const struct jfield *f, int depth)
+{
+	const struct jclass *cl = &r->classes[f->type];
+
+	if (f->pooled) {
+		get_long(r, c);
+		return;
+	}
+	switch (cl->prim) {
+	case P_BOOLEAN:
+	case P_BYTE:
+		get_u8(c);
+		break;
+	case P_CHAR:
+	case P_SHORT:
+		get_int(c, r->compressed, 2);
+		break;
+	case P_INT:
+		get_int(c, r->compressed, 4);
+		break;
+	case P_LONG:
+		get_long(r, c);
+		break;
+	case P_FLOAT:
+		get_fixed(c, 4);
+		break;
+	case P_DOUBLE:
+		get_fixed(c, 8);
+		break;
+	case P_STRING:
+		read_string(r, c, NULL, 0, depth);
+		break;
+	case P_OBJECT:
+		skip_object(r, c, cl, depth);
+		break;
+	}
+}
+
+static void skip_value(struct reader *r, struct cur *c, const struct jfield *f, int depth)
+{
+	uint64_t count;
+
+	if (!f->array) {
+		skip_one(r, c, f, depth);
+		return;
+	}
+	count = get_int(c, r->compressed, 4);
+	/* Every element takes a byte at least: a count past what is left is not a file's. */
+	if (count > (uint64_t)(c->end - c->p)) {
+		c->bad = true;
+		return;
+	}
+	for (uint64_t i = 0; i < count && !c->bad; i++)
+		skip_one(r, c, f, depth);
+}
+
+/* The index of cl's field named name, or -1. */
+static int field_index(const struct jclass *cl, const char *name)
+{
+	for (size_t i = 0; i < cl->nr_fields; i++)
+		if (!strcmp(cl->fields[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* A cursor at the value of key in cl's pool; bad when there is none. */
+static struct cur pool_entry(struct reader *r, size_t cl, uint64_t key)
+{
+	uint64_t offset;
+
+	if (cl == NO_CLASS || !map_get(&r->classes[cl].pool, key, &offset))
+		return (struct cur){.p = r->base, .end = r->base, .bad = true};
+	return cur_at(r, (size_t)offset, r->chunk_end);
+}
+
+/*
+ * A string-like value of field f at c: a String, or a simple class whose
+ * one field is one (the JDK's Symbol), inline or pooled. Into out.
+ */
+static bool read_text(struct reader *r, struct cur *c, const struct jfield *f, char *out, size_t size,
+                      int depth)
+{
+	const struct jclass *cl = &r->classes[f->type];
+	struct cur at;
+
+	out[0] = '\0';
+	if (depth > MAX_DEPTH || f->array) {
+		skip_value(r, c, f, depth);
+		return false;
+	}
+	if (f->pooled) {
+		at = pool_entry(r, f->type, get_long(r, c));
+		if (c->bad || at.bad)
+			return false;
+		c = &at;
+	}
+	if (cl->prim == P_STRING)
+		return read_string(r, c, out, size, depth);
+	if (cl->prim == P_OBJECT && cl->nr_fields == 1)
+		return read_text(r, c, &cl->fields[0], out, size, depth + 1);
+	skip_one(r, c, &(struct jfield){.type = f->type}, depth);
+	return false;
+}
+
+static bool read_pooled_string(struct reader *r, uint64_t key, char *out, size_t size, int depth)
+{
+	struct cur at = pool_entry(r, r->c_string, key);
+
+	return !at.bad && depth <= MAX_DEPTH && read_string(r, &at, out, size, depth);
+}
+
+/* ---- the metadata ------------------------------------------------------------------------------- */
+
+static const char *meta_string(struct reader *r, struct cur *c)
+{
+	uint64_t i = get_int(c, r->compressed, 4);
+
+	if (i >= r->nr_strings) {
+		c->bad = true;
+		return "";
+	}
+	return r->strings[i] ? r->strings[i] : "";
+}
+
+static const struct {
+	const char *name;
+	enum prim prim;
+} prims[] = {
+    {"boolean", P_BOOLEAN}, {"byte", P_BYTE},     {"char", P_CHAR},
+    {"short", P_SHORT},     {"int", P_INT},       {"long", P_LONG},
+    {"float", P_FLOAT},     {"double", P_DOUBLE}, {"java.lang.String", P_STRING},
+};
+
+/* An element and its children; classes and their fields are kept. */
+static int read_element(struct reader *r, struct cur *c, int depth, struct jclass *parent)
+{
+	const char *name = meta_string(r, c);
+	uint64_t nr_attrs = get_int(c, r->compressed, 4), nr_children;
+	const char *attr_name = NULL, *attr_class = NULL, *attr_id = NULL, *attr_pool = NULL,
+	           *attr_dim = NULL;
+	const char *attr_simple = NULL;
+	struct jclass *cl = NULL;
+
+	if (depth > MAX_DEPTH || nr_attrs > (uint64_t)(c->end - c->p))
+		return -1;
+	for (uint64_t i = 0; i < nr_attrs && !c->bad; i++) {
+		const char *k = meta_string(r, c), *v = meta_string(r, c);
+
+		if (!strcmp(k, "name"))
+			attr_name = v;
+		else if (!strcmp(k, "class"))
+			attr_class = v;
+		else if (!strcmp(k, "id"))
+			attr_id = v;
+		else if (!strcmp(k, "constantPool"))
+			attr_pool = v;
+		else if (!strcmp(k, "dimension"))
+			attr_dim = v;
+		else if (!strcmp(k, "simpleType"))
+			attr_simple = v;
+	}
+	if (c->bad)
+		return -1;
+	if (!strcmp(name, "class") && attr_name && attr_id) {
+		if (r->nr_classes == r->cap_classes) {
+			size_t cap = r->cap_classes ? r->cap_classes * 2 : 256;
+			struct jclass *n = realloc(r->classes, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			r->classes = n;
+			r->cap_classes = cap;
+		}
+		cl = &r->classes[r->nr_classes++];
+		memset(cl, 0, sizeof(*cl));
+		cl->id = strtoull(attr_id, NULL, 10);
+		cl->name = attr_name;
+		cl->simple = attr_simple && !strcmp(attr_simple, "true");
+		for (size_t i = 0; i < sizeof(prims) / sizeof(prims[0]); i++)
+			if (!strcmp(attr_name, prims[i].name))
+				cl->prim = prims[i].prim;
+	} else if (!strcmp(name, "field") && parent && attr_name && attr_class) {
+		struct jfield *f;
+
+		if (parent->nr_fields == parent->cap_fields) {
+			size_t cap = parent->cap_fields ? parent->cap_fields * 2 : 8;
+
+			f = realloc(parent->fields, cap * sizeof(*f));
+			if (!f)
+				return -ENOMEM;
+			parent->fields = f;
+			parent->cap_fields = cap;
+		}
+		f = &parent->fields[parent->nr_fields++];
+		f->name = attr_name;
+		f->type_id = strtoull(attr_class, NULL, 10);
+		f->type = NO_CLASS;
+		f->pooled = attr_pool && !strcmp(attr_pool, "true");
+		f->array = attr_dim && strcmp(attr_dim, "0");
+	}
+	nr_children = get_int(c, r->compressed, 4);
+	if (c->bad || nr_children > (uint64_t)(c->end - c->p))
+		return -1;
+	for (uint64_t i = 0; i < nr_children; i++) {
+		/* The class being read is at the end of the array, which may move as classes are added. */
+		size_t self = cl ? (size_t)(cl - r->classes) : NO_CLASS;
+		int err = read_element(r, c, depth + 1, cl);
+
+		if (err)
+			return err;
+		cl = self == NO_CLASS ? NULL : &r->classes[self];
+	}
+	return 0;
+}
+
+static size_t class_named(const struct reader *r, const char *name)
+{
+	for (size_t i = 0; i < r->nr_classes; i++)
+		if (!strcmp(r->classes[i].name, name))
+			return i;
+	return NO_CLASS;
+}
+
+static int read_metadata(struct reader *r, size_t offset)
+{
+	struct cur c = cur_at(r, offset, r->chunk_end);
+	uint64_t size = get_int(&c, r->compressed, 4), nr;
+	int err;
+
+	if (c.bad || size < 2 || size > r->chunk_end - offset)
+		return pprof_read_fail(r->err, r->err_size, "its metadata event does not fit its chunk");
+	c.end = r->base + offset + size;
+	if (get_long(r, &c) != 0)
+		return pprof_read_fail(r->err, r->err_size,
+		                       "the header's metadata offset points at another event");
+	get_long(r, &c); /* start */
+	get_long(r, &c); /* duration */
+	get_long(r, &c); /* metadata id */
+	nr = get_int(&c, r->compressed, 4);
+	/* A string takes a byte at least. */
+	if (c.bad || nr > (uint64_t)(c.end - c.p))
+		return pprof_read_fail(r->err, r->err_size, "its metadata's string table does not fit it");
+	r->strings = calloc(nr ? nr : 1, sizeof(*r->strings));
+	if (!r->strings)
+		return pprof_read_fail(r->err, r->err_size, "out of memory");
+	r->nr_strings = nr;
+	for (uint64_t i = 0; i < nr && !c.bad; i++) {
+		char buf[MAX_NAME];
+
+		if (read_string(r, &c, buf, sizeof(buf), 0) && !(r->strings[i] = strdup(buf)))
+			return pprof_read_fail(r->err, r->err_size, "out of memory");
+	}
+	err = c.bad ? -1 : read_element(r, &c, 0, NULL);
+	if (err == -ENOMEM)
+		return pprof_read_fail(r->err, r->err_size, "out of memory");
+	if (err || c.bad)
+		return pprof_read_fail(r->err, r->err_size, "its metadata does not read");
+	/* Each field's class, by id. */
+	for (size_t i = 0; i < r->nr_classes; i++)
+		for (size_t f = 0; f < r->classes[i].nr_fields; f++) {
+			struct jfield *fd = &r->classes[i].fields[f];
+
+			for (size_t k = 0; k < r->nr_classes && fd->type == NO_CLASS; k++)
+				if (r->classes[k].id == fd->type_id)
+					fd->type = k;
+			if (fd->type == NO_CLASS)
+				return pprof_read_fail(
+				    r->err, r->err_size,
+				    "field %.100s of %.200s has a class the metadata lacks", fd->name,
+				    r->classes[i].name);
+		}
+	r->c_string = class_named(r, "java.lang.String");
+	r->c_thread = class_named(r, "java.lang.Thread");
+	r->c_stack_trace = class_named(r, "jdk.types.StackTrace");
+	r->c_frame = class_named(r, "jdk.types.StackFrame");
+	r->c_method = class_named(r, "jdk.types.Method");
+	r->c_class = class_named(r, "java.lang.Class");
+	r->c_frame_type = class_named(r, "jdk.types.FrameType");
+	r->c_state = class_named(r, "jdk.types.ThreadState");
+	r->c_execution = class_named(r, "jdk.ExecutionSample");
+	r->c_native = class_named(r, "jdk.NativeMethodSample");
+	r->c_cpu_time = class_named(r, "jdk.CPUTimeSample");
+	r->c_lost = class_named(r, "jdk.CPUTimeSamplesLost");
+	return 0;
+}
+
+/* ---- the constant pools -------------------------------------------------------------------------- */
+
+static size_t class_by_id(const struct reader *r, uint64_t id)
+{
+	for (size_t i = 0; i < r->nr_classes; i++)
+		if (r->classes[i].id == id)
+			return i;
+	return NO_CLASS;
+}
+
+/* The checkpoint at offset, its pools' entries mapped; *delta its step back to the one before. */
+static int read_checkpoint(struct reader *r, size_t offset, int64_t *delta)
+{
+	struct cur c = cur_at(r, offset, r->chunk_end);
+	uint64_t size = get_int(&c, r->compressed, 4), nr_pools;
+
+	if (c.bad || size < 2 || size > r->chunk_end - offset)
+		return pprof_read_fail(r->err, r->err_size, "a checkpoint event does not fit its chunk");
+	c.end = r->base + offset + size;
+	if (get_long(r, &c) != 1)
+		return pprof_read_fail(r->err, r->err_size, "a constant pool offset points at another event");
+	get_long(r, &c); /* start */
+	get_long(r, &c); /* duration */
+	*delta = (int64_t)get_long(r, &c);
+	get_u8(&c); /* type mask */
+	nr_pools = get_int(&c, r->compressed, 4);
+	for (uint64_t p = 0; p < nr_pools && !c.bad; p++) {
+		size_t cl = class_by_id(r, get_long(r, &c));
+		uint64_t count = get_int(&c, r->compressed, 4);
+
+		if (cl == NO_CLASS || count > (uint64_t)(c.end - c.p))
+			return pprof_read_fail(
+			    r->err, r->err_size,
+			    "a constant pool is of no class the metadata has, or too long");
+		for (uint64_t i = 0; i < count && !c.bad; i++) {
+			uint64_t key = get_long(r, &c);
+
+			if (map_put(&r->classes[cl].pool, key, (uint64_t)(c.p - r->base)))
+				return pprof_read_fail(r->err, r->err_size, "out of memory");
+			skip_one(r, &c, &(struct jfield){.type = cl}, 0);
+		}
+	}
+	if (c.bad)
+		return pprof_read_fail(r->err, r->err_size, "a constant pool does not read");
+	return 0;
+}
+
+static int read_pools(struct reader *r, size_t offset)
+{
+	for (size_t n = 0; n < MAX_CHECKPOINTS; n++) {
+		int64_t delta = 0;
+
+		if (read_checkpoint(r, offset, &delta))
+			return -1;
+		if (!delta)
+			return 0;
+		/* Each step goes back, and stays past the header. */
+		if (delta > 0 || (uint64_t)-delta > offset - r->chunk_start - HEADER_BYTES)
+			return pprof_read_fail(r->err, r->err_size,
+			                       "a checkpoint's delta leads outside its chunk");
+		offset -= (size_t)-delta;
+	}
+	return pprof_read_fail(r->err, r->err_size, "more than %d checkpoints in a chunk", MAX_CHECKPOINTS);
+}
+
+/* ---- samples --------------------------------------------------------------------------------------- */
+
+/* The kind a frame type's description stands for, and whether its class names it. */
+static enum frame_kind kind_of(const char *type, bool has_class)
+{
+	if (!strcmp(type, "Interpreted"))
+		return FRAME_KIND_JAVA_INTERP;
+	if (!strcmp(type, "JIT compiled"))
+		return FRAME_KIND_JAVA_COMPILED;
+	if (!strcmp(type, "Inlined"))
+		return FRAME_KIND_JAVA_INLINED;
+	if (!strcmp(type, "Kernel"))
+		return FRAME_KIND_KERNEL;
+	/* A Java method declared native is Java code by its name; C++ and other code without a class is not.
+	 */
+	return has_class && strcmp(type, "C++") ? FRAME_KIND_JAVA : FRAME_KIND_NATIVE;
+}
+
+static const char *const suffixes[FRAME_KIND_NR] = {
+    [FRAME_KIND_KERNEL] = "_[k]",
+    [FRAME_KIND_JAVA_INTERP] = "_[0]",
+    [FRAME_KIND_JAVA_COMPILED] = "_[j]",
+    [FRAME_KIND_JAVA_INLINED] = "_[i]",
+};
+
+/* A frame of a stack trace: its method and type, named and interned. */
+static int64_t frame_id(struct reader *r, struct cur *c)
+{
+	const struct jclass *fc = &r->classes[r->c_frame];
+	char method_name[MAX_NAME] = "", class_name[MAX_NAME] = "", type[64] = "Native",
+	     name[2 * MAX_NAME + 8];
+	bool has_method = false;
+
+	for (size_t i = 0; i < fc->nr_fields && !c->bad; i++) {
+		const struct jfield *f = &fc->fields[i];
+
+		if (!strcmp(f->name, "method") && f->pooled && f->type == r->c_method && !f->array) {
+			struct cur m = pool_entry(r, r->c_method, get_long(r, c));
+			const struct jclass *mc = &r->classes[r->c_method];
+
+			has_method = !m.bad;
+			for (size_t k = 0; !m.bad && k < mc->nr_fields; k++) {
+				const struct jfield *mf = &mc->fields[k];
+
+				if (!strcmp(mf->name, "name")) {
+					read_text(r, &m, mf, method_name, sizeof(method_name), 1);
+				} else if (!strcmp(mf->name, "type") && mf->pooled &&
+				           mf->type == r->c_class) {
+					struct cur k2 = pool_entry(r, r->c_class, get_long(r, &m));
+					const struct jclass *cc = &r->classes[r->c_class];
+					int n = field_index(cc, "name");
+
+					for (int j = 0; n >= 0 && !k2.bad && j < n; j++)
+						skip_value(r, &k2, &cc->fields[j], 1);
+					if (n >= 0 && !k2.bad)
+						read_text(r, &k2, &cc->fields[n], class_name,
+						          sizeof(class_name), 1);
+				} else {
+					skip_value(r, &m, mf, 1);
+				}
+			}
+		} else if (!strcmp(f->name, "type")) {
+			read_text(r, c, f, type, sizeof(type), 1);
+		} else {
+			skip_value(r, c, f, 1);
+		}
+	}
+	if (c->bad)
+		return -EINVAL;
+	enum frame_kind kind = kind_of(type, class_name[0] != '\0');
+
+	for (char *s = class_name; *s; s++)
+		if (*s == '/')
+			*s = '.';
+	snprintf(name, sizeof(name), "%s%s%s%s", class_name, class_name[0] ? "." : "",
+	         has_method && method_name[0] ? method_name : "[unknown]",
+	         suffixes[kind] ? suffixes[kind] : "");
+	return profile__intern(r->rec->profile, name, kind);
+}
+
+/* The frames of stack trace key, leaf first, read once: their offset in stack_ids and count. */
+static int stack_frames(struct reader *r, uint64_t key, size_t *first, size_t *depth)
+{
+	const struct jclass *sc = &r->classes[r->c_stack_trace];
+	uint64_t packed;
+	struct cur c;
+	int ff = field_index(sc, "frames");
+
+	if (map_get(&r->stacks, key, &packed)) {
+		*first = (size_t)(packed >> 16);
+		*depth = (size_t)(packed & 0xffff);
+		return 0;
+	}
+	c = pool_entry(r, r->c_stack_trace, key);
+	if (c.bad || ff < 0 || !sc->fields[ff].array || sc->fields[ff].pooled ||
+	    sc->fields[ff].type != r->c_frame)
+		return -EINVAL;
+	for (int i = 0; i < ff; i++)
+		skip_value(r, &c, &sc->fields[i], 0);
+	uint64_t count = get_int(&c, r->compressed, 4);
+
+	if (c.bad || count > (uint64_t)(c.end - c.p))
+		return -EINVAL;
+	*first = r->nr_stack_ids;
+	*depth = 0;
+	for (uint64_t i = 0; i < count; i++) {
+		int64_t id;
+
+		if (*depth == MAX_FRAMES) {
+			/* Past what is kept: its root end is cut. */
+			skip_object(r, &c, &r->classes[r->c_frame], 1);
+			continue;
+		}
+		id = frame_id(r, &c);
+		if (id < 0)
+			return (int)id;
+		if (r->nr_stack_ids == r->cap_stack_ids) {
+			size_t cap = r->cap_stack_ids ? r->cap_stack_ids * 2 : 4096;
+			uint32_t *n = realloc(r->stack_ids, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			r->stack_ids = n;
+			r->cap_stack_ids = cap;
+		}
+		r->stack_ids[r->nr_stack_ids++] = (uint32_t)id;
+		(*depth)++;
+	}
+	if (c.bad || *first >= (1ull << 47))
+		return -EINVAL;
+	return map_put(&r->stacks, key, (uint64_t)*first << 16 | *depth);
+}
+
+/* The thread frame of thread key, read once; -1 for none. */
+static int64_t thread_id(struct reader *r, uint64_t key)
+{
+	char java_name[MAX_NAME] = "", os_name[MAX_NAME] = "";
+	const struct jclass *tc = r->c_thread == NO_CLASS ? NULL : &r->classes[r->c_thread];
+	int64_t tid = -1, id;
+	uint64_t known;
+	struct cur c;
+
+	if (map_get(&r->threads, key, &known))
+		return (int64_t)known;
+	c = pool_entry(r, r->c_thread, key);
+	if (c.bad || !tc)
+		return -1;
+	for (size_t i = 0; i < tc->nr_fields && !c.bad; i++) {
+		const struct jfield *f = &tc->fields[i];
+
+		if (!strcmp(f->name, "javaName"))
+			read_text(r, &c, f, java_name, sizeof(java_name), 1);
+		else if (!strcmp(f->name, "osName"))
+			read_text(r, &c, f, os_name, sizeof(os_name), 1);
+		else if (!strcmp(f->name, "osThreadId") && !f->pooled && !f->array &&
+		         r->classes[f->type].prim == P_LONG)
+			tid = (int64_t)get_long(r, &c);
+		else
+			skip_value(r, &c, f, 1);
+	}
+	if (c.bad)
+		return -1;
+	id = profile__intern_thread(r->rec->profile,
+	                            java_name[0] ? java_name
+	                            : os_name[0] ? os_name
+	                                         : "[unknown]",
+	                            tid);
+	if (id >= 0 && map_put(&r->threads, key, (uint64_t)id))
+		return -1;
+	return id;
+}
+
+/*
+ * The state frame of a waiting thread's state: sleeping for waits, sleeps
+ * and parks, blocked for a monitor's entry; -1 for a running thread (the
+ * stack then has no state frame, as a CPU profile's) and states not known.
+ */
+static int64_t state_id(struct reader *r, const struct jfield *f, struct cur *c)
+{
+	static const char *const sleeping[] = {"STATE_SLEEPING", "STATE_IN_OBJECT_WAIT",
+	                                       "STATE_IN_OBJECT_WAIT_TIMED", "STATE_PARKED",
+	                                       "STATE_PARKED_TIMED"};
+	char name[64];
+
+	if (!read_text(r, c, f, name, sizeof(name), 1))
+		return -1;
+	for (size_t i = 0; i < sizeof(sleeping) / sizeof(sleeping[0]); i++)
+		if (!strcmp(name, sleeping[i])) {
+			r->rec->has_states = true;
+			return profile__intern_state(r->rec->profile, JBPF_STATE_SLEEPING);
+		}
+	if (!strncmp(name, "STATE_BLOCKED", 13)) {
+		r->rec->has_states = true;
+		return profile__intern_state(r->rec->profile, JBPF_STATE_BLOCKED);
+	}
+	return -1;
+}
+
+/* One sample event of class cl at c: its thread, stack and state, added to the profile. */
+static int add_sample(struct reader *r, struct cur *c, const struct jclass *cl)
+{
+	uint32_t ids[MAX_FRAMES + 2];
+	int64_t thread = -1, state = -1;
+	size_t first = 0, depth = 0, n = 0;
+	bool has_stack = false;
+	int err;
+
+	for (size_t i = 0; i < cl->nr_fields && !c->bad; i++) {
+		const struct jfield *f = &cl->fields[i];
+
+		if ((!strcmp(f->name, "sampledThread") || !strcmp(f->name, "eventThread")) && f->pooled &&
+		    f->type == r->c_thread && !f->array) {
+			thread = thread_id(r, get_long(r, c));
+		} else if (!strcmp(f->name, "stackTrace") && f->pooled && f->type == r->c_stack_trace &&
+		           !f->array) {
+			err = stack_frames(r, get_long(r, c), &first, &depth);
+			if (err == -ENOMEM)
+				return err;
+			has_stack = !err;
+		} else if (!strcmp(f->name, "state") && f->type == r->c_state) {
+			state = state_id(r, f, c);
+		} else {
+			skip_value(r, c, f, 1);
+		}
+	}
+	if (c->bad)
+		return -EINVAL;
+	if (thread >= 0)
+		ids[n++] = (uint32_t)thread;
+	for (size_t k = depth; has_stack && k-- > 0;)
+		ids[n++] = r->stack_ids[first + k];
+	if (state >= 0)
+		ids[n++] = (uint32_t)state;
+	r->samples++;
+	err = profile__add(r->rec->profile, ids, n, 1);
+	return err == -ENOSPC ? -ENOSPC : err ? -ENOMEM : 0;
+}
+
+/* ---- chunks ---------------------------------------------------------------------------------------- */
+
+static void chunk_free(struct reader *r)
+{
+	for (size_t i = 0; i < r->nr_strings; i++)
+		free(r->strings[i]);
+	free(r->strings);
+	for (size_t i = 0; i < r->nr_classes; i++) {
+		free(r->classes[i].fields);
+		map_free(&r->classes[i].pool);
+	}
+	free(r->classes);
+	map_free(&r->threads);
+	map_free(&r->stacks);
+	r->strings = NULL;
+	r->classes = NULL;
+	r->nr_strings = r->nr_classes = r->cap_classes = 0;
+}
+
+/* The events of the chunk, after its pools and metadata are read. */
+static int read_events(struct reader *r)
+{
+	size_t at = r->chunk_start + HEADER_BYTES;
+
+	while (at < r->chunk_end) {
+		struct cur c = cur_at(r, at, r->chunk_end);
+		uint64_t size = get_int(&c, r->compressed, 4), type;
+		size_t cl;
+		int err;
+
+		if (c.bad || size < 2 || size > r->chunk_end - at)
+			return pprof_read_fail(r->err, r->err_size,
+			                       "an event at offset %zu does not fit its chunk", at);
+		c.end = r->base + at + size;
+		type = get_long(r, &c);
+		cl = type > 1 ? class_by_id(r, type) : NO_CLASS;
+		if (cl != NO_CLASS && (cl == r->c_execution || cl == r->c_native || cl == r->c_cpu_time)) {
+			err = add_sample(r, &c, &r->classes[cl]);
+			if (err == -ENOMEM)
+				return pprof_read_fail(r->err, r->err_size, "out of memory");
+			if (err == -ENOSPC)
+				return pprof_read_fail(r->err, r->err_size, "too many distinct stacks");
+			if (err)
+				return pprof_read_fail(r->err, r->err_size,
+				                       "a sample at offset %zu does not read", at);
+		} else if (cl != NO_CLASS && cl == r->c_lost) {
+			const struct jclass *lc = &r->classes[cl];
+
+			for (size_t i = 0; i < lc->nr_fields && !c.bad; i++) {
+				const struct jfield *f = &lc->fields[i];
+
+				if (!strcmp(f->name, "lostSamples") && !f->pooled && !f->array &&
+				    r->classes[f->type].prim == P_INT)
+					r->lost += get_int(&c, r->compressed, 4);
+				else
+					skip_value(r, &c, f, 1);
+			}
+		}
+		at += (size_t)size;
+	}
+	return 0;
+}
+
+static int read_chunk(struct reader *r, size_t start, int64_t *start_ns, double *duration_s)
+{
+	struct cur c = cur_at(r, start, r->len);
+	uint64_t size, pools, metadata, chunk_start_ns, chunk_ns;
+	uint16_t major;
+	uint32_t features;
+	int err;
+
+	if (r->len - start < HEADER_BYTES || memcmp(r->base + start, "FLR\0", 4))
+		return pprof_read_fail(r->err, r->err_size, "a chunk at offset %zu has no JFR header", start);
+	c.p += 4;
+	major = (uint16_t)get_fixed(&c, 2);
+	get_fixed(&c, 2);
+	size = get_fixed(&c, 8);
+	pools = get_fixed(&c, 8);
+	metadata = get_fixed(&c, 8);
+	chunk_start_ns = get_fixed(&c, 8);
+	chunk_ns = get_fixed(&c, 8);
+	get_fixed(&c, 8); /* start ticks */
+	get_fixed(&c, 8); /* ticks a second */
+	features = (uint32_t)get_fixed(&c, 4);
+	if (major != 2)
+		return pprof_read_fail(r->err, r->err_size, "JFR format %u, not 2 (JDK 11 and later)", major);
+	/* A chunk still being written says 0: it runs to the end of the file. */
+	if (!size)
+		size = r->len - start;
+	if (size < HEADER_BYTES || size > r->len - start || pools < HEADER_BYTES || pools >= size ||
+	    metadata < HEADER_BYTES || metadata >= size)
+		return pprof_read_fail(r->err, r->err_size,
+		                       "a chunk's header gives sizes or offsets outside it");
+	r->compressed = features & 1;
+	r->chunk_start = start;
+	r->chunk_end = start + (size_t)size;
+	r->c_string = r->c_thread = r->c_stack_trace = r->c_frame = r->c_method = r->c_class = NO_CLASS;
+	r->c_frame_type = r->c_state = r->c_execution = r->c_native = r->c_cpu_time = r->c_lost = NO_CLASS;
+	err = read_metadata(r, start + (size_t)metadata);
+	if (!err)
+		err = read_pools(r, start + (size_t)pools);
+	if (!err && (r->c_stack_trace == NO_CLASS || r->c_frame == NO_CLASS || r->c_method == NO_CLASS))
+		r->c_execution = r->c_native = r->c_cpu_time = NO_CLASS; /* no stacks: no samples to read */
+	if (!err)
+		err = read_events(r);
+	if (!err && !*start_ns)
+		*start_ns = (int64_t)chunk_start_ns;
+	*duration_s += (double)chunk_ns / 1e9;
+	chunk_free(r);
+	return err ? -1 : (int)(r->chunk_end - start);
+}
+
+bool jfr_looks_like(const uint8_t *data, size_t len)
+{
+	return len >= 4 && !memcmp(data, "FLR\0", 4);
+}
+
+int jfr_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size)
+{
+	struct reader r = {.base = data, .len = len, .err = err, .err_size = err_size, .rec = rec};
+	char summary[128];
+	size_t at = 0;
+
+	memset(rec, 0, sizeof(*rec));
+	if (!jfr_looks_like(data, len))
+		return pprof_read_fail(err, err_size, "not a JFR file");
+	rec->profile = profile__new(NULL);
+	if (!rec->profile)
+		return pprof_read_fail(err, err_size, "out of memory");
+	while (at < len) {
+		int n = read_chunk(&r, at, &rec->start_unix_ns, &rec->duration_s);
+
+		if (n <= 0) {
+			free(r.stack_ids);
+			pprof_recording_free(rec);
+			return -1;
+		}
+		at += (size_t)n;
+		/* Stack ids are the chunk's: the next chunk's pools have their own keys. */
+		r.nr_stack_ids = 0;
+	}
+	free(r.stack_ids);
+	snprintf(summary, sizeof(summary), "%" PRIu64 " samples read from JFR", r.samples);
+	if (r.lost)
+		snprintf(summary, sizeof(summary),
+		         "%" PRIu64 " samples read from JFR; %" PRIu64
+		         " more the JVM's CPU-time sampler lost",
+		         r.samples, r.lost);
+	rec->event = strdup("cpu");
+	rec->summary = strdup(summary);
+	rec->process_roots = strdup("none");
+	if (!rec->event || !rec->summary || !rec->process_roots) {
+		pprof_recording_free(rec);
+		return pprof_read_fail(err, err_size, "out of memory");
+	}
+	return 0;
+}
