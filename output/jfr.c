@@ -2,12 +2,17 @@
  * jfr: the profile as a JDK Flight Recorder file, the format JDK Mission
  * Control, IntelliJ's profiler and the JDK's own `jfr` tool read.
  *
- * One chunk (format 2.0, integers compressed):
+ * Chunks (format 2.0, integers compressed) of at most CHUNK_EVENTS
+ * events each, every one whole (its own metadata and constant pools) and
+ * written before the next is made, so a file is never all in memory:
  *
  *   header       magic, version, the offsets of the metadata and the
  *                constant pools, the recording's start and duration, and
  *                one tick per nanosecond
- *   events       jdk.ExecutionSample (startTime, sampledThread,
+ *   events       the first chunk's begin with the recording's settings
+ *                for the samples (jdk.ActiveSetting: enabled, period,
+ *                stackTrace), as the JDK's recordings have theirs;
+ *                then jdk.ExecutionSample (startTime, sampledThread,
  *                stackTrace, state), one per sample: a CPU stack counted n
  *                times is n events; a wall-clock or off-CPU stack, whose
  *                count is microseconds, one event per sampling period of
@@ -30,12 +35,13 @@
  * thread state is STATE_RUNNABLE for CPU samples and running or runnable
  * time, STATE_SLEEPING for sleeping time and STATE_BLOCKED for blocked
  * time. A stack without a thread frame belongs to a thread named after its
- * process, or "[unknown]". The file is built in memory, proportional to
- * the profile and its events, then written.
+ * process, or "[unknown]". Memory: proportional to the profile and to one
+ * chunk's events.
  */
 #include "output.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -162,6 +168,7 @@ enum type_id {
 	T_THREAD_STATE,
 	T_TIMESTAMP = 40,
 	T_EXECUTION_SAMPLE = 50,
+	T_ACTIVE_SETTING,
 };
 
 struct field {
@@ -176,7 +183,7 @@ struct type {
 	enum type_id id;
 	const char *name;
 	const char *super;
-	struct field fields[5];
+	struct field fields[6];
 	/*
 	 * A type of one field that readers take as that field's value (the
 	 * JDK's Symbol, FrameType, ThreadState: a method's name is a string).
@@ -222,6 +229,9 @@ static const struct type types[] = {
 	{ .id = T_EXECUTION_SAMPLE, .name = "jdk.ExecutionSample", .super = "jdk.jfr.Event",
 	  .fields = { TICKS("startTime", T_LONG), POOLED("sampledThread", T_THREAD), POOLED("stackTrace", T_STACK_TRACE),
 	    POOLED("state", T_THREAD_STATE) } },
+	{ .id = T_ACTIVE_SETTING, .name = "jdk.ActiveSetting", .super = "jdk.jfr.Event",
+	  .fields = { TICKS("startTime", T_LONG), INLINE("duration", T_LONG), POOLED("eventThread", T_THREAD),
+	    INLINE("id", T_LONG), INLINE("name", T_STRING), INLINE("value", T_STRING) } },
 };
 
 
@@ -285,7 +295,7 @@ static void put_metadata(struct buf *out, int64_t start_ns)
 		const struct type *t = &types[i];
 		size_t nr_fields = 0;
 
-		while (nr_fields < 5 && t->fields[nr_fields].name)
+		while (nr_fields < sizeof(t->fields) / sizeof(t->fields[0]) && t->fields[nr_fields].name)
 			nr_fields++;
 		snprintf(ids[i], sizeof(ids[i]), "%d", t->id);
 		put_element(&tree, strings,
@@ -624,7 +634,10 @@ static void put_checkpoint(struct buf *out, const struct pools *p, const struct 
 	free(body.data);
 }
 
-/* ---- events and the chunk --------------------------------------------------------- */
+/* ---- events and the chunks --------------------------------------------------------- */
+
+/* Events of one chunk at most: a chunk, events and pools, is built in memory before it is written. */
+#define CHUNK_EVENTS (1u << 20)
 
 /* How many events a stack's count makes: samples, or its microseconds in sampling periods. */
 static uint64_t events_of(uint64_t count, bool time_weights, uint64_t period_us)
@@ -637,30 +650,65 @@ static uint64_t events_of(uint64_t count, bool time_weights, uint64_t period_us)
 	return n ? n : 1;
 }
 
-static void put_samples(struct buf *out, const struct pools *p, const struct profile *profile, int64_t start_ns,
-			uint64_t duration_ns, bool time_weights, uint64_t period_us)
+/* How many events each stack makes (events_of), and in all. NULL out of memory. */
+static uint64_t *events_per_stack(const struct profile *profile, bool time_weights, uint64_t period_us,
+				  uint64_t *total)
 {
 	size_t nr = profile__stack_count(profile);
-	uint64_t total = 0, i = 0;
-	struct buf body = { 0 };
+	uint64_t *n = calloc(nr ? nr : 1, sizeof(*n));
 
-	for (size_t s = 0; s < nr; s++) {
+	*total = 0;
+	for (size_t s = 0; n && s < nr; s++) {
 		size_t depth;
 		uint64_t count;
 
 		profile__stack(profile, s, &depth, &count);
-		total += count ? events_of(count, time_weights, period_us) : 0;
+		n[s] = count ? events_of(count, time_weights, period_us) : 0;
+		*total += n[s];
 	}
-	for (size_t s = 0; s < nr; s++) {
-		size_t depth;
-		uint64_t count, n;
+	return n;
+}
 
-		profile__stack(profile, s, &depth, &count);
-		n = count ? events_of(count, time_weights, period_us) : 0;
-		for (uint64_t e = 0; e < n; e++, i++) {
+/* The recording's settings for the samples: jdk.ActiveSetting events, as the JDK writes its own. */
+static void put_settings(struct buf *out, int64_t start_ns, uint64_t period_us)
+{
+	char period[32];
+	const char *const settings[][2] = { { "enabled", "true" }, { "period", period }, { "stackTrace", "true" } };
+	struct buf body = { 0 };
+
+	snprintf(period, sizeof(period), "%" PRIu64 " us", period_us);
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		body.len = 0;
+		put_varint(&body, T_ACTIVE_SETTING);
+		put_varint(&body, (uint64_t)start_ns);
+		put_varint(&body, 0);                  /* duration */
+		put_varint(&body, 0);                  /* eventThread: none */
+		put_varint(&body, T_EXECUTION_SAMPLE); /* the event type set */
+		put_string(&body, settings[i][0]);
+		put_string(&body, settings[i][1]);
+		put_event(out, &body);
+	}
+	free(body.data);
+}
+
+/*
+ * The events numbered [from, to) of the recording's total, stack after
+ * stack, event i at start + duration * i / total.
+ */
+static void put_samples(struct buf *out, const struct pools *p, const uint64_t *per_stack, size_t nr_stacks,
+			uint64_t total, uint64_t from, uint64_t to, int64_t start_ns, uint64_t duration_ns)
+{
+	struct buf body = { 0 };
+	uint64_t i = 0;
+
+	for (size_t s = 0; s < nr_stacks && i < to; s++) {
+		uint64_t first = i, last = i + per_stack[s];
+
+		i = last;
+		for (uint64_t e = first > from ? first : from; e < last && e < to; e++) {
 			body.len = 0;
 			put_varint(&body, T_EXECUTION_SAMPLE);
-			put_varint(&body, (uint64_t)start_ns + (total ? duration_ns * i / total : 0));
+			put_varint(&body, (uint64_t)start_ns + (total ? duration_ns * e / total : 0));
 			put_varint(&body, p->thread_of[s]);
 			put_varint(&body, p->stack_of[s]);
 			put_varint(&body, p->state_of[s]);
@@ -689,7 +737,8 @@ static void pools_free(struct pools *p)
 	free(p->thread_frame);
 }
 
-int output_jfr_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
+int output_jfr_write_chunks(const struct profile *profile, const struct output_meta *meta, uint64_t chunk_events,
+			    FILE *out)
 {
 	const struct profile_limits table_limits = { .max_frames = UINT32_MAX - 2, .max_stacks = 1 };
 	const char *event = meta && meta->event ? meta->event : "cpu";
@@ -701,6 +750,7 @@ int output_jfr_write(const struct profile *profile, const struct output_meta *me
 	struct pools p = { 0 };
 	struct buf chunk = { 0 };
 	size_t metadata_at, pools_at;
+	uint64_t *per_stack = NULL, total = 0;
 	int err;
 
 	emit__begin(out);
@@ -719,7 +769,17 @@ int output_jfr_write(const struct profile *profile, const struct output_meta *me
 		err = add_methods(&p, profile);
 	if (!err)
 		err = add_stacks(&p, profile);
-	if (!err) {
+	if (!err && !(per_stack = events_per_stack(profile, time_weights, period_us, &total)))
+		err = -ENOMEM;
+	/* Chunk after chunk of at most chunk_events events, each with its metadata and pools, written as made. */
+	if (!chunk_events)
+		chunk_events = 1;
+	for (uint64_t from = 0; !err && (from < total || !from); from += chunk_events) {
+		uint64_t to = total - from > chunk_events ? from + chunk_events : total;
+		int64_t chunk_start = start_ns + (int64_t)(total ? duration_ns * from / total : 0);
+		uint64_t chunk_ns = total ? duration_ns * to / total - duration_ns * from / total : duration_ns;
+
+		chunk.len = 0;
 		put_bytes(&chunk, "FLR\0", 4);
 		put_be(&chunk, 2, 2); /* major */
 		put_be(&chunk, 0, 2); /* minor */
@@ -727,11 +787,13 @@ int output_jfr_write(const struct profile *profile, const struct output_meta *me
 		for (int i = 0; i < 7; i++)
 			put_be(&chunk, 0, 8);
 		put_be(&chunk, 1, 4); /* features: compressed integers */
-		put_samples(&chunk, &p, profile, start_ns, duration_ns, time_weights, period_us);
+		if (!from)
+			put_settings(&chunk, start_ns, period_us);
+		put_samples(&chunk, &p, per_stack, profile__stack_count(profile), total, from, to, start_ns, duration_ns);
 		metadata_at = chunk.len;
-		put_metadata(&chunk, start_ns);
+		put_metadata(&chunk, chunk_start);
 		pools_at = chunk.len;
-		put_checkpoint(&chunk, &p, profile, start_ns);
+		put_checkpoint(&chunk, &p, profile, chunk_start);
 		if (chunk.failed) {
 			err = -ENOMEM;
 		} else {
@@ -740,20 +802,28 @@ int output_jfr_write(const struct profile *profile, const struct output_meta *me
 			put_be(&header, chunk.len, 8);
 			put_be(&header, pools_at, 8);
 			put_be(&header, metadata_at, 8);
-			put_be(&header, (uint64_t)start_ns, 8);
-			put_be(&header, duration_ns, 8);
-			put_be(&header, (uint64_t)start_ns, 8);  /* start in ticks */
-			put_be(&header, 1000000000, 8);          /* ticks per second */
+			put_be(&header, (uint64_t)chunk_start, 8);
+			put_be(&header, chunk_ns, 8);
+			put_be(&header, (uint64_t)chunk_start, 8); /* start in ticks */
+			put_be(&header, 1000000000, 8);            /* ticks per second */
 			if (header.failed)
 				err = -ENOMEM;
 			else
 				memcpy(chunk.data + 8, header.data, header.len);
 			free(header.data);
 		}
+		if (!err && fwrite(chunk.data, 1, chunk.len, out) != chunk.len)
+			err = -EIO;
+		if (!total)
+			break;
 	}
-	if (!err && fwrite(chunk.data, 1, chunk.len, out) != chunk.len)
-		err = -EIO;
 	free(chunk.data);
+	free(per_stack);
 	pools_free(&p);
 	return err ? err : emit__finish(out);
+}
+
+int output_jfr_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
+{
+	return output_jfr_write_chunks(profile, meta, CHUNK_EVENTS, out);
 }

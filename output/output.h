@@ -85,6 +85,9 @@ int output_write(enum output_format format, const struct profile *profile, const
 int output_collapsed_write(const struct profile *profile, FILE *out);
 /* The profile as a JDK Flight Recorder file (output/jfr.c describes it); meta may be NULL. */
 int output_jfr_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
+/* The same in chunks of at most chunk_events events (output_jfr_write's are of 2^20). */
+int output_jfr_write_chunks(const struct profile *profile, const struct output_meta *meta, uint64_t chunk_events,
+			    FILE *out);
 /* The profile as an OTLP ExportProfilesServiceRequest (output/otlp.c describes it); meta may be NULL. */
 int output_otlp_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
 int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out);

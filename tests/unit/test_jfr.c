@@ -134,6 +134,37 @@ static void wall_recording_reads_back_with_states(void **state)
 	profile__free(p);
 }
 
+/* Written in chunks of three events (each chunk whole: its metadata, its pools), it reads back the same. */
+static void chunks_read_back_as_one_recording(void **state)
+{
+	struct profile *p = made(false);
+	struct pprof_recording one, chunked;
+	char *data = NULL, err[256] = "", *a, *b;
+	size_t len = 0;
+	FILE *f = open_memstream(&data, &len);
+	size_t chunks = 0;
+
+	assert_non_null(f);
+	assert_int_equal(output_jfr_write_chunks(p, &cpu_meta, 3, f), 0);
+	assert_int_equal(fclose(f), 0);
+	/* 11 events in chunks of 3: four chunks, each beginning with the magic. */
+	for (size_t i = 0; i + 4 <= len; i++)
+		chunks += !memcmp(data + i, "FLR\0", 4) && (i == 0 || data[i + 4] == 0);
+	assert_int_equal(chunks, 4);
+	if (jfr_read_buffer((const uint8_t *)data, len, &chunked, err, sizeof(err)))
+		fail_msg("the chunked file does not read back: %s", err);
+	read_back(p, &cpu_meta, &one);
+	a = profile_text(one.profile);
+	b = profile_text(chunked.profile);
+	assert_string_equal(b, a);
+	free(a);
+	free(b);
+	free(data);
+	pprof_recording_free(&one);
+	pprof_recording_free(&chunked);
+	profile__free(p);
+}
+
 /* Every truncation, and every single-bit flip, reads or fails: never a crash, never more than ASan allows. */
 static void damaged_files_read_or_fail(void **state)
 {
@@ -189,6 +220,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(cpu_recording_reads_back),
 	    cmocka_unit_test(wall_recording_reads_back_with_states),
+	    cmocka_unit_test(chunks_read_back_as_one_recording),
 	    cmocka_unit_test(damaged_files_read_or_fail),
 	    cmocka_unit_test(what_is_not_jfr_is_refused),
 	};
