@@ -8,8 +8,9 @@
 #   fuzz_elf, fuzz_unwind  the build's small test programs (ELF, with CFI)
 #   fuzz_pprof     a pprof recording of a busy shell, written by the
 #                  build's jbpfprof (root: BPF), gzipped and plain
-#   fuzz_jfr       the same recording as JFR (jbpfprof convert), and a
-#                  JDK's own recording of CpuSplit (when java is there)
+#   fuzz_jfr       the same recording as JFR (jbpfprof convert), a JDK's
+#                  own recording of CpuSplit (when java is there), and
+#                  async-profiler's (tests/fixtures/jfr)
 #   fuzz_hotspot_names  one interpreted frame of a method laid out as
 #                  JDK 17 lays out Method, ConstMethod, ConstantPool,
 #                  Klass and Symbol (the offsets of tests/unit/hotspot_jdks.h)
@@ -80,6 +81,7 @@ if [ -x build/jbpfprof ] && [ "$(id -u)" -eq 0 ]; then
 	fi
 	wait || true
 fi
+cp tests/fixtures/jfr/*.jfr "$dir/fuzz_jfr/"
 # The JDK's own: CpuSplit for two seconds under JFR's profiling settings, ended by SIGTERM (JFR writes at exit).
 if command -v java >/dev/null && [ -f build/java/CpuSplit.class ]; then
 	timeout -s TERM 2 java "-XX:StartFlightRecording=filename=$dir/fuzz_jfr/jdk.jfr,settings=profile" \

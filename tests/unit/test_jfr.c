@@ -199,6 +199,40 @@ static void damaged_files_read_or_fail(void **state)
 	profile__free(p);
 }
 
+/*
+ * async-profiler's JFR (tests/fixtures/jfr/README.md): the samples, and
+ * their innermost frames, the JDK's own jfr print reads in it.
+ */
+static void async_profiler_file_reads(void **state)
+{
+	static const struct {
+		const char *frame;
+		uint64_t leaf;
+	} expected[] = { { "CpuSplit.share50", 145 }, { "CpuSplit.share20", 22 }, { "CpuSplit.share30", 8 } };
+	char path[4096], err[256] = "";
+	const char *source = __FILE__, *slash = strrchr(source, '/');
+	uint64_t leaf[3] = { 0 };
+	struct pprof_recording rec;
+
+	snprintf(path, sizeof(path), "%.*s/../fixtures/jfr/async-profiler-cpusplit.jfr",
+		 slash ? (int)(slash - source) : 1, slash ? source : ".");
+	if (pprof_read(path, &rec, err, sizeof(err)))
+		fail_msg("%s: %s", path, err);
+	assert_int_equal(profile__total(rec.profile), 198);
+	for (size_t i = 0; i < profile__stack_count(rec.profile); i++) {
+		size_t depth;
+		uint64_t count;
+		const uint32_t *frames = profile__stack(rec.profile, i, &depth, &count);
+		const char *name = depth ? profile__frame_name(rec.profile, frames[depth - 1]) : "";
+
+		for (size_t k = 0; k < ARRAY_SIZE(expected); k++)
+			leaf[k] += !strncmp(name, expected[k].frame, strlen(expected[k].frame)) ? count : 0;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(expected); k++)
+		assert_int_equal(leaf[k], expected[k].leaf);
+	pprof_recording_free(&rec);
+}
+
 static void what_is_not_jfr_is_refused(void **state)
 {
 	struct pprof_recording rec;
@@ -222,6 +256,7 @@ int main(void)
 	    cmocka_unit_test(wall_recording_reads_back_with_states),
 	    cmocka_unit_test(chunks_read_back_as_one_recording),
 	    cmocka_unit_test(damaged_files_read_or_fail),
+	    cmocka_unit_test(async_profiler_file_reads),
 	    cmocka_unit_test(what_is_not_jfr_is_refused),
 	};
 
