@@ -114,7 +114,7 @@ static void count_collapsed(const struct collapsed *c, const char *frame, uint64
 static void check(const struct jdk *jdk, const char *event)
 {
 	char *dir, *collapsed, *jfr, *json, tool[512];
-	bool wall = !strcmp(event, "wall");
+	bool wall = strcmp(event, "cpu");
 	uint64_t period_us = wall ? 1000000 / 499 : 0, events, with, want_events, want_with;
 	struct child profiler;
 	struct collapsed c;
@@ -255,6 +255,11 @@ static void wall_jdk17(void **state)
 	check(&jdk17, "wall");
 }
 
+static void offcpu_jdk17(void **state)
+{
+	check(&jdk17, "offcpu");
+}
+
 static void cpu_jdk25(void **state)
 {
 	check(&jdk25, "cpu");
@@ -270,6 +275,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    HARNESS_TEST(cpu_jdk17),
 	    HARNESS_TEST(wall_jdk17),
+	    HARNESS_TEST(offcpu_jdk17),
 	    HARNESS_TEST(cpu_jdk25),
 	    HARNESS_TEST(wall_jdk25),
 	    HARNESS_TEST(jdk17_execution_samples_convert),
