@@ -93,7 +93,7 @@ static size_t ignore_body(char *ptr, size_t size, size_t nmemb, void *ctx)
 /*
  * The request's body: for /ingest a multipart form around the profile
  * (into *mime), for the push API a PushRequest, for OTLP an export request
- * (into *packed, the caller frees). 0; -EINVAL (said in why) for an entry
+ * (into *packed, the caller frees). 0; -EBADMSG (said in why) for an entry
  * that cannot be sent so, which no retry would change; -EAGAIN.
  */
 static int set_body(struct pusher *p, CURL *curl, const char *query, const void *body, size_t len,
@@ -117,7 +117,7 @@ static int set_body(struct pusher *p, CURL *curl, const char *query, const void 
 	if (p->api == PUSH_API_OTLP) {
 		error = push_request__otlp(query, body, len, packed, &packed_len, why, why_size);
 		if (error)
-			return error == -EINVAL ? -EINVAL : -EAGAIN;
+			return error == -EINVAL ? -EBADMSG : -EAGAIN;
 		*headers = curl_slist_append(NULL, "Content-Type: application/x-protobuf");
 	} else {
 		push_request__uuid(id, sizeof(id));
@@ -125,7 +125,7 @@ static int set_body(struct pusher *p, CURL *curl, const char *query, const void 
 		if (error) {
 			snprintf(why, why_size,
 				 error == -EINVAL ? "its name is not service.event{labels}" : "out of memory");
-			return error == -EINVAL ? -EINVAL : -EAGAIN;
+			return error == -EINVAL ? -EBADMSG : -EAGAIN;
 		}
 		/* Connect's unary call: the message as the body, its errors as the HTTP status. */
 		*headers = curl_slist_append(NULL, "Content-Type: application/proto");
@@ -137,7 +137,10 @@ static int set_body(struct pusher *p, CURL *curl, const char *query, const void 
 	return 0;
 }
 
-/* One POST. 2xx: 0; a failure worth retrying: -EAGAIN; refused for good: -EINVAL. */
+/*
+ * One POST. 2xx: 0; a failure worth retrying: -EAGAIN; refused for good by
+ * the server: -EINVAL; an entry that cannot be sent at all: -EBADMSG.
+ */
 static int post(struct pusher *p, const char *query, const void *body, size_t len, char *why, size_t why_size)
 {
 	CURL *curl = curl_easy_init();
@@ -253,7 +256,7 @@ static void *run(void *arg)
 		 * p->lock: the session thread takes it to kick, and must never
 		 * wait behind a disk or a full stderr pipe.
 		 */
-		if (rc == 0 || rc == -EINVAL)
+		if (rc == 0 || rc == -EINVAL || rc == -EBADMSG)
 			spool__done(p->spool, seq);
 		else
 			spool__release(p->spool, seq);
@@ -262,6 +265,8 @@ static void *run(void *arg)
 				fprintf(stderr, "jbpfprof: push: the server takes profiles again\n");
 			failing = false;
 			backoff_s = 0;
+		} else if (rc == -EBADMSG) {
+			fprintf(stderr, "jbpfprof: push: a spooled profile cannot be sent (%s); dropped it\n", why);
 		} else if (rc == -EINVAL) {
 			fprintf(stderr, "jbpfprof: push: the server refused a profile (%s); dropped it\n", why);
 		} else {
@@ -276,7 +281,7 @@ static void *run(void *arg)
 		pthread_mutex_lock(&p->lock);
 		if (rc == 0)
 			p->stats.sent++;
-		else if (rc == -EINVAL)
+		else if (rc == -EINVAL || rc == -EBADMSG)
 			p->stats.rejected++;
 		else
 			p->stats.failures++;

@@ -35,7 +35,8 @@
  * a 5xx, 408 or 429) keeps it and waits, 1 s doubling to PUSH_MAX_BACKOFF_S,
  * before trying again; the next success resets the wait. A profile the
  * server refuses as such (any other 4xx) would never be taken: it is
- * dropped, counted and said. After pusher__stop a request in flight is
+ * dropped, counted and said; so is an entry no request can be made of (a
+ * name or a profile that does not read, left by a damaged spool). After pusher__stop a request in flight is
  * abandoned once the flush time is out.
  */
 #ifndef JBPF_FLEET_PUSH_H
@@ -70,7 +71,7 @@ enum push_api {
 struct push_stats {
 	uint64_t sent;      /* profiles the server took */
 	uint64_t failures;  /* attempts that failed and will be retried */
-	uint64_t rejected;  /* profiles the server refused for good (4xx), dropped */
+	uint64_t rejected;  /* profiles the server refused for good (4xx), or that no request could be made of, dropped */
 };
 
 /* Starts the thread that sends spool's entries to url by api. NULL after one line into err. */
