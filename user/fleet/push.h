@@ -36,8 +36,9 @@
  * before trying again; the next success resets the wait. A profile the
  * server refuses as such (any other 4xx) would never be taken: it is
  * dropped, counted and said; so is an entry no request can be made of (a
- * name or a profile that does not read, left by a damaged spool). After pusher__stop a request in flight is
- * abandoned once the flush time is out.
+ * name or a profile that does not read, left by a damaged spool). After
+ * pusher__stop a request in flight is abandoned once the flush time is
+ * out.
  */
 #ifndef JBPF_FLEET_PUSH_H
 #define JBPF_FLEET_PUSH_H
