@@ -639,16 +639,18 @@ static int read_pools(struct reader *r, size_t offset)
 {
 	for (size_t n = 0; n < MAX_CHECKPOINTS; n++) {
 		int64_t delta = 0;
+		uint64_t back;
 
 		if (read_checkpoint(r, offset, &delta))
 			return -1;
 		if (!delta)
 			return 0;
-		/* Each step goes back, and stays past the header. */
-		if (delta > 0 || (uint64_t)-delta > offset - r->chunk_start - HEADER_BYTES)
+		/* Each step goes back, and stays past the header; as unsigned, since -INT64_MIN would overflow. */
+		back = 0 - (uint64_t)delta;
+		if (delta > 0 || back > offset - r->chunk_start - HEADER_BYTES)
 			return pprof_read_fail(r->err, r->err_size,
 			                       "a checkpoint's delta leads outside its chunk");
-		offset -= (size_t)-delta;
+		offset -= (size_t)back;
 	}
 	return pprof_read_fail(r->err, r->err_size, "more than %d checkpoints in a chunk", MAX_CHECKPOINTS);
 }
