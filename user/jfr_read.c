@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bpf/jbpfprof.h"
+#include "common/terminal.h"
 #include "profile/profile.h"
 
 #define HEADER_BYTES 68
@@ -567,11 +568,15 @@ static int read_metadata(struct reader *r, size_t offset)
 			for (size_t k = 0; k < r->nr_classes && fd->type == NO_CLASS; k++)
 				if (r->classes[k].id == fd->type_id)
 					fd->type = k;
-			if (fd->type == NO_CLASS)
-				return pprof_read_fail(
-				    r->err, r->err_size,
-				    "field %.100s of %.200s has a class the metadata lacks", fd->name,
-				    r->classes[i].name);
+			if (fd->type == NO_CLASS) {
+				/* The names are the file's: made safe, the reason stays one line. */
+				char field[64], class[128];
+
+				return pprof_read_fail(r->err, r->err_size,
+						       "field %s of %s has a class the metadata lacks",
+						       terminal__safe(fd->name, field, sizeof(field)),
+						       terminal__safe(r->classes[i].name, class, sizeof(class)));
+			}
 		}
 	r->c_string = class_named(r, "java.lang.String");
 	r->c_thread = class_named(r, "java.lang.Thread");

@@ -233,6 +233,25 @@ static void async_profiler_file_reads(void **state)
 	pprof_recording_free(&rec);
 }
 
+/*
+ * A file whose metadata names a class with a line break and control
+ * characters (tests/fuzz/regressions/fuzz_jfr, found by fuzz_jfr): the
+ * reason it is refused for names that class, made safe, on one line.
+ */
+static void file_names_in_reasons_are_made_safe(void **state)
+{
+	char path[4096], err[256] = "";
+	const char *source = __FILE__, *slash = strrchr(source, '/');
+	struct pprof_recording rec;
+
+	snprintf(path, sizeof(path), "%.*s/../fuzz/regressions/fuzz_jfr/class-name-with-newline",
+		 slash ? (int)(slash - source) : 1, slash ? source : ".");
+	assert_int_equal(pprof_read(path, &rec, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "has a class the metadata lacks"));
+	for (const char *c = err; *c; c++)
+		assert_true((unsigned char)*c >= ' ' && *c != 0x7f);
+}
+
 static void what_is_not_jfr_is_refused(void **state)
 {
 	struct pprof_recording rec;
@@ -257,6 +276,7 @@ int main(void)
 	    cmocka_unit_test(chunks_read_back_as_one_recording),
 	    cmocka_unit_test(damaged_files_read_or_fail),
 	    cmocka_unit_test(async_profiler_file_reads),
+	    cmocka_unit_test(file_names_in_reasons_are_made_safe),
 	    cmocka_unit_test(what_is_not_jfr_is_refused),
 	};
 
