@@ -72,7 +72,7 @@ int64_t process_roots__frame(struct process_roots *roots, struct profile *profil
 {
 	struct root_slot *slot = slot_of(roots, tgid);
 	uint64_t start = symbolizer__process_start(sym, tgid);
-	const char *known = symbolizer__process_name(sym, tgid);
+	const char *known;
 	char name[JBPF_COMM_LEN + 1];
 	struct service_info service;
 	struct process_parts parts = { .pid = tgid };
@@ -80,6 +80,8 @@ int64_t process_roots__frame(struct process_roots *roots, struct profile *profil
 
 	if (slot->frame >= 0 && slot->tgid == tgid && slot->start == start)
 		return slot->frame;
+	/* Named only when not known: a sample of a known process costs one lookup. */
+	known = symbolizer__process_name(sym, tgid);
 	/* The symbolizer's answer is valid until its next call: service__of_process may not make one, but copy it. */
 	snprintf(name, sizeof(name), "%s", known ? known : comm);
 	parts.name = name;
