@@ -9,6 +9,7 @@
  * few map lookups.
  */
 #include "jfr_read.h"
+#include "jfr_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -22,23 +23,11 @@
 #include "profile/profile.h"
 
 #define HEADER_BYTES 68
-/* Nesting of metadata elements, and of objects inside objects (a field of a class's own type is refused by
- * it). */
-#define MAX_DEPTH 16
-/* Frames of one stack trace kept, leaf first; a longer one is cut at its root end. */
-#define MAX_FRAMES 4096
 /* Checkpoints of one chunk followed back. */
 #define MAX_CHECKPOINTS 1000000
-/* A string read for a name: longer ones are cut. */
-#define MAX_NAME 1024
 
 /* ---- a map from 64-bit keys to 64-bit values ------------------------------------------------ */
 
-struct map {
-	uint64_t *keys, *values;
-	uint8_t *used;
-	size_t cap, nr;
-};
 
 static uint64_t mix(uint64_t k)
 {
@@ -48,7 +37,7 @@ static uint64_t mix(uint64_t k)
 	return k;
 }
 
-static bool map_get(const struct map *m, uint64_t key, uint64_t *value)
+bool jfr_map_get(const struct map *m, uint64_t key, uint64_t *value)
 {
 	if (!m->cap)
 		return false;
@@ -63,7 +52,7 @@ static bool map_get(const struct map *m, uint64_t key, uint64_t *value)
 }
 
 /* Sets key to value (a key given twice keeps its last value). 0 or -ENOMEM. */
-static int map_put(struct map *m, uint64_t key, uint64_t value)
+int jfr_map_put(struct map *m, uint64_t key, uint64_t value)
 {
 	size_t i;
 
@@ -81,7 +70,7 @@ static int map_put(struct map *m, uint64_t key, uint64_t value)
 		}
 		for (size_t j = 0; j < m->cap; j++)
 			if (m->used[j])
-				map_put(&n, m->keys[j], m->values[j]);
+				jfr_map_put(&n, m->keys[j], m->values[j]);
 		free(m->keys);
 		free(m->values);
 		free(m->used);
@@ -107,54 +96,6 @@ static void map_free(struct map *m)
 
 /* ---- the reader's state ---------------------------------------------------------------------- */
 
-enum prim { P_OBJECT, P_BOOLEAN, P_BYTE, P_CHAR, P_SHORT, P_INT, P_LONG, P_FLOAT, P_DOUBLE, P_STRING };
-
-struct jfield {
-	const char *name;
-	uint64_t type_id;
-	size_t type; /* index in classes, resolved after the metadata is read */
-	bool pooled, array;
-};
-
-struct jclass {
-	uint64_t id;
-	const char *name;
-	bool simple;
-	enum prim prim;
-	struct jfield *fields;
-	size_t nr_fields, cap_fields;
-	struct map pool; /* key -> offset of the entry's value in the file */
-};
-
-#define NO_CLASS SIZE_MAX
-
-struct reader {
-	const uint8_t *base;
-	size_t len;
-	bool compressed;
-	char *err;
-	size_t err_size;
-	struct pprof_recording *rec;
-	/* this chunk's */
-	size_t chunk_start, chunk_end;
-	char **strings;
-	size_t nr_strings;
-	struct jclass *classes;
-	size_t nr_classes, cap_classes;
-	size_t c_string, c_thread, c_stack_trace, c_frame, c_method, c_class, c_frame_type, c_state;
-	size_t c_execution, c_native, c_cpu_time, c_lost;
-	/* what was read of this chunk, by key: profile frame ids and stacks */
-	struct map threads, stacks;
-	uint32_t *stack_ids; /* the stacks' frame ids end to end, leaf first */
-	size_t nr_stack_ids, cap_stack_ids;
-	uint64_t samples, lost;
-};
-
-/* A position in the file, within [p, end); bad once a read went past end or met what is not JFR. */
-struct cur {
-	const uint8_t *p, *end;
-	bool bad;
-};
 
 static struct cur cur_at(const struct reader *r, size_t offset, size_t end)
 {
@@ -182,7 +123,7 @@ static uint64_t get_fixed(struct cur *c, int bytes)
 }
 
 /* An integer: compressed (7 bits a byte, the ninth whole), or big-endian of its size. */
-static uint64_t get_int(struct cur *c, bool compressed, int bytes)
+uint64_t jfr_get_int(struct cur *c, bool compressed, int bytes)
 {
 	uint64_t v = 0;
 
@@ -198,14 +139,13 @@ static uint64_t get_int(struct cur *c, bool compressed, int bytes)
 	return v | (uint64_t)get_u8(c) << 56;
 }
 
-static uint64_t get_long(struct reader *r, struct cur *c)
+uint64_t jfr_get_long(struct reader *r, struct cur *c)
 {
-	return get_int(c, r->compressed, 8);
+	return jfr_get_int(c, r->compressed, 8);
 }
 
 /* ---- values ------------------------------------------------------------------------------------ */
 
-static void skip_value(struct reader *r, struct cur *c, const struct jfield *f, int depth);
 
 /* Appends the UTF-8 of code point u to out (at most size - 1 bytes kept in all). */
 static void put_utf8(char *out, size_t size, size_t *n, uint32_t u)
@@ -249,11 +189,11 @@ static bool read_string(struct reader *r, struct cur *c, char *out, size_t size,
 	case 1:
 		return !c->bad;
 	case 2:
-		len = get_long(r, c);
+		len = jfr_get_long(r, c);
 		return !c->bad && (!out || read_pooled_string(r, len, out, size, depth + 1));
 	case 3:
 	case 5:
-		len = get_int(c, r->compressed, 4);
+		len = jfr_get_int(c, r->compressed, 4);
 		if (c->bad || len > (uint64_t)(c->end - c->p)) {
 			c->bad = true;
 			return false;
@@ -269,14 +209,14 @@ static bool read_string(struct reader *r, struct cur *c, char *out, size_t size,
 		c->p += len;
 		break;
 	case 4:
-		len = get_int(c, r->compressed, 4);
+		len = jfr_get_int(c, r->compressed, 4);
 		/* A char takes a byte at least. */
 		if (c->bad || len > (uint64_t)(c->end - c->p)) {
 			c->bad = true;
 			return false;
 		}
 		for (uint64_t i = 0; i < len && !c->bad; i++) {
-			uint32_t u = (uint32_t)get_int(c, r->compressed, 2) & 0xffff;
+			uint32_t u = (uint32_t)jfr_get_int(c, r->compressed, 2) & 0xffff;
 
 			if (out)
 				put_utf8(out, size, &n, u);
@@ -292,14 +232,14 @@ static bool read_string(struct reader *r, struct cur *c, char *out, size_t size,
 }
 
 /* Skips the fields of an object of class cl. */
-static void skip_object(struct reader *r, struct cur *c, const struct jclass *cl, int depth)
+void jfr_skip_object(struct reader *r, struct cur *c, const struct jclass *cl, int depth)
 {
 	if (depth > MAX_DEPTH) {
 		c->bad = true;
 		return;
 	}
 	for (size_t i = 0; i < cl->nr_fields && !c->bad; i++)
-		skip_value(r, c, &cl->fields[i], depth + 1);
+		jfr_skip_value(r, c, &cl->fields[i], depth + 1);
 }
 
 /* Skips one value of f's class (pooled: its key), without its array. */
@@ -308,7 +248,7 @@ static void skip_one(struct reader *r, struct cur *c, const struct jfield *f, in
 	const struct jclass *cl = &r->classes[f->type];
 
 	if (f->pooled) {
-		get_long(r, c);
+		jfr_get_long(r, c);
 		return;
 	}
 	switch (cl->prim) {
@@ -318,13 +258,13 @@ static void skip_one(struct reader *r, struct cur *c, const struct jfield *f, in
 		break;
 	case P_CHAR:
 	case P_SHORT:
-		get_int(c, r->compressed, 2);
+		jfr_get_int(c, r->compressed, 2);
 		break;
 	case P_INT:
-		get_int(c, r->compressed, 4);
+		jfr_get_int(c, r->compressed, 4);
 		break;
 	case P_LONG:
-		get_long(r, c);
+		jfr_get_long(r, c);
 		break;
 	case P_FLOAT:
 		get_fixed(c, 4);
@@ -336,12 +276,12 @@ static void skip_one(struct reader *r, struct cur *c, const struct jfield *f, in
 		read_string(r, c, NULL, 0, depth);
 		break;
 	case P_OBJECT:
-		skip_object(r, c, cl, depth);
+		jfr_skip_object(r, c, cl, depth);
 		break;
 	}
 }
 
-static void skip_value(struct reader *r, struct cur *c, const struct jfield *f, int depth)
+void jfr_skip_value(struct reader *r, struct cur *c, const struct jfield *f, int depth)
 {
 	uint64_t count;
 
@@ -349,7 +289,7 @@ static void skip_value(struct reader *r, struct cur *c, const struct jfield *f, 
 		skip_one(r, c, f, depth);
 		return;
 	}
-	count = get_int(c, r->compressed, 4);
+	count = jfr_get_int(c, r->compressed, 4);
 	/* Every element takes a byte at least: a count past what is left is not a file's. */
 	if (count > (uint64_t)(c->end - c->p)) {
 		c->bad = true;
@@ -360,7 +300,7 @@ static void skip_value(struct reader *r, struct cur *c, const struct jfield *f, 
 }
 
 /* The index of cl's field named name, or -1. */
-static int field_index(const struct jclass *cl, const char *name)
+int jfr_field_index(const struct jclass *cl, const char *name)
 {
 	for (size_t i = 0; i < cl->nr_fields; i++)
 		if (!strcmp(cl->fields[i].name, name))
@@ -369,11 +309,11 @@ static int field_index(const struct jclass *cl, const char *name)
 }
 
 /* A cursor at the value of key in cl's pool; bad when there is none. */
-static struct cur pool_entry(struct reader *r, size_t cl, uint64_t key)
+struct cur jfr_pool_entry(struct reader *r, size_t cl, uint64_t key)
 {
 	uint64_t offset;
 
-	if (cl == NO_CLASS || !map_get(&r->classes[cl].pool, key, &offset))
+	if (cl == NO_CLASS || !jfr_map_get(&r->classes[cl].pool, key, &offset))
 		return (struct cur){.p = r->base, .end = r->base, .bad = true};
 	return cur_at(r, (size_t)offset, r->chunk_end);
 }
@@ -382,7 +322,7 @@ static struct cur pool_entry(struct reader *r, size_t cl, uint64_t key)
  * A string-like value of field f at c: a String, or a simple class whose
  * one field is one (the JDK's Symbol), inline or pooled. Into out.
  */
-static bool read_text(struct reader *r, struct cur *c, const struct jfield *f, char *out, size_t size,
+bool jfr_read_text(struct reader *r, struct cur *c, const struct jfield *f, char *out, size_t size,
                       int depth)
 {
 	const struct jclass *cl = &r->classes[f->type];
@@ -390,11 +330,11 @@ static bool read_text(struct reader *r, struct cur *c, const struct jfield *f, c
 
 	out[0] = '\0';
 	if (depth > MAX_DEPTH || f->array) {
-		skip_value(r, c, f, depth);
+		jfr_skip_value(r, c, f, depth);
 		return false;
 	}
 	if (f->pooled) {
-		at = pool_entry(r, f->type, get_long(r, c));
+		at = jfr_pool_entry(r, f->type, jfr_get_long(r, c));
 		if (c->bad || at.bad)
 			return false;
 		c = &at;
@@ -402,14 +342,14 @@ static bool read_text(struct reader *r, struct cur *c, const struct jfield *f, c
 	if (cl->prim == P_STRING)
 		return read_string(r, c, out, size, depth);
 	if (cl->prim == P_OBJECT && cl->nr_fields == 1)
-		return read_text(r, c, &cl->fields[0], out, size, depth + 1);
+		return jfr_read_text(r, c, &cl->fields[0], out, size, depth + 1);
 	skip_one(r, c, &(struct jfield){.type = f->type}, depth);
 	return false;
 }
 
 static bool read_pooled_string(struct reader *r, uint64_t key, char *out, size_t size, int depth)
 {
-	struct cur at = pool_entry(r, r->c_string, key);
+	struct cur at = jfr_pool_entry(r, r->c_string, key);
 
 	return !at.bad && depth <= MAX_DEPTH && read_string(r, &at, out, size, depth);
 }
@@ -418,7 +358,7 @@ static bool read_pooled_string(struct reader *r, uint64_t key, char *out, size_t
 
 static const char *meta_string(struct reader *r, struct cur *c)
 {
-	uint64_t i = get_int(c, r->compressed, 4);
+	uint64_t i = jfr_get_int(c, r->compressed, 4);
 
 	if (i >= r->nr_strings) {
 		c->bad = true;
@@ -440,7 +380,7 @@ static const struct {
 static int read_element(struct reader *r, struct cur *c, int depth, struct jclass *parent)
 {
 	const char *name = meta_string(r, c);
-	uint64_t nr_attrs = get_int(c, r->compressed, 4), nr_children;
+	uint64_t nr_attrs = jfr_get_int(c, r->compressed, 4), nr_children;
 	const char *attr_name = NULL, *attr_class = NULL, *attr_id = NULL, *attr_pool = NULL,
 	           *attr_dim = NULL;
 	const char *attr_simple = NULL;
@@ -503,7 +443,7 @@ static int read_element(struct reader *r, struct cur *c, int depth, struct jclas
 		f->pooled = attr_pool && !strcmp(attr_pool, "true");
 		f->array = attr_dim && strcmp(attr_dim, "0");
 	}
-	nr_children = get_int(c, r->compressed, 4);
+	nr_children = jfr_get_int(c, r->compressed, 4);
 	if (c->bad || nr_children > (uint64_t)(c->end - c->p))
 		return -1;
 	for (uint64_t i = 0; i < nr_children; i++) {
@@ -529,19 +469,19 @@ static size_t class_named(const struct reader *r, const char *name)
 static int read_metadata(struct reader *r, size_t offset)
 {
 	struct cur c = cur_at(r, offset, r->chunk_end);
-	uint64_t size = get_int(&c, r->compressed, 4), nr;
+	uint64_t size = jfr_get_int(&c, r->compressed, 4), nr;
 	int err;
 
 	if (c.bad || size < 2 || size > r->chunk_end - offset)
 		return pprof_read_fail(r->err, r->err_size, "its metadata event does not fit its chunk");
 	c.end = r->base + offset + size;
-	if (get_long(r, &c) != 0)
+	if (jfr_get_long(r, &c) != 0)
 		return pprof_read_fail(r->err, r->err_size,
 		                       "the header's metadata offset points at another event");
-	get_long(r, &c); /* start */
-	get_long(r, &c); /* duration */
-	get_long(r, &c); /* metadata id */
-	nr = get_int(&c, r->compressed, 4);
+	jfr_get_long(r, &c); /* start */
+	jfr_get_long(r, &c); /* duration */
+	jfr_get_long(r, &c); /* metadata id */
+	nr = jfr_get_int(&c, r->compressed, 4);
 	/* A string takes a byte at least. */
 	if (c.bad || nr > (uint64_t)(c.end - c.p))
 		return pprof_read_fail(r->err, r->err_size, "its metadata's string table does not fit it");
@@ -607,30 +547,30 @@ static size_t class_by_id(const struct reader *r, uint64_t id)
 static int read_checkpoint(struct reader *r, size_t offset, int64_t *delta)
 {
 	struct cur c = cur_at(r, offset, r->chunk_end);
-	uint64_t size = get_int(&c, r->compressed, 4), nr_pools;
+	uint64_t size = jfr_get_int(&c, r->compressed, 4), nr_pools;
 
 	if (c.bad || size < 2 || size > r->chunk_end - offset)
 		return pprof_read_fail(r->err, r->err_size, "a checkpoint event does not fit its chunk");
 	c.end = r->base + offset + size;
-	if (get_long(r, &c) != 1)
+	if (jfr_get_long(r, &c) != 1)
 		return pprof_read_fail(r->err, r->err_size, "a constant pool offset points at another event");
-	get_long(r, &c); /* start */
-	get_long(r, &c); /* duration */
-	*delta = (int64_t)get_long(r, &c);
+	jfr_get_long(r, &c); /* start */
+	jfr_get_long(r, &c); /* duration */
+	*delta = (int64_t)jfr_get_long(r, &c);
 	get_u8(&c); /* type mask */
-	nr_pools = get_int(&c, r->compressed, 4);
+	nr_pools = jfr_get_int(&c, r->compressed, 4);
 	for (uint64_t p = 0; p < nr_pools && !c.bad; p++) {
-		size_t cl = class_by_id(r, get_long(r, &c));
-		uint64_t count = get_int(&c, r->compressed, 4);
+		size_t cl = class_by_id(r, jfr_get_long(r, &c));
+		uint64_t count = jfr_get_int(&c, r->compressed, 4);
 
 		if (cl == NO_CLASS || count > (uint64_t)(c.end - c.p))
 			return pprof_read_fail(
 			    r->err, r->err_size,
 			    "a constant pool is of no class the metadata has, or too long");
 		for (uint64_t i = 0; i < count && !c.bad; i++) {
-			uint64_t key = get_long(r, &c);
+			uint64_t key = jfr_get_long(r, &c);
 
-			if (map_put(&r->classes[cl].pool, key, (uint64_t)(c.p - r->base)))
+			if (jfr_map_put(&r->classes[cl].pool, key, (uint64_t)(c.p - r->base)))
 				return pprof_read_fail(r->err, r->err_size, "out of memory");
 			skip_one(r, &c, &(struct jfield){.type = cl}, 0);
 		}
@@ -660,244 +600,6 @@ static int read_pools(struct reader *r, size_t offset)
 	return pprof_read_fail(r->err, r->err_size, "more than %d checkpoints in a chunk", MAX_CHECKPOINTS);
 }
 
-/* ---- samples --------------------------------------------------------------------------------------- */
-
-/* The kind a frame type's description stands for, and whether its class names it. */
-static enum frame_kind kind_of(const char *type, bool has_class)
-{
-	if (!strcmp(type, "Interpreted"))
-		return FRAME_KIND_JAVA_INTERP;
-	if (!strcmp(type, "JIT compiled"))
-		return FRAME_KIND_JAVA_COMPILED;
-	if (!strcmp(type, "Inlined"))
-		return FRAME_KIND_JAVA_INLINED;
-	if (!strcmp(type, "Kernel"))
-		return FRAME_KIND_KERNEL;
-	/* A Java method declared native is Java code by its name; C++ and other code without a class is not.
-	 */
-	return has_class && strcmp(type, "C++") ? FRAME_KIND_JAVA : FRAME_KIND_NATIVE;
-}
-
-static const char *const suffixes[FRAME_KIND_NR] = {
-    [FRAME_KIND_KERNEL] = "_[k]",
-    [FRAME_KIND_JAVA_INTERP] = "_[0]",
-    [FRAME_KIND_JAVA_COMPILED] = "_[j]",
-    [FRAME_KIND_JAVA_INLINED] = "_[i]",
-};
-
-/* A frame of a stack trace: its method and type, named and interned. */
-static int64_t frame_id(struct reader *r, struct cur *c)
-{
-	const struct jclass *fc = &r->classes[r->c_frame];
-	char method_name[MAX_NAME] = "", class_name[MAX_NAME] = "", type[64] = "Native",
-	     name[2 * MAX_NAME + 8];
-	bool has_method = false;
-
-	for (size_t i = 0; i < fc->nr_fields && !c->bad; i++) {
-		const struct jfield *f = &fc->fields[i];
-
-		if (!strcmp(f->name, "method") && f->pooled && f->type == r->c_method && !f->array) {
-			struct cur m = pool_entry(r, r->c_method, get_long(r, c));
-			const struct jclass *mc = &r->classes[r->c_method];
-
-			has_method = !m.bad;
-			for (size_t k = 0; !m.bad && k < mc->nr_fields; k++) {
-				const struct jfield *mf = &mc->fields[k];
-
-				if (!strcmp(mf->name, "name")) {
-					read_text(r, &m, mf, method_name, sizeof(method_name), 1);
-				} else if (!strcmp(mf->name, "type") && mf->pooled &&
-				           mf->type == r->c_class) {
-					struct cur k2 = pool_entry(r, r->c_class, get_long(r, &m));
-					const struct jclass *cc = &r->classes[r->c_class];
-					int n = field_index(cc, "name");
-
-					for (int j = 0; n >= 0 && !k2.bad && j < n; j++)
-						skip_value(r, &k2, &cc->fields[j], 1);
-					if (n >= 0 && !k2.bad)
-						read_text(r, &k2, &cc->fields[n], class_name,
-						          sizeof(class_name), 1);
-				} else {
-					skip_value(r, &m, mf, 1);
-				}
-			}
-		} else if (!strcmp(f->name, "type")) {
-			read_text(r, c, f, type, sizeof(type), 1);
-		} else {
-			skip_value(r, c, f, 1);
-		}
-	}
-	if (c->bad)
-		return -EINVAL;
-	enum frame_kind kind = kind_of(type, class_name[0] != '\0');
-
-	for (char *s = class_name; *s; s++)
-		if (*s == '/')
-			*s = '.';
-	snprintf(name, sizeof(name), "%s%s%s%s", class_name, class_name[0] ? "." : "",
-	         has_method && method_name[0] ? method_name : "[unknown]",
-	         suffixes[kind] ? suffixes[kind] : "");
-	return profile__intern(r->rec->profile, name, kind);
-}
-
-/* The frames of stack trace key, leaf first, read once: their offset in stack_ids and count. */
-static int stack_frames(struct reader *r, uint64_t key, size_t *first, size_t *depth)
-{
-	const struct jclass *sc = &r->classes[r->c_stack_trace];
-	uint64_t packed;
-	struct cur c;
-	int ff = field_index(sc, "frames");
-
-	if (map_get(&r->stacks, key, &packed)) {
-		*first = (size_t)(packed >> 16);
-		*depth = (size_t)(packed & 0xffff);
-		return 0;
-	}
-	c = pool_entry(r, r->c_stack_trace, key);
-	if (c.bad || ff < 0 || !sc->fields[ff].array || sc->fields[ff].pooled ||
-	    sc->fields[ff].type != r->c_frame)
-		return -EINVAL;
-	for (int i = 0; i < ff; i++)
-		skip_value(r, &c, &sc->fields[i], 0);
-	uint64_t count = get_int(&c, r->compressed, 4);
-
-	if (c.bad || count > (uint64_t)(c.end - c.p))
-		return -EINVAL;
-	*first = r->nr_stack_ids;
-	*depth = 0;
-	for (uint64_t i = 0; i < count; i++) {
-		int64_t id;
-
-		if (*depth == MAX_FRAMES) {
-			/* Past what is kept: its root end is cut. */
-			skip_object(r, &c, &r->classes[r->c_frame], 1);
-			continue;
-		}
-		id = frame_id(r, &c);
-		if (id < 0)
-			return (int)id;
-		if (r->nr_stack_ids == r->cap_stack_ids) {
-			size_t cap = r->cap_stack_ids ? r->cap_stack_ids * 2 : 4096;
-			uint32_t *n = realloc(r->stack_ids, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			r->stack_ids = n;
-			r->cap_stack_ids = cap;
-		}
-		r->stack_ids[r->nr_stack_ids++] = (uint32_t)id;
-		(*depth)++;
-	}
-	if (c.bad || *first >= (1ull << 47))
-		return -EINVAL;
-	return map_put(&r->stacks, key, (uint64_t)*first << 16 | *depth);
-}
-
-/* The thread frame of thread key, read once; -1 for none. */
-static int64_t thread_id(struct reader *r, uint64_t key)
-{
-	char java_name[MAX_NAME] = "", os_name[MAX_NAME] = "";
-	const struct jclass *tc = r->c_thread == NO_CLASS ? NULL : &r->classes[r->c_thread];
-	int64_t tid = -1, id;
-	uint64_t known;
-	struct cur c;
-
-	if (map_get(&r->threads, key, &known))
-		return (int64_t)known;
-	c = pool_entry(r, r->c_thread, key);
-	if (c.bad || !tc)
-		return -1;
-	for (size_t i = 0; i < tc->nr_fields && !c.bad; i++) {
-		const struct jfield *f = &tc->fields[i];
-
-		if (!strcmp(f->name, "javaName"))
-			read_text(r, &c, f, java_name, sizeof(java_name), 1);
-		else if (!strcmp(f->name, "osName"))
-			read_text(r, &c, f, os_name, sizeof(os_name), 1);
-		else if (!strcmp(f->name, "osThreadId") && !f->pooled && !f->array &&
-		         r->classes[f->type].prim == P_LONG)
-			tid = (int64_t)get_long(r, &c);
-		else
-			skip_value(r, &c, f, 1);
-	}
-	if (c.bad)
-		return -1;
-	id = profile__intern_thread(r->rec->profile,
-	                            java_name[0] ? java_name
-	                            : os_name[0] ? os_name
-	                                         : "[unknown]",
-	                            tid);
-	if (id >= 0 && map_put(&r->threads, key, (uint64_t)id))
-		return -1;
-	return id;
-}
-
-/*
- * The state frame of a waiting thread's state: sleeping for waits, sleeps
- * and parks, blocked for a monitor's entry; -1 for a running thread (the
- * stack then has no state frame, as a CPU profile's) and states not known.
- */
-static int64_t state_id(struct reader *r, const struct jfield *f, struct cur *c)
-{
-	static const char *const sleeping[] = {"STATE_SLEEPING", "STATE_IN_OBJECT_WAIT",
-	                                       "STATE_IN_OBJECT_WAIT_TIMED", "STATE_PARKED",
-	                                       "STATE_PARKED_TIMED"};
-	char name[64];
-
-	if (!read_text(r, c, f, name, sizeof(name), 1))
-		return -1;
-	for (size_t i = 0; i < sizeof(sleeping) / sizeof(sleeping[0]); i++)
-		if (!strcmp(name, sleeping[i])) {
-			r->rec->has_states = true;
-			return profile__intern_state(r->rec->profile, JBPF_STATE_SLEEPING);
-		}
-	if (!strncmp(name, "STATE_BLOCKED", 13)) {
-		r->rec->has_states = true;
-		return profile__intern_state(r->rec->profile, JBPF_STATE_BLOCKED);
-	}
-	return -1;
-}
-
-/* One sample event of class cl at c: its thread, stack and state, added to the profile. */
-static int add_sample(struct reader *r, struct cur *c, const struct jclass *cl)
-{
-	uint32_t ids[MAX_FRAMES + 2];
-	int64_t thread = -1, state = -1;
-	size_t first = 0, depth = 0, n = 0;
-	bool has_stack = false;
-	int err;
-
-	for (size_t i = 0; i < cl->nr_fields && !c->bad; i++) {
-		const struct jfield *f = &cl->fields[i];
-
-		if ((!strcmp(f->name, "sampledThread") || !strcmp(f->name, "eventThread")) && f->pooled &&
-		    f->type == r->c_thread && !f->array) {
-			thread = thread_id(r, get_long(r, c));
-		} else if (!strcmp(f->name, "stackTrace") && f->pooled && f->type == r->c_stack_trace &&
-		           !f->array) {
-			err = stack_frames(r, get_long(r, c), &first, &depth);
-			if (err == -ENOMEM)
-				return err;
-			has_stack = !err;
-		} else if (!strcmp(f->name, "state") && f->type == r->c_state) {
-			state = state_id(r, f, c);
-		} else {
-			skip_value(r, c, f, 1);
-		}
-	}
-	if (c->bad)
-		return -EINVAL;
-	if (thread >= 0)
-		ids[n++] = (uint32_t)thread;
-	for (size_t k = depth; has_stack && k-- > 0;)
-		ids[n++] = r->stack_ids[first + k];
-	if (state >= 0)
-		ids[n++] = (uint32_t)state;
-	r->samples++;
-	err = profile__add(r->rec->profile, ids, n, 1);
-	return err == -ENOSPC ? -ENOSPC : err ? -ENOMEM : 0;
-}
-
 /* ---- chunks ---------------------------------------------------------------------------------------- */
 
 static void chunk_free(struct reader *r)
@@ -924,7 +626,7 @@ static int read_events(struct reader *r)
 
 	while (at < r->chunk_end) {
 		struct cur c = cur_at(r, at, r->chunk_end);
-		uint64_t size = get_int(&c, r->compressed, 4), type;
+		uint64_t size = jfr_get_int(&c, r->compressed, 4), type;
 		size_t cl;
 		int err;
 
@@ -932,10 +634,10 @@ static int read_events(struct reader *r)
 			return pprof_read_fail(r->err, r->err_size,
 			                       "an event at offset %zu does not fit its chunk", at);
 		c.end = r->base + at + size;
-		type = get_long(r, &c);
+		type = jfr_get_long(r, &c);
 		cl = type > 1 ? class_by_id(r, type) : NO_CLASS;
 		if (cl != NO_CLASS && (cl == r->c_execution || cl == r->c_native || cl == r->c_cpu_time)) {
-			err = add_sample(r, &c, &r->classes[cl]);
+			err = jfr_add_sample(r, &c, &r->classes[cl]);
 			if (err == -ENOMEM)
 				return pprof_read_fail(r->err, r->err_size, "out of memory");
 			if (err == -ENOSPC)
@@ -951,9 +653,9 @@ static int read_events(struct reader *r)
 
 				if (!strcmp(f->name, "lostSamples") && !f->pooled && !f->array &&
 				    r->classes[f->type].prim == P_INT)
-					r->lost += get_int(&c, r->compressed, 4);
+					r->lost += jfr_get_int(&c, r->compressed, 4);
 				else
-					skip_value(r, &c, f, 1);
+					jfr_skip_value(r, &c, f, 1);
 			}
 		}
 		at += (size_t)size;

@@ -1,0 +1,99 @@
+/*
+ * jfr_internal: what the two halves of the JFR reader share (user/jfr_read.c
+ * reads the file: its chunks, metadata, constant pools and values;
+ * user/jfr_samples.c turns sample events into stacks).
+ */
+#ifndef JBPF_JFR_INTERNAL_H
+#define JBPF_JFR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "user/pprof_read.h"
+
+/* Nesting of metadata elements, and of objects inside objects (a field of a class's own type is refused by
+ * it). */
+#define MAX_DEPTH 16
+/* Frames of one stack trace kept, leaf first; a longer one is cut at its root end. */
+#define MAX_FRAMES 4096
+/* A string read for a name: longer ones are cut. */
+#define MAX_NAME 1024
+
+/* A map from 64-bit keys to 64-bit values (open addressing). */
+struct map {
+	uint64_t *keys, *values;
+	uint8_t *used;
+	size_t cap, nr;
+};
+
+enum prim { P_OBJECT, P_BOOLEAN, P_BYTE, P_CHAR, P_SHORT, P_INT, P_LONG, P_FLOAT, P_DOUBLE, P_STRING };
+
+struct jfield {
+	const char *name;
+	uint64_t type_id;
+	size_t type; /* index in classes, resolved after the metadata is read */
+	bool pooled, array;
+};
+
+struct jclass {
+	uint64_t id;
+	const char *name;
+	bool simple;
+	enum prim prim;
+	struct jfield *fields;
+	size_t nr_fields, cap_fields;
+	struct map pool; /* key -> offset of the entry's value in the file */
+};
+
+#define NO_CLASS SIZE_MAX
+
+struct reader {
+	const uint8_t *base;
+	size_t len;
+	bool compressed;
+	char *err;
+	size_t err_size;
+	struct pprof_recording *rec;
+	/* this chunk's */
+	size_t chunk_start, chunk_end;
+	char **strings;
+	size_t nr_strings;
+	struct jclass *classes;
+	size_t nr_classes, cap_classes;
+	size_t c_string, c_thread, c_stack_trace, c_frame, c_method, c_class, c_frame_type, c_state;
+	size_t c_execution, c_native, c_cpu_time, c_lost;
+	/* what was read of this chunk, by key: profile frame ids and stacks */
+	struct map threads, stacks;
+	uint32_t *stack_ids; /* the stacks' frame ids end to end, leaf first */
+	size_t nr_stack_ids, cap_stack_ids;
+	uint64_t samples, lost;
+};
+
+/* A position in the file, within [p, end); bad once a read went past end or met what is not JFR. */
+struct cur {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+bool jfr_map_get(const struct map *m, uint64_t key, uint64_t *value);
+/* Sets key to value (a key given twice keeps its last value). 0 or -ENOMEM. */
+int jfr_map_put(struct map *m, uint64_t key, uint64_t value);
+
+/* An integer: compressed (7 bits a byte, the ninth whole), or big-endian of its size. */
+uint64_t jfr_get_int(struct cur *c, bool compressed, int bytes);
+uint64_t jfr_get_long(struct reader *r, struct cur *c);
+/* Skips one value of field f (its array, if it is one), or the fields of an object of class cl. */
+void jfr_skip_value(struct reader *r, struct cur *c, const struct jfield *f, int depth);
+void jfr_skip_object(struct reader *r, struct cur *c, const struct jclass *cl, int depth);
+/* The index of cl's field named name, or -1. */
+int jfr_field_index(const struct jclass *cl, const char *name);
+/* A cursor at the value of key in class cl's pool; bad when there is none. */
+struct cur jfr_pool_entry(struct reader *r, size_t cl, uint64_t key);
+/* A string-like value of field f at c (a String, or a simple class of one), pooled or inline, into out. */
+bool jfr_read_text(struct reader *r, struct cur *c, const struct jfield *f, char *out, size_t size, int depth);
+
+/* One sample event of class cl at c, added to the profile: 0, -ENOMEM, -ENOSPC, or -EINVAL when it does not read. */
+int jfr_add_sample(struct reader *r, struct cur *c, const struct jclass *cl);
+
+#endif /* JBPF_JFR_INTERNAL_H */
