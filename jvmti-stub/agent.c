@@ -57,6 +57,7 @@
 #include "channel.h"
 #include "emit.h"
 #include "handler.h"
+#include "alloc.h"
 #include "javathread.h"
 #include "options.h"
 #include "outbox.h"
@@ -244,6 +245,7 @@ static int init_env(char *err, size_t err_size)
 	callbacks.CompiledMethodUnload = on_compiled_method_unload;
 	callbacks.DynamicCodeGenerated = on_dynamic_code_generated;
 	callbacks.DataDumpRequest = on_data_dump_request;
+	callbacks.SampledObjectAlloc = alloc__on_sampled;
 	e = (*ag.jvmti)->SetEventCallbacks(ag.jvmti, &callbacks, (jint)sizeof(callbacks));
 	if (e != JVMTI_ERROR_NONE) {
 		jvmti_failed(err, err_size, "SetEventCallbacks", e);
@@ -328,6 +330,7 @@ static int set_events(jvmtiEventMode mode, const jvmtiEvent *events, size_t n, c
 
 static void disable_all_events(void)
 {
+	alloc__stop(ag.jvmti);
 	set_events(JVMTI_DISABLE, code_events, N_EVENTS(code_events), NULL, 0);
 	set_events(JVMTI_DISABLE, nmethod_events, N_EVENTS(nmethod_events), NULL, 0);
 	set_events(JVMTI_DISABLE, class_events, N_EVENTS(class_events), NULL, 0);
@@ -501,7 +504,8 @@ static int start_session(JNIEnv *jni, const struct agent_options *opts, char *er
 	    (opts->nmethods && set_events(JVMTI_ENABLE, nmethod_events, N_EVENTS(nmethod_events), err, err_size)) ||
 	    replay_code(opts->nmethods, err, err_size) ||
 	    /* After ThreadStart is on: a thread started since is learned one way or the other. */
-	    javathread__init(ag.jvmti, jni, jvm_code(), err, err_size))
+	    javathread__init(ag.jvmti, jni, jvm_code(), err, err_size) ||
+	    (opts->alloc_interval && alloc__start(ag.jvmti, opts->alloc_interval, err, err_size)))
 		goto fail_events;
 	/* Counters reset before the agent thread can report them. */
 	handler__enable(session, opts->sigqueue);

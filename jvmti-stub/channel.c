@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "alloc.h"
 #include "emit.h"
 #include "handler.h"
 #include "outbox.h"
@@ -64,8 +65,10 @@ static void queue_stats(void)
 {
 	struct handler_stats h;
 	struct jbpf_msg_stats s;
+	uint64_t allocs, allocs_lost;
 
 	handler__stats(&h);
+	alloc__counts(&allocs, &allocs_lost);
 	s = (struct jbpf_msg_stats){
 		.signals = h.signals,
 		.traces = h.traces,
@@ -73,6 +76,8 @@ static void queue_stats(void)
 		.foreign = h.foreign,
 		.events_lost = outbox__events_lost(),
 		.handler_ns = h.handler_ns,
+		.allocs = allocs,
+		.allocs_lost = allocs_lost,
 	};
 	emit__stats(&s);
 }

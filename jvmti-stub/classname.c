@@ -71,29 +71,77 @@ static size_t whole_characters(const char *buf, size_t len)
 	return len - (start - 1) < need ? start - 1 : len;
 }
 
+/* The class of an "L...;" signature (or a bare internal name), dotted, hidden-class suffix removed. */
+static void put_class(struct out *o, const char *name, size_t len)
+{
+	if (len >= 2 && name[0] == 'L' && name[len - 1] == ';') {
+		name++;
+		len -= 2;
+	}
+	put(o, name, without_hidden_suffix(name, len), true);
+}
+
+static size_t finish(struct out *o)
+{
+	if (o->full)
+		o->len = whole_characters(o->buf, o->len);
+	o->buf[o->len] = '\0';
+	return o->len;
+}
+
 size_t classname__format(const char *class_sig, const char *method, char *out, size_t cap)
 {
 	struct out o = { .buf = out, .cap = cap };
 
 	if (!cap)
 		return 0;
-	if (class_sig) {
-		const char *name = class_sig;
-		size_t len = strlen(class_sig);
-
-		if (len >= 2 && name[0] == 'L' && name[len - 1] == ';') {
-			name++;
-			len -= 2;
-		}
-		put(&o, name, without_hidden_suffix(name, len), true);
-	} else {
+	if (class_sig)
+		put_class(&o, class_sig, strlen(class_sig));
+	else
 		put(&o, "[unknown class]", 15, false);
-	}
 	put(&o, ".", 1, false);
 	method = method ? method : "[unknown]";
 	put(&o, method, strlen(method), false);
-	if (o.full)
-		o.len = whole_characters(out, o.len);
-	out[o.len] = '\0';
-	return o.len;
+	return finish(&o);
+}
+
+/* The Java names of the primitive types, by their signature letter. */
+static const char *primitive_name(char c)
+{
+	switch (c) {
+	case 'Z': return "boolean";
+	case 'B': return "byte";
+	case 'C': return "char";
+	case 'S': return "short";
+	case 'I': return "int";
+	case 'J': return "long";
+	case 'F': return "float";
+	case 'D': return "double";
+	default: return NULL;
+	}
+}
+
+size_t classname__type(const char *class_sig, char *out, size_t cap)
+{
+	struct out o = { .buf = out, .cap = cap };
+	size_t dims = 0, len;
+	const char *prim;
+
+	if (!cap)
+		return 0;
+	if (!class_sig || !*class_sig) {
+		put(&o, "[unknown class]", 15, false);
+		return finish(&o);
+	}
+	while (class_sig[dims] == '[')
+		dims++;
+	len = strlen(class_sig + dims);
+	prim = dims && len == 1 ? primitive_name(class_sig[dims]) : NULL;
+	if (prim)
+		put(&o, prim, strlen(prim), false);
+	else
+		put_class(&o, class_sig + dims, len);
+	for (size_t i = 0; i < dims; i++)
+		put(&o, "[]", 2, false);
+	return finish(&o);
 }

@@ -1,6 +1,7 @@
 /*
  * classname: a JVM class signature and a method name to the frame name the
- * profile shows, "package.Class.method".
+ * profile shows, "package.Class.method"; a class signature to the name of
+ * the type an allocation made, "byte[]".
  *
  * Hidden classes (lambdas, method handles) carry their address in their
  * name, which would make every run, and every JVM, name them differently:
@@ -27,5 +28,13 @@
  * character boundary.
  */
 size_t classname__format(const char *class_sig, const char *method, char *out, size_t cap);
+
+/*
+ * Writes the type a class signature names, as Java writes it, into out
+ * (same rules): "Ljava/lang/String;" gives "java.lang.String", "[B"
+ * "byte[]", "[[Ljava/lang/Object;" "java.lang.Object[][]"; a hidden
+ * class loses its suffix as above. NULL or "" gives "[unknown class]".
+ */
+size_t classname__type(const char *class_sig, char *out, size_t cap);
 
 #endif /* JBPF_CLASSNAME_H */

@@ -195,34 +195,69 @@ _Static_assert(sizeof(struct jbpf_msg_thread_stack) <= sizeof(struct jbpf_msg_tr
 #define JVMTI_NATIVE_LOCATION (-1)
 #define TRACE_NATIVE_BCI (-3)
 
+static uint32_t jvmti_frames(const jvmtiFrameInfo *frames, jint count, struct emit_scratch *scratch);
+
 void emit__thread_stack(jvmtiEnv *jvmti, JNIEnv *jni, uint32_t tid, jint state, const jvmtiFrameInfo *frames,
 			jint count, struct emit_scratch *scratch)
 {
 	struct msgbuf b = { .data = scratch->batch, .cap = sizeof(scratch->batch) };
 	struct jbpf_msg_thread_stack t = { .tid = tid, .jvmti_state = state };
-	struct jbpf_trace_frame *out = scratch->frames;
 	size_t n_unnamed;
 
 	if (count > JBPF_STREAM_MAX_FRAMES) {
 		count = JBPF_STREAM_MAX_FRAMES;
 		t.flags |= JBPF_TRACE_TRUNCATED;
 	}
-	t.frame_count = count > 0 ? (uint32_t)count : 0;
-	for (uint32_t i = 0; i < t.frame_count; i++) {
+	t.frame_count = jvmti_frames(frames, count, scratch);
+	n_unnamed = outbox__unnamed(scratch->ids, t.frame_count, scratch->unnamed);
+	for (size_t i = 0; i < n_unnamed; i++)
+		put_method(&b, jvmti, jni, scratch->unnamed[i]);
+	put_msg(&b, JBPF_MSG_THREAD_STACK, &t, sizeof(t), scratch->frames, t.frame_count * sizeof(scratch->frames[0]));
+	outbox__append(b.data, b.len, EMIT_AGENT_LIMIT, scratch->unnamed, n_unnamed);
+}
+
+/* The frames a THREAD_STACK or an ALLOC carries, from JVMTI's, into scratch->frames and ->ids. */
+static uint32_t jvmti_frames(const jvmtiFrameInfo *frames, jint count, struct emit_scratch *scratch)
+{
+	uint32_t n = count > 0 ? (uint32_t)count : 0;
+
+	for (uint32_t i = 0; i < n; i++) {
 		jlocation loc = frames[i].location;
 
 		scratch->ids[i] = (uint64_t)(uintptr_t)frames[i].method;
-		out[i] = (struct jbpf_trace_frame){
+		scratch->frames[i] = (struct jbpf_trace_frame){
 			.method_id = scratch->ids[i],
 			.bci = loc == JVMTI_NATIVE_LOCATION ? TRACE_NATIVE_BCI
 			       : loc < 0 || loc > INT32_MAX ? -1 : (int32_t)loc,
 		};
 	}
-	n_unnamed = outbox__unnamed(scratch->ids, t.frame_count, scratch->unnamed);
+	return n;
+}
+
+int emit__alloc(jvmtiEnv *jvmti, JNIEnv *jni, const struct jbpf_msg_alloc *alloc, const jvmtiFrameInfo *frames,
+		jint count, const char *class_name, struct emit_alloc_scratch *scratch)
+{
+	struct emit_scratch *ts = &scratch->trace;
+	struct msgbuf b = { .data = ts->batch, .cap = sizeof(ts->batch) };
+	struct jbpf_msg_alloc a = *alloc;
+	size_t n_unnamed, frames_len;
+
+	a.class_len = (uint32_t)bounded_len(class_name);
+	a.flags = 0;
+	if (count > JBPF_STREAM_MAX_FRAMES) {
+		count = JBPF_STREAM_MAX_FRAMES;
+		a.flags |= JBPF_TRACE_TRUNCATED;
+	}
+	a.frame_count = jvmti_frames(frames, count, ts);
+	n_unnamed = outbox__unnamed(ts->ids, a.frame_count, ts->unnamed);
 	for (size_t i = 0; i < n_unnamed; i++)
-		put_method(&b, jvmti, jni, scratch->unnamed[i]);
-	put_msg(&b, JBPF_MSG_THREAD_STACK, &t, sizeof(t), out, t.frame_count * sizeof(*out));
-	outbox__append(b.data, b.len, EMIT_AGENT_LIMIT, scratch->unnamed, n_unnamed);
+		put_method(&b, jvmti, jni, ts->unnamed[i]);
+	/* The frames, then the name, after the fixed part: one tail. */
+	frames_len = a.frame_count * sizeof(ts->frames[0]);
+	memcpy(scratch->tail, ts->frames, frames_len);
+	memcpy(scratch->tail + frames_len, class_name, a.class_len);
+	put_msg(&b, JBPF_MSG_ALLOC, &a, sizeof(a), scratch->tail, frames_len + a.class_len);
+	return outbox__append(b.data, b.len, OUTBOX_LIMIT, ts->unnamed, n_unnamed);
 }
 
 void emit__stats(const struct jbpf_msg_stats *stats)

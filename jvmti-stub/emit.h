@@ -9,8 +9,9 @@
  *   - emit__hello, emit__error: the attaching thread, into its own buffer
  *     (the HELLO opens the outbox; the ERROR is written straight to the
  *     socket, since Agent_OnAttach fails before any agent thread writes);
- *   - emit__thread, emit__*_load, emit__code_unload: JVMTI callbacks on JVM
- *     threads; they name methods with JVMTI, so they need the JNIEnv;
+ *   - emit__thread, emit__*_load, emit__code_unload, emit__alloc: JVMTI
+ *     callbacks on JVM threads; they name methods with JVMTI, so they need
+ *     the JNIEnv;
  *   - emit__trace, emit__thread_stack, emit__stats, emit__flushed: the
  *     agent thread only (emit__thread too, for threads running at attach).
  * None of them is async-signal-safe, none waits for the profiler, and all
@@ -36,9 +37,12 @@
 /*
  * One trace with a METHOD for each of its frames: what emit__trace appends
  * at most (about 270 KiB). A THREAD_STACK's fixed part is smaller than a
- * TRACE's, so emit__thread_stack appends no more.
+ * TRACE's, so emit__thread_stack appends no more; an ALLOC adds its
+ * class's name and a longer fixed part, EMIT_ALLOC_EXTRA.
  */
-#define EMIT_TRACE_BATCH_MAX (JBPF_STREAM_MAX_FRAMES * EMIT_METHOD_MAX + EMIT_TRACE_MAX)
+#define EMIT_TRACE_BATCH_MAX (JBPF_STREAM_MAX_FRAMES * EMIT_METHOD_MAX + EMIT_TRACE_MAX + EMIT_ALLOC_EXTRA)
+/* What an ALLOC has beyond a TRACE of as many frames: its class's name, and a longer fixed part. */
+#define EMIT_ALLOC_EXTRA (JBPF_STREAM_MAX_NAME + sizeof(struct jbpf_msg_alloc))
 #define EMIT_HELLO_SIZE (EMIT_HEADER + sizeof(struct jbpf_msg_hello))
 #define EMIT_ERROR_MAX (EMIT_HEADER + sizeof(struct jbpf_msg_error) + JBPF_STREAM_MAX_NAME)
 /*
@@ -55,6 +59,12 @@ struct emit_scratch {
 	uint64_t ids[JBPF_STREAM_MAX_FRAMES];
 	uint64_t unnamed[JBPF_STREAM_MAX_FRAMES];
 	struct jbpf_trace_frame frames[JBPF_STREAM_MAX_FRAMES];
+};
+
+/* What emit__alloc needs: a trace's scratch, and the ALLOC's tail (frames, then the class's name). */
+struct emit_alloc_scratch {
+	struct emit_scratch trace;
+	char tail[JBPF_STREAM_MAX_FRAMES * sizeof(struct jbpf_trace_frame) + JBPF_STREAM_MAX_NAME];
 };
 
 /* CLOCK_MONOTONIC in nanoseconds, the stream's time base. */
@@ -84,6 +94,15 @@ void emit__trace(jvmtiEnv *jvmti, JNIEnv *jni, const struct ring_slot *slot, str
  */
 void emit__thread_stack(jvmtiEnv *jvmti, JNIEnv *jni, uint32_t tid, jint state, const jvmtiFrameInfo *frames,
 			jint count, struct emit_scratch *scratch);
+/*
+ * A JVM thread in its SampledObjectAlloc callback: the METHODs the stack
+ * still needs, then the ALLOC (alloc's size, time, tid and interval; the
+ * rest is filled here), in one append within OUTBOX_LIMIT. count may be
+ * JBPF_STREAM_MAX_FRAMES + 1 (cut and flagged). 0, or -1 when the append
+ * was dropped. scratch is the caller's, one thread at a time.
+ */
+int emit__alloc(jvmtiEnv *jvmti, JNIEnv *jni, const struct jbpf_msg_alloc *alloc, const jvmtiFrameInfo *frames,
+		jint count, const char *class_name, struct emit_alloc_scratch *scratch);
 void emit__stats(const struct jbpf_msg_stats *stats);
 void emit__flushed(void);
 

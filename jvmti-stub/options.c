@@ -3,6 +3,7 @@
  */
 #include "options.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,9 +15,29 @@ static bool is_key(const char *item, size_t len, const char *key)
 	return len >= klen && !memcmp(item, key, klen) && (len == klen || item[klen] == '=');
 }
 
+/* "=DIGITS" (len bytes) as a number in [1, INT32_MAX]: 0, or -1. */
+static int parse_interval(const char *text, size_t len, unsigned *out)
+{
+	uint64_t value = 0;
+
+	if (len < 2 || text[0] != '=')
+		return -1;
+	for (size_t i = 1; i < len; i++) {
+		if (text[i] < '0' || text[i] > '9')
+			return -1;
+		value = value * 10 + (uint64_t)(text[i] - '0');
+		if (value > INT32_MAX)
+			return -1;
+	}
+	if (!value)
+		return -1;
+	*out = (unsigned)value;
+	return 0;
+}
+
 int options__parse(const char *text, struct agent_options *opts, char *err, size_t err_size)
 {
-	bool seen_socket = false, seen_sigqueue = false, seen_nmethods = false;
+	bool seen_socket = false, seen_sigqueue = false, seen_nmethods = false, seen_alloc = false;
 	int bad = 0;
 
 	memset(opts, 0, sizeof(*opts));
@@ -60,10 +81,17 @@ int options__parse(const char *text, struct agent_options *opts, char *err, size
 				bad = snprintf(err, err_size, "option nmethods takes no value");
 			seen_nmethods = true;
 			opts->nmethods = true;
+		} else if (is_key(item, len, "alloc")) {
+			if (seen_alloc)
+				bad = snprintf(err, err_size, "option alloc given twice");
+			else if (parse_interval(item + 5, len - 5, &opts->alloc_interval))
+				bad = snprintf(err, err_size, "option alloc needs a number of bytes from 1 to %d: alloc=BYTES",
+					       INT32_MAX);
+			seen_alloc = true;
 		} else if (!len) {
 			bad = snprintf(err, err_size, "empty item in options \"%.64s\"", text);
 		} else {
-			bad = snprintf(err, err_size, "unknown option \"%.*s\" (known: socket=PATH, nmethods, sigqueue)", shown,
+			bad = snprintf(err, err_size, "unknown option \"%.*s\" (known: socket=PATH, nmethods, alloc=BYTES, sigqueue)", shown,
 				       item);
 		}
 	}

@@ -11,6 +11,10 @@
  *                each method's address and inlining maps for the event,
  *                which costs a compile-heavy JVM several percent, so the
  *                profiler asks only when it needs them (--annotate).
+ *   alloc=BYTES  also sample Java heap allocations, one per BYTES allocated
+ *                by a thread on average (JVMTI SampledObjectAlloc; HotSpot
+ *                draws each distance at random around the mean), each sent
+ *                as an ALLOC with its Java stack and class. 1 to 2^31 - 1.
  *   sigqueue     also accept signals sent with sigqueue(3) (si_code
  *                SI_QUEUE), not only those from the BPF program
  *                (SI_KERNEL). A hook for tests/integration/test_stub.c.
@@ -30,6 +34,7 @@ struct agent_options {
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* "" when not given */
 	bool sigqueue;
 	bool nmethods;
+	unsigned alloc_interval; /* alloc=BYTES; 0: allocations not sampled */
 };
 
 /*

@@ -50,6 +50,7 @@ enum jbpf_msg_type {
 	JBPF_MSG_FLUSHED = 9,     /* answer to JBPF_REQ_FLUSH: all traces so far are sent */
 	JBPF_MSG_THREAD_STACK = 10, /* answer to JBPF_REQ_THREAD_STACKS: one thread's Java stack */
 	JBPF_MSG_NOTICE = 11,     /* one line for the user: struct jbpf_msg_error's layout */
+	JBPF_MSG_ALLOC = 12,      /* one sampled Java heap allocation (option alloc=BYTES) */
 };
 
 /* What the profiler may send: one byte each. */
@@ -167,6 +168,26 @@ struct jbpf_msg_thread_stack {
 	uint32_t flags;       /* JBPF_TRACE_TRUNCATED: deeper, cut at the root end */
 };
 
+/*
+ * Followed by frame_count struct jbpf_trace_frame, innermost first, in a
+ * THREAD_STACK's encoding (the allocating thread's stack, taken with
+ * JVMTI's GetStackTrace in the SampledObjectAlloc callback, after the
+ * METHODs it needs), then class_len bytes: the allocated object's class
+ * as Java writes it, "java.lang.String", "byte[]", "java.lang.Object[][]".
+ * HotSpot picks the allocation: one per `interval` bytes the thread
+ * allocated, on average, at random distances; `size` is the object's.
+ * Sizes: 40 bytes, 16 per frame, then the name: at most 5,160 bytes.
+ */
+struct jbpf_msg_alloc {
+	uint64_t size;        /* the object's size in bytes, header included */
+	uint64_t time_ns;     /* CLOCK_MONOTONIC when the callback ran */
+	uint32_t tid;         /* gettid() in the JVM's pid namespace; never 0 */
+	uint32_t frame_count; /* <= JBPF_STREAM_MAX_FRAMES */
+	uint32_t flags;       /* JBPF_TRACE_TRUNCATED: deeper, cut at the root end */
+	uint32_t class_len;   /* 1 to JBPF_STREAM_MAX_NAME */
+	uint64_t interval;    /* the mean sampling distance in bytes (alloc=BYTES) */
+};
+
 enum jbpf_code_kind {
 	JBPF_CODE_NMETHOD = 1, /* a compiled Java method (method_id is its root method) */
 	JBPF_CODE_STUB = 2,    /* code the VM generated: interpreter, stubs, adapters */
@@ -199,6 +220,13 @@ struct jbpf_msg_stats {
 	uint64_t foreign;      /* signals not from the BPF program, ignored */
 	uint64_t events_lost;  /* JVMTI events dropped: the send queue was full */
 	uint64_t handler_ns;   /* time spent in the signal handler, its clock reads included */
+	/*
+	 * Sampled allocations (alloc=BYTES): allocs = sent + allocs_lost, lost
+	 * for a full send queue or a JVMTI call that failed. A stream from an
+	 * agent without them ends the struct before these: read as zeros.
+	 */
+	uint64_t allocs;
+	uint64_t allocs_lost;
 };
 
 /* Followed by len bytes of text. Also the layout of JBPF_MSG_NOTICE. */

@@ -20,6 +20,7 @@ static const struct {
 	[FRAME_KIND_JAVA_INTERP] = { "[java interpreted]", "_[0]" },
 	[FRAME_KIND_JAVA_COMPILED] = { "[java compiled]", "_[j]" },
 	[FRAME_KIND_LOST] = { "[jbpfprof]", NULL },
+	[FRAME_KIND_CLASS] = { "[allocated class]", NULL },
 };
 
 const char *output_kind_mapping(enum frame_kind kind)

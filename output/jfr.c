@@ -753,6 +753,10 @@ int output_jfr_write_chunks(const struct profile *profile, const struct output_m
 	uint64_t *per_stack = NULL, total = 0;
 	int err;
 
+	/* Allocations would be jdk.ObjectAllocationSample events, which this writer does not make. */
+	if (!strcmp(event, "alloc"))
+		return -EOPNOTSUPP;
+
 	emit__begin(out);
 	p.symbols = profile__new(&table_limits);
 	p.classes = profile__new(&table_limits);

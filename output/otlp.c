@@ -124,6 +124,7 @@ struct builder {
 	int32_t *sample_attributes;
 	OValueType sample_types[MAX_SAMPLE_TYPES], period_type;
 	size_t nr_sample_types;
+	bool bytes;               /* an allocation profile: one sample type, alloc_space in bytes */
 };
 
 /* OpenTelemetry's profile.frame.type of a kind of code frame; NULL for none it names. */
@@ -574,7 +575,7 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 			s->values = &b->values[n * MAX_SAMPLE_TYPES + t];
 			s->n_values = 1;
 			s->values[0] = time_weights ? (int64_t)(count * 1000)          /* microseconds to ns */
-				       : t == 0     ? (int64_t)count
+				       : t == 0 || b->bytes ? (int64_t)count
 						    : (int64_t)(count * period_ns);
 			r->samples[t][r->nr_samples] = s;
 		}
@@ -626,8 +627,10 @@ static void add_profiles(struct builder *b, const struct output_meta *meta, uint
 static int add_types(struct builder *b, bool time_weights, const char *event)
 {
 	int32_t ids[4] = {
-		string_id(b, time_weights ? event : "samples"), string_id(b, time_weights ? "nanoseconds" : "count"),
-		string_id(b, time_weights ? "wall" : "cpu"), string_id(b, "nanoseconds"),
+		string_id(b, b->bytes ? "alloc_space" : time_weights ? event : "samples"),
+		string_id(b, b->bytes ? "bytes" : time_weights ? "nanoseconds" : "count"),
+		string_id(b, b->bytes ? "space" : time_weights ? "wall" : "cpu"),
+		string_id(b, b->bytes ? "bytes" : "nanoseconds"),
 	};
 
 	for (int i = 0; i < 4; i++)
@@ -641,7 +644,7 @@ static int add_types(struct builder *b, bool time_weights, const char *event)
 	b->sample_types[1].type_strindex = ids[2];
 	b->sample_types[1].unit_strindex = ids[3];
 	b->period_type = b->sample_types[1];
-	b->nr_sample_types = time_weights ? 1 : 2;
+	b->nr_sample_types = time_weights || b->bytes ? 1 : 2;
 	return 0;
 }
 
@@ -704,8 +707,10 @@ int output_otlp_write(const struct profile *profile, const struct output_meta *m
 {
 	const struct profile_limits table_limits = { .max_frames = INT32_MAX - 2, .max_stacks = 1 };
 	const char *event = meta && meta->event ? meta->event : "cpu";
-	bool time_weights = strcmp(event, "cpu");
-	uint64_t period_ns = meta && meta->frequency_hz ? 1000000000ull / meta->frequency_hz : 0;
+	bool bytes = !strcmp(event, "alloc");
+	bool time_weights = strcmp(event, "cpu") && !bytes;
+	/* An allocation profile counts bytes, one value: no sampling period in time. */
+	uint64_t period_ns = meta && meta->frequency_hz && !bytes ? 1000000000ull / meta->frequency_hz : 0;
 	struct output_meta none = { 0 };
 	struct builder b = { 0 };
 	uint8_t *packed = NULL;
@@ -724,6 +729,7 @@ int output_otlp_write(const struct profile *profile, const struct output_meta *m
 	b.dict.link_table = &b.link_ptr;
 	b.dict.n_link_table = 1;
 	b.request.dictionary = &b.dict;
+	b.bytes = bytes;
 	emit__begin(out);
 	b.strings = profile__new(&table_limits);
 	b.attribute_keys = profile__new(&table_limits);

@@ -333,6 +333,9 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 		if (time_weights) {
 			s->value[0] = (int64_t)(count * 1000); /* microseconds to nanoseconds */
 			s->n_value = 1;
+		} else if (b->msg.n_sample_type == 1) {
+			s->value[0] = (int64_t)count; /* bytes (alloc_space) */
+			s->n_value = 1;
 		} else {
 			s->value[0] = (int64_t)count;
 			s->value[1] = (int64_t)(count * period_ns);
@@ -364,6 +367,7 @@ static int add_comment(struct builder *b, const char *key, const char *value)
 static int add_header(struct builder *b, const struct output_meta *meta, bool time_weights, uint64_t period_ns)
 {
 	const char *event = meta->event ? meta->event : "cpu";
+	bool alloc = !strcmp(event, "alloc");
 	char duration[64], frequency[32];
 	int64_t ids[4];
 
@@ -383,10 +387,10 @@ static int add_header(struct builder *b, const struct output_meta *meta, bool ti
 		b->sample_type_ptrs[i] = &b->sample_types[i];
 	}
 	perftools__profiles__value_type__init(&b->period_type);
-	ids[0] = string_id(&b->strings, time_weights ? event : "samples");
-	ids[1] = string_id(&b->strings, time_weights ? "nanoseconds" : "count");
-	ids[2] = string_id(&b->strings, time_weights ? "wall" : "cpu");
-	ids[3] = string_id(&b->strings, "nanoseconds");
+	ids[0] = string_id(&b->strings, alloc ? "alloc_space" : time_weights ? event : "samples");
+	ids[1] = string_id(&b->strings, alloc ? "bytes" : time_weights ? "nanoseconds" : "count");
+	ids[2] = string_id(&b->strings, alloc ? "space" : time_weights ? "wall" : "cpu");
+	ids[3] = string_id(&b->strings, alloc ? "bytes" : "nanoseconds");
 	for (int i = 0; i < 4; i++)
 		if (ids[i] < 0)
 			return -ENOMEM;
@@ -395,7 +399,7 @@ static int add_header(struct builder *b, const struct output_meta *meta, bool ti
 	b->sample_types[1].type = ids[2];
 	b->sample_types[1].unit = ids[3];
 	b->msg.sample_type = b->sample_type_ptrs;
-	b->msg.n_sample_type = time_weights ? 1 : 2;
+	b->msg.n_sample_type = time_weights || alloc ? 1 : 2;
 	b->period_type = b->sample_types[1];
 	b->msg.period_type = &b->period_type;
 	b->msg.period = (int64_t)period_ns;
@@ -459,8 +463,10 @@ int output_pprof_write(const struct profile *profile, const struct output_meta *
 {
 	/* Every string the file names: bounded only by what ids can number. */
 	const struct profile_limits string_limits = { .max_frames = UINT32_MAX - 2, .max_stacks = 1 };
-	bool time_weights = meta->event && strcmp(meta->event, "cpu");
-	uint64_t period_ns = meta->frequency_hz ? 1000000000ull / meta->frequency_hz : 0;
+	bool alloc = meta->event && !strcmp(meta->event, "alloc");
+	bool time_weights = meta->event && strcmp(meta->event, "cpu") && !alloc;
+	/* An allocation profile counts bytes, one value: no sampling period in time. */
+	uint64_t period_ns = meta->frequency_hz && !alloc ? 1000000000ull / meta->frequency_hz : 0;
 	struct builder b = { 0 };
 	uint8_t *packed = NULL;
 	size_t len;

@@ -40,6 +40,7 @@ enum frame_kind {
 	FRAME_KIND_PROCESS,      /* a process root: "program (name, pid N)" (profile__intern_process_parts) */
 	FRAME_KIND_LOST,         /* a placeholder naming why frames are missing */
 	FRAME_KIND_STATE,        /* a wall or off-CPU stack's last frame: "[sleeping]" (profile__intern_state) */
+	FRAME_KIND_CLASS,        /* an allocation profile's last frame: the class allocated, "byte[]" */
 	FRAME_KIND_NR,
 };
 

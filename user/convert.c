@@ -296,7 +296,7 @@ static void describe(const struct convert_options *o, const struct pprof_recordi
 
 	if (stats->stacks_dropped && used < size)
 		snprintf(buf + used, size - used, "%s%" PRIu64 " %s left out by the view", used ? "; " : "",
-			 stats->count_dropped, rec->time_weights ? "microseconds" : "samples");
+			 stats->count_dropped, rec->time_weights ? "microseconds" : rec->bytes ? "bytes" : "samples");
 }
 
 static struct output_meta meta_of(const struct convert_options *o, const struct pprof_recording *rec,
@@ -304,7 +304,7 @@ static struct output_meta meta_of(const struct convert_options *o, const struct 
 {
 	return (struct output_meta){
 		.title = title,
-		.unit = rec->time_weights ? "microseconds" : "samples",
+		.unit = rec->time_weights ? "microseconds" : rec->bytes ? "bytes" : "samples",
 		.duration_s = rec->duration_s,
 		.frequency_hz = rec->frequency_hz,
 		.summary = summary,

@@ -132,11 +132,14 @@ static int write_outputs(struct command *cmd, const char *summary)
 {
 	const struct options *o = &cmd->opts;
 	struct output_meta meta = {
-		.unit = o->event == EVENT_CPU ? "samples" : "microseconds",
+		.unit = o->event == EVENT_CPU ? "samples" : o->event == EVENT_ALLOC ? "bytes" : "microseconds",
 		.duration_s = recording__elapsed_s(cmd->rec),
-		.frequency_hz = o->frequency_hz,
+		.frequency_hz = o->event == EVENT_ALLOC ? 0 : o->frequency_hz,
 		.summary = summary,
-		.event = o->event == EVENT_WALL ? "wall" : o->event == EVENT_OFFCPU ? "offcpu" : "cpu",
+		.event = o->event == EVENT_WALL	    ? "wall"
+			 : o->event == EVENT_OFFCPU ? "offcpu"
+			 : o->event == EVENT_ALLOC  ? "alloc"
+						    : "cpu",
 		.start_unix_ns = cmd->start_unix_ns,
 		.process_roots = view_root_word(recording__roots(cmd->rec)),
 	};
@@ -145,7 +148,11 @@ static int write_outputs(struct command *cmd, const char *summary)
 
 	recording__describe_targets(cmd->rec, targets, sizeof(targets));
 	snprintf(title, sizeof(title), "%s profile of %s",
-		 o->event == EVENT_WALL ? "Wall-clock" : o->event == EVENT_OFFCPU ? "Off-CPU" : "CPU", targets);
+		 o->event == EVENT_WALL	    ? "Wall-clock"
+		 : o->event == EVENT_OFFCPU ? "Off-CPU"
+		 : o->event == EVENT_ALLOC  ? "Allocation"
+					    : "CPU",
+		 targets);
 	meta.title = title;
 	for (size_t i = 0; i < cmd->nr_outputs; i++) {
 		struct output_file *f = &cmd->outputs[i];
@@ -175,7 +182,11 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.pids = o->pids,
 		.nr_pids = o->nr_pids,
 		.all = o->all,
-		.event = o->event == EVENT_WALL ? RECORDING_WALL : o->event == EVENT_OFFCPU ? RECORDING_OFFCPU : RECORDING_CPU,
+		.event = o->event == EVENT_WALL	    ? RECORDING_WALL
+			 : o->event == EVENT_OFFCPU ? RECORDING_OFFCPU
+			 : o->event == EVENT_ALLOC  ? RECORDING_ALLOC
+						    : RECORDING_CPU,
+		.alloc_interval = o->alloc_interval,
 		.frequency_hz = o->frequency_hz,
 		.fixed_interval = o->fixed_interval,
 		.duration_ns = o->duration_ns,
@@ -186,7 +197,8 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.java = o->java == JAVA_OFF ? RECORDING_JAVA_OFF
 			: o->java == JAVA_REQUIRED ? RECORDING_JAVA_REQUIRED : RECORDING_JAVA_AUTO,
 		.unwind_fp = o->unwind == UNWIND_FP,
-		.java_stacks = o->java_stacks == JAVA_STACKS_AGENT  ? RECORDING_JAVA_STACKS_AGENT
+		/* Allocations are sampled by the agent: it is loaded whatever --java-stacks says. */
+		.java_stacks = o->java_stacks == JAVA_STACKS_AGENT || o->event == EVENT_ALLOC ? RECORDING_JAVA_STACKS_AGENT
 			       : o->java_stacks == JAVA_STACKS_BOTH ? RECORDING_JAVA_STACKS_BOTH
 								     : RECORDING_JAVA_STACKS_BPF,
 		.full = cmd->full,

@@ -49,6 +49,7 @@ enum {
 	OPT_PUSH,
 	OPT_SPOOL,
 	OPT_SPOOL_SIZE,
+	OPT_ALLOC_INTERVAL,
 	OPT_GROUP_BY,
 	OPT_PUSH_API,
 	OPT_PUSH_OTLP,
@@ -75,6 +76,7 @@ static const struct option long_options[] = {
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 	{ "wait-interval", required_argument, NULL, OPT_WAIT_INTERVAL },
+	{ "alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "java-stacks", required_argument, NULL, OPT_JAVA_STACKS },
 	{ "continuous", no_argument, NULL, OPT_CONTINUOUS },
@@ -97,7 +99,7 @@ static const struct option long_options[] = {
 void options_print_help(FILE *out)
 {
 	fprintf(out,
-"Usage: jbpfprof [-p PID[,PID...] | -a] [-e cpu|wall|offcpu] [-d SECONDS] [-F HZ]\n"
+"Usage: jbpfprof [-p PID[,PID...] | -a] [-e cpu|wall|offcpu|alloc] [-d SECONDS] [-F HZ]\n"
 "                [-o FORMAT] [-f FILE]... [--threads]\n"
 "       jbpfprof convert IN.pb.gz [-o FORMAT] [-f FILE] [view options]\n"
 "       jbpfprof diff BEFORE.pb.gz AFTER.pb.gz [-f FILE] [view options]\n"
@@ -114,7 +116,13 @@ void options_print_help(FILE *out)
 "                           wall: every thread on and off CPU, in microseconds,\n"
 "                           each stack ending in its state: [running],\n"
 "                           [runnable], [sleeping] or [blocked];\n"
-"                           offcpu: only the time off CPU, in microseconds\n"
+"                           offcpu: only the time off CPU, in microseconds;\n"
+"                           alloc: where JVMs allocate on the heap, in bytes,\n"
+"                           each stack ending in the class allocated\n"
+"      --alloc-interval SIZE\n"
+"                           with -e alloc, one sample per SIZE bytes a thread\n"
+"                           allocates, on average (k, M, G accepted; default\n"
+"                           512k)\n"
 "      --state LIST         with -e wall or offcpu, keep only these states\n"
 "                           (comma-separated; default: all)\n"
 "      --min-block DURATION with -e wall or offcpu, drop waits shorter than this\n"
@@ -438,6 +446,8 @@ static int parse_event(const char *arg, enum event_mode *event)
 		*event = EVENT_WALL;
 	else if (!strcmp(arg, "offcpu"))
 		*event = EVENT_OFFCPU;
+	else if (!strcmp(arg, "alloc"))
+		*event = EVENT_ALLOC;
 	else
 		return -1;
 	return 0;
@@ -553,7 +563,7 @@ static enum options_result check_continuous(struct options *opts, bool frequency
 enum options_result options_parse(int argc, char **argv, struct options *opts)
 {
 	bool frequency_given = false, fleet_given = false;
-	bool format_given = false, state_given = false, block_given = false;
+	bool format_given = false, state_given = false, block_given = false, alloc_given = false;
 	char err[256];
 	uint64_t value;
 	int c;
@@ -561,6 +571,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 	*opts = (struct options){
 		.frequency_hz = DEFAULT_FREQUENCY_HZ,
 		.wait_interval_ns = DEFAULT_WAIT_INTERVAL_NS,
+		.alloc_interval = DEFAULT_ALLOC_INTERVAL,
 		.format = OUTPUT_FLAMEGRAPH,
 		.text_top = DEFAULT_TEXT_TOP,
 		.state_mask = (1u << JBPF_STATE_NR) - 1,
@@ -699,7 +710,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			break;
 		case 'e':
 			if (parse_event(optarg, &opts->event)) {
-				snprintf(err, sizeof(err), "-e: unknown event '%s' (cpu, wall or offcpu)", optarg);
+				snprintf(err, sizeof(err), "-e: unknown event '%s' (cpu, wall, offcpu or alloc)", optarg);
 				return usage_error(err);
 			}
 			break;
@@ -722,6 +733,12 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 					   &opts->wait_interval_ns, err, sizeof(err)))
 				return usage_error(err);
 			block_given = true;
+			break;
+		case OPT_ALLOC_INTERVAL:
+			if (parse_size("--alloc-interval", optarg, 1, MAX_ALLOC_INTERVAL, &value, err, sizeof(err)))
+				return usage_error(err);
+			opts->alloc_interval = (uint32_t)value;
+			alloc_given = true;
 			break;
 		case OPT_UNWIND:
 			if (!strcmp(optarg, "tables"))
@@ -781,6 +798,12 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return usage_error("--java needs -p: the agent is loaded only into processes named with -p");
 	if ((state_given || block_given) && opts->event == EVENT_CPU)
 		return usage_error("--state, --min-block, --max-block and --wait-interval need -e wall or -e offcpu");
+	if (alloc_given && opts->event != EVENT_ALLOC)
+		return usage_error("--alloc-interval needs -e alloc");
+	if (opts->event == EVENT_ALLOC && opts->java == JAVA_OFF)
+		return usage_error("-e alloc samples Java allocations: drop --no-java");
+	if (opts->event == EVENT_ALLOC && opts->continuous)
+		return usage_error("--continuous takes -e cpu or -e wall");
 	if (opts->event == EVENT_OFFCPU && state_given && opts->state_mask == 1u << JBPF_STATE_RUNNING)
 		return usage_error("--state running with -e offcpu keeps nothing; use -e wall");
 	if (opts->event == EVENT_OFFCPU)
@@ -791,5 +814,12 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return OPTIONS_USAGE;
 	if (opts->continuous)
 		return OPTIONS_RUN;
-	return resolve_output_formats(opts, format_given);
+	if (resolve_output_formats(opts, format_given) != OPTIONS_RUN)
+		return OPTIONS_USAGE;
+	for (size_t i = 0; i < opts->nr_outputs; i++)
+		if (opts->event == EVENT_ALLOC && opts->output_formats[i] == OUTPUT_JFR)
+			return usage_error("-e alloc writes no JFR file yet: use -o pprof, flamegraph, text, collapsed or otlp");
+	if (opts->event == EVENT_ALLOC && !opts->nr_outputs && opts->format == OUTPUT_JFR)
+		return usage_error("-e alloc writes no JFR file yet: use -o pprof, flamegraph, text, collapsed or otlp");
+	return OPTIONS_RUN;
 }

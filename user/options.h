@@ -28,6 +28,12 @@
  * bench/server.sh). 50 ms is async-profiler's wall-clock interval too.
  */
 #define DEFAULT_WAIT_INTERVAL_NS (50ull * 1000000ull)
+/*
+ * -e alloc: one sampled allocation per this many bytes a thread allocates,
+ * on average (--alloc-interval). async-profiler's and JFR's default too.
+ */
+#define DEFAULT_ALLOC_INTERVAL (512u << 10)
+#define MAX_ALLOC_INTERVAL 0x7fffffffu /* JVMTI SetHeapSamplingInterval takes a jint */
 #define CONTINUOUS_FREQUENCY_HZ 19 /* always on: a fleet's cost, not a session's */
 #define DEFAULT_INTERVAL_NS (60ull * 1000000000ull)
 #define DEFAULT_SPOOL_DIR "/var/spool/jbpfprof"
@@ -40,6 +46,7 @@ enum event_mode {
 	EVENT_CPU,      /* CPU samples (the default) */
 	EVENT_WALL,     /* every thread, on and off CPU, in microseconds */
 	EVENT_OFFCPU,   /* only the time off CPU */
+	EVENT_ALLOC,    /* Java heap allocations, in bytes, sampled by the JVMs' agents */
 };
 
 enum java_mode {
@@ -85,6 +92,7 @@ struct options {
 	uint64_t min_block_ns;           /* waits shorter than this are dropped; 0 keeps all */
 	uint64_t max_block_ns;           /* waits longer than this are dropped; 0: no limit */
 	uint64_t wait_interval_ns;       /* one recorded wait per this much waiting (wall, offcpu) */
+	uint32_t alloc_interval;         /* one sampled allocation per this many bytes (alloc) */
 	bool include_given, exclude_given;
 	regex_t include, exclude;        /* --include, --exclude, compiled when given */
 	/* --continuous and where its profiles go (user/fleet/) */

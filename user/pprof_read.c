@@ -501,7 +501,7 @@ static int read_header(struct reader *r)
 	struct pprof_recording *rec = r->rec;
 	const PProfile *m = r->msg;
 	char *text;
-	ssize_t samples = -1, time = -1;
+	ssize_t samples = -1, time = -1, space = -1;
 
 	for (size_t i = 0; i < m->n_sample_type; i++) {
 		const char *type = string_at(r, m->sample_type[i]->type), *unit = string_at(r, m->sample_type[i]->unit);
@@ -512,6 +512,8 @@ static int read_header(struct reader *r)
 			samples = (ssize_t)i;
 		if (time < 0 && (!strcmp(type, "wall") || !strcmp(type, "offcpu")) && !strcmp(unit, "nanoseconds"))
 			time = (ssize_t)i;
+		if (space < 0 && !strcmp(type, "alloc_space") && !strcmp(unit, "bytes"))
+			space = (ssize_t)i;
 	}
 	if (!m->n_sample_type)
 		return pprof_read_fail(r->err, r->err_size, "the profile has no sample type");
@@ -519,7 +521,12 @@ static int read_header(struct reader *r)
 		if (!string_at(r, m->comment[i]))
 			return pprof_read_fail(r->err, r->err_size, "comment %zu refers outside the string table", i);
 	rec->event = comment_value(r, "event");
-	if (time >= 0 && (samples < 0 || (rec->event && strcmp(rec->event, "cpu")))) {
+	if (space >= 0 && samples < 0 && time < 0) {
+		r->value_index = (size_t)space;
+		rec->bytes = true;
+		if (!rec->event)
+			rec->event = strdup("alloc");
+	} else if (time >= 0 && (samples < 0 || (rec->event && strcmp(rec->event, "cpu")))) {
 		r->value_index = (size_t)time;
 		r->value_ns = true;
 		rec->time_weights = true;

@@ -36,6 +36,7 @@ struct pprof_recording {
 	unsigned frequency_hz;
 	int64_t start_unix_ns;
 	bool time_weights;     /* counts are microseconds (wall, offcpu), not samples */
+	bool bytes;            /* counts are bytes (alloc_space) */
 	bool has_states;       /* some stack has a state frame */
 };
 

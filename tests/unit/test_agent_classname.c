@@ -45,10 +45,45 @@ static void classname_normalises_hidden_classes(void **state)
 	assert_string_equal(small, "abc\xc3\xa9.");
 }
 
+static void check_type(const char *sig, const char *want)
+{
+	char out[256];
+	size_t len = classname__type(sig, out, sizeof(out));
+
+	assert_string_equal(out, want);
+	assert_int_equal(len, strlen(want));
+}
+
+/* An allocated object's class as Java writes its type: arrays by their element and dimensions. */
+static void classname_types_of_allocations(void **state)
+{
+	char small[6];
+
+	(void)state;
+	check_type("Ljava/lang/String;", "java.lang.String");
+	check_type("[B", "byte[]");
+	check_type("[[I", "int[][]");
+	check_type("[Z", "boolean[]");
+	check_type("[J", "long[]");
+	check_type("[[Ljava/lang/Object;", "java.lang.Object[][]");
+	check_type("Lcom/x/Foo$$Lambda$14.0x0000000800066840;", "com.x.Foo$$Lambda");
+	check_type("[Lcom/x/Foo$$Lambda/0x000001c0010c8c58;", "com.x.Foo$$Lambda[]");
+	/* A lone letter names a class, not a primitive, outside an array. */
+	check_type("B", "B");
+	check_type("[", "[]");
+	check_type("", "[unknown class]");
+	check_type(NULL, "[unknown class]");
+	/* Cut to the room there is, terminated. */
+	assert_int_equal(classname__type("[Ljava/lang/String;", small, sizeof(small)), 5);
+	assert_string_equal(small, "java.");
+	assert_int_equal(classname__type("[B", small, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(classname_normalises_hidden_classes),
+		cmocka_unit_test(classname_types_of_allocations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,10 +55,37 @@ static void options_take_whole_keys(void **state)
 	parse_fails(long_path, "the limit is 107");
 }
 
+/* alloc=BYTES: a whole decimal number of bytes, from 1 to INT32_MAX (SetHeapSamplingInterval's jint). */
+static void options_take_an_allocation_interval(void **state)
+{
+	struct agent_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(options__parse("socket=/s", &o, err, sizeof(err)), 0);
+	assert_int_equal(o.alloc_interval, 0);
+	assert_int_equal(options__parse("socket=/s,alloc=524288", &o, err, sizeof(err)), 0);
+	assert_int_equal(o.alloc_interval, 524288);
+	assert_int_equal(options__parse("alloc=1,socket=/s", &o, err, sizeof(err)), 0);
+	assert_int_equal(o.alloc_interval, 1);
+	assert_int_equal(options__parse("alloc=2147483647", &o, err, sizeof(err)), 0);
+	assert_int_equal(o.alloc_interval, 2147483647);
+	parse_fails("alloc", "needs a number of bytes");
+	parse_fails("alloc=", "needs a number of bytes");
+	parse_fails("alloc=0", "needs a number of bytes");
+	parse_fails("alloc=2147483648", "needs a number of bytes");
+	parse_fails("alloc=99999999999999999999999", "needs a number of bytes");
+	parse_fails("alloc=12k", "needs a number of bytes");
+	parse_fails("alloc=-5", "needs a number of bytes");
+	parse_fails("alloc=1,alloc=2", "twice");
+	parse_fails("allocx=1", "unknown option");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(options_take_whole_keys),
+		cmocka_unit_test(options_take_an_allocation_interval),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,6 +82,11 @@ void java__want_nmethods(struct java *java, bool want)
 	java->nmethods = want;
 }
 
+void java__sample_allocations(struct java *java, uint32_t interval)
+{
+	java->alloc_interval = interval;
+}
+
 size_t java__targets(const struct java *java, struct sampler_java_target *targets, size_t max)
 {
 	size_t n = 0;

@@ -73,7 +73,17 @@ struct java_stats {
 	uint64_t thread_stacks_dropped; /* ... not kept: past a bound, tid not found, no memory */
 	/* Java frames whose kind (--annotate) was found by the agent's walk, the native stack, or inferred. */
 	uint64_t kinds_by_agent, kinds_by_native, kinds_inferred;
+	/* Sampled allocations (-e alloc): received, and of them without Java frames; the agents' own counts. */
+	uint64_t allocs, allocs_no_java;
+	uint64_t agent_allocs, agent_allocs_lost; /* taken by the agents, and dropped there */
 };
+
+/*
+ * The bytes one sampled allocation of size bytes stands for, when the JVM
+ * samples one per interval bytes on average: size / (1 - e^(-size/interval)).
+ * size itself when interval is 0.
+ */
+uint64_t java_alloc_bytes(uint64_t size, uint64_t interval);
 
 /* agg and sym stay the caller's and must outlive java. */
 struct java *java__new(struct aggregator *agg, struct symbolizer *sym);
@@ -147,6 +157,12 @@ size_t java__nr_jvms(const struct java *java);
  * several percent.
  */
 void java__want_nmethods(struct java *java, bool want);
+/*
+ * Every agent attached from now on samples Java heap allocations, one per
+ * interval bytes a thread allocates on average (JVMTI SampledObjectAlloc),
+ * and each becomes a stack ending in its class (java_alloc.c).
+ */
+void java__sample_allocations(struct java *java, uint32_t interval);
 
 struct join_trace;
 struct javamap;

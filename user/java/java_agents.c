@@ -165,6 +165,15 @@ static void on_thread_stack(void *ctx, const struct jbpf_msg_thread_stack *stack
 	javastacks__add(jvm->stacks, stack, frames, clock_monotonic_ns());
 }
 
+static void on_alloc(void *ctx, const struct jbpf_msg_alloc *alloc, const struct jbpf_trace_frame *frames,
+		     const char *class_name)
+{
+	struct jvm *jvm = ctx;
+
+	if (jvm->java)
+		java_add_alloc(jvm->java, jvm, alloc, frames, class_name);
+}
+
 static struct javastream_handler handler_for(struct jvm *jvm)
 {
 	return (struct javastream_handler){
@@ -180,6 +189,7 @@ static struct javastream_handler handler_for(struct jvm *jvm)
 		.notice = on_notice,
 		.flushed = on_flushed,
 		.thread_stack = on_thread_stack,
+		.alloc = on_alloc,
 	};
 }
 

@@ -200,6 +200,8 @@ static void run_attach(struct attach_job *job, int cancel_fd)
 	if (listen_fd < 0)
 		goto fail;
 	snprintf(options, sizeof(options), "socket=%s%s", sock, job->nmethods ? ",nmethods" : "");
+	if (job->alloc_interval)
+		snprintf(options + strlen(options), sizeof(options) - strlen(options), ",alloc=%u", job->alloc_interval);
 	rc = loaded ? agent_loaded_wake(&target, options, ATTACH_TIMEOUT_MS, err, err_size)
 		    : jvm_load_agent(&target, agent_path, options, ATTACH_TIMEOUT_MS, err, err_size);
 	if (rc == JVM_LOAD_NOT_LIVE) {
@@ -277,6 +279,7 @@ static void prepare_job(struct java *java, struct attach_job *job, uint32_t tgid
 	*job = (struct attach_job){
 		.tgid = tgid,
 		.nmethods = java->nmethods,
+		.alloc_interval = java->alloc_interval,
 		.room = java_find_jvm(java, tgid) || java->nr_jvms < JBPF_MAX_TARGETS,
 		.no_kfunc = java->no_kfunc,
 		.jvm = { .fd = -1 },

@@ -69,6 +69,7 @@ struct attach_job {
 	/* the request */
 	uint32_t tgid;
 	bool nmethods;
+	uint32_t alloc_interval; /* the agent option alloc=BYTES; 0: none */
 	bool room;              /* a JVM slot is free: without one, a JVM stops at JAVA_ATTACH_FULL */
 	bool no_kfunc;          /* the kernel cannot send the signal a JVM needs */
 	uint64_t submitted_ns;  /* CLOCK_MONOTONIC: handed to the worker (for -v) */
@@ -117,6 +118,7 @@ struct java {
 	struct jvm jvms[JBPF_MAX_TARGETS];
 	size_t nr_jvms;
 	bool nmethods;
+	uint32_t alloc_interval; /* java__sample_allocations; 0: not sampled */
 	bool stacks_requested;  /* java__request_thread_stacks was called */
 	bool watch_execs;       /* java__exec watches the process (see java__watch_execs) */
 	bool verbose;
@@ -171,6 +173,13 @@ void java_release_exited(struct java *java, uint64_t now);
 /* java_attach.c, from java__tick: the attaches the worker finished, adopted; the watched processes' tries that are due. */
 void java_take_finished(struct java *java);
 void java_attach_watched(struct java *java, uint64_t now);
+
+/*
+ * java_alloc.c: an allocation jvm's agent sampled, added to the profile
+ * with its class as the last frame, weighing java_alloc_bytes.
+ */
+void java_add_alloc(struct java *java, struct jvm *jvm, const struct jbpf_msg_alloc *alloc,
+		    const struct jbpf_trace_frame *frames, const char *class_name);
 
 /* java_stats.c: the agent's own counters of jvm, added to st. */
 void java_add_agent_counts(struct java_stats *st, const struct jvm *jvm);

@@ -36,6 +36,8 @@ void java_add_agent_counts(struct java_stats *st, const struct jvm *jvm)
 	st->ring_full += jvm->agent_stats.ring_full;
 	st->handler_ns += jvm->agent_stats.handler_ns;
 	st->handler_calls += jvm->agent_stats.traces;
+	st->agent_allocs += jvm->agent_stats.allocs;
+	st->agent_allocs_lost += jvm->agent_stats.allocs_lost;
 	javamap__stats(jvm->map, &ms);
 	st->methods += ms.methods;
 	st->blobs += ms.blobs;
@@ -51,6 +53,8 @@ void java__stats(const struct java *java, struct java_stats *stats)
 	stats->blobs = java->retired.blobs;
 	stats->thread_stacks = java->retired.thread_stacks;
 	stats->thread_stacks_dropped = java->retired.thread_stacks_dropped;
+	stats->agent_allocs = java->retired.agent_allocs;
+	stats->agent_allocs_lost = java->retired.agent_allocs_lost;
 	for (size_t i = 0; i < java->nr_jvms; i++)
 		java_add_agent_counts(stats, &java->jvms[i]);
 	if (java->merge) {

@@ -119,11 +119,12 @@ static int dispatch(uint32_t type, const uint8_t *p, size_t size, const struct j
 		return 0;
 	}
 	case JBPF_MSG_STATS: {
-		struct jbpf_msg_stats m;
+		struct jbpf_msg_stats m = { 0 };
 
-		if (size < sizeof(m))
+		/* An agent without the allocation counters ends the struct before them. */
+		if (size < offsetof(struct jbpf_msg_stats, allocs))
 			return -EPROTO;
-		memcpy(&m, p, sizeof(m));
+		memcpy(&m, p, size < sizeof(m) ? size : sizeof(m));
 		if (h->stats)
 			h->stats(h->ctx, &m);
 		return 0;
@@ -159,6 +160,24 @@ static int dispatch(uint32_t type, const uint8_t *p, size_t size, const struct j
 		memcpy(frames, p + sizeof(m), (size_t)m.frame_count * sizeof(frames[0]));
 		if (h->thread_stack)
 			h->thread_stack(h->ctx, &m, frames);
+		return 0;
+	}
+	case JBPF_MSG_ALLOC: {
+		struct jbpf_trace_frame frames[JBPF_STREAM_MAX_FRAMES];
+		struct jbpf_msg_alloc m;
+		size_t frames_size;
+
+		if (size < sizeof(m))
+			return -EPROTO;
+		memcpy(&m, p, sizeof(m));
+		if (m.tid == 0 || m.frame_count > JBPF_STREAM_MAX_FRAMES || !m.interval)
+			return -EPROTO;
+		frames_size = (size_t)m.frame_count * sizeof(frames[0]);
+		if (name_after(p, size, sizeof(m) + frames_size, m.class_len, name) || !m.class_len)
+			return -EPROTO;
+		memcpy(frames, p + sizeof(m), frames_size);
+		if (h->alloc)
+			h->alloc(h->ctx, &m, frames, name);
 		return 0;
 	}
 	default:

@@ -37,6 +37,9 @@ struct javastream_handler {
 	/* frames: stack->frame_count of them; tid is never 0. */
 	void (*thread_stack)(void *ctx, const struct jbpf_msg_thread_stack *stack,
 			     const struct jbpf_trace_frame *frames);
+	/* frames: alloc->frame_count of them; class_name the allocated class, never empty. */
+	void (*alloc)(void *ctx, const struct jbpf_msg_alloc *alloc, const struct jbpf_trace_frame *frames,
+		      const char *class_name);
 };
 
 /*

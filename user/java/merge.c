@@ -278,5 +278,10 @@ void merge__add(struct merge *m, const struct jbpf_sample *s, const struct merge
 	}
 	for (size_t i = cut; i-- > 0;)
 		aggregator__push_user(agg, frames[i].name, frames[i].kind, s->tgid, i == 0 ? ips[i] : ips[i] - 1);
-	aggregator__end(agg, s);
+	if (java->leaf)
+		aggregator__push(agg, java->leaf, FRAME_KIND_CLASS);
+	if (java->weight)
+		aggregator__end_weighted(agg, s, java->weight);
+	else
+		aggregator__end(agg, s);
 }

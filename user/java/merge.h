@@ -35,6 +35,8 @@ struct merge_java {
 	const struct join_trace *trace; /* NULL, or its frames */
 	const char *reason;             /* "[no Java frames: ...]" or NULL */
 	const char *thread_name;        /* the Java thread's name, or NULL for comm */
+	const char *leaf;               /* a last frame after the user frames (FRAME_KIND_CLASS), or NULL */
+	uint64_t weight;                /* what the stack counts; 0: the sample's own weight */
 };
 
 struct merge;

@@ -33,6 +33,7 @@ struct aggregator {
 	struct shares *shares;        /* with time_weights */
 	struct addr_ids *addr_ids;    /* native frames' ids by address */
 	struct process_roots *roots;  /* with a process_root: each process's root frame */
+	uint64_t weight;              /* without time_weights: what a stack counts (1: a sample) */
 };
 
 struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
@@ -45,6 +46,7 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 	agg->config = *config;
 	agg->sym = sym;
 	agg->profile = profile;
+	agg->weight = 1;
 	agg->addr_ids = addr_ids__new();
 	if (config->process_root != VIEW_ROOT_NONE)
 		agg->roots = process_roots__new(config->process_root);
@@ -324,7 +326,7 @@ static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, si
 		if (!add_in_state(agg, s, depth, s->state, false, ns_to_us(agg->config.sample_weight_ns)))
 			return false;
 	} else if (!agg->config.time_weights) {
-		if (profile__add(agg->profile, agg->frames, depth, 1))
+		if (profile__add(agg->profile, agg->frames, depth, agg->weight))
 			return false;
 	} else if (s->type == JBPF_RECORD_WAIT && woken > start && woken < end) {
 		if (!add_in_state(agg, s, depth, s->state, share, ns_to_us(woken - start)) ||
@@ -433,6 +435,17 @@ void aggregator__push_id(struct aggregator *agg, int64_t id)
 bool aggregator__annotates(const struct aggregator *agg)
 {
 	return agg->config.annotate;
+}
+
+void aggregator__end_weighted(struct aggregator *agg, const struct jbpf_sample *s, uint64_t weight)
+{
+	if (agg->config.time_weights) {
+		aggregator__end(agg, s);
+		return;
+	}
+	agg->weight = weight;
+	aggregator__end(agg, s);
+	agg->weight = 1;
 }
 
 void aggregator__end(struct aggregator *agg, const struct jbpf_sample *s)

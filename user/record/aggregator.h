@@ -110,6 +110,11 @@ void aggregator__push_user_error(struct aggregator *agg, const struct jbpf_sampl
 int64_t aggregator__intern(struct aggregator *agg, const char *name, enum frame_kind kind);
 void aggregator__push_id(struct aggregator *agg, int64_t id);
 void aggregator__end(struct aggregator *agg, const struct jbpf_sample *sample);
+/*
+ * The same, for a profile without time weights, counting weight instead
+ * of one sample: an allocation's estimated bytes.
+ */
+void aggregator__end_weighted(struct aggregator *agg, const struct jbpf_sample *sample, uint64_t weight);
 /* Whether Java frames are told apart by how they ran (config.annotate). */
 bool aggregator__annotates(const struct aggregator *agg);
 

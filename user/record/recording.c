@@ -179,6 +179,12 @@ static int ask_kernel_for_symbols(struct recording *rec)
 	return symbolizer__set_kernel_lookup(rec->sym, &lookup);
 }
 
+/* Whether the recording weighs time: waits and CPU samples both (-e wall, -e offcpu). */
+static bool weighs_time(const struct recording_config *c)
+{
+	return c->event == RECORDING_WALL || c->event == RECORDING_OFFCPU;
+}
+
 /* The stages, from the aggregator (last) to the pipeline that feeds them. */
 static int make_stages(struct recording *rec)
 {
@@ -188,9 +194,9 @@ static int make_stages(struct recording *rec)
 		.thread_root = c->full || c->threads,
 		.annotate = c->full || c->annotate,
 		.modules = c->full,
-		.time_weights = c->event != RECORDING_CPU,
+		.time_weights = weighs_time(c),
 		.state_mask = c->state_mask,
-		.sample_weight_ns = c->interval_ns && c->event != RECORDING_CPU ? NS_PER_SEC / c->frequency_hz : 0,
+		.sample_weight_ns = c->interval_ns && weighs_time(c) ? NS_PER_SEC / c->frequency_hz : 0,
 	};
 
 	rec->sym = symbolizer__new(c->interval_ns ? &continuous_symbols : NULL);
@@ -207,6 +213,8 @@ static int make_stages(struct recording *rec)
 	if (!rec->java)
 		return -ENOMEM;
 	java__want_nmethods(rec->java, agg_config.annotate);
+	if (c->event == RECORDING_ALLOC)
+		java__sample_allocations(rec->java, c->alloc_interval);
 	rec->walked = walked__new(rec->agg);
 	rec->pipeline = pipeline__new(rec->agg, rec->java);
 	if (!rec->walked || !rec->pipeline)
@@ -218,7 +226,7 @@ static int make_stages(struct recording *rec)
 			return -ENOMEM;
 		java__observe_traces(rec->java, oracle__compare, rec->oracle);
 	}
-	if (c->event != RECORDING_CPU) {
+	if (weighs_time(c)) {
 		struct wall_config wall_config = {
 			.offcpu_only = c->event == RECORDING_OFFCPU,
 			.min_block_ns = c->min_block_ns,
@@ -396,7 +404,10 @@ static void say_what_is_sampled(const struct recording *rec)
 		snprintf(duration, sizeof(duration), "for %g s", (double)c->duration_ns / 1e9);
 	else
 		snprintf(duration, sizeof(duration), "until Ctrl-C");
-	if (c->event == RECORDING_OFFCPU)
+	if (c->event == RECORDING_ALLOC)
+		fprintf(stderr, "jbpfprof: sampling the Java heap allocations of %s, one per %u bytes on average, %s\n",
+			targets, c->alloc_interval, duration);
+	else if (c->event == RECORDING_OFFCPU)
 		fprintf(stderr, "jbpfprof: sampling %s off CPU, every context switch, %s%s\n", targets, duration,
 			java__nr_jvms(rec->java) ? ", with Java frames" : "");
 	else
@@ -498,7 +509,9 @@ int recording__run(struct recording *rec)
 		sampler_config.min_block_ns = c->min_block_ns;
 		sampler_config.max_block_ns = c->max_block_ns;
 	}
-	sampler_config.ringbuf_bytes = ring_bytes(c, wall != NULL);
+	/* Allocations come from the agents' sockets: the sampler only watches the targets. */
+	sampler_config.no_cpu_samples |= c->event == RECORDING_ALLOC;
+	sampler_config.ringbuf_bytes = c->event == RECORDING_ALLOC ? RING_MIN_BYTES : ring_bytes(c, wall != NULL);
 	if (recording_attach_jvms(rec))
 		return -1;
 	sampler_config.java = java_targets;

@@ -24,6 +24,7 @@ enum recording_event {
 	RECORDING_CPU,
 	RECORDING_WALL,
 	RECORDING_OFFCPU,
+	RECORDING_ALLOC,  /* Java heap allocations sampled by the JVMs' agents; no CPU samples */
 };
 
 enum recording_java {
@@ -64,6 +65,7 @@ struct recording_config {
 	uint64_t duration_ns;     /* 0: until Ctrl-C or the targets exit */
 	uint64_t min_block_ns, max_block_ns;
 	uint64_t wait_interval_ns; /* one recorded wait per this much waiting; 0: 1/frequency_hz */
+	uint32_t alloc_interval;  /* RECORDING_ALLOC: one sample per this many bytes a thread allocates */
 	unsigned state_mask;
 	enum recording_java java;
 	enum recording_java_stacks java_stacks;

@@ -142,6 +142,33 @@ static void describe_unwind(const struct recording *rec, char *buf, size_t size)
 			 (unsigned long long)us.rows_full, (double)us.row_bytes / (1 << 20));
 }
 
+/*
+ * -e alloc: "N allocations sampled, N written, N lost (...)": what the
+ * agents sampled (their own counts, which include what they dropped), and
+ * what came of it here; then the attach line.
+ */
+static void alloc_summary(const struct recording *rec, char *buf, size_t size)
+{
+	struct aggregator_stats stats;
+	struct java_stats js;
+	char attach_line[256] = "";
+	uint64_t taken, lost_here, lost;
+
+	aggregator__stats(rec->agg, &stats);
+	java__stats(rec->java, &js);
+	java__describe_attach(rec->java, rec->config.all, attach_line, sizeof(attach_line));
+	/* An agent's last counts may predate its last samples: never fewer taken than received. */
+	taken = js.agent_allocs > js.allocs + js.agent_allocs_lost ? js.agent_allocs : js.allocs + js.agent_allocs_lost;
+	lost_here = js.allocs > stats.written ? js.allocs - stats.written : 0;
+	lost = js.agent_allocs_lost + lost_here;
+	snprintf(buf, size,
+		 "%llu allocations sampled, %llu written, %llu lost (%llu in the JVMs: send queue full; %llu here: "
+		 "profile full); %llu without Java frames%s",
+		 (unsigned long long)taken, (unsigned long long)stats.written, (unsigned long long)lost,
+		 (unsigned long long)js.agent_allocs_lost, (unsigned long long)lost_here,
+		 (unsigned long long)js.allocs_no_java, attach_line);
+}
+
 void recording__summary(const struct recording *rec, char *buf, size_t size)
 {
 	const struct wall *wall = pipeline__wall(rec->pipeline);
@@ -151,6 +178,10 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 	char losses[512], java_line[1536], wall_line[512], unwind_line[256], attach_line[256];
 	uint64_t taken = rec->counters[JBPF_CNT_SAMPLES], unaccounted;
 
+	if (rec->config.event == RECORDING_ALLOC) {
+		alloc_summary(rec, buf, size);
+		return;
+	}
 	aggregator__stats(rec->agg, &stats);
 	pipeline__stats(rec->pipeline, &ps);
 	/* Every sample taken is written or lost for a counted reason; say so if not. */
@@ -357,7 +388,11 @@ static void print_verbose_stats(const struct recording *rec)
 
 void recording__report(const struct recording *rec)
 {
-	if (!recording__written(rec))
+	if (!recording__written(rec) && rec->config.event == RECORDING_ALLOC)
+		fprintf(stderr, "jbpfprof: no allocations sampled: %s\n",
+			java__nr_jvms(rec->java) ? "the JVMs allocated less than the interval, or nothing"
+						 : "no JVM took the agent");
+	else if (!recording__written(rec))
 		fprintf(stderr, "jbpfprof: no samples: %s on a CPU while recording\n",
 			rec->config.all ? "no process ran" : rec->nr_tgids > 1 ? "the targets did not run" : "the target did not run");
 	if (rec->config.verbose)

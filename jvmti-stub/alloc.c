@@ -1,0 +1,104 @@
+/*
+ * alloc: sampled Java heap allocations to ALLOC messages (contract in
+ * alloc.h).
+ */
+#include "alloc.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "classname.h"
+#include "emit.h"
+#include "stream.h"
+
+static struct {
+	pthread_mutex_t lock; /* the scratch below */
+	atomic_uint interval; /* 0: not sampling */
+	atomic_ullong taken, lost;
+	jvmtiFrameInfo frames[JBPF_STREAM_MAX_FRAMES + 1];
+	char class_name[JBPF_STREAM_MAX_NAME + 1];
+	struct emit_alloc_scratch scratch;
+} al = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+int alloc__start(jvmtiEnv *jvmti, unsigned interval, char *err, size_t err_size)
+{
+	jvmtiCapabilities potential = { 0 }, caps = { 0 };
+	jvmtiError e;
+
+	if ((*jvmti)->GetPotentialCapabilities(jvmti, &potential) != JVMTI_ERROR_NONE ||
+	    !potential.can_generate_sampled_object_alloc_events) {
+		snprintf(err, err_size,
+			 "this JVM cannot sample allocations (JVMTI can_generate_sampled_object_alloc_events, JDK 11 "
+			 "and later)");
+		return -1;
+	}
+	caps.can_generate_sampled_object_alloc_events = 1;
+	e = (*jvmti)->AddCapabilities(jvmti, &caps);
+	if (e == JVMTI_ERROR_NONE)
+		e = (*jvmti)->SetHeapSamplingInterval(jvmti, (jint)interval);
+	if (e != JVMTI_ERROR_NONE) {
+		snprintf(err, err_size, "cannot sample allocations every %u bytes: JVMTI error %d", interval, (int)e);
+		return -1;
+	}
+	atomic_store(&al.taken, 0);
+	atomic_store(&al.lost, 0);
+	atomic_store(&al.interval, interval);
+	e = (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+	if (e != JVMTI_ERROR_NONE) {
+		atomic_store(&al.interval, 0);
+		snprintf(err, err_size, "cannot turn on SampledObjectAlloc: JVMTI error %d", (int)e);
+		return -1;
+	}
+	return 0;
+}
+
+void alloc__stop(jvmtiEnv *jvmti)
+{
+	if (!atomic_exchange(&al.interval, 0))
+		return;
+	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+}
+
+void alloc__counts(uint64_t *taken, uint64_t *lost)
+{
+	*taken = atomic_load(&al.taken);
+	*lost = atomic_load(&al.lost);
+}
+
+void JNICALL alloc__on_sampled(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
+			       jlong size)
+{
+	unsigned interval = atomic_load(&al.interval);
+	struct jbpf_msg_alloc a;
+	jint count = 0;
+	char *sig = NULL;
+	bool sent;
+
+	(void)thread;
+	(void)object;
+	if (!interval)
+		return;
+	atomic_fetch_add(&al.taken, 1);
+	a = (struct jbpf_msg_alloc){
+		.size = size > 0 ? (uint64_t)size : 0,
+		.time_ns = emit__now_ns(),
+		.tid = (uint32_t)syscall(SYS_gettid),
+		.interval = interval,
+	};
+	pthread_mutex_lock(&al.lock);
+	if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, JBPF_STREAM_MAX_FRAMES + 1, al.frames, &count) != JVMTI_ERROR_NONE)
+		count = 0;
+	if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE)
+		sig = NULL;
+	classname__type(sig, al.class_name, sizeof(al.class_name));
+	if (sig)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	sent = !emit__alloc(jvmti, jni, &a, al.frames, count, al.class_name, &al.scratch);
+	pthread_mutex_unlock(&al.lock);
+	if (!sent)
+		atomic_fetch_add(&al.lost, 1);
+}

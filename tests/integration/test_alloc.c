@@ -1,0 +1,146 @@
+/*
+ * -e alloc: Java heap allocations sampled by the agent (JVMTI
+ * SampledObjectAlloc), each stack ending in the class allocated and
+ * weighing the bytes it stands for. On JDK 17 and JDK 25.
+ *
+ * AllocSplit's two threads allocate a fixed amount, split 60/30/10 between
+ * alloc60 (long[]), alloc30 (int[]) and alloc10 (AllocSplit$Box), and
+ * count what each method allocated by their own allocated-bytes counters.
+ * The work starts once the profiler samples (a file the workload waits
+ * for), so the recording covers all of it and nothing else of theirs.
+ *
+ * Judged against that truth: each method's share of the three methods'
+ * bytes within 3 points, and their total within 10%. Each sample stands
+ * for about one interval of bytes (the objects are far smaller), so the
+ * samples number about N = bytes / interval, and a share's standard
+ * deviation is sqrt(p (1 - p) / N): the test asks for enough work that 3
+ * points are at least four of them, and a total's relative deviation
+ * 1 / sqrt(N) makes 10% more still. A slow machine takes longer, the same
+ * work, the same figures. And each class is allocated under its method
+ * alone: no stack puts long[] under alloc30.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "jvm.h"
+
+/* Rounds per thread: each allocates 100 KiB; two threads, 4 GB in all. */
+#define ROUNDS "20000"
+#define INTERVAL (512.0 * 1024)
+
+static const char *const methods[] = { "AllocSplit.alloc60", "AllocSplit.alloc30", "AllocSplit.alloc10" };
+static const char *const classes[] = { "long[]", "int[]", "AllocSplit$Box" };
+static const char *const truths[] = { "alloc60", "alloc30", "alloc10" };
+
+/* The last frame of a collapsed stack. */
+static const char *leaf_of(const struct frames *fr)
+{
+	return fr->n ? fr->f[fr->n - 1] : "";
+}
+
+static void check(const struct jdk *jdk)
+{
+	char *dir, *collapsed, *go, pid[16];
+	uint64_t bytes[3] = { 0 }, misplaced = 0, sum = 0;
+	long long truth[3], truth_sum = 0;
+	struct child profiler;
+	struct collapsed c;
+	struct jvm jvm;
+	FILE *f;
+
+	jvm_require(jdk, "AllocSplit");
+	dir = harness_tmpdir();
+	collapsed = harness_path(dir, "alloc.collapsed");
+	go = harness_path(dir, "go");
+	jvm_start(&jvm, jdk, "AllocSplit", (char *[]){ "-t", "2", "-g", go, "-r", ROUNDS, NULL });
+	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-e", "alloc", "-f", collapsed, NULL }),
+			 0);
+	if (harness_wait_for(&profiler, "jbpfprof: sampling", 60))
+		fail_msg("the profiler did not start: %s", profiler.buf);
+	f = fopen(go, "w");
+	assert_non_null(f);
+	fclose(f);
+	if (harness_wait_for(&jvm.out, "done\n", 300))
+		fail_msg("AllocSplit did not finish its rounds: %s", jvm.out.buf);
+	kill(profiler.pid, SIGINT);
+	assert_int_equal(harness_finish(&profiler, 60), 0);
+	jvm_assert_agent_loaded(&profiler);
+	for (int i = 0; i < 3; i++) {
+		truth[i] = harness_truth(&jvm.out, truths[i]);
+		assert_true(truth[i] > 0);
+		truth_sum += truth[i];
+	}
+	jvm_stop(&jvm);
+	assert_int_equal(collapsed_load(collapsed, &c), 0);
+	for (size_t i = 0; i < c.n; i++) {
+		struct frames fr;
+
+		frames_split(&fr, c.stacks[i]);
+		for (int m = 0; m < 3; m++) {
+			if (find_frame(&fr, 0, methods[m]) < 0)
+				continue;
+			bytes[m] += c.counts[i];
+			if (strcmp(leaf_of(&fr), classes[m]))
+				misplaced += c.counts[i];
+		}
+		free(fr.buf);
+	}
+	for (int m = 0; m < 3; m++)
+		sum += bytes[m];
+	fprintf(stderr, "  %s: %" PRIu64 " bytes estimated in the three methods, %lld allocated (%+.1f%%)\n",
+		jdk->name, sum, truth_sum, 100.0 * ((double)sum - (double)truth_sum) / (double)truth_sum);
+	{
+		double n = (double)truth_sum / INTERVAL;
+
+		for (int m = 0; m < 3; m++) {
+			double want = 100.0 * (double)truth[m] / (double)truth_sum;
+			double got = sum ? 100.0 * (double)bytes[m] / (double)sum : 0;
+			double sigma = 100.0 * sqrt(want / 100 * (1 - want / 100) / n);
+
+			fprintf(stderr, "  %s: %.2f%% of the bytes, %.2f%% allocated (sigma %.2f points)\n", methods[m], got,
+				want, sigma);
+			/* Enough work that 3 points are four deviations: the aim, not luck. */
+			assert_true(4 * sigma <= 3.0);
+			assert_true(fabs(got - want) <= 3.0);
+		}
+		assert_true(fabs((double)sum - (double)truth_sum) <= 0.10 * (double)truth_sum);
+	}
+	/* Each method's bytes end in its own class only. */
+	assert_int_equal(misplaced, 0);
+	collapsed_free(&c);
+	unlink(collapsed);
+	unlink(go);
+	rmdir(dir);
+	free(collapsed);
+	free(go);
+	free(dir);
+}
+
+static void alloc_split_jdk17(void **state)
+{
+	(void)state;
+	check(&jdk17);
+}
+
+static void alloc_split_jdk25(void **state)
+{
+	(void)state;
+	check(&jdk25);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		HARNESS_TEST(alloc_split_jdk17),
+		HARNESS_TEST(alloc_split_jdk25),
+	};
+
+	return cmocka_run_group_tests_name("-e alloc: Java heap allocations by class and method", tests, NULL, NULL);
+}
