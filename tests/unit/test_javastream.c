@@ -26,6 +26,9 @@ struct seen {
 	char name[JBPF_STREAM_MAX_NAME + 1];
 	uint32_t frame_count;
 	uint64_t first_frame_method;
+	int allocs;
+	struct jbpf_msg_alloc alloc;
+	char class_name[JBPF_STREAM_MAX_NAME + 1];
 };
 
 static void on_hello(void *ctx, const struct jbpf_msg_hello *m)
@@ -85,12 +88,23 @@ static void on_stack(void *ctx, const struct jbpf_msg_thread_stack *m, const str
 	memcpy(s->stack_frames, frames, m->frame_count * sizeof(frames[0]));
 }
 
+static void on_alloc(void *ctx, const struct jbpf_msg_alloc *m, const struct jbpf_trace_frame *frames,
+		     const char *class_name)
+{
+	struct seen *s = ctx;
+
+	s->allocs++;
+	s->alloc = *m;
+	memcpy(s->stack_frames, frames, m->frame_count * sizeof(frames[0]));
+	snprintf(s->class_name, sizeof(s->class_name), "%s", class_name);
+}
+
 static struct javastream_handler handler(struct seen *s)
 {
 	memset(s, 0, sizeof(*s));
 	return (struct javastream_handler){ .ctx = s, .hello = on_hello, .method = on_method, .trace = on_trace,
 					     .thread = on_thread, .code_load = on_load, .flushed = on_flushed,
-					     .thread_stack = on_stack };
+					     .thread_stack = on_stack, .alloc = on_alloc };
 }
 
 /* Appends one message to buf at *len. */
@@ -353,6 +367,94 @@ static void malformed_thread_stacks_end_the_stream(void **state)
 	assert_int_equal(s.stacks, 0);
 }
 
+/* An ALLOC: its fixed part, its frames, then its class's name, each bounded by the bytes received. */
+static void put_alloc(uint8_t *buf, size_t *len, const struct jbpf_msg_alloc *a, const struct jbpf_trace_frame *frames,
+		      size_t frames_size, const char *name, size_t name_size)
+{
+	static uint8_t tail[JBPF_STREAM_MAX_PAYLOAD];
+
+	memcpy(tail, frames, frames_size);
+	memcpy(tail + frames_size, name, name_size);
+	put(buf, len, JBPF_MSG_ALLOC, a, sizeof(*a), tail, frames_size + name_size);
+}
+
+static void allocations_arrive_with_their_class(void **state)
+{
+	static uint8_t buf[2 * JBPF_STREAM_MAX_PAYLOAD];
+	static struct jbpf_trace_frame many[JBPF_STREAM_MAX_FRAMES + 1];
+	struct jbpf_trace_frame frames[2] = { { .method_id = 7, .bci = 3 }, { .method_id = 8, .bci = -3 } };
+	struct jbpf_msg_alloc good = { .size = 1040, .tid = 9, .frame_count = 2, .class_len = 6, .interval = 524288 };
+	struct jbpf_msg_alloc bad;
+	char long_name[JBPF_STREAM_MAX_NAME + 1];
+	struct seen s;
+	struct javastream_handler h = handler(&s);
+	size_t len = 0;
+
+	(void)state;
+	put_alloc(buf, &len, &good, frames, sizeof(frames), "long[]", 6);
+	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(s.allocs, 1);
+	assert_int_equal(s.alloc.size, 1040);
+	assert_int_equal(s.alloc.interval, 524288);
+	assert_int_equal(s.stack_frames[1].method_id, 8);
+	assert_string_equal(s.class_name, "long[]");
+	/* A name with a separator or a control character is made safe. */
+	len = 0;
+	bad = good;
+	bad.class_len = 5;
+	put_alloc(buf, &len, &bad, frames, sizeof(frames), "a;b\nc", 5);
+	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_string_equal(s.class_name, "a?b?c");
+
+	/* Each contradiction ends the stream, and nothing reaches the handler. */
+	h = handler(&s);
+	bad = good;
+	bad.frame_count = 3; /* more frames than sent */
+	len = 0;
+	put_alloc(buf, &len, &bad, frames, sizeof(frames), "long[]", 6);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	bad = good;
+	bad.class_len = 7; /* a name longer than the bytes left */
+	len = 0;
+	put_alloc(buf, &len, &bad, frames, sizeof(frames), "long[]", 6);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	bad = good;
+	bad.class_len = 0; /* no class */
+	len = 0;
+	put_alloc(buf, &len, &bad, frames, sizeof(frames), "", 0);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	bad = good;
+	bad.interval = 0; /* a weight that cannot be computed */
+	len = 0;
+	put_alloc(buf, &len, &bad, frames, sizeof(frames), "long[]", 6);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	bad = good;
+	bad.tid = 0;
+	len = 0;
+	put_alloc(buf, &len, &bad, frames, sizeof(frames), "long[]", 6);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	bad = good;
+	bad.frame_count = JBPF_STREAM_MAX_FRAMES + 1; /* past the depth limit, with the bytes to match */
+	len = 0;
+	put_alloc(buf, &len, &bad, many, sizeof(many), "long[]", 6);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	bad = good;
+	bad.frame_count = UINT32_MAX; /* a count whose byte size wraps 32 bits */
+	len = 0;
+	put_alloc(buf, &len, &bad, frames, sizeof(frames), "long[]", 6);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	memset(long_name, 'x', sizeof(long_name));
+	bad = good;
+	bad.class_len = JBPF_STREAM_MAX_NAME + 1; /* past the name limit */
+	len = 0;
+	put_alloc(buf, &len, &bad, frames, sizeof(frames), long_name, sizeof(long_name));
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	len = 0;
+	put(buf, &len, JBPF_MSG_ALLOC, &good, sizeof(good) - 1, NULL, 0); /* shorter than its fixed part */
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(s.allocs, 0);
+}
+
 static void reads_a_socket_in_pieces(void **state)
 {
 	static uint8_t buf[4096];
@@ -451,6 +553,7 @@ int main(void)
 		cmocka_unit_test(contradictions_end_the_stream),
 		cmocka_unit_test(thread_stacks_arrive_with_their_frames),
 		cmocka_unit_test(malformed_thread_stacks_end_the_stream),
+		cmocka_unit_test(allocations_arrive_with_their_class),
 		cmocka_unit_test(reads_a_socket_in_pieces),
 	};
 
