@@ -40,6 +40,14 @@ static void on_thread_stack(void *ctx, const struct jbpf_msg_thread_stack *stack
 		sink += (size_t)frames[i].method_id;
 }
 
+static void on_alloc(void *ctx, const struct jbpf_msg_alloc *alloc, const struct jbpf_trace_frame *frames,
+		     const char *class_name)
+{
+	for (uint32_t i = 0; i < alloc->frame_count; i++)
+		sink += (size_t)frames[i].method_id;
+	sink += strlen(class_name) + (size_t)alloc->size;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct javastream_handler handler = {
@@ -50,6 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.error = on_text,
 		.notice = on_text,
 		.thread_stack = on_thread_stack,
+		.alloc = on_alloc,
 	};
 	size_t done = 0;
 
