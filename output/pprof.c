@@ -8,8 +8,11 @@
  *
  *   sample_type   cpu: ("samples", "count") and ("cpu", "nanoseconds"),
  *                 the second being samples times the mean sampling period;
- *                 wall and off-CPU: ("wall" or "offcpu", "nanoseconds")
- *   period        the mean sampling period, ("cpu" or "wall", "nanoseconds")
+ *                 wall and off-CPU: ("wall" or "offcpu", "nanoseconds");
+ *                 allocations: ("alloc_objects", "count") when the profile
+ *                 counts objects, and ("alloc_space", "bytes"), the default
+ *   period        the mean sampling period, ("cpu" or "wall", "nanoseconds");
+ *                 none for allocations, ("space", "bytes")
  *   sample        one per stack, locations leaf first; the stack's root
  *                 frames become labels, not locations, from the parts
  *                 the profile keeps of them:
@@ -125,6 +128,8 @@ struct builder {
 	int64_t *values;        /* two per sample at most */
 	int64_t *comments;
 	PValueType sample_types[2], *sample_type_ptrs[2], period_type;
+	bool alloc;             /* an allocation profile: alloc_space in bytes ... */
+	bool alloc_objects;     /* ... after alloc_objects, when the profile counts them */
 };
 
 /* A new mapping named filename (and build_id, "" for none); its id, or 0 out of memory. */
@@ -333,8 +338,12 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 		if (time_weights) {
 			s->value[0] = (int64_t)(count * 1000); /* microseconds to nanoseconds */
 			s->n_value = 1;
-		} else if (b->msg.n_sample_type == 1) {
-			s->value[0] = (int64_t)count; /* bytes (alloc_space) */
+		} else if (b->alloc_objects) {
+			s->value[0] = (int64_t)profile__stack_objects(profile, i);
+			s->value[1] = (int64_t)count; /* bytes */
+			s->n_value = 2;
+		} else if (b->alloc) {
+			s->value[0] = (int64_t)count; /* bytes */
 			s->n_value = 1;
 		} else {
 			s->value[0] = (int64_t)count;
@@ -367,7 +376,7 @@ static int add_comment(struct builder *b, const char *key, const char *value)
 static int add_header(struct builder *b, const struct output_meta *meta, bool time_weights, uint64_t period_ns)
 {
 	const char *event = meta->event ? meta->event : "cpu";
-	bool alloc = !strcmp(event, "alloc");
+	bool alloc = b->alloc, objects = b->alloc_objects;
 	char duration[64], frequency[32];
 	int64_t ids[4];
 
@@ -387,9 +396,10 @@ static int add_header(struct builder *b, const struct output_meta *meta, bool ti
 		b->sample_type_ptrs[i] = &b->sample_types[i];
 	}
 	perftools__profiles__value_type__init(&b->period_type);
-	ids[0] = string_id(&b->strings, alloc ? "alloc_space" : time_weights ? event : "samples");
-	ids[1] = string_id(&b->strings, alloc ? "bytes" : time_weights ? "nanoseconds" : "count");
-	ids[2] = string_id(&b->strings, alloc ? "space" : time_weights ? "wall" : "cpu");
+	/* Allocations, as Go's heap profiles name them: objects then bytes, bytes shown first. */
+	ids[0] = string_id(&b->strings, objects ? "alloc_objects" : alloc ? "alloc_space" : time_weights ? event : "samples");
+	ids[1] = string_id(&b->strings, objects ? "count" : alloc ? "bytes" : time_weights ? "nanoseconds" : "count");
+	ids[2] = string_id(&b->strings, objects ? "alloc_space" : alloc ? "space" : time_weights ? "wall" : "cpu");
 	ids[3] = string_id(&b->strings, alloc ? "bytes" : "nanoseconds");
 	for (int i = 0; i < 4; i++)
 		if (ids[i] < 0)
@@ -399,8 +409,12 @@ static int add_header(struct builder *b, const struct output_meta *meta, bool ti
 	b->sample_types[1].type = ids[2];
 	b->sample_types[1].unit = ids[3];
 	b->msg.sample_type = b->sample_type_ptrs;
-	b->msg.n_sample_type = time_weights || alloc ? 1 : 2;
+	b->msg.n_sample_type = time_weights || (alloc && !objects) ? 1 : 2;
 	b->period_type = b->sample_types[1];
+	if (objects) {
+		b->msg.default_sample_type = ids[2];
+		b->period_type.type = string_id(&b->strings, "space");
+	}
 	b->msg.period_type = &b->period_type;
 	b->msg.period = (int64_t)period_ns;
 	b->msg.duration_nanos = (int64_t)(meta->duration_s * 1e9);
@@ -476,6 +490,8 @@ int output_pprof_write(const struct profile *profile, const struct output_meta *
 	emit__begin(out);
 	b.strings.interned = profile__new(&string_limits);
 	err = !b.strings.interned || string_id(&b.strings, "") < 0 ? -ENOMEM : 0;
+	b.alloc = alloc;
+	b.alloc_objects = alloc && profile__has_objects(profile);
 	if (!err)
 		err = add_header(&b, meta, time_weights, period_ns);
 	if (!err)

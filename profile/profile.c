@@ -51,6 +51,7 @@ struct stack {
 	size_t first;   /* offset of the first id in stack_ids */
 	uint32_t depth;
 	uint64_t count;
+	uint64_t objects;  /* an allocation profile's: see profile__add_objects */
 	uint64_t hash;
 };
 
@@ -71,6 +72,7 @@ struct profile {
 	size_t stack_index_cap;
 
 	uint64_t total;
+	bool has_objects;
 };
 
 static const char *const kind_names[FRAME_KIND_NR] = {
@@ -454,6 +456,7 @@ int profile__add_indexed(struct profile *p, const uint32_t *frames, size_t depth
 	s->first = p->nr_stack_ids;
 	s->depth = (uint32_t)depth;
 	s->count = count;
+	s->objects = 0;
 	s->hash = h;
 	if (depth)
 		memcpy(&p->stack_ids[p->nr_stack_ids], frames, depth * sizeof(*frames));
@@ -512,6 +515,28 @@ int profile__frame_state(const struct profile *p, uint32_t frame)
 	if (frame >= p->nr_frames || p->frames[frame].kind != FRAME_KIND_STATE)
 		return -1;
 	return (int)p->frames[frame].number;
+}
+
+int profile__add_objects(struct profile *p, const uint32_t *frames, size_t depth, uint64_t count, uint64_t objects)
+{
+	uint32_t index;
+	int err = profile__add_indexed(p, frames, depth, count, &index);
+
+	if (!err && objects) {
+		p->stacks[index].objects += objects;
+		p->has_objects = true;
+	}
+	return err;
+}
+
+bool profile__has_objects(const struct profile *p)
+{
+	return p->has_objects;
+}
+
+uint64_t profile__stack_objects(const struct profile *p, size_t i)
+{
+	return i < p->nr_stacks ? p->stacks[i].objects : 0;
 }
 
 size_t profile__stack_count(const struct profile *p)

@@ -25,6 +25,7 @@
 #ifndef JBPF_PROFILE_H
 #define JBPF_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -121,6 +122,16 @@ int profile__add_indexed(struct profile *profile, const uint32_t *frames, size_t
 			 uint32_t *index);
 /* Adds count to stack index; an index not in the profile is ignored. */
 void profile__add_to(struct profile *profile, uint32_t index, uint64_t count);
+/*
+ * An allocation profile's stacks count bytes and, beside them, the objects
+ * those bytes are: profile__add with objects added to the stack's own.
+ * profile__has_objects says whether any add gave some.
+ */
+int profile__add_objects(struct profile *profile, const uint32_t *frames, size_t depth, uint64_t count,
+			 uint64_t objects);
+bool profile__has_objects(const struct profile *profile);
+/* The objects of stack i; 0 for a stack not in the profile. */
+uint64_t profile__stack_objects(const struct profile *profile, size_t i);
 
 size_t profile__frame_count(const struct profile *profile);
 const char *profile__frame_name(const struct profile *profile, uint32_t frame);

@@ -218,7 +218,7 @@ int view__apply(const struct profile *from, const struct view_config *config, st
 				ids[a] = ids[b - 1];
 				ids[b - 1] = t;
 			}
-		err = profile__add(to, ids, n, count);
+		err = profile__add_objects(to, ids, n, count, profile__stack_objects(from, i));
 	}
 	free(ids);
 	free(shown);

@@ -202,6 +202,7 @@ struct reader {
 	uint32_t *frames_flat;      /* each location's frames, root first */
 	size_t value_index;
 	bool value_ns;              /* values are nanoseconds, counted in microseconds */
+	ssize_t objects_index;      /* an allocation profile's alloc_objects, or -1 */
 	char *err;
 	size_t err_size;
 };
@@ -423,7 +424,7 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 	const PSample *s = r->msg->sample[n];
 	struct sample_labels labels;
 	size_t depth = 0, frames = 0, first_location = 0;
-	int64_t value;
+	int64_t value, objects;
 	uint64_t count;
 	int err;
 
@@ -473,7 +474,10 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 			return -1;
 		r->rec->has_states = true;
 	}
-	err = profile__add(r->rec->profile, stack, depth, count);
+	objects = r->objects_index >= 0 ? s->value[r->objects_index] : 0;
+	if (objects < 0)
+		return pprof_read_fail(r->err, r->err_size, "sample %zu has a negative value", n);
+	err = profile__add_objects(r->rec->profile, stack, depth, count, (uint64_t)objects);
 	if (err == -ENOSPC)
 		return pprof_read_fail(r->err, r->err_size, "too many distinct stacks");
 	if (err)
@@ -501,7 +505,7 @@ static int read_header(struct reader *r)
 	struct pprof_recording *rec = r->rec;
 	const PProfile *m = r->msg;
 	char *text;
-	ssize_t samples = -1, time = -1, space = -1;
+	ssize_t samples = -1, time = -1, space = -1, objects = -1;
 
 	for (size_t i = 0; i < m->n_sample_type; i++) {
 		const char *type = string_at(r, m->sample_type[i]->type), *unit = string_at(r, m->sample_type[i]->unit);
@@ -514,15 +518,19 @@ static int read_header(struct reader *r)
 			time = (ssize_t)i;
 		if (space < 0 && !strcmp(type, "alloc_space") && !strcmp(unit, "bytes"))
 			space = (ssize_t)i;
+		if (objects < 0 && !strcmp(type, "alloc_objects") && !strcmp(unit, "count"))
+			objects = (ssize_t)i;
 	}
+	r->objects_index = -1;
 	if (!m->n_sample_type)
 		return pprof_read_fail(r->err, r->err_size, "the profile has no sample type");
 	for (size_t i = 0; i < m->n_comment; i++)
 		if (!string_at(r, m->comment[i]))
 			return pprof_read_fail(r->err, r->err_size, "comment %zu refers outside the string table", i);
 	rec->event = comment_value(r, "event");
-	if (space >= 0 && samples < 0 && time < 0) {
+	if (space >= 0 && time < 0 && (samples < 0 || samples == objects)) {
 		r->value_index = (size_t)space;
+		r->objects_index = objects;
 		rec->bytes = true;
 		if (!rec->event)
 			rec->event = strdup("alloc");

@@ -18,6 +18,12 @@
  * 1 / sqrt(N) makes 10% more still. A slow machine takes longer, the same
  * work, the same figures. And each class is allocated under its method
  * alone: no stack puts long[] under alloc30.
+ *
+ * And the objects: the recording's pprof file, read by `go tool pprof`
+ * (Debian's golang-go) with -sample_index=alloc_objects, counts the Box
+ * objects alloc10 made within four standard deviations of the truth (its
+ * samples number about alloc10's bytes / interval, the estimate's relative
+ * deviation 1 / sqrt of that).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -38,6 +44,32 @@ static const char *const methods[] = { "AllocSplit.alloc60", "AllocSplit.alloc30
 static const char *const classes[] = { "long[]", "int[]", "AllocSplit$Box" };
 static const char *const truths[] = { "alloc60", "alloc30", "alloc10" };
 
+/*
+ * The alloc_objects of the stacks ending in class, from `go tool pprof
+ * -sample_index=alloc_objects -traces`: each trace a line "VALUE FRAME"
+ * (the leaf), then one frame a line.
+ */
+static double pprof_objects(const char *pprof, const char *class)
+{
+	char *go = "/usr/bin/go",
+	     *argv[] = { go, "tool", "pprof", "-sample_index=alloc_objects", "-traces", (char *)pprof, NULL };
+	struct child c;
+	double sum = 0;
+
+	if (access(go, X_OK))
+		fail_msg("%s is missing: install Debian's golang-go (install-deps.sh does)", go);
+	assert_int_equal(harness_start_command(&c, argv, 1), 0);
+	assert_int_equal(harness_finish(&c, 120), 0);
+	for (const char *line = c.buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char name[256];
+		double value;
+
+		if (sscanf(line, " %lf %255s", &value, name) == 2 && !strcmp(name, class))
+			sum += value;
+	}
+	return sum;
+}
+
 /* The last frame of a collapsed stack. */
 static const char *leaf_of(const struct frames *fr)
 {
@@ -46,7 +78,7 @@ static const char *leaf_of(const struct frames *fr)
 
 static void check(const struct jdk *jdk)
 {
-	char *dir, *collapsed, *go, pid[16];
+	char *dir, *collapsed, *pprof, *go, pid[16];
 	uint64_t bytes[3] = { 0 }, misplaced = 0, sum = 0;
 	long long truth[3], truth_sum = 0;
 	struct child profiler;
@@ -57,10 +89,11 @@ static void check(const struct jdk *jdk)
 	jvm_require(jdk, "AllocSplit");
 	dir = harness_tmpdir();
 	collapsed = harness_path(dir, "alloc.collapsed");
+	pprof = harness_path(dir, "alloc.pb.gz");
 	go = harness_path(dir, "go");
 	jvm_start(&jvm, jdk, "AllocSplit", (char *[]){ "-t", "2", "-g", go, "-r", ROUNDS, NULL });
 	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
-	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-e", "alloc", "-f", collapsed, NULL }),
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-e", "alloc", "-f", collapsed, "-f", pprof, NULL }),
 			 0);
 	if (harness_wait_for(&profiler, "jbpfprof: sampling", 60))
 		fail_msg("the profiler did not start: %s", profiler.buf);
@@ -114,11 +147,22 @@ static void check(const struct jdk *jdk)
 	}
 	/* Each method's bytes end in its own class only. */
 	assert_int_equal(misplaced, 0);
+	{
+		double boxes = pprof_objects(pprof, "AllocSplit$Box"), want = (double)harness_truth(&jvm.out, "objects10");
+		double n = (double)truth[2] / INTERVAL, bound = 4 / sqrt(n);
+
+		fprintf(stderr, "  %s: %.0f Box objects estimated, %.0f allocated (%+.1f%%, bound %.1f%%)\n", jdk->name,
+			boxes, want, 100 * (boxes - want) / want, 100 * bound);
+		assert_true(want > 0);
+		assert_true(fabs(boxes - want) <= bound * want);
+	}
 	collapsed_free(&c);
 	unlink(collapsed);
+	unlink(pprof);
 	unlink(go);
 	rmdir(dir);
 	free(collapsed);
+	free(pprof);
 	free(go);
 	free(dir);
 }

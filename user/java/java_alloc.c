@@ -3,7 +3,8 @@
  * ALLOC message) as stacks of the profile: the thread's root frames, its
  * Java frames as the agent's trace names them (a METHOD before each), and
  * the class allocated as the last frame (FRAME_KIND_CLASS), weighing the
- * bytes the sample stands for (java_alloc_bytes).
+ * bytes the sample stands for (java_alloc_bytes) and the objects those
+ * bytes are (profile__add_objects).
  */
 #include "user/java/java_internal.h"
 
@@ -61,6 +62,10 @@ void java_add_alloc(struct java *java, struct jvm *jvm, const struct jbpf_msg_al
 	java->stats.allocs++;
 	if (!m.weight)
 		m.weight = 1;
+	/* The objects those bytes are: at least the one sampled. */
+	m.objects = alloc->size ? (m.weight + alloc->size / 2) / alloc->size : 1;
+	if (!m.objects)
+		m.objects = 1;
 	memcpy(s.comm, "java", sizeof("java"));
 	*t = (struct join_trace){
 		.time_ns = alloc->time_ns,

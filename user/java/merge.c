@@ -281,7 +281,7 @@ void merge__add(struct merge *m, const struct jbpf_sample *s, const struct merge
 	if (java->leaf)
 		aggregator__push(agg, java->leaf, FRAME_KIND_CLASS);
 	if (java->weight)
-		aggregator__end_weighted(agg, s, java->weight);
+		aggregator__end_weighted(agg, s, java->weight, java->objects);
 	else
 		aggregator__end(agg, s);
 }

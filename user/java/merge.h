@@ -37,6 +37,7 @@ struct merge_java {
 	const char *thread_name;        /* the Java thread's name, or NULL for comm */
 	const char *leaf;               /* a last frame after the user frames (FRAME_KIND_CLASS), or NULL */
 	uint64_t weight;                /* what the stack counts; 0: the sample's own weight */
+	uint64_t objects;               /* with weight: the objects it is (an allocation's) */
 };
 
 struct merge;

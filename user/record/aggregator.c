@@ -34,6 +34,7 @@ struct aggregator {
 	struct addr_ids *addr_ids;    /* native frames' ids by address */
 	struct process_roots *roots;  /* with a process_root: each process's root frame */
 	uint64_t weight;              /* without time_weights: what a stack counts (1: a sample) */
+	uint64_t objects;             /* ... and the objects beside it (aggregator__end_weighted) */
 };
 
 struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
@@ -326,7 +327,7 @@ static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, si
 		if (!add_in_state(agg, s, depth, s->state, false, ns_to_us(agg->config.sample_weight_ns)))
 			return false;
 	} else if (!agg->config.time_weights) {
-		if (profile__add(agg->profile, agg->frames, depth, agg->weight))
+		if (profile__add_objects(agg->profile, agg->frames, depth, agg->weight, agg->objects))
 			return false;
 	} else if (s->type == JBPF_RECORD_WAIT && woken > start && woken < end) {
 		if (!add_in_state(agg, s, depth, s->state, share, ns_to_us(woken - start)) ||
@@ -437,15 +438,18 @@ bool aggregator__annotates(const struct aggregator *agg)
 	return agg->config.annotate;
 }
 
-void aggregator__end_weighted(struct aggregator *agg, const struct jbpf_sample *s, uint64_t weight)
+void aggregator__end_weighted(struct aggregator *agg, const struct jbpf_sample *s, uint64_t weight,
+			      uint64_t objects)
 {
 	if (agg->config.time_weights) {
 		aggregator__end(agg, s);
 		return;
 	}
 	agg->weight = weight;
+	agg->objects = objects;
 	aggregator__end(agg, s);
 	agg->weight = 1;
+	agg->objects = 0;
 }
 
 void aggregator__end(struct aggregator *agg, const struct jbpf_sample *s)

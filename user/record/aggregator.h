@@ -112,9 +112,11 @@ void aggregator__push_id(struct aggregator *agg, int64_t id);
 void aggregator__end(struct aggregator *agg, const struct jbpf_sample *sample);
 /*
  * The same, for a profile without time weights, counting weight instead
- * of one sample: an allocation's estimated bytes.
+ * of one sample, and objects beside it: an allocation's estimated bytes
+ * and objects (profile__add_objects).
  */
-void aggregator__end_weighted(struct aggregator *agg, const struct jbpf_sample *sample, uint64_t weight);
+void aggregator__end_weighted(struct aggregator *agg, const struct jbpf_sample *sample, uint64_t weight,
+			      uint64_t objects);
 /* Whether Java frames are told apart by how they ran (config.annotate). */
 bool aggregator__annotates(const struct aggregator *agg);
 
