@@ -14,6 +14,10 @@
 #   Nf         jbpfprof -F N --fixed-interval, as in bench/overhead.sh
 #   Nnative    jbpfprof -F N --no-java: native and kernel frames only, the
 #              floor under any way of adding Java frames to them
+#   alloc      jbpfprof -e alloc: Java heap allocations, one sample per
+#              512 KiB a thread allocates (the default --alloc-interval),
+#              through the agent (JVMTI SampledObjectAlloc)
+#   aalloc     async-profiler's -e alloc at the same interval (--alloc 512k)
 #   aN         async-profiler at N Hz (asprof start -e cpu -i 1e9/N ns -a -t
 #              -o collapsed), started on the JVM at the same point, its
 #              profile written when the JVM exits; ASPROF (or --asprof PATH)
@@ -92,9 +96,9 @@ if [ -n "$add_asprof" ]; then
 fi
 for m in "${modes[@]}"; do
 	case $m in
-	off | [0-9]*[0-9] | [0-9]*f | [0-9]*agent | [0-9]*native) ;;
-	a[0-9]*) [ -n "$asprof" ] || { echo "java_overhead.sh: mode $m needs ASPROF=path of asprof" >&2; exit 1; } ;;
-	*) echo "java_overhead.sh: unknown mode $m (off, N, Nagent, Nnative, Nf, aN)" >&2; exit 1 ;;
+	off | [0-9]*[0-9] | [0-9]*f | [0-9]*agent | [0-9]*native | alloc) ;;
+	a[0-9]* | aalloc) [ -n "$asprof" ] || { echo "java_overhead.sh: mode $m needs ASPROF=path of asprof" >&2; exit 1; } ;;
+	*) echo "java_overhead.sh: unknown mode $m (off, N, Nagent, Nnative, Nf, aN, alloc, aalloc)" >&2; exit 1 ;;
 	esac
 done
 [ -z "$asprof" ] || [ -x "$asprof" ] || { echo "java_overhead.sh: $asprof is not executable" >&2; exit 1; }
@@ -162,9 +166,12 @@ print(pct(with_java, total), pct(main[1], main[0]) if main[2] else "-", pct(main
 PY
 }
 
-# async-profiler on pid $2 at $1 Hz, from now until the JVM exits.
+# async-profiler on pid $2 at $1 Hz (or, for "alloc", its -e alloc), from now until the JVM exits.
 start_asprof() {
-	"$asprof" start -e cpu -i $((1000000000 / $1)) -a -t -o collapsed -f "$tmp/a.collapsed" "$2" >/dev/null 2>&1 ||
+	local event=(-e cpu -i $((1000000000 / ${1/alloc/1})))
+
+	[ "$1" != alloc ] || event=(-e alloc --alloc 524288)
+	"$asprof" start "${event[@]}" -a -t -o collapsed -f "$tmp/a.collapsed" "$2" >/dev/null 2>&1 ||
 		{ echo "java_overhead.sh: asprof failed to start" >&2; kill "$2"; exit 1; }
 }
 
@@ -173,7 +180,7 @@ start_asprof() {
 # joined) to $tmp/$1.summ, and the shares of java_shares to $tmp/$1.withjava,
 # $tmp/$1.main and $tmp/$1.mainroot.
 run_once() {
-	local mode=$1 hz=$1 line wp pp="" extra=() t0 t1 rest summ shares
+	local mode=$1 hz=$1 line wp pp="" extra=() rate t0 t1 rest summ shares
 	case $1 in
 	*[0-9]f) hz=${1%f} extra=(--fixed-interval) ;;
 	*agent) hz=${1%agent} extra=(--java-stacks agent) ;;
@@ -194,7 +201,9 @@ run_once() {
 	elif [ "$hz" != off ]; then
 		mkfifo "$tmp/err"
 		t0=$(date +%s%N)
-		"$prof" -v -p "$wp" -F "$hz" "${extra[@]}" --threads -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
+		rate=(-F "$hz")
+		[ "$hz" != alloc ] || rate=(-e alloc)
+		"$prof" -v -p "$wp" "${rate[@]}" "${extra[@]}" --threads -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
 		pp=$!
 		exec 4<"$tmp/err"
 		# Release the work only once the profiler samples.
@@ -255,6 +264,8 @@ label() {
 	*f) echo "${1%f} Hz fixed" ;;
 	*agent) echo "${1%agent} Hz agent" ;;
 	*native) echo "${1%native} Hz no Java" ;;
+	alloc) echo "alloc 512k" ;;
+	aalloc) echo "asprof alloc" ;;
 	a*) echo "asprof ${1#a} Hz" ;;
 	*) echo "$1 Hz" ;;
 	esac

@@ -15,20 +15,41 @@
 #include "emit.h"
 #include "stream.h"
 
-static struct {
-	pthread_mutex_t lock; /* the scratch below */
-	atomic_uint interval; /* 0: not sampling */
-	atomic_ullong taken, lost;
+/*
+ * Scratch buffers, each under its own lock, a thread's chosen by its tid:
+ * threads that sample at once rarely share one. Static and mostly never
+ * touched (the METHOD batch is used only as far as a stack's new methods
+ * go), so they cost address space, not memory.
+ */
+#define ALLOC_STRIPES 8
+
+struct alloc_stripe {
+	pthread_mutex_t lock;
 	jvmtiFrameInfo frames[JBPF_STREAM_MAX_FRAMES + 1];
 	char class_name[JBPF_STREAM_MAX_NAME + 1];
 	struct emit_alloc_scratch scratch;
-} al = { .lock = PTHREAD_MUTEX_INITIALIZER };
+};
+
+static struct {
+	atomic_uint interval; /* 0: not sampling */
+	atomic_ullong taken, lost;
+	struct alloc_stripe stripes[ALLOC_STRIPES];
+} al;
+
+static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
+
+static void init_stripes(void)
+{
+	for (int i = 0; i < ALLOC_STRIPES; i++)
+		pthread_mutex_init(&al.stripes[i].lock, NULL);
+}
 
 int alloc__start(jvmtiEnv *jvmti, unsigned interval, char *err, size_t err_size)
 {
 	jvmtiCapabilities potential = { 0 }, caps = { 0 };
 	jvmtiError e;
 
+	pthread_once(&stripes_once, init_stripes);
 	if ((*jvmti)->GetPotentialCapabilities(jvmti, &potential) != JVMTI_ERROR_NONE ||
 	    !potential.can_generate_sampled_object_alloc_events) {
 		snprintf(err, err_size,
@@ -73,6 +94,7 @@ void JNICALL alloc__on_sampled(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, job
 			       jlong size)
 {
 	unsigned interval = atomic_load(&al.interval);
+	struct alloc_stripe *st;
 	struct jbpf_msg_alloc a;
 	jint count = 0;
 	char *sig = NULL;
@@ -89,16 +111,17 @@ void JNICALL alloc__on_sampled(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, job
 		.tid = (uint32_t)syscall(SYS_gettid),
 		.interval = interval,
 	};
-	pthread_mutex_lock(&al.lock);
-	if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, JBPF_STREAM_MAX_FRAMES + 1, al.frames, &count) != JVMTI_ERROR_NONE)
+	st = &al.stripes[a.tid % ALLOC_STRIPES];
+	pthread_mutex_lock(&st->lock);
+	if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, JBPF_STREAM_MAX_FRAMES + 1, st->frames, &count) != JVMTI_ERROR_NONE)
 		count = 0;
 	if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE)
 		sig = NULL;
-	classname__type(sig, al.class_name, sizeof(al.class_name));
+	classname__type(sig, st->class_name, sizeof(st->class_name));
 	if (sig)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-	sent = !emit__alloc(jvmti, jni, &a, al.frames, count, al.class_name, &al.scratch);
-	pthread_mutex_unlock(&al.lock);
+	sent = !emit__alloc(jvmti, jni, &a, st->frames, count, st->class_name, &st->scratch);
+	pthread_mutex_unlock(&st->lock);
 	if (!sent)
 		atomic_fetch_add(&al.lost, 1);
 }

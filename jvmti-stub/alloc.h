@@ -11,9 +11,9 @@
  * handshake) and the object's class, and queues one ALLOC in the outbox;
  * it never waits for the profiler. Costs nothing between samples.
  *
- * One scratch buffer serves every thread, under a lock: samples are rare
- * (one per interval bytes of a thread's allocations), and a thread that
- * waits for the lock is in native state, so it holds up no safepoint.
+ * Scratch buffers are striped by tid, each under its own lock, so threads
+ * sampling at once rarely wait for each other; one that waits is in
+ * native state, so it holds up no safepoint.
  */
 #ifndef JBPF_ALLOC_H
 #define JBPF_ALLOC_H

@@ -24,8 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * With -g and -r, a fixed amount of work at a moment a test chooses: the
  * threads wait until GOFILE exists, run ROUNDS rounds each, and once all
- * are done the truth is printed at once, then "done"; the JVM then only
- * beats until stopped.
+ * are done the truth is printed at once, with "elapsed_ns <ns>" from the
+ * first thread's start to the last one's end, then "done"; the JVM then
+ * only beats until stopped.
  */
 public final class AllocSplit {
 	private static final String USAGE = "java AllocSplit [-t THREADS] [-g GOFILE -r ROUNDS]";
@@ -35,7 +36,7 @@ public final class AllocSplit {
 	private static final int LONGS = 126, INTS = 124, N60 = 60, N30 = 60, N10 = 160;
 	private static final Object[] SINK = new Object[1 << 12];
 	private static final AtomicLong bytes60 = new AtomicLong(), bytes30 = new AtomicLong(),
-			bytes10 = new AtomicLong(), objects10 = new AtomicLong();
+			bytes10 = new AtomicLong(), objects10 = new AtomicLong(), startNs = new AtomicLong();
 
 	private AllocSplit() {
 	}
@@ -131,6 +132,7 @@ public final class AllocSplit {
 				if (goFile != null)
 					while (!Files.exists(Path.of(goFile)))
 						Thread.sleep(5);
+				startNs.compareAndSet(0, System.nanoTime());
 				work(n);
 				finished.countDown();
 			});
@@ -144,8 +146,10 @@ public final class AllocSplit {
 				} catch (InterruptedException e) {
 					return;
 				}
+				long elapsed = System.nanoTime() - startNs.get();
 				StringBuilder out = new StringBuilder();
 				truth().forEach((name, value) -> out.append(name).append(' ').append(value).append('\n'));
+				out.append("elapsed_ns ").append(elapsed).append('\n');
 				System.out.print(out.append("done\n"));
 				System.out.flush();
 			}, "alloc-done").start();
