@@ -49,7 +49,8 @@
 # signals, see bpf/deferral.bpf.h). After the table, each jbpfprof mode's
 # last run: its summary's Java part, and its BPF programs' run time over the
 # whole recording (-v: runs and ns per run of each program, e.g. the
-# sched_switch program's under -e wall).
+# sched_switch program's under -e wall), and the median over the rounds of
+# the profiler's own CPU (-v's "own CPU time", as a share of one CPU).
 #
 # PROFILER=path measures another build (for example one of main, for a
 # before and after); BASELINE=path adds "wallbase" and "F999base", the -e
@@ -161,6 +162,8 @@ PY
 		head -1 | awk '{ if ($2 + $3) printf "%.1f\n", 100 * $1 / ($2 + $3) }' >>"$tmp/$mode.java"
 	grep -o 'Java stacks: .*\|[0-9]* of [0-9]* JVM thread samples with Java frames.*' "$tmp/log" | head -1 >"$tmp/$mode.summary" || true
 	grep -h 'BPF run time' "$tmp/log" | head -1 >"$tmp/$mode.programs" || true
+	# The profiler's own CPU (its -v line), in % of one CPU over the recording.
+	sed -n 's/.*own CPU time [0-9.]* s (\([0-9.]*\)% of one CPU.*/\1/p' "$tmp/log" >>"$tmp/$mode.own"
 }
 
 # One run of async-profiler with arguments $2...; requests/s into $tmp/$1.
@@ -254,4 +257,5 @@ done
 for m in "${modes[@]}"; do
 	[ ! -s "$tmp/$m.summary" ] || echo "  $m, last run: $(cat "$tmp/$m.summary")"
 	[ ! -s "$tmp/$m.programs" ] || echo "  $m, last run: $(sed 's/^jbpfprof: //' "$tmp/$m.programs")"
+	[ ! -s "$tmp/$m.own" ] || echo "  $m: the profiler's own CPU, median $(median <"$tmp/$m.own")% of one CPU"
 done
