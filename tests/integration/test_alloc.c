@@ -167,6 +167,63 @@ static void check(const struct jdk *jdk)
 	free(dir);
 }
 
+/*
+ * A target that is no JVM, beside one that is: one line names it, and the
+ * JVM's allocations are recorded all the same, each stack under its own
+ * process (two targets: a process frame each); none under the other.
+ */
+static void a_target_that_is_no_jvm_is_named_and_the_rest_kept(void **state)
+{
+	char *workload = harness_workload("cpu_split"), *dir, *collapsed, jvm_pid[16], native_pid[16], pids[40];
+	char line[128], jvm_root[64];
+	uint64_t jvm_bytes = 0, other = 0;
+	struct child native, profiler;
+	struct collapsed c;
+	struct jvm jvm;
+
+	(void)state;
+	jvm_require(&jdk17, "AllocSplit");
+	dir = harness_tmpdir();
+	collapsed = harness_path(dir, "alloc.collapsed");
+	assert_int_equal(harness_start_workload(&native, (char *[]){ workload, "-t", "1", NULL }), 0);
+	jvm_start(&jvm, &jdk17, "AllocSplit", NULL);
+	snprintf(jvm_pid, sizeof(jvm_pid), "%d", (int)jvm.out.pid);
+	snprintf(native_pid, sizeof(native_pid), "%d", (int)native.pid);
+	snprintf(pids, sizeof(pids), "%s,%s", native_pid, jvm_pid);
+	assert_int_equal(harness_run_profiler(&profiler, (char *[]){ "-p", pids, "-e", "alloc", "-d", "2", "-f",
+								       collapsed, NULL },
+					      60),
+			 0);
+	jvm_stop(&jvm);
+	harness_stop_workload(&native);
+	snprintf(line, sizeof(line), "pid %s is not a JVM", native_pid);
+	if (!strstr(profiler.buf, line))
+		fail_msg("no line names pid %s as no JVM: %s", native_pid, profiler.buf);
+	assert_int_equal(collapsed_load(collapsed, &c), 0);
+	snprintf(jvm_root, sizeof(jvm_root), "pid %s)", jvm_pid);
+	for (size_t i = 0; i < c.n; i++) {
+		struct frames fr;
+
+		frames_split(&fr, c.stacks[i]);
+		if (fr.n && strstr(fr.f[0], jvm_root) && find_frame(&fr, 0, "AllocSplit.work") >= 0)
+			jvm_bytes += c.counts[i];
+		else if (fr.n && !strstr(fr.f[0], jvm_root))
+			other += c.counts[i];
+		free(fr.buf);
+	}
+	fprintf(stderr, "  %" PRIu64 " bytes under AllocSplit.work, %" PRIu64 " under another process\n", jvm_bytes,
+		other);
+	/* Two seconds of AllocSplit: gigabytes. */
+	assert_true(jvm_bytes > (100u << 20));
+	assert_int_equal(other, 0);
+	collapsed_free(&c);
+	unlink(collapsed);
+	rmdir(dir);
+	free(collapsed);
+	free(dir);
+	free(workload);
+}
+
 static void alloc_split_jdk17(void **state)
 {
 	(void)state;
@@ -184,6 +241,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		HARNESS_TEST(alloc_split_jdk17),
 		HARNESS_TEST(alloc_split_jdk25),
+		HARNESS_TEST(a_target_that_is_no_jvm_is_named_and_the_rest_kept),
 	};
 
 	return cmocka_run_group_tests_name("-e alloc: Java heap allocations by class and method", tests, NULL, NULL);

@@ -203,8 +203,8 @@ void java_detach(struct jvm *jvm, const char *why)
 	jvm->gone_ns = clock_monotonic_ns();
 	if (jvm->java->sampler)
 		sampler__forget_java(jvm->java->sampler, jvm->tgid);
-	fprintf(stderr, "jbpfprof: the agent in JVM pid %u %s; its later samples have no Java frames\n", jvm->tgid,
-		why);
+	fprintf(stderr, "jbpfprof: the agent in JVM pid %u %s; %s\n", jvm->tgid, why,
+		jvm->java->alloc_interval ? "no more of its allocations are sampled" : "its later samples have no Java frames");
 }
 
 /* The agent sent something: a JVM that was silent answers again, and is signalled again. */

@@ -96,7 +96,14 @@ static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
 		if (rec->config.verbose)
 			fprintf(stderr, "jbpfprof: agent loaded into JVM pid %u\n", tgid);
 	} else if (rc == JAVA_ATTACH_NOT_YET || (rc == JAVA_ATTACH_NOT_JVM && named)) {
+		if (rc == JAVA_ATTACH_NOT_JVM && rec->config.event == RECORDING_ALLOC)
+			fprintf(stderr, "jbpfprof: pid %u is not a JVM (no libjvm.so in its memory maps): -e alloc has no "
+				"allocations to sample there unless it execs one\n", tgid);
 		java__watch(rec->java, tgid);
+	} else if ((rc == JAVA_ATTACH_FAILED || (rc == JAVA_ATTACH_UNKNOWN && named)) &&
+		   rec->config.event == RECORDING_ALLOC) {
+		fprintf(stderr, "jbpfprof: cannot load the agent into pid %u: %s; its allocations are not sampled\n", tgid,
+			err);
 	} else if (rc == JAVA_ATTACH_FAILED || (rc == JAVA_ATTACH_UNKNOWN && named)) {
 		fprintf(stderr,
 			"jbpfprof: cannot load the agent into pid %u: %s; profiling it without Java frames "
