@@ -168,9 +168,9 @@ PY
 
 # async-profiler on pid $2 at $1 Hz (or, for "alloc", its -e alloc), from now until the JVM exits.
 start_asprof() {
-	local event=(-e cpu -i $((1000000000 / ${1/alloc/1})))
+	local event=(-e alloc --alloc 524288)
 
-	[ "$1" != alloc ] || event=(-e alloc --alloc 524288)
+	[ "$1" = alloc ] || event=(-e cpu -i $((1000000000 / $1)))
 	"$asprof" start "${event[@]}" -a -t -o collapsed -f "$tmp/a.collapsed" "$2" >/dev/null 2>&1 ||
 		{ echo "java_overhead.sh: asprof failed to start" >&2; kill "$2"; exit 1; }
 }
@@ -185,6 +185,7 @@ run_once() {
 	*[0-9]f) hz=${1%f} extra=(--fixed-interval) ;;
 	*agent) hz=${1%agent} extra=(--java-stacks agent) ;;
 	*native) hz=${1%native} extra=(--no-java) ;;
+	alloc) ;;
 	a*) hz=${1#a} ;;
 	esac
 	mkfifo "$tmp/in" "$tmp/out"
@@ -308,7 +309,7 @@ for m in "${modes[@]}"; do
 		printf '\n    attach: median %s ms (min %s, max %s); with Java frames: all samples %s%%, main thread %s%%, main thread to JavacDriver.main %s%%; summary: %s%% %s' \
 			"$amed" "$alo" "$ahi" "$(median_known "$tmp/$m.withjava")" "$(median_known "$tmp/$m.main")" \
 			"$(median_known "$tmp/$m.mainroot")" "$(median_known "$tmp/$m.summ")" \
-			"$(case $m in a*) echo "(none)" ;; *agent) echo "of Java-thread samples joined" ;; *) echo "of samples with Java frames walked to the root" ;; esac)"
+			"$(case $m in alloc) echo "of allocations (not applicable)" ;; a*) echo "(none)" ;; *agent) echo "of Java-thread samples joined" ;; *) echo "of samples with Java frames walked to the root" ;; esac)"
 		if [ -s "$tmp/$m.summary" ]; then printf '\n    last run: %s' "$(cat "$tmp/$m.summary")"; fi
 		if [ -s "$tmp/$m.naming" ]; then printf '\n    last run, naming: %s' "$(cat "$tmp/$m.naming")"; fi
 	fi

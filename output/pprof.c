@@ -388,7 +388,8 @@ static int add_header(struct builder *b, const struct output_meta *meta, bool ti
 	snprintf(frequency, sizeof(frequency), "%u Hz", meta->frequency_hz);
 	if (add_comment(b, "generator", "jbpfprof " JBPFPROF_VERSION) || add_comment(b, "event", event) ||
 	    add_comment(b, "title", meta->title) || add_comment(b, "duration", duration) ||
-	    add_comment(b, "frequency", frequency) || add_comment(b, "summary", meta->summary) ||
+	    add_comment(b, "frequency", meta->frequency_hz ? frequency : NULL) ||
+	    add_comment(b, "summary", meta->summary) ||
 	    add_comment(b, "process roots", meta->process_roots))
 		return -ENOMEM;
 	for (int i = 0; i < 2; i++) {
