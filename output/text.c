@@ -10,6 +10,9 @@
  *     COUNT  PERCENT  PROCESS
  *      2010   67.68%  org.example.Main (java, pid 12)
  *   ...
+ *   Allocation sites by bytes         (when stacks end in a class allocated)
+ *     COUNT  PERCENT  SITE
+ *   ...
  *   Top 30 functions by self samples
  *     SELF  PERCENT  FUNCTION
  *     1234   41.55%  crc32_z
@@ -24,7 +27,9 @@
  * Self counts the samples whose stack ends in the function; total those
  * whose stack contains it anywhere, each sample once even when the
  * function recurses, so a total never exceeds 100%. Percentages are of the
- * profile's total. Rows with a count of zero are left out; ties are broken
+ * profile's total. In an allocation profile the class frames are the
+ * functions (so the self table is by class), and the sites table counts
+ * each stack under the frame that allocated. Rows with a count of zero are left out; ties are broken
  * by name so the report is the same on every run.
  *
  * Names are printed in full, never cut, in the last column so that long
@@ -218,12 +223,28 @@ static int by_count(const void *a, const void *b, void *arg)
 			      profile__frame_name(arg, rb->frame));
 }
 
+/* The frame a table counts a stack under, or -1 for a stack it leaves out. */
+typedef int64_t (*row_of_fn)(const struct profile *profile, const uint32_t *frames, size_t depth);
+
+/* A stack that begins with a process frame: that frame. */
+static int64_t process_of(const struct profile *profile, const uint32_t *frames, size_t depth)
+{
+	return depth && profile__frame_kind(profile, frames[0]) == FRAME_KIND_PROCESS ? (int64_t)frames[0] : -1;
+}
+
+/* An allocation's stack (ending in the class allocated): the frame that allocated it. */
+static int64_t site_of(const struct profile *profile, const uint32_t *frames, size_t depth)
+{
+	return depth >= 2 && profile__frame_kind(profile, frames[depth - 1]) == FRAME_KIND_CLASS ? (int64_t)frames[depth - 2]
+												    : -1;
+}
+
 /*
- * The processes whose stacks the profile holds (those that begin with a
- * process frame), most counted first; nothing when no stack begins so.
+ * A table of the frames row_of picks, most counted first, under heading
+ * ("Processes by") and column ("PROCESS"); nothing when it picks none.
  */
-static int write_processes(FILE *out, const struct profile *profile, size_t top, const char *unit,
-			   uint64_t grand_total)
+static int write_rows(FILE *out, const struct profile *profile, size_t top, const char *unit, uint64_t grand_total,
+		      row_of_fn row_of, const char *heading, const char *column, const char *others)
 {
 	size_t nr_frames = profile__frame_count(profile), nr = 0, width = strlen("COUNT");
 	uint64_t *counts = calloc(nr_frames ? nr_frames : 1, sizeof(*counts)), rest = 0;
@@ -235,9 +256,10 @@ static int write_processes(FILE *out, const struct profile *profile, size_t top,
 		size_t depth;
 		uint64_t count;
 		const uint32_t *frames = profile__stack(profile, i, &depth, &count);
+		int64_t row = row_of(profile, frames, depth);
 
-		if (depth && profile__frame_kind(profile, frames[0]) == FRAME_KIND_PROCESS)
-			counts[frames[0]] += count;
+		if (row >= 0 && (size_t)row < nr_frames)
+			counts[row] += count;
 	}
 	rows = malloc((nr_frames ? nr_frames : 1) * sizeof(*rows));
 	if (!rows) {
@@ -257,9 +279,9 @@ static int write_processes(FILE *out, const struct profile *profile, size_t top,
 		for (size_t i = 0; i < nr; i++)
 			if ((size_t)decimal_width(rows[i].count) > width)
 				width = (size_t)decimal_width(rows[i].count);
-		fprintf(out, "\nProcesses by ");
+		fprintf(out, "\n%s ", heading);
 		emit__terminal(out, unit);
-		fprintf(out, "\n  %*s  %7s  PROCESS\n", (int)width, "COUNT", "PERCENT");
+		fprintf(out, "\n  %*s  %7s  %s\n", (int)width, "COUNT", "PERCENT", column);
 		for (size_t i = 0; i < nr; i++) {
 			fprintf(out, "  %*" PRIu64 "  %6.2f%%  ", (int)width, rows[i].count,
 				percent(rows[i].count, grand_total));
@@ -267,8 +289,8 @@ static int write_processes(FILE *out, const struct profile *profile, size_t top,
 			fputc('\n', out);
 		}
 		if (rest)
-			fprintf(out, "  %*" PRIu64 "  %6.2f%%  (the other processes)\n", (int)width, rest,
-				percent(rest, grand_total));
+			fprintf(out, "  %*" PRIu64 "  %6.2f%%  (%s)\n", (int)width, rest, percent(rest, grand_total),
+				others);
 	}
 	free(rows);
 	return 0;
@@ -312,7 +334,11 @@ int output_text_write(const struct profile *profile, const struct output_meta *m
 		fputc('\n', out);
 	}
 
-	err = write_processes(out, profile, top, unit, grand_total);
+	err = write_rows(out, profile, top, unit, grand_total, process_of, "Processes by", "PROCESS",
+			 "the other processes");
+	if (!err)
+		err = write_rows(out, profile, top, unit, grand_total, site_of, "Allocation sites by", "SITE",
+				 "the other sites");
 	if (!err) {
 		write_table(out, &fns, sorted, top, 0, unit, grand_total);
 		write_table(out, &fns, sorted, top, 1, unit, grand_total);

@@ -191,6 +191,47 @@ static void processes_are_listed_with_their_shares(void **state)
 	profile__free(none);
 }
 
+/*
+ * An allocation profile: the self table is by class, and the sites table
+ * counts each stack under the frame that allocated, whatever the class.
+ */
+static void allocation_sites_are_listed_with_their_shares(void **state)
+{
+	struct profile *p = profile__new(NULL), *none = recursive_profile();
+	const struct output_meta meta = { .unit = "bytes", .event = "alloc" };
+	uint32_t run, fill, box, longs, boxes;
+	struct table sites, self;
+	char *text;
+
+	(void)state;
+	assert_non_null(p);
+	run = intern_ok(p, "Main.run", FRAME_KIND_JAVA);
+	fill = intern_ok(p, "Main.fill", FRAME_KIND_JAVA);
+	box = intern_ok(p, "Main.box", FRAME_KIND_JAVA);
+	longs = intern_ok(p, "long[]", FRAME_KIND_CLASS);
+	boxes = intern_ok(p, "Main$Box", FRAME_KIND_CLASS);
+	assert_int_equal(profile__add(p, (uint32_t[]){ run, fill, longs }, 3, 600), 0);
+	assert_int_equal(profile__add(p, (uint32_t[]){ run, fill, boxes }, 3, 100), 0);
+	assert_int_equal(profile__add(p, (uint32_t[]){ run, box, boxes }, 3, 300), 0);
+	/* Allocated where the walk gave no frame above the class: not a site of any method. */
+	assert_int_equal(profile__add(p, (uint32_t[]){ boxes }, 1, 7), 0);
+	text = report_of(p, &meta, 0);
+	parse_table(text, "Allocation sites by bytes", &sites);
+	assert_int_equal(sites.nr, 2);
+	assert_string_equal(sites.rows[0].name, "Main.fill");
+	check_row(&sites, "Main.fill", 700, 1007);
+	check_row(&sites, "Main.box", 300, 1007);
+	parse_table(text, "Top 30 functions by self bytes", &self);
+	check_row(&self, "long[]", 600, 1007);
+	check_row(&self, "Main$Box", 407, 1007);
+	free(text);
+	text = report_of(none, NULL, 0);
+	assert_null(strstr(text, "Allocation sites by"));
+	free(text);
+	profile__free(p);
+	profile__free(none);
+}
+
 static void self_and_total_count_recursion_once(void **state)
 {
 	struct profile *p = recursive_profile();
@@ -364,6 +405,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(self_and_total_count_recursion_once),
 		cmocka_unit_test(processes_are_listed_with_their_shares),
+		cmocka_unit_test(allocation_sites_are_listed_with_their_shares),
 		cmocka_unit_test(process_thread_and_state_frames_are_not_functions),
 		cmocka_unit_test(recursive_leaf_counts_once),
 		cmocka_unit_test(rows_are_ordered_by_count_then_name),

@@ -152,7 +152,7 @@ static void alloc_summary(const struct recording *rec, char *buf, size_t size)
 	struct aggregator_stats stats;
 	struct java_stats js;
 	char attach_line[256] = "";
-	uint64_t taken, lost_here, lost;
+	uint64_t taken, lost_here, late, lost;
 
 	aggregator__stats(rec->agg, &stats);
 	java__stats(rec->java, &js);
@@ -160,12 +160,14 @@ static void alloc_summary(const struct recording *rec, char *buf, size_t size)
 	/* An agent's last counts may predate its last samples: never fewer taken than received. */
 	taken = js.agent_allocs > js.allocs + js.agent_allocs_lost ? js.agent_allocs : js.allocs + js.agent_allocs_lost;
 	lost_here = js.allocs > stats.written ? js.allocs - stats.written : 0;
-	lost = js.agent_allocs_lost + lost_here;
+	/* Sampled by a JVM after it was asked for the last of them, as the recording ended. */
+	late = taken - js.allocs - js.agent_allocs_lost;
+	lost = js.agent_allocs_lost + lost_here + late;
 	snprintf(buf, size,
 		 "%llu allocations sampled, %llu written, %llu lost (%llu in the JVMs: send queue full; %llu here: "
-		 "profile full); %llu without Java frames%s",
+		 "profile full; %llu sampled as the recording ended); %llu without Java frames%s",
 		 (unsigned long long)taken, (unsigned long long)stats.written, (unsigned long long)lost,
-		 (unsigned long long)js.agent_allocs_lost, (unsigned long long)lost_here,
+		 (unsigned long long)js.agent_allocs_lost, (unsigned long long)lost_here, (unsigned long long)late,
 		 (unsigned long long)js.allocs_no_java, attach_line);
 }
 
