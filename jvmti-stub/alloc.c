@@ -27,7 +27,7 @@ struct alloc_stripe {
 	pthread_mutex_t lock;
 	jvmtiFrameInfo frames[JBPF_STREAM_MAX_FRAMES + 1];
 	char class_name[JBPF_STREAM_MAX_NAME + 1];
-	struct emit_alloc_scratch scratch;
+	struct emit_scratch scratch;
 };
 
 static struct {

@@ -19,20 +19,35 @@ struct msgbuf {
 	size_t len, cap;
 };
 
-/* Appends one message: header, fixed part, then tail bytes. Sizes are checked by the callers' bounds. */
-static void put_msg(struct msgbuf *b, uint32_t type, const void *fixed, size_t fixed_len, const void *tail,
-		    size_t tail_len)
+/*
+ * Appends one message: header, fixed part, tail bytes, then name bytes
+ * (an ALLOC's frames, then its class). Sizes are checked by the callers'
+ * bounds.
+ */
+static void put_msg_named(struct msgbuf *b, uint32_t type, const void *fixed, size_t fixed_len, const void *tail,
+			  size_t tail_len, const void *name, size_t name_len)
 {
-	struct jbpf_msg_header h = { .type = type, .size = (uint32_t)(fixed_len + tail_len) };
+	size_t size = fixed_len + tail_len + name_len;
+	struct jbpf_msg_header h = { .type = type, .size = (uint32_t)size };
+	char *at = b->data + b->len + sizeof(h);
 
-	if (b->cap - b->len < sizeof(h) + fixed_len + tail_len)
+	if (b->cap - b->len < sizeof(h) + size)
 		return; /* cannot happen with the *_MAX bounds; a short batch is still whole messages */
 	memcpy(b->data + b->len, &h, sizeof(h));
 	if (fixed_len)
-		memcpy(b->data + b->len + sizeof(h), fixed, fixed_len);
+		memcpy(at, fixed, fixed_len);
 	if (tail_len)
-		memcpy(b->data + b->len + sizeof(h) + fixed_len, tail, tail_len);
-	b->len += sizeof(h) + fixed_len + tail_len;
+		memcpy(at + fixed_len, tail, tail_len);
+	if (name_len)
+		memcpy(at + fixed_len + tail_len, name, name_len);
+	b->len += sizeof(h) + size;
+}
+
+/* Appends one message: header, fixed part, then tail bytes. */
+static void put_msg(struct msgbuf *b, uint32_t type, const void *fixed, size_t fixed_len, const void *tail,
+		    size_t tail_len)
+{
+	put_msg_named(b, type, fixed, fixed_len, tail, tail_len, NULL, 0);
 }
 
 /* A METHOD for method, resolved now. */
@@ -44,6 +59,19 @@ static void put_method(struct msgbuf *b, jvmtiEnv *jvmti, JNIEnv *jni, uint64_t 
 	m.name_len = (uint32_t)names__resolve(jvmti, jni, (jmethodID)(uintptr_t)method, name, sizeof(name),
 					      &m.flags);
 	put_msg(b, JBPF_MSG_METHOD, &m, sizeof(m), name, m.name_len);
+}
+
+/*
+ * The METHODs still owed for scratch->ids[0..n), into b; their ids are
+ * left in scratch->unnamed for the append that names them. Their number.
+ */
+static size_t put_unnamed(struct msgbuf *b, jvmtiEnv *jvmti, JNIEnv *jni, struct emit_scratch *scratch, size_t n)
+{
+	size_t n_unnamed = outbox__unnamed(scratch->ids, n, scratch->unnamed);
+
+	for (size_t i = 0; i < n_unnamed; i++)
+		put_method(b, jvmti, jni, scratch->unnamed[i]);
+	return n_unnamed;
 }
 
 static size_t bounded_len(const char *s)
@@ -181,9 +209,7 @@ void emit__trace(jvmtiEnv *jvmti, JNIEnv *jni, const struct ring_slot *slot, str
 			.kind = slot->frames[i].kind,
 		};
 	}
-	n_unnamed = outbox__unnamed(scratch->ids, t.frame_count, scratch->unnamed);
-	for (size_t i = 0; i < n_unnamed; i++)
-		put_method(&b, jvmti, jni, scratch->unnamed[i]);
+	n_unnamed = put_unnamed(&b, jvmti, jni, scratch, t.frame_count);
 	put_msg(&b, JBPF_MSG_TRACE, &t, sizeof(t), frames, t.frame_count * sizeof(*frames));
 	outbox__append(b.data, b.len, EMIT_AGENT_LIMIT, scratch->unnamed, n_unnamed);
 }
@@ -195,32 +221,20 @@ _Static_assert(sizeof(struct jbpf_msg_thread_stack) <= sizeof(struct jbpf_msg_tr
 #define JVMTI_NATIVE_LOCATION (-1)
 #define TRACE_NATIVE_BCI (-3)
 
-static uint32_t jvmti_frames(const jvmtiFrameInfo *frames, jint count, struct emit_scratch *scratch);
-
-void emit__thread_stack(jvmtiEnv *jvmti, JNIEnv *jni, uint32_t tid, jint state, const jvmtiFrameInfo *frames,
-			jint count, struct emit_scratch *scratch)
-{
-	struct msgbuf b = { .data = scratch->batch, .cap = sizeof(scratch->batch) };
-	struct jbpf_msg_thread_stack t = { .tid = tid, .jvmti_state = state };
-	size_t n_unnamed;
-
-	if (count > JBPF_STREAM_MAX_FRAMES) {
-		count = JBPF_STREAM_MAX_FRAMES;
-		t.flags |= JBPF_TRACE_TRUNCATED;
-	}
-	t.frame_count = jvmti_frames(frames, count, scratch);
-	n_unnamed = outbox__unnamed(scratch->ids, t.frame_count, scratch->unnamed);
-	for (size_t i = 0; i < n_unnamed; i++)
-		put_method(&b, jvmti, jni, scratch->unnamed[i]);
-	put_msg(&b, JBPF_MSG_THREAD_STACK, &t, sizeof(t), scratch->frames, t.frame_count * sizeof(scratch->frames[0]));
-	outbox__append(b.data, b.len, EMIT_AGENT_LIMIT, scratch->unnamed, n_unnamed);
-}
-
-/* The frames a THREAD_STACK or an ALLOC carries, from JVMTI's, into scratch->frames and ->ids. */
-static uint32_t jvmti_frames(const jvmtiFrameInfo *frames, jint count, struct emit_scratch *scratch)
+/*
+ * The frames a THREAD_STACK or an ALLOC carries, from JVMTI's, into
+ * scratch->frames and ->ids: their count, at most JBPF_STREAM_MAX_FRAMES
+ * (count may be one more: the stack is then cut and *flags gets
+ * JBPF_TRACE_TRUNCATED); a negative count gives none.
+ */
+static uint32_t jvmti_frames(const jvmtiFrameInfo *frames, jint count, struct emit_scratch *scratch, uint32_t *flags)
 {
 	uint32_t n = count > 0 ? (uint32_t)count : 0;
 
+	if (n > JBPF_STREAM_MAX_FRAMES) {
+		n = JBPF_STREAM_MAX_FRAMES;
+		*flags |= JBPF_TRACE_TRUNCATED;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		jlocation loc = frames[i].location;
 
@@ -234,30 +248,33 @@ static uint32_t jvmti_frames(const jvmtiFrameInfo *frames, jint count, struct em
 	return n;
 }
 
-int emit__alloc(jvmtiEnv *jvmti, JNIEnv *jni, const struct jbpf_msg_alloc *alloc, const jvmtiFrameInfo *frames,
-		jint count, const char *class_name, struct emit_alloc_scratch *scratch)
+void emit__thread_stack(jvmtiEnv *jvmti, JNIEnv *jni, uint32_t tid, jint state, const jvmtiFrameInfo *frames,
+			jint count, struct emit_scratch *scratch)
 {
-	struct emit_scratch *ts = &scratch->trace;
-	struct msgbuf b = { .data = ts->batch, .cap = sizeof(ts->batch) };
+	struct msgbuf b = { .data = scratch->batch, .cap = sizeof(scratch->batch) };
+	struct jbpf_msg_thread_stack t = { .tid = tid, .jvmti_state = state };
+	size_t n_unnamed;
+
+	t.frame_count = jvmti_frames(frames, count, scratch, &t.flags);
+	n_unnamed = put_unnamed(&b, jvmti, jni, scratch, t.frame_count);
+	put_msg(&b, JBPF_MSG_THREAD_STACK, &t, sizeof(t), scratch->frames, t.frame_count * sizeof(scratch->frames[0]));
+	outbox__append(b.data, b.len, EMIT_AGENT_LIMIT, scratch->unnamed, n_unnamed);
+}
+
+int emit__alloc(jvmtiEnv *jvmti, JNIEnv *jni, const struct jbpf_msg_alloc *alloc, const jvmtiFrameInfo *frames,
+		jint count, const char *class_name, struct emit_scratch *scratch)
+{
+	struct msgbuf b = { .data = scratch->batch, .cap = sizeof(scratch->batch) };
 	struct jbpf_msg_alloc a = *alloc;
-	size_t n_unnamed, frames_len;
+	size_t n_unnamed;
 
 	a.class_len = (uint32_t)bounded_len(class_name);
 	a.flags = 0;
-	if (count > JBPF_STREAM_MAX_FRAMES) {
-		count = JBPF_STREAM_MAX_FRAMES;
-		a.flags |= JBPF_TRACE_TRUNCATED;
-	}
-	a.frame_count = jvmti_frames(frames, count, ts);
-	n_unnamed = outbox__unnamed(ts->ids, a.frame_count, ts->unnamed);
-	for (size_t i = 0; i < n_unnamed; i++)
-		put_method(&b, jvmti, jni, ts->unnamed[i]);
-	/* The frames, then the name, after the fixed part: one tail. */
-	frames_len = a.frame_count * sizeof(ts->frames[0]);
-	memcpy(scratch->tail, ts->frames, frames_len);
-	memcpy(scratch->tail + frames_len, class_name, a.class_len);
-	put_msg(&b, JBPF_MSG_ALLOC, &a, sizeof(a), scratch->tail, frames_len + a.class_len);
-	return outbox__append(b.data, b.len, OUTBOX_LIMIT, ts->unnamed, n_unnamed);
+	a.frame_count = jvmti_frames(frames, count, scratch, &a.flags);
+	n_unnamed = put_unnamed(&b, jvmti, jni, scratch, a.frame_count);
+	put_msg_named(&b, JBPF_MSG_ALLOC, &a, sizeof(a), scratch->frames, a.frame_count * sizeof(scratch->frames[0]),
+		      class_name, a.class_len);
+	return outbox__append(b.data, b.len, OUTBOX_LIMIT, scratch->unnamed, n_unnamed);
 }
 
 void emit__stats(const struct jbpf_msg_stats *stats)

@@ -53,18 +53,12 @@
  */
 #define EMIT_AGENT_LIMIT (OUTBOX_LIMIT + EMIT_TRACE_BATCH_MAX + 4096)
 
-/* What emit__trace needs besides its arguments; one per agent thread, reused. */
+/* What emit__trace needs besides its arguments; one per agent thread, reused (and per allocation stripe). */
 struct emit_scratch {
 	char batch[EMIT_TRACE_BATCH_MAX];
 	uint64_t ids[JBPF_STREAM_MAX_FRAMES];
 	uint64_t unnamed[JBPF_STREAM_MAX_FRAMES];
 	struct jbpf_trace_frame frames[JBPF_STREAM_MAX_FRAMES];
-};
-
-/* What emit__alloc needs: a trace's scratch, and the ALLOC's tail (frames, then the class's name). */
-struct emit_alloc_scratch {
-	struct emit_scratch trace;
-	char tail[JBPF_STREAM_MAX_FRAMES * sizeof(struct jbpf_trace_frame) + JBPF_STREAM_MAX_NAME];
 };
 
 /* CLOCK_MONOTONIC in nanoseconds, the stream's time base. */
@@ -102,7 +96,7 @@ void emit__thread_stack(jvmtiEnv *jvmti, JNIEnv *jni, uint32_t tid, jint state, 
  * was dropped. scratch is the caller's, one thread at a time.
  */
 int emit__alloc(jvmtiEnv *jvmti, JNIEnv *jni, const struct jbpf_msg_alloc *alloc, const jvmtiFrameInfo *frames,
-		jint count, const char *class_name, struct emit_alloc_scratch *scratch);
+		jint count, const char *class_name, struct emit_scratch *scratch);
 void emit__stats(const struct jbpf_msg_stats *stats);
 void emit__flushed(void);
 
