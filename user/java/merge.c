@@ -280,8 +280,5 @@ void merge__add(struct merge *m, const struct jbpf_sample *s, const struct merge
 		aggregator__push_user(agg, frames[i].name, frames[i].kind, s->tgid, i == 0 ? ips[i] : ips[i] - 1);
 	if (java->leaf)
 		aggregator__push(agg, java->leaf, FRAME_KIND_CLASS);
-	if (java->weight)
-		aggregator__end_weighted(agg, s, java->weight, java->objects);
-	else
-		aggregator__end(agg, s);
+	aggregator__end_weighted(agg, s, java->weight ? java->weight : 1, java->objects);
 }

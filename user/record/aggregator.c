@@ -33,8 +33,6 @@ struct aggregator {
 	struct shares *shares;        /* with time_weights */
 	struct addr_ids *addr_ids;    /* native frames' ids by address */
 	struct process_roots *roots;  /* with a process_root: each process's root frame */
-	uint64_t weight;              /* without time_weights: what a stack counts (1: a sample) */
-	uint64_t objects;             /* ... and the objects beside it (aggregator__end_weighted) */
 };
 
 struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
@@ -47,7 +45,6 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 	agg->config = *config;
 	agg->sym = sym;
 	agg->profile = profile;
-	agg->weight = 1;
 	agg->addr_ids = addr_ids__new();
 	if (config->process_root != VIEW_ROOT_NONE)
 		agg->roots = process_roots__new(config->process_root);
@@ -314,10 +311,12 @@ static bool add_in_state(struct aggregator *agg, const struct jbpf_sample *s, si
 /*
  * Adds the stack built in agg->frames[0..depth) for sample s, with the
  * weight the header describes. A wait whose thread was woken before it ran
- * again is two stacks: asleep until then, runnable after. False when the
- * profile is full.
+ * again is two stacks: asleep until then, runnable after. Without time
+ * weights the stack counts weight (1: one sample) and objects beside it
+ * (an allocation's). False when the profile is full.
  */
-static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, size_t depth)
+static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, uint64_t weight,
+			 uint64_t objects)
 {
 	bool share = s->type == JBPF_RECORD_CPU_SAMPLE || (s->flags & JBPF_WAIT_SAMPLED);
 	uint64_t start = s->wait_start_ns, end = s->time_ns, woken = s->woken_ns;
@@ -327,7 +326,7 @@ static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, si
 		if (!add_in_state(agg, s, depth, s->state, false, ns_to_us(agg->config.sample_weight_ns)))
 			return false;
 	} else if (!agg->config.time_weights) {
-		if (profile__add_objects(agg->profile, agg->frames, depth, agg->weight, agg->objects))
+		if (profile__add_objects(agg->profile, agg->frames, depth, weight, objects))
 			return false;
 	} else if (s->type == JBPF_RECORD_WAIT && woken > start && woken < end) {
 		if (!add_in_state(agg, s, depth, s->state, share, ns_to_us(woken - start)) ||
@@ -358,7 +357,7 @@ void aggregator__add_placeholder(struct aggregator *agg, uint32_t tgid, uint32_t
 	if (!state_kept(agg, &s) || !ns_to_us(ns))
 		return;
 	if (!add_roots(agg, &s, thread_name, &depth) || !push(agg, &depth, reason, FRAME_KIND_LOST) ||
-	    !finish_stack(agg, &s, depth))
+	    !finish_stack(agg, &s, depth, 1, 0))
 		agg->stats.profile_full++;
 }
 
@@ -378,7 +377,7 @@ void aggregator__add(struct aggregator *agg, const struct jbpf_sample *s)
 	if (!state_kept(agg, s))
 		return;
 	if (!add_roots(agg, s, NULL, &depth) || !add_user_frames(agg, s, &depth) ||
-	    !add_kernel_frames(agg, s, &depth) || !finish_stack(agg, s, depth))
+	    !add_kernel_frames(agg, s, &depth) || !finish_stack(agg, s, depth, 1, 0))
 		agg->stats.profile_full++;
 }
 
@@ -441,19 +440,11 @@ bool aggregator__annotates(const struct aggregator *agg)
 void aggregator__end_weighted(struct aggregator *agg, const struct jbpf_sample *s, uint64_t weight,
 			      uint64_t objects)
 {
-	if (agg->config.time_weights) {
-		aggregator__end(agg, s);
-		return;
-	}
-	agg->weight = weight;
-	agg->objects = objects;
-	aggregator__end(agg, s);
-	agg->weight = 1;
-	agg->objects = 0;
+	if (agg->failed || !add_kernel_frames(agg, s, &agg->depth) || !finish_stack(agg, s, agg->depth, weight, objects))
+		agg->stats.profile_full++;
 }
 
 void aggregator__end(struct aggregator *agg, const struct jbpf_sample *s)
 {
-	if (agg->failed || !add_kernel_frames(agg, s, &agg->depth) || !finish_stack(agg, s, agg->depth))
-		agg->stats.profile_full++;
+	aggregator__end_weighted(agg, s, 1, 0);
 }

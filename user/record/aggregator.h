@@ -111,9 +111,9 @@ int64_t aggregator__intern(struct aggregator *agg, const char *name, enum frame_
 void aggregator__push_id(struct aggregator *agg, int64_t id);
 void aggregator__end(struct aggregator *agg, const struct jbpf_sample *sample);
 /*
- * The same, for a profile without time weights, counting weight instead
- * of one sample, and objects beside it: an allocation's estimated bytes
- * and objects (profile__add_objects).
+ * aggregator__end counting weight instead of one sample, and objects
+ * beside it: an allocation's estimated bytes and objects
+ * (profile__add_objects). A profile with time weights ignores both.
  */
 void aggregator__end_weighted(struct aggregator *agg, const struct jbpf_sample *sample, uint64_t weight,
 			      uint64_t objects);
