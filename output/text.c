@@ -29,8 +29,9 @@
  * function recurses, so a total never exceeds 100%. Percentages are of the
  * profile's total. In an allocation profile the class frames are the
  * functions (so the self table is by class), and the sites table counts
- * each stack under the frame that allocated. Rows with a count of zero are left out; ties are broken
- * by name so the report is the same on every run.
+ * each stack under the frame that allocated. Rows with a count of zero
+ * are left out; ties are broken by name so the report is the same on
+ * every run.
  *
  * Names are printed in full, never cut, in the last column so that long
  * C++ and Java names do not break the alignment. Control characters in
@@ -235,8 +236,9 @@ static int64_t process_of(const struct profile *profile, const uint32_t *frames,
 /* An allocation's stack (ending in the class allocated): the frame that allocated it. */
 static int64_t site_of(const struct profile *profile, const uint32_t *frames, size_t depth)
 {
-	return depth >= 2 && profile__frame_kind(profile, frames[depth - 1]) == FRAME_KIND_CLASS ? (int64_t)frames[depth - 2]
-												    : -1;
+	if (depth < 2 || profile__frame_kind(profile, frames[depth - 1]) != FRAME_KIND_CLASS)
+		return -1;
+	return frames[depth - 2];
 }
 
 /*

@@ -128,18 +128,28 @@ static struct profile *profile_for(const struct command *cmd, enum output_format
 }
 
 
+/* Each event (enum event_mode) as the outputs and the recording name it. */
+static const struct {
+	const char *word;  /* output_meta.event: "wall" */
+	const char *title; /* "Wall-clock profile of ..." */
+	const char *unit;  /* what a count is */
+	enum recording_event recording;
+} events[] = {
+	[EVENT_CPU] = { "cpu", "CPU", "samples", RECORDING_CPU },
+	[EVENT_WALL] = { "wall", "Wall-clock", "microseconds", RECORDING_WALL },
+	[EVENT_OFFCPU] = { "offcpu", "Off-CPU", "microseconds", RECORDING_OFFCPU },
+	[EVENT_ALLOC] = { "alloc", "Allocation", "bytes", RECORDING_ALLOC },
+};
+
 static int write_outputs(struct command *cmd, const char *summary)
 {
 	const struct options *o = &cmd->opts;
 	struct output_meta meta = {
-		.unit = o->event == EVENT_CPU ? "samples" : o->event == EVENT_ALLOC ? "bytes" : "microseconds",
+		.unit = events[o->event].unit,
 		.duration_s = recording__elapsed_s(cmd->rec),
 		.frequency_hz = o->event == EVENT_ALLOC ? 0 : o->frequency_hz,
 		.summary = summary,
-		.event = o->event == EVENT_WALL	    ? "wall"
-			 : o->event == EVENT_OFFCPU ? "offcpu"
-			 : o->event == EVENT_ALLOC  ? "alloc"
-						    : "cpu",
+		.event = events[o->event].word,
 		.start_unix_ns = cmd->start_unix_ns,
 		.process_roots = view_root_word(recording__roots(cmd->rec)),
 	};
@@ -147,12 +157,7 @@ static int write_outputs(struct command *cmd, const char *summary)
 	int failed = 0;
 
 	recording__describe_targets(cmd->rec, targets, sizeof(targets));
-	snprintf(title, sizeof(title), "%s profile of %s",
-		 o->event == EVENT_WALL	    ? "Wall-clock"
-		 : o->event == EVENT_OFFCPU ? "Off-CPU"
-		 : o->event == EVENT_ALLOC  ? "Allocation"
-					    : "CPU",
-		 targets);
+	snprintf(title, sizeof(title), "%s profile of %s", events[o->event].title, targets);
 	meta.title = title;
 	for (size_t i = 0; i < cmd->nr_outputs; i++) {
 		struct output_file *f = &cmd->outputs[i];
@@ -182,10 +187,7 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.pids = o->pids,
 		.nr_pids = o->nr_pids,
 		.all = o->all,
-		.event = o->event == EVENT_WALL	    ? RECORDING_WALL
-			 : o->event == EVENT_OFFCPU ? RECORDING_OFFCPU
-			 : o->event == EVENT_ALLOC  ? RECORDING_ALLOC
-						    : RECORDING_CPU,
+		.event = events[o->event].recording,
 		.alloc_interval = o->alloc_interval,
 		.frequency_hz = o->frequency_hz,
 		.fixed_interval = o->fixed_interval,

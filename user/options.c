@@ -563,7 +563,7 @@ static enum options_result check_continuous(struct options *opts, bool frequency
 enum options_result options_parse(int argc, char **argv, struct options *opts)
 {
 	bool frequency_given = false, fleet_given = false;
-	bool format_given = false, state_given = false, block_given = false, alloc_given = false;
+	bool format_given = false, state_given = false, block_given = false, alloc_given = false, jfr;
 	char err[256];
 	uint64_t value;
 	int c;
@@ -816,10 +816,11 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return OPTIONS_RUN;
 	if (resolve_output_formats(opts, format_given) != OPTIONS_RUN)
 		return OPTIONS_USAGE;
+	/* The default file (no -f) is of opts->format. */
+	jfr = !opts->nr_outputs && opts->format == OUTPUT_JFR;
 	for (size_t i = 0; i < opts->nr_outputs; i++)
-		if (opts->event == EVENT_ALLOC && opts->output_formats[i] == OUTPUT_JFR)
-			return usage_error("-e alloc writes no JFR file yet: use -o pprof, flamegraph, text, collapsed or otlp");
-	if (opts->event == EVENT_ALLOC && !opts->nr_outputs && opts->format == OUTPUT_JFR)
+		jfr |= opts->output_formats[i] == OUTPUT_JFR;
+	if (jfr && opts->event == EVENT_ALLOC)
 		return usage_error("-e alloc writes no JFR file yet: use -o pprof, flamegraph, text, collapsed or otlp");
 	return OPTIONS_RUN;
 }
