@@ -9,8 +9,8 @@
  *   3. Its PT_LOAD segments give the load bias of the mapping
  *      (symbolizer/elf.h: runtime address minus ELF vaddr).
  *   4. Its .dynsym, where HotSpot exports the gHotSpotVM* variables
- *      (JNIEXPORT), else its .symtab, gives their ELF vaddrs; a table or
- *      its strings larger than FIND_MAX_SECTION is not read.
+ *      (JNIEXPORT), else its .symtab, gives their ELF vaddrs
+ *      (elf__find_symbols, its tables bounded as the symbolizer's are).
  *
  * Nothing of the process's memory is read here.
  */
@@ -18,20 +18,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "symbolizer/elf.h"
 #include "symbolizer/proc.h"
 #include "symbolizer/procmaps.h"
 
-/* libjvm's .dynsym is ~12 KiB and its .symtab ~1.5 MiB, each with as much in strings. */
-#define FIND_MAX_SECTION (32u << 20)
 
 /* Each symbol find looks for, and where its address goes. */
 struct wanted {
@@ -81,129 +76,37 @@ static bool is_libjvm(const struct procmaps_entry *e)
 	return !strcmp(slash ? slash + 1 : e->path, "libjvm.so");
 }
 
-/* The mapping's file, opened as a target's file is (see the file comment): an fd or a negative errno. */
-static int open_libjvm(const char *proc_root, uint32_t tgid, const struct procmaps_entry *e)
-{
-	int fd = proc__open_map_file(proc_root, tgid, e->start, e->end);
-
-	if (fd < 0 && !e->deleted) {
-		struct proc_expect same = {
-			.follow = PROC_FOLLOW_NONE,
-			.check_identity = 1,
-			.dev = (uint64_t)makedev(e->dev_major, e->dev_minor),
-			.ino = e->inode,
-		};
-
-		fd = proc__open_target(proc_root, tgid, e->path, &same);
-	}
-	return fd;
-}
-
-static uint64_t section_size(const GElf_Shdr *shdr)
-{
-	return shdr->sh_type == SHT_NOBITS ? 0 : shdr->sh_size;
-}
-
-/* Whether the symbol table shdr and its strings are small enough to read. */
-static bool table_small(Elf *elf, const GElf_Shdr *shdr)
-{
-	Elf_Scn *strings = elf_getscn(elf, shdr->sh_link);
-	GElf_Shdr str_shdr;
-
-	return strings && gelf_getshdr(strings, &str_shdr) && section_size(shdr) <= FIND_MAX_SECTION &&
-	       section_size(&str_shdr) <= FIND_MAX_SECTION;
-}
-
-/* The wanted symbols of one symbol table, at ELF vaddr + bias, into syms: how many were new. */
-static size_t match_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, uint64_t bias,
-			    struct hotspot_vm_symbols *syms)
-{
-	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT), count, found = 0;
-	Elf_Data *data = elf_getdata(scn, NULL);
-
-	if (!data || !entsize)
-		return 0;
-	count = data->d_size / entsize;
-	for (size_t i = 0; i < count; i++) {
-		GElf_Sym sym;
-		const char *name;
-
-		if (!gelf_getsym(data, (int)i, &sym))
-			break;
-		if (GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF || !sym.st_value ||
-		    sym.st_name == 0)
-			continue;
-		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
-		if (!name || strncmp(name, "gHotSpotVM", 10))
-			continue;
-		for (size_t w = 0; w < NR_WANTED; w++)
-			if (!*slot(syms, w) && !strcmp(name, wanted[w].name)) {
-				*slot(syms, w) = sym.st_value + bias;
-				found++;
-			}
-	}
-	return found;
-}
-
-/* The symbols from .dynsym, then from .symtab for any still missing. */
-static void read_symbols(Elf *elf, uint64_t bias, struct hotspot_vm_symbols *syms)
-{
-	static const Elf64_Word kinds[] = { SHT_DYNSYM, SHT_SYMTAB };
-	size_t found = 0;
-
-	for (size_t k = 0; k < 2 && found < NR_WANTED; k++) {
-		Elf_Scn *scn = NULL;
-
-		while ((scn = elf_nextscn(elf, scn)) != NULL) {
-			GElf_Shdr shdr;
-
-			if (gelf_getshdr(scn, &shdr) && shdr.sh_type == kinds[k] && table_small(elf, &shdr))
-				found += match_symbols(elf, scn, &shdr, bias, syms);
-		}
-	}
-}
-
-/* The load bias of mapping e of the file open at fd: 0, or -1 when no segment holds it. */
-static int load_bias(int fd, const struct procmaps_entry *e, uint64_t *bias)
-{
-	struct elf_image img;
-	uint64_t vaddr;
-
-	if (elf__read_fd(fd, &img, NULL) || elf__vaddr(&img, e->start, e->pgoff, e->start, &vaddr))
-		return -1;
-	*bias = e->start - vaddr;
-	return 0;
-}
-
 /* The symbols of the libjvm.so mapped as e: 0, or -1 with why. */
 static int read_libjvm(const char *proc_root, uint32_t tgid, const struct procmaps_entry *e,
 		       struct hotspot_vm_symbols *syms, uint64_t *base, char *why, size_t why_size)
 {
-	int fd = open_libjvm(proc_root, tgid, e), err = -1;
-	Elf *elf = NULL;
+	int fd = proc__open_maps_entry(proc_root, tgid, e), err = -1;
+	const char *names[NR_WANTED];
+	uint64_t vaddrs[NR_WANTED], vaddr;
+	struct elf_image img;
 
 	if (fd < 0) {
 		snprintf(why, why_size, "cannot open %s of process %u: %s", e->path, tgid, strerror(-fd));
 		return -1;
 	}
-	if (load_bias(fd, e, base)) {
+	for (size_t w = 0; w < NR_WANTED; w++)
+		names[w] = wanted[w].name;
+	/* HotSpot exports them (JNIEXPORT); a build that does not still names them in .symtab. */
+	if (elf__find_symbols(fd, ELF_SYMBOL_OBJECT, 1, names, NR_WANTED, vaddrs, &img) < 0 ||
+	    elf__vaddr(&img, e->start, e->pgoff, e->start, &vaddr)) {
 		snprintf(why, why_size, "%s is not an ELF file that holds its mapping", e->path);
 		goto out;
 	}
-	if (elf_version(EV_CURRENT) == EV_NONE || !(elf = elf_begin(fd, ELF_C_READ, NULL))) {
-		snprintf(why, why_size, "%s: %s", e->path, elf_errmsg(-1));
-		goto out;
-	}
-	read_symbols(elf, *base, syms);
+	*base = e->start - vaddr;
 	err = 0;
-	for (size_t w = 0; w < NR_WANTED && !err; w++)
-		if (!wanted[w].optional && !*slot(syms, w)) {
+	for (size_t w = 0; w < NR_WANTED && !err; w++) {
+		*slot(syms, w) = vaddrs[w] ? vaddrs[w] + *base : 0;
+		if (!wanted[w].optional && !vaddrs[w]) {
 			snprintf(why, why_size, "%s exports no %s (not a HotSpot JVM?)", e->path, wanted[w].name);
 			err = -1;
 		}
+	}
 out:
-	if (elf)
-		elf_end(elf);
 	close(fd);
 	return err;
 }

@@ -314,6 +314,78 @@ int elf__read_memory(const void *image, size_t size, struct elf_image *img,
 	return err;
 }
 
+/* The wanted names of one symbol table, of type (STT_FUNC, STT_OBJECT), into vaddrs still 0: how many were new. */
+static size_t match_names(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, int type, const char *const *names, size_t nr,
+			  uint64_t *vaddrs)
+{
+	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT), count, found = 0;
+	Elf_Data *data = elf_getdata(scn, NULL);
+
+	if (!data || !entsize)
+		return 0;
+	count = data->d_size / entsize;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		if (GELF_ST_TYPE(sym.st_info) != type || sym.st_shndx == SHN_UNDEF || !sym.st_value || !sym.st_name)
+			continue;
+		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+		if (!name)
+			continue;
+		for (size_t w = 0; w < nr; w++)
+			if (!vaddrs[w] && !strcmp(name, names[w])) {
+				vaddrs[w] = sym.st_value;
+				found++;
+			}
+	}
+	return found;
+}
+
+int elf__find_symbols(int fd, enum elf_symbol_kind kind, int symtab_too, const char *const *names, size_t nr,
+		      uint64_t *vaddrs, struct elf_image *img)
+{
+	static const Elf64_Word tables[] = { SHT_DYNSYM, SHT_SYMTAB };
+	int type = kind == ELF_SYMBOL_OBJECT ? STT_OBJECT : STT_FUNC;
+	uint64_t left = 2 * ELF_MAX_SECTION_BYTES;
+	size_t found = 0;
+	Elf *elf;
+	int err;
+
+	memset(vaddrs, 0, nr * sizeof(*vaddrs));
+	memset(img, 0, sizeof(*img));
+	if (!libelf_ready() || !(elf = elf_begin(fd, ELF_C_READ, NULL)))
+		return -ENOEXEC;
+	err = read_elf(elf, img, NULL, left);
+	for (size_t t = 0; !err && t < (symtab_too ? 2u : 1u) && found < nr; t++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(elf, scn)) != NULL) {
+			GElf_Shdr shdr;
+
+			if (gelf_getshdr(scn, &shdr) && shdr.sh_type == tables[t] && table_fits(elf, &shdr, &left))
+				found += match_names(elf, scn, &shdr, type, names, nr, vaddrs);
+		}
+	}
+	elf_end(elf);
+	return err ? err : (int)found;
+}
+
+int elf__file_offset(const struct elf_image *img, uint64_t vaddr, uint64_t *offset)
+{
+	for (size_t i = 0; i < img->nr_loads; i++) {
+		const struct elf_load *load = &img->loads[i];
+
+		if (vaddr >= load->vaddr && vaddr - load->vaddr < load->filesz) {
+			*offset = vaddr - load->vaddr + load->offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int elf__vaddr(const struct elf_image *img, uint64_t map_start, uint64_t map_pgoff, uint64_t addr,
 	       uint64_t *vaddr)
 {

@@ -94,4 +94,23 @@ int elf__read_memory(const void *image, size_t size, struct elf_image *img,
 int elf__vaddr(const struct elf_image *img, uint64_t map_start, uint64_t map_pgoff, uint64_t addr,
 	       uint64_t *vaddr);
 
+enum elf_symbol_kind {
+	ELF_SYMBOL_FUNCTION, /* STT_FUNC: an indirect function's symbol is its resolver's, and is not taken */
+	ELF_SYMBOL_OBJECT,   /* STT_OBJECT: a variable */
+};
+
+/*
+ * Reads the ELF file open at fd into *img (as elf__read_fd with no
+ * symbols) and looks up the defined symbols of kind called names[0..nr)
+ * in its .dynsym and, with symtab_too, in its .symtab for those .dynsym
+ * lacks: vaddrs[i] their ELF vaddrs, 0 for a name not there. Returns how
+ * many were found, or -ENOEXEC for something that is not a readable ELF
+ * file. The tables are bounded as elf__read_fd's are.
+ */
+int elf__find_symbols(int fd, enum elf_symbol_kind kind, int symtab_too, const char *const *names, size_t nr,
+		      uint64_t *vaddrs, struct elf_image *img);
+
+/* The file offset of ELF vaddr: 0, or -ENOENT when no PT_LOAD segment's file bytes hold it. */
+int elf__file_offset(const struct elf_image *img, uint64_t vaddr, uint64_t *offset);
+
 #endif /* JBPF_ELF_H */

@@ -19,7 +19,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include "symbolizer/procmaps.h"
 
 #include "symbolizer/lines.h"
 
@@ -599,4 +602,35 @@ int proc__open_map_file(const char *proc_root, uint32_t tgid, uint64_t start, ui
 	fd = proc__open_map_file_at(dirfd, start, end);
 	close(dirfd);
 	return fd;
+}
+
+int proc__open_mapping(const char *proc_root, uint32_t tgid, const struct proc_mapping *m)
+{
+	int fd = proc__open_map_file(proc_root, tgid, m->start, m->end);
+
+	if (fd < 0 && !m->deleted) {
+		struct proc_expect same = {
+			.follow = PROC_FOLLOW_NONE,
+			.check_identity = 1,
+			.dev = m->dev,
+			.ino = m->ino,
+		};
+
+		fd = proc__open_target(proc_root, tgid, m->path, &same);
+	}
+	return fd;
+}
+
+int proc__open_maps_entry(const char *proc_root, uint32_t tgid, const struct procmaps_entry *e)
+{
+	struct proc_mapping m = {
+		.start = e->start,
+		.end = e->end,
+		.path = e->path,
+		.deleted = e->deleted,
+		.dev = (uint64_t)makedev(e->dev_major, e->dev_minor),
+		.ino = e->inode,
+	};
+
+	return proc__open_mapping(proc_root, tgid, &m);
 }

@@ -216,6 +216,24 @@ int proc__open_in_root(const char *proc_root, uint32_t tgid, const char *path);
 int proc__open_map_file(const char *proc_root, uint32_t tgid, uint64_t start, uint64_t end);
 int proc__open_map_file_at(int pid_dirfd, uint64_t start, uint64_t end);
 
+/* A file mapping of a process, as its maps line names it. */
+struct proc_mapping {
+	uint64_t start, end;
+	const char *path;   /* as the process sees it */
+	int deleted;        /* the path ended in " (deleted)": no other file may stand for it */
+	uint64_t dev, ino;
+};
+
+/*
+ * Opens the file behind mapping m of process tgid: through map_files,
+ * else (not deleted) by its path inside the process's root, which must be
+ * the device and inode the maps name. fd or a negative errno, as above.
+ */
+int proc__open_mapping(const char *proc_root, uint32_t tgid, const struct proc_mapping *m);
+/* The same for a line of the process's maps (symbolizer/procmaps.h). */
+struct procmaps_entry;
+int proc__open_maps_entry(const char *proc_root, uint32_t tgid, const struct procmaps_entry *e);
+
 /*
  * Opens path on the host the same way (O_PATH, fstat, reopen), without
  * the root confinement: for files named by the profiler's own

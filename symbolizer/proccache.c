@@ -160,17 +160,9 @@ static int open_mapping_file(struct proccache *pc, struct process *p, struct map
 	int fd, err;
 
 	m->has_file = 0;
-	fd = proc__open_map_file(pc->proc_root, p->tgid, m->start, m->end);
-	if (fd < 0 && !m->deleted) {
-		struct proc_expect same = {
-			.follow = PROC_FOLLOW_NONE,
-			.check_identity = 1,
-			.dev = m->dev,
-			.ino = m->inode,
-		};
-
-		fd = proc__open_target(pc->proc_root, p->tgid, m->path, &same);
-	}
+	fd = proc__open_mapping(pc->proc_root, p->tgid,
+				&(struct proc_mapping){ .start = m->start, .end = m->end, .path = m->path,
+							.deleted = m->deleted, .dev = m->dev, .ino = m->inode });
 	if (fd < 0) {
 		filecache__count_failure(pc->files);
 		return fd;

@@ -395,6 +395,69 @@ static void huge_symtab_in_a_sparse_file_is_not_read(void **state)
 	fixture_rmtree(dir);
 }
 
+/*
+ * The functions -e nativemem probes are found in .dynsym by name (and
+ * a static one in .symtab when asked), and
+ * their file offsets hold their code: libvaddr.so (p_vaddr != p_offset)
+ * read at the offset found gives the bytes the loader put at the
+ * function's runtime address. A static function (in .symtab only) and a
+ * name the file lacks are not found.
+ */
+static void dynamic_functions_and_their_file_offsets(void **state)
+{
+	static const char *const names[] = { "vaddr_cube", "vaddr_hidden_helper", "no_such_function", "vaddr_square" };
+	void *h = fixture_dlopen("libvaddr.so");
+	uint64_t vaddrs[4], offset;
+	unsigned char in_file[16];
+	struct elf_image img;
+	char path[4096];
+	int fd;
+
+	(void)state;
+	fd = open(fixture_path("libvaddr.so", path, sizeof(path)), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(elf__find_symbols(fd, ELF_SYMBOL_FUNCTION, 0, names, 4, vaddrs, &img), 2);
+	assert_true(vaddrs[0] && vaddrs[3]);
+	assert_int_equal(vaddrs[1], 0);
+	assert_int_equal(vaddrs[2], 0);
+	for (int i = 0; i < 4; i += 3) {
+		assert_int_equal(elf__file_offset(&img, vaddrs[i], &offset), 0);
+		assert_int_equal(pread(fd, in_file, sizeof(in_file), (off_t)offset), (ssize_t)sizeof(in_file));
+		assert_memory_equal(in_file, fixture_dlsym(h, names[i]), sizeof(in_file));
+	}
+	/* Below the first segment, or past the last one's file bytes: no offset. */
+	assert_int_equal(elf__file_offset(&img, 0, &offset), -ENOENT);
+	assert_int_equal(elf__file_offset(&img, UINT64_MAX, &offset), -ENOENT);
+	/* .symtab too: the static function as well, never a name the file lacks, nor a function as a variable. */
+	assert_int_equal(elf__find_symbols(fd, ELF_SYMBOL_FUNCTION, 1, names, 4, vaddrs, &img), 3);
+	assert_true(vaddrs[1]);
+	assert_int_equal(vaddrs[2], 0);
+	assert_int_equal(elf__find_symbols(fd, ELF_SYMBOL_OBJECT, 1, names, 4, vaddrs, &img), 0);
+	close(fd);
+	dlclose(h);
+}
+
+/* Garbage is no ELF file: no function found, an error. */
+static void dynamic_functions_of_garbage(void **state)
+{
+	static const char *const names[] = { "malloc" };
+	char dir[4096], file[4200];
+	struct elf_image img;
+	uint64_t vaddr = 1;
+	int fd;
+
+	(void)state;
+	fixture_tmpdir(dir, sizeof(dir));
+	snprintf(file, sizeof(file), "%s/garbage", dir);
+	fd = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "not an ELF file at all", 22), 22);
+	assert_int_equal(elf__find_symbols(fd, ELF_SYMBOL_FUNCTION, 1, names, 1, &vaddr, &img), -ENOEXEC);
+	assert_int_equal(vaddr, 0);
+	close(fd);
+	fixture_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +470,8 @@ int main(void)
 		cmocka_unit_test(hostile_files_resolve_nothing_and_never_crash),
 		cmocka_unit_test(debuglink_symlink_is_not_followed),
 		cmocka_unit_test(huge_symtab_in_a_sparse_file_is_not_read),
+		cmocka_unit_test(dynamic_functions_and_their_file_offsets),
+		cmocka_unit_test(dynamic_functions_of_garbage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
