@@ -78,13 +78,6 @@ struct java_stats {
 	uint64_t agent_allocs, agent_allocs_lost; /* taken by the agents, and dropped there */
 };
 
-/*
- * The bytes one sampled allocation of size bytes stands for, when the JVM
- * samples one per interval bytes on average: size / (1 - e^(-size/interval)).
- * size itself when interval is 0.
- */
-uint64_t java_alloc_bytes(uint64_t size, uint64_t interval);
-
 /* agg and sym stay the caller's and must outlive java. */
 struct java *java__new(struct aggregator *agg, struct symbolizer *sym);
 void java__free(struct java *java);

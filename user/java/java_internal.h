@@ -176,7 +176,7 @@ void java_attach_watched(struct java *java, uint64_t now);
 
 /*
  * java_alloc.c: an allocation jvm's agent sampled, added to the profile
- * with its class as the last frame, weighing java_alloc_bytes.
+ * with its class as the last frame, weighing sampled_bytes (common/sampled_bytes.h).
  */
 void java_add_alloc(struct java *java, struct jvm *jvm, const struct jbpf_msg_alloc *alloc,
 		    const struct jbpf_trace_frame *frames, const char *class_name);
