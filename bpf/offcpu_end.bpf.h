@@ -97,7 +97,7 @@ static __always_inline __u64 walked_stack_at_end(struct jbpf_thread_end *end, st
 		return 0;
 	offset = offsetof(struct jbpf_thread_end, ips) + (kn + un) * sizeof(__u64);
 	barrier_var(offset);
-	offset &= SCRATCH_IPS_BYTES - 1;
+	offset &= UNWIND_SCRATCH_IPS_BYTES - 1;
 	if (bpf_probe_read_kernel((void *)end + offset, java_bytes, uw->java))
 		return 0;
 	end->ustack_len = un;

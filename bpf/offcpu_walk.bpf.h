@@ -126,7 +126,7 @@ __noinline __u32 walked_user_stack(__u32 tid, __u64 since, __u32 kn)
 		goto out;
 	offset = sizeof(*wait) + (kn + un) * sizeof(__u64);
 	barrier_var(offset);
-	offset &= SCRATCH_IPS_BYTES - 1;
+	offset &= UNWIND_SCRATCH_IPS_BYTES - 1;
 	if (bpf_probe_read_kernel((void *)wait + offset, java_bytes, uw->java))
 		goto out;
 	wait->ustack_len = un;
@@ -181,7 +181,7 @@ static bool walked_wait_at_return(__u32 tgid, __u32 tid, __u64 since, __u64 now,
 	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
 	offset = sizeof(*wait) + un * sizeof(__u64);
 	barrier_var(offset);
-	offset &= SCRATCH_IPS_BYTES - 1;
+	offset &= UNWIND_SCRATCH_IPS_BYTES - 1;
 	if (bpf_probe_read_kernel(wait->ips, un * sizeof(__u64), uw->ips) ||
 	    bpf_probe_read_kernel((void *)wait + offset, java_bytes, uw->java)) {
 		wait->ustack_err = -14; /* EFAULT */

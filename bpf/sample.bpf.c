@@ -75,12 +75,11 @@ struct {
 	 JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame))
 
 /* The header and ips fit under 4096 bytes (a mask the verifier follows), the Java frames after them. */
-#define SCRATCH_IPS_BYTES 4096
-_Static_assert(SAMPLE_MAX_SIZE - JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame) <= SCRATCH_IPS_BYTES,
+_Static_assert(SAMPLE_MAX_SIZE - JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame) <= UNWIND_SCRATCH_IPS_BYTES,
 	       "the ips part of a record fits the mask");
 
 struct scratch {
-	__u8 bytes[SCRATCH_IPS_BYTES + JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame)];
+	__u8 bytes[UNWIND_SCRATCH_IPS_BYTES + JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame)];
 };
 
 struct {
@@ -174,37 +173,6 @@ __noinline int user_stack(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 kn,
 	kn &= JBPF_MAX_STACK_DEPTH;
 	barrier_var(kn);
 	return read_user_stack(ctx, bpf_get_current_task_btf(), sample, tgid, kn, depth);
-}
-
-/*
- * Copies the Java frames the walk left in java_scratch to the record,
- * right after its ips (at byte offset, at most the size of both stacks):
- * the bytes they add.
- */
-__noinline __u32 java_frames_after_ips(__u32 offset)
-{
-	__u32 zero = 0, n, bytes;
-	struct java_frames *jf = bpf_map_lookup_elem(&java_scratch, &zero);
-	struct jbpf_sample *sample = unwind_sample();
-
-	if (!sample || !jf)
-		return 0;
-	n = sample->java_len;
-	if (n > JBPF_MAX_JAVA_FRAMES)
-		n = JBPF_MAX_JAVA_FRAMES;
-	if (offset > sizeof(*sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64) || !n) {
-		sample->java_len = 0;
-		return 0;
-	}
-	/* A mask the verifier follows, whatever copies of the checked value clang keeps. */
-	barrier_var(offset);
-	offset &= SCRATCH_IPS_BYTES - 1;
-	bytes = n * sizeof(struct jbpf_java_frame);
-	if (bpf_probe_read_kernel((void *)sample + offset, bytes, jf)) {
-		sample->java_len = 0;
-		return 0;
-	}
-	return bytes;
 }
 
 /*

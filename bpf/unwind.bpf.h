@@ -459,4 +459,46 @@ static __always_inline long unwind_task_stack(struct task_struct *task, __u32 tg
 	return loop.w.n;
 }
 
+/*
+ * The includer builds its records in a per-CPU scratch: the header and
+ * ips within UNWIND_SCRATCH_IPS_BYTES (a mask the verifier follows), the
+ * Java frames after them.
+ */
+#define UNWIND_SCRATCH_IPS_BYTES 4096
+_Static_assert(sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64) <= UNWIND_SCRATCH_IPS_BYTES,
+	       "a header and both stacks fit the mask");
+
+/*
+ * Copies the Java frames the walk left in java_scratch to the record being
+ * built (unwind_sample), right after its ips (at byte offset, at most the
+ * size of a header and both stacks): the bytes they add; none, with
+ * java_len cleared, when they cannot be. A global function, for the
+ * verifier.
+ */
+__noinline __u32 java_frames_after_ips(__u32 offset)
+{
+	__u32 zero = 0, n, bytes;
+	struct java_frames *jf = bpf_map_lookup_elem(&java_scratch, &zero);
+	struct jbpf_sample *sample = unwind_sample();
+
+	if (!sample || !jf)
+		return 0;
+	n = sample->java_len;
+	if (n > JBPF_MAX_JAVA_FRAMES)
+		n = JBPF_MAX_JAVA_FRAMES;
+	if (offset > sizeof(*sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64) || !n) {
+		sample->java_len = 0;
+		return 0;
+	}
+	/* A mask the verifier follows, whatever copies of the checked value clang keeps. */
+	barrier_var(offset);
+	offset &= UNWIND_SCRATCH_IPS_BYTES - 1;
+	bytes = n * sizeof(struct jbpf_java_frame);
+	if (bpf_probe_read_kernel((void *)sample + offset, bytes, jf)) {
+		sample->java_len = 0;
+		return 0;
+	}
+	return bytes;
+}
+
 #endif /* JBPF_UNWIND_BPF_H */
