@@ -322,6 +322,12 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) $< -o $@ -lm
 
+# Linked statically: no shared C library to probe (test_nativemem).
+$(OUTPUT)/workloads/static_spin: tests/workloads/static_spin.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -static $< -o $@
+
 # Workloads built the way distributions build: gcc, plain -O2, no frame
 # pointers (and .eh_frame, which gcc emits by default on x86-64), for the
 # unwind table tests. Named nofp_<file>; the library one of them loads

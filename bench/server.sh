@@ -26,6 +26,9 @@
 #   wallagent   jbpfprof -e wall --java-stacks agent (not in the default
 #               rotation, with MODES=)
 #   nojava      jbpfprof -F 99 --no-java (with MODES=)
+#   nativemem, leaks   jbpfprof -e nativemem, with --leaks for the second:
+#               the JVM's native allocations, uprobes on its malloc and kin
+#               (with MODES=)
 #   ticks999    build/bench/tick_only on every CPU at 999 Hz: the timer
 #               interrupts alone, no program (the floor of any sampler
 #               driven by them; with MODES=, after make bench)
@@ -59,6 +62,13 @@
 # that more rounds fit in the time;
 # JAVA_HOME picks the JDK (default Debian's 17). On a shared or noisy
 # machine, figures are provisional: use more rounds.
+#
+# Two jbpfprof modes that differ in one thing are also compared round by
+# round: F999 over nojava999 (what the Java walk costs a busy server),
+# F999 over F999agent, and each mode over its *base (a before and after),
+# when both ran: the median of the per-round ratio of their ratios (each
+# already relative to the unprofiled runs beside it), its range, and the
+# rounds in which the first did at least as well as the second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -208,6 +218,8 @@ run_mode() {
 	F999base) run_prof=$baseline run_jbpfprof F999base -F 999 ;;
 	nojava) run_jbpfprof nojava -F 99 --no-java ;;
 	nojava999) run_jbpfprof nojava999 -F 999 --no-java ;;
+	nativemem) run_jbpfprof nativemem -e nativemem ;;
+	leaks) run_jbpfprof leaks -e nativemem --leaks ;;
 	ticks999) run_ticks ;;
 	ap99) run_asprof ap99 -e cpu -i 10101010 ;;
 	ap999) run_asprof ap999 -e cpu -i 1001001 ;;
@@ -259,3 +271,16 @@ for m in "${modes[@]}"; do
 	[ ! -s "$tmp/$m.programs" ] || echo "  $m, last run: $(sed 's/^jbpfprof: //' "$tmp/$m.programs")"
 	[ ! -s "$tmp/$m.own" ] || echo "  $m: the profiler's own CPU, median $(median <"$tmp/$m.own")% of one CPU"
 done
+
+# Round-by-round comparisons: ratio of $1's ratio to $2's ratio, per round.
+compare() {
+	[ -s "$tmp/$1.ratio" ] && [ -s "$tmp/$2.ratio" ] || return 0
+	paste "$tmp/$1.ratio" "$tmp/$2.ratio" | awk '{ print $1 / $2 }' >"$tmp/pair"
+	printf '  %s over %s, round by round: median %.3f, range %s, %s of %s rounds at 1 or above\n' "$1" "$2" \
+		"$(median <"$tmp/pair")" "$(sort -n "$tmp/pair" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo, hi }')" \
+		"$(awk '$1 >= 1' "$tmp/pair" | wc -l)" "$(wc -l <"$tmp/pair")"
+}
+compare F999 nojava999
+compare F999 F999agent
+compare wall wallbase
+compare F999 F999base

@@ -42,6 +42,9 @@ enum jbpf_record_type {
 	JBPF_RECORD_USER_STACK = 6,  /* struct jbpf_user_stack */
 	JBPF_RECORD_THREAD_EXIT = 7, /* struct jbpf_thread_exit */
 	JBPF_RECORD_UNWIND_MISS = 8, /* struct jbpf_unwind_miss */
+	JBPF_RECORD_NATIVE_ALLOC = 9,   /* a sampled allocation: struct jbpf_sample with alloc_bytes */
+	JBPF_RECORD_NATIVE_ADDRESS = 10, /* struct jbpf_native_address (--leaks) */
+	JBPF_RECORD_NATIVE_FREE = 11,   /* struct jbpf_native_free (--leaks) */
 };
 
 /*
@@ -169,7 +172,10 @@ struct jbpf_sample {
 	 * stack, when it waited in a system call, is read when the call
 	 * returns and comes in a jbpf_user_stack with ustack_seq.
 	 */
-	__u64 wait_start_ns; /* 0 with JBPF_WAIT_UNKNOWN_START */
+	union {
+		__u64 wait_start_ns; /* 0 with JBPF_WAIT_UNKNOWN_START */
+		__u64 alloc_bytes;   /* JBPF_RECORD_NATIVE_ALLOC: the bytes asked for */
+	};
 	__u64 born_ns;       /* the thread's start time (CLOCK_MONOTONIC) */
 	__u64 wait_id;       /* with JBPF_WAIT_OPEN: the jbpf_wait_end that ends it */
 	__u64 ustack_seq;    /* nonzero: the user stack follows in a jbpf_user_stack */
@@ -296,7 +302,54 @@ enum jbpf_counter {
 	JBPF_CNT_TICKS_THINNED,  /* of JBPF_CNT_TICKS, dropped by thinning (see cpu_sampler.c) */
 	JBPF_CNT_UNWIND_JAVA_STOP, /* a walk of HotSpot's frames ended early: its last Java frame says why */
 	JBPF_CNT_SIGNAL_BUSY,    /* Java stack signals not sent: the thread still had one pending or in its handler */
+	/* -e nativemem (bpf/nativemem.bpf.c): */
+	JBPF_CNT_NATIVE_CALLS,   /* allocation calls of targets seen (nested ones not counted) */
+	JBPF_CNT_NATIVE_SAMPLED, /* of them, sampled */
+	JBPF_CNT_NATIVE_LOST,    /* sampled, not sent: ring buffer full */
+	JBPF_CNT_NATIVE_BUSY,    /* sampled, not sent: the CPU's record was being built by a preempted call */
+	JBPF_CNT_NATIVE_UNTRACKED, /* sampled, address not followed to its free: live table full */
+	JBPF_CNT_NATIVE_FREES_LOST, /* frees (or addresses) of sampled allocations not sent: ring buffer full */
 	JBPF_CNT_NR,
+};
+
+/*
+ * Native memory (-e nativemem, bpf/nativemem.bpf.c): what each uprobe is
+ * on, its attach cookie. MEMALIGN covers aligned_alloc too (the same
+ * arguments).
+ */
+enum jbpf_native_fn {
+	JBPF_NATIVE_MALLOC = 1,
+	JBPF_NATIVE_CALLOC,
+	JBPF_NATIVE_REALLOC,
+	JBPF_NATIVE_POSIX_MEMALIGN,
+	JBPF_NATIVE_MEMALIGN,
+	JBPF_NATIVE_VALLOC,
+	JBPF_NATIVE_PVALLOC,
+	JBPF_NATIVE_FREE,
+	JBPF_NATIVE_FN_NR,
+};
+
+/*
+ * With --leaks: where the allocation sampled at time_ns by thread tid
+ * (its JBPF_RECORD_NATIVE_ALLOC) put its memory, sent as the call
+ * returns; addr 0 when it failed. TRACKED: its free will be reported
+ * (a jbpf_native_free); otherwise the live table was full.
+ */
+struct jbpf_native_address {
+	__u32 type;          /* JBPF_RECORD_NATIVE_ADDRESS */
+	__u32 tid;
+	__u32 tgid;
+	__u32 flags;         /* JBPF_NATIVE_TRACKED */
+	__u64 time_ns;
+	__u64 addr;
+};
+#define JBPF_NATIVE_TRACKED 1u
+
+/* With --leaks: a sampled allocation of process tgid at addr was freed (or reallocated). */
+struct jbpf_native_free {
+	__u32 type;          /* JBPF_RECORD_NATIVE_FREE */
+	__u32 tgid;
+	__u64 addr;
 };
 
 /*

@@ -754,7 +754,7 @@ int output_jfr_write_chunks(const struct profile *profile, const struct output_m
 	int err;
 
 	/* Allocations would be jdk.ObjectAllocationSample events, which this writer does not make. */
-	if (!strcmp(event, "alloc"))
+	if (output_event_allocates(event))
 		return -EOPNOTSUPP;
 
 	emit__begin(out);

@@ -627,7 +627,7 @@ static void add_profiles(struct builder *b, const struct output_meta *meta, uint
 static int add_types(struct builder *b, bool time_weights, const char *event)
 {
 	int32_t ids[4] = {
-		string_id(b, b->bytes ? "alloc_space" : time_weights ? event : "samples"),
+		string_id(b, b->bytes ? output_space_type(event) : time_weights ? event : "samples"),
 		string_id(b, b->bytes ? "bytes" : time_weights ? "nanoseconds" : "count"),
 		string_id(b, b->bytes ? "space" : time_weights ? "wall" : "cpu"),
 		string_id(b, b->bytes ? "bytes" : "nanoseconds"),
@@ -707,7 +707,7 @@ int output_otlp_write(const struct profile *profile, const struct output_meta *m
 {
 	const struct profile_limits table_limits = { .max_frames = INT32_MAX - 2, .max_stacks = 1 };
 	const char *event = meta && meta->event ? meta->event : "cpu";
-	bool bytes = !strcmp(event, "alloc");
+	bool bytes = output_event_allocates(event);
 	bool time_weights = strcmp(event, "cpu") && !bytes;
 	/* An allocation profile counts bytes, one value: no sampling period in time. */
 	uint64_t period_ns = meta && meta->frequency_hz && !bytes ? 1000000000ull / meta->frequency_hz : 0;

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "profile/profile.h"
 
@@ -43,7 +44,7 @@ struct output_meta {
 	double duration_s;     /* length of the recording */
 	unsigned frequency_hz; /* mean sampling frequency, 0 if not sampled */
 	const char *summary;   /* one line: taken, written, lost by cause; may be NULL */
-	const char *event;     /* "cpu", "wall" or "offcpu"; NULL means cpu */
+	const char *event;     /* "cpu", "wall", "offcpu", "alloc", "nativemem" or "leaks"; NULL means cpu */
 	int64_t start_unix_ns; /* when the recording began, ns since the epoch; 0 unknown */
 	const char *process_roots; /* pprof: how the recording's own views began stacks:
 				      "none", "name" or "pid"; may be NULL */
@@ -73,6 +74,27 @@ struct output_writer {
 static inline int output_keeps_everything(enum output_format format)
 {
 	return format == OUTPUT_PPROF || format == OUTPUT_OTLP || format == OUTPUT_JFR;
+}
+
+/*
+ * Whether a profile of event (output_meta.event) counts bytes allocated,
+ * and the allocations they are: "alloc" (Java heap), "nativemem" (native
+ * memory) and "leaks" (native memory still allocated at the end).
+ */
+static inline int output_event_allocates(const char *event)
+{
+	return event && (!strcmp(event, "alloc") || !strcmp(event, "nativemem") || !strcmp(event, "leaks"));
+}
+
+/* Go's names for an allocation profile's bytes and allocations: in use (leaks), else allocated. */
+static inline const char *output_space_type(const char *event)
+{
+	return event && !strcmp(event, "leaks") ? "inuse_space" : "alloc_space";
+}
+
+static inline const char *output_objects_type(const char *event)
+{
+	return event && !strcmp(event, "leaks") ? "inuse_objects" : "alloc_objects";
 }
 
 /* The writer of format (the flame graph's for a value out of range). */

@@ -10,7 +10,9 @@
  *                 the second being samples times the mean sampling period;
  *                 wall and off-CPU: ("wall" or "offcpu", "nanoseconds");
  *                 allocations: ("alloc_objects", "count") when the profile
- *                 counts objects, and ("alloc_space", "bytes"), the default
+ *                 counts objects, and ("alloc_space", "bytes"), the default;
+ *                 inuse_objects and inuse_space for what was still
+ *                 allocated at the end (-e nativemem --leaks)
  *   period        the mean sampling period, ("cpu" or "wall", "nanoseconds");
  *                 none for allocations, ("space", "bytes")
  *   sample        one per stack, locations leaf first; the stack's root
@@ -398,9 +400,12 @@ static int add_header(struct builder *b, const struct output_meta *meta, bool ti
 	}
 	perftools__profiles__value_type__init(&b->period_type);
 	/* Allocations, as Go's heap profiles name them: objects then bytes, bytes shown first. */
-	ids[0] = string_id(&b->strings, objects ? "alloc_objects" : alloc ? "alloc_space" : time_weights ? event : "samples");
+	ids[0] = string_id(&b->strings, objects ? output_objects_type(event)
+					: alloc ? output_space_type(event)
+					: time_weights ? event
+						       : "samples");
 	ids[1] = string_id(&b->strings, objects ? "count" : alloc ? "bytes" : time_weights ? "nanoseconds" : "count");
-	ids[2] = string_id(&b->strings, objects ? "alloc_space" : alloc ? "space" : time_weights ? "wall" : "cpu");
+	ids[2] = string_id(&b->strings, objects ? output_space_type(event) : alloc ? "space" : time_weights ? "wall" : "cpu");
 	ids[3] = string_id(&b->strings, alloc ? "bytes" : "nanoseconds");
 	for (int i = 0; i < 4; i++)
 		if (ids[i] < 0)
@@ -478,7 +483,7 @@ int output_pprof_write(const struct profile *profile, const struct output_meta *
 {
 	/* Every string the file names: bounded only by what ids can number. */
 	const struct profile_limits string_limits = { .max_frames = UINT32_MAX - 2, .max_stacks = 1 };
-	bool alloc = meta->event && !strcmp(meta->event, "alloc");
+	bool alloc = output_event_allocates(meta->event);
 	bool time_weights = meta->event && strcmp(meta->event, "cpu") && !alloc;
 	/* An allocation profile counts bytes, one value: no sampling period in time. */
 	uint64_t period_ns = meta->frequency_hz && !alloc ? 1000000000ull / meta->frequency_hz : 0;

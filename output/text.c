@@ -10,7 +10,8 @@
  *     COUNT  PERCENT  PROCESS
  *      2010   67.68%  org.example.Main (java, pid 12)
  *   ...
- *   Allocation sites by bytes         (when stacks end in a class allocated)
+ *   Allocation sites by bytes         (when stacks end in a class allocated,
+ *                                      or, in native memory, in malloc or its kin)
  *     COUNT  PERCENT  SITE
  *   ...
  *   Top 30 functions by self samples
@@ -241,6 +242,13 @@ static int64_t site_of(const struct profile *profile, const uint32_t *frames, si
 	return frames[depth - 2];
 }
 
+/* A native allocation's stack (ending in malloc or its kin): the frame that called it. */
+static int64_t caller_of(const struct profile *profile, const uint32_t *frames, size_t depth)
+{
+	(void)profile;
+	return depth < 2 ? -1 : (int64_t)frames[depth - 2];
+}
+
 /*
  * A table of the frames row_of picks, most counted first, under heading
  * ("Processes by") and column ("PROCESS"); nothing when it picks none.
@@ -301,6 +309,7 @@ static int write_rows(FILE *out, const struct profile *profile, size_t top, cons
 int output_text_write(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out)
 {
 	const char *unit = meta && meta->unit ? meta->unit : "samples";
+	const char *event = meta && meta->event ? meta->event : "cpu";
 	uint64_t grand_total = profile__total(profile);
 	struct functions fns = { 0 };
 	struct function **sorted;
@@ -339,8 +348,9 @@ int output_text_write(const struct profile *profile, const struct output_meta *m
 	err = write_rows(out, profile, top, unit, grand_total, process_of, "Processes by", "PROCESS",
 			 "the other processes");
 	if (!err)
-		err = write_rows(out, profile, top, unit, grand_total, site_of, "Allocation sites by", "SITE",
-				 "the other sites");
+		err = write_rows(out, profile, top, unit, grand_total,
+				 output_event_allocates(event) && strcmp(event, "alloc") ? caller_of : site_of,
+				 "Allocation sites by", "SITE", "the other sites");
 	if (!err) {
 		write_table(out, &fns, sorted, top, 0, unit, grand_total);
 		write_table(out, &fns, sorted, top, 1, unit, grand_total);

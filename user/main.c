@@ -139,7 +139,19 @@ static const struct {
 	[EVENT_WALL] = { "wall", "Wall-clock", "microseconds", RECORDING_WALL },
 	[EVENT_OFFCPU] = { "offcpu", "Off-CPU", "microseconds", RECORDING_OFFCPU },
 	[EVENT_ALLOC] = { "alloc", "Allocation", "bytes", RECORDING_ALLOC },
+	[EVENT_NATIVEMEM] = { "nativemem", "Native memory", "bytes", RECORDING_NATIVEMEM },
 };
+
+/* --leaks: what the profile holds is no longer all that was allocated. */
+static const char *event_word(const struct options *o)
+{
+	return o->leaks ? "leaks" : events[o->event].word;
+}
+
+static const char *event_title(const struct options *o)
+{
+	return o->leaks ? "Native memory still allocated" : events[o->event].title;
+}
 
 static int write_outputs(struct command *cmd, const char *summary)
 {
@@ -147,9 +159,9 @@ static int write_outputs(struct command *cmd, const char *summary)
 	struct output_meta meta = {
 		.unit = events[o->event].unit,
 		.duration_s = recording__elapsed_s(cmd->rec),
-		.frequency_hz = o->event == EVENT_ALLOC ? 0 : o->frequency_hz,
+		.frequency_hz = o->event == EVENT_ALLOC || o->event == EVENT_NATIVEMEM ? 0 : o->frequency_hz,
 		.summary = summary,
-		.event = events[o->event].word,
+		.event = event_word(o),
 		.start_unix_ns = cmd->start_unix_ns,
 		.process_roots = view_root_word(recording__roots(cmd->rec)),
 	};
@@ -157,7 +169,7 @@ static int write_outputs(struct command *cmd, const char *summary)
 	int failed = 0;
 
 	recording__describe_targets(cmd->rec, targets, sizeof(targets));
-	snprintf(title, sizeof(title), "%s profile of %s", events[o->event].title, targets);
+	snprintf(title, sizeof(title), o->leaks ? "%s: %s" : "%s profile of %s", event_title(o), targets);
 	meta.title = title;
 	for (size_t i = 0; i < cmd->nr_outputs; i++) {
 		struct output_file *f = &cmd->outputs[i];
@@ -189,6 +201,7 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.all = o->all,
 		.event = events[o->event].recording,
 		.alloc_interval = o->alloc_interval,
+		.leaks = o->leaks,
 		.frequency_hz = o->frequency_hz,
 		.fixed_interval = o->fixed_interval,
 		.duration_ns = o->duration_ns,

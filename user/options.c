@@ -50,6 +50,7 @@ enum {
 	OPT_SPOOL,
 	OPT_SPOOL_SIZE,
 	OPT_ALLOC_INTERVAL,
+	OPT_LEAKS,
 	OPT_GROUP_BY,
 	OPT_PUSH_API,
 	OPT_PUSH_OTLP,
@@ -77,6 +78,7 @@ static const struct option long_options[] = {
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 	{ "wait-interval", required_argument, NULL, OPT_WAIT_INTERVAL },
 	{ "alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL },
+	{ "leaks", no_argument, NULL, OPT_LEAKS },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "java-stacks", required_argument, NULL, OPT_JAVA_STACKS },
 	{ "continuous", no_argument, NULL, OPT_CONTINUOUS },
@@ -99,8 +101,9 @@ static const struct option long_options[] = {
 void options_print_help(FILE *out)
 {
 	fprintf(out,
-"Usage: jbpfprof [-p PID[,PID...] | -a] [-e cpu|wall|offcpu|alloc] [-d SECONDS] [-F HZ]\n"
-"                [-o FORMAT] [-f FILE]... [--threads]\n"
+"Usage: jbpfprof [-p PID[,PID...] | -a] [-e cpu|wall|offcpu|alloc|nativemem] [-d SECONDS]\n"
+"                [-F HZ]"
+ " [-o FORMAT] [-f FILE]... [--threads]\n"
 "       jbpfprof convert IN.pb.gz [-o FORMAT] [-f FILE] [view options]\n"
 "       jbpfprof diff BEFORE.pb.gz AFTER.pb.gz [-f FILE] [view options]\n"
 "\n"
@@ -118,11 +121,15 @@ void options_print_help(FILE *out)
 "                           [runnable], [sleeping] or [blocked];\n"
 "                           offcpu: only the time off CPU, in microseconds;\n"
 "                           alloc: where JVMs allocate on the heap, in bytes,\n"
-"                           each stack ending in the class allocated\n"
+"                           each stack ending in the class allocated;\n"
+"                           nativemem: where processes (-p) call malloc,\n"
+"                           calloc, realloc and their kin, in bytes\n"
 "      --alloc-interval SIZE\n"
-"                           with -e alloc, one sample per SIZE bytes a thread\n"
-"                           allocates, on average (k, M, G accepted; default\n"
-"                           512k)\n"
+"                           with -e alloc or nativemem, one sample per SIZE\n"
+"                           bytes allocated, on average (k, M, G accepted;\n"
+"                           default 512k)\n"
+"      --leaks              with -e nativemem, only what is still allocated at\n"
+"                           the end: what was sampled and not freed\n"
 "      --state LIST         with -e wall or offcpu, keep only these states\n"
 "                           (comma-separated; default: all)\n"
 "      --min-block DURATION with -e wall or offcpu, drop waits shorter than this\n"
@@ -448,6 +455,8 @@ static int parse_event(const char *arg, enum event_mode *event)
 		*event = EVENT_OFFCPU;
 	else if (!strcmp(arg, "alloc"))
 		*event = EVENT_ALLOC;
+	else if (!strcmp(arg, "nativemem"))
+		*event = EVENT_NATIVEMEM;
 	else
 		return -1;
 	return 0;
@@ -710,7 +719,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			break;
 		case 'e':
 			if (parse_event(optarg, &opts->event)) {
-				snprintf(err, sizeof(err), "-e: unknown event '%s' (cpu, wall, offcpu or alloc)", optarg);
+				snprintf(err, sizeof(err), "-e: unknown event '%s' (cpu, wall, offcpu, alloc or nativemem)", optarg);
 				return usage_error(err);
 			}
 			break;
@@ -739,6 +748,9 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 				return usage_error(err);
 			opts->alloc_interval = (uint32_t)value;
 			alloc_given = true;
+			break;
+		case OPT_LEAKS:
+			opts->leaks = true;
 			break;
 		case OPT_UNWIND:
 			if (!strcmp(optarg, "tables"))
@@ -798,8 +810,18 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return usage_error("--java needs -p: the agent is loaded only into processes named with -p");
 	if ((state_given || block_given) && opts->event == EVENT_CPU)
 		return usage_error("--state, --min-block, --max-block and --wait-interval need -e wall or -e offcpu");
-	if (alloc_given && opts->event != EVENT_ALLOC)
-		return usage_error("--alloc-interval needs -e alloc");
+	if (alloc_given && opts->event != EVENT_ALLOC && opts->event != EVENT_NATIVEMEM)
+		return usage_error("--alloc-interval needs -e alloc or -e nativemem");
+	if (opts->leaks && opts->event != EVENT_NATIVEMEM)
+		return usage_error("--leaks needs -e nativemem");
+	if (opts->event == EVENT_NATIVEMEM && opts->all)
+		return usage_error("-e nativemem probes the allocator of each process named: use -p PID, not -a");
+	if (opts->event == EVENT_NATIVEMEM && opts->continuous)
+		return usage_error("--continuous takes -e cpu or -e wall");
+	if (opts->event == EVENT_NATIVEMEM && opts->java_stacks != JAVA_STACKS_BPF)
+		return usage_error("-e nativemem takes Java frames from the BPF walk only: drop --java-stacks");
+	if (opts->event == EVENT_NATIVEMEM && opts->java == JAVA_REQUIRED)
+		return usage_error("-e nativemem loads no agent: drop --java");
 	if (opts->event == EVENT_ALLOC && opts->java == JAVA_OFF)
 		return usage_error("-e alloc samples Java allocations: drop --no-java");
 	if (opts->event == EVENT_ALLOC && opts->continuous)
@@ -820,7 +842,9 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 	jfr = !opts->nr_outputs && opts->format == OUTPUT_JFR;
 	for (size_t i = 0; i < opts->nr_outputs; i++)
 		jfr |= opts->output_formats[i] == OUTPUT_JFR;
-	if (jfr && opts->event == EVENT_ALLOC)
-		return usage_error("-e alloc writes no JFR file yet: use -o pprof, flamegraph, text, collapsed or otlp");
+	if (jfr && (opts->event == EVENT_ALLOC || opts->event == EVENT_NATIVEMEM))
+		return usage_error(opts->event == EVENT_ALLOC
+					   ? "-e alloc writes no JFR file yet: use -o pprof, flamegraph, text, collapsed or otlp"
+					   : "-e nativemem writes no JFR file: use -o pprof, flamegraph, text, collapsed or otlp");
 	return OPTIONS_RUN;
 }

@@ -29,8 +29,8 @@
  */
 #define DEFAULT_WAIT_INTERVAL_NS (50ull * 1000000ull)
 /*
- * -e alloc: one sampled allocation per this many bytes a thread allocates,
- * on average (--alloc-interval). async-profiler's and JFR's default too.
+ * -e alloc and -e nativemem: one sampled allocation per this many bytes
+ * allocated, on average (--alloc-interval). async-profiler's and JFR's default too.
  */
 #define DEFAULT_ALLOC_INTERVAL (512u << 10)
 #define MAX_ALLOC_INTERVAL 0x7fffffffu /* JVMTI SetHeapSamplingInterval takes a jint */
@@ -47,6 +47,7 @@ enum event_mode {
 	EVENT_WALL,     /* every thread, on and off CPU, in microseconds */
 	EVENT_OFFCPU,   /* only the time off CPU */
 	EVENT_ALLOC,    /* Java heap allocations, in bytes, sampled by the JVMs' agents */
+	EVENT_NATIVEMEM, /* native memory (malloc and its kin), in bytes, sampled by uprobes */
 };
 
 enum java_mode {
@@ -92,7 +93,8 @@ struct options {
 	uint64_t min_block_ns;           /* waits shorter than this are dropped; 0 keeps all */
 	uint64_t max_block_ns;           /* waits longer than this are dropped; 0: no limit */
 	uint64_t wait_interval_ns;       /* one recorded wait per this much waiting (wall, offcpu) */
-	uint32_t alloc_interval;         /* one sampled allocation per this many bytes (alloc) */
+	uint32_t alloc_interval;         /* one sampled allocation per this many bytes (alloc, nativemem) */
+	bool leaks;                      /* nativemem: only what is still allocated at the end */
 	bool include_given, exclude_given;
 	regex_t include, exclude;        /* --include, --exclude, compiled when given */
 	/* --continuous and where its profiles go (user/fleet/) */

@@ -516,9 +516,10 @@ static int read_header(struct reader *r)
 			samples = (ssize_t)i;
 		if (time < 0 && (!strcmp(type, "wall") || !strcmp(type, "offcpu")) && !strcmp(unit, "nanoseconds"))
 			time = (ssize_t)i;
-		if (space < 0 && !strcmp(type, "alloc_space") && !strcmp(unit, "bytes"))
+		if (space < 0 && (!strcmp(type, "alloc_space") || !strcmp(type, "inuse_space")) && !strcmp(unit, "bytes"))
 			space = (ssize_t)i;
-		if (objects < 0 && !strcmp(type, "alloc_objects") && !strcmp(unit, "count"))
+		if (objects < 0 && (!strcmp(type, "alloc_objects") || !strcmp(type, "inuse_objects")) &&
+		    !strcmp(unit, "count"))
 			objects = (ssize_t)i;
 	}
 	r->objects_index = -1;
@@ -533,7 +534,7 @@ static int read_header(struct reader *r)
 		r->objects_index = objects;
 		rec->bytes = true;
 		if (!rec->event)
-			rec->event = strdup("alloc");
+			rec->event = strdup(strcmp(string_at(r, m->sample_type[space]->type), "inuse_space") ? "alloc" : "leaks");
 	} else if (time >= 0 && (samples < 0 || (rec->event && strcmp(rec->event, "cpu")))) {
 		r->value_index = (size_t)time;
 		r->value_ns = true;

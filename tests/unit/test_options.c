@@ -243,6 +243,39 @@ static void unwind_method(void **state)
 	assert_int_equal(parse_quietly(ARGC(missing), missing, &o), OPTIONS_USAGE);
 }
 
+/*
+ * -e nativemem, with its interval and --leaks; and what it refuses: -a
+ * (each process's allocator is probed), --leaks without it, a JFR file,
+ * --continuous, the agent's Java stacks.
+ */
+static void native_memory(void **state)
+{
+	char *plain[] = { "jbpfprof", "-p", "1", "-e", "nativemem", NULL };
+	char *leaks[] = { "jbpfprof", "-p", "1", "-e", "nativemem", "--leaks", "--alloc-interval", "64k", NULL };
+	char *all[] = { "jbpfprof", "-a", "-e", "nativemem", NULL };
+	char *leaks_alone[] = { "jbpfprof", "-p", "1", "--leaks", NULL };
+	char *interval_cpu[] = { "jbpfprof", "-p", "1", "--alloc-interval", "64k", NULL };
+	char *jfr[] = { "jbpfprof", "-p", "1", "-e", "nativemem", "-f", "x.jfr", NULL };
+	char *continuous[] = { "jbpfprof", "-a", "-e", "nativemem", "--continuous", NULL };
+	char *agent[] = { "jbpfprof", "-p", "1", "-e", "nativemem", "--java-stacks", "agent", NULL };
+	struct options o;
+
+	(void)state;
+	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_int_equal(o.event, EVENT_NATIVEMEM);
+	assert_false(o.leaks);
+	assert_int_equal(o.alloc_interval, DEFAULT_ALLOC_INTERVAL);
+	assert_int_equal(options_parse(ARGC(leaks), leaks, &o), OPTIONS_RUN);
+	assert_true(o.leaks);
+	assert_int_equal(o.alloc_interval, 64 << 10);
+	assert_int_equal(parse_quietly(ARGC(all), all, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(leaks_alone), leaks_alone, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(interval_cpu), interval_cpu, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(jfr), jfr, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(continuous), continuous, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(agent), agent, &o), OPTIONS_USAGE);
+}
+
 /* --group-by: each grouping by its word; not given by default; older files' words are no options. */
 static void group_by(void **state)
 {
@@ -312,6 +345,7 @@ int main(void)
 		cmocka_unit_test(group_by),
 		cmocka_unit_test(push_api),
 		cmocka_unit_test(unwind_method),
+		cmocka_unit_test(native_memory),
 		cmocka_unit_test(too_many_pids),
 	};
 

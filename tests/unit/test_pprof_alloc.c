@@ -46,19 +46,23 @@ static struct profile *alloc_profile(bool objects)
 	return p;
 }
 
-static void check(bool objects)
+static void check_event(bool objects, const char *event)
 {
 	struct profile *p = alloc_profile(objects);
+	struct output_meta meta = alloc_meta;
 	struct pprof_recording rec;
 	char err[256] = "", *want, *got;
 	size_t len;
-	void *data = written(OUTPUT_PPROF, p, &alloc_meta, 0, &len);
+	void *data;
+
+	meta.event = event;
+	data = written(OUTPUT_PPROF, p, &meta, 0, &len);
 
 	if (pprof_read_buffer(data, len, &rec, err, sizeof(err)))
 		fail_msg("read failed: %s", err);
 	assert_true(rec.bytes);
 	assert_false(rec.time_weights);
-	assert_string_equal(rec.event, "alloc");
+	assert_string_equal(rec.event, event);
 	want = profile_text(p);
 	got = profile_text(rec.profile);
 	assert_string_equal(got, want);
@@ -91,6 +95,27 @@ static void check(bool objects)
 	profile__free(p);
 }
 
+static void check(bool objects)
+{
+	check_event(objects, "alloc");
+}
+
+/*
+ * Native memory, and what of it is still allocated at the end (its
+ * values named inuse_objects and inuse_space, as Go's heap profiles
+ * name memory in use): both read back as allocation profiles, their
+ * event kept.
+ */
+static void native_memory_and_leaks_read_back(void **state)
+{
+	(void)state;
+	check_event(true, "nativemem");
+	check_event(true, "leaks");
+	assert_string_equal(output_space_type("leaks"), "inuse_space");
+	assert_string_equal(output_objects_type("nativemem"), "alloc_objects");
+	assert_true(output_event_allocates("leaks") && !output_event_allocates("wall"));
+}
+
 static void bytes_and_objects_read_back(void **state)
 {
 	(void)state;
@@ -108,6 +133,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bytes_and_objects_read_back),
 		cmocka_unit_test(bytes_alone_read_back),
+		cmocka_unit_test(native_memory_and_leaks_read_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bpf/jbpfprof.h"
+#include "common/sampled_bytes.h"
 #include "jvmti-stub/stream.h"
 #include "profile/shares.h"
 #include "user/record/addr_ids.h"
@@ -369,15 +370,29 @@ void aggregator__exec(struct aggregator *agg, uint32_t tgid)
 		process_roots__forget(agg->roots, tgid);
 }
 
+/* A sample's weight: one, or a sampled allocation's bytes (and its allocations, into *objects). */
+static uint64_t weight_of(const struct aggregator *agg, const struct jbpf_sample *s, uint64_t *objects)
+{
+	uint64_t bytes;
+
+	*objects = 0;
+	if (s->type != JBPF_RECORD_NATIVE_ALLOC)
+		return 1;
+	bytes = sampled_bytes(s->alloc_bytes, agg->config.alloc_interval);
+	*objects = sampled_objects(bytes, s->alloc_bytes);
+	return bytes ? bytes : 1;
+}
+
 void aggregator__add(struct aggregator *agg, const struct jbpf_sample *s)
 {
+	uint64_t objects, weight = weight_of(agg, s, &objects);
 	size_t depth = 0;
 
 	accept_sample(agg, s);
 	if (!state_kept(agg, s))
 		return;
 	if (!add_roots(agg, s, NULL, &depth) || !add_user_frames(agg, s, &depth) ||
-	    !add_kernel_frames(agg, s, &depth) || !finish_stack(agg, s, depth, 1, 0))
+	    !add_kernel_frames(agg, s, &depth) || !finish_stack(agg, s, depth, weight, objects))
 		agg->stats.profile_full++;
 }
 
@@ -446,5 +461,7 @@ void aggregator__end_weighted(struct aggregator *agg, const struct jbpf_sample *
 
 void aggregator__end(struct aggregator *agg, const struct jbpf_sample *s)
 {
-	aggregator__end_weighted(agg, s, 1, 0);
+	uint64_t objects, weight = weight_of(agg, s, &objects);
+
+	aggregator__end_weighted(agg, s, weight, objects);
 }

@@ -49,6 +49,12 @@ struct aggregator_config {
 	 * so the profile can be handed over at any moment (--continuous).
 	 */
 	uint64_t sample_weight_ns;
+	/*
+	 * A sampled allocation (JBPF_RECORD_NATIVE_ALLOC) weighs the bytes
+	 * and allocations it stands for, sampled one per this many bytes
+	 * (common/sampled_bytes.h).
+	 */
+	uint64_t alloc_interval;
 };
 
 struct aggregator_stats {
@@ -70,7 +76,7 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 				   struct profile *profile);
 void aggregator__free(struct aggregator *agg);
 
-/* One CPU sample or wait, decoded and checked (user/record/decode.h). */
+/* One CPU sample, wait or sampled allocation, decoded and checked (user/record/decode.h). */
 void aggregator__add(struct aggregator *agg, const struct jbpf_sample *sample);
 
 /*

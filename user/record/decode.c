@@ -33,7 +33,7 @@ bool record_sample_is_valid(const void *data, size_t size)
 {
 	const struct jbpf_sample *s = data;
 
-	if (size < sizeof(*s) || (s->type != JBPF_RECORD_CPU_SAMPLE && s->type != JBPF_RECORD_WAIT))
+	if (size < sizeof(*s) || !record_type_is_sample(s->type))
 		return false;
 	if (s->kstack_len > JBPF_MAX_STACK_DEPTH || s->ustack_len > JBPF_MAX_STACK_DEPTH ||
 	    s->java_len > JBPF_MAX_JAVA_FRAMES)
@@ -64,6 +64,7 @@ bool record_decode(const void *data, size_t size, struct record *r)
 	switch (r->type) {
 	case JBPF_RECORD_CPU_SAMPLE:
 	case JBPF_RECORD_WAIT:
+	case JBPF_RECORD_NATIVE_ALLOC:
 		return record_sample_is_valid(data, size);
 	case JBPF_RECORD_EXEC:
 		return size >= sizeof(struct jbpf_exec);
@@ -77,6 +78,10 @@ bool record_decode(const void *data, size_t size, struct record *r)
 		return size >= sizeof(struct jbpf_thread_exit);
 	case JBPF_RECORD_UNWIND_MISS:
 		return size >= sizeof(struct jbpf_unwind_miss);
+	case JBPF_RECORD_NATIVE_ADDRESS:
+		return size >= sizeof(struct jbpf_native_address);
+	case JBPF_RECORD_NATIVE_FREE:
+		return size >= sizeof(struct jbpf_native_free);
 	default:
 		return false;
 	}

@@ -23,13 +23,15 @@ struct record {
 	size_t size;        /* bytes received; a sample's frames end within them */
 	union {
 		const void *data;
-		const struct jbpf_sample *sample;           /* CPU_SAMPLE and WAIT */
+		const struct jbpf_sample *sample;           /* CPU_SAMPLE, WAIT and NATIVE_ALLOC */
 		const struct jbpf_exec *exec;
 		const struct jbpf_signal_lost *signal_lost;
 		const struct jbpf_wait_end *wait_end;
 		const struct jbpf_user_stack *user_stack;
 		const struct jbpf_thread_exit *thread_exit;
 		const struct jbpf_unwind_miss *unwind_miss;
+		const struct jbpf_native_address *native_address;
+		const struct jbpf_native_free *native_free;
 	};
 };
 
@@ -40,11 +42,17 @@ struct record {
  */
 bool record_decode(const void *data, size_t size, struct record *r);
 
-/* Whether data[0..size) is a well-formed CPU sample or wait. */
+/* Whether data[0..size) is a well-formed CPU sample, wait or sampled allocation. */
 bool record_sample_is_valid(const void *data, size_t size);
 
 /* The bytes a valid sample's header and frames take (trailing bytes left out). */
 size_t record_sample_used_size(const struct jbpf_sample *s);
+
+/* Whether a record of type is a struct jbpf_sample. */
+static inline bool record_type_is_sample(uint32_t type)
+{
+	return type == JBPF_RECORD_CPU_SAMPLE || type == JBPF_RECORD_WAIT || type == JBPF_RECORD_NATIVE_ALLOC;
+}
 
 /*
  * A valid sample's Java frames (java_len of them, after the ips), each

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "user/java/walked.h"
 #include "user/record/decode.h"
+#include "user/record/leaks.h"
 #include "user/record/unwinder.h"
 
 /* A wait still going on at the end, kept until the agents sent their stacks. */
@@ -26,6 +27,8 @@ struct pipeline {
 	struct wall *wall;
 	struct unwinder *unwinder;      /* NULL with --unwind fp */
 	struct walked *walked;          /* JVMs whose Java frames BPF walks, or NULL */
+	struct leaks *leaks;            /* -e nativemem --leaks: allocations held until freed, or NULL */
+	struct sampler *sampler;        /* at pipeline__finish */
 	bool wall_stopped;
 	struct final_wait *final_waits; /* JVM threads waiting at the end, for their Java stacks */
 	struct pipeline_stats stats;
@@ -75,6 +78,7 @@ static void after_wall(void *ctx, const struct record *r)
 	switch (r->type) {
 	case JBPF_RECORD_CPU_SAMPLE:
 	case JBPF_RECORD_WAIT:
+	case JBPF_RECORD_NATIVE_ALLOC:
 		/* A JVM walked by BPF that runs the agent too (--java-stacks both) is the agent's. */
 		if (is_jvm(p, r->sample->tgid))
 			java__sample(p->java, r->sample, r->size);
@@ -85,6 +89,8 @@ static void after_wall(void *ctx, const struct record *r)
 		return;
 	case JBPF_RECORD_EXEC:
 		walked__forget(p->walked, r->exec->tgid);
+		if (p->leaks)
+			leaks__forget_process(p->leaks, r->exec->tgid);
 		if (p->java)
 			java__exec(p->java, r->exec->tgid);
 		aggregator__exec(p->agg, r->exec->tgid);
@@ -154,6 +160,11 @@ void pipeline__set_walked(struct pipeline *p, struct walked *walked)
 	p->walked = walked;
 }
 
+void pipeline__set_leaks(struct pipeline *p, struct leaks *leaks)
+{
+	p->leaks = leaks;
+}
+
 void pipeline__set_unwinder(struct pipeline *p, struct unwinder *unwinder)
 {
 	p->unwinder = unwinder;
@@ -170,6 +181,7 @@ static bool feed_unwinder(struct pipeline *p, const struct record *r)
 		return r->type == JBPF_RECORD_UNWIND_MISS;
 	switch (r->type) {
 	case JBPF_RECORD_CPU_SAMPLE:
+	case JBPF_RECORD_NATIVE_ALLOC:
 		unwinder__saw(p->unwinder, r->sample->tgid, clock_monotonic_ns());
 		return false;
 	case JBPF_RECORD_EXEC:
@@ -191,12 +203,17 @@ void pipeline__record(void *ctx, const void *data, size_t size)
 	p->stats.records++;
 	if (!record_decode(data, size, &r)) {
 		p->stats.malformed++;
-		if (r.type == JBPF_RECORD_CPU_SAMPLE || r.type == JBPF_RECORD_WAIT)
+		if (record_type_is_sample(r.type))
 			p->stats.malformed_samples++;
 		return;
 	}
 	if (feed_unwinder(p, &r))
 		return;
+	if (p->leaks && (r.type == JBPF_RECORD_NATIVE_ALLOC || r.type == JBPF_RECORD_NATIVE_ADDRESS ||
+			 r.type == JBPF_RECORD_NATIVE_FREE)) {
+		leaks__record(p->leaks, &r);
+		return;
+	}
 	if (p->wall)
 		wall__record(p->wall, &r);
 	else
@@ -230,6 +247,14 @@ void pipeline__stopped(struct pipeline *p, uint64_t stop_ns)
 	}
 }
 
+/* leaks__flush's: whether a target exited (its memory is no longer allocated). */
+static bool target_exited(void *ctx, uint32_t tgid)
+{
+	struct pipeline *p = ctx;
+
+	return sampler__target_exited(p->sampler, tgid);
+}
+
 /*
  * The agents' thread stacks are asked for before the wall window's last
  * waits are taken, since those of JVM threads need them; the join is
@@ -240,6 +265,7 @@ void pipeline__finish(struct pipeline *p, struct sampler *sampler)
 {
 	struct final_wait *w;
 
+	p->sampler = sampler;
 	if (p->wall) {
 		if (any_jvm(p))
 			java__request_thread_stacks(p->java);
@@ -253,6 +279,8 @@ void pipeline__finish(struct pipeline *p, struct sampler *sampler)
 		java__add_final_wait(p->java, (const struct jbpf_sample *)w->record, w->size);
 		free(w);
 	}
+	if (p->leaks)
+		leaks__flush(p->leaks, target_exited, after_wall, p);
 	/* Under --continuous samples weighed a period each: nothing is left to settle. */
 	if (p->wall && aggregator__settles(p->agg))
 		wall__settle(p->wall);

@@ -73,6 +73,13 @@ void pipeline__set_walked(struct pipeline *p, struct walked *walked);
 
 void pipeline__set_unwinder(struct pipeline *p, struct unwinder *unwinder);
 
+/*
+ * -e nativemem --leaks: sampled allocations are held there until freed,
+ * and those left at pipeline__finish go on (user/record/leaks.h).
+ */
+struct leaks;
+void pipeline__set_leaks(struct pipeline *p, struct leaks *leaks);
+
 /* The sampler's callback (sampler_record_fn); ctx is the pipeline. */
 void pipeline__record(void *ctx, const void *data, size_t size);
 

@@ -26,9 +26,14 @@
 #include "user/java/walked.h"
 #include "user/record/checks.h"
 #include "user/record/kernel_symbols.h"
+#include "user/record/leaks.h"
+#include "user/record/nativemem.h"
 #include "user/record/sampler.h"
 #include "user/record/unwinder.h"
 #include "user/record/wall.h"
+
+/* -e nativemem --leaks: records held until freed (user/record/leaks.h), about 64 thousand of 1 KiB. */
+#define LEAKS_MAX_BYTES (64u << 20)
 
 /* -p names processes or threads; the BPF filter wants distinct processes. */
 static int resolve_targets(struct recording *rec)
@@ -88,6 +93,7 @@ void recording__free(struct recording *rec)
 		return;
 	sampler__close(rec->sampler);
 	pipeline__free(rec->pipeline);
+	leaks__free(rec->leaks);
 	oracle__free(rec->oracle);
 	walked__free(rec->walked);
 	java__free(rec->java);
@@ -197,6 +203,7 @@ static int make_stages(struct recording *rec)
 		.time_weights = weighs_time(c),
 		.state_mask = c->state_mask,
 		.sample_weight_ns = c->interval_ns && weighs_time(c) ? NS_PER_SEC / c->frequency_hz : 0,
+		.alloc_interval = c->alloc_interval,
 	};
 
 	rec->sym = symbolizer__new(c->interval_ns ? &continuous_symbols : NULL);
@@ -220,6 +227,12 @@ static int make_stages(struct recording *rec)
 	if (!rec->walked || !rec->pipeline)
 		return -ENOMEM;
 	pipeline__set_walked(rec->pipeline, rec->walked);
+	if (c->event == RECORDING_NATIVEMEM && c->leaks) {
+		rec->leaks = leaks__new(LEAKS_MAX_BYTES);
+		if (!rec->leaks)
+			return -ENOMEM;
+		pipeline__set_leaks(rec->pipeline, rec->leaks);
+	}
 	if (c->java_stacks == RECORDING_JAVA_STACKS_BOTH) {
 		rec->oracle = oracle__new(rec->walked);
 		if (!rec->oracle)
@@ -374,6 +387,8 @@ static void cut_interval(struct recording *rec, bool last)
 #define RING_SECONDS 4
 #define RING_SAMPLE_BYTES 2048
 #define RING_MIN_BYTES (256u << 10)
+/* -e nativemem: at the default interval 1 GB/s of allocations is 2000 samples a second, 1 KiB each at most. */
+#define RING_NATIVEMEM_BYTES (4u << 20)
 #define RING_MAX_BYTES (16u << 20)
 
 static size_t ring_bytes(const struct recording_config *c, bool waits)
@@ -407,6 +422,10 @@ static void say_what_is_sampled(const struct recording *rec)
 	if (c->event == RECORDING_ALLOC)
 		fprintf(stderr, "jbpfprof: sampling the Java heap allocations of %s, one per %u bytes on average, %s\n",
 			targets, c->alloc_interval, duration);
+	else if (c->event == RECORDING_NATIVEMEM)
+		fprintf(stderr, "jbpfprof: sampling the native allocations of %s, one per %u bytes on average%s, %s%s\n",
+			targets, c->alloc_interval, c->leaks ? ", each followed to its free" : "", duration,
+			walked__nr_jvms(rec->walked) ? ", with Java frames" : "");
 	else if (c->event == RECORDING_OFFCPU)
 		fprintf(stderr, "jbpfprof: sampling %s off CPU, every context switch, %s%s\n", targets, duration,
 			java__nr_jvms(rec->java) ? ", with Java frames" : "");
@@ -456,6 +475,26 @@ static int install_walked(void *ctx, struct sampler *sampler)
 	return 0;
 }
 
+/*
+ * -e nativemem: each target's allocator probed; one that cannot be is
+ * named in one line and the others recorded. -1 when none can be.
+ */
+static int probe_allocators(struct recording *rec)
+{
+	size_t probed = 0;
+	char why[512];
+
+	for (size_t i = 0; i < rec->nr_tgids; i++) {
+		if (!sampler__probe_allocator(rec->sampler, "/proc", rec->tgids[i], why, sizeof(why)))
+			probed++;
+		else
+			fprintf(stderr, "jbpfprof: pid %u: its native memory is not recorded: %s\n", rec->tgids[i], why);
+	}
+	if (!probed)
+		fprintf(stderr, "jbpfprof: no target's allocator could be probed: nothing to record\n");
+	return probed ? 0 : -1;
+}
+
 int recording__run(struct recording *rec)
 {
 	const struct recording_config *c = &rec->config;
@@ -480,6 +519,10 @@ int recording__run(struct recording *rec)
 		.on_interval = on_interval,
 		.interval_ctx = rec,
 		.on_started = on_started,
+	};
+	struct nativemem_config nativemem_config = {
+		.interval = c->alloc_interval,
+		.leaks = c->leaks,
 	};
 	struct wall *wall;
 	char err[512];
@@ -509,9 +552,13 @@ int recording__run(struct recording *rec)
 		sampler_config.min_block_ns = c->min_block_ns;
 		sampler_config.max_block_ns = c->max_block_ns;
 	}
-	/* Allocations come from the agents' sockets: the sampler only watches the targets. */
-	sampler_config.no_cpu_samples |= c->event == RECORDING_ALLOC;
-	sampler_config.ringbuf_bytes = c->event == RECORDING_ALLOC ? RING_MIN_BYTES : ring_bytes(c, wall != NULL);
+	/* Allocations come from the agents' sockets or the allocators' uprobes: no CPU samples. */
+	sampler_config.no_cpu_samples |= c->event == RECORDING_ALLOC || c->event == RECORDING_NATIVEMEM;
+	sampler_config.ringbuf_bytes = c->event == RECORDING_ALLOC       ? RING_MIN_BYTES
+				       : c->event == RECORDING_NATIVEMEM ? RING_NATIVEMEM_BYTES
+									 : ring_bytes(c, wall != NULL);
+	if (c->event == RECORDING_NATIVEMEM)
+		sampler_config.nativemem = &nativemem_config;
 	if (recording_attach_jvms(rec))
 		return -1;
 	sampler_config.java = java_targets;
@@ -533,6 +580,10 @@ int recording__run(struct recording *rec)
 		return -1;
 	}
 	pipeline__set_unwinder(rec->pipeline, sampler__unwinder(rec->sampler));
+	if (c->event == RECORDING_NATIVEMEM && probe_allocators(rec)) {
+		sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
+		return -1;
+	}
 	if (wall) {
 		wall__start(wall, sampler__started_ns(rec->sampler));
 		wall__seed(wall, rec->sampler, c->all ? NULL : rec->tgids, c->all ? 0 : rec->nr_tgids);

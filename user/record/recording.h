@@ -25,6 +25,7 @@ enum recording_event {
 	RECORDING_WALL,
 	RECORDING_OFFCPU,
 	RECORDING_ALLOC,  /* Java heap allocations sampled by the JVMs' agents; no CPU samples */
+	RECORDING_NATIVEMEM, /* native allocations sampled by uprobes on the targets' allocators; no CPU samples */
 };
 
 enum recording_java {
@@ -65,7 +66,8 @@ struct recording_config {
 	uint64_t duration_ns;     /* 0: until Ctrl-C or the targets exit */
 	uint64_t min_block_ns, max_block_ns;
 	uint64_t wait_interval_ns; /* one recorded wait per this much waiting; 0: 1/frequency_hz */
-	uint32_t alloc_interval;  /* RECORDING_ALLOC: one sample per this many bytes a thread allocates */
+	uint32_t alloc_interval;  /* RECORDING_ALLOC, _NATIVEMEM: one sample per this many bytes allocated */
+	bool leaks;               /* RECORDING_NATIVEMEM: only the sampled allocations not freed by the end */
 	unsigned state_mask;
 	enum recording_java java;
 	enum recording_java_stacks java_stacks;

@@ -37,6 +37,7 @@ struct recording {
 	struct walked *walked;   /* JVMs whose Java frames BPF walks */
 	struct oracle *oracle;   /* --java-stacks both: the walk checked against the agent */
 	struct pipeline *pipeline;
+	struct leaks *leaks;     /* -e nativemem --leaks */
 	struct sampler *sampler;
 	struct session_result session;
 	uint64_t counters[JBPF_CNT_NR];

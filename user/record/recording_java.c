@@ -41,7 +41,9 @@ static enum walked_result offer_walk(struct recording *rec, uint32_t tgid, bool 
 	if (rc == WALKED_OK && rec->config.verbose)
 		fprintf(stderr, "jbpfprof: JVM pid %u: Java frames walked by BPF\n", tgid);
 	if (rc == WALKED_NOT_UNDERSTOOD && (!quiet || rec->config.verbose))
-		fprintf(stderr, "jbpfprof: JVM pid %u: %s; its Java frames come from the agent\n", tgid, why);
+		fprintf(stderr, "jbpfprof: JVM pid %u: %s; %s\n", tgid, why,
+			rec->config.event == RECORDING_NATIVEMEM ? "its allocations are recorded without Java frames"
+								 : "its Java frames come from the agent");
 	/* Watched (the agent's tries too), and offered to the walk again at each try: adopt_jvm. */
 	if (rc == WALKED_STARTING && !quiet && rec->config.verbose)
 		fprintf(stderr, "jbpfprof: JVM pid %u: still starting (%s); walked once its layout reads\n", tgid, why);
@@ -89,6 +91,9 @@ static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
 	int rc;
 
 	if (walk_by_bpf(rec, tgid, !named))
+		return;
+	/* An allocator's uprobe has no Java stack to ask the agent for: BPF's walk or none. */
+	if (rec->config.event == RECORDING_NATIVEMEM)
 		return;
 	rc = java__attach(rec->java, tgid, err, sizeof(err));
 

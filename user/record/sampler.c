@@ -39,6 +39,7 @@
 #include "common/clock.h"
 #include "user/record/cpu_sampler.h"
 #include "user/record/loader.h"
+#include "user/record/nativemem.h"
 #include "user/record/offcpu.h"
 #include "user/record/syscall_exit.h"
 
@@ -46,6 +47,7 @@ struct sampler {
 	struct cpu_sampler *cpu;
 	struct syscall_exit *syscall_exit; /* with JVMs or waits */
 	struct offcpu *offcpu;             /* with waits */
+	struct nativemem *nativemem;       /* with config.nativemem */
 	struct ring_buffer *ringbuf;
 	struct bpf_map *targets, *java_targets, *counters; /* shared maps (bpf/shared.bpf.h) */
 	/* The targets as named, and which have exited since (sampler__forget_target). */
@@ -253,6 +255,14 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 		error = setup_java(sampler, config, err, err_size);
 	if (!error && config->waits)
 		error = setup_waits(sampler, config, err, err_size);
+	if (!error && config->nativemem) {
+		struct nativemem_config nc = *config->nativemem;
+
+		nc.unwind_tables = config->unwind_tables;
+		nc.hotspot_walk = config->max_hotspot_jvms > 0;
+		nc.remember_blobs = sampler__remember_blobs();
+		error = nativemem__open(&nc, cpu_sampler__object(sampler->cpu), &sampler->nativemem, err, err_size);
+	}
 	if (!error && config->before_start && config->before_start(config->before_start_ctx, sampler)) {
 		snprintf(err, err_size, "cannot hand the JVMs' layouts to BPF");
 		error = -EINVAL;
@@ -272,6 +282,7 @@ void sampler__close(struct sampler *sampler)
 {
 	if (!sampler)
 		return;
+	nativemem__close(sampler->nativemem);
 	offcpu__close(sampler->offcpu);
 	syscall_exit__close(sampler->syscall_exit);
 	ring_buffer__free(sampler->ringbuf);
@@ -287,6 +298,8 @@ size_t sampler__run_times(const struct sampler *sampler, struct loader_run_time 
 		nr = loader__add_run_times(syscall_exit__object(sampler->syscall_exit), times, nr, max);
 	if (sampler->offcpu)
 		nr = loader__add_run_times(offcpu__object(sampler->offcpu), times, nr, max);
+	if (sampler->nativemem)
+		nr = loader__add_run_times(nativemem__object(sampler->nativemem), times, nr, max);
 	return nr;
 }
 
@@ -298,6 +311,7 @@ void sampler__stop(struct sampler *sampler)
 	cpu_sampler__stop(sampler->cpu);
 	if (sampler->offcpu)
 		offcpu__detach(sampler->offcpu);
+	nativemem__detach(sampler->nativemem);
 }
 
 int sampler__seed_threads(struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids)
@@ -466,4 +480,19 @@ const char *sampler__deferral_name(const struct sampler *sampler)
 uint64_t sampler__base_period_ns(const struct sampler *sampler)
 {
 	return cpu_sampler__base_period_ns(sampler->cpu);
+}
+
+int sampler__probe_allocator(struct sampler *sampler, const char *proc_root, uint32_t tgid, char *why,
+			     size_t why_size)
+{
+	if (!sampler->nativemem) {
+		snprintf(why, why_size, "native memory is not recorded");
+		return -1;
+	}
+	return nativemem__attach(sampler->nativemem, proc_root, tgid, why, why_size);
+}
+
+bool sampler__target_exited(const struct sampler *sampler, uint32_t tgid)
+{
+	return sampler->nr_tgids && target_index(sampler, tgid, false) < 0;
 }

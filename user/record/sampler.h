@@ -119,11 +119,18 @@ struct sampler_config {
 	 * reads the kernel's BTF to find out, a few milliseconds more.
 	 */
 	bool task_work_known, has_task_work;
+	/*
+	 * -e nativemem: load bpf/nativemem.bpf.c (user/record/nativemem.h;
+	 * its walk settings are taken from the fields above), and probe each
+	 * target's allocator with sampler__probe_allocator. NULL: none.
+	 */
+	const struct nativemem_config *nativemem;
 	sampler_record_fn on_record;
 	void *ctx;
 };
 
 struct loader_run_time;
+struct nativemem_config;
 struct sampler;
 struct unwinder;
 
@@ -183,6 +190,8 @@ int sampler__add_java(struct sampler *sampler, uint32_t tgid, uint64_t start_tic
  * this comes late), and sampler__signal_java refuses it.
  */
 void sampler__forget_target(struct sampler *sampler, uint32_t tgid);
+/* Whether tgid is a named target (-p) that exited (sampler__forget_target). */
+bool sampler__target_exited(const struct sampler *sampler, uint32_t tgid);
 
 /*
  * The threads alive at the start, of the nr_tgids processes tgids names
@@ -199,6 +208,12 @@ int sampler__seed_threads(struct sampler *sampler, const uint32_t *tgids, size_t
  */
 typedef void (*sampler_thread_fn)(void *ctx, const struct jbpf_thread_end *end);
 int sampler__for_each_thread(struct sampler *sampler, sampler_thread_fn fn, void *ctx);
+/*
+ * With config.nativemem: probes the allocator of process tgid (as
+ * proc_root sees it). 0, or -1 with a one-line reason in why.
+ */
+int sampler__probe_allocator(struct sampler *sampler, const char *proc_root, uint32_t tgid, char *why,
+			     size_t why_size);
 /* Sums of the BPF loss counters over all CPUs, indexed by enum jbpf_counter. */
 int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_NR]);
 

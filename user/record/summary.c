@@ -19,6 +19,7 @@
 #include "user/java/java.h"
 #include "user/java/oracle.h"
 #include "user/java/walked.h"
+#include "user/record/leaks.h"
 #include "user/record/loader.h"
 #include "user/record/sampler.h"
 #include "user/record/unwinder.h"
@@ -171,6 +172,81 @@ static void alloc_summary(const struct recording *rec, char *buf, size_t size)
 		 (unsigned long long)js.allocs_no_java, attach_line);
 }
 
+/*
+ * -e nativemem: "N allocation calls, N sampled, N written, N lost (...)";
+ * with --leaks, what became of the samples instead: freed during the
+ * recording, still allocated at the end (the profile), or not followed
+ * and why. Then the Java walk's line, and with -v the unwind tables'.
+ */
+static void nativemem_summary(const struct recording *rec, char *buf, size_t size)
+{
+	const uint64_t *c = rec->counters;
+	struct aggregator_stats stats;
+	struct pipeline_stats ps;
+	size_t used;
+
+	aggregator__stats(rec->agg, &stats);
+	pipeline__stats(rec->pipeline, &ps);
+	used = (size_t)snprintf(buf, size, "%llu allocation calls, %llu sampled",
+				(unsigned long long)c[JBPF_CNT_NATIVE_CALLS], (unsigned long long)c[JBPF_CNT_NATIVE_SAMPLED]);
+	if (!rec->leaks) {
+		const struct named_count causes[] = {
+			{ "ring buffer full", c[JBPF_CNT_NATIVE_LOST] },
+			{ "their CPU's record in use", c[JBPF_CNT_NATIVE_BUSY] },
+			{ "profile full", stats.profile_full },
+			{ "malformed", ps.malformed_samples },
+		};
+		uint64_t lost = c[JBPF_CNT_NATIVE_LOST] + c[JBPF_CNT_NATIVE_BUSY] + stats.profile_full + ps.malformed_samples;
+
+		if (used < size)
+			used += (size_t)snprintf(buf + used, size - used, ", %llu written, %llu lost",
+						 (unsigned long long)stats.written, (unsigned long long)lost);
+		used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
+		if (lost && used < size)
+			used += (size_t)snprintf(buf + used, size - used, ")");
+	} else {
+		struct leaks_stats ls;
+
+		leaks__stats(rec->leaks, &ls);
+		{
+			const struct named_count causes[] = {
+				{ "ring buffer full", c[JBPF_CNT_NATIVE_LOST] },
+				{ "their CPU's record in use", c[JBPF_CNT_NATIVE_BUSY] },
+				{ "live table full", ls.untracked },
+				{ "address not known (the call failed, or its record was lost)", ls.no_address },
+				{ "their process exited", ls.exited },
+				{ "held records full", ls.full },
+				{ "profile full", stats.profile_full },
+			};
+			uint64_t not_followed = c[JBPF_CNT_NATIVE_LOST] + c[JBPF_CNT_NATIVE_BUSY] + ls.untracked +
+						ls.no_address + ls.exited + ls.full + stats.profile_full;
+
+			if (used < size)
+				used += (size_t)snprintf(buf + used, size - used,
+							 ": %llu freed during the recording, %llu still allocated at the "
+							 "end (%llu written), %llu not followed",
+							 (unsigned long long)ls.freed, (unsigned long long)ls.kept,
+							 (unsigned long long)stats.written, (unsigned long long)not_followed);
+			used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
+			if (not_followed && used < size)
+				used += (size_t)snprintf(buf + used, size - used, ")");
+		}
+		if (c[JBPF_CNT_NATIVE_FREES_LOST] && used < size)
+			used += (size_t)snprintf(buf + used, size - used,
+						 "; %llu frees or addresses lost, ring buffer full (those allocations may "
+						 "show as still allocated)",
+						 (unsigned long long)c[JBPF_CNT_NATIVE_FREES_LOST]);
+	}
+	if (walked__nr_jvms(rec->walked) && used + 2 < size) {
+		memcpy(buf + used, "; ", 3);
+		used += 2;
+		walked__describe(rec->walked, buf + used, size - used);
+		used = strlen(buf);
+	}
+	if (rec->config.verbose && used < size)
+		describe_unwind(rec, buf + used, size - used);
+}
+
 void recording__summary(const struct recording *rec, char *buf, size_t size)
 {
 	const struct wall *wall = pipeline__wall(rec->pipeline);
@@ -182,6 +258,10 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 
 	if (rec->config.event == RECORDING_ALLOC) {
 		alloc_summary(rec, buf, size);
+		return;
+	}
+	if (rec->config.event == RECORDING_NATIVEMEM) {
+		nativemem_summary(rec, buf, size);
 		return;
 	}
 	aggregator__stats(rec->agg, &stats);
@@ -390,7 +470,11 @@ static void print_verbose_stats(const struct recording *rec)
 
 void recording__report(const struct recording *rec)
 {
-	if (!recording__written(rec) && rec->config.event == RECORDING_ALLOC)
+	if (!recording__written(rec) && rec->config.event == RECORDING_NATIVEMEM)
+		fprintf(stderr, "jbpfprof: no allocations %s\n",
+			rec->config.leaks ? "still allocated at the end: everything sampled was freed"
+					  : "sampled: the targets allocated less than the interval, or nothing");
+	else if (!recording__written(rec) && rec->config.event == RECORDING_ALLOC)
 		fprintf(stderr, "jbpfprof: no allocations sampled: %s\n",
 			java__nr_jvms(rec->java) ? "the JVMs allocated less than the interval, or nothing"
 						 : "no JVM took the agent");

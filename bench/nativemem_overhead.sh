@@ -1,0 +1,110 @@
+#!/bin/bash
+# What sampling native allocations costs a malloc-heavy C program:
+# malloc_split (tests/workloads) with two threads asking the C library
+# for a fixed amount of memory in calls of 16 bytes to 8 KiB, unprofiled
+# and under jbpfprof -e nativemem, with and without --leaks, side by side.
+#
+#   [PROF=path] [ROUNDS_OF_WORK=N] [INTERVAL=SIZE] bench/nativemem_overhead.sh [RUNS] [MODE...]
+#                            (root; default 7 runs of: off nativemem leaks)
+#
+# Modes: off (no profiler), nativemem (jbpfprof -e nativemem at the
+# default interval, 512 KiB, or INTERVAL), leaks (the same with --leaks:
+# every allocation call returns through a uretprobe, and every free is
+# probed). Each run starts malloc_split, starts the profiler and waits
+# until it samples, then releases the work (the file malloc_split waits
+# for): each thread runs ROUNDS_OF_WORK rounds of 1 MiB (default 1000),
+# and malloc_split measures the time from the first thread's start to the
+# last one's end (elapsed_ns), and counts its calls. A round runs every
+# mode once, in an order rotated from round to round; the ratio of each
+# mode to the unprofiled run of the same round is taken, and its median
+# over the rounds printed, with the medians of the times, the extra time
+# per allocation call, and the profiler's own CPU (its -v line).
+set -eu
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+[ "$(id -u)" = 0 ] || { echo "nativemem_overhead.sh: run as root" >&2; exit 1; }
+runs=${1:-7}
+shift || true
+modes=("$@")
+[ ${#modes[@]} -gt 0 ] || modes=(off nativemem leaks)
+prof=${PROF:-build/jbpfprof}
+work=${ROUNDS_OF_WORK:-1000}
+interval=${INTERVAL:-512k}
+for m in "${modes[@]}"; do
+	case $m in
+	off | nativemem | leaks) ;;
+	*) echo "nativemem_overhead.sh: unknown mode $m (off, nativemem, leaks)" >&2; exit 1 ;;
+	esac
+done
+[ -x build/workloads/malloc_split ] || { echo "nativemem_overhead.sh: build first (make)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# One run of mode $1: appends malloc_split's elapsed ns to $tmp/$1 and its calls to $tmp/calls.
+run_once() {
+	local mode=$1 line wp pp="" elapsed="" calls=""
+
+	rm -f "$tmp/go" "$tmp/out"
+	mkfifo "$tmp/out"
+	build/workloads/malloc_split -t 2 -g "$tmp/go" -r "$work" -s 0 >"$tmp/out" &
+	wp=$!
+	exec 3<"$tmp/out"
+	read -r line <&3 || { echo "nativemem_overhead.sh: malloc_split failed to start" >&2; exit 1; }   # "ready"
+	if [ "$mode" != off ]; then
+		rm -f "$tmp/err"
+		mkfifo "$tmp/err"
+		"$prof" -v -p "$wp" -e nativemem --alloc-interval "$interval" $([ "$mode" != leaks ] || echo --leaks) \
+			-o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
+		pp=$!
+		exec 4<"$tmp/err"
+		wait_for_sampling 4 || { echo "nativemem_overhead.sh: the profiler failed to start" >&2; kill "$wp"; exit 1; }
+	fi
+	touch "$tmp/go"
+	while read -r line <&3; do
+		case $line in
+		elapsed_ns*) elapsed=${line#elapsed_ns } ;;
+		calls*) calls=${line#calls } ;;
+		done) break ;;
+		esac
+	done
+	if [ -n "$pp" ]; then
+		kill -INT "$pp"
+		wait "$pp" || { echo "nativemem_overhead.sh: the profiler failed" >&2; exit 1; }
+		sed -n 's/.*own CPU time [0-9.]* s (\([0-9.]*\)% of one CPU.*/\1/p' <&4 >>"$tmp/$mode.own"
+		exec 4<&-
+	fi
+	wait "$wp" 2>/dev/null || true
+	exec 3<&-
+	[ -n "$elapsed" ] || { echo "nativemem_overhead.sh: malloc_split gave no elapsed_ns" >&2; exit 1; }
+	echo "$elapsed" >>"$tmp/$mode"
+	echo "$calls" >"$tmp/calls"
+}
+
+echo "nativemem_overhead.sh: $(date +%F), $(nproc) CPUs, $(uname -r), $runs runs per mode," \
+	"malloc_split -t 2 -r $work, interval $interval"
+for ((r = 0; r < runs; r++)); do
+	printf '  round %d:' $((r + 1))
+	n=${#modes[@]}
+	for ((k = 0; k < n; k++)); do
+		m=${modes[$(((k + r) % n))]}
+		run_once "$m"
+		printf '  %s %.2f s' "$m" "$(awk -v v="$(tail -1 "$tmp/$m")" 'BEGIN { print v / 1e9 }')"
+	done
+	echo
+done
+calls=$(cat "$tmp/calls")
+echo "  malloc_split: $calls allocation calls (and as many frees) a run"
+for m in "${modes[@]}"; do
+	read -r med lo hi <<<"$(spread "$tmp/$m")"
+	printf '  %-9s median %.2f s (min %.2f, max %.2f)' "$m" "$(awk -v v="$med" 'BEGIN { print v / 1e9 }')" \
+		"$(awk -v v="$lo" 'BEGIN { print v / 1e9 }')" "$(awk -v v="$hi" 'BEGIN { print v / 1e9 }')"
+	if [ -f "$tmp/off" ] && [ "$m" != off ]; then
+		printf '  per-round ratio to off: median %.3f' "$(ratio_median "$tmp/$m" "$tmp/off")"
+		# Two threads on two CPUs: the wall time added, per call of one thread, is the cost a call.
+		printf ', %.0f ns more per call' "$(awk -v a="$med" -v b="$(median <"$tmp/off")" -v c="$calls" \
+			'BEGIN { print (a - b) * 2 / c }')"
+	fi
+	[ ! -s "$tmp/$m.own" ] || printf ', profiler CPU median %s%% of one CPU' "$(median <"$tmp/$m.own")"
+	echo
+done

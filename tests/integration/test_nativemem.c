@@ -1,0 +1,321 @@
+/*
+ * -e nativemem: native allocations sampled by bytes through uprobes on
+ * each target's C library allocator, and --leaks, what is still allocated
+ * at the end.
+ *
+ * malloc_split's threads ask for a fixed amount of memory, split 60/30/10
+ * between site_malloc60 (malloc), site_calloc30 (calloc) and site_leak10
+ * (realloc of NULL and posix_memalign), and count the bytes each site
+ * asked for; site_leak10 never frees. The work starts once the profiler
+ * samples (a file the workload waits for).
+ *
+ * Judged against that truth: each site's share of the bytes within 3
+ * points, the total within 10%, and each site's bytes in stacks that end
+ * in the function it calls. A sample stands for about one interval of
+ * bytes or more (most calls are far smaller), so about N = bytes /
+ * interval are taken, and a share's standard deviation is
+ * sqrt(p (1 - p) / N): the test asks for enough work that 3 points are at
+ * least four of them. With --leaks, only site_leak10's stacks, its bytes
+ * within 10% of what it kept, with enough leaked bytes that 10% is four
+ * standard deviations (1 / sqrt(N) each).
+ *
+ * Then: Java frames above a JVM's native allocation (direct byte
+ * buffers, JDK 17 and 25); a statically linked target named in one line
+ * and the others recorded; a target that exits during the recording.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "jvm.h"
+
+static const char *const sites[] = { "site_malloc60", "site_calloc30", "site_leak10" };
+static const char *const truths[] = { "malloc60", "calloc30", "leak10" };
+
+/* The last frame of a collapsed stack. */
+static const char *leaf_of(const struct frames *fr)
+{
+	return fr->n ? fr->f[fr->n - 1] : "";
+}
+
+/* Whether a leaf names one of the functions a site calls (glibc's calloc is named __libc_calloc). */
+static bool leaf_fits(int site, const char *leaf)
+{
+	switch (site) {
+	case 0:
+		return strstr(leaf, "malloc") != NULL;
+	case 1:
+		return strstr(leaf, "calloc") != NULL;
+	default:
+		return strstr(leaf, "malloc") || strstr(leaf, "realloc") || strstr(leaf, "posix_memalign");
+	}
+}
+
+struct split {
+	uint64_t bytes[3];   /* estimated, under each site */
+	uint64_t misplaced;  /* under a site, ending elsewhere than what it calls */
+	long long truth[3];
+	long long leaked;
+	char *buf;           /* the profiler's stderr */
+};
+
+/*
+ * malloc_split -t 2 -r rounds, profiled with -e nativemem --alloc-interval
+ * interval (and --leaks when leaks): the bytes by site, and the truth.
+ */
+static void run_split(struct split *s, long rounds, const char *interval, bool leaks)
+{
+	char *workload = harness_workload("malloc_split"), *dir = harness_tmpdir(), *collapsed, *go, pid[16],
+	     rounds_arg[24];
+	struct child w, profiler;
+	struct collapsed c;
+	FILE *f;
+
+	memset(s, 0, sizeof(*s));
+	collapsed = harness_path(dir, "nm.collapsed");
+	go = harness_path(dir, "go");
+	snprintf(rounds_arg, sizeof(rounds_arg), "%ld", rounds);
+	assert_int_equal(harness_start_workload(&w, (char *[]){ workload, "-t", "2", "-r", rounds_arg, "-g", go, NULL }),
+			 0);
+	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
+	{
+		char *args[] = { "-p", pid, "-e", "nativemem", "--alloc-interval", (char *)interval, "-f", collapsed,
+				 leaks ? "--leaks" : NULL, NULL };
+
+		assert_int_equal(harness_start_profiler(&profiler, args), 0);
+	}
+	if (harness_wait_for(&profiler, "jbpfprof: sampling", 60))
+		fail_msg("the profiler did not start: %s", profiler.buf);
+	f = fopen(go, "w");
+	assert_non_null(f);
+	fclose(f);
+	if (harness_wait_for(&w, "done\n", 600))
+		fail_msg("malloc_split did not finish its rounds: %s", w.buf);
+	kill(profiler.pid, SIGINT);
+	assert_int_equal(harness_finish(&profiler, 60), 0);
+	for (int i = 0; i < 3; i++) {
+		s->truth[i] = harness_truth(&w, truths[i]);
+		assert_true(s->truth[i] > 0);
+	}
+	s->leaked = harness_truth(&w, "leaked");
+	harness_stop_workload(&w);
+	assert_int_equal(collapsed_load(collapsed, &c), 0);
+	for (size_t i = 0; i < c.n; i++) {
+		struct frames fr;
+
+		frames_split(&fr, c.stacks[i]);
+		for (int site = 0; site < 3; site++) {
+			if (find_frame(&fr, 0, sites[site]) < 0)
+				continue;
+			s->bytes[site] += c.counts[i];
+			if (!leaf_fits(site, leaf_of(&fr)))
+				s->misplaced += c.counts[i];
+		}
+		free(fr.buf);
+	}
+	s->buf = strdup(profiler.buf);
+	collapsed_free(&c);
+	unlink(collapsed);
+	unlink(go);
+	rmdir(dir);
+	free(collapsed);
+	free(go);
+	free(dir);
+	free(workload);
+}
+
+static void shares_follow_the_bytes(void **state)
+{
+	const double interval = 64 * 1024;
+	uint64_t sum = 0;
+	long long truth_sum = 0;
+	struct split s;
+
+	(void)state;
+	harness_require_root();
+	/* 2 threads x 200 rounds x 1 MiB: 400 MiB, some 6,400 samples at 64 KiB. */
+	run_split(&s, 200, "64k", false);
+	for (int i = 0; i < 3; i++) {
+		sum += s.bytes[i];
+		truth_sum += s.truth[i];
+	}
+	fprintf(stderr, "  %" PRIu64 " bytes estimated under the three sites, %lld asked for (%+.1f%%)\n", sum,
+		truth_sum, 100.0 * ((double)sum - (double)truth_sum) / (double)truth_sum);
+	for (int i = 0; i < 3; i++) {
+		double want = 100.0 * (double)s.truth[i] / (double)truth_sum, got = sum ? 100.0 * (double)s.bytes[i] / (double)sum : 0;
+		double sigma = 100.0 * sqrt(want / 100 * (1 - want / 100) / ((double)truth_sum / interval));
+
+		fprintf(stderr, "  %s: %.2f%% of the bytes, %.2f%% asked for (sigma %.2f points)\n", sites[i], got, want,
+			sigma);
+		/* Enough work that 3 points are four deviations: the aim, not luck. */
+		assert_true(4 * sigma <= 3.0);
+		assert_true(fabs(got - want) <= 3.0);
+	}
+	assert_true(fabs((double)sum - (double)truth_sum) <= 0.10 * (double)truth_sum);
+	assert_int_equal(s.misplaced, 0);
+	if (!strstr(s.buf, "allocation calls"))
+		fail_msg("the summary does not count the allocation calls: %s", s.buf);
+	free(s.buf);
+}
+
+static void leaks_show_only_what_was_not_freed(void **state)
+{
+	const double interval = 16 * 1024;
+	struct split s;
+	double n, bound;
+
+	(void)state;
+	harness_require_root();
+	/* site_leak10 keeps a tenth of 2 x 200 MiB: some 2,500 samples of what it leaked at 16 KiB. */
+	run_split(&s, 200, "16k", true);
+	n = (double)s.leaked / interval;
+	bound = 4 / sqrt(n);
+	fprintf(stderr, "  --leaks: %" PRIu64 " bytes under site_leak10, %lld leaked (%+.1f%%, bound %.1f%%); "
+		"%" PRIu64 " under site_malloc60, %" PRIu64 " under site_calloc30\n",
+		s.bytes[2], s.leaked, 100.0 * ((double)s.bytes[2] - (double)s.leaked) / (double)s.leaked, 100 * bound,
+		s.bytes[0], s.bytes[1]);
+	assert_true(s.leaked > 0);
+	/* Enough leaked that 10% is four deviations. */
+	assert_true(bound <= 0.10);
+	assert_true(fabs((double)s.bytes[2] - (double)s.leaked) <= 0.10 * (double)s.leaked);
+	/* Everything the other sites took, they freed. */
+	assert_int_equal(s.bytes[0], 0);
+	assert_int_equal(s.bytes[1], 0);
+	assert_int_equal(s.misplaced, 0);
+	if (!strstr(s.buf, "freed during the recording"))
+		fail_msg("the summary does not say what was freed: %s", s.buf);
+	free(s.buf);
+}
+
+/* A JVM's direct byte buffers: malloc under Unsafe, under the Java method that asked. */
+static void check_jvm(const struct jdk *jdk)
+{
+	char *dir, *collapsed, pid[16];
+	uint64_t total = 0, under_java = 0;
+	struct child profiler;
+	struct collapsed c;
+	struct jvm jvm;
+
+	jvm_require(jdk, "DirectAlloc");
+	dir = harness_tmpdir();
+	collapsed = harness_path(dir, "nm.collapsed");
+	jvm_start_opts(&jvm, jdk, (char *[]){ "-XX:MaxDirectMemorySize=64m", NULL }, "DirectAlloc", NULL);
+	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
+	assert_int_equal(
+		harness_run_profiler(&profiler, (char *[]){ "-p", pid, "-e", "nativemem", "-d", "3", "-f", collapsed, NULL },
+				     60),
+		0);
+	jvm_stop(&jvm);
+	assert_int_equal(collapsed_load(collapsed, &c), 0);
+	for (size_t i = 0; i < c.n; i++) {
+		struct frames fr;
+		int method;
+
+		frames_split(&fr, c.stacks[i]);
+		total += c.counts[i];
+		method = find_frame(&fr, 0, "DirectAlloc.direct");
+		if (method >= 0 && find_frame(&fr, method, "java.nio.ByteBuffer.allocateDirect") > method &&
+		    strstr(leaf_of(&fr), "malloc"))
+			under_java += c.counts[i];
+		free(fr.buf);
+	}
+	fprintf(stderr, "  %s: %" PRIu64 " of %" PRIu64 " bytes under DirectAlloc.direct and ByteBuffer.allocateDirect\n",
+		jdk->name, under_java, total);
+	/* The workload allocates nothing else worth a tenth of its buffers. */
+	assert_true(total > 0);
+	assert_true(under_java >= 0.8 * (double)total);
+	collapsed_free(&c);
+	unlink(collapsed);
+	rmdir(dir);
+	free(collapsed);
+	free(dir);
+}
+
+static void java_frames_above_native_allocations_jdk17(void **state)
+{
+	(void)state;
+	check_jvm(&jdk17);
+}
+
+static void java_frames_above_native_allocations_jdk25(void **state)
+{
+	(void)state;
+	check_jvm(&jdk25);
+}
+
+/*
+ * A statically linked target has no allocator to probe: one line names
+ * it, and the other target is recorded; a target that exits during the
+ * recording is said to have, and what it allocated before is kept.
+ */
+static void static_and_exiting_targets(void **state)
+{
+	char *stat = harness_workload("static_spin"), *split = harness_workload("malloc_split"), *dir, *collapsed, *go;
+	char pids[40], line[128];
+	FILE *f;
+	struct child s, w, profiler;
+	struct collapsed c;
+
+	(void)state;
+	harness_require_root();
+	if (access(stat, X_OK))
+		fail_msg("%s is not built", stat);
+	dir = harness_tmpdir();
+	collapsed = harness_path(dir, "nm.collapsed");
+	go = harness_path(dir, "go");
+	assert_int_equal(harness_start_workload(&s, (char *[]){ stat, NULL }), 0);
+	/* 2 x 300 MiB once the profiler samples, then it exits (-s 0). */
+	assert_int_equal(
+		harness_start_workload(&w, (char *[]){ split, "-t", "2", "-r", "300", "-g", go, "-s", "0", NULL }), 0);
+	snprintf(pids, sizeof(pids), "%d,%d", (int)s.pid, (int)w.pid);
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pids, "-e", "nativemem", "-d", "60", "-f",
+								       collapsed, NULL }),
+			 0);
+	if (harness_wait_for(&profiler, "jbpfprof: sampling", 60))
+		fail_msg("the profiler did not start: %s", profiler.buf);
+	f = fopen(go, "w");
+	assert_non_null(f);
+	fclose(f);
+	/* The static target lives on: the recording is stopped once the other is gone. */
+	if (harness_wait_for(&profiler, "exited after", 300))
+		fail_msg("the exit of pid %d was not reported: %s", (int)w.pid, profiler.buf);
+	kill(profiler.pid, SIGINT);
+	assert_int_equal(harness_finish(&profiler, 60), 0);
+	harness_stop_workload(&s);
+	snprintf(line, sizeof(line), "pid %d: its native memory is not recorded", (int)s.pid);
+	if (!strstr(profiler.buf, line) || !strstr(profiler.buf, "statically linked"))
+		fail_msg("no line names the static pid %d: %s", (int)s.pid, profiler.buf);
+	assert_int_equal(collapsed_load(collapsed, &c), 0);
+	/* What the target that exited allocated first is kept: hundreds of MiB. */
+	assert_true(collapsed_count_frame(&c, "site_malloc60") > (100u << 20));
+	collapsed_free(&c);
+	harness_stop_workload(&w);
+	unlink(collapsed);
+	unlink(go);
+	rmdir(dir);
+	free(collapsed);
+	free(go);
+	free(dir);
+	free(stat);
+	free(split);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		HARNESS_TEST(shares_follow_the_bytes),
+		HARNESS_TEST(leaks_show_only_what_was_not_freed),
+		HARNESS_TEST(java_frames_above_native_allocations_jdk17),
+		HARNESS_TEST(java_frames_above_native_allocations_jdk25),
+		HARNESS_TEST(static_and_exiting_targets),
+	};
+
+	return cmocka_run_group_tests_name("-e nativemem: native allocations by call site, and leaks", tests, NULL,
+					   NULL);
+}
