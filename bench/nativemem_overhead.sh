@@ -9,8 +9,8 @@
 #
 # Modes: off (no profiler), nativemem (jbpfprof -e nativemem at the
 # default interval, 512 KiB, or INTERVAL), leaks (the same with --leaks:
-# every allocation call returns through a uretprobe, and every free is
-# probed). Each run starts malloc_split, starts the profiler and waits
+# the allocation functions probed by a uprobe session, which returns
+# through a probe for the sampled calls only, and every free probed). Each run starts malloc_split, starts the profiler and waits
 # until it samples, then releases the work (the file malloc_split waits
 # for): each thread runs ROUNDS_OF_WORK rounds of 1 MiB (default 1000),
 # and malloc_split measures the time from the first thread's start to the

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Native memory (-e nativemem): uprobes on the C library's allocator in
- * each target process (user/record/nativemem.c attaches them, one per
- * function, its attach cookie saying which: enum jbpf_native_fn).
+ * Native memory (-e nativemem): uprobes on the allocator of each target
+ * process (user/record/nativemem.c attaches them, one multi-uprobe link
+ * per process, each function's attach cookie saying which: enum
+ * jbpf_native_fn).
  *
  * Sampling by bytes. Each CPU counts down the bytes its target threads ask
  * for; the call that crosses zero is sampled and the count starts again
@@ -22,19 +23,17 @@
  * Calls the allocator makes of itself are not counted twice: in glibc,
  * realloc(NULL, n) calls malloc (a tail call: realloc's frame is gone),
  * and memalign, aligned_alloc and posix_memalign call malloc for an
- * alignment malloc gives anyway (relay_alignment). Without --leaks the
- * inner malloc is the one counted. With --leaks the outer call is: the
- * inner one finds its thread inside a call whose uretprobe is pending
- * (the task's utask->depth), and the return address that uretprobe put
- * in place of the real one would cut the inner call's stack short.
+ * alignment malloc gives anyway (relay_alignment); the inner malloc is
+ * the one counted.
  *
- * With --leaks (follow_frees), a sampled call also returns through a
- * uretprobe (every call of an allocation function does: the kernel has no
- * way to skip the return of the calls not sampled) which sends where the
- * memory went (struct jbpf_native_address) and puts the address in
- * `live`; free and realloc of an address in `live` send a struct
- * jbpf_native_free. `live` is bounded (sized by userspace): a sampled
- * allocation that finds it full is sent untracked, and counted.
+ * With --leaks (follow_frees), the probes are a session (Linux 6.13's
+ * uprobe session: entry and return in one program, nativemem_session):
+ * the entry of a sampled call asks for its return, every other call is
+ * spared a return probe. The return sends where the memory went (struct
+ * jbpf_native_address) and puts the address in `live`; free and realloc
+ * of an address in `live` send a struct jbpf_native_free. `live` is
+ * bounded (sized by userspace): a sampled allocation that finds it full
+ * is sent untracked, and counted.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -169,11 +168,11 @@ static __always_inline __u64 call_bytes(struct pt_regs *ctx, __u32 fn)
 		barrier_var(most);
 		return a0 > most ? 0 : a0 * a1;
 	case JBPF_NATIVE_REALLOC:
-		return a0 || follow_frees ? a1 : 0;
+		return a0 ? a1 : 0;
 	case JBPF_NATIVE_POSIX_MEMALIGN:
-		return a1 > relay_alignment || follow_frees ? PT_REGS_PARM3(ctx) : 0;
+		return a1 > relay_alignment ? PT_REGS_PARM3(ctx) : 0;
 	case JBPF_NATIVE_MEMALIGN:
-		return a0 > relay_alignment || follow_frees ? a1 : 0;
+		return a0 > relay_alignment ? a1 : 0;
 	default:
 		return 0;
 	}
@@ -257,38 +256,39 @@ static __always_inline __u64 send_sample(struct pt_regs *ctx, __u32 tgid, __u32 
 	return now;
 }
 
-SEC("uprobe")
-int nativemem_call(struct pt_regs *ctx)
+/*
+ * A call's entry: sampled or not, and sent. 0 when its return is wanted
+ * (--leaks, a sampled call: its address), 1 when not.
+ */
+static __always_inline int on_entry(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), size, time_ns;
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u32 fn = (__u32)bpf_get_attach_cookie(ctx);
 
 	if (!is_target_task(tgid, bpf_get_current_task_btf()))
-		return 0;
+		return 1;
 	if (follow_frees && (fn == JBPF_NATIVE_FREE || fn == JBPF_NATIVE_REALLOC))
 		forget(tgid, PT_REGS_PARM1(ctx));
-	/* Inside another probed call, its uretprobe pending: that outer call counts (see the file comment). */
-	if (follow_frees && BPF_CORE_READ(bpf_get_current_task_btf(), utask, depth))
-		return 0;
 	size = call_bytes(ctx, fn);
 	if (!size)
-		return 0;
+		return 1;
 	count(JBPF_CNT_NATIVE_CALLS);
 	if (!take_sample(size))
-		return 0;
+		return 1;
 	count(JBPF_CNT_NATIVE_SAMPLED);
 	time_ns = send_sample(ctx, tgid, tid, size);
 	if (follow_frees && time_ns) {
 		struct pending_call call = { .time_ns = time_ns, .memptr = PT_REGS_PARM1(ctx), .fn = fn };
 
 		bpf_map_update_elem(&pending, &tid, &call, BPF_ANY);
+		return 0;
 	}
-	return 0;
+	return 1;
 }
 
-SEC("uretprobe")
-int nativemem_return(struct pt_regs *ctx)
+/* A sampled call's return (--leaks): where its memory went, followed in `live`. */
+static __always_inline int on_return(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), addr = PT_REGS_RC(ctx);
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
@@ -324,4 +324,24 @@ int nativemem_return(struct pt_regs *ctx)
 		count(JBPF_CNT_NATIVE_UNTRACKED);
 	bpf_ringbuf_submit(record, 0);
 	return 0;
+}
+
+/* Without --leaks: entries only (a multi-uprobe link). */
+SEC("uprobe")
+int nativemem_call(struct pt_regs *ctx)
+{
+	on_entry(ctx);
+	return 0;
+}
+
+extern bool bpf_session_is_return(void) __ksym;
+
+/*
+ * With --leaks: a session of a multi-uprobe link (Linux 6.13), entry and
+ * return in one program; the entry's 1 spares the call its return probe.
+ */
+SEC("uprobe")
+int nativemem_session(struct pt_regs *ctx)
+{
+	return bpf_session_is_return() ? on_return(ctx) : on_entry(ctx);
 }

@@ -29,27 +29,26 @@
  * and the link_create part of union bpf_attr that it reads.
  */
 #define TRACE_UPROBE_MULTI 48
-#define UPROBE_MULTI_RETURN 1u
+#define TRACE_UPROBE_SESSION 57 /* Linux 6.13: entry and return in one program */
 #define LINK_CREATE_COMMAND 28
 
 /* As bpf/nativemem.bpf.c's: exponential draws of the interval. */
 #define NATIVEMEM_DRAWS 65536
 
-/* The functions probed; returns: an allocation, whose return gives the address (--leaks). */
+/* The functions probed, malloc first. */
 static const struct {
 	const char *name;
 	enum jbpf_native_fn fn;
-	bool returns;
 } functions[] = {
-	{ "malloc", JBPF_NATIVE_MALLOC, true },
-	{ "calloc", JBPF_NATIVE_CALLOC, true },
-	{ "realloc", JBPF_NATIVE_REALLOC, true },
-	{ "posix_memalign", JBPF_NATIVE_POSIX_MEMALIGN, true },
-	{ "aligned_alloc", JBPF_NATIVE_MEMALIGN, true },
-	{ "memalign", JBPF_NATIVE_MEMALIGN, true },
-	{ "valloc", JBPF_NATIVE_VALLOC, true },
-	{ "pvalloc", JBPF_NATIVE_PVALLOC, true },
-	{ "free", JBPF_NATIVE_FREE, false },
+	{ "malloc", JBPF_NATIVE_MALLOC },
+	{ "calloc", JBPF_NATIVE_CALLOC },
+	{ "realloc", JBPF_NATIVE_REALLOC },
+	{ "posix_memalign", JBPF_NATIVE_POSIX_MEMALIGN },
+	{ "aligned_alloc", JBPF_NATIVE_MEMALIGN },
+	{ "memalign", JBPF_NATIVE_MEMALIGN },
+	{ "valloc", JBPF_NATIVE_VALLOC },
+	{ "pvalloc", JBPF_NATIVE_PVALLOC },
+	{ "free", JBPF_NATIVE_FREE },
 };
 #define NR_FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
 
@@ -130,8 +129,10 @@ int nativemem__open(const struct nativemem_config *config, const struct bpf_obje
 	nm->skel->rodata->hotspot_remember_blobs = config->remember_blobs;
 	bpf_map__set_max_entries(nm->skel->maps.live,
 				 !config->leaks ? 1 : config->live_max ? config->live_max : NATIVEMEM_LIVE_DEFAULT);
+	/* The session is loaded for --leaks only: a kernel without sessions still takes the entries. */
 	bpf_program__set_expected_attach_type(nm->skel->progs.nativemem_call, TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(nm->skel->progs.nativemem_return, TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(nm->skel->progs.nativemem_session, TRACE_UPROBE_SESSION);
+	bpf_program__set_autoload(nm->skel->progs.nativemem_session, config->leaks);
 	error = -nativemem_bpf__load(nm->skel);
 	if (error) {
 		loader__load_strerror(error, "BPF native memory program", err, err_size);
@@ -284,24 +285,23 @@ static int keep_link(struct nativemem *nm, int fd)
 /*
  * One link probing offsets[0..nr) of the file open as file, in process
  * tgid only (every thread of it; a per-thread perf event uprobe would see
- * only the thread named and those it starts), each with its cookie;
- * returns: uretprobes.
+ * only the thread named and those it starts), each with its cookie: with
+ * --leaks a session (nativemem_session), else entries (nativemem_call).
  */
 static int attach_multi(struct nativemem *nm, uint32_t tgid, const char *file, const uint64_t *offsets,
-			const uint64_t *cookies, size_t nr, bool returns)
+			const uint64_t *cookies, size_t nr, bool session)
 {
-	struct bpf_program *prog = returns ? nm->skel->progs.nativemem_return : nm->skel->progs.nativemem_call;
+	struct bpf_program *prog = session ? nm->skel->progs.nativemem_session : nm->skel->progs.nativemem_call;
 	union link_create_attr attr;
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_fd = (uint32_t)bpf_program__fd(prog);
-	attr.attach_type = TRACE_UPROBE_MULTI;
+	attr.attach_type = session ? TRACE_UPROBE_SESSION : TRACE_UPROBE_MULTI;
 	attr.path = (uint64_t)(uintptr_t)file;
 	attr.offsets = (uint64_t)(uintptr_t)offsets;
 	attr.cookies = (uint64_t)(uintptr_t)cookies;
 	attr.cnt = (uint32_t)nr;
-	attr.multi_flags = returns ? UPROBE_MULTI_RETURN : 0;
 	attr.pid = tgid;
 	fd = (int)syscall(__NR_bpf, LINK_CREATE_COMMAND, &attr, sizeof(attr));
 	if (fd < 0)
@@ -311,8 +311,9 @@ static int attach_multi(struct nativemem *nm, uint32_t tgid, const char *file, c
 
 int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid, char *why, size_t why_size)
 {
-	uint64_t offsets[NR_FUNCTIONS], cookies[NR_FUNCTIONS], ret_offsets[NR_FUNCTIONS], ret_cookies[NR_FUNCTIONS];
-	size_t nr = 0, nr_ret = 0;
+	uint64_t offsets[NR_FUNCTIONS], cookies[NR_FUNCTIONS];
+	bool free_probed = false; /* the last offset is free's */
+	size_t nr = 0;
 	struct allocator a;
 	char file[64];
 	int error;
@@ -331,19 +332,19 @@ int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid
 			continue;
 		offsets[nr] = a.offsets[i];
 		cookies[nr++] = functions[i].fn;
-		if (nm->leaks && functions[i].returns) {
-			ret_offsets[nr_ret] = a.offsets[i];
-			ret_cookies[nr_ret++] = functions[i].fn;
-		}
+		free_probed = functions[i].fn == JBPF_NATIVE_FREE;
 	}
 	/* The uprobes are on the file opened and checked here, not on whatever its path names by then. */
 	snprintf(file, sizeof(file), "/proc/self/fd/%d", a.fd);
-	error = attach_multi(nm, tgid, file, offsets, cookies, nr, false);
-	if (!error && nr_ret)
-		error = attach_multi(nm, tgid, file, ret_offsets, ret_cookies, nr_ret, true);
+	/* free's entry alone, in a link of its own: a session's probe costs more at every hit. */
+	error = attach_multi(nm, tgid, file, offsets, cookies, nr - (nm->leaks && free_probed), nm->leaks);
+	if (!error && nm->leaks && free_probed)
+		error = attach_multi(nm, tgid, file, offsets + nr - 1, cookies + nr - 1, 1, false);
 	if (error)
 		snprintf(why, why_size, "cannot probe the allocator in %s: %s%s", a.path, strerror(-error),
-			 error == -EINVAL || error == -EOPNOTSUPP ? " (multi-uprobe links need Linux 6.6)" : "");
+			 error == -EINVAL || error == -EOPNOTSUPP
+				 ? nm->leaks ? " (--leaks needs uprobe sessions, Linux 6.13)" : " (multi-uprobe links need Linux 6.6)"
+				 : "");
 	close(a.fd);
 	return error ? -1 : 0;
 }
