@@ -10,7 +10,11 @@
 # Modes: off (no profiler), nativemem (jbpfprof -e nativemem at the
 # default interval, 512 KiB, or INTERVAL), leaks (the same with --leaks:
 # the allocation functions probed by a uprobe session, which returns
-# through a probe for the sampled calls only, and every free probed). Each run starts malloc_split, starts the profiler and waits
+# through a probe for the sampled calls only, and every free probed),
+# perfprobe (no BPF at all: the kernel's own uprobe event on malloc alone,
+# `perf probe` and `perf stat`, which count its hits: what a trap costs
+# any uprobe-based sampler on this machine, the floor). Each run starts
+# malloc_split, starts the profiler and waits
 # until it samples, then releases the work (the file malloc_split waits
 # for): each thread runs ROUNDS_OF_WORK rounds of 1 MiB (default 1000),
 # and malloc_split measures the time from the first thread's start to the
@@ -34,12 +38,24 @@ interval=${INTERVAL:-512k}
 for m in "${modes[@]}"; do
 	case $m in
 	off | nativemem | leaks) ;;
-	*) echo "nativemem_overhead.sh: unknown mode $m (off, nativemem, leaks)" >&2; exit 1 ;;
+	perfprobe) command -v perf >/dev/null || { echo "nativemem_overhead.sh: perfprobe needs perf (linux-perf)" >&2; exit 1; } ;;
+	*) echo "nativemem_overhead.sh: unknown mode $m (off, nativemem, leaks, perfprobe)" >&2; exit 1 ;;
 	esac
 done
 [ -x build/workloads/malloc_split ] || { echo "nativemem_overhead.sh: build first (make)" >&2; exit 1; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+libc=$(ldd build/workloads/malloc_split | awk '/libc.so/ { print $3 }')
+probe=
+cleanup() {
+	[ -z "$probe" ] || perf probe -q -d "$probe" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+if [[ " ${modes[*]} " == *" perfprobe "* ]]; then
+	mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+	perf probe -q -x "$libc" -a jbpfbench_malloc=malloc
+	probe=probe_libc:jbpfbench_malloc
+fi
 
 # One run of mode $1: appends malloc_split's elapsed ns to $tmp/$1 and its calls to $tmp/calls.
 run_once() {
@@ -51,7 +67,11 @@ run_once() {
 	wp=$!
 	exec 3<"$tmp/out"
 	read -r line <&3 || { echo "nativemem_overhead.sh: malloc_split failed to start" >&2; exit 1; }   # "ready"
-	if [ "$mode" != off ]; then
+	if [ "$mode" = perfprobe ]; then
+		perf stat -x, -e "$probe" -p "$wp" -o "$tmp/stat" &
+		pp=$!
+		sleep 1   # perf has no line that says it counts
+	elif [ "$mode" != off ]; then
 		rm -f "$tmp/err"
 		mkfifo "$tmp/err"
 		"$prof" -v -p "$wp" -e nativemem --alloc-interval "$interval" $([ "$mode" != leaks ] || echo --leaks) \
@@ -68,7 +88,11 @@ run_once() {
 		done) break ;;
 		esac
 	done
-	if [ -n "$pp" ]; then
+	if [ "$mode" = perfprobe ]; then
+		kill -INT "$pp"
+		wait "$pp" || true
+		awk -F, '{ print $1 }' "$tmp/stat" | grep -E '^[0-9]+$' >>"$tmp/perfprobe.hits"
+	elif [ -n "$pp" ]; then
 		kill -INT "$pp"
 		wait "$pp" || { echo "nativemem_overhead.sh: the profiler failed" >&2; exit 1; }
 		sed -n 's/.*own CPU time [0-9.]* s (\([0-9.]*\)% of one CPU.*/\1/p' <&4 >>"$tmp/$mode.own"
@@ -106,5 +130,7 @@ for m in "${modes[@]}"; do
 			'BEGIN { print (a - b) * 2 / c }')"
 	fi
 	[ ! -s "$tmp/$m.own" ] || printf ', profiler CPU median %s%% of one CPU' "$(median <"$tmp/$m.own")"
+	[ ! -s "$tmp/$m.hits" ] || printf '; %s malloc hits counted, %.0f ns more per hit' "$(median <"$tmp/$m.hits")" \
+		"$(awk -v a="$med" -v b="$(median <"$tmp/off")" -v c="$(median <"$tmp/$m.hits")" 'BEGIN { print (a - b) * 2 / c }')"
 	echo
 done
