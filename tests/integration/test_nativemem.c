@@ -57,6 +57,18 @@ static bool leaf_fits(int site, const char *leaf)
 	}
 }
 
+/* Once the profiler samples, the workload's work begins: the file it waits for is made. */
+static void release_once_sampling(struct child *profiler, const char *go)
+{
+	FILE *f;
+
+	if (harness_wait_for(profiler, "jbpfprof: sampling", 60))
+		fail_msg("the profiler did not start: %s", profiler->buf);
+	f = fopen(go, "w");
+	assert_non_null(f);
+	fclose(f);
+}
+
 struct split {
 	uint64_t bytes[3];   /* estimated, under each site */
 	uint64_t misplaced;  /* under a site, ending elsewhere than what it calls */
@@ -75,7 +87,6 @@ static void run_split(struct split *s, long rounds, const char *interval, bool l
 	     rounds_arg[24];
 	struct child w, profiler;
 	struct collapsed c;
-	FILE *f;
 
 	memset(s, 0, sizeof(*s));
 	collapsed = harness_path(dir, "nm.collapsed");
@@ -90,11 +101,7 @@ static void run_split(struct split *s, long rounds, const char *interval, bool l
 
 		assert_int_equal(harness_start_profiler(&profiler, args), 0);
 	}
-	if (harness_wait_for(&profiler, "jbpfprof: sampling", 60))
-		fail_msg("the profiler did not start: %s", profiler.buf);
-	f = fopen(go, "w");
-	assert_non_null(f);
-	fclose(f);
+	release_once_sampling(&profiler, go);
 	if (harness_wait_for(&w, "done\n", 600))
 		fail_msg("malloc_split did not finish its rounds: %s", w.buf);
 	kill(profiler.pid, SIGINT);
@@ -258,7 +265,6 @@ static void static_and_exiting_targets(void **state)
 {
 	char *stat = harness_workload("static_spin"), *split = harness_workload("malloc_split"), *dir, *collapsed, *go;
 	char pids[40], line[128];
-	FILE *f;
 	struct child s, w, profiler;
 	struct collapsed c;
 
@@ -277,11 +283,7 @@ static void static_and_exiting_targets(void **state)
 	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pids, "-e", "nativemem", "-d", "60", "-f",
 								       collapsed, NULL }),
 			 0);
-	if (harness_wait_for(&profiler, "jbpfprof: sampling", 60))
-		fail_msg("the profiler did not start: %s", profiler.buf);
-	f = fopen(go, "w");
-	assert_non_null(f);
-	fclose(f);
+	release_once_sampling(&profiler, go);
 	/* The static target lives on: the recording is stopped once the other is gone. */
 	if (harness_wait_for(&profiler, "exited after", 300))
 		fail_msg("the exit of pid %d was not reported: %s", (int)w.pid, profiler.buf);
