@@ -40,6 +40,15 @@
  * shares, count / total of its own profile, so recordings of different
  * lengths compare.
  *
+ * A page of several events (output_flamegraph_write_events) has
+ *
+ *   {"events":[{"event":"cpu", "title":"...", "summary":["Total: ...", "..."],
+ *               "version":1, "unit":..., ...}, ...]}
+ *
+ * one member per event, each an ordinary page's data with its event's
+ * name, title and summary lines first; the page shows one at a time (the
+ * one its address names after #, else the first) and offers the others.
+ *
  * Each name goes through emit__json_string, so no frame name can end the
  * script element or break the JSON.
  */
@@ -96,14 +105,37 @@ static void page_frame(const struct page *pg, size_t f, const char **name, unsig
 		*kind = FRAME_KIND_LOST;
 }
 
-static void write_data(FILE *out, const struct page *pg)
+static void summary_line(const struct page *pg, char *buf, size_t size);
+
+/*
+ * One page's data (see the header); with event, one event's among
+ * several, which names itself and carries its own title and summary.
+ */
+static void write_data(FILE *out, const struct page *pg, const char *event)
 {
 	const struct flame_tree *t = pg->tree;
 	size_t nr_frames = profile__frame_count(pg->profile) + t->nr_extra;
 	const char *name;
 	unsigned kind;
 
-	fprintf(out, "{\"version\":1,\"unit\":");
+	fputc('{', out);
+	if (event) {
+		char line[512];
+
+		summary_line(pg, line, sizeof(line));
+		fputs("\"event\":", out);
+		emit__json_string(out, event);
+		fputs(",\"title\":", out);
+		emit__json_string(out, pg->meta && pg->meta->title ? pg->meta->title : event);
+		fputs(",\"summary\":[", out);
+		emit__json_string(out, line);
+		if (pg->meta && pg->meta->summary && *pg->meta->summary) {
+			fputc(',', out);
+			emit__json_string(out, pg->meta->summary);
+		}
+		fputs("],\n", out);
+	}
+	fprintf(out, "\"version\":1,\"unit\":");
 	emit__json_string(out, page_unit(pg));
 	fprintf(out, ",\"total\":%" PRIu64 ",\"diff\":%s", profile__total(pg->profile), pg->before ? "true" : "false");
 	if (pg->before)
@@ -157,30 +189,43 @@ static void write_data(FILE *out, const struct page *pg)
 	fputc('}', out);
 }
 
+/* "Total: 12 samples · Duration: 1.0 s · Frequency: 99 Hz" (on a diff page "Before: ... · After: ..."). */
+static void summary_line(const struct page *pg, char *buf, size_t size)
+{
+	const struct output_meta *meta = pg->meta;
+	size_t used;
+
+	if (pg->before)
+		used = (size_t)snprintf(buf, size, "Before: %" PRIu64 " %s \xc2\xb7 After: %" PRIu64 " %s",
+					profile__total(pg->before), page_unit(pg), profile__total(pg->profile), page_unit(pg));
+	else
+		used = (size_t)snprintf(buf, size, "Total: %" PRIu64 " %s", profile__total(pg->profile), page_unit(pg));
+	if (meta && meta->duration_s > 0 && used < size)
+		used += (size_t)snprintf(buf + used, size - used, " \xc2\xb7 Duration: %.1f s", meta->duration_s);
+	if (meta && meta->frequency_hz && used < size)
+		snprintf(buf + used, size - used, " \xc2\xb7 Frequency: %u Hz", meta->frequency_hz);
+}
+
 static void write_summary(FILE *out, const struct page *pg)
 {
 	const struct output_meta *meta = pg->meta;
+	char line[512];
 
-	if (pg->before) {
-		fprintf(out, "Before: %" PRIu64 " ", profile__total(pg->before));
-		emit__html_text(out, page_unit(pg));
-		fprintf(out, " &middot; After: %" PRIu64 " ", profile__total(pg->profile));
-	} else {
-		fprintf(out, "Total: %" PRIu64 " ", profile__total(pg->profile));
-	}
-	emit__html_text(out, page_unit(pg));
-	if (meta && meta->duration_s > 0)
-		fprintf(out, " &middot; Duration: %.1f s", meta->duration_s);
-	if (meta && meta->frequency_hz)
-		fprintf(out, " &middot; Frequency: %u Hz", meta->frequency_hz);
+	summary_line(pg, line, sizeof(line));
+	emit__html_text(out, line);
 	if (meta && meta->summary && *meta->summary) {
 		fputs("<br>", out);
 		emit__html_text(out, meta->summary);
 	}
 }
 
-static void write_page(FILE *out, const struct page *pg)
+/*
+ * The page of pages[0..nr): one page's data as it is, several as
+ * {"events":[...]}, each as write_data writes one event's.
+ */
+static void write_page(FILE *out, const struct page *pages, size_t nr)
 {
+	const struct page *pg = &pages[0];
 	const struct output_meta *meta = pg->meta;
 	const char *title = meta && meta->title && *meta->title ? meta->title
 			    : pg->before ? "Differential flame graph" : "Flame graph";
@@ -205,8 +250,16 @@ static void write_page(FILE *out, const struct page *pg)
 			emit__html_text(out, title);
 		} else if (name_len == 7 && !memcmp(open + 2, "SUMMARY", 7)) {
 			write_summary(out, pg);
+		} else if (name_len == 4 && !memcmp(open + 2, "DATA", 4) && nr == 1) {
+			write_data(out, pg, NULL);
 		} else if (name_len == 4 && !memcmp(open + 2, "DATA", 4)) {
-			write_data(out, pg);
+			fputs("{\"events\":[", out);
+			for (size_t i = 0; i < nr; i++) {
+				if (i)
+					fputs(",\n", out);
+				write_data(out, &pages[i], pages[i].meta->event);
+			}
+			fputs("]}", out);
 		} else {
 			/* Not a marker: keep the first "@@" and look again after it. */
 			fwrite(open, 1, 2, out);
@@ -217,10 +270,10 @@ static void write_page(FILE *out, const struct page *pg)
 	}
 }
 
-static int page_write(struct page *pg, FILE *out)
+static int page_write(const struct page *pages, size_t nr, FILE *out)
 {
 	emit__begin(out);
-	write_page(out, pg);
+	write_page(out, pages, nr);
 	return emit__finish(out);
 }
 
@@ -231,8 +284,26 @@ int output_flamegraph_write(const struct profile *profile, const struct output_m
 	int err = flame_tree__build(profile, &t);
 
 	if (!err)
-		err = page_write(&pg, out);
+		err = page_write(&pg, 1, out);
 	flame_tree__free(&t);
+	return err;
+}
+
+int output_flamegraph_write_events(const struct profile *const *profiles, const struct output_meta *metas, size_t nr,
+				   FILE *out)
+{
+	struct flame_tree trees[OUTPUT_MAX_EVENTS] = { 0 };
+	struct page pages[OUTPUT_MAX_EVENTS];
+	int err = nr && nr <= OUTPUT_MAX_EVENTS ? 0 : -EINVAL;
+
+	for (size_t i = 0; !err && i < nr; i++) {
+		pages[i] = (struct page){ .profile = profiles[i], .meta = &metas[i], .tree = &trees[i] };
+		err = flame_tree__build(profiles[i], &trees[i]);
+	}
+	if (!err)
+		err = page_write(pages, nr, out);
+	for (size_t i = 0; i < nr && i < OUTPUT_MAX_EVENTS; i++)
+		flame_tree__free(&trees[i]);
 	return err;
 }
 
@@ -244,7 +315,7 @@ int output_flamegraph_diff_write(const struct profile *before, const struct prof
 	int err = flame_tree__diff(before, after, &t);
 
 	if (!err)
-		err = page_write(&pg, out);
+		err = page_write(&pg, 1, out);
 	flame_tree__free(&t);
 	return err;
 }

@@ -44,7 +44,9 @@ struct output_meta {
 	double duration_s;     /* length of the recording */
 	unsigned frequency_hz; /* mean sampling frequency, 0 if not sampled */
 	const char *summary;   /* one line: taken, written, lost by cause; may be NULL */
-	const char *event;     /* "cpu", "wall", "offcpu", "alloc", "nativemem" or "leaks"; NULL means cpu */
+	const char *event;     /* "cpu", "wall", "offcpu", "alloc", "nativemem" or "leaks"; NULL means cpu.
+				  pprof: a recording of several, "cpu,alloc", each stack beginning
+				  with its event's frame (FRAME_KIND_EVENT) */
 	int64_t start_unix_ns; /* when the recording began, ns since the epoch; 0 unknown */
 	const char *process_roots; /* pprof: how the recording's own views began stacks:
 				      "none", "name" or "pid"; may be NULL */
@@ -113,6 +115,15 @@ int output_jfr_write_chunks(const struct profile *profile, const struct output_m
 /* The profile as an OTLP ExportProfilesServiceRequest (output/otlp.c describes it); meta may be NULL. */
 int output_otlp_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
 int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
+/*
+ * One page of several events' flame graphs (a recording of -e cpu,alloc),
+ * shown one at a time, chosen in the page: profiles[i] is event
+ * metas[i].event's, with its own title, unit and summary. At most
+ * OUTPUT_MAX_EVENTS.
+ */
+#define OUTPUT_MAX_EVENTS 4
+int output_flamegraph_write_events(const struct profile *const *profiles, const struct output_meta *metas, size_t nr,
+				   FILE *out);
 /*
  * The same page drawing after, each frame coloured by how its share of the
  * total changed since before (red grew, blue shrank). Frames are matched by

@@ -12,7 +12,12 @@
  *                 allocations: ("alloc_objects", "count") when the profile
  *                 counts objects, and ("alloc_space", "bytes"), the default;
  *                 inuse_objects and inuse_space for what was still
- *                 allocated at the end (-e nativemem --leaks)
+ *                 allocated at the end (-e nativemem --leaks). A recording
+ *                 of several events (meta->event "cpu,alloc", each stack
+ *                 beginning with its event frame) has each event's types
+ *                 in that order, and each sample its values in its own
+ *                 event's types, 0 in the others; the first event's main
+ *                 type is the default
  *   period        the mean sampling period, ("cpu" or "wall", "nanoseconds");
  *                 none for allocations, ("space", "bytes")
  *   sample        one per stack, locations leaf first; the stack's root
@@ -110,6 +115,18 @@ static bool is_code(enum frame_kind kind)
 
 /* ---- building the message ------------------------------------------------ */
 
+#define MAX_EVENTS 4
+#define MAX_SAMPLE_TYPES (2 * MAX_EVENTS)
+
+/* One event's sample types: where they begin among all, and what they count. */
+struct column_group {
+	char event[16];         /* "cpu", "wall", "offcpu", "alloc", "nativemem" or "leaks" */
+	size_t first;           /* index of its first sample type */
+	bool time_weights;      /* wall or offcpu: one type, nanoseconds (counts are microseconds) */
+	bool alloc;             /* an allocation event: its space in bytes ... */
+	bool objects;           /* ... after its objects, when the profile counts them */
+};
+
 struct builder {
 	PProfile msg;
 	struct strings strings;
@@ -127,11 +144,11 @@ struct builder {
 	uint64_t *location_ids; /* all samples' ids end to end */
 	PLabel *labels;         /* LABELS_PER_SAMPLE per sample */
 	PLabel **label_ptrs;
-	int64_t *values;        /* two per sample at most */
+	int64_t *values;        /* msg.n_sample_type per sample */
 	int64_t *comments;
-	PValueType sample_types[2], *sample_type_ptrs[2], period_type;
-	bool alloc;             /* an allocation profile: alloc_space in bytes ... */
-	bool alloc_objects;     /* ... after alloc_objects, when the profile counts them */
+	PValueType sample_types[MAX_SAMPLE_TYPES], *sample_type_ptrs[MAX_SAMPLE_TYPES], period_type;
+	struct column_group groups[MAX_EVENTS];
+	size_t nr_groups;
 };
 
 /* A new mapping named filename (and build_id, "" for none); its id, or 0 out of memory. */
@@ -286,9 +303,20 @@ static int add_frame_labels(struct builder *b, PSample *s, const struct profile 
 	return err;
 }
 
-static int add_samples(struct builder *b, const struct profile *profile, bool time_weights, uint64_t period_ns)
+/* The column group of a stack: its event frame's, or the one event's. */
+static const struct column_group *group_of(const struct builder *b, const struct profile *profile,
+					   const uint32_t *frames, size_t depth)
 {
-	size_t nr = profile__stack_count(profile), ids = 0, n = 0;
+	if (b->nr_groups > 1 && depth && profile__frame_kind(profile, frames[0]) == FRAME_KIND_EVENT)
+		for (size_t g = 0; g < b->nr_groups; g++)
+			if (!strcmp(b->groups[g].event, profile__frame_name(profile, frames[0])))
+				return &b->groups[g];
+	return b->nr_groups == 1 ? &b->groups[0] : NULL;
+}
+
+static int add_samples(struct builder *b, const struct profile *profile, uint64_t period_ns)
+{
+	size_t nr = profile__stack_count(profile), ids = 0, n = 0, types = b->msg.n_sample_type;
 
 	for (size_t i = 0; i < nr; i++) {
 		size_t depth;
@@ -302,7 +330,7 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 	b->location_ids = calloc(ids ? ids : 1, sizeof(*b->location_ids));
 	b->labels = calloc(nr ? nr * LABELS_PER_SAMPLE : 1, sizeof(*b->labels));
 	b->label_ptrs = calloc(nr ? nr * LABELS_PER_SAMPLE : 1, sizeof(*b->label_ptrs));
-	b->values = calloc(nr ? nr * 2 : 1, sizeof(*b->values));
+	b->values = calloc(nr ? nr * types : 1, sizeof(*b->values));
 	if (!b->samples || !b->sample_ptrs || !b->location_ids || !b->labels || !b->label_ptrs || !b->values)
 		return -ENOMEM;
 	b->msg.sample = b->sample_ptrs;
@@ -311,9 +339,12 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 		size_t depth;
 		uint64_t count;
 		const uint32_t *frames = profile__stack(profile, i, &depth, &count);
+		const struct column_group *g = group_of(b, profile, frames, depth);
 		PSample *s = &b->samples[n];
+		int64_t *v;
 
-		if (!count)
+		/* A stack of an event the file does not name has nowhere to go. */
+		if (!count || !g)
 			continue;
 		perftools__profiles__sample__init(s);
 		s->label = &b->label_ptrs[n * LABELS_PER_SAMPLE];
@@ -336,21 +367,19 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 		for (size_t l = 0; l < s->n_label; l++)
 			s->label[l] = &b->labels[n * LABELS_PER_SAMPLE + l];
 		ids += s->n_location_id;
-		s->value = &b->values[n * 2];
-		if (time_weights) {
-			s->value[0] = (int64_t)(count * 1000); /* microseconds to nanoseconds */
-			s->n_value = 1;
-		} else if (b->alloc_objects) {
-			s->value[0] = (int64_t)profile__stack_objects(profile, i);
-			s->value[1] = (int64_t)count; /* bytes */
-			s->n_value = 2;
-		} else if (b->alloc) {
-			s->value[0] = (int64_t)count; /* bytes */
-			s->n_value = 1;
+		s->value = &b->values[n * types];
+		s->n_value = types;
+		v = s->value + g->first;
+		if (g->time_weights) {
+			v[0] = (int64_t)(count * 1000); /* microseconds to nanoseconds */
+		} else if (g->objects) {
+			v[0] = (int64_t)profile__stack_objects(profile, i);
+			v[1] = (int64_t)count; /* bytes */
+		} else if (g->alloc) {
+			v[0] = (int64_t)count; /* bytes */
 		} else {
-			s->value[0] = (int64_t)count;
-			s->value[1] = (int64_t)(count * period_ns);
-			s->n_value = 2;
+			v[0] = (int64_t)count;
+			v[1] = (int64_t)(count * period_ns);
 		}
 		b->sample_ptrs[n++] = s;
 	}
@@ -375,12 +404,96 @@ static int add_comment(struct builder *b, const char *key, const char *value)
 	return 0;
 }
 
-static int add_header(struct builder *b, const struct output_meta *meta, bool time_weights, uint64_t period_ns)
+/* Appends a sample type (type, unit); its index, or a negative errno. */
+static int add_sample_type(struct builder *b, const char *type, const char *unit)
+{
+	size_t i = b->msg.n_sample_type;
+	int64_t t = string_id(&b->strings, type), u = string_id(&b->strings, unit);
+
+	if (t < 0 || u < 0)
+		return -ENOMEM;
+	if (i == MAX_SAMPLE_TYPES)
+		return -E2BIG;
+	perftools__profiles__value_type__init(&b->sample_types[i]);
+	b->sample_types[i].type = t;
+	b->sample_types[i].unit = u;
+	b->sample_type_ptrs[i] = &b->sample_types[i];
+	b->msg.n_sample_type = i + 1;
+	return (int)i;
+}
+
+/*
+ * Each event's sample types (see the header), and the period of the first:
+ * its sampling period in time, or for allocations ("space", "bytes") and
+ * none. The default sample type is the first event's main one: "cpu",
+ * "wall", its space.
+ */
+static int add_sample_types(struct builder *b, const struct profile *profile, uint64_t period_ns)
+{
+	bool objects = profile__has_objects(profile);
+	int main_type = -1;
+
+	b->msg.sample_type = b->sample_type_ptrs;
+	for (size_t i = 0; i < b->nr_groups; i++) {
+		struct column_group *g = &b->groups[i];
+		const char *ev = g->event;
+		int t;
+
+		g->first = b->msg.n_sample_type;
+		g->alloc = output_event_allocates(ev);
+		g->objects = g->alloc && objects;
+		g->time_weights = !g->alloc && strcmp(ev, "cpu");
+		/* Allocations, as Go's heap profiles name them: objects then bytes, bytes shown first. */
+		if (g->objects && add_sample_type(b, output_objects_type(ev), "count") < 0)
+			return -ENOMEM;
+		t = add_sample_type(b, g->alloc ? output_space_type(ev) : g->time_weights ? ev : "samples",
+				    g->alloc ? "bytes" : g->time_weights ? "nanoseconds" : "count");
+		if (t >= 0 && !g->alloc && !g->time_weights)
+			t = add_sample_type(b, "cpu", "nanoseconds");
+		if (t < 0)
+			return t;
+		if (main_type < 0)
+			main_type = t;
+	}
+	perftools__profiles__value_type__init(&b->period_type);
+	b->period_type = *b->sample_type_ptrs[main_type];
+	if (b->groups[0].alloc)
+		b->period_type.type = string_id(&b->strings, "space");
+	else if (b->groups[0].time_weights)
+		b->period_type.type = string_id(&b->strings, "wall");
+	if (b->period_type.type < 0)
+		return -ENOMEM;
+	/* One event, as before: its main type is the default only where it is not the last. */
+	if (b->groups[0].objects || b->nr_groups > 1)
+		b->msg.default_sample_type = b->sample_types[main_type].type;
+	b->msg.period_type = &b->period_type;
+	b->msg.period = (int64_t)period_ns;
+	return 0;
+}
+
+/* meta->event's words ("cpu,alloc"), one group each; -EINVAL for none or too many. */
+static int parse_groups(struct builder *b, const char *event)
+{
+	const char *p = event;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (!len || len >= sizeof(b->groups[0].event) || b->nr_groups == MAX_EVENTS)
+			return -EINVAL;
+		memcpy(b->groups[b->nr_groups].event, p, len);
+		b->groups[b->nr_groups++].event[len] = '\0';
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+static int add_header(struct builder *b, const struct output_meta *meta, const struct profile *profile,
+		      uint64_t period_ns)
 {
 	const char *event = meta->event ? meta->event : "cpu";
-	bool alloc = b->alloc, objects = b->alloc_objects;
 	char duration[64], frequency[32];
-	int64_t ids[4];
 
 	b->comments = calloc(8, sizeof(*b->comments));
 	if (!b->comments)
@@ -394,38 +507,11 @@ static int add_header(struct builder *b, const struct output_meta *meta, bool ti
 	    add_comment(b, "summary", meta->summary) ||
 	    add_comment(b, "process roots", meta->process_roots))
 		return -ENOMEM;
-	for (int i = 0; i < 2; i++) {
-		perftools__profiles__value_type__init(&b->sample_types[i]);
-		b->sample_type_ptrs[i] = &b->sample_types[i];
-	}
-	perftools__profiles__value_type__init(&b->period_type);
-	/* Allocations, as Go's heap profiles name them: objects then bytes, bytes shown first. */
-	ids[0] = string_id(&b->strings, objects ? output_objects_type(event)
-					: alloc ? output_space_type(event)
-					: time_weights ? event
-						       : "samples");
-	ids[1] = string_id(&b->strings, objects ? "count" : alloc ? "bytes" : time_weights ? "nanoseconds" : "count");
-	ids[2] = string_id(&b->strings, objects ? output_space_type(event) : alloc ? "space" : time_weights ? "wall" : "cpu");
-	ids[3] = string_id(&b->strings, alloc ? "bytes" : "nanoseconds");
-	for (int i = 0; i < 4; i++)
-		if (ids[i] < 0)
-			return -ENOMEM;
-	b->sample_types[0].type = ids[0];
-	b->sample_types[0].unit = ids[1];
-	b->sample_types[1].type = ids[2];
-	b->sample_types[1].unit = ids[3];
-	b->msg.sample_type = b->sample_type_ptrs;
-	b->msg.n_sample_type = time_weights || (alloc && !objects) ? 1 : 2;
-	b->period_type = b->sample_types[1];
-	if (objects) {
-		b->msg.default_sample_type = ids[2];
-		b->period_type.type = string_id(&b->strings, "space");
-	}
-	b->msg.period_type = &b->period_type;
-	b->msg.period = (int64_t)period_ns;
+	if (parse_groups(b, event))
+		return -EINVAL;
 	b->msg.duration_nanos = (int64_t)(meta->duration_s * 1e9);
 	b->msg.time_nanos = meta->start_unix_ns;
-	return 0;
+	return add_sample_types(b, profile, period_ns);
 }
 
 static void builder_free(struct builder *b)
@@ -483,9 +569,8 @@ int output_pprof_write(const struct profile *profile, const struct output_meta *
 {
 	/* Every string the file names: bounded only by what ids can number. */
 	const struct profile_limits string_limits = { .max_frames = UINT32_MAX - 2, .max_stacks = 1 };
+	/* An allocation profile counts bytes: no sampling period in time. */
 	bool alloc = output_event_allocates(meta->event);
-	bool time_weights = meta->event && strcmp(meta->event, "cpu") && !alloc;
-	/* An allocation profile counts bytes, one value: no sampling period in time. */
 	uint64_t period_ns = meta->frequency_hz && !alloc ? 1000000000ull / meta->frequency_hz : 0;
 	struct builder b = { 0 };
 	uint8_t *packed = NULL;
@@ -496,14 +581,12 @@ int output_pprof_write(const struct profile *profile, const struct output_meta *
 	emit__begin(out);
 	b.strings.interned = profile__new(&string_limits);
 	err = !b.strings.interned || string_id(&b.strings, "") < 0 ? -ENOMEM : 0;
-	b.alloc = alloc;
-	b.alloc_objects = alloc && profile__has_objects(profile);
 	if (!err)
-		err = add_header(&b, meta, time_weights, period_ns);
+		err = add_header(&b, meta, profile, period_ns);
 	if (!err)
 		err = add_frames(&b, profile);
 	if (!err)
-		err = add_samples(&b, profile, time_weights, period_ns);
+		err = add_samples(&b, profile, period_ns);
 	if (!err)
 		err = strings_pack(&b.strings, &b.msg);
 	if (!err) {

@@ -12,7 +12,9 @@
  *
  * Whose a stack is and how it ended are frames too: the process and thread
  * frames at its root, the state frame at its leaf, so that every writer
- * shows them without code of its own. They are made from their parts
+ * shows them without code of its own. A recording of several events keeps
+ * them apart in one profile: each stack begins with its event's frame
+ * (profile/view.h takes one event's stacks out, without it). They are made from their parts
  * (profile__intern_process, _thread, _state), which the profile keeps: the
  * pid, the tid, the names alone and the state are read from the frame
  * (profile__root_name, profile__root_id, profile__frame_state), never
@@ -42,6 +44,7 @@ enum frame_kind {
 	FRAME_KIND_LOST,         /* a placeholder naming why frames are missing */
 	FRAME_KIND_STATE,        /* a wall or off-CPU stack's last frame: "[sleeping]" (profile__intern_state) */
 	FRAME_KIND_CLASS,        /* an allocation profile's last frame: the class allocated, "byte[]" */
+	FRAME_KIND_EVENT,        /* in a recording of several events, each stack's first: its event, "cpu" */
 	FRAME_KIND_NR,
 };
 

@@ -21,6 +21,7 @@ struct shown {
 	int state;         /* enum jbpf_state of a state frame, else -1 */
 	bool included;     /* its shown name matches the include pattern */
 	bool excluded;     /* ... the exclude pattern */
+	bool other_event;  /* an event frame not of config.event: its stacks are left out */
 };
 
 static const char *const java_suffixes[FRAME_KIND_NR] = {
@@ -103,6 +104,11 @@ static int show_frame(const struct profile *from, uint32_t i, const struct view_
 	case FRAME_KIND_STATE:
 		shown = profile__intern_state(to, (unsigned)profile__frame_state(from, i));
 		break;
+	case FRAME_KIND_EVENT:
+		if (config->event)
+			return 0;
+		shown = profile__intern(to, name, kind);
+		break;
 	case FRAME_KIND_JAVA_COMPILED:
 	case FRAME_KIND_JAVA_INLINED:
 	case FRAME_KIND_JAVA_INTERP:
@@ -152,6 +158,8 @@ static int map_frames(const struct profile *from, const struct view_config *conf
 			return err;
 		shown[i].state = profile__frame_state(from, (uint32_t)i);
 		shown[i].included = shown[i].excluded = false;
+		shown[i].other_event = config->event && profile__frame_kind(from, (uint32_t)i) == FRAME_KIND_EVENT &&
+				       strcmp(profile__frame_name(from, (uint32_t)i), config->event);
 		if (shown[i].id == NO_FRAME)
 			continue;
 		copy_module(from, (uint32_t)i, to, shown[i].id);
@@ -179,7 +187,7 @@ int view__apply(const struct profile *from, const struct view_config *config, st
 		size_t depth, n = 0;
 		uint64_t count;
 		const uint32_t *frames = profile__stack(from, i, &depth, &count);
-		bool included = !config->include, excluded = false, state_kept = true;
+		bool included = !config->include, excluded = false, state_kept = true, other_event = false;
 
 		if (!count)
 			continue;
@@ -198,12 +206,16 @@ int view__apply(const struct profile *from, const struct view_config *config, st
 
 			if (s->state >= 0 && config->state_mask && !(config->state_mask & (1u << s->state)))
 				state_kept = false;
+			other_event |= s->other_event;
 			if (s->id == NO_FRAME)
 				continue;
 			included |= s->included;
 			excluded |= s->excluded;
 			ids[n++] = s->id;
 		}
+		/* Another event's stack is not this view's at all: not counted as dropped. */
+		if (other_event)
+			continue;
 		if (!state_kept || !included || excluded) {
 			if (stats) {
 				stats->stacks_dropped++;

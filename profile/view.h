@@ -22,6 +22,10 @@
  *   include       keep only stacks with a frame whose name matches
  *   exclude       drop stacks with a frame whose name matches
  *   reverse       frames leaf first
+ *   event         a recording of several events: keep only the stacks
+ *                 of this one (those whose event frame has this name),
+ *                 without their event frame; stacks with no event frame
+ *                 (a recording of one event) are kept
  *
  * Frames the view leaves out of the source are left out of the stack, and
  * stacks that become equal are merged. The patterns are matched against the
@@ -66,6 +70,7 @@ struct view_config {
 	const regex_t *include;   /* NULL: keep all */
 	const regex_t *exclude;   /* NULL: drop none */
 	bool reverse;
+	const char *event;        /* NULL: every event, their frames kept */
 };
 
 struct view_stats {

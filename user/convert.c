@@ -30,6 +30,7 @@ struct convert_options {
 	bool include_given, exclude_given;
 	regex_t include, exclude;
 	size_t top;
+	const char *event;          /* --event: of a recording of several, the one read; NULL: its first */
 };
 
 enum {
@@ -41,6 +42,7 @@ enum {
 	OPT_REVERSE,
 	OPT_TOP,
 	OPT_GROUP_BY,
+	OPT_EVENT,
 };
 
 static const struct option long_options[] = {
@@ -54,6 +56,7 @@ static const struct option long_options[] = {
 	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
 	{ "top", required_argument, NULL, OPT_TOP },
+	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -85,6 +88,9 @@ static void print_help(const char *command)
 		       DEFAULT_TEXT_TOP);
 	printf("\n"
 	       "View options:\n"
+	       "      --event NAME         of a recording of several events (-e cpu,alloc),\n"
+	       "                           the one to read: cpu, wall, offcpu, alloc,\n"
+	       "                           nativemem or leaks; default: its first, said\n"
 	       "      --state LIST         keep only stacks in these states (running, runnable,\n"
 	       "                           sleeping, blocked; comma-separated): a wall recording\n"
 	       "                           with --state running is its CPU profile\n"
@@ -169,6 +175,9 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 					  c == OPT_INCLUDE ? &o->include : &o->exclude, err, sizeof(err)))
 				return usage_error(o, err);
 			*(c == OPT_INCLUDE ? &o->include_given : &o->exclude_given) = true;
+			break;
+		case OPT_EVENT:
+			o->event = optarg;
 			break;
 		case OPT_TOP:
 			if (parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))
@@ -258,10 +267,13 @@ static int read_recording(const struct convert_options *o, const char *path, str
 {
 	char err[512];
 
-	if (pprof_read(path, rec, err, sizeof(err))) {
+	if (pprof_read_event(path, o->event, rec, err, sizeof(err))) {
 		fprintf(stderr, "jbpfprof %s: %s: %s\n", o->command, path, err);
 		return -1;
 	}
+	if (rec->events && !o->event)
+		fprintf(stderr, "jbpfprof %s: %s: a recording of %s: reading %s (--event picks another)\n", o->command,
+			path, rec->events, rec->event);
 	if (o->state_mask && !rec->has_states) {
 		fprintf(stderr, "jbpfprof %s: %s: --state needs a wall-clock or off-CPU recording; this one has no "
 			"states\n", o->command, path);

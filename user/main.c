@@ -101,10 +101,11 @@ static void discard_outputs(struct command *cmd)
 /*
  * The profile a file of this format is written from: a pprof file gets
  * everything that was aggregated, another the view the options ask for;
- * both without the stacks --include and --exclude leave out. NULL on
- * failure (said).
+ * both without the stacks --include and --exclude leave out. event: of a
+ * recording of several, the one whose stacks are taken (NULL: all, each
+ * under its event frame). NULL on failure (said).
  */
-static struct profile *profile_for(const struct command *cmd, enum output_format format)
+static struct profile *profile_for(const struct command *cmd, enum output_format format, const char *event)
 {
 	const struct options *o = &cmd->opts;
 	bool whole = output_keeps_everything(format) || !cmd->full;
@@ -115,6 +116,7 @@ static struct profile *profile_for(const struct command *cmd, enum output_format
 		.annotate = whole || o->annotate,
 		.include = o->include_given ? &o->include : NULL,
 		.exclude = o->exclude_given ? &o->exclude : NULL,
+		.event = event,
 	};
 	struct profile *p = profile__new(NULL);
 	int error = p ? view__apply(recording__profile(cmd->rec), &view, p, NULL) : -ENOMEM;
@@ -130,53 +132,110 @@ static struct profile *profile_for(const struct command *cmd, enum output_format
 
 /* Each event (enum event_mode) as the outputs and the recording name it. */
 static const struct {
-	const char *word;  /* output_meta.event: "wall" */
 	const char *title; /* "Wall-clock profile of ..." */
+	const char *noun;  /* among several: "Profiles of ...: CPU, native memory" */
 	const char *unit;  /* what a count is */
 	enum recording_event recording;
-} events[] = {
-	[EVENT_CPU] = { "cpu", "CPU", "samples", RECORDING_CPU },
-	[EVENT_WALL] = { "wall", "Wall-clock", "microseconds", RECORDING_WALL },
-	[EVENT_OFFCPU] = { "offcpu", "Off-CPU", "microseconds", RECORDING_OFFCPU },
-	[EVENT_ALLOC] = { "alloc", "Allocation", "bytes", RECORDING_ALLOC },
-	[EVENT_NATIVEMEM] = { "nativemem", "Native memory", "bytes", RECORDING_NATIVEMEM },
+} events[EVENT_NR] = {
+	[EVENT_CPU] = { "CPU", "CPU", "samples", RECORDING_CPU },
+	[EVENT_WALL] = { "Wall-clock", "wall-clock", "microseconds", RECORDING_WALL },
+	[EVENT_OFFCPU] = { "Off-CPU", "off-CPU", "microseconds", RECORDING_OFFCPU },
+	[EVENT_ALLOC] = { "Allocation", "Java heap allocations", "bytes", RECORDING_ALLOC },
+	[EVENT_NATIVEMEM] = { "Native memory", "native memory", "bytes", RECORDING_NATIVEMEM },
 };
 
-/* --leaks: what the profile holds is no longer all that was allocated. */
-static const char *event_word(const struct options *o)
+/* What one event's files are told: its word, unit, title and frequency. */
+static struct output_meta event_meta(const struct command *cmd, enum event_mode e, const char *summary,
+				     const char *targets, char *title, size_t title_size)
 {
-	return o->leaks ? "leaks" : events[o->event].word;
+	const struct options *o = &cmd->opts;
+	bool leaks = e == EVENT_NATIVEMEM && o->leaks;
+	bool allocates = e == EVENT_ALLOC || e == EVENT_NATIVEMEM;
+
+	snprintf(title, title_size, leaks ? "Native memory still allocated: %s" : "%s profile of %s", events[e].title,
+		 targets);
+	return (struct output_meta){
+		.title = title,
+		.unit = events[e].unit,
+		.duration_s = recording__elapsed_s(cmd->rec),
+		.frequency_hz = allocates ? 0 : o->frequency_hz,
+		.summary = summary,
+		.event = recording_event_word(events[e].recording, leaks),
+		.start_unix_ns = cmd->start_unix_ns,
+		.process_roots = view_root_word(recording__roots(cmd->rec)),
+	};
 }
 
-static const char *event_title(const struct options *o)
+/*
+ * A file of several events: pprof holds them all, each in sample types of
+ * its own (meta.event "cpu,alloc"); the text report has a section per
+ * event and the flame graph page shows one at a time, each from the
+ * profile of its own stacks. Options refused the other formats.
+ */
+static int write_events(struct command *cmd, struct output_file *f, const char *summary, const char *targets)
 {
-	return o->leaks ? "Native memory still allocated" : events[o->event].title;
+	const struct options *o = &cmd->opts;
+	struct output_meta metas[EVENT_NR], all;
+	struct profile *profiles[EVENT_NR] = { 0 };
+	char titles[EVENT_NR][512], title[640], words[64] = "", nouns[256] = "";
+	size_t n = 0;
+	int error = 0;
+
+	for (int e = 0; e < EVENT_NR; e++) {
+		if (!options_records(o, (enum event_mode)e))
+			continue;
+		metas[n] = event_meta(cmd, (enum event_mode)e, summary, targets, titles[n], sizeof(titles[n]));
+		snprintf(words + strlen(words), sizeof(words) - strlen(words), "%s%s", n ? "," : "", metas[n].event);
+		snprintf(nouns + strlen(nouns), sizeof(nouns) - strlen(nouns), "%s%s", n ? ", " : "",
+			 e == EVENT_NATIVEMEM && o->leaks ? "native memory still allocated" : events[e].noun);
+		n++;
+	}
+	if (f->format == OUTPUT_PPROF) {
+		struct profile *p = profile_for(cmd, f->format, NULL);
+
+		snprintf(title, sizeof(title), "Profiles of %s: %s", targets, nouns);
+		all = metas[0];
+		all.title = title;
+		all.event = words;
+		error = p ? output_write(f->format, p, &all, o->text_top, f->out) : -ENOMEM;
+		profile__free(p);
+		return error;
+	}
+	for (size_t i = 0; i < n && !error; i++) {
+		profiles[i] = profile_for(cmd, f->format, metas[i].event);
+		if (!profiles[i])
+			error = -ENOMEM;
+		else if (f->format == OUTPUT_TEXT)
+			error = output_write(f->format, profiles[i], &metas[i], o->text_top, f->out);
+	}
+	if (!error && f->format == OUTPUT_FLAMEGRAPH)
+		error = output_flamegraph_write_events((const struct profile *const *)profiles, metas, n, f->out);
+	for (size_t i = 0; i < n; i++)
+		profile__free(profiles[i]);
+	return error;
 }
 
 static int write_outputs(struct command *cmd, const char *summary)
 {
 	const struct options *o = &cmd->opts;
-	struct output_meta meta = {
-		.unit = events[o->event].unit,
-		.duration_s = recording__elapsed_s(cmd->rec),
-		.frequency_hz = o->event == EVENT_ALLOC || o->event == EVENT_NATIVEMEM ? 0 : o->frequency_hz,
-		.summary = summary,
-		.event = event_word(o),
-		.start_unix_ns = cmd->start_unix_ns,
-		.process_roots = view_root_word(recording__roots(cmd->rec)),
-	};
+	enum event_mode only = (enum event_mode)__builtin_ctz(o->events);
 	char title[512], targets[256];
+	struct output_meta meta;
 	int failed = 0;
 
 	recording__describe_targets(cmd->rec, targets, sizeof(targets));
-	snprintf(title, sizeof(title), o->leaks ? "%s: %s" : "%s profile of %s", event_title(o), targets);
-	meta.title = title;
+	meta = event_meta(cmd, only, summary, targets, title, sizeof(title));
 	for (size_t i = 0; i < cmd->nr_outputs; i++) {
 		struct output_file *f = &cmd->outputs[i];
 		bool as_is = !cmd->full && !o->include_given && !o->exclude_given;
-		struct profile *p = as_is ? recording__profile(cmd->rec) : profile_for(cmd, f->format);
+		struct profile *p = NULL;
 		int error;
 
+		if (options_several_events(o)) {
+			failed |= output_file__finish(f, write_events(cmd, f, summary, targets));
+			continue;
+		}
+		p = as_is ? recording__profile(cmd->rec) : profile_for(cmd, f->format, NULL);
 		if (!p) {
 			output_file__discard(f);
 			failed = -1;
@@ -190,6 +249,17 @@ static int write_outputs(struct command *cmd, const char *summary)
 	return failed;
 }
 
+/* The events -e asked for, as the recording names them. */
+static unsigned recording_events_of(const struct options *o)
+{
+	unsigned mask = 0;
+
+	for (int e = 0; e < EVENT_NR; e++)
+		if (options_records(o, (enum event_mode)e))
+			mask |= RECORDING_EVENT(events[e].recording);
+	return mask;
+}
+
 /* The options, as the recording takes them. */
 static struct recording_config recording_config_of(const struct command *cmd)
 {
@@ -199,7 +269,7 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.pids = o->pids,
 		.nr_pids = o->nr_pids,
 		.all = o->all,
-		.event = events[o->event].recording,
+		.events = recording_events_of(o),
 		.alloc_interval = o->alloc_interval,
 		.leaks = o->leaks,
 		.frequency_hz = o->frequency_hz,
@@ -213,7 +283,7 @@ static struct recording_config recording_config_of(const struct command *cmd)
 			: o->java == JAVA_REQUIRED ? RECORDING_JAVA_REQUIRED : RECORDING_JAVA_AUTO,
 		.unwind_fp = o->unwind == UNWIND_FP,
 		/* Allocations are sampled by the agent: it is loaded whatever --java-stacks says. */
-		.java_stacks = o->java_stacks == JAVA_STACKS_AGENT || o->event == EVENT_ALLOC ? RECORDING_JAVA_STACKS_AGENT
+		.java_stacks = o->java_stacks == JAVA_STACKS_AGENT || options_records(o, EVENT_ALLOC) ? RECORDING_JAVA_STACKS_AGENT
 			       : o->java_stacks == JAVA_STACKS_BOTH ? RECORDING_JAVA_STACKS_BOTH
 								     : RECORDING_JAVA_STACKS_BPF,
 		.full = cmd->full,
@@ -234,7 +304,7 @@ static int run_continuous(struct command *cmd, struct recording_config *config)
 {
 	const struct options *o = &cmd->opts;
 	struct fleet_config fc = {
-		.event = o->event == EVENT_WALL ? "wall" : "cpu",
+		.event = options_records(o, EVENT_WALL) ? "wall" : "cpu",
 		.frequency_hz = o->frequency_hz,
 		.dir = o->dir,
 		.keep_bytes = o->keep_bytes,

@@ -101,7 +101,7 @@ static const struct option long_options[] = {
 void options_print_help(FILE *out)
 {
 	fprintf(out,
-"Usage: jbpfprof [-p PID[,PID...] | -a] [-e cpu|wall|offcpu|alloc|nativemem] [-d SECONDS]\n"
+"Usage: jbpfprof [-p PID[,PID...] | -a] [-e EVENT[,EVENT]] [-d SECONDS]\n"
 "                [-F HZ]"
  " [-o FORMAT] [-f FILE]... [--threads]\n"
 "       jbpfprof convert IN.pb.gz [-o FORMAT] [-f FILE] [view options]\n"
@@ -115,7 +115,7 @@ void options_print_help(FILE *out)
 "\n"
 "  -p, --pid PID[,PID...]   profile these processes (a thread id means its process)\n"
 "  -a, --all                profile every process on the host\n"
-"  -e, --event MODE         cpu (default): where CPU time goes, in samples;\n"
+"  -e, --event EVENT[,...]  cpu (default): where CPU time goes, in samples;\n"
 "                           wall: every thread on and off CPU, in microseconds,\n"
 "                           each stack ending in its state: [running],\n"
 "                           [runnable], [sleeping] or [blocked];\n"
@@ -123,7 +123,12 @@ void options_print_help(FILE *out)
 "                           alloc: where JVMs allocate on the heap, in bytes,\n"
 "                           each stack ending in the class allocated;\n"
 "                           nativemem: where processes (-p) call malloc,\n"
-"                           calloc, realloc and their kin, in bytes\n"
+"                           calloc, realloc and their kin, in bytes.\n"
+"                           Several in one recording (cpu,alloc or\n"
+"                           wall,nativemem: one of cpu, wall, offcpu with\n"
+"                           alloc or nativemem), each kept apart: pprof has a\n"
+"                           sample type each, the text report a section each,\n"
+"                           the flame graph shows one at a time\n"
 "      --alloc-interval SIZE\n"
 "                           with -e alloc or nativemem, one sample per SIZE\n"
 "                           bytes allocated, on average (k, M, G accepted;\n"
@@ -421,21 +426,26 @@ static const char *const state_names[JBPF_STATE_NR] = {
 	[JBPF_STATE_BLOCKED] = "blocked",
 };
 
-int parse_states(const char *arg, unsigned *mask, char *err, size_t err_size)
+/*
+ * A comma-separated list of words from names[0..nr) into *mask, 1 << index
+ * added for each; a word not among them is named in err, with the list
+ * (e.g. "running, runnable, sleeping or blocked") as what would do.
+ */
+static int parse_word_list(const char *option, const char *arg, const char *const *names, unsigned nr,
+			   const char *valid, const char *noun, unsigned *mask, char *err, size_t err_size)
 {
 	const char *p = arg;
 
-	*mask = 0;
 	for (;;) {
-		size_t len = strcspn(p, ","), i;
+		size_t len = strcspn(p, ",");
+		unsigned i;
 
-		for (i = 0; i < JBPF_STATE_NR; i++)
-			if (strlen(state_names[i]) == len && !strncmp(p, state_names[i], len))
+		for (i = 0; i < nr; i++)
+			if (strlen(names[i]) == len && !strncmp(p, names[i], len))
 				break;
-		if (i == JBPF_STATE_NR) {
-			snprintf(err, err_size,
-				 "--state: '%.*s' is not a state (running, runnable, sleeping or blocked)",
-				 (int)(len < 64 ? len : 64), p);
+		if (i == nr) {
+			snprintf(err, err_size, "%s: '%.*s' is not %s (%s)", option, (int)(len < 64 ? len : 64), p, noun,
+				 valid);
 			return -1;
 		}
 		*mask |= 1u << i;
@@ -445,21 +455,25 @@ int parse_states(const char *arg, unsigned *mask, char *err, size_t err_size)
 	}
 }
 
-static int parse_event(const char *arg, enum event_mode *event)
+int parse_states(const char *arg, unsigned *mask, char *err, size_t err_size)
 {
-	if (!strcmp(arg, "cpu"))
-		*event = EVENT_CPU;
-	else if (!strcmp(arg, "wall"))
-		*event = EVENT_WALL;
-	else if (!strcmp(arg, "offcpu"))
-		*event = EVENT_OFFCPU;
-	else if (!strcmp(arg, "alloc"))
-		*event = EVENT_ALLOC;
-	else if (!strcmp(arg, "nativemem"))
-		*event = EVENT_NATIVEMEM;
-	else
-		return -1;
-	return 0;
+	*mask = 0;
+	return parse_word_list("--state", arg, state_names, JBPF_STATE_NR, "running, runnable, sleeping or blocked",
+			       "a state", mask, err, err_size);
+}
+
+static const char *const event_names[EVENT_NR] = {
+	[EVENT_CPU] = "cpu",
+	[EVENT_WALL] = "wall",
+	[EVENT_OFFCPU] = "offcpu",
+	[EVENT_ALLOC] = "alloc",
+	[EVENT_NATIVEMEM] = "nativemem",
+};
+
+int parse_events(const char *arg, unsigned *events, char *err, size_t err_size)
+{
+	return parse_word_list("-e", arg, event_names, EVENT_NR, "cpu, wall, offcpu, alloc or nativemem",
+			       "an event", events, err, err_size);
 }
 
 static enum options_result usage_error(const char *message)
@@ -562,23 +576,71 @@ static enum options_result check_continuous(struct options *opts, bool frequency
 		return usage_error("--continuous records until stopped: drop -d");
 	if (opts->nr_outputs)
 		return usage_error("--continuous writes to --dir or --push, not -f");
-	if (opts->event == EVENT_OFFCPU)
+	if (opts->events != 1u << EVENT_CPU && opts->events != 1u << EVENT_WALL)
 		return usage_error("--continuous takes -e cpu or -e wall");
 	if (!frequency_given)
 		opts->frequency_hz = CONTINUOUS_FREQUENCY_HZ;
 	return OPTIONS_RUN;
 }
 
+/*
+ * Several events in one recording: at most one that weighs time (-e wall
+ * already holds the CPU time, as its [running] state), and not both heaps
+ * of allocations (their pprof sample types would share Go's names).
+ */
+static enum options_result check_events(const struct options *opts)
+{
+	unsigned of_time = opts->events & EVENTS_OF_TIME;
+
+	if (of_time & (of_time - 1))
+		return usage_error(options_records(opts, EVENT_WALL)
+					   ? "-e: give one of cpu, wall and offcpu (wall already holds the CPU time, as "
+					     "its [running] state)"
+					   : "-e: give one of cpu, wall and offcpu (offcpu is the part of wall off CPU)");
+	if (options_records(opts, EVENT_ALLOC) && options_records(opts, EVENT_NATIVEMEM))
+		return usage_error("-e: alloc and nativemem are recorded apart, one recording each");
+	return OPTIONS_RUN;
+}
+
+/*
+ * The formats that hold several events, each apart: pprof (a sample type
+ * per event), the text report (a section per event) and the flame graph
+ * (one page, an event at a time). A collapsed, JFR or OTLP file holds one.
+ */
+static enum options_result check_formats_of_events(const struct options *opts)
+{
+	/* No -f: the one file is of opts->format. */
+	size_t nr = opts->nr_outputs ? opts->nr_outputs : 1;
+	char err[256];
+
+	if (!options_several_events(opts))
+		return OPTIONS_RUN;
+	for (size_t i = 0; i < nr; i++) {
+		enum output_format format = opts->nr_outputs ? opts->output_formats[i] : opts->format;
+
+		if (format == OUTPUT_COLLAPSED || format == OUTPUT_JFR || format == OUTPUT_OTLP) {
+			snprintf(err, sizeof(err),
+				 "-o %s holds one event: record to pprof and pick one later (jbpfprof convert "
+				 "--event), or give one event",
+				 output_writer(format)->name);
+			return usage_error(err);
+		}
+	}
+	return OPTIONS_RUN;
+}
+
 enum options_result options_parse(int argc, char **argv, struct options *opts)
 {
 	bool frequency_given = false, fleet_given = false;
-	bool format_given = false, state_given = false, block_given = false, alloc_given = false, jfr;
+	bool format_given = false, state_given = false, block_given = false, alloc_given = false, event_given = false;
+	bool jfr;
 	char err[256];
 	uint64_t value;
 	int c;
 
 	*opts = (struct options){
 		.frequency_hz = DEFAULT_FREQUENCY_HZ,
+		.events = 1u << EVENT_CPU,
 		.wait_interval_ns = DEFAULT_WAIT_INTERVAL_NS,
 		.alloc_interval = DEFAULT_ALLOC_INTERVAL,
 		.format = OUTPUT_FLAMEGRAPH,
@@ -718,10 +780,12 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			opts->annotate = true;
 			break;
 		case 'e':
-			if (parse_event(optarg, &opts->event)) {
-				snprintf(err, sizeof(err), "-e: unknown event '%s' (cpu, wall, offcpu, alloc or nativemem)", optarg);
+			/* The first -e replaces the default; each one after adds to it. */
+			if (!event_given)
+				opts->events = 0;
+			event_given = true;
+			if (parse_events(optarg, &opts->events, err, sizeof(err)))
 				return usage_error(err);
-			}
 			break;
 		case OPT_STATE:
 			if (parse_states(optarg, &opts->state_mask, err, sizeof(err)))
@@ -808,27 +872,25 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return usage_error("say what to profile: -p PID or -a");
 	if (opts->all && opts->java == JAVA_REQUIRED)
 		return usage_error("--java needs -p: the agent is loaded only into processes named with -p");
-	if ((state_given || block_given) && opts->event == EVENT_CPU)
+	if (check_events(opts) != OPTIONS_RUN)
+		return OPTIONS_USAGE;
+	if ((state_given || block_given) && !options_records(opts, EVENT_WALL) && !options_records(opts, EVENT_OFFCPU))
 		return usage_error("--state, --min-block, --max-block and --wait-interval need -e wall or -e offcpu");
-	if (alloc_given && opts->event != EVENT_ALLOC && opts->event != EVENT_NATIVEMEM)
+	if (alloc_given && !options_records(opts, EVENT_ALLOC) && !options_records(opts, EVENT_NATIVEMEM))
 		return usage_error("--alloc-interval needs -e alloc or -e nativemem");
-	if (opts->leaks && opts->event != EVENT_NATIVEMEM)
+	if (opts->leaks && !options_records(opts, EVENT_NATIVEMEM))
 		return usage_error("--leaks needs -e nativemem");
-	if (opts->event == EVENT_NATIVEMEM && opts->all)
+	if (options_records(opts, EVENT_NATIVEMEM) && opts->all)
 		return usage_error("-e nativemem probes the allocator of each process named: use -p PID, not -a");
-	if (opts->event == EVENT_NATIVEMEM && opts->continuous)
-		return usage_error("--continuous takes -e cpu or -e wall");
-	if (opts->event == EVENT_NATIVEMEM && opts->java_stacks != JAVA_STACKS_BPF)
+	if (options_records(opts, EVENT_NATIVEMEM) && opts->java_stacks != JAVA_STACKS_BPF)
 		return usage_error("-e nativemem takes Java frames from the BPF walk only: drop --java-stacks");
-	if (opts->event == EVENT_NATIVEMEM && opts->java == JAVA_REQUIRED)
+	if (options_records(opts, EVENT_NATIVEMEM) && opts->java == JAVA_REQUIRED)
 		return usage_error("-e nativemem loads no agent: drop --java");
-	if (opts->event == EVENT_ALLOC && opts->java == JAVA_OFF)
+	if (options_records(opts, EVENT_ALLOC) && opts->java == JAVA_OFF)
 		return usage_error("-e alloc samples Java allocations: drop --no-java");
-	if (opts->event == EVENT_ALLOC && opts->continuous)
-		return usage_error("--continuous takes -e cpu or -e wall");
-	if (opts->event == EVENT_OFFCPU && state_given && opts->state_mask == 1u << JBPF_STATE_RUNNING)
+	if (options_records(opts, EVENT_OFFCPU) && state_given && opts->state_mask == 1u << JBPF_STATE_RUNNING)
 		return usage_error("--state running with -e offcpu keeps nothing; use -e wall");
-	if (opts->event == EVENT_OFFCPU)
+	if (options_records(opts, EVENT_OFFCPU))
 		opts->state_mask &= ~(1u << JBPF_STATE_RUNNING);
 	if (opts->max_block_ns && opts->max_block_ns < opts->min_block_ns)
 		return usage_error("--max-block is shorter than --min-block: nothing would be kept");
@@ -842,9 +904,9 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 	jfr = !opts->nr_outputs && opts->format == OUTPUT_JFR;
 	for (size_t i = 0; i < opts->nr_outputs; i++)
 		jfr |= opts->output_formats[i] == OUTPUT_JFR;
-	if (jfr && (opts->event == EVENT_ALLOC || opts->event == EVENT_NATIVEMEM))
-		return usage_error(opts->event == EVENT_ALLOC
+	if (jfr && (options_records(opts, EVENT_ALLOC) || options_records(opts, EVENT_NATIVEMEM)))
+		return usage_error(options_records(opts, EVENT_ALLOC)
 					   ? "-e alloc writes no JFR file yet: use -o pprof, flamegraph, text, collapsed or otlp"
 					   : "-e nativemem writes no JFR file: use -o pprof, flamegraph, text, collapsed or otlp");
-	return OPTIONS_RUN;
+	return check_formats_of_events(opts);
 }

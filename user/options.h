@@ -48,7 +48,11 @@ enum event_mode {
 	EVENT_OFFCPU,   /* only the time off CPU */
 	EVENT_ALLOC,    /* Java heap allocations, in bytes, sampled by the JVMs' agents */
 	EVENT_NATIVEMEM, /* native memory (malloc and its kin), in bytes, sampled by uprobes */
+	EVENT_NR,
 };
+
+/* The events that weigh time; a recording has at most one of them. */
+#define EVENTS_OF_TIME ((1u << EVENT_CPU) | (1u << EVENT_WALL) | (1u << EVENT_OFFCPU))
 
 enum java_mode {
 	JAVA_AUTO,      /* load the agent into every JVM among -p; fall back if it fails */
@@ -88,7 +92,7 @@ struct options {
 	enum unwind_mode unwind;         /* how user stacks are walked */
 	enum java_stacks_mode java_stacks; /* where Java frames come from */
 	bool annotate;                   /* suffix Java frames by how they ran */
-	enum event_mode event;
+	unsigned events;                 /* 1 << enum event_mode for each event recorded (-e), at least one */
 	unsigned state_mask;             /* 1 << enum jbpf_state for each state kept (wall, offcpu) */
 	uint64_t min_block_ns;           /* waits shorter than this are dropped; 0 keeps all */
 	uint64_t max_block_ns;           /* waits longer than this are dropped; 0: no limit */
@@ -110,6 +114,25 @@ struct options {
 	struct fleet_label labels[FLEET_MAX_LABELS];
 	size_t nr_labels;
 };
+
+/* Whether the recording has event e (-e). */
+static inline bool options_records(const struct options *opts, enum event_mode e)
+{
+	return opts->events & (1u << e);
+}
+
+/* Whether it has several: each is kept apart in the profile and in the files (output/output.h). */
+static inline bool options_several_events(const struct options *opts)
+{
+	return opts->events & (opts->events - 1);
+}
+
+/*
+ * Parses "cpu", "alloc" or a comma-separated list of events ("cpu,alloc")
+ * into *events, a mask of 1 << enum event_mode added to; on error as
+ * parse_u64.
+ */
+int parse_events(const char *arg, unsigned *events, char *err, size_t err_size);
 
 /* Frees what options_parse compiled. */
 void options_free(struct options *opts);

@@ -203,6 +203,8 @@ struct reader {
 	size_t value_index;
 	bool value_ns;              /* values are nanoseconds, counted in microseconds */
 	ssize_t objects_index;      /* an allocation profile's alloc_objects, or -1 */
+	const char *want_event;     /* the event asked for, or NULL */
+	bool several;               /* the file holds several events: read those of rec->event */
 	char *err;
 	size_t err_size;
 };
@@ -435,6 +437,12 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 	if (value < 0)
 		return pprof_read_fail(r->err, r->err_size, "sample %zu has a negative value", n);
 	count = r->value_ns ? ((uint64_t)value + 500) / 1000 : (uint64_t)value;
+	objects = r->objects_index >= 0 ? s->value[r->objects_index] : 0;
+	if (objects < 0)
+		return pprof_read_fail(r->err, r->err_size, "sample %zu has a negative value", n);
+	/* In a file of several events, a sample of another one has nothing in this one's types. */
+	if (r->several && !value && !objects)
+		return 0;
 	if (read_labels(r, n, s, &labels))
 		return -1;
 	/* Frames of the locations, leaf first, keeping the leafmost MAX_READ_DEPTH. */
@@ -474,9 +482,6 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 			return -1;
 		r->rec->has_states = true;
 	}
-	objects = r->objects_index >= 0 ? s->value[r->objects_index] : 0;
-	if (objects < 0)
-		return pprof_read_fail(r->err, r->err_size, "sample %zu has a negative value", n);
 	err = profile__add_objects(r->rec->profile, stack, depth, count, (uint64_t)objects);
 	if (err == -ENOSPC)
 		return pprof_read_fail(r->err, r->err_size, "too many distinct stacks");
@@ -500,6 +505,50 @@ static char *comment_value(const struct reader *r, const char *key)
 	return NULL;
 }
 
+/* Whether sample type type is one of event's in a file of several (output/pprof.c names them). */
+static bool type_of_event(const char *type, const char *event)
+{
+	if (!strcmp(event, "cpu"))
+		return !strcmp(type, "samples") || !strcmp(type, "cpu");
+	if (!strcmp(event, "leaks"))
+		return !strcmp(type, "inuse_space") || !strcmp(type, "inuse_objects");
+	if (!strcmp(event, "alloc") || !strcmp(event, "nativemem"))
+		return !strcmp(type, "alloc_space") || !strcmp(type, "alloc_objects");
+	return !strcmp(type, event);
+}
+
+/*
+ * The event comment of a file of several ("cpu,alloc"): rec->events, and
+ * rec->event the one to read (r->want_event, or the first). An event asked
+ * for that the file has not is refused, naming those it has.
+ */
+static int choose_event(struct reader *r)
+{
+	struct pprof_recording *rec = r->rec;
+	const char *want = r->want_event;
+	size_t len;
+
+	if (!rec->event || !strchr(rec->event, ',')) {
+		if (want && rec->event && strcmp(want, rec->event))
+			return pprof_read_fail(r->err, r->err_size, "a recording of %s alone: it has no event %s",
+					       rec->event, want);
+		return 0;
+	}
+	rec->events = rec->event;
+	rec->event = NULL;
+	r->several = true;
+	for (const char *p = rec->events;; p += len + 1) {
+		len = strcspn(p, ",");
+		if (!want || (strlen(want) == len && !strncmp(p, want, len))) {
+			rec->event = strndup(p, len);
+			return rec->event ? 0 : pprof_read_fail(r->err, r->err_size, "out of memory");
+		}
+		if (!p[len])
+			return pprof_read_fail(r->err, r->err_size, "a recording of %s: it has no event %s", rec->events,
+					       want);
+	}
+}
+
 static int read_header(struct reader *r)
 {
 	struct pprof_recording *rec = r->rec;
@@ -507,11 +556,20 @@ static int read_header(struct reader *r)
 	char *text;
 	ssize_t samples = -1, time = -1, space = -1, objects = -1;
 
+	for (size_t i = 0; i < m->n_comment; i++)
+		if (!string_at(r, m->comment[i]))
+			return pprof_read_fail(r->err, r->err_size, "comment %zu refers outside the string table", i);
+	rec->event = comment_value(r, "event");
+	if (choose_event(r))
+		return -1;
 	for (size_t i = 0; i < m->n_sample_type; i++) {
 		const char *type = string_at(r, m->sample_type[i]->type), *unit = string_at(r, m->sample_type[i]->unit);
 
 		if (!type || !unit)
 			return pprof_read_fail(r->err, r->err_size, "sample type %zu refers outside the string table", i);
+		/* Another event's types are not this reading's. */
+		if (r->several && !type_of_event(type, rec->event))
+			continue;
 		if (samples < 0 && (!strcmp(type, "samples") || !strcmp(unit, "count")))
 			samples = (ssize_t)i;
 		if (time < 0 && (!strcmp(type, "wall") || !strcmp(type, "offcpu")) && !strcmp(unit, "nanoseconds"))
@@ -525,10 +583,8 @@ static int read_header(struct reader *r)
 	r->objects_index = -1;
 	if (!m->n_sample_type)
 		return pprof_read_fail(r->err, r->err_size, "the profile has no sample type");
-	for (size_t i = 0; i < m->n_comment; i++)
-		if (!string_at(r, m->comment[i]))
-			return pprof_read_fail(r->err, r->err_size, "comment %zu refers outside the string table", i);
-	rec->event = comment_value(r, "event");
+	if (r->several && samples < 0 && time < 0 && space < 0)
+		return pprof_read_fail(r->err, r->err_size, "event %s has no sample type of its own", rec->event);
 	if (space >= 0 && time < 0 && (samples < 0 || samples == objects)) {
 		r->value_index = (size_t)space;
 		r->objects_index = objects;
@@ -589,7 +645,13 @@ static int read_message(struct reader *r)
 
 int pprof_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size)
 {
-	struct reader r = { .rec = rec, .err = err, .err_size = err_size };
+	return pprof_read_buffer_event(data, len, NULL, rec, err, err_size);
+}
+
+int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, struct pprof_recording *rec,
+			    char *err, size_t err_size)
+{
+	struct reader r = { .rec = rec, .want_event = event, .err = err, .err_size = err_size };
 	struct unpack_budget budget = { .left = unpack_budget_for(len) };
 	ProtobufCAllocator allocator = { .alloc = budget_alloc, .free = budget_free, .allocator_data = &budget };
 	size_t budget_bytes = budget.left, input_len = len;
@@ -599,8 +661,14 @@ int pprof_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *r
 
 	memset(rec, 0, sizeof(*rec));
 	/* A JDK Flight Recorder file reads as the same recording (user/jfr_read.h). */
-	if (jfr_looks_like(data, len))
-		return jfr_read_buffer(data, len, rec, err, err_size);
+	if (jfr_looks_like(data, len)) {
+		ret = jfr_read_buffer(data, len, rec, err, err_size);
+		if (!ret && event && strcmp(event, rec->event)) {
+			ret = pprof_read_fail(err, err_size, "a recording of %s alone: it has no event %s", rec->event, event);
+			pprof_recording_free(rec);
+		}
+		return ret;
+	}
 	if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
 		if (inflate_gzip(data, len, &inflated, &len, err, err_size))
 			return -1;
@@ -630,6 +698,11 @@ int pprof_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *r
 }
 
 int pprof_read(const char *path, struct pprof_recording *rec, char *err, size_t err_size)
+{
+	return pprof_read_event(path, NULL, rec, err, err_size);
+}
+
+int pprof_read_event(const char *path, const char *event, struct pprof_recording *rec, char *err, size_t err_size)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	uint8_t *data;
@@ -670,7 +743,7 @@ int pprof_read(const char *path, struct pprof_recording *rec, char *err, size_t 
 		free(data);
 		return pprof_read_fail(err, err_size, "empty file, not a pprof profile");
 	}
-	ret = pprof_read_buffer(data, got, rec, err, err_size);
+	ret = pprof_read_buffer_event(data, got, event, rec, err, err_size);
 	free(data);
 	return ret;
 }
@@ -679,6 +752,7 @@ void pprof_recording_free(struct pprof_recording *rec)
 {
 	profile__free(rec->profile);
 	free(rec->event);
+	free(rec->events);
 	free(rec->title);
 	free(rec->summary);
 	free(rec->process_roots);

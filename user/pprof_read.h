@@ -29,6 +29,7 @@
 struct pprof_recording {
 	struct profile *profile;
 	char *event;           /* "cpu", "wall", "offcpu", or the sample type read */
+	char *events;          /* a file of several events: all of them, "cpu,alloc"; NULL for one */
 	char *title;           /* NULL when the file has none */
 	char *summary;         /* what the recording lost; NULL when none said */
 	char *process_roots;   /* "none", "name", "pid", or NULL */
@@ -51,6 +52,16 @@ struct pprof_recording {
 int pprof_read(const char *path, struct pprof_recording *rec, char *err, size_t err_size);
 /* The same from bytes in memory (gzipped or not). */
 int pprof_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size);
+/*
+ * The same, reading one event of a file that holds several
+ * (output/pprof.c): event NULL for its first, else one of its words
+ * ("alloc"); a file of one event is read when event is NULL or its own.
+ * rec->events then lists them all. An event the file has not is an error
+ * that names those it has.
+ */
+int pprof_read_event(const char *path, const char *event, struct pprof_recording *rec, char *err, size_t err_size);
+int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, struct pprof_recording *rec,
+			    char *err, size_t err_size);
 void pprof_recording_free(struct pprof_recording *rec);
 
 /* Writes a one-line reason into err, as printf would, and returns -1: how the readers refuse a file. */

@@ -438,13 +438,52 @@ static void thread_and_state_are_named(struct emitter *e)
 	profile__free(p);
 }
 
+/*
+ * A page of two events: the first shown at first, with its title and
+ * frames; the second when chosen (or named after # in the address), with
+ * its own title, unit and frames, and none of the first's.
+ */
+static void events_page_shows_one_event_at_a_time(struct emitter *e)
+{
+	struct profile *cpu = new_profile(), *alloc = new_profile();
+	const struct output_meta metas[2] = {
+		{ .title = "CPU profile of pid 42", .unit = "samples", .duration_s = 10, .frequency_hz = 99, .event = "cpu" },
+		{ .title = "Allocation profile of pid 42", .unit = "bytes", .duration_s = 10, .event = "alloc" },
+	};
+	const struct profile *profiles[2] = { cpu, alloc };
+	char path[4096], total[64];
+	FILE *out;
+	int err;
+
+	add(cpu, 30, "main", FRAME_KIND_NATIVE, "spin", FRAME_KIND_NATIVE, NULL);
+	add(alloc, 65536, "Main.fill", FRAME_KIND_JAVA, "long[]", FRAME_KIND_CLASS, NULL);
+	snprintf(path, sizeof(path), "%s/events.html", dir);
+	out = fopen(path, "w");
+	if (!out)
+		die("%s: %s", path, strerror(errno));
+	err = output_flamegraph_write_events(profiles, metas, 2, out);
+	if (fclose(out) || err)
+		die("%s: the writer failed", path);
+	emit_check(e, __func__, "events.html");
+	emit_string(e, "firstTitle", metas[0].title);
+	emit_string(e, "firstFrame", "spin");
+	emit_string(e, "secondEvent", "alloc");
+	emit_string(e, "secondTitle", metas[1].title);
+	emit_string(e, "secondFrame", "long[]");
+	snprintf(total, sizeof(total), "Total: %" PRIu64 " bytes", profile__total(alloc));
+	emit_string(e, "secondTotal", total);
+	emit_close(e, '}');
+	profile__free(cpu);
+	profile__free(alloc);
+}
+
 int main(int argc, char **argv)
 {
 	static void (*const checks[])(struct emitter *) = {
 		page_loads_without_errors,      search_counts_matching_samples,
 		click_zooms_and_reset_returns,  icicle_toggle_puts_the_root_on_top,
 		hostile_names_are_shown_as_text, diff_page_colours_by_change_of_share,
-		thread_and_state_are_named,
+		thread_and_state_are_named,     events_page_shows_one_event_at_a_time,
 	};
 	char path[4096];
 	struct emitter e;

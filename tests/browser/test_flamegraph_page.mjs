@@ -353,3 +353,18 @@ check('thread_and_state_are_named', async (pt, want) => {
 	/* The legend gives each state's share of the whole profile. */
 	assertContains(await pt.textOf('legend'), want.legend);
 });
+
+check('events_page_shows_one_event_at_a_time', async (pt, want) => {
+	assert.equal(await pt.page.title(), want.firstTitle);
+	await pt.drawnFrame(want.firstFrame);
+	assert.equal(await pt.frameRect(want.secondFrame), null);
+	/* Chosen in the page: it loads again with the event named in its address. */
+	await pt.page.locator('#event').selectOption(want.secondEvent);
+	await pt.waitTrue('the page shows the second event', (t) => document.title === t, want.secondTitle);
+	pt.noPageErrors();
+	assert.ok(pt.page.url().endsWith(`#${want.secondEvent}`), pt.page.url());
+	await pt.drawnFrame(want.secondFrame);
+	assert.equal(await pt.frameRect(want.firstFrame), null);
+	assertContains(await pt.textOf('summary'), want.secondTotal);
+	assert.equal(await pt.page.evaluate(() => document.getElementById('event').value), want.secondEvent);
+});

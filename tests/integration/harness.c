@@ -218,6 +218,16 @@ int harness_run_profiler(struct child *child, char *const args[], int timeout_s)
 	return harness_finish(child, timeout_s);
 }
 
+void harness_convert_event(const char *pprof, const char *event, const char *collapsed)
+{
+	struct child c;
+
+	if (harness_run_profiler(&c, (char *[]){ "convert", (char *)pprof, "--event", (char *)event, "-o", "collapsed",
+						 "-f", (char *)collapsed, NULL },
+				 120))
+		fail_msg("convert --event %s failed: %s", event, c.buf);
+}
+
 void frames_split(struct frames *fr, const char *stack)
 {
 	char *save = NULL;

@@ -58,6 +58,8 @@ int harness_wait_for(struct child *child, const char *text, int timeout_s);
 int harness_finish(struct child *child, int timeout_s);
 /* Starts the profiler and finishes it: exit status, stderr in child->buf. */
 int harness_run_profiler(struct child *child, char *const args[], int timeout_s);
+/* One event of a pprof recording of several as collapsed stacks (jbpfprof convert --event); fails the test if not. */
+void harness_convert_event(const char *pprof, const char *event, const char *collapsed);
 
 /* Collapsed stacks read back: one entry per line. */
 struct collapsed {

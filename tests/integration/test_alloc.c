@@ -28,6 +28,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +77,56 @@ static const char *leaf_of(const struct frames *fr)
 	return fr->n ? fr->f[fr->n - 1] : "";
 }
 
-static void check(const struct jdk *jdk)
+/*
+ * The CPU view of -e cpu,alloc: the samples the summary's CPU part says
+ * were written, none ending in an allocated class (no allocation among
+ * them), and most of them under the three methods, where the two
+ * allocating threads spend their time.
+ */
+static void check_cpu_view(const struct jdk *jdk, const char *collapsed, const char *summary)
 {
-	char *dir, *collapsed, *pprof, *go, pid[16];
+	uint64_t total = 0, under_methods = 0, in_class = 0;
+	unsigned long long written = 0;
+	const char *part = strstr(summary, "samples taken, ");
+	struct collapsed c;
+
+	if (!part || sscanf(part, "samples taken, %llu written", &written) != 1)
+		fail_msg("the summary has no CPU part: %s", summary);
+	assert_int_equal(collapsed_load(collapsed, &c), 0);
+	for (size_t i = 0; i < c.n; i++) {
+		struct frames fr;
+
+		frames_split(&fr, c.stacks[i]);
+		total += c.counts[i];
+		for (int m = 0; m < 3; m++) {
+			if (find_frame(&fr, 0, methods[m]) >= 0) {
+				under_methods += c.counts[i];
+				break;
+			}
+		}
+		for (int m = 0; m < 3; m++)
+			if (!strcmp(leaf_of(&fr), classes[m]))
+				in_class += c.counts[i];
+		free(fr.buf);
+	}
+	collapsed_free(&c);
+	fprintf(stderr, "  %s: CPU view %" PRIu64 " samples (%llu written), %" PRIu64 " under the three methods\n",
+		jdk->name, total, written, under_methods);
+	assert_true(total > 0);
+	assert_int_equal(total, written);
+	assert_int_equal(in_class, 0);
+	/* The rest is the JVM's own threads: the collector and the compilers. */
+	assert_true(2 * under_methods >= total);
+}
+
+/*
+ * AllocSplit recorded with -e alloc, or (with_cpu) with -e cpu,alloc into
+ * one pprof file whose alloc event is judged the same, taken out again by
+ * convert --event, and whose CPU view is checked beside it.
+ */
+static void check(const struct jdk *jdk, bool with_cpu)
+{
+	char *dir, *collapsed, *cpu_collapsed, *pprof, *go, pid[16];
 	uint64_t bytes[3] = { 0 }, misplaced = 0, sum = 0;
 	long long truth[3], truth_sum = 0;
 	struct child profiler;
@@ -89,12 +137,18 @@ static void check(const struct jdk *jdk)
 	jvm_require(jdk, "AllocSplit");
 	dir = harness_tmpdir();
 	collapsed = harness_path(dir, "alloc.collapsed");
+	cpu_collapsed = harness_path(dir, "cpu.collapsed");
 	pprof = harness_path(dir, "alloc.pb.gz");
 	go = harness_path(dir, "go");
 	jvm_start(&jvm, jdk, "AllocSplit", (char *[]){ "-t", "2", "-g", go, "-r", ROUNDS, NULL });
 	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
-	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-e", "alloc", "-f", collapsed, "-f", pprof, NULL }),
-			 0);
+	if (with_cpu)
+		assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-e", "cpu,alloc", "-f", pprof, NULL }),
+				 0);
+	else
+		assert_int_equal(
+			harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-e", "alloc", "-f", collapsed, "-f", pprof, NULL }),
+			0);
 	if (harness_wait_for(&profiler, "jbpfprof: sampling", 60))
 		fail_msg("the profiler did not start: %s", profiler.buf);
 	f = fopen(go, "w");
@@ -111,6 +165,12 @@ static void check(const struct jdk *jdk)
 		truth_sum += truth[i];
 	}
 	jvm_stop(&jvm);
+	if (with_cpu) {
+		harness_convert_event(pprof, "alloc", collapsed);
+		harness_convert_event(pprof, "cpu", cpu_collapsed);
+		check_cpu_view(jdk, cpu_collapsed, profiler.buf);
+		unlink(cpu_collapsed);
+	}
 	assert_int_equal(collapsed_load(collapsed, &c), 0);
 	for (size_t i = 0; i < c.n; i++) {
 		struct frames fr;
@@ -162,6 +222,7 @@ static void check(const struct jdk *jdk)
 	unlink(go);
 	rmdir(dir);
 	free(collapsed);
+	free(cpu_collapsed);
 	free(pprof);
 	free(go);
 	free(dir);
@@ -227,13 +288,26 @@ static void a_target_that_is_no_jvm_is_named_and_the_rest_kept(void **state)
 static void alloc_split_jdk17(void **state)
 {
 	(void)state;
-	check(&jdk17);
+	check(&jdk17, false);
 }
 
 static void alloc_split_jdk25(void **state)
 {
 	(void)state;
-	check(&jdk25);
+	check(&jdk25, false);
+}
+
+/* -e cpu,alloc: the allocations judged as alone, and the CPU view of the same recording. */
+static void cpu_and_alloc_in_one_recording_jdk17(void **state)
+{
+	(void)state;
+	check(&jdk17, true);
+}
+
+static void cpu_and_alloc_in_one_recording_jdk25(void **state)
+{
+	(void)state;
+	check(&jdk25, true);
 }
 
 int main(void)
@@ -241,6 +315,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		HARNESS_TEST(alloc_split_jdk17),
 		HARNESS_TEST(alloc_split_jdk25),
+		HARNESS_TEST(cpu_and_alloc_in_one_recording_jdk17),
+		HARNESS_TEST(cpu_and_alloc_in_one_recording_jdk25),
 		HARNESS_TEST(a_target_that_is_no_jvm_is_named_and_the_rest_kept),
 	};
 

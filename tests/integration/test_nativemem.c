@@ -75,29 +75,50 @@ struct split {
 	long long truth[3];
 	long long leaked;
 	char *buf;           /* the profiler's stderr */
+	/* with_cpu: the CPU view of the same recording */
+	uint64_t cpu_samples, cpu_in_workers;
 };
+
+/*
+ * The CPU view: its samples, and those of the worker threads (under
+ * work; a sample in a uprobe's out-of-line copy of an instruction has no
+ * site frame above it, so the sites are not the test).
+ */
+static void count_cpu(struct split *s, const char *collapsed)
+{
+	struct collapsed c;
+
+	assert_int_equal(collapsed_load(collapsed, &c), 0);
+	s->cpu_samples = c.total;
+	s->cpu_in_workers = collapsed_count_frame(&c, "work");
+	collapsed_free(&c);
+}
 
 /*
  * malloc_split -t 2 -r rounds, profiled with -e nativemem --alloc-interval
  * interval (and --leaks when leaks): the bytes by site, and the truth.
+ * with_cpu: -e cpu,nativemem into a pprof file, each event taken out
+ * again by convert --event.
  */
-static void run_split(struct split *s, long rounds, const char *interval, bool leaks)
+static void run_split(struct split *s, long rounds, const char *interval, bool leaks, bool with_cpu)
 {
-	char *workload = harness_workload("malloc_split"), *dir = harness_tmpdir(), *collapsed, *go, pid[16],
-	     rounds_arg[24];
+	char *workload = harness_workload("malloc_split"), *dir = harness_tmpdir(), *collapsed, *go, *pprof,
+	     *cpu_collapsed, pid[16], rounds_arg[24];
 	struct child w, profiler;
 	struct collapsed c;
 
 	memset(s, 0, sizeof(*s));
 	collapsed = harness_path(dir, "nm.collapsed");
+	cpu_collapsed = harness_path(dir, "cpu.collapsed");
+	pprof = harness_path(dir, "both.pb.gz");
 	go = harness_path(dir, "go");
 	snprintf(rounds_arg, sizeof(rounds_arg), "%ld", rounds);
 	assert_int_equal(harness_start_workload(&w, (char *[]){ workload, "-t", "2", "-r", rounds_arg, "-g", go, NULL }),
 			 0);
 	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
 	{
-		char *args[] = { "-p", pid, "-e", "nativemem", "--alloc-interval", (char *)interval, "-f", collapsed,
-				 leaks ? "--leaks" : NULL, NULL };
+		char *args[] = { "-p", pid, "-e", with_cpu ? "cpu,nativemem" : "nativemem", "--alloc-interval",
+				 (char *)interval, "-f", with_cpu ? pprof : collapsed, leaks ? "--leaks" : NULL, NULL };
 
 		assert_int_equal(harness_start_profiler(&profiler, args), 0);
 	}
@@ -112,6 +133,13 @@ static void run_split(struct split *s, long rounds, const char *interval, bool l
 	}
 	s->leaked = harness_truth(&w, "leaked");
 	harness_stop_workload(&w);
+	if (with_cpu) {
+		harness_convert_event(pprof, "nativemem", collapsed);
+		harness_convert_event(pprof, "cpu", cpu_collapsed);
+		count_cpu(s, cpu_collapsed);
+		unlink(cpu_collapsed);
+		unlink(pprof);
+	}
 	assert_int_equal(collapsed_load(collapsed, &c), 0);
 	for (size_t i = 0; i < c.n; i++) {
 		struct frames fr;
@@ -132,30 +160,28 @@ static void run_split(struct split *s, long rounds, const char *interval, bool l
 	unlink(go);
 	rmdir(dir);
 	free(collapsed);
+	free(cpu_collapsed);
+	free(pprof);
 	free(go);
 	free(dir);
 	free(workload);
 }
 
-static void shares_follow_the_bytes(void **state)
+/* Each site's share of the bytes within 3 points of the truth, the total within 10%, leaves as called. */
+static void check_shares(const struct split *s, double interval)
 {
-	const double interval = 64 * 1024;
 	uint64_t sum = 0;
 	long long truth_sum = 0;
-	struct split s;
 
-	(void)state;
-	harness_require_root();
-	/* 2 threads x 200 rounds x 1 MiB: 400 MiB, some 6,400 samples at 64 KiB. */
-	run_split(&s, 200, "64k", false);
 	for (int i = 0; i < 3; i++) {
-		sum += s.bytes[i];
-		truth_sum += s.truth[i];
+		sum += s->bytes[i];
+		truth_sum += s->truth[i];
 	}
 	fprintf(stderr, "  %" PRIu64 " bytes estimated under the three sites, %lld asked for (%+.1f%%)\n", sum,
 		truth_sum, 100.0 * ((double)sum - (double)truth_sum) / (double)truth_sum);
 	for (int i = 0; i < 3; i++) {
-		double want = 100.0 * (double)s.truth[i] / (double)truth_sum, got = sum ? 100.0 * (double)s.bytes[i] / (double)sum : 0;
+		double want = 100.0 * (double)s->truth[i] / (double)truth_sum;
+		double got = sum ? 100.0 * (double)s->bytes[i] / (double)sum : 0;
 		double sigma = 100.0 * sqrt(want / 100 * (1 - want / 100) / ((double)truth_sum / interval));
 
 		fprintf(stderr, "  %s: %.2f%% of the bytes, %.2f%% asked for (sigma %.2f points)\n", sites[i], got, want,
@@ -165,9 +191,47 @@ static void shares_follow_the_bytes(void **state)
 		assert_true(fabs(got - want) <= 3.0);
 	}
 	assert_true(fabs((double)sum - (double)truth_sum) <= 0.10 * (double)truth_sum);
-	assert_int_equal(s.misplaced, 0);
-	if (!strstr(s.buf, "allocation calls"))
-		fail_msg("the summary does not count the allocation calls: %s", s.buf);
+	assert_int_equal(s->misplaced, 0);
+	if (!strstr(s->buf, "allocation calls"))
+		fail_msg("the summary does not count the allocation calls: %s", s->buf);
+}
+
+static void shares_follow_the_bytes(void **state)
+{
+	struct split s;
+
+	(void)state;
+	harness_require_root();
+	/* 2 threads x 200 rounds x 1 MiB: 400 MiB, some 6,400 samples at 64 KiB. */
+	run_split(&s, 200, "64k", false, false);
+	check_shares(&s, 64 * 1024);
+	free(s.buf);
+}
+
+/*
+ * -e cpu,nativemem: one recording, both views. The native memory view is
+ * judged as its own run is; the CPU view holds the CPU samples the
+ * summary wrote (no allocation's bytes among them), most of them the
+ * workload's two threads', which do all its work.
+ */
+static void cpu_and_native_memory_in_one_recording(void **state)
+{
+	unsigned long long written = 0;
+	const char *part;
+	struct split s;
+
+	(void)state;
+	harness_require_root();
+	run_split(&s, 200, "64k", false, true);
+	check_shares(&s, 64 * 1024);
+	part = strstr(s.buf, "samples taken, ");
+	if (!part || sscanf(part, "samples taken, %llu written", &written) != 1)
+		fail_msg("the summary has no CPU part: %s", s.buf);
+	fprintf(stderr, "  CPU view: %" PRIu64 " samples (%llu written), %.1f%% in the worker threads\n", s.cpu_samples,
+		written, s.cpu_samples ? 100.0 * (double)s.cpu_in_workers / (double)s.cpu_samples : 0.0);
+	assert_true(s.cpu_samples > 0);
+	assert_int_equal(s.cpu_samples, written);
+	assert_true(4 * s.cpu_in_workers >= 3 * s.cpu_samples);
 	free(s.buf);
 }
 
@@ -180,7 +244,7 @@ static void leaks_show_only_what_was_not_freed(void **state)
 	(void)state;
 	harness_require_root();
 	/* site_leak10 keeps a tenth of 2 x 200 MiB: some 2,500 samples of what it leaked at 16 KiB. */
-	run_split(&s, 200, "16k", true);
+	run_split(&s, 200, "16k", true, false);
 	n = (double)s.leaked / interval;
 	bound = 4 / sqrt(n);
 	fprintf(stderr, "  --leaks: %" PRIu64 " bytes under site_leak10, %lld leaked (%+.1f%%, bound %.1f%%); "
@@ -313,6 +377,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		HARNESS_TEST(shares_follow_the_bytes),
 		HARNESS_TEST(leaks_show_only_what_was_not_freed),
+		HARNESS_TEST(cpu_and_native_memory_in_one_recording),
 		HARNESS_TEST(java_frames_above_native_allocations_jdk17),
 		HARNESS_TEST(java_frames_above_native_allocations_jdk25),
 		HARNESS_TEST(static_and_exiting_targets),

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "bpf/jbpfprof.h"
+#include "common/sampled_bytes.h"
 #include "output/output.h"
 #include "user/record/aggregator.h"
 #include "user/record/pipeline.h"
@@ -314,6 +315,68 @@ static void full_profile_is_counted(void **state)
 	profile__free(small);
 }
 
+/*
+ * A recording of several events: each stack begins with its event's
+ * frame; a native allocation weighs its bytes and calls, a CPU sample one,
+ * in a wall-clock profile too (its time weighs time, an allocation bytes),
+ * and each is counted under what it counts.
+ */
+static void event_frames_keep_events_apart(void **state)
+{
+	struct fixture *f = *state;
+	struct aggregator_config config = {
+		.time_weights = true,
+		.sample_weight_ns = 10000000,
+		.state_mask = 1u << JBPF_STATE_RUNNING,
+		.alloc_interval = 4096,
+		.event_frames = { [AGGREGATOR_TIME] = "wall", [AGGREGATOR_NATIVE] = "nativemem" },
+	};
+	struct aggregator *agg = aggregator__new(&config, f->sym, f->profile);
+	uint64_t uips[] = { (uint64_t)(uintptr_t)inner_function, (uint64_t)(uintptr_t)outer_function + 4 };
+	char buf[sizeof(struct jbpf_sample) + 16 * sizeof(uint64_t)];
+	struct jbpf_sample *s = (struct jbpf_sample *)buf;
+	struct aggregator_stats stats;
+	size_t size, depth;
+	uint64_t count, wall_us = 0, native_bytes = 0, native_calls = 0;
+
+	assert_non_null(agg);
+	size = make_sample(buf, NULL, 0, uips, 2);
+	s->state = JBPF_STATE_RUNNING;
+	add(agg, buf, size);
+	size = make_sample(buf, NULL, 0, uips, 2);
+	s->type = JBPF_RECORD_NATIVE_ALLOC;
+	/* Half the interval: sampled with probability about 1 - e^-1/2, it stands for 4096 / 0.39 bytes. */
+	s->alloc_bytes = 2048;
+	s->state = JBPF_STATE_SLEEPING; /* not a state kept: allocations are not filtered by state */
+	add(agg, buf, size);
+	aggregator__stats(agg, &stats);
+	assert_int_equal(stats.written_by[AGGREGATOR_TIME], 1);
+	assert_int_equal(stats.written_by[AGGREGATOR_NATIVE], 1);
+	assert_int_equal(stats.received_by[AGGREGATOR_NATIVE], 1);
+	assert_int_equal(profile__stack_count(f->profile), 2);
+	for (size_t i = 0; i < 2; i++) {
+		const uint32_t *frames = profile__stack(f->profile, i, &depth, &count);
+		const char *event = profile__frame_name(f->profile, frames[0]);
+
+		assert_int_equal(profile__frame_kind(f->profile, frames[0]), FRAME_KIND_EVENT);
+		assert_string_equal(profile__frame_name(f->profile, frames[1]), "outer_function");
+		if (!strcmp(event, "wall")) {
+			assert_int_equal(profile__frame_kind(f->profile, frames[depth - 1]), FRAME_KIND_STATE);
+			wall_us = count;
+		} else {
+			assert_string_equal(event, "nativemem");
+			assert_string_equal(profile__frame_name(f->profile, frames[depth - 1]), "inner_function");
+			native_bytes = count;
+			native_calls = profile__stack_objects(f->profile, i);
+		}
+	}
+	assert_int_equal(wall_us, 10000);
+	assert_int_equal(native_bytes, sampled_bytes(2048, 4096));
+	assert_int_equal(native_calls, sampled_objects(native_bytes, 2048));
+	assert_true(native_bytes > 4096);
+	aggregator__free(agg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +388,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(malformed_records_are_counted_not_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(exec_record_forgets_the_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(full_profile_is_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(event_frames_keep_events_apart, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("aggregator", tests, NULL, NULL);

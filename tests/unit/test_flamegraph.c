@@ -383,7 +383,7 @@ static void diff_matches_paths_by_name_and_kind(void **state)
 		 "\"before\":[%d,%d,3,1,0,2,0]}",
 		 2 + 6 + 4, 2 + 6 + 4, 3 + 1 + 2, 3 + 1 + 2);
 	assert_non_null(strstr(data, expected));
-	assert_non_null(strstr(page, "Before: 6 samples &middot; After: 12 samples"));
+	assert_non_null(strstr(page, "Before: 6 samples \xc2\xb7 After: 12 samples"));
 	assert_non_null(strstr(page, "<title>after vs before</title>"));
 	free(data);
 	free(page);
@@ -491,6 +491,55 @@ static void diff_with_an_empty_side(void **state)
 	profile__free(after);
 }
 
+/*
+ * A page of several events: each event's own tree, title, unit and
+ * summary lines in {"events":[...]}, in the order given; the page's
+ * markers filled from the first; a hostile title escaped in both places.
+ */
+static void page_of_several_events(void **state)
+{
+	struct profile *cpu = profile__new(NULL), *alloc = profile__new(NULL);
+	const struct output_meta metas[2] = {
+		{ .title = "CPU profile of app", .unit = "samples", .duration_s = 2, .frequency_hz = 99, .event = "cpu",
+		  .summary = "3 samples taken" },
+		{ .title = "Allocation profile of " SCRIPT_INJECTION, .unit = "bytes", .duration_s = 2, .event = "alloc" },
+	};
+	const struct profile *profiles[2] = { cpu, alloc };
+	static const char cpu_first[] = "{\"events\":[{\"event\":\"cpu\",\"title\":\"CPU profile of app\","
+					"\"summary\":[\"Total: 3 samples \xc2\xb7 Duration: 2.0 s \xc2\xb7 Frequency: 99 Hz\","
+					"\"3 samples taken\"],";
+	uint32_t ids[2];
+	char *page = NULL, *data;
+	size_t len;
+	FILE *out = open_memstream(&page, &len);
+
+	(void)state;
+	assert_non_null(out);
+	ids[0] = intern_ok(cpu, "main", FRAME_KIND_NATIVE);
+	ids[1] = intern_ok(cpu, "spin", FRAME_KIND_NATIVE);
+	assert_int_equal(profile__add(cpu, ids, 2, 3), 0);
+	ids[0] = intern_ok(alloc, "Main.fill", FRAME_KIND_JAVA);
+	ids[1] = intern_ok(alloc, "long[]", FRAME_KIND_CLASS);
+	assert_int_equal(profile__add_objects(alloc, ids, 2, 65536, 8), 0);
+	assert_int_equal(output_flamegraph_write_events(profiles, metas, 2, out), 0);
+	assert_int_equal(fclose(out), 0);
+	data = data_of(page);
+	squeeze(data);
+	assert_int_equal(strncmp(data, cpu_first, strlen(cpu_first)), 0);
+	assert_non_null(strstr(data, "\"unit\":\"samples\",\"total\":3,"));
+	assert_non_null(strstr(data, "},{\"event\":\"alloc\",\"title\":\"Allocation profile of "));
+	assert_non_null(strstr(data, "\"summary\":[\"Total: 65536 bytes \xc2\xb7 Duration: 2.0 s\"],"));
+	assert_non_null(strstr(data, "\"unit\":\"bytes\",\"total\":65536,"));
+	assert_non_null(strstr(data, "\"names\":[\"Main.fill\",\"long[]\"]"));
+	assert_int_equal(data[strlen(data) - 1], '}');
+	assert_int_equal(count_of(page, SCRIPT_INJECTION), 0);
+	assert_non_null(strstr(page, "<title>CPU profile of app</title>"));
+	free(data);
+	free(page);
+	profile__free(cpu);
+	profile__free(alloc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -506,6 +555,7 @@ int main(void)
 		cmocka_unit_test(diff_of_a_scaled_profile_keeps_every_share),
 		cmocka_unit_test(diff_escapes_names_only_before_has),
 		cmocka_unit_test(diff_with_an_empty_side),
+		cmocka_unit_test(page_of_several_events),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -262,7 +262,7 @@ static void native_memory(void **state)
 
 	(void)state;
 	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
-	assert_int_equal(o.event, EVENT_NATIVEMEM);
+	assert_int_equal(o.events, 1u << EVENT_NATIVEMEM);
 	assert_false(o.leaks);
 	assert_int_equal(o.alloc_interval, DEFAULT_ALLOC_INTERVAL);
 	assert_int_equal(options_parse(ARGC(leaks), leaks, &o), OPTIONS_RUN);
@@ -274,6 +274,58 @@ static void native_memory(void **state)
 	assert_int_equal(parse_quietly(ARGC(jfr), jfr, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(continuous), continuous, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(agent), agent, &o), OPTIONS_USAGE);
+}
+
+/*
+ * -e with several events: a list, or -e given again (the first replaces
+ * the default cpu); one event of time at most, not both allocations, no
+ * format that holds one event, a word that is no event named.
+ */
+static void several_events(void **state)
+{
+	char *plain[] = { "jbpfprof", "-p", "1", NULL };
+	char *list[] = { "jbpfprof", "-p", "1", "-e", "cpu,alloc", NULL };
+	char *twice[] = { "jbpfprof", "-p", "1", "-e", "wall", "-e", "nativemem", "--leaks", "-f", "x.pb.gz", NULL };
+	char *two_times[] = { "jbpfprof", "-p", "1", "-e", "cpu,wall", NULL };
+	char *both_heaps[] = { "jbpfprof", "-p", "1", "-e", "alloc,nativemem", NULL };
+	char *collapsed[] = { "jbpfprof", "-p", "1", "-e", "cpu,nativemem", "-o", "collapsed", NULL };
+	char *jfr_file[] = { "jbpfprof", "-p", "1", "-e", "cpu,alloc", "-f", "x.html", "-f", "x.jfr", NULL };
+	char *text_and_html[] = { "jbpfprof", "-p", "1", "-e", "offcpu,nativemem", "-o", "text", "-f", "x", "-f", "x.html", NULL };
+	char *unknown[] = { "jbpfprof", "-p", "1", "-e", "cpu,heap", NULL };
+	char *empty_word[] = { "jbpfprof", "-p", "1", "-e", "cpu,", NULL };
+	struct options o;
+
+	(void)state;
+	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_int_equal(o.events, 1u << EVENT_CPU);
+	assert_false(options_several_events(&o));
+	assert_int_equal(options_parse(ARGC(list), list, &o), OPTIONS_RUN);
+	assert_int_equal(o.events, (1u << EVENT_CPU) | (1u << EVENT_ALLOC));
+	assert_true(options_several_events(&o));
+	assert_int_equal(options_parse(ARGC(twice), twice, &o), OPTIONS_RUN);
+	assert_int_equal(o.events, (1u << EVENT_WALL) | (1u << EVENT_NATIVEMEM));
+	assert_true(o.leaks);
+	assert_int_equal(options_parse(ARGC(text_and_html), text_and_html, &o), OPTIONS_RUN);
+	assert_true(options_records(&o, EVENT_OFFCPU) && options_records(&o, EVENT_NATIVEMEM));
+	assert_int_equal(parse_quietly(ARGC(two_times), two_times, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(both_heaps), both_heaps, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(collapsed), collapsed, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(jfr_file), jfr_file, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(unknown), unknown, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(empty_word), empty_word, &o), OPTIONS_USAGE);
+}
+
+/* parse_events names the word that is no event, and the list of those that are. */
+static void events_error(void **state)
+{
+	unsigned events = 0;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse_events("cpu,nativemem", &events, err, sizeof(err)), 0);
+	assert_int_equal(events, (1u << EVENT_CPU) | (1u << EVENT_NATIVEMEM));
+	assert_int_equal(parse_events("alloc,malloc", &events, err, sizeof(err)), -1);
+	assert_string_equal(err, "-e: 'malloc' is not an event (cpu, wall, offcpu, alloc or nativemem)");
 }
 
 /* --group-by: each grouping by its word; not given by default; older files' words are no options. */
@@ -346,6 +398,8 @@ int main(void)
 		cmocka_unit_test(push_api),
 		cmocka_unit_test(unwind_method),
 		cmocka_unit_test(native_memory),
+		cmocka_unit_test(several_events),
+		cmocka_unit_test(events_error),
 		cmocka_unit_test(too_many_pids),
 	};
 

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "pprof_fixture.h"
 #include "profile_fixture.h"
 
 #include <linux/types.h>
@@ -30,7 +31,6 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-typedef Perftools__Profiles__Profile PProfile;
 typedef Perftools__Profiles__ValueType PValueType;
 typedef Perftools__Profiles__Sample PSample;
 typedef Perftools__Profiles__Label PLabel;
@@ -154,66 +154,6 @@ static uint8_t *written_file(const struct stack_spec *stacks, size_t n, const st
 	return data;
 }
 
-/* ---- gzip -------------------------------------------------------------------- */
-
-static uint8_t *gunzip(const uint8_t *in, size_t len, size_t *out_len)
-{
-	z_stream z = { 0 };
-	size_t cap = 1 << 16;
-	uint8_t *out = malloc(cap);
-	int ret;
-
-	assert_non_null(out);
-	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
-	z.next_in = (uint8_t *)in;
-	z.avail_in = (uInt)len;
-	do {
-		if (z.total_out == cap) {
-			cap *= 2;
-			out = realloc(out, cap);
-			assert_non_null(out);
-		}
-		z.next_out = out + z.total_out;
-		z.avail_out = (uInt)(cap - z.total_out);
-		ret = inflate(&z, Z_NO_FLUSH);
-		assert_true(ret == Z_OK || ret == Z_STREAM_END);
-	} while (ret != Z_STREAM_END);
-	*out_len = z.total_out;
-	inflateEnd(&z);
-	return out;
-}
-
-static uint8_t *gzip(const uint8_t *in, size_t len, size_t *out_len)
-{
-	z_stream z = { 0 };
-	size_t cap;
-	uint8_t *out;
-
-	assert_int_equal(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-	cap = deflateBound(&z, len);
-	out = malloc(cap);
-	assert_non_null(out);
-	z.next_in = (uint8_t *)in;
-	z.avail_in = (uInt)len;
-	z.next_out = out;
-	z.avail_out = (uInt)cap;
-	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-	*out_len = z.total_out;
-	deflateEnd(&z);
-	return out;
-}
-
-static PProfile *decode(const uint8_t *gz, size_t len)
-{
-	size_t plain_len;
-	uint8_t *plain = gunzip(gz, len, &plain_len);
-	PProfile *msg = perftools__profiles__profile__unpack(NULL, plain_len, plain);
-
-	free(plain);
-	assert_non_null(msg);
-	return msg;
-}
-
 /* ---- written, then read back ------------------------------------------------- */
 
 static void read_ok(const uint8_t *data, size_t len, struct pprof_recording *rec)
@@ -298,12 +238,6 @@ static void empty_profile_reads_back_empty(void **state)
 }
 
 /* ---- the message itself ------------------------------------------------------- */
-
-static const char *string_of(const PProfile *msg, int64_t index)
-{
-	assert_true(index >= 0 && (uint64_t)index < msg->n_string_table);
-	return msg->string_table[index];
-}
 
 static const PLocation *location_of(const PProfile *msg, uint64_t id)
 {

@@ -528,6 +528,63 @@ static void profile_without_roots_is_viewed_as_it_is(void **state)
 	profile__free(from);
 }
 
+/*
+ * A profile of two events: the view of one keeps its stacks without their
+ * event frame, and leaves the other's out without counting them as
+ * dropped; without an event every stack keeps its event frame.
+ */
+static void event_view_takes_one_event_out(void **state)
+{
+	const struct view_config all = { .process_root = VIEW_ROOT_PROCESS, .threads = true, .annotate = true };
+	struct view_config cpu = all, nativemem = all, none = all;
+	struct profile *from = profile__new(NULL), *to;
+	struct view_stats stats;
+	uint32_t s[3];
+	char *got;
+
+	(void)state;
+	assert_non_null(from);
+	s[0] = intern_ok(from, "cpu", FRAME_KIND_EVENT);
+	s[1] = intern_ok(from, "main", FRAME_KIND_NATIVE);
+	s[2] = intern_ok(from, "spin", FRAME_KIND_NATIVE);
+	assert_int_equal(profile__add(from, s, 3, 7), 0);
+	s[0] = intern_ok(from, "nativemem", FRAME_KIND_EVENT);
+	s[2] = intern_ok(from, "malloc", FRAME_KIND_NATIVE);
+	assert_int_equal(profile__add_objects(from, s, 3, 4096, 2), 0);
+	cpu.event = "cpu";
+	nativemem.event = "nativemem";
+	none.event = "alloc";
+
+	to = profile__new(NULL);
+	assert_int_equal(view__apply(from, &cpu, to, &stats), 0);
+	got = profile_text(to);
+	assert_string_equal(got, "main|native;spin|native 7\n");
+	assert_int_equal(stats.stacks_dropped, 0);
+	free(got);
+	profile__free(to);
+
+	to = profile__new(NULL);
+	assert_int_equal(view__apply(from, &nativemem, to, NULL), 0);
+	got = profile_text(to);
+	assert_string_equal(got, "main|native;malloc|native 4096\n");
+	assert_int_equal(profile__stack_objects(to, 0), 2);
+	free(got);
+	profile__free(to);
+
+	to = profile__new(NULL);
+	assert_int_equal(view__apply(from, &none, to, NULL), 0);
+	assert_int_equal(profile__total(to), 0);
+	profile__free(to);
+
+	to = profile__new(NULL);
+	assert_int_equal(view__apply(from, &all, to, NULL), 0);
+	got = profile_text(to);
+	assert_string_equal(got, "cpu|event;main|native;spin|native 7\nnativemem|event;main|native;malloc|native 4096\n");
+	free(got);
+	profile__free(to);
+	profile__free(from);
+}
+
 /* Stacks held with nothing counted yet are not part of any view. */
 static void stacks_with_no_count_are_left_out(void **state)
 {
@@ -618,6 +675,7 @@ int main(void)
 		cmocka_unit_test(reverse_puts_the_leaf_first),
 		cmocka_unit_test(profile_without_roots_is_viewed_as_it_is),
 		cmocka_unit_test(stacks_with_no_count_are_left_out),
+		cmocka_unit_test(event_view_takes_one_event_out),
 		cmocka_unit_test(full_target_gives_enospc),
 		cmocka_unit_test(root_frames_keep_names_that_look_like_their_text),
 	};

@@ -244,8 +244,11 @@ void merge__add(struct merge *m, const struct jbpf_sample *s, const struct merge
 	struct aggregator *agg = m->agg;
 	const __u64 *ips = s->ips + s->kstack_len;
 	size_t nr = 0, cut;
+	/* A stack that ends in the class allocated counts a Java heap allocation (user/java/java_alloc.c). */
+	bool began = java->leaf ? aggregator__begin_event(agg, s, java->thread_name, AGGREGATOR_HEAP)
+				: aggregator__begin(agg, s, java->thread_name);
 
-	if (!aggregator__begin(agg, s, java->thread_name))
+	if (!began)
 		return;
 	/*
 	 * With Java frames, the native ones end where generated code begins:

@@ -34,6 +34,7 @@ struct aggregator {
 	struct shares *shares;        /* with time_weights */
 	struct addr_ids *addr_ids;    /* native frames' ids by address */
 	struct process_roots *roots;  /* with a process_root: each process's root frame */
+	enum aggregator_event event;  /* what the sample being added counts */
 };
 
 struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
@@ -212,8 +213,11 @@ static const char *stack_error_reason(int error, bool user)
 static bool add_roots(struct aggregator *agg, const struct jbpf_sample *s, const char *thread_name,
 		      size_t *depth)
 {
+	const char *event_frame = agg->config.event_frames[agg->event];
 	char comm[JBPF_COMM_LEN + 1];
 
+	if (event_frame && !push(agg, depth, event_frame, FRAME_KIND_EVENT))
+		return false;
 	copy_comm(comm, s->comm);
 	if (agg->roots &&
 	    !push_id(agg, depth, process_roots__frame(agg->roots, agg->profile, agg->sym, s->tgid, comm)))
@@ -256,10 +260,18 @@ static bool add_kernel_frames(struct aggregator *agg, const struct jbpf_sample *
 	return true;
 }
 
-/* Counts a sample received, and its damage. */
-static void accept_sample(struct aggregator *agg, const struct jbpf_sample *s)
+/* What a record counts, by its type: a native allocation, else time. */
+static enum aggregator_event event_of(const struct jbpf_sample *s)
 {
+	return s->type == JBPF_RECORD_NATIVE_ALLOC ? AGGREGATOR_NATIVE : AGGREGATOR_TIME;
+}
+
+/* Counts a sample received as event, and its damage. */
+static void accept_sample(struct aggregator *agg, const struct jbpf_sample *s, enum aggregator_event event)
+{
+	agg->event = event;
 	agg->stats.received++;
+	agg->stats.received_by[event]++;
 	if (s->ustack_err && !s->ustack_len)
 		agg->stats.no_user_stack++;
 	if (s->kstack_err && !s->kstack_len)
@@ -276,10 +288,10 @@ static uint64_t ns_to_us(uint64_t ns)
 	return (ns + 500) / 1000;
 }
 
-/* Whether a sample's state is among those kept (always, without time weights). */
+/* Whether a sample's state is among those kept (always, without time weights, and for allocations). */
 static bool state_kept(struct aggregator *agg, const struct jbpf_sample *s)
 {
-	if (!agg->config.time_weights)
+	if (!agg->config.time_weights || agg->event != AGGREGATOR_TIME)
 		return true;
 	if (s->state < JBPF_STATE_NR && (agg->config.state_mask & (1u << s->state)))
 		return true;
@@ -322,12 +334,12 @@ static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, si
 	bool share = s->type == JBPF_RECORD_CPU_SAMPLE || (s->flags & JBPF_WAIT_SAMPLED);
 	uint64_t start = s->wait_start_ns, end = s->time_ns, woken = s->woken_ns;
 
-	if (share && agg->config.time_weights && agg->config.sample_weight_ns) {
+	if (agg->event != AGGREGATOR_TIME || !agg->config.time_weights) {
+		if (profile__add_objects(agg->profile, agg->frames, depth, weight, objects))
+			return false;
+	} else if (share && agg->config.sample_weight_ns) {
 		/* No share to settle: the sample weighs one period, in its state. */
 		if (!add_in_state(agg, s, depth, s->state, false, ns_to_us(agg->config.sample_weight_ns)))
-			return false;
-	} else if (!agg->config.time_weights) {
-		if (profile__add_objects(agg->profile, agg->frames, depth, weight, objects))
 			return false;
 	} else if (s->type == JBPF_RECORD_WAIT && woken > start && woken < end) {
 		if (!add_in_state(agg, s, depth, s->state, share, ns_to_us(woken - start)) ||
@@ -337,6 +349,7 @@ static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, si
 		return false;
 	}
 	agg->stats.written++;
+	agg->stats.written_by[agg->event]++;
 	return true;
 }
 
@@ -355,6 +368,7 @@ void aggregator__add_placeholder(struct aggregator *agg, uint32_t tgid, uint32_t
 
 	memcpy(s.comm, comm, JBPF_COMM_LEN);
 	s.time_ns = ns;
+	agg->event = AGGREGATOR_TIME;
 	if (!state_kept(agg, &s) || !ns_to_us(ns))
 		return;
 	if (!add_roots(agg, &s, thread_name, &depth) || !push(agg, &depth, reason, FRAME_KIND_LOST) ||
@@ -388,7 +402,7 @@ void aggregator__add(struct aggregator *agg, const struct jbpf_sample *s)
 	uint64_t objects, weight = weight_of(agg, s, &objects);
 	size_t depth = 0;
 
-	accept_sample(agg, s);
+	accept_sample(agg, s, event_of(s));
 	if (!state_kept(agg, s))
 		return;
 	if (!add_roots(agg, s, NULL, &depth) || !add_user_frames(agg, s, &depth) ||
@@ -400,7 +414,13 @@ void aggregator__add(struct aggregator *agg, const struct jbpf_sample *s)
 
 bool aggregator__begin(struct aggregator *agg, const struct jbpf_sample *s, const char *thread_name)
 {
-	accept_sample(agg, s);
+	return aggregator__begin_event(agg, s, thread_name, event_of(s));
+}
+
+bool aggregator__begin_event(struct aggregator *agg, const struct jbpf_sample *s, const char *thread_name,
+			     enum aggregator_event event)
+{
+	accept_sample(agg, s, event);
 	if (!state_kept(agg, s))
 		return false;
 	agg->depth = 0;

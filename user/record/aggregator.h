@@ -4,6 +4,8 @@
  * For each record it resolves the frames through the symbolizer and adds one
  * stack, root first:
  *
+ *   [event]         in a recording of several events: what the stack counts
+ *                   (config.event_frames)
  *   [process root]  with -a or several -p: the process, grouped as
  *                   process_root says (user/record/process_roots.h)
  *   [thread root]   with --threads: "[<thread name> tid=<tid>]"
@@ -36,6 +38,17 @@
 #include "profile/view.h"
 
 
+/*
+ * What a stack counts: time (a CPU sample or a wait), a Java heap
+ * allocation (user/java/java_alloc.c), a native one (JBPF_RECORD_NATIVE_ALLOC).
+ */
+enum aggregator_event {
+	AGGREGATOR_TIME,
+	AGGREGATOR_HEAP,
+	AGGREGATOR_NATIVE,
+	AGGREGATOR_EVENT_NR,
+};
+
 struct aggregator_config {
 	enum view_process_root process_root; /* the process frame (user/record/process_roots.h) */
 	bool thread_root;
@@ -55,6 +68,13 @@ struct aggregator_config {
 	 * (common/sampled_bytes.h).
 	 */
 	uint64_t alloc_interval;
+	/*
+	 * A recording of several events: each event's stacks begin with a
+	 * frame of this name (FRAME_KIND_EVENT, its -e word: "cpu", "alloc",
+	 * "leaks"), before the process frame, and an allocation weighs its
+	 * bytes while time weighs time. All NULL for one event: no event frame.
+	 */
+	const char *event_frames[AGGREGATOR_EVENT_NR];
 };
 
 struct aggregator_stats {
@@ -67,6 +87,8 @@ struct aggregator_stats {
 	uint64_t state_filtered;  /* left out: their state is not among those kept */
 	uint64_t shares_lost;     /* CPU samples or short waits the share table had no room for */
 	uint64_t native_remembered; /* native frames pushed by the id their address had, not looked up */
+	uint64_t received_by[AGGREGATOR_EVENT_NR]; /* received, by what they count */
+	uint64_t written_by[AGGREGATOR_EVENT_NR];  /* written, by what they count */
 };
 
 struct aggregator;
@@ -100,6 +122,9 @@ void aggregator__exec(struct aggregator *agg, uint32_t tgid);
  * aggregator__end counts the sample as lost (profile_full).
  */
 bool aggregator__begin(struct aggregator *agg, const struct jbpf_sample *sample, const char *thread_name);
+/* The same for a sample that counts event (aggregator__begin: by its record type). */
+bool aggregator__begin_event(struct aggregator *agg, const struct jbpf_sample *sample, const char *thread_name,
+			     enum aggregator_event event);
 void aggregator__push(struct aggregator *agg, const char *name, enum frame_kind kind);
 /* A native frame at addr in process tgid: noted with its file (config.modules). */
 void aggregator__push_user(struct aggregator *agg, const char *name, enum frame_kind kind, uint32_t tgid,

@@ -76,9 +76,15 @@ static void after_wall(void *ctx, const struct record *r)
 	struct pipeline *p = ctx;
 
 	switch (r->type) {
+	case JBPF_RECORD_NATIVE_ALLOC:
+		/* An allocator's probe sends no signal: its Java frames are the BPF walk's, or none. */
+		if (walked__has(p->walked, r->sample->tgid))
+			walked__sample(p->walked, r->sample);
+		else
+			aggregator__add(p->agg, r->sample);
+		return;
 	case JBPF_RECORD_CPU_SAMPLE:
 	case JBPF_RECORD_WAIT:
-	case JBPF_RECORD_NATIVE_ALLOC:
 		/* A JVM walked by BPF that runs the agent too (--java-stacks both) is the agent's. */
 		if (is_jvm(p, r->sample->tgid))
 			java__sample(p->java, r->sample, r->size);

@@ -188,7 +188,39 @@ static int ask_kernel_for_symbols(struct recording *rec)
 /* Whether the recording weighs time: waits and CPU samples both (-e wall, -e offcpu). */
 static bool weighs_time(const struct recording_config *c)
 {
-	return c->event == RECORDING_WALL || c->event == RECORDING_OFFCPU;
+	return recording_config_has(c, RECORDING_WALL) || recording_config_has(c, RECORDING_OFFCPU);
+}
+
+const char *recording_event_word(enum recording_event event, bool leaks)
+{
+	static const char *const words[] = {
+		[RECORDING_CPU] = "cpu",
+		[RECORDING_WALL] = "wall",
+		[RECORDING_OFFCPU] = "offcpu",
+		[RECORDING_ALLOC] = "alloc",
+		[RECORDING_NATIVEMEM] = "nativemem",
+	};
+
+	if (event == RECORDING_NATIVEMEM && leaks)
+		return "leaks";
+	return (unsigned)event < sizeof(words) / sizeof(words[0]) ? words[event] : "cpu";
+}
+
+/*
+ * With several events, the frame each one's stacks begin with
+ * (aggregator_config.event_frames): the event's word.
+ */
+static void name_event_frames(const struct recording_config *c, struct aggregator_config *agg)
+{
+	if (!(c->events & (c->events - 1)))
+		return;
+	for (int e = RECORDING_CPU; e <= RECORDING_OFFCPU; e++)
+		if (recording_config_has(c, (enum recording_event)e))
+			agg->event_frames[AGGREGATOR_TIME] = recording_event_word((enum recording_event)e, false);
+	if (recording_config_has(c, RECORDING_ALLOC))
+		agg->event_frames[AGGREGATOR_HEAP] = recording_event_word(RECORDING_ALLOC, false);
+	if (recording_config_has(c, RECORDING_NATIVEMEM))
+		agg->event_frames[AGGREGATOR_NATIVE] = recording_event_word(RECORDING_NATIVEMEM, c->leaks);
 }
 
 /* The stages, from the aggregator (last) to the pipeline that feeds them. */
@@ -206,6 +238,7 @@ static int make_stages(struct recording *rec)
 		.alloc_interval = c->alloc_interval,
 	};
 
+	name_event_frames(c, &agg_config);
 	rec->sym = symbolizer__new(c->interval_ns ? &continuous_symbols : NULL);
 	rec->profile = profile__new(NULL);
 	if (!rec->sym || !rec->profile || ask_kernel_for_symbols(rec))
@@ -220,14 +253,14 @@ static int make_stages(struct recording *rec)
 	if (!rec->java)
 		return -ENOMEM;
 	java__want_nmethods(rec->java, agg_config.annotate);
-	if (c->event == RECORDING_ALLOC)
+	if (recording_config_has(c, RECORDING_ALLOC))
 		java__sample_allocations(rec->java, c->alloc_interval);
 	rec->walked = walked__new(rec->agg);
 	rec->pipeline = pipeline__new(rec->agg, rec->java);
 	if (!rec->walked || !rec->pipeline)
 		return -ENOMEM;
 	pipeline__set_walked(rec->pipeline, rec->walked);
-	if (c->event == RECORDING_NATIVEMEM && c->leaks) {
+	if (recording_config_has(c, RECORDING_NATIVEMEM) && c->leaks) {
 		rec->leaks = leaks__new(LEAKS_MAX_BYTES);
 		if (!rec->leaks)
 			return -ENOMEM;
@@ -241,7 +274,7 @@ static int make_stages(struct recording *rec)
 	}
 	if (weighs_time(c)) {
 		struct wall_config wall_config = {
-			.offcpu_only = c->event == RECORDING_OFFCPU,
+			.offcpu_only = recording_config_has(c, RECORDING_OFFCPU),
 			.min_block_ns = c->min_block_ns,
 			.max_block_ns = c->max_block_ns,
 		};
@@ -409,31 +442,34 @@ static void on_interval(void *ctx)
 	cut_interval(ctx, false);
 }
 
+/* "sampling pid 12 at 99 Hz on 2 CPUs, and the native allocations of pid 12, ..., for 10 s, with Java frames" */
 static void say_what_is_sampled(const struct recording *rec)
 {
 	const struct recording_config *c = &rec->config;
-	char targets[256], duration[64];
+	char targets[256], what[1024] = "";
+	size_t used = 0;
 
 	recording__describe_targets(rec, targets, sizeof(targets));
+	if (recording_config_has(c, RECORDING_OFFCPU))
+		used += (size_t)snprintf(what + used, sizeof(what) - used, "%s off CPU, every context switch", targets);
+	else if (recording_config_has(c, RECORDING_CPU) || recording_config_has(c, RECORDING_WALL))
+		used += (size_t)snprintf(what + used, sizeof(what) - used, "%s at %u Hz%s on %u CPUs%s", targets,
+					 c->frequency_hz, c->fixed_interval ? " (fixed interval)" : "",
+					 sampler__cpus(rec->sampler),
+					 recording_config_has(c, RECORDING_WALL) ? " and every context switch" : "");
+	if (recording_config_has(c, RECORDING_ALLOC) && used < sizeof(what))
+		used += (size_t)snprintf(what + used, sizeof(what) - used,
+					 "%sthe Java heap allocations of %s, one per %u bytes on average", used ? ", and " : "",
+					 targets, c->alloc_interval);
+	if (recording_config_has(c, RECORDING_NATIVEMEM) && used < sizeof(what))
+		snprintf(what + used, sizeof(what) - used, "%sthe native allocations of %s, one per %u bytes on average%s",
+			 used ? ", and " : "", targets, c->alloc_interval, c->leaks ? ", each followed to its free" : "");
 	if (c->duration_ns)
-		snprintf(duration, sizeof(duration), "for %g s", (double)c->duration_ns / 1e9);
+		fprintf(stderr, "jbpfprof: sampling %s, for %g s%s\n", what, (double)c->duration_ns / 1e9,
+			java__nr_jvms(rec->java) || walked__nr_jvms(rec->walked) ? ", with Java frames" : "");
 	else
-		snprintf(duration, sizeof(duration), "until Ctrl-C");
-	if (c->event == RECORDING_ALLOC)
-		fprintf(stderr, "jbpfprof: sampling the Java heap allocations of %s, one per %u bytes on average, %s\n",
-			targets, c->alloc_interval, duration);
-	else if (c->event == RECORDING_NATIVEMEM)
-		fprintf(stderr, "jbpfprof: sampling the native allocations of %s, one per %u bytes on average%s, %s%s\n",
-			targets, c->alloc_interval, c->leaks ? ", each followed to its free" : "", duration,
-			walked__nr_jvms(rec->walked) ? ", with Java frames" : "");
-	else if (c->event == RECORDING_OFFCPU)
-		fprintf(stderr, "jbpfprof: sampling %s off CPU, every context switch, %s%s\n", targets, duration,
-			java__nr_jvms(rec->java) ? ", with Java frames" : "");
-	else
-		fprintf(stderr, "jbpfprof: sampling %s at %u Hz%s on %u CPUs%s %s%s\n", targets, c->frequency_hz,
-			c->fixed_interval ? " (fixed interval)" : "", sampler__cpus(rec->sampler),
-			c->event == RECORDING_WALL ? " and every context switch" : "", duration,
-			java__nr_jvms(rec->java) ? ", with Java frames" : "");
+		fprintf(stderr, "jbpfprof: sampling %s, until Ctrl-C%s\n", what,
+			java__nr_jvms(rec->java) || walked__nr_jvms(rec->walked) ? ", with Java frames" : "");
 }
 
 /* The session watches every target: say what is sampled (see session_config.on_started). */
@@ -546,19 +582,21 @@ int recording__run(struct recording *rec)
 	wall = pipeline__wall(rec->pipeline);
 	if (wall) {
 		sampler_config.waits = true;
-		sampler_config.no_cpu_samples = c->event == RECORDING_OFFCPU;
+		sampler_config.no_cpu_samples = recording_config_has(c, RECORDING_OFFCPU);
 		/* One recorded wait per wait interval of a thread's waiting (see bpf/offcpu.bpf.c). */
 		sampler_config.full_wait_ns = c->wait_interval_ns ? c->wait_interval_ns : NS_PER_SEC / c->frequency_hz;
 		sampler_config.min_block_ns = c->min_block_ns;
 		sampler_config.max_block_ns = c->max_block_ns;
 	}
-	/* Allocations come from the agents' sockets or the allocators' uprobes: no CPU samples. */
-	sampler_config.no_cpu_samples |= c->event == RECORDING_ALLOC || c->event == RECORDING_NATIVEMEM;
-	sampler_config.ringbuf_bytes = c->event == RECORDING_ALLOC       ? RING_MIN_BYTES
-				       : c->event == RECORDING_NATIVEMEM ? RING_NATIVEMEM_BYTES
-									 : ring_bytes(c, wall != NULL);
-	if (c->event == RECORDING_NATIVEMEM)
+	/* Allocations come from the agents' sockets or the allocators' uprobes: no CPU samples of their own. */
+	sampler_config.no_cpu_samples |= !recording_config_has(c, RECORDING_CPU) && !recording_config_has(c, RECORDING_WALL);
+	/* 0: the sampler's default, the largest. */
+	sampler_config.ringbuf_bytes = sampler_config.no_cpu_samples && !wall ? RING_MIN_BYTES : ring_bytes(c, wall != NULL);
+	if (recording_config_has(c, RECORDING_NATIVEMEM)) {
 		sampler_config.nativemem = &nativemem_config;
+		if (sampler_config.ringbuf_bytes && sampler_config.ringbuf_bytes < RING_NATIVEMEM_BYTES)
+			sampler_config.ringbuf_bytes = RING_NATIVEMEM_BYTES;
+	}
 	if (recording_attach_jvms(rec))
 		return -1;
 	sampler_config.java = java_targets;
@@ -580,7 +618,7 @@ int recording__run(struct recording *rec)
 		return -1;
 	}
 	pipeline__set_unwinder(rec->pipeline, sampler__unwinder(rec->sampler));
-	if (c->event == RECORDING_NATIVEMEM && probe_allocators(rec)) {
+	if (recording_config_has(c, RECORDING_NATIVEMEM) && probe_allocators(rec)) {
 		sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
 		return -1;
 	}

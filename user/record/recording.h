@@ -28,6 +28,17 @@ enum recording_event {
 	RECORDING_NATIVEMEM, /* native allocations sampled by uprobes on the targets' allocators; no CPU samples */
 };
 
+/*
+ * A recording's events, 1 << enum recording_event each: one of CPU, WALL
+ * and OFFCPU at most, and ALLOC or NATIVEMEM beside it. With several, each
+ * stack of the profile begins with its event's frame (FRAME_KIND_EVENT,
+ * see aggregator.h).
+ */
+#define RECORDING_EVENT(e) (1u << (e))
+
+/* The word files and frames name event by: "cpu", "wall", "offcpu", "alloc", "nativemem" ("leaks" with leaks). */
+const char *recording_event_word(enum recording_event event, bool leaks);
+
 enum recording_java {
 	RECORDING_JAVA_AUTO,      /* attach to JVMs; one that refuses is profiled without Java frames */
 	RECORDING_JAVA_REQUIRED,  /* every target must be a JVM that takes the agent */
@@ -60,7 +71,7 @@ struct recording_config {
 	const uint32_t *pids;     /* processes or threads; none with all */
 	size_t nr_pids;
 	bool all;
-	enum recording_event event;
+	unsigned events;          /* RECORDING_EVENT(...) | ... */
 	unsigned frequency_hz;
 	bool fixed_interval;
 	uint64_t duration_ns;     /* 0: until Ctrl-C or the targets exit */
@@ -98,6 +109,12 @@ struct recording;
  * Resolves config's targets. NULL after printing one line saying why
  * (a pid that does not exist, out of memory).
  */
+/* Whether config records event. */
+static inline bool recording_config_has(const struct recording_config *config, enum recording_event event)
+{
+	return config->events & RECORDING_EVENT(event);
+}
+
 struct recording *recording__new(const struct recording_config *config);
 void recording__free(struct recording *rec);
 

@@ -15,6 +15,7 @@
 #define JBPF_RECORDING_INTERNAL_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,13 @@ struct recording {
 	struct pipeline_stats cut_pipeline;
 	uint64_t intervals_skipped; /* cuts not made: no memory for a fresh profile */
 };
+
+/* Whether the recording weighs time (CPU samples, waits): -e cpu, wall or offcpu. */
+static inline bool recording_has_time(const struct recording *rec)
+{
+	return rec->config.events &
+	       (RECORDING_EVENT(RECORDING_CPU) | RECORDING_EVENT(RECORDING_WALL) | RECORDING_EVENT(RECORDING_OFFCPU));
+}
 
 /*
  * recording_java.c: loads the agent into every JVM among the targets (-p),

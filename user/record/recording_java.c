@@ -18,6 +18,16 @@
 #include "user/record/sampler.h"
 
 /*
+ * Whether a JVM the walk does not take gets the agent: for the Java
+ * frames of time, or for Java allocations. Native allocations alone
+ * (-e nativemem) have no use for it: an allocator's probe sends no signal.
+ */
+static bool agent_wanted(const struct recording_config *c)
+{
+	return c->events & ~RECORDING_EVENT(RECORDING_NATIVEMEM);
+}
+
+/*
  * With --java-stacks bpf, a JVM whose layout is understood has its Java
  * frames walked by BPF and takes nothing: true. Else (not a JVM, or one
  * not understood, said in one line) the agent's way; with both, the agent
@@ -42,8 +52,8 @@ static enum walked_result offer_walk(struct recording *rec, uint32_t tgid, bool 
 		fprintf(stderr, "jbpfprof: JVM pid %u: Java frames walked by BPF\n", tgid);
 	if (rc == WALKED_NOT_UNDERSTOOD && (!quiet || rec->config.verbose))
 		fprintf(stderr, "jbpfprof: JVM pid %u: %s; %s\n", tgid, why,
-			rec->config.event == RECORDING_NATIVEMEM ? "its allocations are recorded without Java frames"
-								 : "its Java frames come from the agent");
+			agent_wanted(&rec->config) ? "its Java frames come from the agent"
+						   : "its allocations are recorded without Java frames");
 	/* Watched (the agent's tries too), and offered to the walk again at each try: adopt_jvm. */
 	if (rc == WALKED_STARTING && !quiet && rec->config.verbose)
 		fprintf(stderr, "jbpfprof: JVM pid %u: still starting (%s); walked once its layout reads\n", tgid, why);
@@ -93,7 +103,7 @@ static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
 	if (walk_by_bpf(rec, tgid, !named))
 		return;
 	/* An allocator's uprobe has no Java stack to ask the agent for: BPF's walk or none. */
-	if (rec->config.event == RECORDING_NATIVEMEM)
+	if (!agent_wanted(&rec->config))
 		return;
 	rc = java__attach(rec->java, tgid, err, sizeof(err));
 
@@ -101,12 +111,12 @@ static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
 		if (rec->config.verbose)
 			fprintf(stderr, "jbpfprof: agent loaded into JVM pid %u\n", tgid);
 	} else if (rc == JAVA_ATTACH_NOT_YET || (rc == JAVA_ATTACH_NOT_JVM && named)) {
-		if (rc == JAVA_ATTACH_NOT_JVM && rec->config.event == RECORDING_ALLOC)
+		if (rc == JAVA_ATTACH_NOT_JVM && recording_config_has(&rec->config, RECORDING_ALLOC))
 			fprintf(stderr, "jbpfprof: pid %u is not a JVM (no libjvm.so in its memory maps): -e alloc has no "
 				"allocations to sample there unless it execs one\n", tgid);
 		java__watch(rec->java, tgid);
 	} else if ((rc == JAVA_ATTACH_FAILED || (rc == JAVA_ATTACH_UNKNOWN && named)) &&
-		   rec->config.event == RECORDING_ALLOC) {
+		   recording_config_has(&rec->config, RECORDING_ALLOC)) {
 		fprintf(stderr, "jbpfprof: cannot load the agent into pid %u: %s; its allocations are not sampled\n", tgid,
 			err);
 	} else if (rc == JAVA_ATTACH_FAILED || (rc == JAVA_ATTACH_UNKNOWN && named)) {

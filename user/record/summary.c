@@ -160,14 +160,14 @@ static void alloc_summary(const struct recording *rec, char *buf, size_t size)
 	java__describe_attach(rec->java, rec->config.all, attach_line, sizeof(attach_line));
 	/* An agent's last counts may predate its last samples: never fewer taken than received. */
 	taken = js.agent_allocs > js.allocs + js.agent_allocs_lost ? js.agent_allocs : js.allocs + js.agent_allocs_lost;
-	lost_here = js.allocs > stats.written ? js.allocs - stats.written : 0;
+	lost_here = js.allocs > stats.written_by[AGGREGATOR_HEAP] ? js.allocs - stats.written_by[AGGREGATOR_HEAP] : 0;
 	/* Sampled by a JVM after it was asked for the last of them, as the recording ended. */
 	late = taken - js.allocs - js.agent_allocs_lost;
 	lost = js.agent_allocs_lost + lost_here + late;
 	snprintf(buf, size,
 		 "%llu allocations sampled, %llu written, %llu lost (%llu in the JVMs: send queue full; %llu here: "
 		 "profile full; %llu sampled as the recording ended); %llu without Java frames%s",
-		 (unsigned long long)taken, (unsigned long long)stats.written, (unsigned long long)lost,
+		 (unsigned long long)taken, (unsigned long long)stats.written_by[AGGREGATOR_HEAP], (unsigned long long)lost,
 		 (unsigned long long)js.agent_allocs_lost, (unsigned long long)lost_here, (unsigned long long)late,
 		 (unsigned long long)js.allocs_no_java, attach_line);
 }
@@ -200,7 +200,7 @@ static void nativemem_summary(const struct recording *rec, char *buf, size_t siz
 
 		if (used < size)
 			used += (size_t)snprintf(buf + used, size - used, ", %llu written, %llu lost",
-						 (unsigned long long)stats.written, (unsigned long long)lost);
+						 (unsigned long long)stats.written_by[AGGREGATOR_NATIVE], (unsigned long long)lost);
 		used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
 		if (lost && used < size)
 			used += (size_t)snprintf(buf + used, size - used, ")");
@@ -226,7 +226,8 @@ static void nativemem_summary(const struct recording *rec, char *buf, size_t siz
 							 ": %llu freed during the recording, %llu still allocated at the "
 							 "end (%llu written), %llu not followed",
 							 (unsigned long long)ls.freed, (unsigned long long)ls.kept,
-							 (unsigned long long)stats.written, (unsigned long long)not_followed);
+							 (unsigned long long)stats.written_by[AGGREGATOR_NATIVE],
+							 (unsigned long long)not_followed);
 			used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
 			if (not_followed && used < size)
 				used += (size_t)snprintf(buf + used, size - used, ")");
@@ -237,6 +238,9 @@ static void nativemem_summary(const struct recording *rec, char *buf, size_t siz
 						 "show as still allocated)",
 						 (unsigned long long)c[JBPF_CNT_NATIVE_FREES_LOST]);
 	}
+	/* Beside time, the time's part says these. */
+	if (recording_has_time(rec))
+		return;
 	if (walked__nr_jvms(rec->walked) && used + 2 < size) {
 		memcpy(buf + used, "; ", 3);
 		used += 2;
@@ -247,7 +251,8 @@ static void nativemem_summary(const struct recording *rec, char *buf, size_t siz
 		describe_unwind(rec, buf + used, size - used);
 }
 
-void recording__summary(const struct recording *rec, char *buf, size_t size)
+/* The part of time (CPU samples, waits): "N samples taken, N written, N lost (...)" and the Java side. */
+static void time_summary(const struct recording *rec, char *buf, size_t size)
 {
 	const struct wall *wall = pipeline__wall(rec->pipeline);
 	struct aggregator_stats stats;
@@ -256,18 +261,11 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 	char losses[512], java_line[1536], wall_line[512], unwind_line[256], attach_line[256];
 	uint64_t taken = rec->counters[JBPF_CNT_SAMPLES], unaccounted;
 
-	if (rec->config.event == RECORDING_ALLOC) {
-		alloc_summary(rec, buf, size);
-		return;
-	}
-	if (rec->config.event == RECORDING_NATIVEMEM) {
-		nativemem_summary(rec, buf, size);
-		return;
-	}
 	aggregator__stats(rec->agg, &stats);
 	pipeline__stats(rec->pipeline, &ps);
 	/* Every sample taken is written or lost for a counted reason; say so if not. */
-	unaccounted = taken - rec->counters[JBPF_CNT_RINGBUF_FULL] - stats.received - ps.malformed_samples;
+	unaccounted = taken - rec->counters[JBPF_CNT_RINGBUF_FULL] - stats.received_by[AGGREGATOR_TIME] -
+		      ps.malformed_samples;
 	if (unaccounted > taken)
 		unaccounted = 0;
 	memset(&sym, 0, sizeof(sym));
@@ -302,8 +300,34 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 	if (rec->config.verbose)
 		describe_unwind(rec, unwind_line, sizeof(unwind_line));
 	snprintf(buf, size, "%llu samples taken, %llu written, %s%s%s%s%s%s", (unsigned long long)taken,
-		 (unsigned long long)stats.written, losses, unwind_line, wall_line, java_line[0] ? "; " : "", java_line,
+		 (unsigned long long)stats.written_by[AGGREGATOR_TIME], losses, unwind_line, wall_line, java_line[0] ? "; " : "", java_line,
 		 attach_line);
+}
+
+/*
+ * One part per event, time's first: "N samples taken, ...; N allocation
+ * calls, N sampled, ...".
+ */
+void recording__summary(const struct recording *rec, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (recording_has_time(rec)) {
+		time_summary(rec, buf, size);
+		used = strlen(buf);
+	}
+	if (recording_config_has(&rec->config, RECORDING_ALLOC) && used + 2 < size) {
+		if (used)
+			used += (size_t)snprintf(buf + used, size - used, "; ");
+		alloc_summary(rec, buf + used, size - used);
+		used = strlen(buf);
+	}
+	if (recording_config_has(&rec->config, RECORDING_NATIVEMEM) && used + 2 < size) {
+		if (used)
+			used += (size_t)snprintf(buf + used, size - used, "; ");
+		nativemem_summary(rec, buf + used, size - used);
+	}
 }
 
 /* -v: the unwind tables, in BPF and in the cache they are built into. */
@@ -470,15 +494,18 @@ static void print_verbose_stats(const struct recording *rec)
 
 void recording__report(const struct recording *rec)
 {
-	if (!recording__written(rec) && rec->config.event == RECORDING_NATIVEMEM)
-		fprintf(stderr, "jbpfprof: no allocations %s\n",
+	struct aggregator_stats stats;
+
+	aggregator__stats(rec->agg, &stats);
+	if (!stats.written_by[AGGREGATOR_NATIVE] && recording_config_has(&rec->config, RECORDING_NATIVEMEM))
+		fprintf(stderr, "jbpfprof: no native allocations %s\n",
 			rec->config.leaks ? "still allocated at the end: everything sampled was freed"
 					  : "sampled: the targets allocated less than the interval, or nothing");
-	else if (!recording__written(rec) && rec->config.event == RECORDING_ALLOC)
-		fprintf(stderr, "jbpfprof: no allocations sampled: %s\n",
+	if (!stats.written_by[AGGREGATOR_HEAP] && recording_config_has(&rec->config, RECORDING_ALLOC))
+		fprintf(stderr, "jbpfprof: no Java allocations sampled: %s\n",
 			java__nr_jvms(rec->java) ? "the JVMs allocated less than the interval, or nothing"
 						 : "no JVM took the agent");
-	else if (!recording__written(rec))
+	if (!stats.written_by[AGGREGATOR_TIME] && recording_has_time(rec))
 		fprintf(stderr, "jbpfprof: no samples: %s on a CPU while recording\n",
 			rec->config.all ? "no process ran" : rec->nr_tgids > 1 ? "the targets did not run" : "the target did not run");
 	if (rec->config.verbose)
