@@ -282,8 +282,13 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.java = o->java == JAVA_OFF ? RECORDING_JAVA_OFF
 			: o->java == JAVA_REQUIRED ? RECORDING_JAVA_REQUIRED : RECORDING_JAVA_AUTO,
 		.unwind_fp = o->unwind == UNWIND_FP,
-		/* Allocations are sampled by the agent: it is loaded whatever --java-stacks says. */
-		.java_stacks = o->java_stacks == JAVA_STACKS_AGENT || options_records(o, EVENT_ALLOC) ? RECORDING_JAVA_STACKS_AGENT
+		/*
+		 * Allocations are sampled by the agent: it is loaded whatever
+		 * --java-stacks says. Alone, they need no walk; beside time, a
+		 * JVM BPF walks takes the agent for its allocations alone.
+		 */
+		.java_stacks = o->java_stacks == JAVA_STACKS_AGENT || o->events == 1u << EVENT_ALLOC
+				       ? RECORDING_JAVA_STACKS_AGENT
 			       : o->java_stacks == JAVA_STACKS_BOTH ? RECORDING_JAVA_STACKS_BOTH
 								     : RECORDING_JAVA_STACKS_BPF,
 		.full = cmd->full,

@@ -47,15 +47,21 @@ static const char *const truths[] = { "alloc60", "alloc30", "alloc10" };
 
 /*
  * The alloc_objects of the stacks ending in class, from `go tool pprof
- * -sample_index=alloc_objects -traces`: each trace a line "VALUE FRAME"
- * (the leaf), then one frame a line.
+ * -sample_index=alloc_objects -traces -focus=class`: each trace a line
+ * "VALUE FRAME" (the leaf), then one frame a line.
  */
 static double pprof_objects(const char *pprof, const char *class)
 {
-	char *go = "/usr/bin/go",
-	     *argv[] = { go, "tool", "pprof", "-sample_index=alloc_objects", "-traces", (char *)pprof, NULL };
+	char focus[300], *go = "/usr/bin/go",
+	     *argv[] = { go, "tool", "pprof", "-sample_index=alloc_objects", "-traces", focus, (char *)pprof, NULL };
 	struct child c;
 	double sum = 0;
+
+	/* Only the traces through class (its $ escaped): all of them would not fit the output kept. */
+	snprintf(focus, sizeof(focus), "-focus=^");
+	for (const char *p = class; *p && strlen(focus) + 3 < sizeof(focus); p++)
+		snprintf(focus + strlen(focus), sizeof(focus) - strlen(focus), "%s%c", *p == '$' ? "\\" : "", *p);
+	snprintf(focus + strlen(focus), sizeof(focus) - strlen(focus), "$");
 
 	if (access(go, X_OK))
 		fail_msg("%s is missing: install Debian's golang-go (install-deps.sh does)", go);
@@ -78,8 +84,9 @@ static const char *leaf_of(const struct frames *fr)
 }
 
 /*
- * The CPU view of -e cpu,alloc: the samples the summary's CPU part says
- * were written, none ending in an allocated class (no allocation among
+ * The CPU view of -e cpu,alloc: its Java frames walked by BPF (the agent
+ * samples the heap alone), the samples the summary's CPU part says were
+ * written, none ending in an allocated class (no allocation among
  * them), and most of them under the three methods, where the two
  * allocating threads spend their time.
  */
@@ -92,6 +99,9 @@ static void check_cpu_view(const struct jdk *jdk, const char *collapsed, const c
 
 	if (!part || sscanf(part, "samples taken, %llu written", &written) != 1)
 		fail_msg("the summary has no CPU part: %s", summary);
+	/* The CPU samples' Java frames are the BPF walk's, as in a recording of cpu alone. */
+	if (!strstr(summary, "JVM thread samples with Java frames"))
+		fail_msg("the JVM's Java frames were not walked by BPF: %s", summary);
 	assert_int_equal(collapsed_load(collapsed, &c), 0);
 	for (size_t i = 0; i < c.n; i++) {
 		struct frames fr;

@@ -61,7 +61,7 @@ bool java__has_agent(const struct java *java, uint32_t tgid)
 {
 	for (size_t i = 0; i < java->nr_jvms; i++)
 		if (java->jvms[i].tgid == tgid)
-			return true;
+			return !java->jvms[i].heap_only;
 	return false;
 }
 
@@ -92,7 +92,7 @@ size_t java__targets(const struct java *java, struct sampler_java_target *target
 	size_t n = 0;
 
 	for (size_t i = 0; i < java->nr_jvms && n < max; i++)
-		if (java->jvms[i].fd >= 0)
+		if (java->jvms[i].fd >= 0 && !java->jvms[i].heap_only)
 			targets[n++] = (struct sampler_java_target){ java->jvms[i].tgid, java->jvms[i].signo,
 								     java->jvms[i].start_ticks };
 	return n;

@@ -111,6 +111,13 @@ struct java_attach_stats {
  */
 int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size);
 /*
+ * java__attach for a JVM whose Java frames BPF walks (user/java/walked.h),
+ * in a recording of heap allocations (java__sample_allocations): its agent
+ * samples them and does nothing else. It is never signalled, and its CPU
+ * samples and waits are not the Java side's (java__has_agent says no).
+ */
+int java__attach_heap_only(struct java *java, uint32_t tgid, char *err, size_t err_size);
+/*
  * java__attach, tried again while the JVM is still starting, for at most
  * 10 s, with one line saying it waits: for --java, where the recording
  * must not start without the agent.
@@ -137,7 +144,8 @@ void java__attach_stats(const struct java *java, struct java_attach_stats *stats
 
 /*
  * Whether samples of tgid go to java__sample: it took the agent during this
- * recording (even if gone since, until its slot is freed).
+ * recording (even if gone since, until its slot is freed), and not for heap
+ * allocations alone.
  */
 bool java__has_agent(const struct java *java, uint32_t tgid);
 /* JVMs that took the agent during this recording. */
@@ -170,13 +178,16 @@ void java__observe_traces(struct java *java, java_trace_fn fn, void *ctx);
 /*
  * A watched process (java__watch) is offered to fn before each try of the
  * agent. TAKEN: its Java frames need no agent (BPF walks them), which ends
- * the watch. WAIT: not yet, and the agent is not to be tried this time; it
- * is offered again later, and after JAVA_ADOPT_WAIT_MS of waits the agent
- * is tried all the same. NO: the agent's tries go on.
+ * the watch. HEAP_ONLY: BPF walks them, and the agent is tried for its heap
+ * allocations alone (java__attach_heap_only). WAIT: not yet, and the agent
+ * is not to be tried this time; it is offered again later, and after
+ * JAVA_ADOPT_WAIT_MS of waits the agent is tried all the same. NO: the
+ * agent's tries go on.
  */
 enum java_adopt {
 	JAVA_ADOPT_NO,
 	JAVA_ADOPT_TAKEN,
+	JAVA_ADOPT_HEAP_ONLY,
 	JAVA_ADOPT_WAIT,
 };
 #define JAVA_ADOPT_WAIT_MS 5000

@@ -213,7 +213,7 @@ static void heard(struct jvm *jvm)
 	uint64_t now = clock_monotonic_ns();
 	char ignored[256];
 
-	if (jvm->silent && jvm->java->sampler &&
+	if (jvm->silent && jvm->java->sampler && !jvm->heap_only &&
 	    !sampler__add_java(jvm->java->sampler, jvm->tgid, jvm->start_ticks, jvm->signo, ignored, sizeof(ignored))) {
 		jvm->silent = false;
 		fprintf(stderr, "jbpfprof: JVM pid %u answers again after %.1f s; its samples have Java frames again\n",
@@ -323,7 +323,8 @@ static bool agent_waiting(const struct jvm *jvm)
 /* A JVM whose agent says nothing, or whose threads no longer answer signals, is no longer signalled. */
 void java_check_answering(struct jvm *jvm, uint64_t now)
 {
-	if (jvm->fd < 0)
+	/* One that samples the heap alone is never signalled: its silence is a JVM that allocates little. */
+	if (jvm->fd < 0 || jvm->heap_only)
 		return;
 	if (!jvm->silent && now >= jvm->heard_ns + AGENT_SILENCE_MS * NS_PER_MS && agent_waiting(jvm) &&
 	    !read_agent(jvm))

@@ -267,7 +267,7 @@ static void run_attach_job(void *arg, int cancel_fd)
 }
 
 /* The request part of a job for tgid, filled on the session thread. */
-static void prepare_job(struct java *java, struct attach_job *job, uint32_t tgid)
+static void prepare_job(struct java *java, struct attach_job *job, uint32_t tgid, bool heap_only)
 {
 	uint64_t lo, hi;
 
@@ -280,6 +280,7 @@ static void prepare_job(struct java *java, struct attach_job *job, uint32_t tgid
 		.tgid = tgid,
 		.nmethods = java->nmethods,
 		.alloc_interval = java->alloc_interval,
+		.heap_only = heap_only,
 		.room = java_find_jvm(java, tgid) || java->nr_jvms < JBPF_MAX_TARGETS,
 		.no_kfunc = java->no_kfunc,
 		.jvm = { .fd = -1 },
@@ -322,6 +323,7 @@ static int adopt(struct java *java, struct attach_job *job)
 		return job->rc;
 	}
 	job->jvm.java = java;
+	job->jvm.heap_only = job->heap_only;
 	job->jvm.heard_ns = clock_monotonic_ns();
 	keep_jvm(java, &job->jvm);
 	job->jvm = (struct jvm){ .fd = -1 };
@@ -329,7 +331,8 @@ static int adopt(struct java *java, struct attach_job *job)
 	return JAVA_ATTACH_OK;
 }
 
-int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
+/* One attach, here and now: for everything, or for heap allocations alone. */
+static int attach_now(struct java *java, uint32_t tgid, bool heap_only, char *err, size_t err_size)
 {
 	struct attach_job *job = malloc(sizeof(*job));
 	int rc;
@@ -338,12 +341,22 @@ int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
 		snprintf(err, err_size, "out of memory");
 		return JAVA_ATTACH_FAILED;
 	}
-	prepare_job(java, job, tgid);
+	prepare_job(java, job, tgid, heap_only);
 	run_attach(job, -1);
 	rc = adopt(java, job);
 	snprintf(err, err_size, "%s", job->err);
 	discard_job(job);
 	return rc;
+}
+
+int java__attach(struct java *java, uint32_t tgid, char *err, size_t err_size)
+{
+	return attach_now(java, tgid, false, err, err_size);
+}
+
+int java__attach_heap_only(struct java *java, uint32_t tgid, char *err, size_t err_size)
+{
+	return attach_now(java, tgid, true, err, err_size);
 }
 
 /* ---- attaching during the recording ---- */
@@ -388,7 +401,7 @@ static void start_signalling(struct java *java, uint32_t tgid)
 	struct jvm *jvm = java_find_jvm(java, tgid);
 	char err[256];
 
-	if (!jvm || !java->sampler)
+	if (!jvm || !java->sampler || jvm->heap_only)
 		return;
 	if (sampler__add_java(java->sampler, tgid, jvm->start_ticks, jvm->signo, err, sizeof(err)))
 		java_detach(jvm, err);
@@ -536,12 +549,12 @@ static bool start_try(struct java *java, struct watch *w)
 			"holds up the recording loop\n", strerror(errno));
 	}
 	if (!java->attacher) {
-		watched_tried(java, w, java__attach(java, w->tgid, w->err, sizeof(w->err)));
+		watched_tried(java, w, attach_now(java, w->tgid, w->heap_only, w->err, sizeof(w->err)));
 		return true;
 	}
 	if (!(job = malloc(sizeof(*job))))
 		return false;
-	prepare_job(java, job, w->tgid);
+	prepare_job(java, job, w->tgid, w->heap_only);
 	job->submitted_ns = clock_monotonic_ns();
 	if (attacher__submit(java->attacher, job)) {
 		free(job);
@@ -572,6 +585,7 @@ void java_attach_watched(struct java *java, uint64_t now)
 			w->tgid = 0; /* attached already, or taken by BPF's walk */
 			continue;
 		}
+		w->heap_only = adopt == JAVA_ADOPT_HEAP_ONLY;
 		if (adopt == JAVA_ADOPT_WAIT && now < w->since_ns + JAVA_ADOPT_WAIT_MS * NS_PER_MS) {
 			w->jvm = true;
 			try_later(w, now);

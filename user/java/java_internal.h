@@ -56,6 +56,12 @@ struct jvm {
 	uint64_t unanswered;    /* signalled samples in a row without a trace */
 	uint64_t unanswered_since_ns; /* the first of them */
 	uint64_t gone_ns;       /* when its agent went (java_detach), or 0 */
+	/*
+	 * The agent samples heap allocations alone (java__attach_heap_only):
+	 * BPF walks the JVM's Java frames, so it is never signalled and its
+	 * CPU samples and waits are not the Java side's.
+	 */
+	bool heap_only;
 	uint64_t next_gone_check_ns; /* when to look again whether the process exited */
 };
 
@@ -70,6 +76,7 @@ struct attach_job {
 	uint32_t tgid;
 	bool nmethods;
 	uint32_t alloc_interval; /* the agent option alloc=BYTES; 0: none */
+	bool heap_only;         /* for heap allocations alone (struct jvm's) */
 	bool room;              /* a JVM slot is free: without one, a JVM stops at JAVA_ATTACH_FULL */
 	bool no_kfunc;          /* the kernel cannot send the signal a JVM needs */
 	uint64_t submitted_ns;  /* CLOCK_MONOTONIC: handed to the worker (for -v) */
@@ -105,6 +112,7 @@ struct watch {
 	bool jvm;               /* it maps libjvm.so: a JVM that is not live yet */
 	bool said;              /* the line saying it waits was printed */
 	bool in_flight;         /* an attach of it is with the worker */
+	bool heap_only;         /* BPF walks it: the agent is for its heap allocations alone */
 	char err[512];          /* why the last try did not attach */
 };
 

@@ -79,12 +79,41 @@ static enum java_adopt adopt_jvm(void *ctx, uint32_t tgid)
 
 	switch (offer_walk(rec, tgid, true)) {
 	case WALKED_OK:
-		return rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF ? JAVA_ADOPT_TAKEN : JAVA_ADOPT_NO;
+		if (rec->config.java_stacks != RECORDING_JAVA_STACKS_BPF)
+			return JAVA_ADOPT_NO;
+		return recording_config_has(&rec->config, RECORDING_ALLOC) ? JAVA_ADOPT_HEAP_ONLY : JAVA_ADOPT_TAKEN;
 	case WALKED_STARTING:
 		return JAVA_ADOPT_WAIT;
 	default:
 		return JAVA_ADOPT_NO;
 	}
+}
+
+/*
+ * A JVM BPF walks, in a recording of heap allocations: the agent for those
+ * alone (java__attach_heap_only); one that refuses it is named, its CPU
+ * samples keep their Java frames. 0, or -1 when it refused.
+ */
+static int attach_heap_only(struct recording *rec, uint32_t tgid)
+{
+	char err[512];
+	int rc;
+
+	if (!recording_config_has(&rec->config, RECORDING_ALLOC))
+		return 0;
+	rc = java__attach_heap_only(rec->java, tgid, err, sizeof(err));
+	if (rc == JAVA_ATTACH_OK) {
+		if (rec->config.verbose)
+			fprintf(stderr, "jbpfprof: agent loaded into JVM pid %u for its heap allocations\n", tgid);
+		return 0;
+	}
+	if (rc == JAVA_ATTACH_NOT_YET) {
+		java__watch(rec->java, tgid);
+		return 0;
+	}
+	fprintf(stderr, "jbpfprof: cannot load the agent into pid %u: %s; its heap allocations are not sampled\n", tgid,
+		err);
+	return -1;
 }
 
 /*
@@ -100,8 +129,10 @@ static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
 	char err[512];
 	int rc;
 
-	if (walk_by_bpf(rec, tgid, !named))
+	if (walk_by_bpf(rec, tgid, !named)) {
+		attach_heap_only(rec, tgid);
 		return;
+	}
 	/* An allocator's uprobe has no Java stack to ask the agent for: BPF's walk or none. */
 	if (!agent_wanted(&rec->config))
 		return;
@@ -134,8 +165,11 @@ static int attach_required(struct recording *rec)
 	for (size_t i = 0; i < rec->nr_tgids; i++) {
 		int rc;
 
-		if (walk_by_bpf(rec, rec->tgids[i], false))
+		if (walk_by_bpf(rec, rec->tgids[i], false)) {
+			if (attach_heap_only(rec, rec->tgids[i]))
+				return -1;
 			continue;
+		}
 		rc = java__attach_when_live(rec->java, rec->tgids[i], err, sizeof(err));
 		if (rc == JAVA_ATTACH_OK)
 			continue;
