@@ -517,22 +517,43 @@ static bool type_of_event(const char *type, const char *event)
 	return !strcmp(type, event);
 }
 
+/* The words of events a file of several may list (output/pprof.c). */
+static bool known_event(const char *word, size_t len)
+{
+	static const char *const words[] = { "cpu", "wall", "offcpu", "alloc", "nativemem", "leaks" };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strlen(words[i]) == len && !strncmp(words[i], word, len))
+			return true;
+	return false;
+}
+
 /*
  * The event comment of a file of several ("cpu,alloc"): rec->events, and
- * rec->event the one to read (r->want_event, or the first). An event asked
- * for that the file has not is refused, naming those it has.
+ * rec->event the one to read (r->want_event, or the first). Each word
+ * must be an event's: the list is printed. An event asked for that the
+ * file has not is refused, naming those it has.
  */
 static int choose_event(struct reader *r)
 {
 	struct pprof_recording *rec = r->rec;
 	const char *want = r->want_event;
+	char shown[64], asked[64];
 	size_t len;
 
 	if (!rec->event || !strchr(rec->event, ',')) {
 		if (want && rec->event && strcmp(want, rec->event))
 			return pprof_read_fail(r->err, r->err_size, "a recording of %s alone: it has no event %s",
-					       rec->event, want);
+					       quoted(rec->event, shown, sizeof(shown)), quoted(want, asked, sizeof(asked)));
 		return 0;
+	}
+	for (const char *p = rec->event;; p += len + 1) {
+		len = strcspn(p, ",");
+		if (!known_event(p, len))
+			return pprof_read_fail(r->err, r->err_size, "its event comment \"%s\" names no event of ours",
+					       quoted(rec->event, shown, sizeof(shown)));
+		if (!p[len])
+			break;
 	}
 	rec->events = rec->event;
 	rec->event = NULL;
@@ -544,8 +565,8 @@ static int choose_event(struct reader *r)
 			return rec->event ? 0 : pprof_read_fail(r->err, r->err_size, "out of memory");
 		}
 		if (!p[len])
-			return pprof_read_fail(r->err, r->err_size, "a recording of %s: it has no event %s", rec->events,
-					       want);
+			return pprof_read_fail(r->err, r->err_size, "a recording of %s: it has no event %s",
+					       quoted(rec->events, shown, sizeof(shown)), quoted(want, asked, sizeof(asked)));
 	}
 }
 
@@ -664,7 +685,10 @@ int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, 
 	if (jfr_looks_like(data, len)) {
 		ret = jfr_read_buffer(data, len, rec, err, err_size);
 		if (!ret && event && strcmp(event, rec->event)) {
-			ret = pprof_read_fail(err, err_size, "a recording of %s alone: it has no event %s", rec->event, event);
+			char shown[64], asked[64];
+
+			ret = pprof_read_fail(err, err_size, "a recording of %s alone: it has no event %s",
+					      quoted(rec->event, shown, sizeof(shown)), quoted(event, asked, sizeof(asked)));
 			pprof_recording_free(rec);
 		}
 		return ret;

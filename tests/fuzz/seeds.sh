@@ -7,7 +7,8 @@
 #   fuzz_perfmap   a perf map in the JVM's format
 #   fuzz_elf, fuzz_unwind  the build's small test programs (ELF, with CFI)
 #   fuzz_pprof     a pprof recording of a busy shell, written by the
-#                  build's jbpfprof (root: BPF), gzipped and plain
+#                  build's jbpfprof (root: BPF), gzipped and plain, and
+#                  one of two events (-e cpu,nativemem)
 #   fuzz_jfr       the same recording as JFR (jbpfprof convert), a JDK's
 #                  own recording of CpuSplit (when java is there), and
 #                  async-profiler's (tests/fixtures/jfr)
@@ -79,6 +80,8 @@ if [ -x build/jbpfprof ] && [ "$(id -u)" -eq 0 ]; then
 		gzip -dc "$dir/fuzz_pprof/busy.pb.gz" >"$dir/fuzz_pprof/busy.pb"
 		build/jbpfprof convert "$dir/fuzz_pprof/busy.pb.gz" -o jfr -f "$dir/fuzz_jfr/busy.jfr" >/dev/null 2>&1 || true
 	fi
+	# A recording of two events: their sample types side by side.
+	build/jbpfprof -p $! -d 1 -e cpu,nativemem -o pprof -f "$dir/fuzz_pprof/events.pb.gz" >/dev/null 2>&1 || true
 	wait || true
 fi
 cp tests/fixtures/jfr/*.jfr "$dir/fuzz_jfr/"

@@ -166,12 +166,32 @@ static void one_event_file_asked_by_name(void **state)
 	profile__free(p);
 }
 
+/* An event list that names something else is refused in one line, its text made printable. */
+static void event_list_of_others_refused(void **state)
+{
+	struct profile *p = both_profile();
+	struct output_meta meta = both_meta;
+	struct pprof_recording rec;
+	char err[256] = "";
+	size_t len;
+	void *data;
+
+	(void)state;
+	meta.event = "cpu,heap\nfake";
+	data = written(OUTPUT_PPROF, p, &meta, 0, &len);
+	assert_int_equal(pprof_read_buffer_event(data, len, NULL, &rec, err, sizeof(err)), -1);
+	assert_string_equal(err, "its event comment \"cpu,heap?fake\" names no event of ours");
+	free(data);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(types_side_by_side),
 		cmocka_unit_test(read_one_event_at_a_time),
 		cmocka_unit_test(one_event_file_asked_by_name),
+		cmocka_unit_test(event_list_of_others_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
