@@ -315,7 +315,8 @@ enum jbpf_counter {
 /*
  * Native memory (-e nativemem, bpf/nativemem.bpf.c): what each uprobe is
  * on, its attach cookie. MEMALIGN covers aligned_alloc too (the same
- * arguments).
+ * arguments). MMAP and MUNMAP are the C library's: anonymous memory
+ * mapped by the program itself.
  */
 enum jbpf_native_fn {
 	JBPF_NATIVE_MALLOC = 1,
@@ -326,7 +327,21 @@ enum jbpf_native_fn {
 	JBPF_NATIVE_VALLOC,
 	JBPF_NATIVE_PVALLOC,
 	JBPF_NATIVE_FREE,
+	JBPF_NATIVE_MMAP,
+	JBPF_NATIVE_MUNMAP,
 	JBPF_NATIVE_FN_NR,
+};
+
+/*
+ * -e nativemem: where a process's allocator and C library have their
+ * code (their executable mappings, [lo, hi)), keyed by tgid: an mmap
+ * called from there is the allocator's own (a large block, an arena) or
+ * the library's (a thread's stack), and is not counted as the program's.
+ */
+#define JBPF_NATIVE_LIBRARIES 2
+struct jbpf_native_text {
+	__u64 lo[JBPF_NATIVE_LIBRARIES];
+	__u64 hi[JBPF_NATIVE_LIBRARIES];
 };
 
 /*

@@ -26,6 +26,14 @@
  * alignment malloc gives anyway (relay_alignment); the inner malloc is
  * the one counted.
  *
+ * The C library's mmap counts the anonymous memory a program maps itself
+ * (readable or writable: a PROT_NONE mapping reserves addresses, not
+ * memory), rounded up to pages, in the same countdown. An mmap whose
+ * caller lies in the allocator's or the C library's own code (`text`,
+ * from userspace) is theirs: malloc's large blocks and arenas, already
+ * counted as the calls that asked, or a new thread's stack; it is not
+ * counted. With --leaks, munmap of a mapping's start frees it.
+ *
  * With --leaks (follow_frees), the probes are a session (Linux 6.13's
  * uprobe session: entry and return in one program, nativemem_session):
  * the entry of a sampled call asks for its return, every other call is
@@ -65,6 +73,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __s64);
 } countdown SEC(".maps");
+
+/* Each target's allocator and C library code (struct jbpf_native_text), by tgid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, JBPF_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct jbpf_native_text);
+} text SEC(".maps");
 
 struct live_key {
 	__u64 addr;
@@ -146,11 +162,30 @@ static __always_inline bool take_sample(__u64 size)
 	return true;
 }
 
+#define PROT_NONE_ 0x0
+#define MAP_ANONYMOUS_ 0x20
+
+/* Whether the function probed was called from the allocator's or the C library's own code. */
+static __always_inline bool called_by_library(struct pt_regs *ctx, __u32 tgid)
+{
+	struct jbpf_native_text *t = bpf_map_lookup_elem(&text, &tgid);
+	__u64 ra = 0;
+
+	/* At a function's first instruction its return address is on top of the stack. */
+	if (!t || bpf_probe_read_user(&ra, sizeof(ra), (void *)PT_REGS_SP(ctx)))
+		return false;
+	for (int i = 0; i < JBPF_NATIVE_LIBRARIES; i++)
+		if (ra >= t->lo[i] && ra < t->hi[i])
+			return true;
+	return false;
+}
+
 /*
  * The bytes a call asks for, 0 for a call not counted here (nothing
- * asked, a free, or one whose inner malloc is counted instead).
+ * asked, a free, or one whose inner malloc is counted instead; an mmap
+ * of no anonymous memory, or the libraries' own).
  */
-static __always_inline __u64 call_bytes(struct pt_regs *ctx, __u32 fn)
+static __always_inline __u64 call_bytes(struct pt_regs *ctx, __u32 fn, __u32 tgid)
 {
 	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), most;
 
@@ -173,6 +208,11 @@ static __always_inline __u64 call_bytes(struct pt_regs *ctx, __u32 fn)
 		return a1 > relay_alignment ? PT_REGS_PARM3(ctx) : 0;
 	case JBPF_NATIVE_MEMALIGN:
 		return a0 > relay_alignment ? a1 : 0;
+	case JBPF_NATIVE_MMAP:
+		if (!(PT_REGS_PARM4(ctx) & MAP_ANONYMOUS_) || PT_REGS_PARM3(ctx) == PROT_NONE_ ||
+		    called_by_library(ctx, tgid))
+			return 0;
+		return (a1 + page_size - 1) & ~(page_size - 1);
 	default:
 		return 0;
 	}
@@ -268,9 +308,9 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 
 	if (!is_target_task(tgid, bpf_get_current_task_btf()))
 		return 1;
-	if (follow_frees && (fn == JBPF_NATIVE_FREE || fn == JBPF_NATIVE_REALLOC))
+	if (follow_frees && (fn == JBPF_NATIVE_FREE || fn == JBPF_NATIVE_REALLOC || fn == JBPF_NATIVE_MUNMAP))
 		forget(tgid, PT_REGS_PARM1(ctx));
-	size = call_bytes(ctx, fn);
+	size = call_bytes(ctx, fn, tgid);
 	if (!size)
 		return 1;
 	count(JBPF_CNT_NATIVE_CALLS);
@@ -307,6 +347,9 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	bpf_map_delete_elem(&pending, &tid);
 	/* posix_memalign returns 0 and leaves the address at its first argument. */
 	if (fn == JBPF_NATIVE_POSIX_MEMALIGN && (addr || bpf_probe_read_user(&addr, sizeof(addr), (void *)memptr)))
+		addr = 0;
+	/* A failed mmap returns MAP_FAILED, (void *)-1. */
+	if (fn == JBPF_NATIVE_MMAP && addr == ~0ull)
 		addr = 0;
 	record = reserve_counted(sizeof(*record), JBPF_CNT_NATIVE_FREES_LOST);
 	if (!record)

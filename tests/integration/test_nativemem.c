@@ -19,6 +19,11 @@
  * within 10% of what it kept, with enough leaked bytes that 10% is four
  * standard deviations (1 / sqrt(N) each).
  *
+ * With -m, malloc_split also maps anonymous memory itself (counted, and
+ * with --leaks only what it never unmapped), asks malloc for blocks malloc
+ * maps (counted once, as malloc's), and reserves address space (not
+ * counted).
+ *
  * Then: Java frames above a JVM's native allocation (direct byte
  * buffers, JDK 17 and 25); a statically linked target named in one line
  * and the others recorded; a target that exits during the recording.
@@ -77,7 +82,39 @@ struct split {
 	char *buf;           /* the profiler's stderr */
 	/* with_cpu: the CPU view of the same recording */
 	uint64_t cpu_samples, cpu_in_workers;
+	/* maps (malloc_split -m): what the program mapped itself, and malloc's large blocks */
+	uint64_t mmap_bytes, mmap_misplaced, big_bytes, big_through_mmap, reserve_bytes;
+	long long mmap_truth, mmap_kept, big_truth;
 };
+
+/* How malloc_split runs and is recorded. */
+struct split_run {
+	long rounds;
+	const char *interval;  /* --alloc-interval */
+	bool leaks;            /* --leaks */
+	bool with_cpu;         /* -e cpu,nativemem into a pprof file, each event taken out by convert --event */
+	bool maps;             /* malloc_split -m */
+};
+
+/* What -m's sites weigh in stack fr, of count. */
+static void count_maps(struct split *s, const struct frames *fr, uint64_t count)
+{
+	if (find_frame(fr, 0, "site_mmap") >= 0) {
+		s->mmap_bytes += count;
+		if (!strstr(leaf_of(fr), "mmap"))
+			s->mmap_misplaced += count;
+	}
+	if (find_frame(fr, 0, "site_big") >= 0) {
+		s->big_bytes += count;
+		for (int i = 0; i < fr->n; i++)
+			if (strstr(fr->f[i], "mmap")) {
+				s->big_through_mmap += count;
+				break;
+			}
+	}
+	if (find_frame(fr, 0, "site_reserve") >= 0)
+		s->reserve_bytes += count;
+}
 
 /*
  * The CPU view: its samples, and those of the worker threads (under
@@ -94,13 +131,8 @@ static void count_cpu(struct split *s, const char *collapsed)
 	collapsed_free(&c);
 }
 
-/*
- * malloc_split -t 2 -r rounds, profiled with -e nativemem --alloc-interval
- * interval (and --leaks when leaks): the bytes by site, and the truth.
- * with_cpu: -e cpu,nativemem into a pprof file, each event taken out
- * again by convert --event.
- */
-static void run_split(struct split *s, long rounds, const char *interval, bool leaks, bool with_cpu)
+/* malloc_split -t 2, profiled with -e nativemem as run says: the bytes by site, and the truth. */
+static void run_split(struct split *s, const struct split_run *run)
 {
 	char *workload = harness_workload("malloc_split"), *dir = harness_tmpdir(), *collapsed, *go, *pprof,
 	     *cpu_collapsed, pid[16], rounds_arg[24];
@@ -112,13 +144,15 @@ static void run_split(struct split *s, long rounds, const char *interval, bool l
 	cpu_collapsed = harness_path(dir, "cpu.collapsed");
 	pprof = harness_path(dir, "both.pb.gz");
 	go = harness_path(dir, "go");
-	snprintf(rounds_arg, sizeof(rounds_arg), "%ld", rounds);
-	assert_int_equal(harness_start_workload(&w, (char *[]){ workload, "-t", "2", "-r", rounds_arg, "-g", go, NULL }),
+	snprintf(rounds_arg, sizeof(rounds_arg), "%ld", run->rounds);
+	assert_int_equal(harness_start_workload(&w, (char *[]){ workload, "-t", "2", "-r", rounds_arg, "-g", go,
+							    run->maps ? "-m" : NULL, NULL }),
 			 0);
 	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
 	{
-		char *args[] = { "-p", pid, "-e", with_cpu ? "cpu,nativemem" : "nativemem", "--alloc-interval",
-				 (char *)interval, "-f", with_cpu ? pprof : collapsed, leaks ? "--leaks" : NULL, NULL };
+		char *args[] = { "-p", pid, "-e", run->with_cpu ? "cpu,nativemem" : "nativemem", "--alloc-interval",
+				 (char *)run->interval, "-f", run->with_cpu ? pprof : collapsed, run->leaks ? "--leaks" : NULL,
+				 NULL };
 
 		assert_int_equal(harness_start_profiler(&profiler, args), 0);
 	}
@@ -132,8 +166,13 @@ static void run_split(struct split *s, long rounds, const char *interval, bool l
 		assert_true(s->truth[i] > 0);
 	}
 	s->leaked = harness_truth(&w, "leaked");
+	if (run->maps) {
+		s->mmap_truth = harness_truth(&w, "mmap");
+		s->mmap_kept = harness_truth(&w, "mmap_kept");
+		s->big_truth = harness_truth(&w, "big");
+	}
 	harness_stop_workload(&w);
-	if (with_cpu) {
+	if (run->with_cpu) {
 		harness_convert_event(pprof, "nativemem", collapsed);
 		harness_convert_event(pprof, "cpu", cpu_collapsed);
 		count_cpu(s, cpu_collapsed);
@@ -152,6 +191,7 @@ static void run_split(struct split *s, long rounds, const char *interval, bool l
 			if (!leaf_fits(site, leaf_of(&fr)))
 				s->misplaced += c.counts[i];
 		}
+		count_maps(s, &fr, c.counts[i]);
 		free(fr.buf);
 	}
 	s->buf = strdup(profiler.buf);
@@ -203,7 +243,7 @@ static void shares_follow_the_bytes(void **state)
 	(void)state;
 	harness_require_root();
 	/* 2 threads x 200 rounds x 1 MiB: 400 MiB, some 6,400 samples at 64 KiB. */
-	run_split(&s, 200, "64k", false, false);
+	run_split(&s, &(struct split_run){ .rounds = 200, .interval = "64k" });
 	check_shares(&s, 64 * 1024);
 	free(s.buf);
 }
@@ -222,7 +262,7 @@ static void cpu_and_native_memory_in_one_recording(void **state)
 
 	(void)state;
 	harness_require_root();
-	run_split(&s, 200, "64k", false, true);
+	run_split(&s, &(struct split_run){ .rounds = 200, .interval = "64k", .with_cpu = true });
 	check_shares(&s, 64 * 1024);
 	part = strstr(s.buf, "samples taken, ");
 	if (!part || sscanf(part, "samples taken, %llu written", &written) != 1)
@@ -244,7 +284,7 @@ static void leaks_show_only_what_was_not_freed(void **state)
 	(void)state;
 	harness_require_root();
 	/* site_leak10 keeps a tenth of 2 x 200 MiB: some 2,500 samples of what it leaked at 16 KiB. */
-	run_split(&s, 200, "16k", true, false);
+	run_split(&s, &(struct split_run){ .rounds = 200, .interval = "16k", .leaks = true });
 	n = (double)s.leaked / interval;
 	bound = 4 / sqrt(n);
 	fprintf(stderr, "  --leaks: %" PRIu64 " bytes under site_leak10, %lld leaked (%+.1f%%, bound %.1f%%); "
@@ -261,6 +301,48 @@ static void leaks_show_only_what_was_not_freed(void **state)
 	assert_int_equal(s.misplaced, 0);
 	if (!strstr(s.buf, "freed during the recording"))
 		fail_msg("the summary does not say what was freed: %s", s.buf);
+	free(s.buf);
+}
+
+/* bytes within 4 standard deviations (1 / sqrt(truth / interval) each) of truth, which must be that precise. */
+static void assert_estimate(const char *what, uint64_t bytes, long long truth, double interval)
+{
+	double bound = 4 / sqrt((double)truth / interval);
+
+	fprintf(stderr, "  %s: %" PRIu64 " bytes, %lld in truth (%+.1f%%, bound %.1f%%)\n", what, bytes, truth,
+		100.0 * ((double)bytes - (double)truth) / (double)truth, 100 * bound);
+	assert_true(truth > 0);
+	assert_true(bound <= 0.10);
+	assert_true(fabs((double)bytes - (double)truth) <= bound * (double)truth);
+}
+
+/*
+ * malloc_split -m: the anonymous memory the program maps itself counts,
+ * under its call site and ending in mmap; malloc's own mappings for its
+ * large blocks do not count again (site_big weighs what it asked malloc
+ * for, with no mmap frame); a PROT_NONE reservation is no memory. With
+ * --leaks, only the mappings never unmapped.
+ */
+static void anonymous_mappings_of_the_program(void **state)
+{
+	const double interval = 16 * 1024;
+	struct split s;
+
+	(void)state;
+	harness_require_root();
+	/* 2 x 200 rounds: 100 MiB mapped by site_mmap, half of it kept, 400 MiB asked by site_big; 16 KiB: enough samples. */
+	run_split(&s, &(struct split_run){ .rounds = 200, .interval = "16k", .maps = true });
+	assert_estimate("site_mmap", s.mmap_bytes, s.mmap_truth, interval);
+	assert_estimate("site_big", s.big_bytes, s.big_truth, interval);
+	assert_int_equal(s.mmap_misplaced, 0);
+	assert_int_equal(s.big_through_mmap, 0);
+	assert_int_equal(s.reserve_bytes, 0);
+	free(s.buf);
+
+	run_split(&s, &(struct split_run){ .rounds = 200, .interval = "16k", .leaks = true, .maps = true });
+	assert_estimate("site_mmap, still mapped", s.mmap_bytes, s.mmap_kept, interval);
+	assert_int_equal(s.big_bytes, 0);
+	assert_int_equal(s.reserve_bytes, 0);
 	free(s.buf);
 }
 
@@ -378,6 +460,7 @@ int main(void)
 		HARNESS_TEST(shares_follow_the_bytes),
 		HARNESS_TEST(leaks_show_only_what_was_not_freed),
 		HARNESS_TEST(cpu_and_native_memory_in_one_recording),
+		HARNESS_TEST(anonymous_mappings_of_the_program),
 		HARNESS_TEST(java_frames_above_native_allocations_jdk17),
 		HARNESS_TEST(java_frames_above_native_allocations_jdk25),
 		HARNESS_TEST(static_and_exiting_targets),

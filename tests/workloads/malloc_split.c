@@ -2,7 +2,7 @@
  * malloc_split: threads that ask the C library for memory from three call
  * sites in known proportions of bytes, and leak from one of them.
  *
- *   malloc_split [-t THREADS] [-r ROUNDS] [-g FILE] [-s SECONDS]
+ *   malloc_split [-t THREADS] [-r ROUNDS] [-g FILE] [-s SECONDS] [-m]
  *
  * Each round of each thread asks for ROUND_BYTES, split 60/30/10:
  * site_malloc60 with malloc, site_calloc30 with calloc, and site_leak10
@@ -11,6 +11,14 @@
  * large calls alike. The first two free what they get at once; site_leak10
  * never frees anything (the leak: a tenth of the bytes), and keeps its
  * blocks reachable in a list through the blocks themselves.
+ *
+ * With -m each round also maps memory itself: site_mmap maps MMAP_BYTES of
+ * anonymous memory (readable and writable) and unmaps every other mapping
+ * at once, keeping the rest; site_big asks malloc for blocks large enough
+ * that the C library maps each one (its own mmap, not the program's) and
+ * frees them; and once, site_reserve maps 64 MiB with PROT_NONE (address
+ * space reserved, no memory). The truth adds "mmap BYTES", "mmap_kept
+ * BYTES" and "big BYTES".
  *
  * It prints "ready" and, with -g, waits for FILE to exist before the
  * first round (so that the profiler is sampling before any of it). After
@@ -22,16 +30,23 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #define ROUND_BYTES (1u << 20)
+#define MMAP_BYTES (256u << 10)
+/* Above glibc's threshold for serving a block by a mapping of its own (128 KiB by default). */
+#define BIG_BYTES (1u << 20)
+#define RESERVE_BYTES (64u << 20)
 
-static _Atomic uint64_t asked[3], leaked, calls;
+static _Atomic uint64_t asked[3], leaked, calls, mapped, mapped_kept, big;
+static bool maps;
 static void *volatile no_memory;
 static long rounds = 1000;
 
@@ -118,14 +133,55 @@ __attribute__((noinline)) static void site_leak10(uint64_t *seed, uint64_t budge
 	leaked += done;
 }
 
+/* Anonymous memory mapped by the program: every other mapping unmapped at once, the rest kept. */
+__attribute__((noinline)) static void site_mmap(long round)
+{
+	volatile char *p = mmap(NULL, MMAP_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		abort();
+	p[0] = 1;
+	mapped += MMAP_BYTES;
+	if (round % 2)
+		munmap((void *)p, MMAP_BYTES);
+	else
+		mapped_kept += MMAP_BYTES;
+}
+
+/* Blocks malloc serves by mappings of its own. */
+__attribute__((noinline)) static void site_big(void)
+{
+	volatile char *p = malloc(BIG_BYTES);
+
+	if (!p)
+		abort();
+	p[0] = 1;
+	free((void *)p);
+	big += BIG_BYTES;
+	calls++;
+}
+
+/* Address space reserved, no memory: not an allocation. */
+__attribute__((noinline)) static void site_reserve(void)
+{
+	if (mmap(NULL, RESERVE_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+		abort();
+}
+
 static void *work(void *arg)
 {
 	uint64_t seed = 0x9e3779b97f4a7c15ull ^ (uintptr_t)arg;
 
+	if (maps && (uintptr_t)arg == 1)
+		site_reserve();
 	for (long r = 0; r < rounds; r++) {
 		site_malloc60(&seed, ROUND_BYTES * 6 / 10);
 		site_calloc30(&seed, ROUND_BYTES * 3 / 10);
 		site_leak10(&seed, ROUND_BYTES / 10);
+		if (maps) {
+			site_mmap(r);
+			site_big();
+		}
 	}
 	return NULL;
 }
@@ -138,7 +194,7 @@ int main(int argc, char **argv)
 	pthread_t tids[64];
 	struct timespec start, end;
 
-	while ((opt = getopt(argc, argv, "t:r:g:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:r:g:s:m")) != -1) {
 		switch (opt) {
 		case 't':
 			threads = atoi(optarg);
@@ -152,8 +208,11 @@ int main(int argc, char **argv)
 		case 's':
 			seconds = (unsigned)atoi(optarg);
 			break;
+		case 'm':
+			maps = true;
+			break;
 		default:
-			fprintf(stderr, "usage: malloc_split [-t THREADS] [-r ROUNDS] [-g FILE] [-s SECONDS]\n");
+			fprintf(stderr, "usage: malloc_split [-t THREADS] [-r ROUNDS] [-g FILE] [-s SECONDS] [-m]\n");
 			return 2;
 		}
 	}
@@ -169,9 +228,13 @@ int main(int argc, char **argv)
 	for (int i = 0; i < threads; i++)
 		pthread_join(tids[i], NULL);
 	clock_gettime(CLOCK_MONOTONIC, &end);
-	printf("malloc60 %llu\ncalloc30 %llu\nleak10 %llu\nleaked %llu\ncalls %llu\nelapsed_ns %lld\ndone\n",
-	       (unsigned long long)asked[0], (unsigned long long)asked[1], (unsigned long long)asked[2],
-	       (unsigned long long)leaked, (unsigned long long)calls,
+	printf("malloc60 %llu\ncalloc30 %llu\nleak10 %llu\nleaked %llu\ncalls %llu\n", (unsigned long long)asked[0],
+	       (unsigned long long)asked[1], (unsigned long long)asked[2], (unsigned long long)leaked,
+	       (unsigned long long)calls);
+	if (maps)
+		printf("mmap %llu\nmmap_kept %llu\nbig %llu\n", (unsigned long long)mapped,
+		       (unsigned long long)mapped_kept, (unsigned long long)big);
+	printf("elapsed_ns %lld\ndone\n",
 	       (long long)(end.tv_sec - start.tv_sec) * 1000000000LL + (end.tv_nsec - start.tv_nsec));
 	fflush(stdout);
 	sleep(seconds);

@@ -35,20 +35,28 @@
 /* As bpf/nativemem.bpf.c's: exponential draws of the interval. */
 #define NATIVEMEM_DRAWS 65536
 
-/* The functions probed, malloc first. */
+/*
+ * The functions probed, malloc first: the allocator's, then the C
+ * library's mmap and munmap (probed in the C library whatever the
+ * allocator). The frees (free, munmap) only with --leaks, on entry.
+ */
 static const struct {
 	const char *name;
 	enum jbpf_native_fn fn;
+	bool c_library; /* probed in the C library, not the allocator */
+	bool frees;
 } functions[] = {
-	{ "malloc", JBPF_NATIVE_MALLOC },
-	{ "calloc", JBPF_NATIVE_CALLOC },
-	{ "realloc", JBPF_NATIVE_REALLOC },
-	{ "posix_memalign", JBPF_NATIVE_POSIX_MEMALIGN },
-	{ "aligned_alloc", JBPF_NATIVE_MEMALIGN },
-	{ "memalign", JBPF_NATIVE_MEMALIGN },
-	{ "valloc", JBPF_NATIVE_VALLOC },
-	{ "pvalloc", JBPF_NATIVE_PVALLOC },
-	{ "free", JBPF_NATIVE_FREE },
+	{ "malloc", JBPF_NATIVE_MALLOC, false, false },
+	{ "calloc", JBPF_NATIVE_CALLOC, false, false },
+	{ "realloc", JBPF_NATIVE_REALLOC, false, false },
+	{ "posix_memalign", JBPF_NATIVE_POSIX_MEMALIGN, false, false },
+	{ "aligned_alloc", JBPF_NATIVE_MEMALIGN, false, false },
+	{ "memalign", JBPF_NATIVE_MEMALIGN, false, false },
+	{ "valloc", JBPF_NATIVE_VALLOC, false, false },
+	{ "pvalloc", JBPF_NATIVE_PVALLOC, false, false },
+	{ "free", JBPF_NATIVE_FREE, false, true },
+	{ "mmap", JBPF_NATIVE_MMAP, true, false },
+	{ "munmap", JBPF_NATIVE_MUNMAP, true, true },
 };
 #define NR_FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
 
@@ -59,11 +67,15 @@ struct nativemem {
 	size_t nr_links, cap_links;
 };
 
-/* The allocator of a process: its file, open, and where each function is in it (0: not there). */
+/*
+ * The allocator of a process, or its C library: the file, open, where
+ * each function is in it (0: not there), and where its code is mapped.
+ */
 struct allocator {
 	int fd;
 	char path[PATH_MAX];
 	uint64_t offsets[NR_FUNCTIONS];
+	uint64_t text_lo, text_hi;
 };
 
 static int fill_draws(struct nativemem *nm, uint64_t interval)
@@ -187,23 +199,26 @@ static int examine(const char *proc_root, uint32_t tgid, const struct procmaps_e
 		return 0;
 	}
 	a->fd = fd;
+	a->text_lo = e->start;
+	a->text_hi = e->end;
 	snprintf(a->path, sizeof(a->path), "%s", e->path);
 	return 1;
 }
 
 /*
- * The allocator of process tgid (see nativemem.h): 0 with *a filled (its
- * fd to close), or -1 with why.
+ * The allocator of process tgid (see nativemem.h) into *a, and its C
+ * library into *libc when that is another file (else libc->fd is -1):
+ * 0 with the files open (the caller closes them), or -1 with why.
  */
-static int find_allocator(const char *proc_root, uint32_t tgid, struct allocator *a, char *why, size_t why_size)
+static int find_allocator(const char *proc_root, uint32_t tgid, struct allocator *a, struct allocator *libc,
+			  char *why, size_t why_size)
 {
 	struct procmaps_entry *entries;
-	struct allocator libc = { .fd = -1 };
 	char path[PATH_MAX];
 	size_t nr;
 	int n, err;
 
-	a->fd = -1;
+	a->fd = libc->fd = -1;
 	n = snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
 	if (n < 0 || (size_t)n >= sizeof(path)) {
 		snprintf(why, why_size, "%s: path too long", proc_root);
@@ -227,20 +242,18 @@ static int find_allocator(const char *proc_root, uint32_t tgid, struct allocator
 		if (seen)
 			continue;
 		if (is_c_library(e->path)) {
-			if (libc.fd < 0)
-				examine(proc_root, tgid, e, &libc);
+			if (libc->fd < 0)
+				examine(proc_root, tgid, e, libc);
 			continue;
 		}
 		examine(proc_root, tgid, e, a);
 	}
 	procmaps__free(entries, nr);
-	if (a->fd >= 0) {
-		if (libc.fd >= 0)
-			close(libc.fd);
+	if (a->fd >= 0)
 		return 0;
-	}
-	if (libc.fd >= 0) {
-		*a = libc;
+	if (libc->fd >= 0) {
+		*a = *libc;
+		libc->fd = -1;
 		return 0;
 	}
 	snprintf(why, why_size, "it maps no shared library that defines malloc (statically linked?)");
@@ -309,43 +322,75 @@ static int attach_multi(struct nativemem *nm, uint32_t tgid, const char *file, c
 	return keep_link(nm, fd);
 }
 
-int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid, char *why, size_t why_size)
+/*
+ * The probes of one file f: the allocator's functions (allocator), the C
+ * library's mmap and munmap (c_library), or both when the allocator is the
+ * C library. The calls that allocate in one link, with --leaks a session;
+ * the frees in another, entries alone: a session's probe costs more at
+ * every hit.
+ */
+static int probe_file(struct nativemem *nm, uint32_t tgid, const struct allocator *f, bool allocator, bool c_library)
 {
-	uint64_t offsets[NR_FUNCTIONS], cookies[NR_FUNCTIONS];
-	bool free_probed = false; /* the last offset is free's */
-	size_t nr = 0;
-	struct allocator a;
+	uint64_t offsets[2][NR_FUNCTIONS], cookies[2][NR_FUNCTIONS];
+	size_t nr[2] = { 0, 0 };
 	char file[64];
-	int error;
+	int error = 0;
 
-	if (find_allocator(proc_root, tgid, &a, why, why_size))
-		return -1;
 	for (size_t i = 0; i < NR_FUNCTIONS; i++) {
+		size_t list = functions[i].frees;
 		bool alias = false;
 
-		if (!a.offsets[i] || (functions[i].fn == JBPF_NATIVE_FREE && !nm->leaks))
+		if (!f->offsets[i] || (functions[i].frees && !nm->leaks) ||
+		    (functions[i].c_library ? !c_library : !allocator))
 			continue;
 		/* aligned_alloc is memalign in some C libraries: one probe, or every call counts twice. */
 		for (size_t j = 0; j < i && !alias; j++)
-			alias = a.offsets[j] == a.offsets[i];
+			alias = f->offsets[j] == f->offsets[i];
 		if (alias)
 			continue;
-		offsets[nr] = a.offsets[i];
-		cookies[nr++] = functions[i].fn;
-		free_probed = functions[i].fn == JBPF_NATIVE_FREE;
+		offsets[list][nr[list]] = f->offsets[i];
+		cookies[list][nr[list]++] = functions[i].fn;
 	}
 	/* The uprobes are on the file opened and checked here, not on whatever its path names by then. */
-	snprintf(file, sizeof(file), "/proc/self/fd/%d", a.fd);
-	/* free's entry alone, in a link of its own: a session's probe costs more at every hit. */
-	error = attach_multi(nm, tgid, file, offsets, cookies, nr - (nm->leaks && free_probed), nm->leaks);
-	if (!error && nm->leaks && free_probed)
-		error = attach_multi(nm, tgid, file, offsets + nr - 1, cookies + nr - 1, 1, false);
+	snprintf(file, sizeof(file), "/proc/self/fd/%d", f->fd);
+	if (nr[0])
+		error = attach_multi(nm, tgid, file, offsets[0], cookies[0], nr[0], nm->leaks);
+	if (!error && nr[1])
+		error = attach_multi(nm, tgid, file, offsets[1], cookies[1], nr[1], false);
+	return error;
+}
+
+int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid, char *why, size_t why_size)
+{
+	struct allocator a, libc;
+	/* The allocator's code, and the C library's: an mmap called from either is theirs. */
+	struct jbpf_native_text text = { { 0 }, { 0 } };
+	const struct allocator *failed = &a;
+	int error;
+
+	if (find_allocator(proc_root, tgid, &a, &libc, why, why_size))
+		return -1;
+	text.lo[0] = a.text_lo;
+	text.hi[0] = a.text_hi;
+	if (libc.fd >= 0) {
+		text.lo[1] = libc.text_lo;
+		text.hi[1] = libc.text_hi;
+	}
+	error = bpf_map_update_elem(bpf_map__fd(nm->skel->maps.text), &tgid, &text, BPF_ANY) ? -errno : 0;
+	if (!error)
+		error = probe_file(nm, tgid, &a, true, libc.fd < 0 && is_c_library(a.path));
+	if (!error && libc.fd >= 0) {
+		failed = &libc;
+		error = probe_file(nm, tgid, &libc, false, true);
+	}
 	if (error)
-		snprintf(why, why_size, "cannot probe the allocator in %s: %s%s", a.path, strerror(-error),
+		snprintf(why, why_size, "cannot probe the allocator in %s: %s%s", failed->path, strerror(-error),
 			 error == -EINVAL || error == -EOPNOTSUPP
 				 ? nm->leaks ? " (--leaks needs uprobe sessions, Linux 6.13)" : " (multi-uprobe links need Linux 6.6)"
 				 : "");
 	close(a.fd);
+	if (libc.fd >= 0)
+		close(libc.fd);
 	return error ? -1 : 0;
 }
 
