@@ -307,6 +307,58 @@ static void alloc_split_jdk25(void **state)
 	check(&jdk25, false);
 }
 
+/*
+ * A JVM that refuses the agent (attach disabled), recorded with -e
+ * cpu,alloc: one line names it, and the rest of the recording is kept:
+ * its CPU samples with their Java frames, walked by BPF, and no
+ * allocation.
+ */
+static void a_jvm_that_refuses_the_agent_keeps_its_cpu_samples(void **state)
+{
+	char *dir, *pprof, *cpu, *alloc, pid[16], line[128];
+	struct child profiler;
+	struct collapsed c;
+	uint64_t in_work;
+	struct jvm jvm;
+
+	(void)state;
+	jvm_require(&jdk17, "AllocSplit");
+	dir = harness_tmpdir();
+	pprof = harness_path(dir, "both.pb.gz");
+	cpu = harness_path(dir, "cpu.collapsed");
+	alloc = harness_path(dir, "alloc.collapsed");
+	jvm_start_opts(&jvm, &jdk17, (char *[]){ "-XX:+DisableAttachMechanism", NULL }, "AllocSplit", NULL);
+	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
+	assert_int_equal(
+		harness_run_profiler(&profiler, (char *[]){ "-p", pid, "-e", "cpu,alloc", "-d", "2", "-f", pprof, NULL }, 60),
+		0);
+	jvm_stop(&jvm);
+	snprintf(line, sizeof(line), "cannot load the agent into pid %s", pid);
+	if (!strstr(profiler.buf, line) || !strstr(profiler.buf, "heap allocations are not sampled"))
+		fail_msg("no line names pid %s as refusing the agent: %s", pid, profiler.buf);
+	harness_convert_event(pprof, "cpu", cpu);
+	harness_convert_event(pprof, "alloc", alloc);
+	assert_int_equal(collapsed_load(cpu, &c), 0);
+	in_work = collapsed_count_frame(&c, "AllocSplit.work");
+	fprintf(stderr, "  attach disabled: %" PRIu64 " CPU samples, %" PRIu64 " under AllocSplit.work\n", c.total,
+		in_work);
+	/* Two seconds of two allocating threads at 99 Hz: their samples are most of the JVM's. */
+	assert_true(in_work > 0);
+	assert_true(2 * in_work >= c.total);
+	collapsed_free(&c);
+	assert_int_equal(collapsed_load(alloc, &c), 0);
+	assert_int_equal(c.total, 0);
+	collapsed_free(&c);
+	unlink(pprof);
+	unlink(cpu);
+	unlink(alloc);
+	rmdir(dir);
+	free(pprof);
+	free(cpu);
+	free(alloc);
+	free(dir);
+}
+
 /* -e cpu,alloc: the allocations judged as alone, and the CPU view of the same recording. */
 static void cpu_and_alloc_in_one_recording_jdk17(void **state)
 {
@@ -328,6 +380,7 @@ int main(void)
 		HARNESS_TEST(cpu_and_alloc_in_one_recording_jdk17),
 		HARNESS_TEST(cpu_and_alloc_in_one_recording_jdk25),
 		HARNESS_TEST(a_target_that_is_no_jvm_is_named_and_the_rest_kept),
+		HARNESS_TEST(a_jvm_that_refuses_the_agent_keeps_its_cpu_samples),
 	};
 
 	return cmocka_run_group_tests_name("-e alloc: Java heap allocations by class and method", tests, NULL, NULL);
