@@ -152,8 +152,10 @@ static struct output_meta event_meta(const struct command *cmd, enum event_mode 
 	bool leaks = e == EVENT_NATIVEMEM && o->leaks;
 	bool allocates = e == EVENT_ALLOC || e == EVENT_NATIVEMEM;
 
-	snprintf(title, title_size, leaks ? "Native memory still allocated: %s" : "%s profile of %s", events[e].title,
-		 targets);
+	if (leaks)
+		snprintf(title, title_size, "Native memory still allocated: %s", targets);
+	else
+		snprintf(title, title_size, "%s profile of %s", events[e].title, targets);
 	return (struct output_meta){
 		.title = title,
 		.unit = events[e].unit,

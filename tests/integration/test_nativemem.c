@@ -85,6 +85,7 @@ struct split {
 	/* maps (malloc_split -m): what the program mapped itself, and malloc's large blocks */
 	uint64_t mmap_bytes, mmap_misplaced, big_bytes, big_through_mmap, reserve_bytes;
 	long long mmap_truth, mmap_kept, big_truth;
+	char title[256];     /* the text report's first line */
 };
 
 /* How malloc_split runs and is recorded. */
@@ -135,7 +136,7 @@ static void count_cpu(struct split *s, const char *collapsed)
 static void run_split(struct split *s, const struct split_run *run)
 {
 	char *workload = harness_workload("malloc_split"), *dir = harness_tmpdir(), *collapsed, *go, *pprof,
-	     *cpu_collapsed, pid[16], rounds_arg[24];
+	     *cpu_collapsed, *text, pid[16], rounds_arg[24];
 	struct child w, profiler;
 	struct collapsed c;
 
@@ -143,6 +144,7 @@ static void run_split(struct split *s, const struct split_run *run)
 	collapsed = harness_path(dir, "nm.collapsed");
 	cpu_collapsed = harness_path(dir, "cpu.collapsed");
 	pprof = harness_path(dir, "both.pb.gz");
+	text = harness_path(dir, "report");
 	go = harness_path(dir, "go");
 	snprintf(rounds_arg, sizeof(rounds_arg), "%ld", run->rounds);
 	assert_int_equal(harness_start_workload(&w, (char *[]){ workload, "-t", "2", "-r", rounds_arg, "-g", go,
@@ -150,9 +152,10 @@ static void run_split(struct split *s, const struct split_run *run)
 			 0);
 	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
 	{
+		/* And a text report (-o text: its file has no extension), whose first line is the title. */
 		char *args[] = { "-p", pid, "-e", run->with_cpu ? "cpu,nativemem" : "nativemem", "--alloc-interval",
-				 (char *)run->interval, "-f", run->with_cpu ? pprof : collapsed, run->leaks ? "--leaks" : NULL,
-				 NULL };
+				 (char *)run->interval, "-f", run->with_cpu ? pprof : collapsed, "-o", "text", "-f", text,
+				 run->leaks ? "--leaks" : NULL, NULL };
 
 		assert_int_equal(harness_start_profiler(&profiler, args), 0);
 	}
@@ -195,7 +198,18 @@ static void run_split(struct split *s, const struct split_run *run)
 		free(fr.buf);
 	}
 	s->buf = strdup(profiler.buf);
+	{
+		FILE *f = fopen(text, "r");
+
+		assert_non_null(f);
+		if (!fgets(s->title, sizeof(s->title), f))
+			s->title[0] = '\0';
+		s->title[strcspn(s->title, "\n")] = '\0';
+		fclose(f);
+	}
 	collapsed_free(&c);
+	unlink(text);
+	free(text);
 	unlink(collapsed);
 	unlink(go);
 	rmdir(dir);
@@ -245,6 +259,8 @@ static void shares_follow_the_bytes(void **state)
 	/* 2 threads x 200 rounds x 1 MiB: 400 MiB, some 6,400 samples at 64 KiB. */
 	run_split(&s, &(struct split_run){ .rounds = 200, .interval = "64k" });
 	check_shares(&s, 64 * 1024);
+	if (strncmp(s.title, "Native memory profile of pid ", 29) || !strstr(s.title, "(malloc_split)"))
+		fail_msg("the report's title is \"%s\"", s.title);
 	free(s.buf);
 }
 
@@ -301,6 +317,8 @@ static void leaks_show_only_what_was_not_freed(void **state)
 	assert_int_equal(s.misplaced, 0);
 	if (!strstr(s.buf, "freed during the recording"))
 		fail_msg("the summary does not say what was freed: %s", s.buf);
+	if (strncmp(s.title, "Native memory still allocated: pid ", 35) || !strstr(s.title, "(malloc_split)"))
+		fail_msg("the report's title is \"%s\"", s.title);
 	free(s.buf);
 }
 

@@ -492,15 +492,29 @@ static void print_verbose_stats(const struct recording *rec)
 		(unsigned long long)sym.kernel_asked);
 }
 
+/* Why -e nativemem wrote nothing: "sampled: ...", or with --leaks what became of the samples. */
+static const char *nothing_native(const struct recording *rec)
+{
+	struct leaks_stats ls;
+
+	if (!rec->leaks)
+		return "sampled: the targets allocated less than the interval, or nothing";
+	leaks__stats(rec->leaks, &ls);
+	if (ls.exited)
+		return "still allocated at the end: the targets exited, and their memory with them";
+	if (ls.sampled > ls.freed)
+		return "still allocated at the end that could be followed (the summary says why not)";
+	return ls.sampled ? "still allocated at the end: everything sampled was freed"
+			  : "sampled: the targets allocated less than the interval, or nothing";
+}
+
 void recording__report(const struct recording *rec)
 {
 	struct aggregator_stats stats;
 
 	aggregator__stats(rec->agg, &stats);
 	if (!stats.written_by[AGGREGATOR_NATIVE] && recording_config_has(&rec->config, RECORDING_NATIVEMEM))
-		fprintf(stderr, "jbpfprof: no native allocations %s\n",
-			rec->config.leaks ? "still allocated at the end: everything sampled was freed"
-					  : "sampled: the targets allocated less than the interval, or nothing");
+		fprintf(stderr, "jbpfprof: no native allocations %s\n", nothing_native(rec));
 	if (!stats.written_by[AGGREGATOR_HEAP] && recording_config_has(&rec->config, RECORDING_ALLOC))
 		fprintf(stderr, "jbpfprof: no Java allocations sampled: %s\n",
 			java__nr_jvms(rec->java) ? "the JVMs allocated less than the interval, or nothing"
