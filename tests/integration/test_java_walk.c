@@ -52,6 +52,9 @@ static double percent(uint64_t part, uint64_t whole)
  * Records the JVM: the profiler with "-p PID -f FILE" and args, to the end.
  * Fails unless it exits 0 and FILE parses.
  */
+/* Recordings a test makes at most while it gathers the samples it judges by: a machine ten times too slow. */
+#define RECORD_ROUNDS 10
+
 static void record(struct child *profiler, struct collapsed *stacks, pid_t pid, const char *dir, char *const args[],
 		   int timeout_s)
 {
@@ -374,23 +377,31 @@ static long long summary_count(const struct child *profiler, const char *name)
 static void deep_recursion_cut_and_counted(void **state)
 {
 	const struct jdk *jdk = require_java(state);
-	uint64_t on_thread, cut;
-	long long counted;
-	struct child profiler;
-	struct collapsed stacks;
+	uint64_t on_thread = 0, cut = 0;
+	long long counted = 0;
 	struct jvm jvm;
 
 	jvm_start(&jvm, jdk, "WalkShapes", (char *[]){ "deep", NULL });
-	record(&profiler, &stacks, jvm.out.pid, jvm.dir, (char *[]){ "-F", "997", "-d", "3", "--threads", NULL }, 60);
+	/* 3 s recordings until 1,000 samples of the thread: a loaded machine takes more of them. */
+	for (int round = 0; on_thread < 1000 && round < RECORD_ROUNDS; round++) {
+		struct child profiler;
+		struct collapsed stacks;
+		uint64_t n, c;
+
+		record(&profiler, &stacks, jvm.out.pid, jvm.dir, (char *[]){ "-F", "997", "-d", "3", "--threads", NULL },
+		       60);
+		count_thread_frame(&stacks, "deep-0 ", "[unknown Java: deeper than 256 frames]", &n, &c);
+		on_thread += n;
+		cut += c;
+		counted += summary_count(&profiler, "deeper than 256 frames ");
+		collapsed_free(&stacks);
+	}
 	jvm_stop(&jvm);
-	count_thread_frame(&stacks, "deep-0 ", "[unknown Java: deeper than 256 frames]", &on_thread, &cut);
-	counted = summary_count(&profiler, "deeper than 256 frames ");
 	fprintf(stderr, "  %s: deep-0: %llu samples, %.1f%% cut; the summary counts %lld\n", jdk->name,
 		(unsigned long long)on_thread, percent(cut, on_thread), counted);
 	assert_true(on_thread >= 1000);
 	assert_true(cut * 100 >= on_thread * 99);
 	assert_true(counted >= (long long)cut);
-	collapsed_free(&stacks);
 }
 
 /* -Xint: every Java frame of the CpuSplit workers is interpreted (_[0]), and the walk reaches them all. */
@@ -499,23 +510,30 @@ static void count_cpusplit(const struct collapsed *c, const char *prefix, uint64
 static void attach_disabled_still_walked(void **state)
 {
 	const struct jdk *jdk = require_java(state);
-	uint64_t on_threads, with_java;
-	struct child profiler;
-	struct collapsed stacks;
+	uint64_t on_threads = 0, with_java = 0;
 	struct jvm jvm;
 
 	jvm_start_opts(&jvm, jdk, (char *[]){ "-XX:+DisableAttachMechanism", "-XX:-EnableDynamicAgentLoading", NULL },
 		       "CpuSplit", (char *[]){ "-t", "1", "-n", "noattach-", NULL });
-	record(&profiler, &stacks, jvm.out.pid, jvm.dir, (char *[]){ "--java", "-F", "499", "-d", "2", "--threads", NULL },
-	       60);
+	/* 2 s recordings until 300 samples of its threads: a loaded machine takes more of them. */
+	for (int round = 0; on_threads < 300 && round < RECORD_ROUNDS; round++) {
+		struct child profiler;
+		struct collapsed stacks;
+		uint64_t n, j;
+
+		record(&profiler, &stacks, jvm.out.pid, jvm.dir,
+		       (char *[]){ "--java", "-F", "499", "-d", "2", "--threads", NULL }, 60);
+		count_cpusplit(&stacks, "noattach-", &n, &j);
+		on_threads += n;
+		with_java += j;
+		assert_null(strstr(profiler.buf, "agent"));
+		collapsed_free(&stacks);
+	}
 	jvm_stop(&jvm);
-	count_cpusplit(&stacks, "noattach-", &on_threads, &with_java);
 	fprintf(stderr, "  %s, attach disabled: %llu samples of its threads, %.2f%% with Java frames\n", jdk->name,
 		(unsigned long long)on_threads, percent(with_java, on_threads));
-	assert_null(strstr(profiler.buf, "agent"));
 	assert_true(on_threads >= 300);
 	assert_true(with_java * 100 >= on_threads * 99);
-	collapsed_free(&stacks);
 }
 
 /* Whether process pid maps a libjvm.so now (false when its maps cannot be read). */
