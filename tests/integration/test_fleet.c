@@ -40,6 +40,7 @@
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 #include "proto/profile.pb-c.h"
 #include "proto/pyroscope/push/v1/push.pb-c.h"
+#include "../unit/pprof_fixture.h"
 
 #define SERVICE "cpu_split"
 #define MAX_RECEIVED 4096
@@ -204,32 +205,6 @@ static uint8_t *slurp(const char *path, size_t *len)
 	return data;
 }
 
-/* A gzip stream inflated (caller frees); fails the test when it is not one. */
-static uint8_t *gunzip(const uint8_t *gz, size_t len, size_t *out_len)
-{
-	z_stream z = { .next_in = (Bytef *)gz, .avail_in = (uInt)len };
-	size_t cap = 1 << 16;
-	uint8_t *out = malloc(cap);
-	int rc;
-
-	assert_non_null(out);
-	assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
-	do {
-		if (z.total_out == cap) {
-			cap *= 2;
-			out = realloc(out, cap);
-			assert_non_null(out);
-		}
-		z.next_out = out + z.total_out;
-		z.avail_out = (uInt)(cap - z.total_out);
-		rc = inflate(&z, Z_NO_FLUSH);
-	} while (rc == Z_OK);
-	assert_int_equal(rc, Z_STREAM_END);
-	*out_len = z.total_out;
-	inflateEnd(&z);
-	return out;
-}
-
 /*
  * One PushRequest the server kept, as the profile it carries: its labels
  * as the ingest name they stand for (service_name.event{k=v,...}, the
@@ -238,8 +213,8 @@ static uint8_t *gunzip(const uint8_t *gz, size_t len, size_t *out_len)
  */
 static void push_received(const char *path, struct received *r)
 {
-	size_t len, plain_len, used = 0;
-	uint8_t *data = slurp(path, &len), *plain;
+	size_t len, used = 0;
+	uint8_t *data = slurp(path, &len);
 	Push__V1__PushRequest *req = push__v1__push_request__unpack(NULL, len, data);
 	const Push__V1__RawProfileSeries *series;
 	const char *service = NULL, *kind = NULL;
@@ -273,14 +248,11 @@ static void push_received(const char *path, struct received *r)
 	assert_int_equal(fwrite(series->samples[0]->raw_profile.data, 1, series->samples[0]->raw_profile.len, f),
 			 series->samples[0]->raw_profile.len);
 	assert_int_equal(fclose(f), 0);
-	plain = gunzip(series->samples[0]->raw_profile.data, series->samples[0]->raw_profile.len, &plain_len);
-	pprof = perftools__profiles__profile__unpack(NULL, plain_len, plain);
-	assert_non_null(pprof);
+	pprof = decode(series->samples[0]->raw_profile.data, series->samples[0]->raw_profile.len);
 	r->from = pprof->time_nanos / 1000000;
 	r->until = (pprof->time_nanos + pprof->duration_nanos) / 1000000;
 	perftools__profiles__profile__free_unpacked(pprof, NULL);
 	push__v1__push_request__free_unpacked(req, NULL);
-	free(plain);
 	free(data);
 }
 
