@@ -510,10 +510,9 @@ static bool type_of_event(const char *type, const char *event)
 {
 	if (!strcmp(event, "cpu"))
 		return !strcmp(type, "samples") || !strcmp(type, "cpu");
-	if (!strcmp(event, "leaks"))
-		return !strcmp(type, "inuse_space") || !strcmp(type, "inuse_objects");
-	if (!strcmp(event, "alloc") || !strcmp(event, "nativemem"))
-		return !strcmp(type, "alloc_space") || !strcmp(type, "alloc_objects");
+	/* Named as the writer names them (output/output.h). */
+	if (output_event_allocates(event))
+		return !strcmp(type, output_space_type(event)) || !strcmp(type, output_objects_type(event));
 	return !strcmp(type, event);
 }
 
@@ -537,9 +536,9 @@ static bool known_event(const char *word, size_t len)
 static int choose_event(struct reader *r)
 {
 	struct pprof_recording *rec = r->rec;
-	const char *want = r->want_event;
+	const char *want = r->want_event, *chosen = NULL;
 	char shown[64], asked[64];
-	size_t len;
+	size_t len, chosen_len = 0;
 
 	if (!rec->event || !strchr(rec->event, ',')) {
 		if (want && rec->event && strcmp(want, rec->event))
@@ -547,27 +546,26 @@ static int choose_event(struct reader *r)
 					       quoted(rec->event, shown, sizeof(shown)), quoted(want, asked, sizeof(asked)));
 		return 0;
 	}
+	/* Every word checked, the one asked for (or the first) noted. */
 	for (const char *p = rec->event;; p += len + 1) {
 		len = strcspn(p, ",");
 		if (!known_event(p, len))
 			return pprof_read_fail(r->err, r->err_size, "its event comment \"%s\" names no event of ours",
 					       quoted(rec->event, shown, sizeof(shown)));
+		if (!chosen && (!want || (strlen(want) == len && !strncmp(p, want, len)))) {
+			chosen = p;
+			chosen_len = len;
+		}
 		if (!p[len])
 			break;
 	}
+	if (!chosen)
+		return pprof_read_fail(r->err, r->err_size, "a recording of %s: it has no event %s",
+				       quoted(rec->event, shown, sizeof(shown)), quoted(want, asked, sizeof(asked)));
 	rec->events = rec->event;
-	rec->event = NULL;
+	rec->event = strndup(chosen, chosen_len);
 	r->several = true;
-	for (const char *p = rec->events;; p += len + 1) {
-		len = strcspn(p, ",");
-		if (!want || (strlen(want) == len && !strncmp(p, want, len))) {
-			rec->event = strndup(p, len);
-			return rec->event ? 0 : pprof_read_fail(r->err, r->err_size, "out of memory");
-		}
-		if (!p[len])
-			return pprof_read_fail(r->err, r->err_size, "a recording of %s: it has no event %s",
-					       quoted(rec->events, shown, sizeof(shown)), quoted(want, asked, sizeof(asked)));
-	}
+	return rec->event ? 0 : pprof_read_fail(r->err, r->err_size, "out of memory");
 }
 
 static int read_header(struct reader *r)
