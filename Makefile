@@ -119,6 +119,8 @@ JNI_HOME ?= /usr/lib/jvm/java-17-openjdk-amd64
 WORKLOADS += $(OUTPUT)/workloads/libsyscallwaits.so
 # The native half of tests/workloads/java/WalkShapes.java (Java -> JNI -> Java -> JNI).
 WORKLOADS += $(OUTPUT)/workloads/libwalkjni.so
+# The native half of tests/workloads/java/JniAlloc.java (heap allocations made by C code).
+WORKLOADS += $(OUTPUT)/workloads/libjnialloc.so
 
 # The JVMTI agent, embedded into the profiler (user/java/agent_image.c), and the
 # Java workloads and demo.
@@ -362,7 +364,7 @@ $(OUTPUT)/workloads/libsyscallwaits.so: tests/workloads/jni/syscallwaits.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -Wno-unused-parameter -fPIC -shared -I$(JNI_HOME)/include -I$(JNI_HOME)/include/linux $< -o $@
 
-$(OUTPUT)/workloads/libwalkjni.so: tests/workloads/jni/walkjni.c
+$(OUTPUT)/workloads/libwalkjni.so $(OUTPUT)/workloads/libjnialloc.so: $(OUTPUT)/workloads/lib%.so: tests/workloads/jni/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -Wno-unused-parameter -fPIC -shared -I$(JNI_HOME)/include -I$(JNI_HOME)/include/linux $< -o $@

@@ -13,6 +13,7 @@
 
 #include "classname.h"
 #include "emit.h"
+#include "jninative.h"
 #include "stream.h"
 
 /*
@@ -27,6 +28,7 @@ struct alloc_stripe {
 	pthread_mutex_t lock;
 	jvmtiFrameInfo frames[JBPF_STREAM_MAX_FRAMES + 1];
 	char class_name[JBPF_STREAM_MAX_NAME + 1];
+	uint64_t native[JBPF_ALLOC_MAX_NATIVE];
 	struct emit_scratch scratch;
 };
 
@@ -50,6 +52,7 @@ int alloc__start(jvmtiEnv *jvmti, unsigned interval, char *err, size_t err_size)
 	jvmtiError e;
 
 	pthread_once(&stripes_once, init_stripes);
+	jninative__init(jvmti);
 	if ((*jvmti)->GetPotentialCapabilities(jvmti, &potential) != JVMTI_ERROR_NONE ||
 	    !potential.can_generate_sampled_object_alloc_events) {
 		snprintf(err, err_size,
@@ -90,6 +93,26 @@ void alloc__counts(uint64_t *taken, uint64_t *lost)
 	*lost = atomic_load(&al.lost);
 }
 
+/*
+ * An allocation whose innermost Java frame is a native method was made by
+ * native code (JNI): its native frames, with flags saying so. None for one
+ * made by Java code.
+ */
+static uint32_t native_frames(jvmtiEnv *jvmti, struct alloc_stripe *st, jint count, uint32_t *flags)
+{
+	jboolean is_native = JNI_FALSE;
+	uint32_t n;
+	bool cut = false;
+
+	if (count <= 0 || (*jvmti)->IsMethodNative(jvmti, st->frames[0].method, &is_native) != JVMTI_ERROR_NONE ||
+	    !is_native)
+		return 0;
+	n = jninative__frames(st->native, JBPF_ALLOC_MAX_NATIVE, &cut);
+	if (n)
+		*flags |= JBPF_ALLOC_NATIVE | (cut ? JBPF_ALLOC_NATIVE_CUT : 0);
+	return n;
+}
+
 void JNICALL alloc__on_sampled(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
 			       jlong size)
 {
@@ -98,6 +121,7 @@ void JNICALL alloc__on_sampled(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, job
 	struct jbpf_msg_alloc a;
 	jint count = 0;
 	char *sig = NULL;
+	uint32_t nr_native;
 	bool sent;
 
 	(void)thread;
@@ -120,7 +144,8 @@ void JNICALL alloc__on_sampled(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, job
 	classname__type(sig, st->class_name, sizeof(st->class_name));
 	if (sig)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-	sent = !emit__alloc(jvmti, jni, &a, st->frames, count, st->class_name, &st->scratch);
+	nr_native = native_frames(jvmti, st, count, &a.flags);
+	sent = !emit__alloc(jvmti, jni, &a, st->frames, count, st->class_name, st->native, nr_native, &st->scratch);
 	pthread_mutex_unlock(&st->lock);
 	if (!sent)
 		atomic_fetch_add(&al.lost, 1);

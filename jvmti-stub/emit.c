@@ -24,30 +24,39 @@ struct msgbuf {
  * (an ALLOC's frames, then its class). Sizes are checked by the callers'
  * bounds.
  */
-static void put_msg_named(struct msgbuf *b, uint32_t type, const void *fixed, size_t fixed_len, const void *tail,
-			  size_t tail_len, const void *name, size_t name_len)
-{
-	size_t size = fixed_len + tail_len + name_len;
-	struct jbpf_msg_header h = { .type = type, .size = (uint32_t)size };
-	char *at = b->data + b->len + sizeof(h);
+/* One piece of a message's payload. */
+struct part {
+	const void *bytes;
+	size_t len;
+};
 
-	if (b->cap - b->len < sizeof(h) + size)
+/* Appends one message: header, then its parts in order. */
+static void put_parts(struct msgbuf *b, uint32_t type, const struct part *parts, size_t nr)
+{
+	struct jbpf_msg_header h = { .type = type };
+	char *at;
+
+	for (size_t i = 0; i < nr; i++)
+		h.size += (uint32_t)parts[i].len;
+	if (b->cap - b->len < sizeof(h) + h.size)
 		return; /* cannot happen with the *_MAX bounds; a short batch is still whole messages */
 	memcpy(b->data + b->len, &h, sizeof(h));
-	if (fixed_len)
-		memcpy(at, fixed, fixed_len);
-	if (tail_len)
-		memcpy(at + fixed_len, tail, tail_len);
-	if (name_len)
-		memcpy(at + fixed_len + tail_len, name, name_len);
-	b->len += sizeof(h) + size;
+	at = b->data + b->len + sizeof(h);
+	for (size_t i = 0; i < nr; i++) {
+		if (parts[i].len)
+			memcpy(at, parts[i].bytes, parts[i].len);
+		at += parts[i].len;
+	}
+	b->len += sizeof(h) + h.size;
 }
 
 /* Appends one message: header, fixed part, then tail bytes. */
 static void put_msg(struct msgbuf *b, uint32_t type, const void *fixed, size_t fixed_len, const void *tail,
 		    size_t tail_len)
 {
-	put_msg_named(b, type, fixed, fixed_len, tail, tail_len, NULL, 0);
+	const struct part parts[] = { { fixed, fixed_len }, { tail, tail_len } };
+
+	put_parts(b, type, parts, 2);
 }
 
 /* A METHOD for method, resolved now. */
@@ -262,18 +271,25 @@ void emit__thread_stack(jvmtiEnv *jvmti, JNIEnv *jni, uint32_t tid, jint state, 
 }
 
 int emit__alloc(jvmtiEnv *jvmti, JNIEnv *jni, const struct jbpf_msg_alloc *alloc, const jvmtiFrameInfo *frames,
-		jint count, const char *class_name, struct emit_scratch *scratch)
+		jint count, const char *class_name, const uint64_t *native, uint32_t nr_native,
+		struct emit_scratch *scratch)
 {
 	struct msgbuf b = { .data = scratch->batch, .cap = sizeof(scratch->batch) };
 	struct jbpf_msg_alloc a = *alloc;
 	size_t n_unnamed;
 
+	if (nr_native > JBPF_ALLOC_MAX_NATIVE)
+		nr_native = JBPF_ALLOC_MAX_NATIVE;
 	a.class_len = (uint32_t)bounded_len(class_name);
-	a.flags = 0;
+	a.flags = nr_native ? alloc->flags & (JBPF_ALLOC_NATIVE | JBPF_ALLOC_NATIVE_CUT) : 0;
 	a.frame_count = jvmti_frames(frames, count, scratch, &a.flags);
 	n_unnamed = put_unnamed(&b, jvmti, jni, scratch, a.frame_count);
-	put_msg_named(&b, JBPF_MSG_ALLOC, &a, sizeof(a), scratch->frames, a.frame_count * sizeof(scratch->frames[0]),
-		      class_name, a.class_len);
+	put_parts(&b, JBPF_MSG_ALLOC,
+		  (const struct part[]){ { &a, sizeof(a) },
+					 { scratch->frames, a.frame_count * sizeof(scratch->frames[0]) },
+					 { class_name, a.class_len },
+					 { native, nr_native * sizeof(native[0]) } },
+		  4);
 	return outbox__append(b.data, b.len, OUTBOX_LIMIT, scratch->unnamed, n_unnamed);
 }
 

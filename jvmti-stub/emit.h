@@ -38,11 +38,12 @@
  * One trace with a METHOD for each of its frames: what emit__trace appends
  * at most (about 270 KiB). A THREAD_STACK's fixed part is smaller than a
  * TRACE's, so emit__thread_stack appends no more; an ALLOC adds its
- * class's name and a longer fixed part, EMIT_ALLOC_EXTRA.
+ * class's name, a longer fixed part and native frames, EMIT_ALLOC_EXTRA.
  */
 #define EMIT_TRACE_BATCH_MAX (JBPF_STREAM_MAX_FRAMES * EMIT_METHOD_MAX + EMIT_TRACE_MAX + EMIT_ALLOC_EXTRA)
-/* What an ALLOC has beyond a TRACE of as many frames: its class's name, and a longer fixed part. */
-#define EMIT_ALLOC_EXTRA (JBPF_STREAM_MAX_NAME + sizeof(struct jbpf_msg_alloc))
+/* What an ALLOC has beyond a TRACE of as many frames: its class's name, a longer fixed part, native frames. */
+#define EMIT_ALLOC_EXTRA \
+	(JBPF_STREAM_MAX_NAME + sizeof(struct jbpf_msg_alloc) + JBPF_ALLOC_MAX_NATIVE * sizeof(uint64_t))
 #define EMIT_HELLO_SIZE (EMIT_HEADER + sizeof(struct jbpf_msg_hello))
 #define EMIT_ERROR_MAX (EMIT_HEADER + sizeof(struct jbpf_msg_error) + JBPF_STREAM_MAX_NAME)
 /*
@@ -92,11 +93,15 @@ void emit__thread_stack(jvmtiEnv *jvmti, JNIEnv *jni, uint32_t tid, jint state, 
  * A JVM thread in its SampledObjectAlloc callback: the METHODs the stack
  * still needs, then the ALLOC (alloc's size, time, tid and interval; the
  * rest is filled here), in one append within OUTBOX_LIMIT. count may be
- * JBPF_STREAM_MAX_FRAMES + 1 (cut and flagged). 0, or -1 when the append
- * was dropped. scratch is the caller's, one thread at a time.
+ * JBPF_STREAM_MAX_FRAMES + 1 (cut and flagged). native: the native frames
+ * of an allocation made by JNI code (nr_native of them, at most
+ * JBPF_ALLOC_MAX_NATIVE; alloc's flags say JBPF_ALLOC_NATIVE and whether
+ * they were cut), or none. 0, or -1 when the append was dropped. scratch is
+ * the caller's, one thread at a time.
  */
 int emit__alloc(jvmtiEnv *jvmti, JNIEnv *jni, const struct jbpf_msg_alloc *alloc, const jvmtiFrameInfo *frames,
-		jint count, const char *class_name, struct emit_scratch *scratch);
+		jint count, const char *class_name, const uint64_t *native, uint32_t nr_native,
+		struct emit_scratch *scratch);
 void emit__stats(const struct jbpf_msg_stats *stats);
 void emit__flushed(void);
 

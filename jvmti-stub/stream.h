@@ -176,14 +176,26 @@ struct jbpf_msg_thread_stack {
  * as Java writes it, "java.lang.String", "byte[]", "java.lang.Object[][]".
  * HotSpot picks the allocation: one per `interval` bytes the thread
  * allocated, on average, at random distances; `size` is the object's.
- * Sizes: 40 bytes, 16 per frame, then the name: at most 5,160 bytes.
+ *
+ * With JBPF_ALLOC_NATIVE in flags, the allocation was made by native code
+ * (JNI) and the name is followed by 1 to JBPF_ALLOC_MAX_NATIVE uint64_t
+ * return addresses, innermost first: the native frames between the VM's
+ * own code and the Java native method that called them, as many as the
+ * payload's size leaves room for; the last may lie in the code HotSpot
+ * generated for that method. JBPF_ALLOC_NATIVE_CUT: there were more.
+ * Sizes: 40 bytes, 16 per frame, the name, 8 per native frame: at most
+ * 5,672 bytes.
  */
+#define JBPF_ALLOC_NATIVE (1u << 8)
+#define JBPF_ALLOC_NATIVE_CUT (1u << 9)
+#define JBPF_ALLOC_MAX_NATIVE 64
+
 struct jbpf_msg_alloc {
 	uint64_t size;        /* the object's size in bytes, header included */
 	uint64_t time_ns;     /* CLOCK_MONOTONIC when the callback ran */
 	uint32_t tid;         /* gettid() in the JVM's pid namespace; never 0 */
 	uint32_t frame_count; /* <= JBPF_STREAM_MAX_FRAMES */
-	uint32_t flags;       /* JBPF_TRACE_TRUNCATED: deeper, cut at the root end */
+	uint32_t flags;       /* JBPF_TRACE_TRUNCATED: deeper, cut at the root end; JBPF_ALLOC_NATIVE* */
 	uint32_t class_len;   /* 1 to JBPF_STREAM_MAX_NAME */
 	uint64_t interval;    /* the mean sampling distance in bytes (alloc=BYTES) */
 };

@@ -41,10 +41,12 @@ static void on_thread_stack(void *ctx, const struct jbpf_msg_thread_stack *stack
 }
 
 static void on_alloc(void *ctx, const struct jbpf_msg_alloc *alloc, const struct jbpf_trace_frame *frames,
-		     const char *class_name)
+		     const char *class_name, const uint64_t *native, uint32_t nr_native)
 {
 	for (uint32_t i = 0; i < alloc->frame_count; i++)
 		sink += (size_t)frames[i].method_id;
+	for (uint32_t i = 0; i < nr_native; i++)
+		sink += (size_t)native[i];
 	sink += strlen(class_name) + (size_t)alloc->size;
 }
 

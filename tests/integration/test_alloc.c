@@ -372,6 +372,105 @@ static void cpu_and_alloc_in_one_recording_jdk25(void **state)
 	check(&jdk25, true);
 }
 
+/* The absolute path of workload library name (caller frees): a JVM runs in a directory of its own. */
+static char *workload_library(const char *name)
+{
+	char *relative = harness_workload(name), *path = realpath(relative, NULL);
+
+	if (!path)
+		fail_msg("no %s: build the workloads first", relative);
+	free(relative);
+	return path;
+}
+
+/*
+ * Allocations made by native code: JniAlloc's thread allocates the same
+ * byte arrays from Java and from C through JNI, turn by turn. Every
+ * sample of the C path must read, from the Java native method inwards,
+ * Java_JniAlloc_nativeArrays, jnialloc_arrays and byte[] (the VM's own
+ * frames between them and the allocation are left out); every sample of
+ * the Java path has its method right above its class. Each sample is
+ * judged alone, so the test asks for all but a rounding's worth of them
+ * (99% of the bytes), from at least 100 samples of each path: recordings
+ * of two seconds are taken until there are, at most ten.
+ */
+static void allocations_by_native_code(const struct jdk *jdk)
+{
+	static const char *const native_tail[] = { "JniAlloc.nativeArrays", "Java_JniAlloc_nativeArrays",
+						   "jnialloc_arrays", "byte[]" };
+	char *dir, *collapsed, *lib, pid[16];
+	uint64_t native_bytes = 0, native_whole = 0, java_bytes = 0, java_right = 0;
+	struct jvm jvm;
+
+	jvm_require(jdk, "JniAlloc");
+	dir = harness_tmpdir();
+	collapsed = harness_path(dir, "alloc.collapsed");
+	lib = workload_library("libjnialloc.so");
+	jvm_start(&jvm, jdk, "JniAlloc", (char *[]){ lib, NULL });
+	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
+	for (int round = 0; round < 10 && (native_bytes < 100 * INTERVAL || java_bytes < 100 * INTERVAL); round++) {
+		struct child profiler;
+		struct collapsed c;
+
+		assert_int_equal(harness_run_profiler(&profiler,
+						      (char *[]){ "-p", pid, "-e", "alloc", "-d", "2", "-f", collapsed, NULL },
+						      60),
+				 0);
+		if (!strstr(profiler.buf, "made by native code"))
+			fail_msg("the summary does not count allocations made by native code: %s", profiler.buf);
+		assert_int_equal(collapsed_load(collapsed, &c), 0);
+		for (size_t i = 0; i < c.n; i++) {
+			struct frames fr;
+			int at;
+
+			frames_split(&fr, c.stacks[i]);
+			if (find_frame(&fr, 0, "JniAlloc.nativeArrays") >= 0) {
+				native_bytes += c.counts[i];
+				at = fr.n - 4;
+				for (int k = 0; at >= 0 && k < 4; k++)
+					if (find_frame(&fr, at + k, native_tail[k]) != at + k)
+						at = -1;
+				if (at >= 0)
+					native_whole += c.counts[i];
+			} else if (find_frame(&fr, 0, "JniAlloc.javaArrays") >= 0) {
+				java_bytes += c.counts[i];
+				if (fr.n >= 2 && find_frame(&fr, fr.n - 2, "JniAlloc.javaArrays") == fr.n - 2 &&
+				    !strcmp(leaf_of(&fr), "byte[]"))
+					java_right += c.counts[i];
+			}
+			free(fr.buf);
+		}
+		collapsed_free(&c);
+	}
+	jvm_stop(&jvm);
+	fprintf(stderr,
+		"  %s: from C, %.1f%% of %.0f samples' bytes under jnialloc_arrays; from Java, %.1f%% of %.0f "
+		"with no native frame\n",
+		jdk->name, native_bytes ? 100.0 * (double)native_whole / (double)native_bytes : 0,
+		(double)native_bytes / INTERVAL, java_bytes ? 100.0 * (double)java_right / (double)java_bytes : 0,
+		(double)java_bytes / INTERVAL);
+	assert_true(native_bytes >= 100 * INTERVAL && java_bytes >= 100 * INTERVAL);
+	assert_true(native_whole >= 0.99 * (double)native_bytes);
+	assert_true(java_right >= 0.99 * (double)java_bytes);
+	unlink(collapsed);
+	rmdir(dir);
+	free(collapsed);
+	free(lib);
+	free(dir);
+}
+
+static void allocations_by_native_code_jdk17(void **state)
+{
+	(void)state;
+	allocations_by_native_code(&jdk17);
+}
+
+static void allocations_by_native_code_jdk25(void **state)
+{
+	(void)state;
+	allocations_by_native_code(&jdk25);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +480,8 @@ int main(void)
 		HARNESS_TEST(cpu_and_alloc_in_one_recording_jdk25),
 		HARNESS_TEST(a_target_that_is_no_jvm_is_named_and_the_rest_kept),
 		HARNESS_TEST(a_jvm_that_refuses_the_agent_keeps_its_cpu_samples),
+		HARNESS_TEST(allocations_by_native_code_jdk17),
+		HARNESS_TEST(allocations_by_native_code_jdk25),
 	};
 
 	return cmocka_run_group_tests_name("-e alloc: Java heap allocations by class and method", tests, NULL, NULL);

@@ -29,6 +29,8 @@ struct seen {
 	int allocs;
 	struct jbpf_msg_alloc alloc;
 	char class_name[JBPF_STREAM_MAX_NAME + 1];
+	uint64_t native[JBPF_ALLOC_MAX_NATIVE];
+	uint32_t nr_native;
 };
 
 static void on_hello(void *ctx, const struct jbpf_msg_hello *m)
@@ -89,10 +91,13 @@ static void on_stack(void *ctx, const struct jbpf_msg_thread_stack *m, const str
 }
 
 static void on_alloc(void *ctx, const struct jbpf_msg_alloc *m, const struct jbpf_trace_frame *frames,
-		     const char *class_name)
+		     const char *class_name, const uint64_t *native, uint32_t nr_native)
 {
 	struct seen *s = ctx;
 
+	assert_true(nr_native <= JBPF_ALLOC_MAX_NATIVE);
+	s->nr_native = nr_native;
+	memcpy(s->native, native, nr_native * sizeof(native[0]));
 	s->allocs++;
 	s->alloc = *m;
 	memcpy(s->stack_frames, frames, m->frame_count * sizeof(frames[0]));
@@ -455,6 +460,60 @@ static void allocations_arrive_with_their_class(void **state)
 	assert_int_equal(s.allocs, 0);
 }
 
+/* An ALLOC made by native code: its name, then size bytes of return addresses (pcs). */
+static void put_native_alloc(uint8_t *buf, size_t *len, const struct jbpf_msg_alloc *a, const uint64_t *pcs,
+			     size_t size)
+{
+	static uint8_t tail[JBPF_STREAM_MAX_PAYLOAD];
+
+	memcpy(tail, "byte[]", 6);
+	memcpy(tail + 6, pcs, size);
+	put(buf, len, JBPF_MSG_ALLOC, a, sizeof(*a), tail, 6 + size);
+}
+
+static void native_frames_fill_what_the_name_leaves(void **state)
+{
+	static uint8_t buf[2 * JBPF_STREAM_MAX_PAYLOAD];
+	uint64_t pcs[JBPF_ALLOC_MAX_NATIVE + 1];
+	struct jbpf_msg_alloc good = { .size = 4112, .tid = 9, .class_len = 6, .interval = 524288,
+				       .flags = JBPF_ALLOC_NATIVE };
+	struct seen s;
+	struct javastream_handler h = handler(&s);
+	size_t len = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pcs) / sizeof(pcs[0]); i++)
+		pcs[i] = 0x7f0000001000 + 16 * i;
+	put_native_alloc(buf, &len, &good, pcs, 2 * sizeof(pcs[0]));
+	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(s.allocs, 1);
+	assert_string_equal(s.class_name, "byte[]");
+	assert_int_equal(s.nr_native, 2);
+	assert_true(s.native[0] == pcs[0] && s.native[1] == pcs[1]);
+	len = 0;
+	put_native_alloc(buf, &len, &good, pcs, JBPF_ALLOC_MAX_NATIVE * sizeof(pcs[0]));
+	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(s.nr_native, JBPF_ALLOC_MAX_NATIVE);
+	assert_true(s.native[JBPF_ALLOC_MAX_NATIVE - 1] == pcs[JBPF_ALLOC_MAX_NATIVE - 1]);
+
+	/* Flagged with none, with too many, with a piece of one; or not flagged and some anyway. */
+	h = handler(&s);
+	len = 0;
+	put_native_alloc(buf, &len, &good, pcs, 0);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	len = 0;
+	put_native_alloc(buf, &len, &good, pcs, sizeof(pcs));
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	len = 0;
+	put_native_alloc(buf, &len, &good, pcs, sizeof(pcs[0]) + 4);
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	good.flags = 0;
+	len = 0;
+	put_native_alloc(buf, &len, &good, pcs, sizeof(pcs[0]));
+	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(s.allocs, 0);
+}
+
 static void reads_a_socket_in_pieces(void **state)
 {
 	static uint8_t buf[4096];
@@ -554,6 +613,7 @@ int main(void)
 		cmocka_unit_test(thread_stacks_arrive_with_their_frames),
 		cmocka_unit_test(malformed_thread_stacks_end_the_stream),
 		cmocka_unit_test(allocations_arrive_with_their_class),
+		cmocka_unit_test(native_frames_fill_what_the_name_leaves),
 		cmocka_unit_test(reads_a_socket_in_pieces),
 	};
 

@@ -73,8 +73,11 @@ struct java_stats {
 	uint64_t thread_stacks_dropped; /* ... not kept: past a bound, tid not found, no memory */
 	/* Java frames whose kind (--annotate) was found by the agent's walk, the native stack, or inferred. */
 	uint64_t kinds_by_agent, kinds_by_native, kinds_inferred;
-	/* Sampled allocations (-e alloc): received, and of them without Java frames; the agents' own counts. */
-	uint64_t allocs, allocs_no_java;
+	/*
+	 * Sampled allocations (-e alloc): received, and of them without Java
+	 * frames, and made by native code with its frames; the agents' own counts.
+	 */
+	uint64_t allocs, allocs_no_java, allocs_native;
 	uint64_t agent_allocs, agent_allocs_lost; /* taken by the agents, and dropped there */
 };
 

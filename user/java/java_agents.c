@@ -166,12 +166,12 @@ static void on_thread_stack(void *ctx, const struct jbpf_msg_thread_stack *stack
 }
 
 static void on_alloc(void *ctx, const struct jbpf_msg_alloc *alloc, const struct jbpf_trace_frame *frames,
-		     const char *class_name)
+		     const char *class_name, const uint64_t *native, uint32_t nr_native)
 {
 	struct jvm *jvm = ctx;
 
 	if (jvm->java)
-		java_add_alloc(jvm->java, jvm, alloc, frames, class_name);
+		java_add_alloc(jvm->java, jvm, alloc, frames, class_name, native, nr_native);
 }
 
 static struct javastream_handler handler_for(struct jvm *jvm)

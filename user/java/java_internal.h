@@ -184,10 +184,13 @@ void java_attach_watched(struct java *java, uint64_t now);
 
 /*
  * java_alloc.c: an allocation jvm's agent sampled, added to the profile
- * with its class as the last frame, weighing sampled_bytes (common/sampled_bytes.h).
+ * with its class as the last frame, weighing sampled_bytes
+ * (common/sampled_bytes.h); native code's allocation with its native
+ * frames (nr_native of them) between its Java frames and its class.
  */
 void java_add_alloc(struct java *java, struct jvm *jvm, const struct jbpf_msg_alloc *alloc,
-		    const struct jbpf_trace_frame *frames, const char *class_name);
+		    const struct jbpf_trace_frame *frames, const char *class_name, const uint64_t *native,
+		    uint32_t nr_native);
 
 /* java_stats.c: the agent's own counters of jvm, added to st. */
 void java_add_agent_counts(struct java_stats *st, const struct jvm *jvm);

@@ -164,20 +164,31 @@ static int dispatch(uint32_t type, const uint8_t *p, size_t size, const struct j
 	}
 	case JBPF_MSG_ALLOC: {
 		struct jbpf_trace_frame frames[JBPF_STREAM_MAX_FRAMES];
+		uint64_t native[JBPF_ALLOC_MAX_NATIVE];
 		struct jbpf_msg_alloc m;
-		size_t frames_size;
+		size_t frames_size, named_size, native_size = 0;
 
 		if (size < sizeof(m))
 			return -EPROTO;
 		memcpy(&m, p, sizeof(m));
-		if (m.tid == 0 || m.frame_count > JBPF_STREAM_MAX_FRAMES || !m.interval)
+		if (m.tid == 0 || m.frame_count > JBPF_STREAM_MAX_FRAMES || !m.interval ||
+		    m.class_len > JBPF_STREAM_MAX_NAME)
 			return -EPROTO;
 		frames_size = (size_t)m.frame_count * sizeof(frames[0]);
-		if (name_after(p, size, sizeof(m) + frames_size, m.class_len, name) || !m.class_len)
+		named_size = sizeof(m) + frames_size + m.class_len;
+		/* Native frames fill what the name leaves: one at least, a whole number, not too many. */
+		if (m.flags & JBPF_ALLOC_NATIVE) {
+			if (size <= named_size || (size - named_size) % sizeof(native[0]) ||
+			    size - named_size > sizeof(native))
+				return -EPROTO;
+			native_size = size - named_size;
+		}
+		if (name_after(p, size - native_size, sizeof(m) + frames_size, m.class_len, name) || !m.class_len)
 			return -EPROTO;
 		memcpy(frames, p + sizeof(m), frames_size);
+		memcpy(native, p + named_size, native_size);
 		if (h->alloc)
-			h->alloc(h->ctx, &m, frames, name);
+			h->alloc(h->ctx, &m, frames, name, native, (uint32_t)(native_size / sizeof(native[0])));
 		return 0;
 	}
 	default:

@@ -37,9 +37,13 @@ struct javastream_handler {
 	/* frames: stack->frame_count of them; tid is never 0. */
 	void (*thread_stack)(void *ctx, const struct jbpf_msg_thread_stack *stack,
 			     const struct jbpf_trace_frame *frames);
-	/* frames: alloc->frame_count of them; class_name the allocated class, never empty. */
+	/*
+	 * frames: alloc->frame_count of them; class_name the allocated class,
+	 * never empty; native: nr_native return addresses (JBPF_ALLOC_NATIVE),
+	 * at most JBPF_ALLOC_MAX_NATIVE, or none.
+	 */
 	void (*alloc)(void *ctx, const struct jbpf_msg_alloc *alloc, const struct jbpf_trace_frame *frames,
-		      const char *class_name);
+		      const char *class_name, const uint64_t *native, uint32_t nr_native);
 };
 
 /*

@@ -166,10 +166,10 @@ static void alloc_summary(const struct recording *rec, char *buf, size_t size)
 	lost = js.agent_allocs_lost + lost_here + late;
 	snprintf(buf, size,
 		 "%llu allocations sampled, %llu written, %llu lost (%llu in the JVMs: send queue full; %llu here: "
-		 "profile full; %llu sampled as the recording ended); %llu without Java frames%s",
+		 "profile full; %llu sampled as the recording ended); %llu without Java frames, %llu made by native code%s",
 		 (unsigned long long)taken, (unsigned long long)stats.written_by[AGGREGATOR_HEAP], (unsigned long long)lost,
 		 (unsigned long long)js.agent_allocs_lost, (unsigned long long)lost_here, (unsigned long long)late,
-		 (unsigned long long)js.allocs_no_java, attach_line);
+		 (unsigned long long)js.allocs_no_java, (unsigned long long)js.allocs_native, attach_line);
 }
 
 /*
