@@ -45,6 +45,7 @@ enum jbpf_record_type {
 	JBPF_RECORD_NATIVE_ALLOC = 9,   /* a sampled allocation: struct jbpf_sample with alloc_bytes */
 	JBPF_RECORD_NATIVE_ADDRESS = 10, /* struct jbpf_native_address (--leaks) */
 	JBPF_RECORD_NATIVE_FREE = 11,   /* struct jbpf_native_free (--leaks) */
+	JBPF_RECORD_WAKER = 12,      /* who woke a recorded wait (--wakers): struct jbpf_sample, see below */
 };
 
 /*
@@ -71,6 +72,18 @@ enum jbpf_state {
 #define JBPF_WAIT_SAMPLED 32u    /* shorter than the full-wait threshold, picked at random (see offcpu.bpf.c) */
 #define JBPF_WAIT_NEW_THREAD 64u /* a new thread waiting for its first run: no stacks */
 #define JBPF_WAIT_NO_TASK 128u   /* the thread could not be looked up: no kernel stack */
+#define JBPF_WAIT_WAKER 256u     /* its waker was sent before it, in a JBPF_RECORD_WAKER */
+/*
+ * Bits for JBPF_RECORD_WAKER only. A waker is the thread that woke a wait
+ * about to be recorded (--wakers, bpf/offcpu_waker.bpf.h): a struct
+ * jbpf_sample with the waker's tgid, tid, comm, born_ns and stacks (kernel,
+ * user, Java frames), taken at the wakeup in its own context; time_ns the
+ * wakeup, wait_start_ns the woken wait's start (0 for one that began before
+ * the thread was seen) and wait_id a number of its own, which the wait it
+ * woke (JBPF_WAIT_WAKER) carries in its wait_id. Woken from an interrupt,
+ * it has only the interrupt's kernel frames, and no user stack.
+ */
+#define JBPF_WAKER_INTERRUPT 512u /* woken from a hardware interrupt or a softirq */
 
 /*
  * User frames read for a sample that asks for its Java stack: the Java
@@ -233,10 +246,15 @@ struct jbpf_thread_waits {
 	__u32 tgid;
 	__u32 flags;         /* JBPF_THREAD_* */
 	__u32 check_in;      /* its last wait was long: owe the next one a switch-in check (offcpu.bpf.c) */
+	__u64 waker_seq;     /* with JBPF_THREAD_WAKER_PICKED: the number joining its wait to its waker */
 };
 #define JBPF_THREAD_SINCE_START 1u /* seeded by userspace; not yet seen by the program */
 #define JBPF_THREAD_NEW 2u         /* created during the recording, not yet run */
 #define JBPF_THREAD_EXITING 4u     /* exiting: its life is over, nothing more is recorded */
+/* With --wakers, the current wait was picked (or passed over) at its wakeup, where its waker is read. */
+#define JBPF_THREAD_WAKER_PICKED 8u
+#define JBPF_THREAD_WAKER_PASSED 16u
+#define JBPF_THREAD_WAKER_CHANCE 32u /* picked by chance: its sleep was shorter than the full-wait threshold */
 
 /* A target's thread exits (sched_process_exit); its totals go with it. */
 struct jbpf_thread_exit {
@@ -309,6 +327,9 @@ enum jbpf_counter {
 	JBPF_CNT_NATIVE_BUSY,    /* sampled, not sent: the CPU's record was being built by a preempted call */
 	JBPF_CNT_NATIVE_UNTRACKED, /* sampled, address not followed to its free: live table full */
 	JBPF_CNT_NATIVE_FREES_LOST, /* frees (or addresses) of sampled allocations not sent: ring buffer full */
+	JBPF_CNT_WAKERS_SENT,    /* wakers of recorded waits sent (--wakers) */
+	JBPF_CNT_WAKERS_LOST,    /* wakers not sent: ring buffer full */
+	JBPF_CNT_WAKERS_INTERRUPT, /* of those sent, woken from an interrupt */
 	JBPF_CNT_NR,
 };
 

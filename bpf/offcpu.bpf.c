@@ -378,6 +378,7 @@ __noinline int java_stack_of_current(struct jbpf_sample *wait, int in_syscall)
 }
 
 #include "offcpu_walk.bpf.h"
+#include "offcpu_waker.bpf.h"
 
 /*
  * A runnable or blocked thread leaves the CPU: its stacks now, from the
@@ -585,6 +586,8 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u32 f
 	wait->wait_start_ns = w->off_since;
 	wait->woken_ns = woken;
 	wait->flags = flags;
+	if (flags & JBPF_WAIT_WAKER)
+		wait->wait_id = w->waker_seq;
 	if (!task) {
 		wait->flags |= JBPF_WAIT_NO_TASK;
 		send(wait, sizeof(*wait));
@@ -742,15 +745,20 @@ __noinline int switched_in(__u32 tid, __u64 now)
 			w->off_since = 0;
 			return 0;
 		}
-		if ((length < full_wait_ns && (((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) ||
-		    is_agent_task(tid)) {
+		/* With --wakers a woken wait was picked or passed over at its wakeup (offcpu_waker.bpf.h). */
+		if ((w->flags & JBPF_THREAD_WAKER_PASSED) ||
+		    (!(w->flags & JBPF_THREAD_WAKER_PICKED) &&
+		     ((length < full_wait_ns && (((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) ||
+		      is_agent_task(tid)))) {
 			count_unrecorded(w, now, woken);
 			w->off_since = 0;
 			return 0;
 		}
-		if (length < full_wait_ns)
+		if (w->flags & JBPF_THREAD_WAKER_PICKED ? w->flags & JBPF_THREAD_WAKER_CHANCE : length < full_wait_ns)
 			flags = JBPF_WAIT_SAMPLED;
 	}
+	if (w->flags & JBPF_THREAD_WAKER_PICKED)
+		flags |= JBPF_WAIT_WAKER;
 	send_wait(w, tid, now, flags, woken);
 	w->flags = 0;
 	w->off_since = 0;

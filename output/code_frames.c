@@ -21,6 +21,7 @@ static const struct {
 	[FRAME_KIND_JAVA_COMPILED] = { "[java compiled]", "_[j]" },
 	[FRAME_KIND_LOST] = { "[jbpfprof]", NULL },
 	[FRAME_KIND_CLASS] = { "[allocated class]", NULL },
+	[FRAME_KIND_WAKER] = { "[waker]", NULL },
 };
 
 const char *output_kind_mapping(enum frame_kind kind)

@@ -89,6 +89,7 @@ static const char *const kind_names[FRAME_KIND_NR] = {
 	[FRAME_KIND_STATE] = "state",
 	[FRAME_KIND_CLASS] = "class",
 	[FRAME_KIND_EVENT] = "event",
+	[FRAME_KIND_WAKER] = "waker",
 };
 
 static const char *const state_frames[JBPF_STATE_NR] = {

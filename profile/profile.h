@@ -45,6 +45,7 @@ enum frame_kind {
 	FRAME_KIND_STATE,        /* a wall or off-CPU stack's last frame: "[sleeping]" (profile__intern_state) */
 	FRAME_KIND_CLASS,        /* an allocation profile's last frame: the class allocated, "byte[]" */
 	FRAME_KIND_EVENT,        /* in a recording of several events, each stack's first: its event, "cpu" */
+	FRAME_KIND_WAKER,        /* with --wakers, after a wait's state: "[woken by]", then its waker's frames */
 	FRAME_KIND_NR,
 };
 

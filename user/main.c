@@ -274,6 +274,7 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.events = recording_events_of(o),
 		.alloc_interval = o->alloc_interval,
 		.leaks = o->leaks,
+		.wakers = o->wakers,
 		.frequency_hz = o->frequency_hz,
 		.fixed_interval = o->fixed_interval,
 		.duration_ns = o->duration_ns,

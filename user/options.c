@@ -51,6 +51,7 @@ enum {
 	OPT_SPOOL_SIZE,
 	OPT_ALLOC_INTERVAL,
 	OPT_LEAKS,
+	OPT_WAKERS,
 	OPT_GROUP_BY,
 	OPT_PUSH_API,
 	OPT_PUSH_OTLP,
@@ -79,6 +80,7 @@ static const struct option long_options[] = {
 	{ "wait-interval", required_argument, NULL, OPT_WAIT_INTERVAL },
 	{ "alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL },
 	{ "leaks", no_argument, NULL, OPT_LEAKS },
+	{ "wakers", no_argument, NULL, OPT_WAKERS },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "java-stacks", required_argument, NULL, OPT_JAVA_STACKS },
 	{ "continuous", no_argument, NULL, OPT_CONTINUOUS },
@@ -673,6 +675,9 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		case OPT_LEAKS:
 			opts->leaks = true;
 			break;
+		case OPT_WAKERS:
+			opts->wakers = true;
+			break;
 		case OPT_UNWIND:
 			if (!strcmp(optarg, "tables"))
 				opts->unwind = UNWIND_TABLES;
@@ -737,6 +742,8 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return usage_error("--alloc-interval needs -e alloc or -e nativemem");
 	if (opts->leaks && !options_records(opts, EVENT_NATIVEMEM))
 		return usage_error("--leaks needs -e nativemem");
+	if (opts->wakers && !options_records(opts, EVENT_WALL) && !options_records(opts, EVENT_OFFCPU))
+		return usage_error("--wakers needs -e wall or -e offcpu");
 	if (options_records(opts, EVENT_NATIVEMEM) && opts->all)
 		return usage_error("-e nativemem probes the allocator of each process named: use -p PID, not -a");
 	if (options_records(opts, EVENT_NATIVEMEM) && opts->java_stacks != JAVA_STACKS_BPF)
@@ -765,5 +772,8 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return usage_error(options_records(opts, EVENT_ALLOC)
 					   ? "-e alloc writes no JFR file yet: use -o pprof, flamegraph, text, collapsed or otlp"
 					   : "-e nativemem writes no JFR file: use -o pprof, flamegraph, text, collapsed or otlp");
+	if (jfr && opts->wakers)
+		return usage_error("--wakers joins two threads' stacks, which a JFR file has no place for: use -o pprof, "
+				   "flamegraph, text, collapsed or otlp");
 	return check_formats_of_events(opts);
 }

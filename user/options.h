@@ -99,6 +99,7 @@ struct options {
 	uint64_t wait_interval_ns;       /* one recorded wait per this much waiting (wall, offcpu) */
 	uint32_t alloc_interval;         /* one sampled allocation per this many bytes (alloc, nativemem) */
 	bool leaks;                      /* nativemem: only what is still allocated at the end */
+	bool wakers;                     /* wall, offcpu: each wait's stack joined with its waker's */
 	bool include_given, exclude_given;
 	regex_t include, exclude;        /* --include, --exclude, compiled when given */
 	/* --continuous and where its profiles go (user/fleet/) */

@@ -421,6 +421,12 @@ static int push_id(struct reader *r, uint32_t *stack, size_t *depth, int64_t id)
 	return 0;
 }
 
+static int push_state(struct reader *r, uint32_t *stack, size_t *depth, int state)
+{
+	r->rec->has_states = true;
+	return push_id(r, stack, depth, profile__intern_state(r->rec->profile, (unsigned)state));
+}
+
 static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 {
 	const PSample *s = r->msg->sample[n];
@@ -474,14 +480,18 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 	for (size_t i = first_location; i-- > 0;) {
 		ssize_t li = find_id(r->locations, r->msg->n_location, s->location_id[i]);
 
-		for (int64_t f = r->location_frames[li]; f < r->location_frames[li + 1]; f++)
+		for (int64_t f = r->location_frames[li]; f < r->location_frames[li + 1]; f++) {
+			/* A wait's state ends its own frames: its waker's (--wakers) come after it. */
+			if (labels.state >= 0 && profile__frame_kind(r->rec->profile, r->frames_flat[f]) == FRAME_KIND_WAKER) {
+				if (push_state(r, stack, &depth, labels.state))
+					return -1;
+				labels.state = -1;
+			}
 			stack[depth++] = r->frames_flat[f];
+		}
 	}
-	if (labels.state >= 0) {
-		if (push_id(r, stack, &depth, profile__intern_state(r->rec->profile, (unsigned)labels.state)))
-			return -1;
-		r->rec->has_states = true;
-	}
+	if (labels.state >= 0 && push_state(r, stack, &depth, labels.state))
+		return -1;
 	err = profile__add_objects(r->rec->profile, stack, depth, count, (uint64_t)objects);
 	if (err == -ENOSPC)
 		return pprof_read_fail(r->err, r->err_size, "too many distinct stacks");

@@ -422,7 +422,9 @@ void walked__sample(struct walked *w, const struct jbpf_sample *s)
 
 	if (!j)
 		return;
-	count_walk(w, s, java);
+	/* A waker is part of its wait's sample (--wakers): not a walk of its own. */
+	if (s->type != JBPF_RECORD_WAKER)
+		count_walk(w, s, java);
 	if (!aggregator__begin(w->agg, s, NULL))
 		return;
 	if (s->ustack_err && !s->ustack_len && !s->java_len)

@@ -22,6 +22,20 @@
  */
 #define MAX_FRAMES (2 + 2 * JBPF_MAX_STACK_DEPTH + JBPF_STREAM_MAX_FRAMES + 2)
 #define NAME_MAX_LEN 512
+/*
+ * Wakers captured and not yet joined to their waits, by the number that
+ * joins them (wait_id): a slot each (a power of two). A waker whose slot is
+ * taken replaces the one there, most likely of a wait that did not come
+ * (dropped by --min-block, ended unseen).
+ */
+#define WAKER_SLOTS 4096
+
+/* A waker's stack, captured for the wait whose wait_id is seq. */
+struct waker_slot {
+	uint64_t seq;
+	uint32_t depth;          /* 0: empty */
+	uint32_t *frames;        /* the joined part: [woken by], then the waker's frames innermost first */
+};
 
 struct aggregator {
 	struct aggregator_config config;
@@ -35,6 +49,12 @@ struct aggregator {
 	struct addr_ids *addr_ids;    /* native frames' ids by address */
 	struct process_roots *roots;  /* with a process_root: each process's root frame */
 	enum aggregator_event event;  /* what the sample being added counts */
+	/* --wakers: a waker's stack is being captured (aggregator__capture_waker), not added */
+	bool capturing;
+	uint32_t captured[MAX_FRAMES];
+	size_t captured_depth;
+	struct waker_slot *wakers;    /* WAKER_SLOTS of them, made at the first capture */
+	const struct waker_slot *joined; /* the waker of the wait being added, or NULL */
 };
 
 struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
@@ -67,6 +87,9 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 void aggregator__free(struct aggregator *agg)
 {
 	if (agg) {
+		for (size_t i = 0; agg->wakers && i < WAKER_SLOTS; i++)
+			free(agg->wakers[i].frames);
+		free(agg->wakers);
 		shares__free(agg->shares);
 		addr_ids__free(agg->addr_ids);
 		process_roots__free(agg->roots);
@@ -213,7 +236,7 @@ static const char *stack_error_reason(int error, bool user)
 static bool add_roots(struct aggregator *agg, const struct jbpf_sample *s, const char *thread_name,
 		      size_t *depth)
 {
-	const char *event_frame = agg->config.event_frames[agg->event];
+	const char *event_frame = agg->capturing ? NULL : agg->config.event_frames[agg->event];
 	char comm[JBPF_COMM_LEN + 1];
 
 	if (event_frame && !push(agg, depth, event_frame, FRAME_KIND_EVENT))
@@ -241,14 +264,33 @@ static bool add_user_frames(struct aggregator *agg, const struct jbpf_sample *s,
 	return true;
 }
 
+/*
+ * The innermost kernel frames of a waker that are the profiler's own: its
+ * program, and the kernel's code that ran it for the tracepoint.
+ */
+static size_t profiler_frames(struct aggregator *agg, const struct jbpf_sample *s)
+{
+	char name[NAME_MAX_LEN];
+	size_t i = 0;
+
+	if (s->type != JBPF_RECORD_WAKER)
+		return 0;
+	for (; i < s->kstack_len; i++) {
+		symbolizer__kernel(agg->sym, i == 0 ? s->ips[i] : s->ips[i] - 1, name, sizeof(name));
+		if (strncmp(name, "bpf_prog_", 9) && strncmp(name, "bpf_trace_run", 13) && strncmp(name, "__bpf_trace_", 12))
+			break;
+	}
+	return i;
+}
+
 static bool add_kernel_frames(struct aggregator *agg, const struct jbpf_sample *s, size_t *depth)
 {
 	char name[NAME_MAX_LEN];
-	size_t len;
+	size_t len, own = profiler_frames(agg, s);
 
 	if (s->kstack_err && !s->kstack_len)
 		return push(agg, depth, stack_error_reason(s->kstack_err, false), FRAME_KIND_LOST);
-	for (size_t i = s->kstack_len; i-- > 0;) {
+	for (size_t i = s->kstack_len; i-- > own;) {
 		uint64_t addr = i == 0 ? s->ips[i] : s->ips[i] - 1;
 
 		symbolizer__kernel(agg->sym, addr, name, sizeof(name) - 4);
@@ -270,6 +312,9 @@ static enum aggregator_event event_of(const struct jbpf_sample *s)
 static void accept_sample(struct aggregator *agg, const struct jbpf_sample *s, enum aggregator_event event)
 {
 	agg->event = event;
+	/* A waker's stack is part of its wait's sample. */
+	if (agg->capturing)
+		return;
 	agg->stats.received++;
 	agg->stats.received_by[event]++;
 	if (s->ustack_err && !s->ustack_len)
@@ -291,7 +336,7 @@ static uint64_t ns_to_us(uint64_t ns)
 /* Whether a sample's state is among those kept (always, without time weights, and for allocations). */
 static bool state_kept(struct aggregator *agg, const struct jbpf_sample *s)
 {
-	if (!agg->config.time_weights || agg->event != AGGREGATOR_TIME)
+	if (!agg->config.time_weights || agg->event != AGGREGATOR_TIME || agg->capturing)
 		return true;
 	if (s->state < JBPF_STATE_NR && (agg->config.state_mask & (1u << s->state)))
 		return true;
@@ -313,8 +358,13 @@ static bool add_in_state(struct aggregator *agg, const struct jbpf_sample *s, si
 	if (state >= JBPF_STATE_NR || !(agg->config.state_mask & (1u << state)))
 		return true;
 	/* A full stack takes no state frame, and does not intern one. */
-	if ((depth < MAX_FRAMES && !push_id(agg, &depth, profile__intern_state(agg->profile, state))) ||
-	    profile__add_indexed(agg->profile, agg->frames, depth, share ? 0 : count, &index))
+	if (depth < MAX_FRAMES && !push_id(agg, &depth, profile__intern_state(agg->profile, state)))
+		return false;
+	/* Its waker woke it from its sleep: the time runnable after is not the waker's doing. */
+	if (agg->joined && state != JBPF_STATE_RUNNABLE)
+		for (uint32_t i = 0; i < agg->joined->depth && depth < MAX_FRAMES; i++)
+			agg->frames[depth++] = agg->joined->frames[i];
+	if (profile__add_indexed(agg->profile, agg->frames, depth, share ? 0 : count, &index))
 		return false;
 	if (share && shares__add(agg->shares, share_key(s->tid, state), index, 1))
 		agg->stats.shares_lost++;
@@ -328,26 +378,69 @@ static bool add_in_state(struct aggregator *agg, const struct jbpf_sample *s, si
  * weights the stack counts weight (1: one sample) and objects beside it
  * (an allocation's). False when the profile is full.
  */
-static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, uint64_t weight,
+static bool add_weighted(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, uint64_t weight,
 			 uint64_t objects)
 {
 	bool share = s->type == JBPF_RECORD_CPU_SAMPLE || (s->flags & JBPF_WAIT_SAMPLED);
 	uint64_t start = s->wait_start_ns, end = s->time_ns, woken = s->woken_ns;
 
-	if (agg->event != AGGREGATOR_TIME || !agg->config.time_weights) {
-		if (profile__add_objects(agg->profile, agg->frames, depth, weight, objects))
-			return false;
-	} else if (share && agg->config.sample_weight_ns) {
-		/* No share to settle: the sample weighs one period, in its state. */
-		if (!add_in_state(agg, s, depth, s->state, false, ns_to_us(agg->config.sample_weight_ns)))
-			return false;
-	} else if (s->type == JBPF_RECORD_WAIT && woken > start && woken < end) {
-		if (!add_in_state(agg, s, depth, s->state, share, ns_to_us(woken - start)) ||
-		    !add_in_state(agg, s, depth, JBPF_STATE_RUNNABLE, share, ns_to_us(end - woken)))
-			return false;
-	} else if (!add_in_state(agg, s, depth, s->state, share, end > start ? ns_to_us(end - start) : 0)) {
-		return false;
+	if (agg->event != AGGREGATOR_TIME || !agg->config.time_weights)
+		return !profile__add_objects(agg->profile, agg->frames, depth, weight, objects);
+	/* No share to settle: the sample weighs one period, in its state. */
+	if (share && agg->config.sample_weight_ns)
+		return add_in_state(agg, s, depth, s->state, false, ns_to_us(agg->config.sample_weight_ns));
+	if (s->type == JBPF_RECORD_WAIT && woken > start && woken < end)
+		return add_in_state(agg, s, depth, s->state, share, ns_to_us(woken - start)) &&
+		       add_in_state(agg, s, depth, JBPF_STATE_RUNNABLE, share, ns_to_us(end - woken));
+	return add_in_state(agg, s, depth, s->state, share, end > start ? ns_to_us(end - start) : 0);
+}
+
+/* The slot of the waker numbered seq. */
+static struct waker_slot *waker_slot(struct aggregator *agg, uint64_t seq)
+{
+	return &agg->wakers[(seq * 0x9e3779b97f4a7c15ull >> 40) & (WAKER_SLOTS - 1)];
+}
+
+/* The waker captured for wait s, or a stand-in that says it was not recorded (ring full, replaced). */
+static const struct waker_slot *waker_of(struct aggregator *agg, const struct jbpf_sample *s)
+{
+	static uint32_t lost_frames[2];
+	static struct waker_slot lost = { .frames = lost_frames };
+	struct waker_slot *w = agg->wakers ? waker_slot(agg, s->wait_id) : NULL;
+	int64_t sep, reason;
+
+	if (w && w->depth && w->seq == s->wait_id)
+		return w;
+	agg->stats.wakers_missing++;
+	sep = profile__intern(agg->profile, "[woken by]", FRAME_KIND_WAKER);
+	reason = profile__intern(agg->profile, "[waker not recorded]", FRAME_KIND_WAKER);
+	if (sep < 0 || reason < 0)
+		return NULL;
+	lost_frames[0] = (uint32_t)sep;
+	lost_frames[1] = (uint32_t)reason;
+	lost.depth = 2;
+	return &lost;
+}
+
+/* As add_weighted; a wait with a waker (--wakers) gets its waker's frames after its state's. */
+static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, uint64_t weight,
+			 uint64_t objects)
+{
+	bool added;
+
+	if (agg->capturing) {
+		memcpy(agg->captured, agg->frames, depth * sizeof(agg->frames[0]));
+		agg->captured_depth = depth;
+		return true;
 	}
+	agg->joined = s->type == JBPF_RECORD_WAIT && (s->flags & JBPF_WAIT_WAKER) ? waker_of(agg, s) : NULL;
+	added = add_weighted(agg, s, depth, weight, objects);
+	/* Joined once: a waker is of one wait. */
+	if (agg->joined && agg->wakers && agg->joined == waker_slot(agg, s->wait_id))
+		waker_slot(agg, s->wait_id)->depth = 0;
+	agg->joined = NULL;
+	if (!added)
+		return false;
 	agg->stats.written++;
 	agg->stats.written_by[agg->event]++;
 	return true;
@@ -397,6 +490,23 @@ static uint64_t weight_of(const struct aggregator *agg, const struct jbpf_sample
 	return bytes ? bytes : 1;
 }
 
+/*
+ * A waker from an interrupt stands for no task: its kernel frames, up to
+ * the interrupt's entry, under what woke the wait: its timer (the wait
+ * timed out, or was a timed sleep) or another interrupt.
+ */
+static const char *interrupt_waker(struct aggregator *agg, const struct jbpf_sample *s)
+{
+	char name[NAME_MAX_LEN];
+
+	for (size_t i = 0; i < s->kstack_len; i++) {
+		symbolizer__kernel(agg->sym, i == 0 ? s->ips[i] : s->ips[i] - 1, name, sizeof(name));
+		if (!strcmp(name, "hrtimer_wakeup") || !strcmp(name, "process_timeout"))
+			return "[timed out]";
+	}
+	return "[interrupt]";
+}
+
 void aggregator__add(struct aggregator *agg, const struct jbpf_sample *s)
 {
 	uint64_t objects, weight = weight_of(agg, s, &objects);
@@ -405,9 +515,58 @@ void aggregator__add(struct aggregator *agg, const struct jbpf_sample *s)
 	accept_sample(agg, s, event_of(s));
 	if (!state_kept(agg, s))
 		return;
+	if (s->type == JBPF_RECORD_WAKER && (s->flags & JBPF_WAKER_INTERRUPT)) {
+		if (!push(agg, &depth, interrupt_waker(agg, s), FRAME_KIND_WAKER) || !add_kernel_frames(agg, s, &depth) ||
+		    !finish_stack(agg, s, depth, weight, objects))
+			agg->stats.profile_full++;
+		return;
+	}
 	if (!add_roots(agg, s, NULL, &depth) || !add_user_frames(agg, s, &depth) ||
 	    !add_kernel_frames(agg, s, &depth) || !finish_stack(agg, s, depth, weight, objects))
 		agg->stats.profile_full++;
+}
+
+/* ---- wakers (--wakers) ---- */
+
+void aggregator__capture_waker(struct aggregator *agg)
+{
+	agg->capturing = true;
+	agg->captured_depth = 0;
+}
+
+void aggregator__keep_waker(struct aggregator *agg, const struct jbpf_sample *waker)
+{
+	struct waker_slot *w;
+	uint32_t *frames;
+	int64_t id;
+
+	agg->capturing = false;
+	if (!agg->wakers && !(agg->wakers = calloc(WAKER_SLOTS, sizeof(*agg->wakers))))
+		return;
+	w = waker_slot(agg, waker->wait_id);
+	if (w->depth)
+		agg->stats.wakers_replaced++;
+	w->depth = 0;
+	frames = realloc(w->frames, (1 + agg->captured_depth) * sizeof(*frames));
+	if (!frames)
+		return;
+	w->frames = frames;
+	id = profile__intern(agg->profile, "[woken by]", FRAME_KIND_WAKER);
+	if (id < 0)
+		return;
+	frames[0] = (uint32_t)id;
+	/* Innermost first, so that the two stacks meet at the separator; a colour of their own. */
+	for (size_t i = 0; i < agg->captured_depth; i++) {
+		uint32_t f = agg->captured[agg->captured_depth - 1 - i];
+
+		id = profile__intern(agg->profile, profile__frame_name(agg->profile, f), FRAME_KIND_WAKER);
+		if (id < 0)
+			return;
+		frames[1 + i] = (uint32_t)id;
+	}
+	w->seq = waker->wait_id;
+	w->depth = (uint32_t)(1 + agg->captured_depth);
+	agg->stats.wakers++;
 }
 
 /* ---- a stack built by another stage ---- */

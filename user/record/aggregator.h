@@ -87,6 +87,9 @@ struct aggregator_stats {
 	uint64_t state_filtered;  /* left out: their state is not among those kept */
 	uint64_t shares_lost;     /* CPU samples or short waits the share table had no room for */
 	uint64_t native_remembered; /* native frames pushed by the id their address had, not looked up */
+	uint64_t wakers;          /* --wakers: wakers captured */
+	uint64_t wakers_replaced; /* of those, replaced by a later one before their wait came */
+	uint64_t wakers_missing;  /* waits sent with a waker that was not there: lost, replaced */
 	uint64_t received_by[AGGREGATOR_EVENT_NR]; /* received, by what they count */
 	uint64_t written_by[AGGREGATOR_EVENT_NR];  /* written, by what they count */
 };
@@ -100,6 +103,23 @@ void aggregator__free(struct aggregator *agg);
 
 /* One CPU sample, wait or sampled allocation, decoded and checked (user/record/decode.h). */
 void aggregator__add(struct aggregator *agg, const struct jbpf_sample *sample);
+
+/*
+ * --wakers. A waker (JBPF_RECORD_WAKER) is not a stack of its own but the
+ * end of its wait's: between aggregator__capture_waker and
+ * aggregator__keep_waker, the stack a stage builds for it (aggregator__add,
+ * or begin, push and end) is kept aside, not added. A waker from an
+ * interrupt (JBPF_WAKER_INTERRUPT) has its kernel frames under
+ * "[timed out]" (a timer woke it) or "[interrupt]", and no task's frames.
+ * The wait it woke (flagged JBPF_WAIT_WAKER, with the waker's wait_id),
+ * when it is added, gets after its state's frame a
+ * "[woken by]" frame and the waker's frames innermost first, all of kind
+ * FRAME_KIND_WAKER, in its sleeping part (its runnable part after the
+ * wakeup is not the waker's doing); "[waker not recorded]" when none was
+ * kept. Wakers wait for their waits in a bounded table, one per thread.
+ */
+void aggregator__capture_waker(struct aggregator *agg);
+void aggregator__keep_waker(struct aggregator *agg, const struct jbpf_sample *waker);
 
 /*
  * Process tgid ran another program: the symbolizer forgets it, so samples

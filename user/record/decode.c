@@ -65,6 +65,7 @@ bool record_decode(const void *data, size_t size, struct record *r)
 	case JBPF_RECORD_CPU_SAMPLE:
 	case JBPF_RECORD_WAIT:
 	case JBPF_RECORD_NATIVE_ALLOC:
+	case JBPF_RECORD_WAKER:
 		return record_sample_is_valid(data, size);
 	case JBPF_RECORD_EXEC:
 		return size >= sizeof(struct jbpf_exec);

@@ -51,7 +51,8 @@ size_t record_sample_used_size(const struct jbpf_sample *s);
 /* Whether a record of type is a struct jbpf_sample. */
 static inline bool record_type_is_sample(uint32_t type)
 {
-	return type == JBPF_RECORD_CPU_SAMPLE || type == JBPF_RECORD_WAIT || type == JBPF_RECORD_NATIVE_ALLOC;
+	return type == JBPF_RECORD_CPU_SAMPLE || type == JBPF_RECORD_WAIT || type == JBPF_RECORD_NATIVE_ALLOC ||
+	       type == JBPF_RECORD_WAKER;
 }
 
 /*

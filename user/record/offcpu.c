@@ -17,7 +17,7 @@
 
 struct offcpu {
 	struct offcpu_bpf *skel;
-	struct bpf_link *switch_link, *fork_link, *exit_link;
+	struct bpf_link *switch_link, *fork_link, *exit_link, *waking_link;
 };
 
 static void configure(struct offcpu_bpf *skel, const struct sampler_config *config)
@@ -42,6 +42,13 @@ static void configure(struct offcpu_bpf *skel, const struct sampler_config *conf
 	skel->rodata->unwind_tables = config->unwind_tables;
 	skel->rodata->hotspot_walk = config->unwind_tables && config->max_hotspot_jvms;
 	skel->rodata->hotspot_remember_blobs = sampler__remember_blobs();
+	skel->rodata->follow_wakers = config->wakers;
+	skel->rodata->irq_entry_lo = config->irq_entry_lo;
+	skel->rodata->irq_entry_hi = config->irq_entry_hi;
+	skel->rodata->softirq_lo = config->softirq_lo;
+	skel->rodata->softirq_hi = config->softirq_hi;
+	/* Without --wakers, the program is not even loaded: every wakeup of the host would pay for it. */
+	bpf_program__set_autoload(skel->progs.sched_waking, config->wakers);
 }
 
 int offcpu__open(const struct sampler_config *config, const struct bpf_object *owner, struct offcpu **out,
@@ -91,6 +98,14 @@ int offcpu__attach(struct offcpu *off, char *err, size_t err_size)
 	loader__ensure_tracefs();
 	off->fork_link = bpf_program__attach(off->skel->progs.process_fork);
 	off->exit_link = off->fork_link ? bpf_program__attach(off->skel->progs.thread_exit) : NULL;
+	if (off->exit_link && off->skel->rodata->follow_wakers) {
+		off->waking_link = bpf_program__attach(off->skel->progs.sched_waking);
+		if (!off->waking_link) {
+			error = errno;
+			snprintf(err, err_size, "cannot attach to the sched_waking raw tracepoint (%s)", strerror(error));
+			return -error;
+		}
+	}
 	off->switch_link = off->exit_link ? bpf_program__attach(off->skel->progs.sched_switch) : NULL;
 	if (!off->switch_link) {
 		error = errno;
@@ -110,7 +125,8 @@ void offcpu__detach(struct offcpu *off)
 	bpf_link__destroy(off->switch_link);
 	bpf_link__destroy(off->fork_link);
 	bpf_link__destroy(off->exit_link);
-	off->switch_link = off->fork_link = off->exit_link = NULL;
+	bpf_link__destroy(off->waking_link);
+	off->switch_link = off->fork_link = off->exit_link = off->waking_link = NULL;
 }
 
 void offcpu__close(struct offcpu *off)

@@ -93,6 +93,19 @@ static void after_wall(void *ctx, const struct record *r)
 		else
 			aggregator__add(p->agg, r->sample);
 		return;
+	case JBPF_RECORD_WAKER:
+		/*
+		 * The end of the wait it woke, kept until that comes: with its Java
+		 * frames where BPF walks its JVM; never the agent's, which no
+		 * signal could ask for at the wakeup.
+		 */
+		aggregator__capture_waker(p->agg);
+		if (!(r->sample->flags & JBPF_WAKER_INTERRUPT) && walked__has(p->walked, r->sample->tgid))
+			walked__sample(p->walked, r->sample);
+		else
+			aggregator__add(p->agg, r->sample);
+		aggregator__keep_waker(p->agg, r->sample);
+		return;
 	case JBPF_RECORD_EXEC:
 		walked__forget(p->walked, r->exec->tgid);
 		if (p->leaks)

@@ -502,6 +502,13 @@ static void kernel_entry_ranges(struct symbolizer *sym, struct sampler_config *c
 		config->entry_text_lo = start;
 		config->entry_text_hi = end;
 	}
+	/* Where a wakeup from an interrupt shows it (bpf/offcpu_waker.bpf.h). */
+	if (!symbolizer__kernel_symbol(sym, "__irqentry_text_start", &start, &unused) &&
+	    !symbolizer__kernel_symbol(sym, "__irqentry_text_end", &end, &unused) && start < end) {
+		config->irq_entry_lo = start;
+		config->irq_entry_hi = end;
+	}
+	symbolizer__kernel_symbol(sym, "handle_softirqs", &config->softirq_lo, &config->softirq_hi);
 }
 
 /* sampler_config.before_start: the JVMs found so far handed to the walker (one not taken is named and left out). */
@@ -587,6 +594,7 @@ int recording__run(struct recording *rec)
 		sampler_config.full_wait_ns = c->wait_interval_ns ? c->wait_interval_ns : NS_PER_SEC / c->frequency_hz;
 		sampler_config.min_block_ns = c->min_block_ns;
 		sampler_config.max_block_ns = c->max_block_ns;
+		sampler_config.wakers = c->wakers;
 	}
 	/* Allocations come from the agents' sockets or the allocators' uprobes: no CPU samples of their own. */
 	sampler_config.no_cpu_samples |= !recording_config_has(c, RECORDING_CPU) && !recording_config_has(c, RECORDING_WALL);

@@ -79,6 +79,7 @@ struct recording_config {
 	uint64_t wait_interval_ns; /* one recorded wait per this much waiting; 0: 1/frequency_hz */
 	uint32_t alloc_interval;  /* RECORDING_ALLOC, _NATIVEMEM: one sample per this many bytes allocated */
 	bool leaks;               /* RECORDING_NATIVEMEM: only the sampled allocations not freed by the end */
+	bool wakers;              /* waits: each sleeping wait joined with the stack of the thread that woke it */
 	unsigned state_mask;
 	enum recording_java java;
 	enum recording_java_stacks java_stacks;

@@ -84,6 +84,13 @@ struct sampler_config {
 	bool waits;
 	bool no_cpu_samples;     /* -e offcpu: no perf events at all */
 	uint64_t full_wait_ns, min_block_ns, max_block_ns;
+	/*
+	 * With waits: send each recorded sleeping wait's waker
+	 * (bpf/offcpu_waker.bpf.h), told from an interrupt by these kernel
+	 * ranges (__irqentry_text, handle_softirqs; 0, 0 when unknown).
+	 */
+	bool wakers;
+	uint64_t irq_entry_lo, irq_entry_hi, softirq_lo, softirq_hi;
 	size_t max_threads;      /* threads followed at once, 0 for the default */
 	/*
 	 * Walk user stacks by unwind tables (bpf/unwind.bpf.h) within

@@ -66,6 +66,33 @@ static void describe_losses(const struct recording *rec, const struct aggregator
  * The wall-clock part of the summary: the window, the waits, and what of
  * them was lost, e.g. "; window 30.002 s, 1200 threads, 5400 waits (3 lost)".
  */
+/*
+ * --wakers: "; wakers: 300 read, 120 of them interrupts, 2 waits without
+ * theirs (lost: ring buffer full 1)".
+ */
+static void describe_wakers(const struct recording *rec, char *buf, size_t size)
+{
+	struct aggregator_stats stats;
+	size_t used;
+
+	aggregator__stats(rec->agg, &stats);
+	used = (size_t)snprintf(buf, size, "; wakers: %llu read, %llu of them interrupts",
+				(unsigned long long)rec->counters[JBPF_CNT_WAKERS_SENT],
+				(unsigned long long)rec->counters[JBPF_CNT_WAKERS_INTERRUPT]);
+	if (stats.wakers_missing && used < size) {
+		const struct named_count causes[] = {
+			{ "ring buffer full", rec->counters[JBPF_CNT_WAKERS_LOST] },
+			{ "replaced before their wait came", stats.wakers_replaced },
+		};
+
+		used += (size_t)snprintf(buf + used, size - used, ", %llu waits without theirs",
+					 (unsigned long long)stats.wakers_missing);
+		used = counts__append(buf, size, used, " (", causes, sizeof(causes) / sizeof(causes[0]));
+		if (used < size)
+			snprintf(buf + used, size - used, ")");
+	}
+}
+
 static void describe_wall(const struct recording *rec, const struct wall *wall, char *buf, size_t size)
 {
 	struct wall_stats ws;
@@ -99,8 +126,10 @@ static void describe_wall(const struct recording *rec, const struct wall *wall, 
 		used += (size_t)snprintf(buf + used, size - used, "; %llu threads not followed (table full)",
 					 (unsigned long long)(rec->counters[JBPF_CNT_THREADS_FULL] + ws.threads_full));
 	if (ws.no_user_stack && used < size)
-		snprintf(buf + used, size - used, "; %llu waits without their user stack",
-			 (unsigned long long)ws.no_user_stack);
+		used += (size_t)snprintf(buf + used, size - used, "; %llu waits without their user stack",
+					 (unsigned long long)ws.no_user_stack);
+	if (rec->config.wakers && used < size)
+		describe_wakers(rec, buf + used, size - used);
 }
 
 /*
