@@ -289,6 +289,8 @@ bad:
 
 void collapsed_free(struct collapsed *c)
 {
+	if (!c)
+		return;
 	for (size_t i = 0; i < c->n; i++)
 		free(c->stacks[i]);
 	free(c->stacks);
