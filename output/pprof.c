@@ -250,13 +250,25 @@ static int add_frames(struct builder *b, const struct profile *profile)
 	return 0;
 }
 
-/* Labels of one sample at most: a process frame's four, a thread frame's two, a state. */
-#define LABELS_PER_SAMPLE 7
+/* Labels of one sample at most: a process frame's four, a thread frame's two, a state, a waker's five. */
+#define LABELS_PER_SAMPLE 12
 
 /* The most labels a frame of kind adds. */
 static size_t labels_of_kind(enum frame_kind kind)
 {
-	return kind == FRAME_KIND_PROCESS ? 4 : kind == FRAME_KIND_THREAD ? 2 : kind == FRAME_KIND_STATE ? 1 : 0;
+	switch (kind) {
+	case FRAME_KIND_PROCESS:
+		return 4;
+	case FRAME_KIND_WAKER_PROCESS:
+		return 3;
+	case FRAME_KIND_THREAD:
+	case FRAME_KIND_WAKER_THREAD:
+		return 2;
+	case FRAME_KIND_STATE:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 static int add_label(struct builder *b, PSample *s, const char *key, const char *str, int64_t num)
@@ -289,6 +301,18 @@ static int add_frame_labels(struct builder *b, PSample *s, const struct profile 
 
 	if (kind == FRAME_KIND_STATE)
 		return add_label(b, s, "state", profile_state_name((unsigned)profile__frame_state(profile, frame)), 0);
+	/* A waker's (--wakers): its process's name, pid and program, its thread's name and tid. */
+	if (kind == FRAME_KIND_WAKER_PROCESS || kind == FRAME_KIND_WAKER_THREAD) {
+		bool process = kind == FRAME_KIND_WAKER_PROCESS;
+
+		err = add_label(b, s, process ? "waker_process" : "waker_thread", profile__root_name(profile, frame), 0);
+		if (!err && id >= 0)
+			err = add_label(b, s, process ? "waker_pid" : "waker_tid", NULL, id);
+		if (err || !process)
+			return err;
+		profile__process_parts(profile, frame, &parts);
+		return parts.program ? add_label(b, s, "waker_service", parts.program, 0) : 0;
+	}
 	if (kind != FRAME_KIND_PROCESS && kind != FRAME_KIND_THREAD)
 		return 0;
 	err = add_label(b, s, kind == FRAME_KIND_PROCESS ? "process" : "thread", profile__root_name(profile, frame), 0);

@@ -20,6 +20,11 @@
  *   ...
  *   Top 30 functions by total samples
  *   ...
+ *   Top 10 wakers by microseconds      (with --wakers)
+ *     COUNT  PERCENT
+ *      2001   50.30%  waits in  pthread_cond_wait < wait_ready < waiter < ...
+ *                     woken by  pthread_cond_signal < signal_ready < ...
+ *   ...
  *
  * A function is a frame name: frames with the same name and different kinds
  * (a Java method seen both interpreted and compiled, say) are one row.
@@ -30,7 +35,11 @@
  * function recurses, so a total never exceeds 100%. Percentages are of the
  * profile's total. In an allocation profile the class frames are the
  * functions (so the self table is by class), and the sites table counts
- * each stack under the frame that allocated. Rows with a count of zero
+ * each stack under the frame that allocated. A wait joined with its waker
+ * (--wakers) counts in the function tables by its own frames only; the
+ * wakers table lists the most counted waits with their wakers, each by
+ * its innermost frames that are not the kernel's (WAKER_FRAMES of each:
+ * where it waited, and from where it was woken). Rows with a count of zero
  * are left out; ties are broken by name so the report is the same on
  * every run.
  *
@@ -79,7 +88,17 @@ static int frame_name_compare(const void *a, const void *b, void *arg)
  */
 static bool is_function(enum frame_kind kind)
 {
-	return kind != FRAME_KIND_PROCESS && kind != FRAME_KIND_THREAD && kind != FRAME_KIND_STATE;
+	return kind != FRAME_KIND_PROCESS && kind != FRAME_KIND_THREAD && kind != FRAME_KIND_STATE &&
+	       kind != FRAME_KIND_WAKER_PROCESS && kind != FRAME_KIND_WAKER_THREAD;
+}
+
+/* A stack's own frames: those before its waker's (--wakers), if it has one. */
+static size_t own_depth(const struct profile *profile, const uint32_t *frames, size_t depth)
+{
+	for (size_t d = 0; d < depth; d++)
+		if (profile__frame_kind(profile, frames[d]) == FRAME_KIND_WAKER)
+			return d;
+	return depth;
 }
 
 /* Groups frames by name; each group becomes one function. */
@@ -111,9 +130,10 @@ static int functions_build(const struct profile *profile, struct functions *fns)
 		size_t depth;
 		uint64_t count;
 		const uint32_t *frames = profile__stack(profile, s, &depth, &count);
+		size_t leaf;
 
-		size_t leaf = depth;
-
+		depth = own_depth(profile, frames, depth);
+		leaf = depth;
 		if (!depth || !count)
 			continue;
 		while (leaf > 0 && !is_function(profile__frame_kind(profile, frames[leaf - 1])))
@@ -306,6 +326,89 @@ static int write_rows(FILE *out, const struct profile *profile, size_t top, cons
 	return 0;
 }
 
+/* Frames of a waiting stack, and of its waker, that the wakers table shows. */
+#define WAKER_FRAMES 5
+#define WAKER_ROWS 10
+
+static bool is_kernel_frame(const struct profile *profile, uint32_t frame)
+{
+	const char *name = profile__frame_name(profile, frame);
+	size_t len = strlen(name);
+
+	return profile__frame_kind(profile, frame) == FRAME_KIND_KERNEL ||
+	       (len > 4 && !strcmp(name + len - 4, "_[k]"));
+}
+
+/*
+ * Up to WAKER_FRAMES frames, not the kernel's, walking frames from `from`
+ * by step (+1 or -1) while within [lo, hi), joined by " < " (each called
+ * by the next), after label.
+ */
+static void write_frames(FILE *out, const struct profile *profile, const uint32_t *frames, ptrdiff_t from,
+			 ptrdiff_t step, ptrdiff_t lo, ptrdiff_t hi, const char *label)
+{
+	int shown = 0;
+
+	fprintf(out, "%s", label);
+	for (ptrdiff_t d = from; d >= lo && d < hi && shown < WAKER_FRAMES; d += step) {
+		enum frame_kind kind = profile__frame_kind(profile, frames[d]);
+
+		if (is_kernel_frame(profile, frames[d]) || !is_function(kind))
+			continue;
+		fputs(shown++ ? " < " : "  ", out);
+		emit__terminal(out, profile__frame_name(profile, frames[d]));
+	}
+	if (!shown)
+		fputs("  (kernel frames only)", out);
+	fputc('\n', out);
+}
+
+static int by_stack_count(const void *a, const void *b, void *arg)
+{
+	size_t da, db;
+	uint64_t ca, cb;
+
+	profile__stack(arg, *(const size_t *)a, &da, &ca);
+	profile__stack(arg, *(const size_t *)b, &db, &cb);
+	return ca < cb ? 1 : ca > cb ? -1 : (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
+/* The waits joined with a waker (--wakers), most counted first; nothing without any. */
+static int write_wakers(FILE *out, const struct profile *profile, const char *unit, uint64_t grand_total)
+{
+	size_t nr_stacks = profile__stack_count(profile), nr = 0;
+	size_t *rows = malloc((nr_stacks ? nr_stacks : 1) * sizeof(*rows));
+
+	if (!rows)
+		return -ENOMEM;
+	for (size_t s = 0; s < nr_stacks; s++) {
+		size_t depth;
+		uint64_t count;
+		const uint32_t *frames = profile__stack(profile, s, &depth, &count);
+
+		if (count && own_depth(profile, frames, depth) < depth)
+			rows[nr++] = s;
+	}
+	if (nr) {
+		qsort_r(rows, nr, sizeof(*rows), by_stack_count, (void *)profile);
+		fprintf(out, "\nTop %d wakers by ", WAKER_ROWS);
+		emit__terminal(out, unit);
+		fputc('\n', out);
+		for (size_t i = 0; i < nr && i < WAKER_ROWS; i++) {
+			size_t depth, own;
+			uint64_t count;
+			const uint32_t *frames = profile__stack(profile, rows[i], &depth, &count);
+
+			own = own_depth(profile, frames, depth);
+			fprintf(out, "  %" PRIu64 "  %6.2f%%\n", count, percent(count, grand_total));
+			write_frames(out, profile, frames, (ptrdiff_t)own - 1, -1, 0, (ptrdiff_t)own, "    waits in");
+			write_frames(out, profile, frames, (ptrdiff_t)own + 1, 1, 0, (ptrdiff_t)depth, "    woken by");
+		}
+	}
+	free(rows);
+	return 0;
+}
+
 int output_text_write(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out)
 {
 	const char *unit = meta && meta->unit ? meta->unit : "samples";
@@ -354,6 +457,7 @@ int output_text_write(const struct profile *profile, const struct output_meta *m
 	if (!err) {
 		write_table(out, &fns, sorted, top, 0, unit, grand_total);
 		write_table(out, &fns, sorted, top, 1, unit, grand_total);
+		err = write_wakers(out, profile, unit, grand_total);
 	}
 
 	free(sorted);

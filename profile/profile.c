@@ -90,6 +90,8 @@ static const char *const kind_names[FRAME_KIND_NR] = {
 	[FRAME_KIND_CLASS] = "class",
 	[FRAME_KIND_EVENT] = "event",
 	[FRAME_KIND_WAKER] = "waker",
+	[FRAME_KIND_WAKER_THREAD] = "waker-thread",
+	[FRAME_KIND_WAKER_PROCESS] = "waker-process",
 };
 
 static const char *const state_frames[JBPF_STATE_NR] = {
@@ -296,7 +298,8 @@ static int64_t intern(struct profile *p, const char *name, enum frame_kind kind,
 
 int64_t profile__intern(struct profile *p, const char *name, enum frame_kind kind)
 {
-	if (kind == FRAME_KIND_PROCESS || kind == FRAME_KIND_THREAD || kind == FRAME_KIND_STATE)
+	if (kind == FRAME_KIND_PROCESS || kind == FRAME_KIND_THREAD || kind == FRAME_KIND_STATE ||
+	    kind == FRAME_KIND_WAKER_PROCESS || kind == FRAME_KIND_WAKER_THREAD)
 		return -EINVAL;
 	return intern(p, name, kind, NULL, -1);
 }
@@ -339,7 +342,7 @@ static bool given(const char *part)
 	return part && *part;
 }
 
-int64_t profile__intern_process_parts(struct profile *p, const struct process_parts *parts)
+static int64_t intern_process_parts(struct profile *p, const struct process_parts *parts, enum frame_kind kind)
 {
 	const char *name = parts->name ? parts->name : "";
 	bool program = given(parts->program) && strcmp(parts->program, name);
@@ -362,13 +365,12 @@ int64_t profile__intern_process_parts(struct profile *p, const struct process_pa
 		snprintf(container_text, sizeof(container_text), "%scontainer %.*s", program || pid ? ", " : "",
 			 PROCESS_CONTAINER_SHOWN, parts->container);
 	if (program)
-		id = intern_formatted(p, FRAME_KIND_PROCESS, name, parts->pid, "%s (%s%s%s)", parts->program, name,
-				      pid_text, container_text);
-	else if (pid || container)
-		id = intern_formatted(p, FRAME_KIND_PROCESS, name, parts->pid, "%s (%s%s)", name, pid_text,
+		id = intern_formatted(p, kind, name, parts->pid, "%s (%s%s%s)", parts->program, name, pid_text,
 				      container_text);
+	else if (pid || container)
+		id = intern_formatted(p, kind, name, parts->pid, "%s (%s%s)", name, pid_text, container_text);
 	else
-		id = intern(p, name, FRAME_KIND_PROCESS, name, -1);
+		id = intern(p, name, kind, name, -1);
 	/* A frame that was new keeps these parts; one already there, those it was made with. */
 	if (id >= 0 && p->nr_frames > before) {
 		p->frames[id].program = kept_program;
@@ -380,16 +382,36 @@ int64_t profile__intern_process_parts(struct profile *p, const struct process_pa
 	return id;
 }
 
+int64_t profile__intern_process_parts(struct profile *p, const struct process_parts *parts)
+{
+	return intern_process_parts(p, parts, FRAME_KIND_PROCESS);
+}
+
+int64_t profile__intern_waker_process_parts(struct profile *p, const struct process_parts *parts)
+{
+	return intern_process_parts(p, parts, FRAME_KIND_WAKER_PROCESS);
+}
+
 int64_t profile__intern_process(struct profile *p, const char *name, int64_t pid)
 {
 	return profile__intern_process_parts(p, &(struct process_parts){ .name = name, .pid = pid });
 }
 
-int64_t profile__intern_thread(struct profile *p, const char *name, int64_t tid)
+static int64_t intern_thread(struct profile *p, const char *name, int64_t tid, enum frame_kind kind)
 {
 	if (tid < 0)
-		return intern_formatted(p, FRAME_KIND_THREAD, name, -1, "[%s]", name);
-	return intern_formatted(p, FRAME_KIND_THREAD, name, tid, "[%s tid=%" PRId64 "]", name, tid);
+		return intern_formatted(p, kind, name, -1, "[%s]", name);
+	return intern_formatted(p, kind, name, tid, "[%s tid=%" PRId64 "]", name, tid);
+}
+
+int64_t profile__intern_thread(struct profile *p, const char *name, int64_t tid)
+{
+	return intern_thread(p, name, tid, FRAME_KIND_THREAD);
+}
+
+int64_t profile__intern_waker_thread(struct profile *p, const char *name, int64_t tid)
+{
+	return intern_thread(p, name, tid, FRAME_KIND_WAKER_THREAD);
 }
 
 int64_t profile__intern_state(struct profile *p, unsigned state)
@@ -496,7 +518,8 @@ const char *profile__root_name(const struct profile *p, uint32_t frame)
 
 void profile__process_parts(const struct profile *p, uint32_t frame, struct process_parts *parts)
 {
-	const struct frame *f = frame < p->nr_frames && p->frames[frame].kind == FRAME_KIND_PROCESS
+	const struct frame *f = frame < p->nr_frames && (p->frames[frame].kind == FRAME_KIND_PROCESS ||
+							 p->frames[frame].kind == FRAME_KIND_WAKER_PROCESS)
 					? &p->frames[frame] : NULL;
 
 	parts->name = f ? f->root_name : NULL;

@@ -46,6 +46,8 @@ enum frame_kind {
 	FRAME_KIND_CLASS,        /* an allocation profile's last frame: the class allocated, "byte[]" */
 	FRAME_KIND_EVENT,        /* in a recording of several events, each stack's first: its event, "cpu" */
 	FRAME_KIND_WAKER,        /* with --wakers, after a wait's state: "[woken by]", then its waker's frames */
+	FRAME_KIND_WAKER_THREAD, /* the waker's thread frame, last but its process's: as FRAME_KIND_THREAD's */
+	FRAME_KIND_WAKER_PROCESS, /* the waker's process frame, the last of all: as FRAME_KIND_PROCESS's */
 	FRAME_KIND_NR,
 };
 
@@ -106,9 +108,13 @@ struct process_parts {
  * the parts first given are kept. A program equal to the name is none.
  */
 int64_t profile__intern_process_parts(struct profile *profile, const struct process_parts *parts);
+/* The same as a waker's (FRAME_KIND_WAKER_PROCESS). */
+int64_t profile__intern_waker_process_parts(struct profile *profile, const struct process_parts *parts);
 /* The same, with a name and a pid only. */
 int64_t profile__intern_process(struct profile *profile, const char *name, int64_t pid);
 int64_t profile__intern_thread(struct profile *profile, const char *name, int64_t tid);
+/* The same as a waker's (FRAME_KIND_WAKER_THREAD). */
+int64_t profile__intern_waker_thread(struct profile *profile, const char *name, int64_t tid);
 int64_t profile__intern_state(struct profile *profile, unsigned state);
 
 /*
@@ -142,7 +148,7 @@ const char *profile__frame_name(const struct profile *profile, uint32_t frame);
 enum frame_kind profile__frame_kind(const struct profile *profile, uint32_t frame);
 /* A process or thread frame's name alone ("java", "main"); NULL for any other frame. */
 const char *profile__root_name(const struct profile *profile, uint32_t frame);
-/* A process frame's parts (the strings the profile's); all NULL and pid -1 for any other frame. */
+/* A process frame's parts, or a waker's (the strings the profile's); all NULL and pid -1 for any other frame. */
 void profile__process_parts(const struct profile *profile, uint32_t frame, struct process_parts *parts);
 /* A process frame's pid, a thread frame's tid; -1 when it has none, or for any other frame. */
 int64_t profile__root_id(const struct profile *profile, uint32_t frame);

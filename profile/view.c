@@ -55,13 +55,13 @@ int view_root_of_word(const char *word)
 	return -1;
 }
 
-int64_t view__process_frame(struct profile *to, const struct process_parts *parts, enum view_process_root root)
+/* The parts of a process frame that root shows (none with VIEW_ROOT_NONE). */
+static struct process_parts shown_parts(const struct process_parts *parts, enum view_process_root root)
 {
 	struct process_parts shown = { .name = parts->name, .pid = -1 };
 
 	switch (root) {
 	case VIEW_ROOT_NONE:
-		return -EINVAL;
 	case VIEW_ROOT_EXECUTABLE:
 		break;
 	case VIEW_ROOT_SERVICE:
@@ -71,6 +71,16 @@ int64_t view__process_frame(struct profile *to, const struct process_parts *part
 		shown = *parts;
 		break;
 	}
+	return shown;
+}
+
+int64_t view__process_frame(struct profile *to, const struct process_parts *parts, enum view_process_root root)
+{
+	struct process_parts shown;
+
+	if (root == VIEW_ROOT_NONE)
+		return -EINVAL;
+	shown = shown_parts(parts, root);
 	return profile__intern_process_parts(to, &shown);
 }
 
@@ -100,6 +110,24 @@ static int show_frame(const struct profile *from, uint32_t i, const struct view_
 		if (!config->threads)
 			return 0;
 		shown = profile__intern_thread(to, profile__root_name(from, i), profile__root_id(from, i));
+		break;
+	/* A waker's roots (--wakers) are shown as the stack's own are. */
+	case FRAME_KIND_WAKER_PROCESS:
+		if (config->process_root == VIEW_ROOT_NONE || config->no_wakers)
+			return 0;
+		profile__process_parts(from, i, &parts);
+		parts = shown_parts(&parts, config->process_root);
+		shown = profile__intern_waker_process_parts(to, &parts);
+		break;
+	case FRAME_KIND_WAKER_THREAD:
+		if (!config->threads || config->no_wakers)
+			return 0;
+		shown = profile__intern_waker_thread(to, profile__root_name(from, i), profile__root_id(from, i));
+		break;
+	case FRAME_KIND_WAKER:
+		if (config->no_wakers)
+			return 0;
+		shown = profile__intern(to, name, kind);
 		break;
 	case FRAME_KIND_STATE:
 		shown = profile__intern_state(to, (unsigned)profile__frame_state(from, i));

@@ -22,6 +22,9 @@
  *   include       keep only stacks with a frame whose name matches
  *   exclude       drop stacks with a frame whose name matches
  *   reverse       frames leaf first
+ *   no_wakers     leave out the waker joined to each wait (--wakers):
+ *                 its frames, and its process and thread frames, which
+ *                 are otherwise shown as the stack's own are
  *   event         a recording of several events: keep only the stacks
  *                 of this one (those whose event frame has this name),
  *                 without their event frame; stacks with no event frame
@@ -71,6 +74,7 @@ struct view_config {
 	const regex_t *exclude;   /* NULL: drop none */
 	bool reverse;
 	const char *event;        /* NULL: every event, their frames kept */
+	bool no_wakers;           /* drop the wakers' frames (--wakers): each wait's own stack alone */
 };
 
 struct view_stats {

@@ -24,7 +24,7 @@ struct convert_options {
 	enum output_format format;
 	bool format_given;
 	unsigned state_mask;        /* 0: all */
-	bool threads, annotate, reverse;
+	bool threads, annotate, reverse, no_wakers;
 	bool group_by_given;        /* else as the recording's own views began stacks */
 	enum view_process_root group_by;
 	bool include_given, exclude_given;
@@ -43,6 +43,7 @@ enum {
 	OPT_TOP,
 	OPT_GROUP_BY,
 	OPT_EVENT,
+	OPT_NO_WAKERS,
 };
 
 static const struct option long_options[] = {
@@ -57,6 +58,7 @@ static const struct option long_options[] = {
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "event", required_argument, NULL, OPT_EVENT },
+	{ "no-wakers", no_argument, NULL, OPT_NO_WAKERS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -105,6 +107,8 @@ static void print_help(const char *command)
 	       "      --include REGEX      keep only stacks with a frame that matches REGEX\n"
 	       "      --exclude REGEX      drop stacks with a frame that matches REGEX\n"
 	       "      --reverse            frames leaf first: who calls the hottest functions\n"
+	       "      --no-wakers          of a recording made with --wakers, each wait's own\n"
+	       "                           stack, without the waker joined to it\n"
 	       "  -h, --help               this help\n");
 }
 
@@ -166,6 +170,9 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 			break;
 		case OPT_REVERSE:
 			o->reverse = true;
+			break;
+		case OPT_NO_WAKERS:
+			o->no_wakers = true;
 			break;
 		case OPT_INCLUDE:
 		case OPT_EXCLUDE:
@@ -259,6 +266,7 @@ static struct view_config view_of(const struct convert_options *o, const struct 
 		.include = o->include_given ? &o->include : NULL,
 		.exclude = o->exclude_given ? &o->exclude : NULL,
 		.reverse = o->reverse,
+		.no_wakers = o->no_wakers,
 	};
 }
 

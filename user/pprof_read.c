@@ -360,12 +360,37 @@ struct sample_labels {
 	const char *service, *container; /* a process's program and container; NULL when absent */
 	int64_t pid, tid;      /* -1 when absent */
 	int state;             /* enum jbpf_state, -1 when absent */
+	/* --wakers: the waker's process (name, program) and thread, and their ids (-1 when absent) */
+	const char *waker_process, *waker_service, *waker_thread;
+	int64_t waker_pid, waker_tid;
 };
+
+/* A waker's label (waker_*), into out. 0, or -1 for one that contradicts its kind. */
+static int read_waker_label(struct reader *r, size_t n, const PLabel *l, const char *key, const char *str,
+			    struct sample_labels *out)
+{
+	const char *what = key + strlen("waker_");
+
+	if (!strcmp(what, "pid") || !strcmp(what, "tid")) {
+		if (l->str || l->num < 0 || l->num > UINT32_MAX)
+			return pprof_read_fail(r->err, r->err_size, "sample %zu: label %s must be a process or thread id",
+					       n, key);
+		*(what[0] == 'p' ? &out->waker_pid : &out->waker_tid) = l->num;
+		return 0;
+	}
+	if (strcmp(what, "process") && strcmp(what, "thread") && strcmp(what, "service"))
+		return 0; /* another tool's label: not ours to judge */
+	if (!l->str && l->num)
+		return pprof_read_fail(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
+	*(what[0] == 'p' ? &out->waker_process : what[0] == 's' ? &out->waker_service : &out->waker_thread) = str;
+	return 0;
+}
 
 static int read_labels(struct reader *r, size_t n, const PSample *s, struct sample_labels *out)
 {
 	out->process = out->thread = out->service = out->container = NULL;
-	out->pid = out->tid = -1;
+	out->waker_process = out->waker_service = out->waker_thread = NULL;
+	out->pid = out->tid = out->waker_pid = out->waker_tid = -1;
 	out->state = -1;
 	for (size_t i = 0; i < s->n_label; i++) {
 		const PLabel *l = s->label[i];
@@ -375,6 +400,11 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 
 		if (!key || !str)
 			return pprof_read_fail(r->err, r->err_size, "sample %zu: a label refers outside the string table", n);
+		if (!strncmp(key, "waker_", strlen("waker_"))) {
+			if (read_waker_label(r, n, l, key, str, out))
+				return -1;
+			continue;
+		}
 		numeric = !strcmp(key, "pid") || !strcmp(key, "tid");
 		if (numeric) {
 			if (l->str)
@@ -491,6 +521,22 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 		}
 	}
 	if (labels.state >= 0 && push_state(r, stack, &depth, labels.state))
+		return -1;
+	/* A waker's roots end its part, outermost last: its thread, then its process. */
+	if ((labels.waker_thread || labels.waker_tid >= 0) &&
+	    push_id(r, stack, &depth,
+		    profile__intern_waker_thread(r->rec->profile, labels.waker_thread ? labels.waker_thread : "[unknown]",
+						 labels.waker_tid)))
+		return -1;
+	if ((labels.waker_process || labels.waker_pid >= 0) &&
+	    push_id(r, stack, &depth,
+		    profile__intern_waker_process_parts(r->rec->profile,
+							&(struct process_parts){
+								.name = labels.waker_process ? labels.waker_process
+											     : "[unknown]",
+								.program = labels.waker_service,
+								.pid = labels.waker_pid,
+							})))
 		return -1;
 	err = profile__add_objects(r->rec->profile, stack, depth, count, (uint64_t)objects);
 	if (err == -ENOSPC)

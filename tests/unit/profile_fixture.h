@@ -57,6 +57,12 @@ static inline uint32_t frame_ok(struct profile *p, const char *name, enum frame_
 	case FRAME_KIND_THREAD:
 		id = profile__intern_thread(p, name, number);
 		break;
+	case FRAME_KIND_WAKER_PROCESS:
+		id = profile__intern_waker_process_parts(p, &(struct process_parts){ .name = name, .pid = number });
+		break;
+	case FRAME_KIND_WAKER_THREAD:
+		id = profile__intern_waker_thread(p, name, number);
+		break;
 	case FRAME_KIND_STATE:
 		id = profile__intern_state(p, (unsigned)number);
 		break;

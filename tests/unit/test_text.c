@@ -153,6 +153,45 @@ static void process_thread_and_state_frames_are_not_functions(void **state)
 	profile__free(p);
 }
 
+/*
+ * A wait joined with its waker (--wakers): the function tables count its
+ * own frames only, its self time going to its innermost function, and
+ * the wakers table names where it waited and who woke it, kernel frames
+ * left out.
+ */
+static void a_waker_is_listed_apart_from_the_functions(void **state)
+{
+	struct profile *p = profile__new(NULL);
+	uint32_t s[8];
+	struct table self, total;
+	char *text, *at;
+
+	assert_non_null(p);
+	s[0] = intern_ok(p, "consume", FRAME_KIND_NATIVE);
+	s[1] = intern_ok(p, "futex_wait_[k]", FRAME_KIND_KERNEL);
+	s[2] = frame_ok(p, NULL, FRAME_KIND_STATE, JBPF_STATE_SLEEPING);
+	s[3] = intern_ok(p, "[woken by]", FRAME_KIND_WAKER);
+	s[4] = intern_ok(p, "try_to_wake_up_[k]", FRAME_KIND_WAKER);
+	s[5] = intern_ok(p, "signal", FRAME_KIND_WAKER);
+	s[6] = intern_ok(p, "produce", FRAME_KIND_WAKER);
+	assert_int_equal(profile__add(p, s, 7, 80), 0);
+	s[1] = frame_ok(p, NULL, FRAME_KIND_STATE, JBPF_STATE_RUNNING);
+	assert_int_equal(profile__add(p, s, 2, 20), 0);
+	text = report_of(p, NULL, 0);
+	parse_table(text, "Top 30 functions by self", &self);
+	parse_table(text, "Top 30 functions by total", &total);
+	assert_int_equal(self.nr, 2);
+	check_row(&self, "futex_wait_[k]", 80, 100);
+	check_row(&self, "consume", 20, 100);
+	assert_int_equal(total.nr, 2);
+	assert_null(find_row(&total, "produce"));
+	at = strstr(text, "Top 10 wakers by samples\n");
+	assert_non_null(at);
+	assert_non_null(strstr(at, "80   80.00%\n    waits in  consume\n    woken by  signal < produce\n"));
+	free(text);
+	profile__free(p);
+}
+
 /* The processes the stacks begin with, most counted first; the rest past top in one row. */
 static void processes_are_listed_with_their_shares(void **state)
 {
@@ -407,6 +446,7 @@ int main(void)
 		cmocka_unit_test(processes_are_listed_with_their_shares),
 		cmocka_unit_test(allocation_sites_are_listed_with_their_shares),
 		cmocka_unit_test(process_thread_and_state_frames_are_not_functions),
+		cmocka_unit_test(a_waker_is_listed_apart_from_the_functions),
 		cmocka_unit_test(recursive_leaf_counts_once),
 		cmocka_unit_test(rows_are_ordered_by_count_then_name),
 		cmocka_unit_test(top_limits_the_rows),

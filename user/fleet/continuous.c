@@ -151,6 +151,9 @@ static int64_t copy_frame(struct profile *to, const struct profile *from, uint32
 		state = profile__frame_state(from, frame);
 		return profile__intern_state(to, state < 0 ? JBPF_STATE_NR : (unsigned)state);
 	}
+	/* A waker's roots (--wakers) as plain frames of its part, by the names they have. */
+	if (kind == FRAME_KIND_WAKER_THREAD || kind == FRAME_KIND_WAKER_PROCESS)
+		kind = FRAME_KIND_WAKER;
 	id = profile__intern(to, profile__frame_name(from, frame), kind);
 	if (id >= 0 && kind == FRAME_KIND_NATIVE) {
 		uint32_t m = profile__frame_module(from, frame);

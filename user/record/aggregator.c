@@ -528,6 +528,22 @@ void aggregator__add(struct aggregator *agg, const struct jbpf_sample *s)
 
 /* ---- wakers (--wakers) ---- */
 
+/* Frame f of a waker's captured stack as the waker's: its roots as the waker's roots, the rest FRAME_KIND_WAKER. */
+static int64_t waker_frame(struct profile *profile, uint32_t f)
+{
+	struct process_parts parts;
+
+	switch (profile__frame_kind(profile, f)) {
+	case FRAME_KIND_PROCESS:
+		profile__process_parts(profile, f, &parts);
+		return profile__intern_waker_process_parts(profile, &parts);
+	case FRAME_KIND_THREAD:
+		return profile__intern_waker_thread(profile, profile__root_name(profile, f), profile__root_id(profile, f));
+	default:
+		return profile__intern(profile, profile__frame_name(profile, f), FRAME_KIND_WAKER);
+	}
+}
+
 void aggregator__capture_waker(struct aggregator *agg)
 {
 	agg->capturing = true;
@@ -555,11 +571,11 @@ void aggregator__keep_waker(struct aggregator *agg, const struct jbpf_sample *wa
 	if (id < 0)
 		return;
 	frames[0] = (uint32_t)id;
-	/* Innermost first, so that the two stacks meet at the separator; a colour of their own. */
+	/* Innermost first, so that the two stacks meet at the separator; kinds of their own. */
 	for (size_t i = 0; i < agg->captured_depth; i++) {
 		uint32_t f = agg->captured[agg->captured_depth - 1 - i];
 
-		id = profile__intern(agg->profile, profile__frame_name(agg->profile, f), FRAME_KIND_WAKER);
+		id = waker_frame(agg->profile, f);
 		if (id < 0)
 			return;
 		frames[1 + i] = (uint32_t)id;
