@@ -11,9 +11,10 @@
 #       a before/after measured side by side; PINS: "pinned" alone skips the
 #       unpinned rounds)
 #
-# Each round runs the workload three times, in turn (order rotated each
+# Each round runs the workload four times, in turn (order rotated each
 # round, so a drift in machine speed hits every mode alike): unprofiled,
-# under -e wall, and under the default CPU sampling (99 Hz), each for
+# under -e wall, under -e wall --wakers (a program on every wakeup too) and
+# under the default CPU sampling (99 Hz), each for
 # RUN_S seconds. The profiler attaches with -p once the workload runs and
 # records PROFILE_S seconds. The workload counts round trips in each second
 # since its start ("bucket <i> <round trips>"); a profiled run's rate is the
@@ -41,7 +42,8 @@
 # program on the same tracepoint is no floor: it cost a fifth of the round
 # trips where an empty program costs a few percent.)
 #
-# Last, unless BPF_STATS=0, one more pinned -e wall run with the kernel's
+# Last, unless BPF_STATS=0, one more pinned run (-e wall, or STATS_ARGS:
+# "-e wall --wakers" to see the wakeup program's part) with the kernel's
 # BPF statistics on (kernel.bpf_stats_enabled, which slows every program a
 # little, hence a run apart from the ratios): for each program the profiler
 # loaded, its runs per round trip and its run time per run (run_time_ns /
@@ -57,7 +59,7 @@ to_stderr() { case $1 in *"jbpfprof: sampling"*) ;; *) echo "$1" >&2 ;; esac; }
 rounds=${1:-5}
 run_s=${RUN_S:-8}
 profile_s=${PROFILE_S:-5}
-modes=(off wall cpu)
+modes=(off wall wakers cpu)
 floor=build/bench/switch_floor
 if [ "${FLOOR:-1}" != 0 ]; then
 	[ -x "$floor" ] && [ -f "$floor.bpf.o" ] || { echo "bench: run make bench first (or FLOOR=0)" >&2; exit 1; }
@@ -78,6 +80,7 @@ run_once() {
 	[ "$2" = pinned ] && pin=(taskset -c 0)
 	local run_prof=$prof
 	[ "$mode" = wall ] && events=(-e wall)
+	[ "$mode" = wakers ] && events=(-e wall --wakers)
 	[ "$mode" = wall-base ] && events=(-e wall) && run_prof=$baseline
 	mkfifo "$tmp/out"
 	"${pin[@]}" "$work" pingpong "$run_s" >"$tmp/out" &
@@ -141,7 +144,7 @@ for pin in ${PINS:-free pinned}; do
 		ratio=$(ratio_median "$tmp/$pin-$m" "$tmp/$pin-off")
 		awk -v m="$m" -v med="$med" -v lo="$lo" -v hi="$hi" -v ratio="$ratio" 'BEGIN {
 			printf "    %-10s median %8.0f round trips/s (min %.0f, max %.0f)  per-round ratio to off: median %.3f (%+.1f%%)\n",
-				(m == "off" ? "off" : m == "wall" ? "-e wall" : m == "wall-base" ? "-e wall, BASELINE" : m == "cpu" ? "-e cpu" : m), med, lo, hi, ratio, (ratio - 1) * 100 }'
+				(m == "off" ? "off" : m == "wall" ? "-e wall" : m == "wakers" ? "--wakers" : m == "wall-base" ? "-e wall, BASELINE" : m == "cpu" ? "-e cpu" : m), med, lo, hi, ratio, (ratio - 1) * 100 }'
 	done
 done
 
@@ -156,7 +159,8 @@ taskset -c 0 "$work" pingpong "$run_s" >"$tmp/out" &
 wp=$!
 exec 3<"$tmp/out"
 read -r line <&3
-"$prof" -e wall -p "$wp" -d "$profile_s" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
+read -r -a stats_args <<<"${STATS_ARGS:--e wall}"
+"$prof" "${stats_args[@]}" -p "$wp" -d "$profile_s" -o collapsed -f "$tmp/p.collapsed" 2>"$tmp/err" &
 pp=$!
 exec 4<"$tmp/err"
 wait_for_sampling 4 to_stderr || { echo "bench: the profiler failed to start" >&2; kill "$wp"; exit 1; }

@@ -23,6 +23,9 @@
 #   nojava999   jbpfprof -F 999 --no-java: native and kernel stacks only
 #   wall        jbpfprof -e wall (BPF walks the Java stack of a walked JVM's
 #               thread at each recorded switch-out)
+#   wakers      jbpfprof -e wall --wakers: the same, and a program on every
+#               wakeup of the host, reading the waker's stacks of each
+#               recorded wait (with MODES=)
 #   wallagent   jbpfprof -e wall --java-stacks agent (not in the default
 #               rotation, with MODES=)
 #   nojava      jbpfprof -F 99 --no-java (with MODES=)
@@ -213,6 +216,7 @@ run_mode() {
 	F99agent) run_jbpfprof F99agent -F 99 --java-stacks agent ;;
 	F999agent) run_jbpfprof F999agent -F 999 --java-stacks agent ;;
 	wall) run_jbpfprof wall -e wall ;;
+	wakers) run_jbpfprof wakers -e wall --wakers ;;
 	wallagent) run_jbpfprof wallagent -e wall --java-stacks agent ;;
 	wallbase) run_prof=$baseline run_jbpfprof wallbase -e wall ;;
 	F999base) run_prof=$baseline run_jbpfprof F999base -F 999 ;;

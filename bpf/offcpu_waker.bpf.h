@@ -187,12 +187,19 @@ int sched_waking(struct bpf_raw_tracepoint_args *ctx)
 	if (!w->off_since && !(w->flags & JBPF_THREAD_SINCE_START))
 		return 0;
 	now = at_or_after(bpf_ktime_get_ns(), w->off_since);
-	/* As switched_in decides; a wait that began before the thread was seen is always recorded. */
+	/*
+	 * As switched_in decides; a wait that began before the thread was seen
+	 * is always recorded. The agent's thread's name is read only for a
+	 * wait picked: most wakeups are of short waits, passed over.
+	 */
 	length = now - w->off_since;
+	if (!(w->flags & JBPF_THREAD_SINCE_START) && length < full_wait_ns &&
+	    (((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length) {
+		w->flags |= JBPF_THREAD_WAKER_PASSED;
+		return 0;
+	}
 	BPF_CORE_READ_INTO(&comm, p, comm);
-	if (is_agent_thread(comm) ||
-	    (!(w->flags & JBPF_THREAD_SINCE_START) && length < full_wait_ns &&
-	     (((__u64)bpf_get_prandom_u32() * full_wait_ns) >> 32) >= length)) {
+	if (is_agent_thread(comm)) {
 		w->flags |= JBPF_THREAD_WAKER_PASSED;
 		return 0;
 	}
