@@ -9,10 +9,16 @@
  *
  * The time hotspot_vm_read takes (best of HOTSPOT_VM_READS, with its reads
  * and bytes) is printed, for docs/architecture.md.
+ *
+ * And its Java threads (hotspot_threads_read): every tid listed is one of
+ * the JVM's tasks, a Java thread of the workload ("split-0") is listed,
+ * and the VM's own threads that are no Java threads ("VM Thread",
+ * "GC Thread#0") are not.
  */
 #include "harness.h"
 #include "jvm.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -24,6 +30,7 @@
 
 #include "hotspot/find.h"
 #include "hotspot/layout.h"
+#include "hotspot/threads.h"
 #include "hotspot/vmstructs.h"
 
 #define HOTSPOT_VM_READS 5
@@ -175,6 +182,84 @@ static void check_layout(const struct jdk *jdk, char *const jvm_opts[], uint32_t
 	jvm_stop(&jvm);
 }
 
+/* The tid of the task of tgid named comm, or 0. */
+static uint32_t task_named(pid_t tgid, const char *comm)
+{
+	char path[512], name[64];
+	uint32_t found = 0;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)tgid);
+	d = opendir(path);
+	assert_non_null(d);
+	while (!found && (e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)tgid, e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(name, sizeof(name), f) && !strncmp(name, comm, strlen(comm)) && name[strlen(comm)] == '\n')
+			found = (uint32_t)atoi(e->d_name);
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+static bool listed(const struct hotspot_java_thread *t, size_t nr, uint32_t tid)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (t[i].tid == tid)
+			return true;
+	return false;
+}
+
+static void java_threads_of_a_running_jvm(void **state)
+{
+	const struct jdk *jdk = *state;
+	static struct hotspot_java_thread threads[4096];
+	struct hotspot_threads_layout layout;
+	struct hotspot_vm_symbols syms;
+	struct hotspot_memory mem;
+	struct hotspot_vm *vm;
+	struct jvm jvm;
+	uint64_t base;
+	uint32_t worker_tid, vm_tid, gc_tid;
+	char why[256] = "", path[128];
+	size_t nr;
+
+	jvm_require(jdk, "CpuSplit");
+	jvm_start(&jvm, jdk, "CpuSplit", NULL);
+	if (hotspot_find("/proc", (uint32_t)jvm.out.pid, &syms, &base, why, sizeof(why)) != 1)
+		fail_msg("%s: hotspot_find: %s", jdk->name, why[0] ? why : "no libjvm.so");
+	vm = read_tables(jdk, jvm.out.pid, &syms);
+	if (hotspot_threads_layout(vm, &layout, why, sizeof(why)))
+		fail_msg("%s: hotspot_threads_layout: %s", jdk->name, why);
+	hotspot_memory_of_process(&mem, jvm.out.pid);
+	if (hotspot_threads_read(&mem, &layout, threads, 4096, &nr, why, sizeof(why)))
+		fail_msg("%s: hotspot_threads_read: %s", jdk->name, why);
+	worker_tid = task_named(jvm.out.pid, "split-0");
+	vm_tid = task_named(jvm.out.pid, "VM Thread");
+	gc_tid = task_named(jvm.out.pid, "GC Thread#0");
+	fprintf(stderr, "  %s: %zu Java threads listed in %" PRIu64 " reads; split-0 %u, VM Thread %u, GC Thread#0 %u\n",
+		jdk->name, nr, mem.reads, worker_tid, vm_tid, gc_tid);
+	assert_true(nr >= 2 && worker_tid && vm_tid && gc_tid);
+	for (size_t i = 0; i < nr; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)jvm.out.pid, threads[i].tid);
+		if (access(path, F_OK))
+			fail_msg("%s: tid %u listed, no task of the JVM", jdk->name, threads[i].tid);
+		assert_true(threads[i].java_thread != 0);
+	}
+	assert_true(listed(threads, nr, worker_tid));
+	assert_false(listed(threads, nr, vm_tid));
+	assert_false(listed(threads, nr, gc_tid));
+	hotspot_vm_free(vm);
+	jvm_stop(&jvm);
+}
+
 /* The default code cache: segmented, three heaps (non-nmethods, profiled, non-profiled). */
 static void layout_of_a_running_jvm(void **state)
 {
@@ -217,6 +302,8 @@ int main(void)
 		JDK_TEST(layout_of_a_running_jvm, jdk25),
 		JDK_TEST(layout_of_an_unsegmented_code_cache, jdk17),
 		JDK_TEST(layout_of_an_unsegmented_code_cache, jdk25),
+		JDK_TEST(java_threads_of_a_running_jvm, jdk17),
+		JDK_TEST(java_threads_of_a_running_jvm, jdk25),
 		HARNESS_TEST(no_jvm_no_layout),
 	};
 
