@@ -62,6 +62,19 @@ struct java_frames {
 	struct jbpf_java_frame f[JBPF_MAX_JAVA_FRAMES];
 };
 
+/*
+ * Each thread of a followed JVM, by tid: its JavaThread (userspace, from
+ * hotspot/threads.c), for the monitor its wait is for.
+ */
+#define JBPF_MAX_JAVA_THREADS 65536
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, JBPF_MAX_JAVA_THREADS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u64);
+} java_threads SEC(".maps");
+
 /* The Java frames of the sample being built on this CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

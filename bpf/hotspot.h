@@ -72,10 +72,22 @@ struct jbpf_hotspot_jvm {
 	 */
 	__u16 const_constants, const_idnum, pool_holder, klass_methods, array_length, array_data;
 	__u32 flags;             /* JBPF_HOTSPOT_* */
+	/*
+	 * With JBPF_HOTSPOT_LOCKS, the class of the monitor a thread waits to
+	 * enter (JavaThread::_current_pending_monitor) or waits on
+	 * (_current_waiting_monitor): the ObjectMonitor's object
+	 * (ObjectMonitor::_object, a WeakHandle: a pointer to the oop first),
+	 * its compressed class (oopDesc::_metadata._compressed_klass, 32
+	 * bits), decoded as klass_base + (narrow << klass_shift).
+	 */
+	__u16 thread_pending_monitor, thread_waiting_monitor, monitor_object, oop_klass;
+	__u32 klass_shift;
+	__u64 klass_base;
 };
 
 /* Bits of jbpf_hotspot_jvm.flags. */
 #define JBPF_HOTSPOT_METHOD_CHECK 1u /* the method check's offsets are known */
+#define JBPF_HOTSPOT_LOCKS 2u        /* the monitor classes' offsets are known */
 
 /*
  * A Java frame, as the walker found it. Java frames are not in the

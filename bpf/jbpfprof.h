@@ -197,6 +197,12 @@ struct jbpf_sample {
 	 * was runnable, waiting for a CPU. 0 when not seen (or not asleep).
 	 */
 	__u64 woken_ns;
+	/*
+	 * A wait of a thread of a JVM whose Java frames BPF walks: the class
+	 * (Klass *) of the monitor it waited to enter, or waited on, read at
+	 * its switch-out (bpf/offcpu_walk.bpf.h); 0 when none or unknown.
+	 */
+	__u64 lock_klass;
 	__u64 ips[];         /* kstack_len + ustack_len addresses */
 };
 
@@ -467,6 +473,7 @@ struct jbpf_thread_end {
 	__u16 ustack_len;
 	__u16 java_len;
 	__u32 unused;
+	__u64 lock_klass;    /* as a wait's (struct jbpf_sample), walked at the same switch-out */
 	__u64 ips[JBPF_THREAD_END_WORDS]; /* kstack_len + ustack_len addresses, then java_len Java frames */
 };
 #define JBPF_THREAD_END_GONE 1u

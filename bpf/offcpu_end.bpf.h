@@ -102,6 +102,7 @@ static __always_inline __u64 walked_stack_at_end(struct jbpf_thread_end *end, st
 		return 0;
 	end->ustack_len = un;
 	end->java_len = jn;
+	end->lock_klass = uw->lock_klass;
 	return offset + java_bytes;
 }
 
@@ -137,6 +138,7 @@ int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
 	end->kstack_len = 0;
 	end->ustack_len = 0;
 	end->java_len = 0;
+	end->lock_klass = 0;
 	end->unused = 0;
 	end->back_ns = 0;
 	__builtin_memset(end->comm, 0, sizeof(end->comm));

@@ -21,6 +21,7 @@
  */
 struct user_walk {
 	__u64 off_since;     /* the switch-out it was walked at; 0: none */
+	__u64 lock_klass;    /* the class of the monitor it waits for (contended_klass), or 0 */
 	__u16 ustack_len;
 	__u16 java_len;
 	__u32 unused;
@@ -34,6 +35,35 @@ struct {
 	__type(key, int);
 	__type(value, struct user_walk);
 } user_walks SEC(".maps");
+
+/*
+ * The class (Klass *) of the monitor the current thread, tid of a walked
+ * JVM, waits to enter or waits on: its JavaThread (java_threads) names
+ * the monitor, the monitor its object, the object its compressed class.
+ * 0 when it waits for none, or any of it cannot be read.
+ */
+const volatile bool lock_classes = false; /* -e lock: read contended_klass */
+
+static __always_inline __u64 contended_klass(const struct jbpf_hotspot_jvm *jvm, __u32 tid)
+{
+	__u64 *jt, monitor = 0, handle = 0, oop = 0;
+	__u32 narrow = 0;
+
+	if (!lock_classes || !(jvm->flags & JBPF_HOTSPOT_LOCKS))
+		return 0;
+	jt = bpf_map_lookup_elem(&java_threads, &tid);
+	if (!jt)
+		return 0;
+	if (bpf_probe_read_user(&monitor, sizeof(monitor), (void *)(*jt + jvm->thread_pending_monitor)) || !monitor)
+		if (bpf_probe_read_user(&monitor, sizeof(monitor), (void *)(*jt + jvm->thread_waiting_monitor)) ||
+		    !monitor)
+			return 0;
+	if (bpf_probe_read_user(&handle, sizeof(handle), (void *)(monitor + jvm->monitor_object)) || !handle ||
+	    bpf_probe_read_user(&oop, sizeof(oop), (void *)handle) || !oop ||
+	    bpf_probe_read_user(&narrow, sizeof(narrow), (void *)(oop + jvm->oop_klass)) || !narrow)
+		return 0;
+	return jvm->klass_base + ((__u64)narrow << (jvm->klass_shift & 63));
+}
 
 /*
  * The current thread, of process tgid, switches out at now: if its JVM's
@@ -82,6 +112,7 @@ __noinline int walk_at_switch_out(__u32 tgid, __u64 now)
 		return 0;
 	uw->ustack_len = n;
 	uw->java_len = jn;
+	uw->lock_klass = contended_klass(jvm, (__u32)bpf_get_current_pid_tgid());
 	uw->off_since = now;
 	return 1;
 }
@@ -132,6 +163,7 @@ __noinline __u32 walked_user_stack(__u32 tid, __u64 since, __u32 kn)
 	wait->ustack_len = un;
 	wait->ustack_err = 0;
 	wait->java_len = jn;
+	wait->lock_klass = uw->lock_klass;
 	size = offset + java_bytes;
 out:
 	bpf_task_release(task);
@@ -188,6 +220,7 @@ static bool walked_wait_at_return(__u32 tgid, __u32 tid, __u64 since, __u64 now,
 	} else {
 		wait->ustack_len = un;
 		wait->java_len = jn;
+		wait->lock_klass = uw->lock_klass;
 	}
 	bpf_ringbuf_submit(wait, BPF_RB_NO_WAKEUP);
 	count(JBPF_CNT_WAITS_SENT);

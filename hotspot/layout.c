@@ -264,6 +264,42 @@ static void read_method_check(struct reader *r, struct jbpf_hotspot_jvm *out)
 	out->flags |= JBPF_HOTSPOT_METHOD_CHECK;
 }
 
+/*
+ * Where the class of a monitor a thread waits for is (JBPF_HOTSPOT_LOCKS).
+ * Optional: a JVM that lists less gets its lock waits without their
+ * monitors' classes. The compressed class pointers' base and shift are
+ * read from the process (JDK 17's CompressedKlassPointers::_narrow_klass,
+ * JDK 25's CompressedKlassPointers).
+ */
+static void read_locks(struct reader *r, struct jbpf_hotspot_jvm *out)
+{
+	uint64_t pending, waiting, object, klass, base, shift_addr, klass_base, sizes[3];
+	int32_t shift;
+
+	if (!hotspot_vm_field(r->vm, "JavaThread", "_current_pending_monitor", &pending, &sizes[0]) ||
+	    !hotspot_vm_field(r->vm, "JavaThread", "_current_waiting_monitor", &waiting, &sizes[1]) ||
+	    !hotspot_vm_field(r->vm, "ObjectMonitor", "_object", &object, NULL) ||
+	    !hotspot_vm_field(r->vm, "oopDesc", "_metadata._compressed_klass", &klass, &sizes[2]) ||
+	    (sizes[0] && sizes[0] != 8) || (sizes[1] && sizes[1] != 8) || (sizes[2] && sizes[2] != 4) ||
+	    pending > UINT16_MAX || waiting > UINT16_MAX || object > UINT16_MAX || klass > UINT16_MAX)
+		return;
+	if (!(hotspot_vm_static(r->vm, "CompressedKlassPointers", "_narrow_klass._base", &base) &&
+	      hotspot_vm_static(r->vm, "CompressedKlassPointers", "_narrow_klass._shift", &shift_addr)) &&
+	    !(hotspot_vm_static(r->vm, "CompressedKlassPointers", "_base", &base) &&
+	      hotspot_vm_static(r->vm, "CompressedKlassPointers", "_shift", &shift_addr)))
+		return;
+	if (!hotspot_memory_u64(r->mem, base, &klass_base) ||
+	    !hotspot_memory_read(r->mem, shift_addr, &shift, sizeof(shift)) || shift < 0 || shift > 32)
+		return;
+	out->thread_pending_monitor = (__u16)pending;
+	out->thread_waiting_monitor = (__u16)waiting;
+	out->monitor_object = (__u16)object;
+	out->oop_klass = (__u16)klass;
+	out->klass_shift = (__u32)shift;
+	out->klass_base = klass_base;
+	out->flags |= JBPF_HOTSPOT_LOCKS;
+}
+
 /* ---- the code heaps ---- */
 
 /* Where a CodeHeap's fields are, and the other offsets reading CodeCache::_heaps needs. */
@@ -451,6 +487,7 @@ int hotspot_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem,
 	    !read_code_cache(&r, &l) || !read_heaps(&r, &l) || !read_interpreter(&r, &l) || !read_call_stub(&r, &l))
 		return r.starting ? HOTSPOT_LAYOUT_STARTING : -1;
 	read_method_check(&r, &l);
+	read_locks(&r, &l);
 	*out = l;
 	return 0;
 }

@@ -684,6 +684,27 @@ int hotspot_names_frame(struct hotspot_names *names, const struct jbpf_java_fram
 	return nr;
 }
 
+int hotspot_names_klass(struct hotspot_names *n, uint64_t klass, char *out, size_t size)
+{
+	static char name[NAMES_MAX_NAME + 4];
+	struct hotspot_window w;
+	uint64_t sym;
+	int r;
+
+	if (!plausible(klass))
+		return HOTSPOT_UNRESOLVED_INVALID;
+	if (!names_read_field(n->mem, klass, n->l.klass_name, &sym))
+		return HOTSPOT_UNRESOLVED_READ;
+	if (!hotspot_window_open(&w, n->mem, sym, symbol_span(sym)))
+		return HOTSPOT_UNRESOLVED_READ;
+	r = read_symbol(n, &w, sym, name);
+	if (r)
+		return r;
+	java_class_name(name);
+	snprintf(out, size, "%s", name);
+	return 0;
+}
+
 void hotspot_names_stats(const struct hotspot_names *names, struct hotspot_names_stats *out)
 {
 	*out = names->stats;

@@ -85,6 +85,13 @@ void hotspot_names_free(struct hotspot_names *names);
 int hotspot_names_frame(struct hotspot_names *names, const struct jbpf_java_frame *frame, struct hotspot_frame *out,
 			int max);
 
+/*
+ * The name of the class at klass (a Klass *), as Java writes it
+ * ("java.lang.Object"), into out: 0, or an enum hotspot_unresolved. Read
+ * each time, not cached.
+ */
+int hotspot_names_klass(struct hotspot_names *names, uint64_t klass, char *out, size_t size);
+
 /* Frames named and unresolved by reason, since hotspot_names_new. */
 struct hotspot_names_stats {
 	uint64_t named, cached, unresolved[HOTSPOT_UNRESOLVED_NR];

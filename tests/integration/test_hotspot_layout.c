@@ -168,6 +168,9 @@ static void check_layout(const struct jdk *jdk, char *const jvm_opts[], uint32_t
 		jdk->name, l.nr_heaps, (unsigned long long)l.code_low, (unsigned long long)l.code_high,
 		(unsigned long long)l.interp_low, (unsigned long long)l.interp_high, mem.reads);
 	assert_consistent(&l);
+	/* Where a contended monitor's class is: both JDKs list it. */
+	assert_true(l.flags & JBPF_HOTSPOT_LOCKS);
+	assert_true(l.thread_pending_monitor && l.thread_waiting_monitor && l.oop_klass == 8 && l.klass_shift <= 32);
 	assert_int_equal(l.nr_heaps, nr_heaps);
 	assert_int_equal(l.by_kind, jdk == &jdk25);
 	assert_int_equal(l.code_is_offset, jdk == &jdk25);

@@ -11,6 +11,7 @@
 #include "hotspot/find.h"
 #include "hotspot/layout.h"
 #include "hotspot/memory.h"
+#include "hotspot/threads.h"
 #include "hotspot/vmstructs.h"
 #include "common/counts.h"
 #include "jvmti-stub/classname.h"
@@ -44,6 +45,11 @@ struct walked_stats {
 
 struct walked_jvm {
 	uint32_t tgid;
+	/* With walked__follow_threads: where its thread list is, and the tids handed to BPF, sorted. */
+	struct hotspot_threads_layout threads;
+	bool has_threads;
+	uint32_t *tids;
+	size_t nr_tids;
 	struct jbpf_hotspot_jvm layout; /* with the process's start_ticks */
 	struct hotspot_memory mem;
 	struct hotspot_vm *vm;
@@ -51,8 +57,17 @@ struct walked_jvm {
 	struct frame_ids *ids;   /* its frames' profile ids, NULL when there was no memory */
 };
 
+/* How often the JVMs' thread lists are read again (walked__tick). */
+#define WALKED_THREADS_EVERY_NS 1000000000ull
+
 struct walked {
 	struct aggregator *agg;
+	/* walked__follow_threads: each JVM's threads handed to the sampler, read again every second. */
+	bool follow_threads;
+	struct sampler *sampler;
+	uint64_t threads_read_ns;
+	struct hotspot_java_thread *threads; /* HOTSPOT_THREADS_MAX, made at the first read */
+	uint64_t threads_lost;               /* lists that could not be read */
 	struct walked_jvm **jvms; /* each on its own: its names point at its memory reader */
 	size_t nr, cap;
 	struct walked_stats stats;
@@ -70,6 +85,7 @@ struct walked *walked__new(struct aggregator *agg)
 
 static void jvm_free(struct walked_jvm *j)
 {
+	free(j->tids);
 	frame_ids__free(j->ids);
 	hotspot_names_free(j->names);
 	hotspot_vm_free(j->vm);
@@ -83,6 +99,7 @@ void walked__free(struct walked *w)
 	for (size_t i = 0; i < w->nr; i++)
 		jvm_free(w->jvms[i]);
 	free(w->jvms);
+	free(w->threads);
 	free(w);
 }
 
@@ -134,6 +151,8 @@ void walked__forget(struct walked *w, uint32_t tgid)
 
 	if (i < 0)
 		return;
+	for (size_t t = 0; w->sampler && t < w->jvms[i]->nr_tids; t++)
+		sampler__set_java_thread(w->sampler, w->jvms[i]->tids[t], 0);
 	add_naming(w->jvms[i], &w->stats);
 	jvm_free(w->jvms[i]);
 	w->jvms[i] = w->jvms[--w->nr];
@@ -188,14 +207,79 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 	return WALKED_OK;
 }
 
+static int by_tid(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * JVM j's Java threads read again and handed to the sampler: the new ones
+ * set, the gone ones taken out. A list that cannot be read now leaves
+ * what was handed over as it is.
+ */
+static void read_threads(struct walked *w, struct walked_jvm *j)
+{
+	uint32_t *tids;
+	size_t nr;
+	char why[256];
+
+	if (!j->has_threads || !w->sampler)
+		return;
+	if (!w->threads && !(w->threads = malloc(HOTSPOT_THREADS_MAX * sizeof(*w->threads))))
+		return;
+	if (hotspot_threads_read(&j->mem, &j->threads, w->threads, HOTSPOT_THREADS_MAX, &nr, why, sizeof(why))) {
+		w->threads_lost++;
+		return;
+	}
+	tids = malloc((nr ? nr : 1) * sizeof(*tids));
+	if (!tids)
+		return;
+	for (size_t i = 0; i < nr; i++) {
+		tids[i] = w->threads[i].tid;
+		sampler__set_java_thread(w->sampler, tids[i], w->threads[i].java_thread);
+	}
+	qsort(tids, nr, sizeof(*tids), by_tid);
+	for (size_t i = 0; i < j->nr_tids; i++)
+		if (!bsearch(&j->tids[i], tids, nr, sizeof(*tids), by_tid))
+			sampler__set_java_thread(w->sampler, j->tids[i], 0);
+	free(j->tids);
+	j->tids = tids;
+	j->nr_tids = nr;
+}
+
+void walked__follow_threads(struct walked *w)
+{
+	if (w)
+		w->follow_threads = true;
+}
+
+void walked__tick(struct walked *w, uint64_t now_ns)
+{
+	if (!w || !w->follow_threads || now_ns - w->threads_read_ns < WALKED_THREADS_EVERY_NS)
+		return;
+	w->threads_read_ns = now_ns;
+	for (size_t i = 0; i < w->nr; i++)
+		read_threads(w, w->jvms[i]);
+}
+
 int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 {
 	struct walked_jvm *j = find_jvm(w, tgid);
 	int err = j ? sampler__set_hotspot(sampler, tgid, &j->layout) : -ESRCH;
+	char why[256];
 
-	if (err)
+	if (err) {
 		walked__forget(w, tgid);
-	return err;
+		return err;
+	}
+	if (w->follow_threads) {
+		w->sampler = sampler;
+		j->has_threads = !hotspot_threads_layout(j->vm, &j->threads, why, sizeof(why));
+		read_threads(w, j);
+	}
+	return 0;
 }
 
 int walked__install(struct walked *w, struct sampler *sampler)

@@ -74,6 +74,16 @@ void walked__describe_naming(const struct walked *w, char *buf, size_t size);
 bool walked__has(const struct walked *w, uint32_t tgid);
 size_t walked__nr_jvms(const struct walked *w);
 
+/*
+ * -e lock: each JVM's Java threads (hotspot/threads.h) handed to the
+ * sampler with the JVM (walked__hand_over), so that BPF can read the
+ * monitor each wait is for, and read again by walked__tick every second
+ * (threads start and end). Before the JVMs are handed over.
+ */
+void walked__follow_threads(struct walked *w);
+/* The periodic work: the thread lists read again when due. NULL-safe. */
+void walked__tick(struct walked *w, uint64_t now_ns);
+
 /* Process tgid exited or ran another program: what was read of it goes. */
 void walked__forget(struct walked *w, uint32_t tgid);
 

@@ -391,6 +391,18 @@ int cpu_sampler__set_hotspot(struct cpu_sampler *cs, uint32_t tgid, const struct
 	return err ? -errno : 0;
 }
 
+int cpu_sampler__set_java_thread(struct cpu_sampler *cs, uint32_t tid, uint64_t java_thread)
+{
+	int err;
+
+	if (!java_thread)
+		err = bpf_map__delete_elem(cs->skel->maps.java_threads, &tid, sizeof(tid), 0);
+	else
+		err = bpf_map__update_elem(cs->skel->maps.java_threads, &tid, sizeof(tid), &java_thread,
+					   sizeof(java_thread), BPF_ANY);
+	return err ? -errno : 0;
+}
+
 struct unwinder *cpu_sampler__unwinder(const struct cpu_sampler *cs)
 {
 	return cs->unwinder;

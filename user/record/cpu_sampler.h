@@ -48,6 +48,8 @@ struct bpf_object *cpu_sampler__object(const struct cpu_sampler *cs);
 void cpu_sampler__set_no_java(struct cpu_sampler *cs, uint32_t tid, bool no_java);
 /* sampler__set_hotspot. */
 int cpu_sampler__set_hotspot(struct cpu_sampler *cs, uint32_t tgid, const struct jbpf_hotspot_jvm *jvm);
+/* As sampler__set_java_thread. */
+int cpu_sampler__set_java_thread(struct cpu_sampler *cs, uint32_t tid, uint64_t java_thread);
 
 /* The unwind tables' feeder, or NULL when stacks are walked by frame pointers. */
 struct unwinder *cpu_sampler__unwinder(const struct cpu_sampler *cs);

@@ -28,7 +28,8 @@ static const char *const shared_maps[] = {
  * objects that walk too: the CPU sampler creates them, the scheduler
  * program walks the waits of walked JVMs' threads with them.
  */
-static const char *const walker_maps[] = { "unwind_rows", "unwind_procs", "hotspot_jvms", "hotspot_blobs" };
+static const char *const walker_maps[] = { "unwind_rows", "unwind_procs", "hotspot_jvms", "hotspot_blobs",
+					   "java_threads" };
 
 static int share_map(struct bpf_map *mine, const struct bpf_map *shared, const char *what, char *err,
 		     size_t err_size)

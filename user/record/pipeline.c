@@ -252,6 +252,7 @@ void pipeline__on_poll(struct pipeline *p, const struct pollfd *fds, size_t nr)
 
 void pipeline__tick(struct pipeline *p, uint64_t now_ns)
 {
+	walked__tick(p->walked, now_ns);
 	if (p->unwinder)
 		unwinder__tick(p->unwinder, now_ns);
 	if (p->java)

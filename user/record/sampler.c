@@ -338,6 +338,11 @@ int sampler__set_hotspot(struct sampler *sampler, uint32_t tgid, const struct jb
 	return cpu_sampler__set_hotspot(sampler->cpu, tgid, jvm);
 }
 
+int sampler__set_java_thread(struct sampler *sampler, uint32_t tid, uint64_t java_thread)
+{
+	return cpu_sampler__set_java_thread(sampler->cpu, tid, java_thread);
+}
+
 void sampler__forget_java(struct sampler *sampler, uint32_t tgid)
 {
 	bpf_map__delete_elem(sampler->java_targets, &tgid, sizeof(tgid), 0);

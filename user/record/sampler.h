@@ -91,6 +91,12 @@ struct sampler_config {
 	 */
 	bool wakers;
 	uint64_t irq_entry_lo, irq_entry_hi, softirq_lo, softirq_hi;
+	/*
+	 * With waits: read the class of the monitor each wait of a walked
+	 * JVM's thread is for (-e lock; sampler__set_java_thread says where
+	 * each thread's JavaThread is).
+	 */
+	bool lock_classes;
 	size_t max_threads;      /* threads followed at once, 0 for the default */
 	/*
 	 * Walk user stacks by unwind tables (bpf/unwind.bpf.h) within
@@ -171,6 +177,13 @@ void sampler__set_no_java(struct sampler *sampler, uint32_t tid, bool no_java);
  * start_ticks set), or no longer (jvm NULL). 0 or -errno.
  */
 int sampler__set_hotspot(struct sampler *sampler, uint32_t tgid, const struct jbpf_hotspot_jvm *jvm);
+
+/*
+ * Thread tid of a walked JVM has its JavaThread at java_thread (0: no
+ * longer), for the monitors its waits are for (bpf/offcpu_walk.bpf.h).
+ * 0 or -errno.
+ */
+int sampler__set_java_thread(struct sampler *sampler, uint32_t tid, uint64_t java_thread);
 
 /* Stops signalling a JVM (its agent went away, or stopped answering). */
 void sampler__forget_java(struct sampler *sampler, uint32_t tgid);

@@ -462,6 +462,7 @@ static void wait_at_end(struct wall *wall, const struct jbpf_thread_end *end, ui
 	    (end->ustack_len || end->java_len)) {
 		w->ustack_len = end->ustack_len;
 		w->java_len = end->java_len;
+		w->lock_klass = end->lock_klass;
 		w->ustack_err = 0;
 	}
 	/* The kernel stack, then what follows it in end: the same layout as a wait's. */
