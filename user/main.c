@@ -142,6 +142,7 @@ static const struct {
 	[EVENT_OFFCPU] = { "Off-CPU", "off-CPU", "microseconds", RECORDING_OFFCPU },
 	[EVENT_ALLOC] = { "Allocation", "Java heap allocations", "bytes", RECORDING_ALLOC },
 	[EVENT_NATIVEMEM] = { "Native memory", "native memory", "bytes", RECORDING_NATIVEMEM },
+	[EVENT_LOCK] = { "Lock contention", "lock contention", "microseconds", RECORDING_LOCK },
 };
 
 /* What one event's files are told: its word, unit, title and frequency. */

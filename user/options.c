@@ -327,11 +327,12 @@ static const char *const event_names[EVENT_NR] = {
 	[EVENT_OFFCPU] = "offcpu",
 	[EVENT_ALLOC] = "alloc",
 	[EVENT_NATIVEMEM] = "nativemem",
+	[EVENT_LOCK] = "lock",
 };
 
 int parse_events(const char *arg, unsigned *events, char *err, size_t err_size)
 {
-	return parse_word_list("-e", arg, event_names, EVENT_NR, "cpu, wall, offcpu, alloc or nativemem",
+	return parse_word_list("-e", arg, event_names, EVENT_NR, "cpu, wall, offcpu, alloc, nativemem or lock",
 			       "an event", events, err, err_size);
 }
 
@@ -453,9 +454,10 @@ static enum options_result check_events(const struct options *opts)
 
 	if (of_time & (of_time - 1))
 		return usage_error(options_records(opts, EVENT_WALL)
-					   ? "-e: give one of cpu, wall and offcpu (wall already holds the CPU time, as "
+					   ? "-e: give one of cpu, wall, offcpu and lock (wall already holds the CPU time, as "
 					     "its [running] state)"
-					   : "-e: give one of cpu, wall and offcpu (offcpu is the part of wall off CPU)");
+					   : "-e: give one of cpu, wall, offcpu and lock (offcpu is the part of wall off CPU, "
+					     "lock a part of offcpu)");
 	if (options_records(opts, EVENT_ALLOC) && options_records(opts, EVENT_NATIVEMEM))
 		return usage_error("-e: alloc and nativemem are recorded apart, one recording each");
 	return OPTIONS_RUN;
@@ -492,6 +494,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 {
 	bool frequency_given = false, fleet_given = false;
 	bool format_given = false, state_given = false, block_given = false, alloc_given = false, event_given = false;
+	bool interval_given = false;
 	bool jfr;
 	char err[256];
 	uint64_t value;
@@ -664,7 +667,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			if (parse_duration("--wait-interval", optarg, 1000, 100000, 60 * NS_PER_SEC,
 					   &opts->wait_interval_ns, err, sizeof(err)))
 				return usage_error(err);
-			block_given = true;
+			block_given = interval_given = true;
 			break;
 		case OPT_ALLOC_INTERVAL:
 			if (parse_size("--alloc-interval", optarg, 1, MAX_ALLOC_INTERVAL, &value, err, sizeof(err)))
@@ -736,14 +739,20 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return usage_error("--java needs -p: the agent is loaded only into processes named with -p");
 	if (check_events(opts) != OPTIONS_RUN)
 		return OPTIONS_USAGE;
-	if ((state_given || block_given) && !options_records(opts, EVENT_WALL) && !options_records(opts, EVENT_OFFCPU))
-		return usage_error("--state, --min-block, --max-block and --wait-interval need -e wall or -e offcpu");
+	if ((state_given || block_given) && !(opts->events & EVENTS_OF_WAITS))
+		return usage_error("--state, --min-block, --max-block and --wait-interval need -e wall, offcpu or lock");
 	if (alloc_given && !options_records(opts, EVENT_ALLOC) && !options_records(opts, EVENT_NATIVEMEM))
 		return usage_error("--alloc-interval needs -e alloc or -e nativemem");
 	if (opts->leaks && !options_records(opts, EVENT_NATIVEMEM))
 		return usage_error("--leaks needs -e nativemem");
-	if (opts->wakers && !options_records(opts, EVENT_WALL) && !options_records(opts, EVENT_OFFCPU))
-		return usage_error("--wakers needs -e wall or -e offcpu");
+	if (opts->wakers && !(opts->events & EVENTS_OF_WAITS))
+		return usage_error("--wakers needs -e wall, offcpu or lock");
+	if (options_records(opts, EVENT_LOCK) && interval_given)
+		return usage_error("-e lock records every wait: --wait-interval does not apply");
+	if (options_records(opts, EVENT_LOCK) && opts->java == JAVA_OFF)
+		return usage_error("-e lock is the time Java threads wait for locks: drop --no-java");
+	if (options_records(opts, EVENT_LOCK) && opts->java_stacks != JAVA_STACKS_BPF)
+		return usage_error("-e lock takes Java frames from the BPF walk only: drop --java-stacks");
 	if (options_records(opts, EVENT_NATIVEMEM) && opts->all)
 		return usage_error("-e nativemem probes the allocator of each process named: use -p PID, not -a");
 	if (options_records(opts, EVENT_NATIVEMEM) && opts->java_stacks != JAVA_STACKS_BPF)
@@ -752,9 +761,10 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return usage_error("-e nativemem loads no agent: drop --java");
 	if (options_records(opts, EVENT_ALLOC) && opts->java == JAVA_OFF)
 		return usage_error("-e alloc samples Java allocations: drop --no-java");
-	if (options_records(opts, EVENT_OFFCPU) && state_given && opts->state_mask == 1u << JBPF_STATE_RUNNING)
-		return usage_error("--state running with -e offcpu keeps nothing; use -e wall");
-	if (options_records(opts, EVENT_OFFCPU))
+	if ((options_records(opts, EVENT_OFFCPU) || options_records(opts, EVENT_LOCK)) && state_given &&
+	    opts->state_mask == 1u << JBPF_STATE_RUNNING)
+		return usage_error("--state running with -e offcpu or lock keeps nothing; use -e wall");
+	if (options_records(opts, EVENT_OFFCPU) || options_records(opts, EVENT_LOCK))
 		opts->state_mask &= ~(1u << JBPF_STATE_RUNNING);
 	if (opts->max_block_ns && opts->max_block_ns < opts->min_block_ns)
 		return usage_error("--max-block is shorter than --min-block: nothing would be kept");

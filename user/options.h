@@ -48,11 +48,14 @@ enum event_mode {
 	EVENT_OFFCPU,   /* only the time off CPU */
 	EVENT_ALLOC,    /* Java heap allocations, in bytes, sampled by the JVMs' agents */
 	EVENT_NATIVEMEM, /* native memory (malloc and its kin), in bytes, sampled by uprobes */
+	EVENT_LOCK,     /* Java threads' time off CPU waiting to acquire a lock */
 	EVENT_NR,
 };
 
 /* The events that weigh time; a recording has at most one of them. */
-#define EVENTS_OF_TIME ((1u << EVENT_CPU) | (1u << EVENT_WALL) | (1u << EVENT_OFFCPU))
+#define EVENTS_OF_TIME ((1u << EVENT_CPU) | (1u << EVENT_WALL) | (1u << EVENT_OFFCPU) | (1u << EVENT_LOCK))
+/* The events made of waits: off-CPU time from the scheduler. */
+#define EVENTS_OF_WAITS ((1u << EVENT_WALL) | (1u << EVENT_OFFCPU) | (1u << EVENT_LOCK))
 
 enum java_mode {
 	JAVA_AUTO,      /* load the agent into every JVM among -p; fall back if it fails */

@@ -575,7 +575,7 @@ static bool type_of_event(const char *type, const char *event)
 /* The words of events a file of several may list (output/pprof.c). */
 static bool known_event(const char *word, size_t len)
 {
-	static const char *const words[] = { "cpu", "wall", "offcpu", "alloc", "nativemem", "leaks" };
+	static const char *const words[] = { "cpu", "wall", "offcpu", "alloc", "nativemem", "leaks", "lock" };
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		if (strlen(words[i]) == len && !strncmp(words[i], word, len))
@@ -647,7 +647,8 @@ static int read_header(struct reader *r)
 			continue;
 		if (samples < 0 && (!strcmp(type, "samples") || !strcmp(unit, "count")))
 			samples = (ssize_t)i;
-		if (time < 0 && (!strcmp(type, "wall") || !strcmp(type, "offcpu")) && !strcmp(unit, "nanoseconds"))
+		if (time < 0 && (!strcmp(type, "wall") || !strcmp(type, "offcpu") || !strcmp(type, "lock")) &&
+		    !strcmp(unit, "nanoseconds"))
 			time = (ssize_t)i;
 		if (space < 0 && (!strcmp(type, "alloc_space") || !strcmp(type, "inuse_space")) && !strcmp(unit, "bytes"))
 			space = (ssize_t)i;

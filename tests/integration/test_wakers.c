@@ -202,7 +202,7 @@ static void wakers_need_waits(void **state)
 	(void)state;
 	assert_int_equal(harness_run_profiler(&profiler, (char *[]){ "-a", "-e", "cpu", "--wakers", "-d", "1", NULL }, 30),
 			 2);
-	if (!strstr(profiler.buf, "--wakers needs -e wall or -e offcpu"))
+	if (!strstr(profiler.buf, "--wakers needs -e wall, offcpu or lock"))
 		fail_msg("no clear error: %s", profiler.buf);
 }
 

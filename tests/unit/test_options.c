@@ -12,6 +12,9 @@
 
 #include <cmocka.h>
 
+#include <linux/types.h>
+
+#include "bpf/jbpfprof.h"
 #include "user/options.h"
 
 #define ARGC(argv) ((int)(sizeof(argv) / sizeof((argv)[0])) - 1)
@@ -277,6 +280,33 @@ static void native_memory(void **state)
 }
 
 /*
+ * -e lock: off-CPU states only, --wakers and --min-block with it; not
+ * without Java, not with the agent's stacks, not beside another event of
+ * time, and no --wait-interval (every wait is recorded).
+ */
+static void lock_contention(void **state)
+{
+	char *plain[] = { "jbpfprof", "-p", "1", "-e", "lock", "--wakers", "--min-block", "1ms", NULL };
+	char *no_java[] = { "jbpfprof", "-p", "1", "-e", "lock", "--no-java", NULL };
+	char *agent[] = { "jbpfprof", "-p", "1", "-e", "lock", "--java-stacks", "agent", NULL };
+	char *with_wall[] = { "jbpfprof", "-p", "1", "-e", "lock,wall", NULL };
+	char *interval[] = { "jbpfprof", "-p", "1", "-e", "lock", "--wait-interval", "10ms", NULL };
+	char *running[] = { "jbpfprof", "-p", "1", "-e", "lock", "--state", "running", NULL };
+	struct options o;
+
+	(void)state;
+	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_int_equal(o.events, 1u << EVENT_LOCK);
+	assert_true(o.wakers);
+	assert_false(o.state_mask & (1u << JBPF_STATE_RUNNING));
+	assert_int_equal(parse_quietly(ARGC(no_java), no_java, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(agent), agent, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(with_wall), with_wall, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(interval), interval, &o), OPTIONS_USAGE);
+	assert_int_equal(parse_quietly(ARGC(running), running, &o), OPTIONS_USAGE);
+}
+
+/*
  * -e with several events: a list, or -e given again (the first replaces
  * the default cpu); one event of time at most, not both allocations, no
  * format that holds one event, a word that is no event named.
@@ -325,7 +355,7 @@ static void events_error(void **state)
 	assert_int_equal(parse_events("cpu,nativemem", &events, err, sizeof(err)), 0);
 	assert_int_equal(events, (1u << EVENT_CPU) | (1u << EVENT_NATIVEMEM));
 	assert_int_equal(parse_events("alloc,malloc", &events, err, sizeof(err)), -1);
-	assert_string_equal(err, "-e: 'malloc' is not an event (cpu, wall, offcpu, alloc or nativemem)");
+	assert_string_equal(err, "-e: 'malloc' is not an event (cpu, wall, offcpu, alloc, nativemem or lock)");
 }
 
 /* --group-by: each grouping by its word; not given by default; older files' words are no options. */
@@ -398,6 +428,7 @@ int main(void)
 		cmocka_unit_test(push_api),
 		cmocka_unit_test(unwind_method),
 		cmocka_unit_test(native_memory),
+		cmocka_unit_test(lock_contention),
 		cmocka_unit_test(several_events),
 		cmocka_unit_test(events_error),
 		cmocka_unit_test(too_many_pids),

@@ -511,6 +511,13 @@ void walked__sample(struct walked *w, const struct jbpf_sample *s)
 		count_walk(w, s, java);
 	if (!aggregator__begin(w->agg, s, NULL))
 		return;
+	/* -e lock: the class of the monitor the wait is for, read by BPF at its switch-out. */
+	if (w->follow_threads && s->lock_klass) {
+		char name[NAME_MAX_LEN];
+
+		if (!hotspot_names_klass(j->names, s->lock_klass, name, sizeof(name)))
+			aggregator__set_lock_class(w->agg, name);
+	}
 	if (s->ustack_err && !s->ustack_len && !s->java_len)
 		aggregator__push_user_error(w->agg, s);
 	/* Root first: the Java frames outermost of native frame pos - 1, then that frame. */

@@ -55,6 +55,7 @@ struct aggregator {
 	size_t captured_depth;
 	struct waker_slot *wakers;    /* WAKER_SLOTS of them, made at the first capture */
 	const struct waker_slot *joined; /* the waker of the wait being added, or NULL */
+	char lock_class[NAME_MAX_LEN];   /* -e lock: the monitor's class of the sample being built, or "" */
 };
 
 struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
@@ -422,6 +423,103 @@ static const struct waker_slot *waker_of(struct aggregator *agg, const struct jb
 	return &lost;
 }
 
+void aggregator__set_lock_class(struct aggregator *agg, const char *name)
+{
+	snprintf(agg->lock_class, sizeof(agg->lock_class), "%s", name ? name : "");
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* A frame of HotSpot's that enters a monitor (JDK 17's and 25's names). */
+static bool enters_monitor(const char *name)
+{
+	static const char *const entries[] = {
+		"ObjectMonitor::enter", "ObjectMonitor::EnterI", "ObjectMonitor::ReenterI", "ObjectMonitor::reenter",
+		"ObjectSynchronizer::enter", "LightweightSynchronizer::enter",
+	};
+
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
+		if (starts_with(name, entries[i]))
+			return true;
+	return false;
+}
+
+#define SYNCHRONIZER "java.util.concurrent.locks.AbstractQueued"
+
+/* A frame of AbstractQueued(Long)Synchronizer that acquires it. */
+static bool acquires_synchronizer(const char *name)
+{
+	const char *method;
+
+	if (!starts_with(name, SYNCHRONIZER) || !(method = strstr(name, "Synchronizer.")))
+		return false;
+	method += strlen("Synchronizer.");
+	return starts_with(method, "acquire") || starts_with(method, "tryAcquire");
+}
+
+/*
+ * The class of a java.util.concurrent lock, from the frame that called
+ * into its synchronizer (name): "java.util.concurrent.locks.ReentrantLock"
+ * from "...ReentrantLock$Sync.lock" (a lock's Sync, NonfairSync or
+ * FairSync inner class stands for the lock), into out.
+ */
+static void lock_class_of_caller(const char *name, char *out, size_t size)
+{
+	const char *end = strchr(name, '('), *dot;
+	size_t len = end ? (size_t)(end - name) : strlen(name);
+	static const char *const syncs[] = { "$Sync", "$NonfairSync", "$FairSync" };
+
+	/* An annotated frame ends in _[j] and the like. */
+	if (len > 4 && name[len - 4] == '_' && name[len - 3] == '[')
+		len -= 4;
+	snprintf(out, size, "%.*s", (int)len, name);
+	dot = strrchr(out, '.');
+	if (dot)
+		out[dot - out] = '\0';
+	for (size_t i = 0; i < sizeof(syncs) / sizeof(syncs[0]); i++) {
+		size_t n = strlen(out), k = strlen(syncs[i]);
+
+		if (n > k && !strcmp(out + n - k, syncs[i]))
+			out[n - k] = '\0';
+	}
+}
+
+/*
+ * -e lock: whether the stack in agg->frames[0..depth) acquires a lock,
+ * and its class into out: a monitor's (agg->lock_class, or unknown), a
+ * synchronizer's from the frame outside its outermost acquiring frame.
+ */
+static bool lock_of(struct aggregator *agg, size_t depth, char *out, size_t size)
+{
+	long outermost = -1;
+
+	for (size_t d = 0; d < depth; d++) {
+		const char *name = profile__frame_name(agg->profile, agg->frames[d]);
+
+		if (enters_monitor(name)) {
+			snprintf(out, size, "%s", agg->lock_class[0] ? agg->lock_class : "[monitor of unknown class]");
+			return true;
+		}
+		if (outermost < 0 && acquires_synchronizer(name))
+			outermost = (long)d;
+	}
+	if (outermost < 0)
+		return false;
+	for (long d = outermost - 1; d >= 0; d--) {
+		const char *name = profile__frame_name(agg->profile, agg->frames[d]);
+
+		if (!starts_with(name, SYNCHRONIZER)) {
+			lock_class_of_caller(name, out, size);
+			return true;
+		}
+	}
+	snprintf(out, size, "[synchronizer of unknown class]");
+	return true;
+}
+
 /* As add_weighted; a wait with a waker (--wakers) gets its waker's frames after its state's. */
 static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, uint64_t weight,
 			 uint64_t objects)
@@ -432,6 +530,18 @@ static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, si
 		memcpy(agg->captured, agg->frames, depth * sizeof(agg->frames[0]));
 		agg->captured_depth = depth;
 		return true;
+	}
+	if (agg->config.lock_view && agg->event == AGGREGATOR_TIME) {
+		char lock[NAME_MAX_LEN];
+		bool is_lock = lock_of(agg, depth, lock, sizeof(lock));
+
+		agg->lock_class[0] = '\0';
+		if (!is_lock) {
+			agg->stats.not_locks++;
+			return true;
+		}
+		if (!push(agg, &depth, lock, FRAME_KIND_CLASS))
+			return false;
 	}
 	agg->joined = s->type == JBPF_RECORD_WAIT && (s->flags & JBPF_WAIT_WAKER) ? waker_of(agg, s) : NULL;
 	added = add_weighted(agg, s, depth, weight, objects);

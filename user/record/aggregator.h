@@ -75,6 +75,15 @@ struct aggregator_config {
 	 * bytes while time weighs time. All NULL for one event: no event frame.
 	 */
 	const char *event_frames[AGGREGATOR_EVENT_NR];
+	/*
+	 * -e lock: of the time, only the stacks that acquire a lock (a
+	 * monitor's enter, or an AbstractQueuedSynchronizer's acquire), each
+	 * ending, before its state, in the lock's class (FRAME_KIND_CLASS):
+	 * a monitor's as aggregator__set_lock_class gave it, a
+	 * java.util.concurrent lock's the class of the frame that called
+	 * into the synchronizer. The others are left out (not_locks).
+	 */
+	bool lock_view;
 };
 
 struct aggregator_stats {
@@ -87,6 +96,7 @@ struct aggregator_stats {
 	uint64_t state_filtered;  /* left out: their state is not among those kept */
 	uint64_t shares_lost;     /* CPU samples or short waits the share table had no room for */
 	uint64_t native_remembered; /* native frames pushed by the id their address had, not looked up */
+	uint64_t not_locks;       /* -e lock: waits that acquire no lock, left out */
 	uint64_t wakers;          /* --wakers: wakers captured */
 	uint64_t wakers_replaced; /* of those, replaced by a later one before their wait came */
 	uint64_t wakers_missing;  /* waits sent with a waker that was not there: lost, replaced */
@@ -119,6 +129,11 @@ void aggregator__add(struct aggregator *agg, const struct jbpf_sample *sample);
  * kept. Wakers wait for their waits in a bounded table, one per thread.
  */
 void aggregator__capture_waker(struct aggregator *agg);
+/*
+ * -e lock: the class of the monitor the sample being built waits for
+ * (begin to end), named by the stage that knows it; NULL for none.
+ */
+void aggregator__set_lock_class(struct aggregator *agg, const char *name);
 void aggregator__keep_waker(struct aggregator *agg, const struct jbpf_sample *waker);
 
 /*

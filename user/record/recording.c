@@ -185,10 +185,17 @@ static int ask_kernel_for_symbols(struct recording *rec)
 	return symbolizer__set_kernel_lookup(rec->sym, &lookup);
 }
 
-/* Whether the recording weighs time: waits and CPU samples both (-e wall, -e offcpu). */
+/* Whether the recording weighs time: waits and CPU samples both (-e wall, -e offcpu, -e lock). */
 static bool weighs_time(const struct recording_config *c)
 {
-	return recording_config_has(c, RECORDING_WALL) || recording_config_has(c, RECORDING_OFFCPU);
+	return recording_config_has(c, RECORDING_WALL) || recording_config_has(c, RECORDING_OFFCPU) ||
+	       recording_config_has(c, RECORDING_LOCK);
+}
+
+/* Off-CPU time only: -e offcpu, -e lock. */
+static bool off_cpu_only(const struct recording_config *c)
+{
+	return recording_config_has(c, RECORDING_OFFCPU) || recording_config_has(c, RECORDING_LOCK);
 }
 
 const char *recording_event_word(enum recording_event event, bool leaks)
@@ -199,6 +206,7 @@ const char *recording_event_word(enum recording_event event, bool leaks)
 		[RECORDING_OFFCPU] = "offcpu",
 		[RECORDING_ALLOC] = "alloc",
 		[RECORDING_NATIVEMEM] = "nativemem",
+		[RECORDING_LOCK] = "lock",
 	};
 
 	if (event == RECORDING_NATIVEMEM && leaks)
@@ -214,8 +222,8 @@ static void name_event_frames(const struct recording_config *c, struct aggregato
 {
 	if (!(c->events & (c->events - 1)))
 		return;
-	for (int e = RECORDING_CPU; e <= RECORDING_OFFCPU; e++)
-		if (recording_config_has(c, (enum recording_event)e))
+	for (int e = RECORDING_CPU; e <= RECORDING_LOCK; e++)
+		if (e != RECORDING_ALLOC && e != RECORDING_NATIVEMEM && recording_config_has(c, (enum recording_event)e))
 			agg->event_frames[AGGREGATOR_TIME] = recording_event_word((enum recording_event)e, false);
 	if (recording_config_has(c, RECORDING_ALLOC))
 		agg->event_frames[AGGREGATOR_HEAP] = recording_event_word(RECORDING_ALLOC, false);
@@ -235,6 +243,7 @@ static int make_stages(struct recording *rec)
 		.time_weights = weighs_time(c),
 		.state_mask = c->state_mask,
 		.sample_weight_ns = c->interval_ns && weighs_time(c) ? NS_PER_SEC / c->frequency_hz : 0,
+		.lock_view = recording_config_has(c, RECORDING_LOCK),
 		.alloc_interval = c->alloc_interval,
 	};
 
@@ -260,6 +269,9 @@ static int make_stages(struct recording *rec)
 	if (!rec->walked || !rec->pipeline)
 		return -ENOMEM;
 	pipeline__set_walked(rec->pipeline, rec->walked);
+	/* -e lock: BPF reads each wait's monitor through its thread's JavaThread. */
+	if (recording_config_has(c, RECORDING_LOCK))
+		walked__follow_threads(rec->walked);
 	if (recording_config_has(c, RECORDING_NATIVEMEM) && c->leaks) {
 		rec->leaks = leaks__new(LEAKS_MAX_BYTES);
 		if (!rec->leaks)
@@ -274,7 +286,7 @@ static int make_stages(struct recording *rec)
 	}
 	if (weighs_time(c)) {
 		struct wall_config wall_config = {
-			.offcpu_only = recording_config_has(c, RECORDING_OFFCPU),
+			.offcpu_only = off_cpu_only(c),
 			.min_block_ns = c->min_block_ns,
 			.max_block_ns = c->max_block_ns,
 		};
@@ -450,7 +462,10 @@ static void say_what_is_sampled(const struct recording *rec)
 	size_t used = 0;
 
 	recording__describe_targets(rec, targets, sizeof(targets));
-	if (recording_config_has(c, RECORDING_OFFCPU))
+	if (recording_config_has(c, RECORDING_LOCK))
+		used += (size_t)snprintf(what + used, sizeof(what) - used,
+					 "the Java threads of %s waiting for locks, every context switch", targets);
+	else if (recording_config_has(c, RECORDING_OFFCPU))
 		used += (size_t)snprintf(what + used, sizeof(what) - used, "%s off CPU, every context switch", targets);
 	else if (recording_config_has(c, RECORDING_CPU) || recording_config_has(c, RECORDING_WALL))
 		used += (size_t)snprintf(what + used, sizeof(what) - used, "%s at %u Hz%s on %u CPUs%s", targets,
@@ -589,9 +604,16 @@ int recording__run(struct recording *rec)
 	wall = pipeline__wall(rec->pipeline);
 	if (wall) {
 		sampler_config.waits = true;
-		sampler_config.no_cpu_samples = recording_config_has(c, RECORDING_OFFCPU);
-		/* One recorded wait per wait interval of a thread's waiting (see bpf/offcpu.bpf.c). */
+		sampler_config.no_cpu_samples = off_cpu_only(c);
+		sampler_config.lock_classes = recording_config_has(c, RECORDING_LOCK);
+		/*
+		 * One recorded wait per wait interval of a thread's waiting (see
+		 * bpf/offcpu.bpf.c); with -e lock every wait: which are for a lock
+		 * is known only from their stacks.
+		 */
 		sampler_config.full_wait_ns = c->wait_interval_ns ? c->wait_interval_ns : NS_PER_SEC / c->frequency_hz;
+		if (recording_config_has(c, RECORDING_LOCK))
+			sampler_config.full_wait_ns = 1;
 		sampler_config.min_block_ns = c->min_block_ns;
 		sampler_config.max_block_ns = c->max_block_ns;
 		sampler_config.wakers = c->wakers;

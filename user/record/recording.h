@@ -26,11 +26,12 @@ enum recording_event {
 	RECORDING_OFFCPU,
 	RECORDING_ALLOC,  /* Java heap allocations sampled by the JVMs' agents; no CPU samples */
 	RECORDING_NATIVEMEM, /* native allocations sampled by uprobes on the targets' allocators; no CPU samples */
+	RECORDING_LOCK,   /* off-CPU waits of Java threads for a lock, each ending in the lock's class; no CPU samples */
 };
 
 /*
- * A recording's events, 1 << enum recording_event each: one of CPU, WALL
- * and OFFCPU at most, and ALLOC or NATIVEMEM beside it. With several, each
+ * A recording's events, 1 << enum recording_event each: one of CPU, WALL,
+ * OFFCPU and LOCK at most, and ALLOC or NATIVEMEM beside it. With several, each
  * stack of the profile begins with its event's frame (FRAME_KIND_EVENT,
  * see aggregator.h).
  */

@@ -55,8 +55,8 @@ struct recording {
 /* Whether the recording weighs time (CPU samples, waits): -e cpu, wall or offcpu. */
 static inline bool recording_has_time(const struct recording *rec)
 {
-	return rec->config.events &
-	       (RECORDING_EVENT(RECORDING_CPU) | RECORDING_EVENT(RECORDING_WALL) | RECORDING_EVENT(RECORDING_OFFCPU));
+	return rec->config.events & (RECORDING_EVENT(RECORDING_CPU) | RECORDING_EVENT(RECORDING_WALL) |
+				     RECORDING_EVENT(RECORDING_OFFCPU) | RECORDING_EVENT(RECORDING_LOCK));
 }
 
 /*

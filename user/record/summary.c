@@ -128,6 +128,13 @@ static void describe_wall(const struct recording *rec, const struct wall *wall, 
 	if (ws.no_user_stack && used < size)
 		used += (size_t)snprintf(buf + used, size - used, "; %llu waits without their user stack",
 					 (unsigned long long)ws.no_user_stack);
+	if (recording_config_has(&rec->config, RECORDING_LOCK) && used < size) {
+		struct aggregator_stats stats;
+
+		aggregator__stats(rec->agg, &stats);
+		used += (size_t)snprintf(buf + used, size - used, "; %llu waits for a lock, %llu for none (left out)",
+					 (unsigned long long)stats.written, (unsigned long long)stats.not_locks);
+	}
 	if (rec->config.wakers && used < size)
 		describe_wakers(rec, buf + used, size - used);
 }
