@@ -27,7 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * The holders and the others run from the start; the takers wait until
  * GOFILE exists, take their lock ROUNDS times, measuring each wait
  * (System.nanoTime before and after the acquire), and once both are done
- * print "gate_waited_ns N" and "lock_waited_ns N", then "done"; the JVM
+ * print "gate_waited_ns N" and "lock_waited_ns N", "elapsed_ns N" (from
+ * the first taker's start to the last one's end), then "done"; the JVM
  * then beats "alive N" until stopped.
  */
 final class Contention {
@@ -36,7 +37,8 @@ final class Contention {
 
 	private static final Gate GATE = new Gate();
 	private static final ReentrantLock LOCK = new ReentrantLock();
-	private static final AtomicLong gateWaited = new AtomicLong(), lockWaited = new AtomicLong();
+	private static final AtomicLong gateWaited = new AtomicLong(), lockWaited = new AtomicLong(),
+			startNs = new AtomicLong();
 	static volatile long sink;
 
 	private Contention() {
@@ -139,6 +141,7 @@ final class Contention {
 			}
 			System.out.println("gate_waited_ns " + gateWaited.get());
 			System.out.println("lock_waited_ns " + lockWaited.get());
+			System.out.println("elapsed_ns " + (System.nanoTime() - startNs.get()));
 			System.out.println("done");
 			System.out.flush();
 		}, "reporter").start();
@@ -148,5 +151,6 @@ final class Contention {
 	private static void awaitGo(Path go) throws InterruptedException {
 		while (!Files.exists(go))
 			Thread.sleep(5);
+		startNs.compareAndSet(0, System.nanoTime());
 	}
 }
