@@ -26,6 +26,8 @@
 #   wakers      jbpfprof -e wall --wakers: the same, and a program on every
 #               wakeup of the host, reading the waker's stacks of each
 #               recorded wait (with MODES=)
+#   lock        jbpfprof -e lock: every wait of the JVM's threads recorded,
+#               those for a lock kept (with MODES=)
 #   wallagent   jbpfprof -e wall --java-stacks agent (not in the default
 #               rotation, with MODES=)
 #   nojava      jbpfprof -F 99 --no-java (with MODES=)
@@ -217,6 +219,7 @@ run_mode() {
 	F999agent) run_jbpfprof F999agent -F 999 --java-stacks agent ;;
 	wall) run_jbpfprof wall -e wall ;;
 	wakers) run_jbpfprof wakers -e wall --wakers ;;
+	lock) run_jbpfprof lock -e lock ;;
 	wallagent) run_jbpfprof wallagent -e wall --java-stacks agent ;;
 	wallbase) run_prof=$baseline run_jbpfprof wallbase -e wall ;;
 	F999base) run_prof=$baseline run_jbpfprof F999base -F 999 ;;

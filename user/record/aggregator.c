@@ -56,6 +56,26 @@ struct aggregator {
 	struct waker_slot *wakers;    /* WAKER_SLOTS of them, made at the first capture */
 	const struct waker_slot *joined; /* the waker of the wait being added, or NULL */
 	char lock_class[NAME_MAX_LEN];   /* -e lock: the monitor's class of the sample being built, or "" */
+	struct deferred_wait *deferred;  /* -e lock --wakers: monitor waits a timer ended, held (defer_wait) */
+	size_t nr_deferred;
+};
+
+/*
+ * -e lock --wakers: a thread alone in contending for a monitor (HotSpot's
+ * "responsible" thread, on JDK 17) parks with a timeout and looks again,
+ * so its acquire is several waits, all but the last ended by its own
+ * timer. Such a wait is held here until the thread's next lock wait
+ * ended by a thread: the holder that released the lock is the waker of
+ * the whole acquire. At most DEFERRED_MAX are held; one past that, or
+ * still held at the end (aggregator__flush_waits), keeps its timer.
+ */
+#define DEFERRED_MAX 4096
+
+struct deferred_wait {
+	struct deferred_wait *next;
+	struct jbpf_sample s;       /* the wait's header: its thread, times, state */
+	size_t depth, timer_depth;  /* its frames, then its timer waker's */
+	uint32_t frames[];
 };
 
 struct aggregator *aggregator__new(const struct aggregator_config *config, struct symbolizer *sym,
@@ -88,6 +108,12 @@ struct aggregator *aggregator__new(const struct aggregator_config *config, struc
 void aggregator__free(struct aggregator *agg)
 {
 	if (agg) {
+		while (agg->deferred) {
+			struct deferred_wait *d = agg->deferred;
+
+			agg->deferred = d->next;
+			free(d);
+		}
 		for (size_t i = 0; agg->wakers && i < WAKER_SLOTS; i++)
 			free(agg->wakers[i].frames);
 		free(agg->wakers);
@@ -492,14 +518,16 @@ static void lock_class_of_caller(const char *name, char *out, size_t size)
  * and its class into out: a monitor's (agg->lock_class, or unknown), a
  * synchronizer's from the frame outside its outermost acquiring frame.
  */
-static bool lock_of(struct aggregator *agg, size_t depth, char *out, size_t size)
+static bool lock_of(struct aggregator *agg, size_t depth, char *out, size_t size, bool *monitor)
 {
 	long outermost = -1;
 
+	*monitor = false;
 	for (size_t d = 0; d < depth; d++) {
 		const char *name = profile__frame_name(agg->profile, agg->frames[d]);
 
 		if (enters_monitor(name)) {
+			*monitor = true;
 			snprintf(out, size, "%s", agg->lock_class[0] ? agg->lock_class : "[monitor of unknown class]");
 			return true;
 		}
@@ -520,6 +548,75 @@ static bool lock_of(struct aggregator *agg, size_t depth, char *out, size_t size
 	return true;
 }
 
+/* Whether waker w is a timer's (an interrupt waker ends in "[timed out]"). */
+static bool timer_waker(const struct aggregator *agg, const struct waker_slot *w)
+{
+	return w->depth && !strcmp(profile__frame_name(agg->profile, w->frames[w->depth - 1]), "[timed out]");
+}
+
+/* Holds wait s, its stack agg->frames[0..depth), and its timer waker w: true, or false when it cannot be held. */
+static bool defer_wait(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, const struct waker_slot *w)
+{
+	struct deferred_wait *d;
+
+	if (agg->nr_deferred >= DEFERRED_MAX ||
+	    !(d = malloc(sizeof(*d) + (depth + w->depth) * sizeof(d->frames[0]))))
+		return false;
+	d->s = *s;
+	d->depth = depth;
+	d->timer_depth = w->depth;
+	memcpy(d->frames, agg->frames, depth * sizeof(d->frames[0]));
+	memcpy(d->frames + depth, w->frames, w->depth * sizeof(d->frames[0]));
+	d->next = agg->deferred;
+	agg->deferred = d;
+	agg->nr_deferred++;
+	return true;
+}
+
+/*
+ * The waits held for thread tid (all, with tid 0) added, joined with waker
+ * (NULL: each with its own timer). agg->frames is theirs meanwhile: the
+ * caller's stack is kept aside and put back.
+ */
+static void add_deferred(struct aggregator *agg, uint32_t tid, const struct waker_slot *waker)
+{
+	uint32_t kept[MAX_FRAMES];
+	size_t kept_depth = agg->depth;
+	const struct waker_slot *joined = agg->joined;
+	struct deferred_wait **at = &agg->deferred;
+
+	memcpy(kept, agg->frames, sizeof(kept));
+	while (*at) {
+		struct deferred_wait *d = *at;
+		struct waker_slot own = { .depth = (uint32_t)d->timer_depth, .frames = d->frames + d->depth };
+
+		if (tid && d->s.tid != tid) {
+			at = &d->next;
+			continue;
+		}
+		memcpy(agg->frames, d->frames, d->depth * sizeof(d->frames[0]));
+		agg->joined = waker ? waker : &own;
+		if (add_weighted(agg, &d->s, d->depth, 1, 0)) {
+			agg->stats.written++;
+			agg->stats.written_by[AGGREGATOR_TIME]++;
+		} else {
+			agg->stats.profile_full++;
+		}
+		*at = d->next;
+		agg->nr_deferred--;
+		free(d);
+	}
+	memcpy(agg->frames, kept, sizeof(kept));
+	agg->depth = kept_depth;
+	agg->joined = joined;
+}
+
+void aggregator__flush_waits(struct aggregator *agg)
+{
+	if (agg->deferred)
+		add_deferred(agg, 0, NULL);
+}
+
 /* As add_weighted; a wait with a waker (--wakers) gets its waker's frames after its state's. */
 static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, uint64_t weight,
 			 uint64_t objects)
@@ -531,19 +628,34 @@ static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, si
 		agg->captured_depth = depth;
 		return true;
 	}
+	agg->joined = s->type == JBPF_RECORD_WAIT && (s->flags & JBPF_WAIT_WAKER) ? waker_of(agg, s) : NULL;
 	if (agg->config.lock_view && agg->event == AGGREGATOR_TIME) {
 		char lock[NAME_MAX_LEN];
-		bool is_lock = lock_of(agg, depth, lock, sizeof(lock));
+		bool monitor, is_lock = lock_of(agg, depth, lock, sizeof(lock), &monitor);
 
 		agg->lock_class[0] = '\0';
 		if (!is_lock) {
+			/* Its acquire is over: what it held keeps its timers. */
+			if (agg->deferred)
+				add_deferred(agg, s->tid, NULL);
+			agg->joined = NULL;
 			agg->stats.not_locks++;
 			return true;
 		}
-		if (!push(agg, &depth, lock, FRAME_KIND_CLASS))
+		if (!push(agg, &depth, lock, FRAME_KIND_CLASS)) {
+			agg->joined = NULL;
 			return false;
+		}
+		/* A monitor's timed re-check waits for the holder's release; a release takes the held ones along. */
+		if (monitor && agg->joined && timer_waker(agg, agg->joined) && defer_wait(agg, s, depth, agg->joined)) {
+			if (agg->wakers && agg->joined == waker_slot(agg, s->wait_id))
+				waker_slot(agg, s->wait_id)->depth = 0;
+			agg->joined = NULL;
+			return true;
+		}
+		if (agg->deferred && agg->joined && !timer_waker(agg, agg->joined))
+			add_deferred(agg, s->tid, agg->joined);
 	}
-	agg->joined = s->type == JBPF_RECORD_WAIT && (s->flags & JBPF_WAIT_WAKER) ? waker_of(agg, s) : NULL;
 	added = add_weighted(agg, s, depth, weight, objects);
 	/* Joined once: a waker is of one wait. */
 	if (agg->joined && agg->wakers && agg->joined == waker_slot(agg, s->wait_id))

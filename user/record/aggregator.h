@@ -134,6 +134,14 @@ void aggregator__capture_waker(struct aggregator *agg);
  * (begin to end), named by the stage that knows it; NULL for none.
  */
 void aggregator__set_lock_class(struct aggregator *agg, const char *name);
+/*
+ * -e lock --wakers: a monitor wait that its thread's own timer ended (a
+ * "responsible" thread's timed re-check, JDK 17) is held until the
+ * thread's next lock wait a thread ended, and joined with that waker, the
+ * holder's release; this adds those still held, each with its timer.
+ * Before the profile is read.
+ */
+void aggregator__flush_waits(struct aggregator *agg);
 void aggregator__keep_waker(struct aggregator *agg, const struct jbpf_sample *waker);
 
 /*

@@ -301,6 +301,7 @@ void pipeline__finish(struct pipeline *p, struct sampler *sampler)
 	}
 	if (p->leaks)
 		leaks__flush(p->leaks, target_exited, after_wall, p);
+	aggregator__flush_waits(p->agg);
 	/* Under --continuous samples weighed a period each: nothing is left to settle. */
 	if (p->wall && aggregator__settles(p->agg))
 		wall__settle(p->wall);
