@@ -27,7 +27,7 @@
  *
  * sched_waking fires inside try_to_wake_up with interrupts off, so the
  * program is not preempted while it builds its record in the per-CPU
- * scratch.
+ * scratch (see send_waker).
  */
 #ifndef JBPF_OFFCPU_WAKER_BPF_H
 #define JBPF_OFFCPU_WAKER_BPF_H
@@ -128,9 +128,11 @@ __noinline int send_task_waker(struct bpf_raw_tracepoint_args *ctx, __u32 kn)
  * reservation: from an interrupt that is the whole record, and nothing
  * else is touched (the interrupt may have stopped another program of this
  * file halfway through the per-CPU scratch record); from a task, it is
- * copied to the scratch record, where the user stack is walked. A task
- * context cannot be another program's: try_to_wake_up runs with interrupts
- * off.
+ * copied to the scratch record, where the user stack is walked.
+ * try_to_wake_up runs with interrupts off, so nothing stops this program
+ * halfway; like the scheduler program, it may still overwrite the scratch
+ * record of a program of this file that was preempted while it used it
+ * (thread_exit, rebuilding a wait whose switch-in was missed: rare).
  */
 static __always_inline void send_waker(struct bpf_raw_tracepoint_args *ctx, __u64 seq, __u64 since, __u64 now)
 {

@@ -134,8 +134,10 @@ int aggregator__set_profile(struct aggregator *agg, struct profile *profile)
 	if (agg->shares)
 		return -EBUSY;
 	agg->profile = profile;
-	/* The ids remembered name frames of the old profile. */
+	/* The ids remembered name frames of the old profile: so do the wakers kept for their waits. */
 	addr_ids__clear(agg->addr_ids);
+	for (size_t i = 0; agg->wakers && i < WAKER_SLOTS; i++)
+		agg->wakers[i].depth = 0;
 	if (agg->roots)
 		process_roots__clear(agg->roots);
 	return 0;
