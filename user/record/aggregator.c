@@ -619,6 +619,14 @@ void aggregator__flush_waits(struct aggregator *agg)
 		add_deferred(agg, 0, NULL);
 }
 
+/* Done with the waker joined to wait s: its slot emptied (a waker is of one wait), agg->joined cleared. */
+static void release_joined(struct aggregator *agg, const struct jbpf_sample *s)
+{
+	if (agg->joined && agg->wakers && agg->joined == waker_slot(agg, s->wait_id))
+		waker_slot(agg, s->wait_id)->depth = 0;
+	agg->joined = NULL;
+}
+
 /* As add_weighted; a wait with a waker (--wakers) gets its waker's frames after its state's. */
 static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, uint64_t weight,
 			 uint64_t objects)
@@ -640,29 +648,24 @@ static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, si
 			/* Its acquire is over: what it held keeps its timers. */
 			if (agg->deferred)
 				add_deferred(agg, s->tid, NULL);
-			agg->joined = NULL;
+			release_joined(agg, s);
 			agg->stats.not_locks++;
 			return true;
 		}
 		if (!push(agg, &depth, lock, FRAME_KIND_CLASS)) {
-			agg->joined = NULL;
+			release_joined(agg, s);
 			return false;
 		}
 		/* A monitor's timed re-check waits for the holder's release; a release takes the held ones along. */
 		if (monitor && agg->joined && timer_waker(agg, agg->joined) && defer_wait(agg, s, depth, agg->joined)) {
-			if (agg->wakers && agg->joined == waker_slot(agg, s->wait_id))
-				waker_slot(agg, s->wait_id)->depth = 0;
-			agg->joined = NULL;
+			release_joined(agg, s);
 			return true;
 		}
 		if (agg->deferred && agg->joined && !timer_waker(agg, agg->joined))
 			add_deferred(agg, s->tid, agg->joined);
 	}
 	added = add_weighted(agg, s, depth, weight, objects);
-	/* Joined once: a waker is of one wait. */
-	if (agg->joined && agg->wakers && agg->joined == waker_slot(agg, s->wait_id))
-		waker_slot(agg, s->wait_id)->depth = 0;
-	agg->joined = NULL;
+	release_joined(agg, s);
 	if (!added)
 		return false;
 	agg->stats.written++;
