@@ -21,9 +21,12 @@
  *    words from its sp; the caller's sp is sp + size * 8, its pc just
  *    below, its rbp below that. The nmethod's compile id is the cookie.
  *    The innermost frame may be caught before its frame exists (before
- *    _frame_complete_offset: the return address is at sp[0] or, after
- *    push rbp, sp[1], whichever points into the code cache) or after it
- *    was torn down (at ret, pop rbp, or the return's safepoint poll);
+ *    _frame_complete_offset: the instructions from the verified entry to
+ *    the pc say whether the return address is at sp[0], at sp[1] after
+ *    push rbp, or where the frame's size puts it once sub rsp has
+ *    reserved the frame; in a prologue not decoded, sp[0] or sp[1],
+ *    whichever points into the code cache) or after it was torn down (at
+ *    ret, pop rbp, or the return's safepoint poll);
  *  - the call stub's return address: an entry frame, from native code
  *    into Java. The stub keeps rbp as a frame pointer, so the walk steps
  *    out of it by rbp and goes on in the native code that called it;
@@ -42,6 +45,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "hotspot.h"
+#include "hotspot_prologue.h"
 #include "jbpfprof.h"
 
 /* Set by userspace before load: some target's Java frames are walked here. */
@@ -97,6 +101,7 @@ struct hotspot_blob {
 	__u64 code;        /* where its instructions begin */
 	__s32 complete;    /* _frame_complete_offset; -1: never */
 	__s32 words;       /* _frame_size */
+	__u64 entry;       /* an nmethod's verified entry, where its prologue starts; 0 unknown */
 	__u32 compile_id;  /* an nmethod's: its frames' cookie */
 	__u32 is_nmethod;
 };
@@ -468,6 +473,67 @@ static __always_inline __s32 hotspot_stub_prolog(__u64 code)
 	return c[1] == 0x81 ? 7 : c[1] == 0x83 ? 4 : -1;
 }
 
+/* An nmethod's verified entry (JBPF_HOTSPOT_ENTRY), if it lies in its code before the frame is complete; else 0. */
+static __always_inline __u64 hotspot_verified_entry(const struct jbpf_hotspot_jvm *jvm, const struct hotspot_blob *b)
+{
+	__u64 entry = 0;
+	__u16 offset;
+
+	if (!(jvm->flags & JBPF_HOTSPOT_ENTRY))
+		return 0;
+	if (jvm->flags & JBPF_HOTSPOT_ENTRY_OFFSET) {
+		if (bpf_probe_read_user(&offset, 2, (void *)(b->blob + jvm->nm_verified_entry)))
+			return 0;
+		entry = b->code + offset;
+	} else if (bpf_probe_read_user(&entry, 8, (void *)(b->blob + jvm->nm_verified_entry))) {
+		return 0;
+	}
+	return entry >= b->code && b->complete >= 0 && entry <= b->code + b->complete ? entry : 0;
+}
+
+/*
+ * The innermost compiled frame caught before its frame is complete, read
+ * from its prologue's code (bpf/hotspot_prologue.h): 1 when its caller was
+ * found so (into *ret, *sp, *bp), 0 when the frame is reserved and its
+ * size locates the caller, -1 when the prologue was not understood (the
+ * words at sp must then tell).
+ */
+static __always_inline int hotspot_prologue_caller(struct unwind_walk *w, const struct hotspot_blob *b, __u64 *ret,
+						   __u64 *sp, __u64 *bp)
+{
+	__u8 code[HOTSPOT_PROLOGUE_BYTES];
+	__u64 words[2];
+
+	if (!b->entry || w->pc < b->entry || w->pc - b->entry > 0xffff ||
+	    bpf_probe_read_user(code, sizeof(code), (void *)b->entry))
+		return -1;
+	switch (hotspot_prologue_state(code, (__u32)(w->pc - b->entry))) {
+	case HOTSPOT_PROLOGUE_NOTHING_PUSHED:
+		if (bpf_probe_read_user(ret, 8, (void *)w->sp))
+			return -1;
+		*sp = w->sp + 8, *bp = w->bp;
+		return 1;
+	case HOTSPOT_PROLOGUE_RBP_PUSHED:
+		if (bpf_probe_read_user(words, sizeof(words), (void *)w->sp))
+			return -1;
+		*ret = words[1], *sp = w->sp + 16, *bp = words[0];
+		return 1;
+	case HOTSPOT_PROLOGUE_FRAME_RBP_LIVE:
+		/* The frame reserved, rbp about to be saved in it: the return is its top word. */
+		if (b->words <= 0 || (__u32)b->words > HOTSPOT_MAX_FRAME_WORDS)
+			return -1;
+		*sp = w->sp + (__u64)b->words * 8;
+		if (bpf_probe_read_user(ret, 8, (void *)(*sp - 8)))
+			return -1;
+		*bp = w->bp;
+		return 1;
+	case HOTSPOT_PROLOGUE_FRAME:
+		return b->words > 0 ? 0 : -1;
+	default:
+		return -1;
+	}
+}
+
 /*
  * The blob holding w->pc, from hotspot_blobs or read afresh (and then
  * remembered): 0, or the reason the walk stops.
@@ -500,6 +566,7 @@ static __always_inline int hotspot_blob_info(const struct unwind_walk *w, const 
 	    bpf_probe_read_user(&b->words, 4, (void *)(b->blob + jvm->blob_frame_size)) ||
 	    (b->is_nmethod && bpf_probe_read_user(&b->compile_id, 4, (void *)(b->blob + jvm->nm_compile_id))))
 		return JBPF_JAVA_STOP_READ;
+	b->entry = b->is_nmethod ? hotspot_verified_entry(jvm, b) : 0;
 	if (hotspot_remember_blobs)
 		bpf_map_update_elem(&hotspot_blobs, &key, b, BPF_ANY);
 	return 0;
@@ -512,7 +579,7 @@ static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struc
 {
 	__u64 code = b->code, ret, sp, bp, saved[2];
 	__s32 complete = b->complete, words = b->words;
-	bool is_nmethod = b->is_nmethod;
+	bool is_nmethod = b->is_nmethod, before_complete;
 	int unbuilt = 0;
 
 	if (hotspot_push(w, is_nmethod ? JBPF_JAVA_COMPILED : JBPF_JAVA_STUB, 0, b->blob, w->pc, b->compile_id))
@@ -520,8 +587,10 @@ static __always_inline int hotspot_blob_frame(struct unwind_walk *w, const struc
 	if (top) {
 		if (complete < 0 && !is_nmethod && words > 0)
 			complete = hotspot_stub_prolog(code);
-		unbuilt = hotspot_unbuilt_frame(w, jvm, complete < 0 || w->pc < code + complete, !is_nmethod, &ret, &sp,
-						&bp);
+		before_complete = complete < 0 || w->pc < code + complete;
+		unbuilt = is_nmethod && before_complete ? hotspot_prologue_caller(w, b, &ret, &sp, &bp) : -1;
+		if (unbuilt < 0)
+			unbuilt = hotspot_unbuilt_frame(w, jvm, before_complete, !is_nmethod, &ret, &sp, &bp);
 		if (unbuilt < 0 && words <= 0 && is_nmethod)
 			return hotspot_stop(w, JBPF_JAVA_STOP_PROLOGUE);
 		if (unbuilt < 0 && words <= 0)

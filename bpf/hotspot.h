@@ -59,6 +59,13 @@ struct jbpf_hotspot_jvm {
 	__u16 nm_method;         /* nmethod::_method (CompiledMethod's on JDK 17), Method * */
 	__u16 nm_compile_id;     /* nmethod::_compile_id, int: the cookie of a compiled frame */
 	__u16 nm_header;         /* bytes of an nmethod the walker reads: its largest field's end */
+	/*
+	 * With JBPF_HOTSPOT_ENTRY, where a compiled frame's prologue starts:
+	 * nmethod::_verified_entry_point (JDK 17, an address) or
+	 * _verified_entry_offset (JDK 25, u2, from the code's start; with
+	 * JBPF_HOTSPOT_ENTRY_OFFSET).
+	 */
+	__u16 nm_verified_entry;
 	/* Method, ConstMethod: an interpreted frame's checks */
 	__u16 method_const;      /* Method::_constMethod, ConstMethod * */
 	__u16 const_code_size;   /* ConstMethod::_code_size, u2 */
@@ -88,6 +95,8 @@ struct jbpf_hotspot_jvm {
 /* Bits of jbpf_hotspot_jvm.flags. */
 #define JBPF_HOTSPOT_METHOD_CHECK 1u /* the method check's offsets are known */
 #define JBPF_HOTSPOT_LOCKS 2u        /* the monitor classes' offsets are known */
+#define JBPF_HOTSPOT_ENTRY 4u        /* nm_verified_entry is known */
+#define JBPF_HOTSPOT_ENTRY_OFFSET 8u /* nm_verified_entry is a u2 offset from the code's start */
 
 /*
  * A Java frame, as the walker found it. Java frames are not in the

@@ -216,6 +216,25 @@ static bool read_nmethod(struct reader *r, struct jbpf_hotspot_jvm *out, uint64_
 	       u16_of(r, "nmethod's header", extent, &out->nm_header);
 }
 
+/*
+ * Where an nmethod's verified entry is (JBPF_HOTSPOT_ENTRY), for the
+ * walker's reading of a frame caught in its prologue. Optional: without
+ * it that frame is judged by the words at its sp alone.
+ */
+static void read_verified_entry(struct reader *r, struct jbpf_hotspot_jvm *out)
+{
+	uint64_t entry, size = 0;
+	bool is_offset = hotspot_vm_field(r->vm, "nmethod", "_verified_entry_offset", &entry, &size);
+
+	if (!is_offset && !hotspot_vm_field(r->vm, "nmethod", "_verified_entry_point", &entry, &size))
+		return;
+	if (size != (is_offset ? 2 : 8) || entry + size > hotspot_vm_type_size(r->vm, "nmethod") ||
+	    entry > UINT16_MAX)
+		return;
+	out->nm_verified_entry = (__u16)entry;
+	out->flags |= JBPF_HOTSPOT_ENTRY | (is_offset ? JBPF_HOTSPOT_ENTRY_OFFSET : 0);
+}
+
 /* What an interpreted frame's checks read: Method::_constMethod, ConstMethod::_code_size and sizeof(ConstMethod). */
 static bool read_method(struct reader *r, struct jbpf_hotspot_jvm *out)
 {
@@ -486,6 +505,7 @@ int hotspot_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem,
 	if (!read_blob(&r, &l, &blob_extent) || !read_nmethod(&r, &l, blob_extent) || !read_method(&r, &l) ||
 	    !read_code_cache(&r, &l) || !read_heaps(&r, &l) || !read_interpreter(&r, &l) || !read_call_stub(&r, &l))
 		return r.starting ? HOTSPOT_LAYOUT_STARTING : -1;
+	read_verified_entry(&r, &l);
 	read_method_check(&r, &l);
 	read_locks(&r, &l);
 	*out = l;

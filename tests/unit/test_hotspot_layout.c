@@ -123,6 +123,7 @@ static void jdk17_description(struct fixture *f)
 	field(f, "CompiledMethod", "_method", "Method*", 112);
 	type(f, "nmethod", 352);
 	field(f, "nmethod", "_compile_id", "int", 304);
+	field(f, "nmethod", "_verified_entry_point", "address", 224);
 	type(f, "ConstMethod", 48);
 	field(f, "ConstMethod", "_code_size", "u2", 32);
 }
@@ -141,6 +142,7 @@ static void jdk25_description(struct fixture *f)
 	type(f, "nmethod", 224);
 	field(f, "nmethod", "_method", "Method*", 80);
 	field(f, "nmethod", "_compile_id", "int", 212);
+	field(f, "nmethod", "_verified_entry_offset", "u2", 154);
 	type(f, "ConstMethod", 56);
 	field(f, "ConstMethod", "_code_size", "u2", 34);
 }
@@ -215,7 +217,8 @@ static void assert_common(const struct jbpf_hotspot_jvm *l, const struct shape *
 	assert_int_equal(l->block_used, s->used);
 	assert_int_equal(l->block_size, s->block_size);
 	assert_int_equal(l->method_const, 8);
-	assert_int_equal(l->flags, 0);
+	/* The optional parts the descriptions list: no method check, no locks. */
+	assert_int_equal(l->flags & ~(JBPF_HOTSPOT_ENTRY | JBPF_HOTSPOT_ENTRY_OFFSET), 0);
 	assert_int_equal(l->start_ticks, 0);
 }
 
@@ -240,6 +243,8 @@ static void jdk17_layout(void **state)
 	assert_int_equal(l.nm_method, 112);
 	assert_int_equal(l.nm_compile_id, 304);
 	assert_int_equal(l.nm_header, 308);
+	assert_int_equal(l.nm_verified_entry, 224);
+	assert_int_equal(l.flags & (JBPF_HOTSPOT_ENTRY | JBPF_HOTSPOT_ENTRY_OFFSET), JBPF_HOTSPOT_ENTRY);
 	assert_int_equal(l.const_code_size, 32);
 	assert_int_equal(l.const_size, 48);
 	/* The statics, the heaps' array and elements, one read per heap, the interpreter. */
@@ -270,6 +275,9 @@ static void jdk25_layout(void **state)
 	assert_int_equal(l.nm_method, 80);
 	assert_int_equal(l.nm_compile_id, 212);
 	assert_int_equal(l.nm_header, 216);
+	assert_int_equal(l.nm_verified_entry, 154);
+	assert_int_equal(l.flags & (JBPF_HOTSPOT_ENTRY | JBPF_HOTSPOT_ENTRY_OFFSET),
+			 JBPF_HOTSPOT_ENTRY | JBPF_HOTSPOT_ENTRY_OFFSET);
 	assert_int_equal(l.const_code_size, 34);
 	assert_int_equal(l.const_size, 56);
 	assert_true(f.mem.reads <= 16);
@@ -436,6 +444,42 @@ static void missing_or_misfit_field_is_refused(void **state)
 	assert_read_fails(&f, HOTSPOT_LAYOUT_STARTING, "the interpreter's StubQueue is not set yet");
 }
 
+/* A verified entry of a size not its own, or past the nmethod, is left out; the rest of the layout is read. */
+static void misfit_verified_entry_is_left_out(void **state)
+{
+	static const struct {
+		const struct shape *jdk;
+		const char *name, *type;
+		uint64_t offset;
+	} misfits[] = {
+		{ &jdk25, "_verified_entry_offset", "address", 154 }, /* JDK 25's offset as 8 bytes */
+		{ &jdk17, "_verified_entry_point", "u2", 224 },	      /* JDK 17's address as 2 bytes */
+		{ &jdk17, "_verified_entry_point", "address", 348 },  /* ending past the 352-byte nmethod */
+	};
+	struct jbpf_hotspot_jvm l;
+	struct fixture f;
+	char why[160] = "";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(misfits) / sizeof(misfits[0]); i++) {
+		fixture_init(&f, misfits[i].jdk);
+		hotspot_vm_free(f.vm);
+		f.vm = hotspot_vm_new();
+		common_description(&f);
+		/* Listed first, so it is the one found. */
+		field(&f, "nmethod", misfits[i].name, misfits[i].type, misfits[i].offset);
+		if (misfits[i].jdk == &jdk25)
+			jdk25_description(&f);
+		else
+			jdk17_description(&f);
+		if (hotspot_layout_read(f.vm, &f.mem, &l, why, sizeof(why)))
+			fail_msg("refused: %s", why);
+		assert_int_equal(l.flags & (JBPF_HOTSPOT_ENTRY | JBPF_HOTSPOT_ENTRY_OFFSET), 0);
+		assert_int_equal(l.nm_compile_id, misfits[i].jdk == &jdk25 ? 212 : 304);
+		fixture_free(&f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +495,7 @@ int main(void)
 		cmocka_unit_test(offset_past_16_bits_is_refused),
 		cmocka_unit_test(field_past_its_type_is_refused),
 		cmocka_unit_test(missing_or_misfit_field_is_refused),
+		cmocka_unit_test(misfit_verified_entry_is_left_out),
 	};
 
 	return cmocka_run_group_tests_name("hotspot_layout", tests, NULL, NULL);
