@@ -714,21 +714,53 @@ static __always_inline int hotspot_interpreted(struct unwind_walk *w, const stru
 				 slot[-HOTSPOT_INTERP_BCP]);
 }
 
+/* Words below a ContinuationEntry a virtual thread's outermost thawed frame may end at: its stack arguments. */
+#define HOTSPOT_CONT_ARGS_WORDS 256
+
+/*
+ * Whether the walk, out of a virtual thread's outermost thawed frame, is
+ * at the return barrier (a stub, StubRoutines::cont_returnBarrier, that
+ * thaws the next frames when that frame returns): the thread has a
+ * continuation mounted, and the stub's frame is the last before it.
+ * *entry: the continuation's ContinuationEntry, at enterSpecial's sp.
+ */
+static __always_inline bool hotspot_at_return_barrier(const struct unwind_walk *w,
+						      const struct jbpf_hotspot_jvm *jvm, __u64 *entry)
+{
+	__u64 *thread = bpf_map_lookup_elem(&java_threads, &w->tid);
+
+	return thread && !bpf_probe_read_user(entry, 8, (void *)(*thread + jvm->thread_cont_entry)) && *entry &&
+	       w->sp <= *entry && *entry - w->sp <= 8 * HOTSPOT_CONT_ARGS_WORDS;
+}
+
 /*
  * One step through HotSpot's frames, at a pc inside jvm's code cache: 0
  * goes on (with the caller's pc, sp, rbp in w), 1 stops.
+ *
+ * A virtual thread's frames lie on its carrier's stack while it runs,
+ * above Continuation.enterSpecial's frame: the walk marks where they end
+ * (JBPF_JAVA_CARRIER) and goes on into the carrier's. Mounting it thawed
+ * only its innermost frames when its stack was deep; the frame that
+ * returns into the rest returns into the return barrier, and the rest
+ * stay frozen in the heap: the marker says so, and the walk goes on at
+ * enterSpecial's return address, from the ContinuationEntry.
  */
 __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
 			    const struct jbpf_unwind_process *proc)
 {
 	struct hotspot_blob b;
-	__u64 saved[2];
+	__u64 saved[2], entry;
 	bool top;
 	int stop;
 
 	if (!w || !jvm)
 		return 1;
 	top = w->n == 0 && w->jn == 0;
+	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && w->pc == jvm->cont_return_pc) {
+		w->carrier = true;
+		if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE, 0, w->pc, 0))
+			return 1;
+	}
 	if (w->pc >= jvm->interp_low && w->pc < jvm->interp_high)
 		return hotspot_interpreted(w, jvm, top);
 	if (w->pc == jvm->call_stub_return) {
@@ -740,6 +772,17 @@ __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm
 	stop = hotspot_blob_info(w, jvm, &b);
 	if (stop)
 		return hotspot_stop(w, stop);
+	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && !b.is_nmethod &&
+	    hotspot_at_return_barrier(w, jvm, &entry)) {
+		w->carrier = true;
+		if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_FROZEN, 0, w->pc, 0))
+			return 1;
+		/* Where enterSpecial's call of the continuation returns, with the sp it called from. */
+		w->pc = jvm->cont_return_pc;
+		w->sp = entry;
+		w->trusted_pc = false;
+		return 0;
+	}
 	return hotspot_blob_frame(w, jvm, proc, &b, top);
 }
 

@@ -90,6 +90,16 @@ struct jbpf_hotspot_jvm {
 	__u16 thread_pending_monitor, thread_waiting_monitor, monitor_object, oop_klass;
 	__u32 klass_shift;
 	__u64 klass_base;
+	/*
+	 * With JBPF_HOTSPOT_CONTINUATIONS (JDK 21 and later), where a virtual
+	 * thread's frames meet its carrier's: the return address into
+	 * Continuation.enterSpecial (ContinuationEntry::_return_pc's value),
+	 * and JavaThread::_cont_entry, the ContinuationEntry of the
+	 * continuation a thread has mounted (0 for none), on its stack.
+	 */
+	__u64 cont_return_pc;
+	__u16 thread_cont_entry;
+	__u16 unused_cont[3];
 };
 
 /* Bits of jbpf_hotspot_jvm.flags. */
@@ -97,6 +107,7 @@ struct jbpf_hotspot_jvm {
 #define JBPF_HOTSPOT_LOCKS 2u        /* the monitor classes' offsets are known */
 #define JBPF_HOTSPOT_ENTRY 4u        /* nm_verified_entry is known */
 #define JBPF_HOTSPOT_ENTRY_OFFSET 8u /* nm_verified_entry is a u2 offset from the code's start */
+#define JBPF_HOTSPOT_CONTINUATIONS 16u /* cont_return_pc and thread_cont_entry are known */
 
 /*
  * A Java frame, as the walker found it. Java frames are not in the
@@ -108,6 +119,18 @@ enum jbpf_java_kind {
 	JBPF_JAVA_COMPILED = 2,    /* ptr: the nmethod, pc: the pc in it, cookie: its compile id */
 	JBPF_JAVA_STUB = 3,        /* ptr: a CodeBlob that is no nmethod (runtime stub, adapter...), pc in it */
 	JBPF_JAVA_STOP = 4,        /* the walk ended here for reason; ptr, pc: where it stood */
+	/*
+	 * Not a frame: where a virtual thread's frames end and its carrier's
+	 * begin (reason: enum jbpf_java_carrier); pc: where the walk stood.
+	 */
+	JBPF_JAVA_CARRIER = 5,
+};
+
+/* What a JBPF_JAVA_CARRIER marker says of the virtual thread's frames before it. */
+enum jbpf_java_carrier {
+	JBPF_JAVA_CARRIER_WHOLE = 0,  /* all of them walked, down to Continuation.enter */
+	JBPF_JAVA_CARRIER_FROZEN = 1, /* its outer frames are frozen in the heap (a stack chunk), not walked */
+	JBPF_JAVA_CARRIER_NR = 2,
 };
 
 /* Why a walk of HotSpot frames ended before the stack's root (JBPF_JAVA_STOP). */

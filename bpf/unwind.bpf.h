@@ -95,6 +95,8 @@ struct unwind_walk {
 	__u32 reason;        /* first JBPF_CNT_UNWIND_* that is not TABLES, or 0 */
 	__u32 jn;            /* Java frames written (hotspot.bpf.h) */
 	__u32 java_stop;     /* enum jbpf_java_stop when the walk ended in a Java frame, or 0 */
+	__u32 tid;           /* the walked thread: its JavaThread in java_threads */
+	bool carrier;        /* a virtual thread's frames are behind: the rest are its carrier's */
 	bool trusted_pc;     /* pc is the sampled one or came from a table: a miss is real */
 	bool done;           /* reached the outermost frame */
 };
@@ -402,7 +404,8 @@ static __always_inline const struct jbpf_hotspot_jvm *unwind_jvm(struct task_str
 static __always_inline long unwind_user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task, __u32 tgid,
 					      __u32 first, __u32 max, __u32 *java_len)
 {
-	struct unwind_loop loop = { .w = { .tgid = tgid, .first = first, .max = max, .trusted_pc = true } };
+	struct unwind_loop loop = { .w = { .tgid = tgid, .tid = BPF_CORE_READ(task, pid), .first = first, .max = max,
+					   .trusted_pc = true } };
 	struct jbpf_unwind_process *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 
 	*java_len = 0;
@@ -440,7 +443,8 @@ static __always_inline long unwind_user_stack(struct bpf_perf_event_data *ctx, s
 static __always_inline long unwind_task_stack(struct task_struct *task, __u32 tgid, const struct jbpf_hotspot_jvm *jvm,
 					      __u32 first, __u32 max, __u32 *java_len, __u32 *reason)
 {
-	struct unwind_loop loop = { .w = { .tgid = tgid, .first = first, .max = max, .trusted_pc = true } };
+	struct unwind_loop loop = { .w = { .tgid = tgid, .tid = BPF_CORE_READ(task, pid), .first = first, .max = max,
+					   .trusted_pc = true } };
 	struct jbpf_unwind_process *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 
 	*java_len = 0;

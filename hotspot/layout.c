@@ -319,6 +319,28 @@ static void read_locks(struct reader *r, struct jbpf_hotspot_jvm *out)
 	out->flags |= JBPF_HOTSPOT_LOCKS;
 }
 
+/*
+ * Where virtual threads meet their carriers (JBPF_HOTSPOT_CONTINUATIONS,
+ * JDK 21 and later): JavaThread::_cont_entry, and the return address
+ * into Continuation.enterSpecial, which HotSpot keeps in
+ * ContinuationEntry::_return_pc once it made that method's code (0
+ * before: the walk then marks nothing, and reads again with the layout).
+ * Optional, as for the locks.
+ */
+static void read_continuations(struct reader *r, struct jbpf_hotspot_jvm *out)
+{
+	uint64_t entry, size = 0, addr, return_pc;
+
+	if (!hotspot_vm_field(r->vm, "JavaThread", "_cont_entry", &entry, &size) || size != 8 ||
+	    entry > UINT16_MAX || !hotspot_vm_static(r->vm, "ContinuationEntry", "_return_pc", &addr) ||
+	    !hotspot_memory_u64(r->mem, addr, &return_pc) || !return_pc ||
+	    !in_code_cache(out, return_pc, return_pc + 1))
+		return;
+	out->thread_cont_entry = (__u16)entry;
+	out->cont_return_pc = return_pc;
+	out->flags |= JBPF_HOTSPOT_CONTINUATIONS;
+}
+
 /* ---- the code heaps ---- */
 
 /* Where a CodeHeap's fields are, and the other offsets reading CodeCache::_heaps needs. */
@@ -508,6 +530,7 @@ int hotspot_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem,
 	read_verified_entry(&r, &l);
 	read_method_check(&r, &l);
 	read_locks(&r, &l);
+	read_continuations(&r, &l);
 	*out = l;
 	return 0;
 }

@@ -413,3 +413,8 @@ void harness_profiled_free(struct profiled *r)
 {
 	harness_output_free(&r->stacks, r->file, r->dir);
 }
+
+double harness_percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}

@@ -70,6 +70,8 @@ struct collapsed {
 };
 
 int collapsed_load(const char *path, struct collapsed *c);
+/* part as a percentage of whole; 0 when whole is 0. */
+double harness_percent(uint64_t part, uint64_t whole);
 void collapsed_free(struct collapsed *c);
 /* Samples whose stack has a frame exactly equal to frame. */
 uint64_t collapsed_count_frame(const struct collapsed *c, const char *frame);

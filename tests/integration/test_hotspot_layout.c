@@ -171,6 +171,13 @@ static void check_layout(const struct jdk *jdk, char *const jvm_opts[], uint32_t
 	/* Where a contended monitor's class is: both JDKs list it. */
 	assert_true(l.flags & JBPF_HOTSPOT_LOCKS);
 	assert_true(l.thread_pending_monitor && l.thread_waiting_monitor && l.oop_klass == 8 && l.klass_shift <= 32);
+	/* The verified entry, for prologues: an address on JDK 17, an offset on JDK 25. */
+	assert_true(l.flags & JBPF_HOTSPOT_ENTRY);
+	assert_int_equal(!!(l.flags & JBPF_HOTSPOT_ENTRY_OFFSET), jdk == &jdk25);
+	/* Virtual threads: JDK 25 only, enterSpecial's return address in the code cache. */
+	assert_int_equal(!!(l.flags & JBPF_HOTSPOT_CONTINUATIONS), jdk == &jdk25);
+	if (jdk == &jdk25)
+		assert_true(l.cont_return_pc >= l.code_low && l.cont_return_pc < l.code_high && l.thread_cont_entry);
 	assert_int_equal(l.nr_heaps, nr_heaps);
 	assert_int_equal(l.by_kind, jdk == &jdk25);
 	assert_int_equal(l.code_is_offset, jdk == &jdk25);

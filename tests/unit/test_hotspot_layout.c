@@ -480,6 +480,47 @@ static void misfit_verified_entry_is_left_out(void **state)
 	}
 }
 
+/* JDK 25's continuations: JavaThread::_cont_entry and the value of ContinuationEntry::_return_pc, in the code cache. */
+static void continuations_read_when_listed(void **state)
+{
+	static const struct {
+		uint64_t return_pc;
+		bool known;
+	} cases[] = {
+		{ 0x9000800ull, true },	 /* in the code cache */
+		{ 0, false },		 /* enterSpecial's code not made yet */
+		{ 0x1000ull, false },	 /* outside the code cache */
+	};
+	struct jbpf_hotspot_jvm l;
+	struct fixture f;
+	char why[160] = "";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fixture_init(&f, &jdk25);
+		type(&f, "JavaThread", 2048);
+		field(&f, "JavaThread", "_cont_entry", "address", 1560);
+		assert_int_equal(hotspot_vm_add_field(f.vm, "ContinuationEntry", "_return_pc", "address", true, 0,
+						      STATICS + 0x28),
+				 0);
+		fake_put64(f.statics + 0x28, cases[i].return_pc);
+		if (hotspot_layout_read(f.vm, &f.mem, &l, why, sizeof(why)))
+			fail_msg("refused: %s", why);
+		assert_int_equal(!!(l.flags & JBPF_HOTSPOT_CONTINUATIONS), cases[i].known);
+		if (cases[i].known) {
+			assert_true(l.cont_return_pc == cases[i].return_pc);
+			assert_int_equal(l.thread_cont_entry, 1560);
+		}
+		fixture_free(&f);
+	}
+	/* Not listed (JDK 17): nothing, and the rest of the layout read. */
+	fixture_init(&f, &jdk17);
+	if (hotspot_layout_read(f.vm, &f.mem, &l, why, sizeof(why)))
+		fail_msg("refused: %s", why);
+	assert_int_equal(l.flags & JBPF_HOTSPOT_CONTINUATIONS, 0);
+	fixture_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +537,7 @@ int main(void)
 		cmocka_unit_test(field_past_its_type_is_refused),
 		cmocka_unit_test(missing_or_misfit_field_is_refused),
 		cmocka_unit_test(misfit_verified_entry_is_left_out),
+		cmocka_unit_test(continuations_read_when_listed),
 	};
 
 	return cmocka_run_group_tests_name("hotspot_layout", tests, NULL, NULL);

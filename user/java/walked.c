@@ -35,6 +35,7 @@ struct walked_stats {
 	uint64_t with_java;       /* of those, with at least one Java frame */
 	uint64_t complete;        /* of those, walked to the stack's root */
 	uint64_t stopped[JBPF_JAVA_STOP_NR]; /* ended early, by reason */
+	uint64_t carried[JBPF_JAVA_CARRIER_NR]; /* on a virtual thread, by what its frames' walk says */
 	uint64_t frames;          /* Java frames named */
 	uint64_t unresolved[HOTSPOT_UNRESOLVED_NR]; /* frames not named, by reason */
 	uint64_t physical;        /* physical Java frames met (stops not counted) */
@@ -255,9 +256,19 @@ void walked__follow_threads(struct walked *w)
 		w->follow_threads = true;
 }
 
+/*
+ * Whether j's threads are handed to BPF: for -e lock (walked__follow_threads),
+ * or for its virtual threads (JDK 21 and later: the walk reads whether a
+ * carrier has one mounted through its JavaThread).
+ */
+static bool follows(const struct walked *w, const struct walked_jvm *j)
+{
+	return w->follow_threads || (j->layout.flags & JBPF_HOTSPOT_CONTINUATIONS);
+}
+
 void walked__tick(struct walked *w, uint64_t now_ns)
 {
-	if (!w || !w->follow_threads || now_ns - w->threads_read_ns < WALKED_THREADS_EVERY_NS)
+	if (!w || now_ns - w->threads_read_ns < WALKED_THREADS_EVERY_NS)
 		return;
 	w->threads_read_ns = now_ns;
 	for (size_t i = 0; i < w->nr; i++)
@@ -274,7 +285,7 @@ int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 		walked__forget(w, tgid);
 		return err;
 	}
-	if (w->follow_threads) {
+	if (follows(w, j)) {
 		w->sampler = sampler;
 		j->has_threads = !hotspot_threads_layout(j->vm, &j->threads, why, sizeof(why));
 		read_threads(w, j);
@@ -338,7 +349,12 @@ void walked__describe(const struct walked *w, char *buf, size_t size)
 	used = counts__append(buf, size, used, " (ended early: ", stops, nr_stops);
 	if (used != before && used + 1 < size)
 		used += (size_t)snprintf(buf + used, size - used, ")");
-	counts__append(buf, size, used, "; Java frames not named: ", unnamed, sizeof(unnamed) / sizeof(unnamed[0]));
+	used = counts__append(buf, size, used, "; Java frames not named: ", unnamed,
+			      sizeof(unnamed) / sizeof(unnamed[0]));
+	if (used + 1 < size && (st->carried[JBPF_JAVA_CARRIER_WHOLE] || st->carried[JBPF_JAVA_CARRIER_FROZEN]))
+		snprintf(buf + used, size - used, "; %llu on virtual threads, %llu of them with outer frames frozen",
+			 (unsigned long long)(st->carried[JBPF_JAVA_CARRIER_WHOLE] + st->carried[JBPF_JAVA_CARRIER_FROZEN]),
+			 (unsigned long long)st->carried[JBPF_JAVA_CARRIER_FROZEN]);
 }
 
 void walked__describe_naming(const struct walked *w, char *buf, size_t size)
@@ -447,6 +463,11 @@ static void push_java(struct walked *w, struct walked_jvm *j, const struct jbpf_
 		aggregator__push(w->agg, name, FRAME_KIND_LOST);
 		return;
 	}
+	if (f->kind == JBPF_JAVA_CARRIER) {
+		aggregator__push(w->agg, f->reason == JBPF_JAVA_CARRIER_FROZEN ? WALKED_VIRTUAL_FROZEN : WALKED_VIRTUAL,
+				 FRAME_KIND_LOST);
+		return;
+	}
 	w->stats.physical++;
 	known = j->ids ? frame_ids__get(j->ids, &key, ids) : 0;
 	w->stats.remembered += known > 0;
@@ -490,6 +511,9 @@ static void count_walk(struct walked *w, const struct jbpf_sample *s, const stru
 	w->stats.samples++;
 	if (!last)
 		return;
+	for (unsigned i = 0; i < s->java_len; i++)
+		if (java[i].kind == JBPF_JAVA_CARRIER)
+			w->stats.carried[java[i].reason < JBPF_JAVA_CARRIER_NR ? java[i].reason : 0]++;
 	w->stats.with_java++;
 	if (last->kind == JBPF_JAVA_STOP)
 		w->stats.stopped[last->reason < JBPF_JAVA_STOP_NR ? last->reason : 0]++;

@@ -10,6 +10,9 @@
  * inlined methods) interleaved as they call each other, so Java -> JNI
  * -> Java -> JNI stacks read whole; then the kernel frames. A walk that
  * stopped early ends in a frame naming why ("[unknown Java: ...]").
+ * A virtual thread's frames are parted from its carrier's by a marker
+ * frame (WALKED_VIRTUAL), which says when the walk left the virtual
+ * thread's outer frames frozen in the heap (WALKED_VIRTUAL_FROZEN).
  *
  * Statistics for the summary: samples with Java frames, how many were
  * walked to the stack's root, how many ended early and why, and frames
@@ -29,6 +32,11 @@
 #include "user/record/aggregator.h"
 
 struct walked;
+
+/* The frame between a carrier's frames and the virtual thread's it runs. */
+#define WALKED_VIRTUAL "[virtual thread]"
+/* The same, the virtual thread's outer frames not walked: frozen in the heap (a stack chunk). */
+#define WALKED_VIRTUAL_FROZEN "[virtual thread: outer frames frozen]"
 
 /* agg stays the caller's; native frames are named through it. NULL when out of memory. */
 struct walked *walked__new(struct aggregator *agg);

@@ -12,7 +12,7 @@ const struct jbpf_java_frame *record_sample_java_frames(const struct jbpf_sample
 static bool java_frames_are_valid(const struct jbpf_sample *s)
 {
 	const struct jbpf_java_frame *f = record_sample_java_frames(s);
-	unsigned before = 0;
+	unsigned before = 0, carriers = 0;
 
 	for (unsigned i = 0; i < s->java_len; i++) {
 		bool last = i + 1 == s->java_len;
@@ -20,8 +20,14 @@ static bool java_frames_are_valid(const struct jbpf_sample *s)
 		if (f[i].native_before < before || f[i].native_before > s->ustack_len)
 			return false;
 		before = f[i].native_before;
-		if (f[i].kind < JBPF_JAVA_INTERPRETED || f[i].kind > JBPF_JAVA_STOP)
+		if (f[i].kind < JBPF_JAVA_INTERPRETED || f[i].kind > JBPF_JAVA_CARRIER)
 			return false;
+		/* One carrier marker at most, with a reason of its own; a stop's reason is never 0. */
+		if (f[i].kind == JBPF_JAVA_CARRIER) {
+			if (carriers++ || f[i].reason >= JBPF_JAVA_CARRIER_NR)
+				return false;
+			continue;
+		}
 		if ((f[i].kind == JBPF_JAVA_STOP) != (f[i].reason != 0) || (f[i].kind == JBPF_JAVA_STOP && !last) ||
 		    f[i].reason >= JBPF_JAVA_STOP_NR)
 			return false;

@@ -1,0 +1,96 @@
+/*
+ * record_java: the Java frames a sample carries (user/record/decode.c's
+ * record_sample_is_valid), as BPF's walk writes them after the stack's
+ * ips: kinds and stop reasons in range, a stop only last, and at most one
+ * carrier marker (where a virtual thread's frames meet its carrier's),
+ * with a reason of its own.
+ */
+#include <linux/types.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "bpf/hotspot.h"
+#include "bpf/jbpfprof.h"
+#include "user/record/decode.h"
+
+#define USER_FRAMES 2
+
+struct record_buf {
+	struct jbpf_sample sample;
+	__u64 ips[USER_FRAMES];
+	struct jbpf_java_frame java[4];
+};
+
+/* A CPU sample of USER_FRAMES native frames and the n Java frames given, all innermost of native frame 1. */
+static bool valid(const struct jbpf_java_frame *java, unsigned n)
+{
+	struct record_buf r;
+
+	memset(&r, 0, sizeof(r));
+	r.sample.type = JBPF_RECORD_CPU_SAMPLE;
+	r.sample.ustack_len = USER_FRAMES;
+	r.sample.java_len = n;
+	memcpy(r.java, java, n * sizeof(*java));
+	for (unsigned i = 0; i < n; i++)
+		r.java[i].native_before = 1;
+	return record_sample_is_valid(&r, record_sample_used_size(&r.sample));
+}
+
+#define FRAME(k, r) { .ptr = 0x1000, .pc = 0x2000, .kind = (k), .reason = (r) }
+
+static void carrier_marker_between_frames(void **state)
+{
+	const struct jbpf_java_frame whole[] = { FRAME(JBPF_JAVA_COMPILED, 0),
+						 FRAME(JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE),
+						 FRAME(JBPF_JAVA_INTERPRETED, 0) };
+	const struct jbpf_java_frame frozen_then_stop[] = { FRAME(JBPF_JAVA_COMPILED, 0),
+							    FRAME(JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_FROZEN),
+							    FRAME(JBPF_JAVA_STOP, JBPF_JAVA_STOP_READ) };
+
+	(void)state;
+	assert_true(valid(whole, 3));
+	assert_true(valid(frozen_then_stop, 3));
+}
+
+static void second_marker_or_unknown_reason_refused(void **state)
+{
+	const struct jbpf_java_frame two[] = { FRAME(JBPF_JAVA_CARRIER, 0), FRAME(JBPF_JAVA_COMPILED, 0),
+					       FRAME(JBPF_JAVA_CARRIER, 0) };
+	const struct jbpf_java_frame reason[] = { FRAME(JBPF_JAVA_COMPILED, 0),
+						  FRAME(JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_NR) };
+	const struct jbpf_java_frame kind[] = { FRAME(JBPF_JAVA_CARRIER + 1, 0) };
+
+	(void)state;
+	assert_false(valid(two, 3));
+	assert_false(valid(reason, 2));
+	assert_false(valid(kind, 1));
+}
+
+static void stop_only_last_with_a_reason(void **state)
+{
+	const struct jbpf_java_frame early[] = { FRAME(JBPF_JAVA_STOP, JBPF_JAVA_STOP_FRAME),
+						 FRAME(JBPF_JAVA_COMPILED, 0) };
+	const struct jbpf_java_frame no_reason[] = { FRAME(JBPF_JAVA_COMPILED, 0), FRAME(JBPF_JAVA_STOP, 0) };
+	const struct jbpf_java_frame reason_on_frame[] = { FRAME(JBPF_JAVA_COMPILED, JBPF_JAVA_STOP_READ) };
+
+	(void)state;
+	assert_false(valid(early, 2));
+	assert_false(valid(no_reason, 2));
+	assert_false(valid(reason_on_frame, 1));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(carrier_marker_between_frames),
+		cmocka_unit_test(second_marker_or_unknown_reason_refused),
+		cmocka_unit_test(stop_only_last_with_a_reason),
+	};
+
+	return cmocka_run_group_tests_name("record_java", tests, NULL, NULL);
+}
