@@ -99,7 +99,23 @@ struct jbpf_hotspot_jvm {
 	 */
 	__u64 cont_return_pc;
 	__u16 thread_cont_entry;
-	__u16 unused_cont[3];
+	/*
+	 * With JBPF_HOTSPOT_CHUNKS (and CONTINUATIONS, LOCKS), the frozen
+	 * frames of the virtual thread a carrier runs: its JavaThread's
+	 * _vthread (an OopHandle: a pointer to the oop), that VirtualThread's
+	 * cont, the Continuation's tail, a StackChunk (checked by its class,
+	 * chunk_klass): its frames from sp to bottom (ints, in words from
+	 * chunk_stack, where the frames begin: the class's instance size),
+	 * then those of its parent. Oop fields are narrow (oop_narrow: decoded
+	 * as oop_base + (narrow << oop_shift)) or whole.
+	 */
+	__u16 thread_vthread;
+	__u16 vthread_cont, cont_tail, chunk_parent, chunk_sp, chunk_bottom, chunk_stack;
+	__u16 thread_tid;        /* java.lang.Thread.tid (a long): the marker's ptr, the virtual thread's id */
+	__u8 oop_narrow, oop_shift;
+	__u8 unused_chunks[4];
+	__u64 oop_base;
+	__u64 chunk_klass;
 };
 
 /* Bits of jbpf_hotspot_jvm.flags. */
@@ -108,6 +124,7 @@ struct jbpf_hotspot_jvm {
 #define JBPF_HOTSPOT_ENTRY 4u        /* nm_verified_entry is known */
 #define JBPF_HOTSPOT_ENTRY_OFFSET 8u /* nm_verified_entry is a u2 offset from the code's start */
 #define JBPF_HOTSPOT_CONTINUATIONS 16u /* cont_return_pc and thread_cont_entry are known */
+#define JBPF_HOTSPOT_CHUNKS 32u        /* a virtual thread's frozen frames can be found (thread_vthread...) */
 
 /*
  * A Java frame, as the walker found it. Java frames are not in the
@@ -121,7 +138,8 @@ enum jbpf_java_kind {
 	JBPF_JAVA_STOP = 4,        /* the walk ended here for reason; ptr, pc: where it stood */
 	/*
 	 * Not a frame: where a virtual thread's frames end and its carrier's
-	 * begin (reason: enum jbpf_java_carrier); pc: where the walk stood.
+	 * begin (reason: enum jbpf_java_carrier); pc: where the walk stood;
+	 * ptr: the virtual thread's id (Thread.threadId()), 0 when not read.
 	 */
 	JBPF_JAVA_CARRIER = 5,
 };

@@ -97,6 +97,10 @@ struct unwind_walk {
 	__u32 java_stop;     /* enum jbpf_java_stop when the walk ended in a Java frame, or 0 */
 	__u32 tid;           /* the walked thread: its JavaThread in java_threads */
 	bool carrier;        /* a virtual thread's frames are behind: the rest are its carrier's */
+	__u8 chunks;         /* stack chunks entered (hotspot.bpf.h) */
+	/* Walking a virtual thread's frozen frames: the chunk, where its frames end, and the carrier's sp after. */
+	__u64 chunk, chunk_end, resume_sp;
+	__u64 vthread_id;    /* the virtual thread's, for its marker */
 	bool trusted_pc;     /* pc is the sampled one or came from a table: a miss is real */
 	bool done;           /* reached the outermost frame */
 };

@@ -27,6 +27,8 @@
  */
 #include "hotspot/layout.h"
 
+#include "hotspot/classes.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -341,6 +343,69 @@ static void read_continuations(struct reader *r, struct jbpf_hotspot_jvm *out)
 	out->flags |= JBPF_HOTSPOT_CONTINUATIONS;
 }
 
+/* The offset of klass's instance field name of signature, if it fits the layout's __u16. */
+static bool chunk_field(struct reader *r, uint64_t klass, const char *name, const char *signature, __u16 *out)
+{
+	uint32_t offset;
+
+	if (hotspot_instance_field(r->vm, r->mem, klass, name, signature, &offset, NULL, 0) || offset > UINT16_MAX)
+		return false;
+	*out = (__u16)offset;
+	return true;
+}
+
+/*
+ * Where a virtual thread's frozen frames are (JBPF_HOTSPOT_CHUNKS), read
+ * from the classes themselves (hotspot/classes.h): no VMStructs entry
+ * lists these Java fields. Optional, and only where oops can be read
+ * outside a safepoint as they are: with compressed oops or whole ones,
+ * not ZGC's coloured pointers nor Shenandoah's forwarded objects.
+ */
+static void read_chunks(struct reader *r, struct jbpf_hotspot_jvm *out)
+{
+	uint64_t vthread, size = 0, thread_klass, vthread_klass, cont_klass, chunk_klass, base_addr, shift_addr,
+							       base = 0, layout_helper;
+	bool narrow, zgc = false, shenandoah = false;
+	int32_t helper, shift = 0;
+
+	if (!(out->flags & JBPF_HOTSPOT_CONTINUATIONS) || !(out->flags & JBPF_HOTSPOT_LOCKS) ||
+	    !hotspot_vm_field(r->vm, "JavaThread", "_vthread", &vthread, &size) || size != 8 ||
+	    vthread > UINT16_MAX || !hotspot_vm_field(r->vm, "Klass", "_layout_helper", &layout_helper, NULL))
+		return;
+	if (hotspot_flag_bool(r->vm, r->mem, "UseCompressedOops", &narrow, NULL, 0) ||
+	    (!hotspot_flag_bool(r->vm, r->mem, "UseZGC", &zgc, NULL, 0) && zgc) ||
+	    (!hotspot_flag_bool(r->vm, r->mem, "UseShenandoahGC", &shenandoah, NULL, 0) && shenandoah))
+		return;
+	if (narrow && (!hotspot_vm_static(r->vm, "CompressedOops", "_base", &base_addr) ||
+		       !hotspot_vm_static(r->vm, "CompressedOops", "_shift", &shift_addr) ||
+		       !hotspot_memory_u64(r->mem, base_addr, &base) ||
+		       !hotspot_memory_read(r->mem, shift_addr, &shift, sizeof(shift)) || shift < 0 || shift > 8))
+		return;
+	if (hotspot_vm_class(r->vm, r->mem, "java/lang/Thread", &thread_klass, NULL, 0) ||
+	    !chunk_field(r, thread_klass, "tid", "J", &out->thread_tid) ||
+	    hotspot_vm_class(r->vm, r->mem, "java/lang/VirtualThread", &vthread_klass, NULL, 0) ||
+	    hotspot_vm_class(r->vm, r->mem, "jdk/internal/vm/Continuation", &cont_klass, NULL, 0) ||
+	    hotspot_vm_class(r->vm, r->mem, "jdk/internal/vm/StackChunk", &chunk_klass, NULL, 0))
+		return;
+	if (!chunk_field(r, vthread_klass, "cont", "Ljdk/internal/vm/Continuation;", &out->vthread_cont) ||
+	    !chunk_field(r, cont_klass, "tail", "Ljdk/internal/vm/StackChunk;", &out->cont_tail) ||
+	    !chunk_field(r, chunk_klass, "parent", "Ljdk/internal/vm/StackChunk;", &out->chunk_parent) ||
+	    !chunk_field(r, chunk_klass, "sp", "I", &out->chunk_sp) ||
+	    !chunk_field(r, chunk_klass, "bottom", "I", &out->chunk_bottom))
+		return;
+	/* An instance's size in bytes, the slow-path bit aside: where a StackChunk's frames begin. */
+	if (!hotspot_memory_read(r->mem, chunk_klass + layout_helper, &helper, sizeof(helper)) || helper <= 0 ||
+	    (helper & ~1) > UINT16_MAX || (helper & 7 & ~1))
+		return;
+	out->chunk_stack = (__u16)(helper & ~1);
+	out->thread_vthread = (__u16)vthread;
+	out->oop_narrow = narrow;
+	out->oop_shift = (__u8)shift;
+	out->oop_base = base;
+	out->chunk_klass = chunk_klass;
+	out->flags |= JBPF_HOTSPOT_CHUNKS;
+}
+
 /* ---- the code heaps ---- */
 
 /* Where a CodeHeap's fields are, and the other offsets reading CodeCache::_heaps needs. */
@@ -531,6 +596,7 @@ int hotspot_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem,
 	read_method_check(&r, &l);
 	read_locks(&r, &l);
 	read_continuations(&r, &l);
+	read_chunks(&r, &l);
 	*out = l;
 	return 0;
 }

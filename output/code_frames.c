@@ -22,6 +22,7 @@ static const struct {
 	[FRAME_KIND_LOST] = { "[jbpfprof]", NULL },
 	[FRAME_KIND_CLASS] = { "[allocated class]", NULL },
 	[FRAME_KIND_WAKER] = { "[waker]", NULL },
+	[FRAME_KIND_CARRIER] = { "[virtual thread]", NULL },
 };
 
 const char *output_kind_mapping(enum frame_kind kind)

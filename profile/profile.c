@@ -92,6 +92,7 @@ static const char *const kind_names[FRAME_KIND_NR] = {
 	[FRAME_KIND_WAKER] = "waker",
 	[FRAME_KIND_WAKER_THREAD] = "waker-thread",
 	[FRAME_KIND_WAKER_PROCESS] = "waker-process",
+	[FRAME_KIND_CARRIER] = "carrier",
 };
 
 static const char *const state_frames[JBPF_STATE_NR] = {

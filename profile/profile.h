@@ -48,6 +48,7 @@ enum frame_kind {
 	FRAME_KIND_WAKER,        /* with --wakers, after a wait's state: "[woken by]", then its waker's frames */
 	FRAME_KIND_WAKER_THREAD, /* the waker's thread frame, last but its process's: as FRAME_KIND_THREAD's */
 	FRAME_KIND_WAKER_PROCESS, /* the waker's process frame, the last of all: as FRAME_KIND_PROCESS's */
+	FRAME_KIND_CARRIER,      /* where a virtual thread's frames meet its carrier's: "[virtual thread #ID]" */
 	FRAME_KIND_NR,
 };
 

@@ -22,6 +22,7 @@ struct shown {
 	bool included;     /* its shown name matches the include pattern */
 	bool excluded;     /* ... the exclude pattern */
 	bool other_event;  /* an event frame not of config.event: its stacks are left out */
+	enum frame_kind kind; /* the source frame's */
 };
 
 static const char *const java_suffixes[FRAME_KIND_NR] = {
@@ -84,6 +85,27 @@ int64_t view__process_frame(struct profile *to, const struct process_parts *part
 	return profile__intern_process_parts(to, &shown);
 }
 
+/* A virtual thread's marker without its id: "[virtual thread #12, ...]" as "[virtual thread, ...]". */
+static int64_t intern_without_id(struct profile *to, const char *name)
+{
+	const char *id = strstr(name, " #");
+	size_t digits;
+	int64_t shown;
+	char *plain;
+
+	if (!id)
+		return profile__intern(to, name, FRAME_KIND_CARRIER);
+	digits = strspn(id + 2, "0123456789");
+	plain = malloc(strlen(name) + 1);
+	if (!plain)
+		return -ENOMEM;
+	memcpy(plain, name, (size_t)(id - name));
+	strcpy(plain + (id - name), id + 2 + digits);
+	shown = profile__intern(to, plain, FRAME_KIND_CARRIER);
+	free(plain);
+	return shown;
+}
+
 /*
  * The frame the view shows for source frame i, interned in to: *id, or
  * NO_FRAME when the view leaves it out. 0 or a negative errno.
@@ -131,6 +153,9 @@ static int show_frame(const struct profile *from, uint32_t i, const struct view_
 		break;
 	case FRAME_KIND_STATE:
 		shown = profile__intern_state(to, (unsigned)profile__frame_state(from, i));
+		break;
+	case FRAME_KIND_CARRIER:
+		shown = config->virtual_thread_ids ? profile__intern(to, name, kind) : intern_without_id(to, name);
 		break;
 	case FRAME_KIND_EVENT:
 		if (config->event)
@@ -185,6 +210,7 @@ static int map_frames(const struct profile *from, const struct view_config *conf
 		if (err)
 			return err;
 		shown[i].state = profile__frame_state(from, (uint32_t)i);
+		shown[i].kind = profile__frame_kind(from, (uint32_t)i);
 		shown[i].included = shown[i].excluded = false;
 		shown[i].other_event = config->event && profile__frame_kind(from, (uint32_t)i) == FRAME_KIND_EVENT &&
 				       strcmp(profile__frame_name(from, (uint32_t)i), config->event);
@@ -196,6 +222,49 @@ static int map_frames(const struct profile *from, const struct view_config *conf
 		shown[i].excluded = config->exclude && !regexec(config->exclude, name, 0, NULL, 0);
 	}
 	return 0;
+}
+
+static bool is_root(enum frame_kind kind)
+{
+	return kind == FRAME_KIND_PROCESS || kind == FRAME_KIND_THREAD || kind == FRAME_KIND_EVENT;
+}
+
+/*
+ * The shown ids of a stack of depth source frames into ids: their order,
+ * but for a virtual thread's (one with a marker): its carrier's frames
+ * left out unless carrier_frames, and with threads its marker first among
+ * the thread roots, so that stacks group by virtual thread, then carrier.
+ * Their number.
+ */
+static size_t stack_ids(const struct shown *shown, const uint32_t *frames, size_t depth,
+			const struct view_config *config, uint32_t *ids)
+{
+	size_t n = 0, marker = depth, thread = depth;
+
+	for (size_t k = 0; k < depth && marker == depth; k++)
+		if (shown[frames[k]].kind == FRAME_KIND_CARRIER)
+			marker = k;
+		else if (shown[frames[k]].kind == FRAME_KIND_THREAD && shown[frames[k]].id != NO_FRAME)
+			thread = k;
+	/*
+	 * Without its carrier's frames, the marker moves before a shown thread
+	 * frame (--threads); with them, every frame stays where it is.
+	 */
+	if (marker == depth || config->carrier_frames)
+		thread = depth;
+	for (size_t k = 0; k < depth; k++) {
+		const struct shown *s = &shown[frames[k]];
+
+		if (k == thread && shown[frames[marker]].id != NO_FRAME)
+			ids[n++] = shown[frames[marker]].id;
+		if (k == marker && thread < marker)
+			continue;
+		if (k < marker && marker < depth && !is_root(s->kind) && !config->carrier_frames)
+			continue;
+		if (s->id != NO_FRAME)
+			ids[n++] = s->id;
+	}
+	return n;
 }
 
 int view__apply(const struct profile *from, const struct view_config *config, struct profile *to,
@@ -239,8 +308,8 @@ int view__apply(const struct profile *from, const struct view_config *config, st
 				continue;
 			included |= s->included;
 			excluded |= s->excluded;
-			ids[n++] = s->id;
 		}
+		n = stack_ids(shown, frames, depth, config, ids);
 		/* Another event's stack is not this view's at all: not counted as dropped. */
 		if (other_event)
 			continue;

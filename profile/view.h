@@ -25,6 +25,14 @@
  *   no_wakers     leave out the waker joined to each wait (--wakers):
  *                 its frames, and its process and thread frames, which
  *                 are otherwise shown as the stack's own are
+ *   carrier_frames  keep a virtual thread's carrier's frames, those
+ *                 between the roots and the virtual thread's marker frame
+ *                 (FRAME_KIND_CARRIER); otherwise the stack goes from its
+ *                 roots to the marker, and with threads the marker, which
+ *                 names the virtual thread, comes before the thread frame,
+ *                 which names its carrier
+ *   virtual_thread_ids  keep the virtual thread's id in its marker
+ *                 ("[virtual thread #12]"); without, "[virtual thread]"
  *   event         a recording of several events: keep only the stacks
  *                 of this one (those whose event frame has this name),
  *                 without their event frame; stacks with no event frame
@@ -75,6 +83,8 @@ struct view_config {
 	bool reverse;
 	const char *event;        /* NULL: every event, their frames kept */
 	bool no_wakers;           /* drop the wakers' frames (--wakers): each wait's own stack alone */
+	bool carrier_frames;      /* keep virtual threads' carriers' frames (--carrier-frames) */
+	bool virtual_thread_ids;  /* keep the virtual thread's id in its marker (--threads) */
 };
 
 struct view_stats {

@@ -98,6 +98,17 @@ static void discard_outputs(struct command *cmd)
 		output_file__discard(&cmd->outputs[i]);
 }
 
+/* Whether p has a virtual thread's marker, whose carrier's frames the view takes out. */
+static bool has_virtual_threads(const struct profile *p)
+{
+	size_t nr = profile__frame_count(p);
+
+	for (size_t i = 0; i < nr; i++)
+		if (profile__frame_kind(p, (uint32_t)i) == FRAME_KIND_CARRIER)
+			return true;
+	return false;
+}
+
 /*
  * The profile a file of this format is written from: a pprof file gets
  * everything that was aggregated, another the view the options ask for;
@@ -114,6 +125,9 @@ static struct profile *profile_for(const struct command *cmd, enum output_format
 			      : recording__roots(cmd->rec),
 		.threads = whole || o->threads,
 		.annotate = whole || o->annotate,
+		/* What the aggregator leaves to the view whatever the recording: virtual threads' carriers. */
+		.carrier_frames = output_keeps_everything(format) || o->carrier_frames,
+		.virtual_thread_ids = output_keeps_everything(format) || o->threads,
 		.include = o->include_given ? &o->include : NULL,
 		.exclude = o->exclude_given ? &o->exclude : NULL,
 		.event = event,
@@ -230,7 +244,8 @@ static int write_outputs(struct command *cmd, const char *summary)
 	meta = event_meta(cmd, only, summary, targets, title, sizeof(title));
 	for (size_t i = 0; i < cmd->nr_outputs; i++) {
 		struct output_file *f = &cmd->outputs[i];
-		bool as_is = !cmd->full && !o->include_given && !o->exclude_given;
+		bool as_is = !cmd->full && !o->include_given && !o->exclude_given &&
+			     (o->carrier_frames || !has_virtual_threads(recording__profile(cmd->rec)));
 		struct profile *p = NULL;
 		int error;
 

@@ -34,6 +34,7 @@ enum {
 	OPT_JAVA,
 	OPT_NO_JAVA,
 	OPT_ANNOTATE,
+	OPT_CARRIER_FRAMES,
 	OPT_STATE,
 	OPT_MIN_BLOCK,
 	OPT_MAX_BLOCK,
@@ -73,6 +74,7 @@ static const struct option long_options[] = {
 	{ "java", no_argument, NULL, OPT_JAVA },
 	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "carrier-frames", no_argument, NULL, OPT_CARRIER_FRAMES },
 	{ "event", required_argument, NULL, 'e' },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
@@ -640,6 +642,9 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			break;
 		case OPT_ANNOTATE:
 			opts->annotate = true;
+			break;
+		case OPT_CARRIER_FRAMES:
+			opts->carrier_frames = true;
 			break;
 		case 'e':
 			/* The first -e replaces the default; each one after adds to it. */

@@ -6,13 +6,19 @@
  * VThreads.three and two in VThreads.two, then yielding: 50/30/20 of the
  * work, on the carriers (ForkJoinPool workers) that mount them in turn.
  *
+ * Each virtual thread yields with its stack some ten frames deep: mounted
+ * again, it gets only its innermost frames back on the carrier's stack,
+ * the rest staying frozen in the heap, so the walk must read those there.
+ *
  * Judged, from samples taken until there are enough to judge a share to
- * the issue's 3 points with four standard errors to spare: each method's
- * share of the samples under VThreads.unit within 3 points of its share of
- * the work; on 99% of them, the marker frame between the carrier's frames
- * (Continuation.enterSpecial) and the virtual thread's
- * (VThreads.lambda$main$1); the summary counts the samples on virtual
- * threads, as many as carry the marker. The JVM beats throughout.
+ * 3 points with four standard errors to spare: each method's share of the
+ * samples under VThreads.unit within 3 points of its share of the work; on
+ * 99% of them, the stack starts at the marker frame (the carrier's frames
+ * are left out by default), then the virtual thread's, from
+ * Continuation.enter through VirtualThread.run to the workload's lambda;
+ * the summary counts the samples on virtual threads, as many as carry the
+ * marker, and at most 1% of them with frames left frozen. The JVM beats
+ * throughout.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -32,9 +38,11 @@
 struct shares {
 	uint64_t work;     /* samples under VThreads.unit */
 	uint64_t in[3];    /* of those, under five, three, two */
-	uint64_t marked;   /* of those, with the marker right under the virtual thread's entry lambda */
+	uint64_t marked;   /* of those, starting at the marker, then Continuation.enter */
+	uint64_t to_run;   /* of those, through VirtualThread.run to the workload's lambda */
 	uint64_t on_virtual; /* samples with the marker, the summary's figure to match */
 	long long summary; /* what the summary counts on virtual threads, summed over recordings */
+	long long frozen;  /* of those, the ones whose outer frames were not walked */
 };
 
 static const char *const methods[3] = { "VThreads.five", "VThreads.three", "VThreads.two" };
@@ -42,7 +50,7 @@ static const double expected[3] = { 0.5, 0.3, 0.2 };
 
 static bool is_marker(const char *frame)
 {
-	return !strcmp(frame, WALKED_VIRTUAL) || !strcmp(frame, WALKED_VIRTUAL_FROZEN);
+	return !strncmp(frame, WALKED_VIRTUAL, strlen(WALKED_VIRTUAL));
 }
 
 static void tally(const struct collapsed *c, struct shares *s)
@@ -62,30 +70,78 @@ static void tally(const struct collapsed *c, struct shares *s)
 			for (int m = 0; m < 3; m++)
 				if (find_frame(&fr, 0, methods[m]) >= 0)
 					s->in[m] += c->counts[i];
-			if (marker > 0 && !strcmp(fr.f[marker - 1], "jdk.internal.vm.Continuation.enterSpecial") &&
-			    marker + 1 < fr.n && !strcmp(fr.f[marker + 1], "VThreads.lambda$main$1"))
+			/* The marker first (the carrier's frames left out), then Continuation.enter through its run. */
+			if (marker == 0 && marker + 1 < fr.n && !strcmp(fr.f[marker + 1], "jdk.internal.vm.Continuation.enter")) {
+				int run = find_frame(&fr, marker, "java.lang.VirtualThread.run");
+				int entry = find_frame(&fr, marker, "VThreads.lambda$main$1");
+
 				s->marked += c->counts[i];
+				s->to_run += run > marker && entry > run ? c->counts[i] : 0;
+			}
 		}
 		free(fr.buf);
 	}
 }
 
-/* "N on virtual threads" in the profiler's summary, or -1. */
-static long long summary_on_virtual(const struct child *profiler)
+/* N and M of "N on virtual threads, M of them with outer frames frozen" in the profiler's summary: 0, or -1. */
+static int summary_on_virtual(const struct child *profiler, long long *on, long long *frozen)
 {
-	const char *p = strstr(profiler->buf, " on virtual threads");
+	const char *p = strstr(profiler->buf, " on virtual threads, ");
 	const char *start;
 
 	if (!p)
 		return -1;
 	for (start = p; start > profiler->buf && start[-1] >= '0' && start[-1] <= '9'; start--)
 		;
-	return start == p ? -1 : atoll(start);
+	if (start == p || sscanf(p, " on virtual threads, %lld of them with outer frames frozen", frozen) != 1)
+		return -1;
+	*on = atoll(start);
+	return 0;
+}
+
+/* A recording with --threads: samples of work, and those whose stack starts "[virtual thread #N];[<carrier> tid=M]". */
+struct by_thread {
+	uint64_t work, grouped;
+};
+
+static void threads_view(struct jvm *jvm, struct by_thread *t)
+{
+	char *file = harness_path(jvm->dir, "threads.collapsed");
+	struct heartbeats hb;
+	struct child profiler;
+	struct collapsed stacks;
+	int status;
+
+	status = jvm_record_watched(jvm, &profiler, file, (char *[]){ "-F", "997", "-d", "2", "--threads", NULL }, 60,
+				    2000, 0, &hb);
+	if (hb.stalled)
+		jvm_kill(jvm);
+	assert_false(hb.stalled);
+	assert_int_equal(status, 0);
+	assert_int_equal(collapsed_load(file, &stacks), 0);
+	unlink(file);
+	free(file);
+	for (size_t i = 0; i < stacks.n; i++) {
+		struct frames fr;
+		unsigned long long id;
+		char carrier[32];
+
+		frames_split(&fr, stacks.stacks[i]);
+		if (find_frame(&fr, 0, "VThreads.unit") >= 0) {
+			t->work += stacks.counts[i];
+			if (fr.n > 2 && sscanf(fr.f[0], "[virtual thread #%llu]", &id) == 1 &&
+			    sscanf(fr.f[1], "[%31[^ ] tid=", carrier) == 1 && !strncmp(carrier, "ForkJoinPool", 12))
+				t->grouped += stacks.counts[i];
+		}
+		free(fr.buf);
+	}
+	collapsed_free(&stacks);
 }
 
 static void cpu_shares_of_virtual_threads(void **state)
 {
 	const struct jdk *jdk = &jdk25;
+	struct by_thread by_thread = { 0 };
 	struct shares s = { 0 };
 	double tolerance = 0.03;
 	/* n with four standard errors of the largest (p = 1/2) under the tolerance. */
@@ -101,7 +157,7 @@ static void cpu_shares_of_virtual_threads(void **state)
 		struct heartbeats hb;
 		struct child profiler;
 		struct collapsed stacks;
-		long long counted;
+		long long counted, frozen;
 		int status;
 
 		status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-F", "997", "-d", "4", NULL }, 60, 2000,
@@ -116,24 +172,32 @@ static void cpu_shares_of_virtual_threads(void **state)
 		unlink(file);
 		free(file);
 		tally(&stacks, &s);
-		counted = summary_on_virtual(&profiler);
-		if (counted < 0)
+		if (summary_on_virtual(&profiler, &counted, &frozen))
 			fprintf(stderr, "no count of virtual-thread samples in:\n%s\n", profiler.buf);
-		assert_true(counted >= 0);
+		assert_int_equal(summary_on_virtual(&profiler, &counted, &frozen), 0);
 		s.summary += counted;
+		s.frozen += frozen;
 		collapsed_free(&stacks);
 	}
+	threads_view(&jvm, &by_thread);
 	jvm_stop(&jvm);
+	fprintf(stderr, "  %s, --threads: %llu samples of work, %.2f%% under [virtual thread #ID], then its carrier\n",
+		jdk->name, (unsigned long long)by_thread.work, harness_percent(by_thread.grouped, by_thread.work));
 	fprintf(stderr, "  %s: %llu samples of work (%llu wanted): five %.1f%%, three %.1f%%, two %.1f%%; "
-		"%.2f%% with the marker between enterSpecial and the virtual thread; %llu on virtual threads, "
-		"the summary says %lld\n",
+		"%.2f%% start at the marker, then Continuation.enter, %.2f%% through VirtualThread.run; "
+		"%llu on virtual threads, the summary says %lld, %lld of them frozen\n",
 		jdk->name, (unsigned long long)s.work, (unsigned long long)needed, harness_percent(s.in[0], s.work),
 		harness_percent(s.in[1], s.work), harness_percent(s.in[2], s.work), harness_percent(s.marked, s.work),
-		(unsigned long long)s.on_virtual, s.summary);
+		harness_percent(s.to_run, s.work), (unsigned long long)s.on_virtual, s.summary, s.frozen);
 	assert_true(s.work >= needed);
 	for (int m = 0; m < 3; m++)
 		assert_true(fabs((double)s.in[m] / (double)s.work - expected[m]) <= tolerance);
 	assert_true(s.marked * 100 >= s.work * 99);
+	assert_true(s.to_run * 100 >= s.work * 99);
+	/* The frozen frames are walked: a walk that could not read them is rare. */
+	assert_true(s.frozen * 100 <= s.summary);
+	assert_true(by_thread.work >= 500);
+	assert_true(by_thread.grouped * 100 >= by_thread.work * 99);
 	/* Every sample the summary counts on a virtual thread carries the marker, and the reverse. */
 	assert_int_equal(s.summary, (long long)s.on_virtual);
 }

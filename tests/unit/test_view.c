@@ -655,6 +655,80 @@ static void root_frames_keep_names_that_look_like_their_text(void **state)
 	profile__free(from);
 }
 
+/*
+ * Virtual threads: stacks through a [virtual thread #ID] marker, run by
+ * two carriers, one with its outer frames frozen, beside a platform
+ * thread's. By default the carrier's frames go; with --threads the marker
+ * leads, then its carrier's thread frame; without, its id goes; with
+ * --carrier-frames every frame stays where it is.
+ */
+static void virtual_threads_start_at_their_marker(void **state)
+{
+	static const struct {
+		struct frame_spec frames[6];
+		uint64_t count;
+	} stacks[] = {
+		{ { F_T43, { "start", FRAME_KIND_NATIVE, 0 }, { "Continuation.run", FRAME_KIND_JAVA, 0 },
+		    { "[virtual thread #7]", FRAME_KIND_CARRIER, 0 }, { "V.five", FRAME_KIND_JAVA, 0 } },
+		  3 },
+		{ { F_T44, { "start", FRAME_KIND_NATIVE, 0 }, { "Continuation.run", FRAME_KIND_JAVA, 0 },
+		    { "[virtual thread #7]", FRAME_KIND_CARRIER, 0 }, { "V.five", FRAME_KIND_JAVA, 0 } },
+		  2 },
+		{ { F_T43, { "start", FRAME_KIND_NATIVE, 0 }, { "Continuation.run", FRAME_KIND_JAVA, 0 },
+		    { "[virtual thread #8, outer frames frozen]", FRAME_KIND_CARRIER, 0 }, { "V.two", FRAME_KIND_JAVA, 0 } },
+		  1 },
+		{ { F_T43, F_MAIN, { "Foo.bar", FRAME_KIND_JAVA, 0 } }, 4 },
+	};
+	static const struct {
+		struct view_config config;
+		const char *text;
+	} views[] = {
+		{ { .process_root = VIEW_ROOT_NONE },
+		  "[virtual thread, outer frames frozen]|carrier;V.two|java 1\n"
+		  "[virtual thread]|carrier;V.five|java 5\n"
+		  "main|native;Foo.bar|java 4\n" },
+		{ { .process_root = VIEW_ROOT_NONE, .threads = true, .virtual_thread_ids = true },
+		  "[virtual thread #7]|carrier;[worker tid=43]|thread;V.five|java 3\n"
+		  "[virtual thread #7]|carrier;[worker tid=44]|thread;V.five|java 2\n"
+		  "[virtual thread #8, outer frames frozen]|carrier;[worker tid=43]|thread;V.two|java 1\n"
+		  "[worker tid=43]|thread;main|native;Foo.bar|java 4\n" },
+		{ { .process_root = VIEW_ROOT_NONE, .carrier_frames = true },
+		  "main|native;Foo.bar|java 4\n"
+		  "start|native;Continuation.run|java;[virtual thread, outer frames frozen]|carrier;V.two|java 1\n"
+		  "start|native;Continuation.run|java;[virtual thread]|carrier;V.five|java 5\n" },
+		{ { .process_root = VIEW_ROOT_NONE, .threads = true, .carrier_frames = true, .virtual_thread_ids = true },
+		  "[worker tid=43]|thread;main|native;Foo.bar|java 4\n"
+		  "[worker tid=43]|thread;start|native;Continuation.run|java;[virtual thread #7]|carrier;V.five|java 3\n"
+		  "[worker tid=43]|thread;start|native;Continuation.run|java;[virtual thread #8, outer frames frozen]|carrier;"
+		  "V.two|java 1\n"
+		  "[worker tid=44]|thread;start|native;Continuation.run|java;[virtual thread #7]|carrier;V.five|java 2\n" },
+	};
+	struct profile *from = profile__new(NULL);
+
+	(void)state;
+	assert_non_null(from);
+	for (size_t i = 0; i < ARRAY_SIZE(stacks); i++) {
+		uint32_t ids[6];
+		size_t depth = 0;
+
+		for (; stacks[i].frames[depth].name; depth++)
+			ids[depth] = frame_of(from, &stacks[i].frames[depth]);
+		assert_int_equal(profile__add(from, ids, depth, stacks[i].count), 0);
+	}
+	for (size_t v = 0; v < ARRAY_SIZE(views); v++) {
+		struct profile *to = profile__new(NULL);
+		char *got;
+
+		assert_non_null(to);
+		assert_int_equal(view__apply(from, &views[v].config, to, NULL), 0);
+		got = profile_text(to);
+		assert_string_equal(got, views[v].text);
+		free(got);
+		profile__free(to);
+	}
+	profile__free(from);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -678,6 +752,7 @@ int main(void)
 		cmocka_unit_test(event_view_takes_one_event_out),
 		cmocka_unit_test(full_target_gives_enospc),
 		cmocka_unit_test(root_frames_keep_names_that_look_like_their_text),
+		cmocka_unit_test(virtual_threads_start_at_their_marker),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

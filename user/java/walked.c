@@ -464,8 +464,14 @@ static void push_java(struct walked *w, struct walked_jvm *j, const struct jbpf_
 		return;
 	}
 	if (f->kind == JBPF_JAVA_CARRIER) {
-		aggregator__push(w->agg, f->reason == JBPF_JAVA_CARRIER_FROZEN ? WALKED_VIRTUAL_FROZEN : WALKED_VIRTUAL,
-				 FRAME_KIND_LOST);
+		int at = snprintf(name, sizeof(name), WALKED_VIRTUAL);
+
+		/* A virtual thread's id parts its stacks from others' only where threads are told apart. */
+		if (f->ptr && aggregator__has_thread_roots(w->agg))
+			at += snprintf(name + at, sizeof(name) - (size_t)at, " #%llu", (unsigned long long)f->ptr);
+		snprintf(name + at, sizeof(name) - (size_t)at, "%s]",
+			 f->reason == JBPF_JAVA_CARRIER_FROZEN ? WALKED_VIRTUAL_FROZEN : "");
+		aggregator__push(w->agg, name, FRAME_KIND_CARRIER);
 		return;
 	}
 	w->stats.physical++;

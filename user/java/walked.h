@@ -33,10 +33,14 @@
 
 struct walked;
 
-/* The frame between a carrier's frames and the virtual thread's it runs. */
-#define WALKED_VIRTUAL "[virtual thread]"
-/* The same, the virtual thread's outer frames not walked: frozen in the heap (a stack chunk). */
-#define WALKED_VIRTUAL_FROZEN "[virtual thread: outer frames frozen]"
+/*
+ * The frame between a carrier's frames and the virtual thread's it runs
+ * (FRAME_KIND_CARRIER): "[virtual thread #ID]" with the thread's id when
+ * the walk read it, and ", outer frames frozen" before the bracket when
+ * its outer frames could not be walked in the heap (a stack chunk).
+ */
+#define WALKED_VIRTUAL "[virtual thread"
+#define WALKED_VIRTUAL_FROZEN ", outer frames frozen"
 
 /* agg stays the caller's; native frames are named through it. NULL when out of memory. */
 struct walked *walked__new(struct aggregator *agg);

@@ -874,6 +874,11 @@ bool aggregator__annotates(const struct aggregator *agg)
 	return agg->config.annotate;
 }
 
+bool aggregator__has_thread_roots(const struct aggregator *agg)
+{
+	return agg->config.thread_root;
+}
+
 void aggregator__end_weighted(struct aggregator *agg, const struct jbpf_sample *s, uint64_t weight,
 			      uint64_t objects)
 {

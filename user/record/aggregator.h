@@ -193,6 +193,8 @@ void aggregator__end_weighted(struct aggregator *agg, const struct jbpf_sample *
 			      uint64_t objects);
 /* Whether Java frames are told apart by how they ran (config.annotate). */
 bool aggregator__annotates(const struct aggregator *agg);
+/* Whether stacks begin with their thread's frame: only then is a virtual thread named by its id. */
+bool aggregator__has_thread_roots(const struct aggregator *agg);
 
 void aggregator__stats(const struct aggregator *agg, struct aggregator_stats *stats);
 
