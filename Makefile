@@ -121,6 +121,8 @@ WORKLOADS += $(OUTPUT)/workloads/libsyscallwaits.so
 WORKLOADS += $(OUTPUT)/workloads/libwalkjni.so
 # The native half of tests/workloads/java/JniAlloc.java (heap allocations made by C code).
 WORKLOADS += $(OUTPUT)/workloads/libjnialloc.so
+# The native half of tests/workloads/java/VThreads.java (a virtual thread pinned by a native frame).
+WORKLOADS += $(OUTPUT)/workloads/libvthreadsjni.so
 
 # The JVMTI agent, embedded into the profiler (user/java/agent_image.c), and the
 # Java workloads and demo.
@@ -365,7 +367,8 @@ $(OUTPUT)/workloads/libsyscallwaits.so: tests/workloads/jni/syscallwaits.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -Wno-unused-parameter -fPIC -shared -I$(JNI_HOME)/include -I$(JNI_HOME)/include/linux $< -o $@
 
-$(OUTPUT)/workloads/libwalkjni.so $(OUTPUT)/workloads/libjnialloc.so: $(OUTPUT)/workloads/lib%.so: tests/workloads/jni/%.c
+$(OUTPUT)/workloads/libwalkjni.so $(OUTPUT)/workloads/libjnialloc.so $(OUTPUT)/workloads/libvthreadsjni.so: \
+		$(OUTPUT)/workloads/lib%.so: tests/workloads/jni/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WORKLOAD_CC) $(WORKLOAD_CFLAGS) -Wno-unused-parameter -fPIC -shared -I$(JNI_HOME)/include -I$(JNI_HOME)/include/linux $< -o $@

@@ -734,6 +734,27 @@ static __always_inline bool hotspot_at_return_barrier(const struct unwind_walk *
 	       w->sp <= *entry && *entry - w->sp <= 8 * HOTSPOT_CONT_ARGS_WORDS;
 }
 
+/* Bytes between a return address into Continuation.enterSpecial and ContinuationEntry::_return_pc, at most. */
+#define HOTSPOT_ENTER_SPECIAL_NEAR 1024
+
+/*
+ * Whether the walk, at w->pc in nmethod b, is in Continuation.enterSpecial:
+ * the blob that holds ContinuationEntry::_return_pc, where the continuation
+ * returns after a thaw (the first run of a virtual thread returns a few
+ * instructions before it, after the call that resolves Continuation.enter).
+ */
+static __always_inline bool hotspot_in_enter_special(const struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
+						     const struct hotspot_blob *b)
+{
+	__s32 size = 0;
+
+	if (w->pc + HOTSPOT_ENTER_SPECIAL_NEAR < jvm->cont_return_pc ||
+	    w->pc > jvm->cont_return_pc + HOTSPOT_ENTER_SPECIAL_NEAR)
+		return false;
+	return !bpf_probe_read_user(&size, 4, (void *)(b->blob + jvm->blob_size)) && size > 0 &&
+	       jvm->cont_return_pc >= b->code && jvm->cont_return_pc < b->blob + (__u32)size;
+}
+
 /* A stack chunk's frames end this far from its start at most (words): 8 MiB. */
 #define HOTSPOT_CHUNK_MAX_WORDS (1u << 20)
 /* Chunks of one virtual thread walked at most: its tail and the parents it was frozen into before. */
@@ -932,12 +953,6 @@ __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm
 	if (w->chunk_end)
 		return hotspot_chunk_step(w, jvm);
 	top = w->n == 0 && w->jn == 0;
-	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && w->pc == jvm->cont_return_pc) {
-		w->carrier = true;
-		hotspot_vthread(w, jvm);
-		if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE, w->vthread_id, w->pc, 0))
-			return 1;
-	}
 	if (w->pc >= jvm->interp_low && w->pc < jvm->interp_high)
 		return hotspot_interpreted(w, jvm, top);
 	if (w->pc == jvm->call_stub_return) {
@@ -949,6 +964,14 @@ __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm
 	stop = hotspot_blob_info(w, jvm, &b);
 	if (stop)
 		return hotspot_stop(w, stop);
+	/* Out of a virtual thread's outermost frame, Continuation.enter, into enterSpecial. */
+	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && b.is_nmethod &&
+	    hotspot_in_enter_special(w, jvm, &b)) {
+		w->carrier = true;
+		hotspot_vthread(w, jvm);
+		if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE, w->vthread_id, w->pc, 0))
+			return 1;
+	}
 	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && !b.is_nmethod &&
 	    hotspot_at_return_barrier(w, jvm, &entry)) {
 		/* The rest of its frames, frozen in the heap, walked there when they can be found. */

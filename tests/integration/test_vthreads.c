@@ -1,5 +1,7 @@
 /*
- * Virtual threads (JDK 21 and later), CPU samples walked by BPF, on JDK 25.
+ * Virtual threads (JDK 21 and later) walked by BPF, on JDK 25: CPU samples
+ * of many virtual threads, and the wall-clock time of one pinned to its
+ * carrier (pinned_virtual_thread_blocks_its_carrier).
  *
  * tests/workloads/java/VThreads.java runs 10,000 virtual threads, each
  * forever doing five units of work in VThreads.five, three in
@@ -15,7 +17,7 @@
  * samples under VThreads.unit within 3 points of its share of the work; on
  * 99% of them, the stack starts at the marker frame (the carrier's frames
  * are left out by default), then the virtual thread's, from
- * Continuation.enter through VirtualThread.run to the workload's lambda;
+ * Continuation.enter through VirtualThread.run to the workload's VThreads.work;
  * the summary counts the samples on virtual threads, as many as carry the
  * marker, and at most 1% of them with frames left frozen. The JVM beats
  * throughout.
@@ -39,7 +41,7 @@ struct shares {
 	uint64_t work;     /* samples under VThreads.unit */
 	uint64_t in[3];    /* of those, under five, three, two */
 	uint64_t marked;   /* of those, starting at the marker, then Continuation.enter */
-	uint64_t to_run;   /* of those, through VirtualThread.run to the workload's lambda */
+	uint64_t to_run;   /* of those, through VirtualThread.run to VThreads.work */
 	uint64_t on_virtual; /* samples with the marker, the summary's figure to match */
 	long long summary; /* what the summary counts on virtual threads, summed over recordings */
 	long long frozen;  /* of those, the ones whose outer frames were not walked */
@@ -73,7 +75,7 @@ static void tally(const struct collapsed *c, struct shares *s)
 			/* The marker first (the carrier's frames left out), then Continuation.enter through its run. */
 			if (marker == 0 && marker + 1 < fr.n && !strcmp(fr.f[marker + 1], "jdk.internal.vm.Continuation.enter")) {
 				int run = find_frame(&fr, marker, "java.lang.VirtualThread.run");
-				int entry = find_frame(&fr, marker, "VThreads.lambda$main$1");
+				int entry = find_frame(&fr, marker, "VThreads.work");
 
 				s->marked += c->counts[i];
 				s->to_run += run > marker && entry > run ? c->counts[i] : 0;
@@ -202,10 +204,81 @@ static void cpu_shares_of_virtual_threads(void **state)
 	assert_int_equal(s.summary, (long long)s.on_virtual);
 }
 
+/* "window X s" of a wall-clock recording's summary, in microseconds; -1 when absent. */
+static double window_us(const struct child *profiler)
+{
+	const char *p = strstr(profiler->buf, "window ");
+	double s;
+
+	return p && sscanf(p, "window %lf s", &s) == 1 ? s * 1e6 : -1;
+}
+
+/*
+ * A virtual thread that sleeps under a native frame (VThreads.viaNative,
+ * which calls back VThreads.sleepPinned) is pinned: its carrier sleeps
+ * with it. The wall-clock profile shows the carrier's time asleep under the
+ * virtual thread's stack, [virtual thread #ID] then its carrier's frame,
+ * through the native frame down to Thread.sleep: at least 95% of the
+ * recording's window (it sleeps in 50 ms turns, all but a few µs of each).
+ */
+static void pinned_virtual_thread_blocks_its_carrier(void **state)
+{
+	const struct jdk *jdk = &jdk25;
+	char *dir, *lib, *file;
+	uint64_t asleep = 0;
+	struct heartbeats hb;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+	double window;
+	int status;
+
+	(void)state;
+	jvm_require(jdk, "VThreads");
+	dir = realpath(harness_getenv("WORKLOAD_DIR", "build/workloads"), NULL);
+	assert_non_null(dir);
+	lib = harness_path(dir, "libvthreadsjni.so");
+	free(dir);
+	jvm_start_opts(&jvm, jdk, (char *[]){ "--enable-native-access=ALL-UNNAMED", NULL }, "VThreads",
+		       (char *[]){ "pinned", "50", lib, NULL });
+	file = harness_path(jvm.dir, "pinned.collapsed");
+	status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-e", "wall", "-d", "3", "--threads", NULL }, 60,
+				    2000, 0, &hb);
+	if (hb.stalled)
+		jvm_kill(&jvm);
+	assert_false(hb.stalled);
+	assert_int_equal(status, 0);
+	assert_int_equal(collapsed_load(file, &stacks), 0);
+	unlink(file);
+	free(file);
+	jvm_stop(&jvm);
+	for (size_t i = 0; i < stacks.n; i++) {
+		struct frames fr;
+		unsigned long long id;
+
+		frames_split(&fr, stacks.stacks[i]);
+		if (fr.n > 2 && sscanf(fr.f[0], "[virtual thread #%llu]", &id) == 1 &&
+		    !strncmp(fr.f[1], "[ForkJoinPool", 13) && !strcmp(fr.f[fr.n - 1], "[sleeping]") &&
+		    find_frame(&fr, 2, "VThreads.viaNative") >= 0 && find_frame(&fr, 2, "VThreads.sleepPinned") >= 0 &&
+		    find_frame(&fr, 2, "java.lang.Thread.sleep") >= 0)
+			asleep += stacks.counts[i];
+		free(fr.buf);
+	}
+	window = window_us(&profiler);
+	fprintf(stderr, "  %s, pinned: %llu us of the carrier asleep under the virtual thread's stack, %.1f%% of the "
+		"%.0f us window\n",
+		jdk->name, (unsigned long long)asleep, window > 0 ? 100.0 * (double)asleep / window : 0.0, window);
+	assert_true(window > 0);
+	assert_true((double)asleep >= 0.95 * window);
+	collapsed_free(&stacks);
+	free(lib);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(cpu_shares_of_virtual_threads, harness_teardown),
+		cmocka_unit_test_teardown(pinned_virtual_thread_blocks_its_carrier, harness_teardown),
 	};
 
 	return cmocka_run_group_tests_name("vthreads", tests, NULL, NULL);

@@ -203,6 +203,9 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 		return rc == HOTSPOT_LAYOUT_STARTING ? WALKED_STARTING : WALKED_NOT_UNDERSTOOD;
 	}
 	j->layout.start_ticks = start_ticks;
+	/* JBPFPROF_VTHREAD_CHUNKS=0: virtual threads' frozen frames not walked, for bench/vthread_walk_cost.sh. */
+	if (getenv("JBPFPROF_VTHREAD_CHUNKS") && !strcmp(getenv("JBPFPROF_VTHREAD_CHUNKS"), "0"))
+		j->layout.flags &= ~JBPF_HOTSPOT_CHUNKS;
 	j->ids = frame_ids__new(WALKED_FRAME_IDS, WALKED_FRAME_IDS_MAX);
 	w->jvms[w->nr++] = j;
 	return WALKED_OK;
