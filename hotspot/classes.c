@@ -64,10 +64,10 @@ static bool symbol_is(struct hotspot_memory *mem, const struct symbol_layout *l,
 int hotspot_vm_class(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, uint64_t *klass,
 		     char *why, size_t why_size)
 {
-	static uint64_t entries[HOTSPOT_VM_CLASSES_MAX];
 	struct symbol_layout sl;
-	uint64_t base, klass_name, size = 0;
+	uint64_t base, klass_name, size = 0, *entries;
 	size_t nr = HOTSPOT_VM_CLASSES_MAX;
+	int rc = -1;
 
 	if (!hotspot_vm_static(vm, "vmClasses", "_klasses[static_cast<int>(vmClassID::Object_klass_knum)]", &base) ||
 	    !base)
@@ -75,18 +75,22 @@ int hotspot_vm_class(const struct hotspot_vm *vm, struct hotspot_memory *mem, co
 	if (!hotspot_vm_field(vm, "Klass", "_name", &klass_name, &size) || (size && size != 8) ||
 	    !symbol_layout(vm, &sl))
 		return refuse(why, why_size, "VMStructs lists no Klass::_name or Symbol");
+	entries = malloc(HOTSPOT_VM_CLASSES_MAX * sizeof(*entries));
+	if (!entries)
+		return refuse(why, why_size, "out of memory");
 	/* The array ends somewhere before the most read: read less until a read succeeds. */
 	while (nr && !hotspot_memory_read(mem, base, entries, nr * sizeof(entries[0])))
 		nr /= 2;
-	for (size_t i = 0; i < nr; i++) {
+	for (size_t i = 0; i < nr && rc; i++) {
 		uint64_t sym;
 
 		if (entries[i] && hotspot_memory_u64(mem, entries[i] + klass_name, &sym) && symbol_is(mem, &sl, sym, name)) {
 			*klass = entries[i];
-			return 0;
+			rc = 0;
 		}
 	}
-	return refuse(why, why_size, "the VM does not know the class %s", name);
+	free(entries);
+	return rc ? refuse(why, why_size, "the VM does not know the class %s", name) : 0;
 }
 
 /* The FieldInfo stream's bytes into *buf (caller frees), their number into *len. */

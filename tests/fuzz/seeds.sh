@@ -17,6 +17,8 @@
 #                  Klass and Symbol (the offsets of tests/unit/hotspot_jdks.h)
 #   fuzz_vmstructs the tables a JDK 17 libjvm gives for what naming reads,
 #                  written by DIR/seed_vmstructs (tests/fuzz/seed_vmstructs.c)
+#   fuzz_classes   an image with vmClasses, a StackChunk class (its pool and
+#                  field stream) and a flag table, one seed per call
 # fuzz_record and fuzz_javastream start from nothing: their formats are
 # fixed-size headers libFuzzer finds in seconds.
 #
@@ -26,7 +28,7 @@ cd "$(dirname "$0")/../.."
 dir=${1:-build/fuzz}/seeds
 rm -rf "$dir"
 for name in fuzz_procmaps fuzz_proc fuzz_attach fuzz_perfmap fuzz_elf fuzz_unwind fuzz_pprof fuzz_record \
-	fuzz_javastream fuzz_hotspot_names fuzz_vmstructs fuzz_jfr; do
+	fuzz_javastream fuzz_hotspot_names fuzz_vmstructs fuzz_jfr fuzz_classes; do
 	mkdir -p "$dir/$name"
 done
 "${1:-build/fuzz}/seed_vmstructs" "$dir/fuzz_vmstructs/jdk17"
@@ -60,6 +62,53 @@ symbol(0x900, b"(I)V")
 symbol(0xa00, b"com/example/Foo")
 frame = bytes([1]) + struct.pack("<III", 0x100, 0x200 + 48 + 2, 0x200)
 open(sys.argv[1], "wb").write(bytes([0, 0]) + frame + img)
+PY
+# fuzz_classes: the image at 0x10000000 (tests/fuzz/fuzz_classes.c): vmClasses
+# (+0: none, the class at +0x100), the class's name +24, constant pool +224
+# and field stream +448; the pool at +0x800 (72 bytes, _length +60, Symbol *
+# entries after), Symbols at +0x400.. (length u2 +4, bytes +6); the stream at
+# +0xa00 (an int length, then UNSIGNED5: 2 Java fields, 0 injected, then
+# name, signature, offset, access, flags of "parent" and "sp"); two flags at
+# +0xc00 (32 bytes each: name +8, value's address +16), their names at +0xd00,
+# values at +0xe00; JVMFlag::flags and numFlags at +0xf00.
+python3 - "$dir/fuzz_classes" <<'PY'
+import struct, sys
+base = 0x10000000
+img = bytearray(0x1000)
+def put(off, fmt, v): struct.pack_into("<" + fmt, img, off, v)
+def symbol(off, text):
+    put(off + 4, "H", len(text))
+    img[off + 6:off + 6 + len(text)] = text
+def u5(v):
+    out = bytearray()
+    for i in range(5):
+        if v < 191 or i == 4:
+            out.append(v + 1)
+            return out
+        v -= 191
+        out.append(1 + 191 + v % 64)
+        v >>= 6
+put(8, "Q", base + 0x100)
+put(0x100 + 24, "Q", base + 0x400)
+put(0x100 + 224, "Q", base + 0x800)
+put(0x100 + 448, "Q", base + 0xa00)
+symbols = [b"jdk/internal/vm/StackChunk", b"parent", b"Ljdk/internal/vm/StackChunk;", b"sp", b"I"]
+for i, text in enumerate(symbols):
+    symbol(0x400 + 0x40 * i, text)
+    put(0x800 + 72 + 8 * (i + 1), "Q", base + 0x400 + 0x40 * i)
+put(0x800 + 60, "i", len(symbols) + 1)
+stream = u5(2) + u5(0) + b"".join(u5(v) for v in (2, 3, 12, 2, 0, 4, 5, 20, 2, 0))
+put(0xa00, "i", len(stream))
+img[0xa04:0xa04 + len(stream)] = stream
+for i, name in enumerate((b"UseSerialGC", b"UseCompressedOops")):
+    img[0xd00 + 0x40 * i:0xd00 + 0x40 * i + len(name)] = name
+    put(0xc00 + 32 * i + 8, "Q", base + 0xd00 + 0x40 * i)
+    put(0xc00 + 32 * i + 16, "Q", base + 0xe00 + i)
+img[0xe01] = 1
+put(0xf00, "Q", base + 0xc00)
+put(0xf08, "Q", 2)
+for call, name in enumerate(("class", "field", "flag")):
+    open(f"{sys.argv[1]}/{name}", "wb").write(bytes([call]) + img)
 PY
 cat /proc/$$/stat >"$dir/fuzz_proc/stat"
 cat /proc/$$/status >"$dir/fuzz_proc/status"

@@ -13,7 +13,7 @@ $(NAMES_ORACLE): tests/workloads/names_oracle/oracle.c tests/workloads/names_ora
 
 # test_hotspot_names reads real JVMs with hotspot/ (names, layout, code cache)
 # and the symbolizer readers hotspot_find calls.
-HOTSPOT_NAMES_SRCS := hotspot/memory.c hotspot/vmstructs.c hotspot/find.c hotspot/layout.c hotspot/codecache.c \
+HOTSPOT_NAMES_SRCS := hotspot/memory.c hotspot/vmstructs.c hotspot/find.c hotspot/layout.c hotspot/classes.c hotspot/codecache.c \
 		      hotspot/names.c hotspot/names_layout.c hotspot/scopes.c hotspot/lines.c symbolizer/elf.c \
 		      symbolizer/symtab.c symbolizer/proc.c symbolizer/procmaps.c symbolizer/lines.c
 $(OUTPUT)/tests/test_hotspot_names: INTEGRATION_LINK = $(HOTSPOT_NAMES_SRCS) -lelf
