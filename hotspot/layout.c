@@ -325,9 +325,8 @@ static void read_locks(struct reader *r, struct jbpf_hotspot_jvm *out)
  * Where virtual threads meet their carriers (JBPF_HOTSPOT_CONTINUATIONS,
  * JDK 21 and later): JavaThread::_cont_entry, and the return address
  * into Continuation.enterSpecial, which HotSpot keeps in
- * ContinuationEntry::_return_pc once it made that method's code (0
- * before: the walk then marks nothing, and reads again with the layout).
- * Optional, as for the locks.
+ * ContinuationEntry::_return_pc once it made that method's code (at its
+ * start: a JVM read before has no marker). Optional, as for the locks.
  */
 static void read_continuations(struct reader *r, struct jbpf_hotspot_jvm *out)
 {
@@ -363,8 +362,8 @@ static bool chunk_field(struct reader *r, uint64_t klass, const char *name, cons
  */
 static void read_chunks(struct reader *r, struct jbpf_hotspot_jvm *out)
 {
-	uint64_t vthread, size = 0, thread_klass, vthread_klass, cont_klass, chunk_klass, base_addr, shift_addr,
-							       base = 0, layout_helper;
+	uint64_t vthread, size = 0, layout_helper, base_addr, shift_addr, base = 0;
+	uint64_t thread_klass, vthread_klass, cont_klass, chunk_klass;
 	bool narrow, zgc = false, shenandoah = false;
 	int32_t helper, shift = 0;
 
