@@ -814,6 +814,33 @@ static __always_inline int hotspot_chunk_begin(struct unwind_walk *w, const stru
 	return 0;
 }
 
+/* The first 16 bytes of vthread's name into w->vthread_name, when it has one in Latin-1 (JBPF_HOTSPOT_VTHREAD_NAMES). */
+static __always_inline void hotspot_vthread_name(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
+						 __u64 vthread)
+{
+	__u64 name, value, bytes[2] = { 0, 0 };
+	__s32 length = 0;
+	__u8 coder = 1;
+
+	if (!(jvm->flags & JBPF_HOTSPOT_VTHREAD_NAMES))
+		return;
+	name = hotspot_oop_at(jvm, vthread + jvm->thread_name);
+	value = name ? hotspot_oop_at(jvm, name + jvm->string_value) : 0;
+	if (!value || bpf_probe_read_user(&coder, 1, (void *)(name + jvm->string_coder)) || coder ||
+	    bpf_probe_read_user(&length, 4, (void *)(value + jvm->byte_array_length)) || length <= 0 ||
+	    bpf_probe_read_user(bytes, sizeof(bytes), (void *)(value + jvm->byte_array_length + 4)))
+		return;
+	/* Only the name's own bytes: what follows it in the heap is not. */
+	if (length < 8) {
+		bytes[0] &= (1ull << (8 * length)) - 1;
+		bytes[1] = 0;
+	} else if (length < 16) {
+		bytes[1] &= (1ull << (8 * (length - 8))) - 1;
+	}
+	w->vthread_name[0] = bytes[0];
+	w->vthread_name[1] = bytes[1];
+}
+
 /*
  * The virtual thread the walked carrier runs (JBPF_HOTSPOT_CHUNKS): its
  * JavaThread's _vthread, an OopHandle, a pointer to the oop. Its id into
@@ -830,6 +857,7 @@ static __always_inline __u64 hotspot_vthread(struct unwind_walk *w, const struct
 		return 0;
 	if (!bpf_probe_read_user(&id, 8, (void *)(vthread + jvm->thread_tid)))
 		w->vthread_id = id;
+	hotspot_vthread_name(w, jvm, vthread);
 	return vthread;
 }
 
@@ -859,7 +887,8 @@ static __always_inline int hotspot_chunk_leave(struct unwind_walk *w, const stru
 		return 0;
 	w->chunk_end = 0;
 	w->carrier = true;
-	if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE, w->vthread_id, w->pc, 0))
+	if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE, w->vthread_id, w->vthread_name[0],
+				 w->vthread_name[1]))
 		return 1;
 	w->pc = jvm->cont_return_pc;
 	w->sp = w->resume_sp;
@@ -969,7 +998,8 @@ __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm
 	    hotspot_in_enter_special(w, jvm, &b)) {
 		w->carrier = true;
 		hotspot_vthread(w, jvm);
-		if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE, w->vthread_id, w->pc, 0))
+		if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE, w->vthread_id, w->vthread_name[0],
+				 w->vthread_name[1]))
 			return 1;
 	}
 	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && !b.is_nmethod &&
@@ -978,7 +1008,8 @@ __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm
 		if (!hotspot_chunk_enter(w, jvm, entry))
 			return 0;
 		w->carrier = true;
-		if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_FROZEN, w->vthread_id, w->pc, 0))
+		if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_FROZEN, w->vthread_id, w->vthread_name[0],
+				 w->vthread_name[1]))
 			return 1;
 		/* Where enterSpecial's call of the continuation returns, with the sp it called from. */
 		w->pc = jvm->cont_return_pc;

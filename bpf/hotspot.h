@@ -116,6 +116,13 @@ struct jbpf_hotspot_jvm {
 	__u8 unused_chunks[4];
 	__u64 oop_base;
 	__u64 chunk_klass;
+	/*
+	 * With JBPF_HOTSPOT_VTHREAD_NAMES, a virtual thread's name: its
+	 * Thread.name, a String, whose value is a byte[] in Latin-1 when its
+	 * coder is 0; the array's length (an int) right after its compressed
+	 * class pointer, its bytes after that.
+	 */
+	__u16 thread_name, string_value, string_coder, byte_array_length;
 };
 
 /* Bits of jbpf_hotspot_jvm.flags. */
@@ -125,6 +132,7 @@ struct jbpf_hotspot_jvm {
 #define JBPF_HOTSPOT_ENTRY_OFFSET 8u /* nm_verified_entry is a u2 offset from the code's start */
 #define JBPF_HOTSPOT_CONTINUATIONS 16u /* cont_return_pc and thread_cont_entry are known */
 #define JBPF_HOTSPOT_CHUNKS 32u        /* a virtual thread's frozen frames can be found (thread_vthread...) */
+#define JBPF_HOTSPOT_VTHREAD_NAMES 64u /* and its name (thread_name...) */
 
 /*
  * A Java frame, as the walker found it. Java frames are not in the
@@ -138,8 +146,10 @@ enum jbpf_java_kind {
 	JBPF_JAVA_STOP = 4,        /* the walk ended here for reason; ptr, pc: where it stood */
 	/*
 	 * Not a frame: where a virtual thread's frames end and its carrier's
-	 * begin (reason: enum jbpf_java_carrier); pc: where the walk stood;
-	 * ptr: the virtual thread's id (Thread.threadId()), 0 when not read.
+	 * begin (reason: enum jbpf_java_carrier); ptr: the virtual thread's
+	 * id (Thread.threadId()), 0 when not read; pc and cookie: the first
+	 * 16 bytes of its name (Latin-1, little-endian words, NUL-padded),
+	 * 0 when it has none or it was not read.
 	 */
 	JBPF_JAVA_CARRIER = 5,
 };

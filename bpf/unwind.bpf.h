@@ -101,6 +101,7 @@ struct unwind_walk {
 	/* Walking a virtual thread's frozen frames: the chunk, where its frames end, and the carrier's sp after. */
 	__u64 chunk, chunk_end, resume_sp;
 	__u64 vthread_id;    /* the virtual thread's, for its marker */
+	__u64 vthread_name[2]; /* the first 16 bytes of its name, for its marker */
 	bool trusted_pc;     /* pc is the sampled one or came from a table: a miss is real */
 	bool done;           /* reached the outermost frame */
 };

@@ -354,6 +354,26 @@ static bool chunk_field(struct reader *r, uint64_t klass, const char *name, cons
 }
 
 /*
+ * Where a virtual thread's name is (JBPF_HOTSPOT_VTHREAD_NAMES): Thread.name,
+ * String.value and .coder, and an array's length, an int right after a
+ * compressed class pointer at 8 (the header the monitor class is read
+ * from). Optional.
+ */
+static void read_vthread_names(struct reader *r, struct jbpf_hotspot_jvm *out)
+{
+	uint64_t thread_klass, string_klass;
+
+	if (out->oop_klass != 8 || hotspot_vm_class(r->vm, r->mem, "java/lang/Thread", &thread_klass, NULL, 0) ||
+	    hotspot_vm_class(r->vm, r->mem, "java/lang/String", &string_klass, NULL, 0) ||
+	    !chunk_field(r, thread_klass, "name", "Ljava/lang/String;", &out->thread_name) ||
+	    !chunk_field(r, string_klass, "value", "[B", &out->string_value) ||
+	    !chunk_field(r, string_klass, "coder", "B", &out->string_coder))
+		return;
+	out->byte_array_length = (__u16)(out->oop_klass + 4);
+	out->flags |= JBPF_HOTSPOT_VTHREAD_NAMES;
+}
+
+/*
  * Where a virtual thread's frozen frames are (JBPF_HOTSPOT_CHUNKS), read
  * from the classes themselves (hotspot/classes.h): no VMStructs entry
  * lists these Java fields. Optional, and only where oops can be read
@@ -403,6 +423,7 @@ static void read_chunks(struct reader *r, struct jbpf_hotspot_jvm *out)
 	out->oop_base = base;
 	out->chunk_klass = chunk_klass;
 	out->flags |= JBPF_HOTSPOT_CHUNKS;
+	read_vthread_names(r, out);
 }
 
 /* ---- the code heaps ---- */

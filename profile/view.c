@@ -85,7 +85,10 @@ int64_t view__process_frame(struct profile *to, const struct process_parts *part
 	return profile__intern_process_parts(to, &shown);
 }
 
-/* A virtual thread's marker without its id: "[virtual thread #12, ...]" as "[virtual thread, ...]". */
+/*
+ * A virtual thread's marker without its id and name: "[virtual thread #12
+ * req-7, ...]" as "[virtual thread, ...]".
+ */
 static int64_t intern_without_id(struct profile *to, const char *name)
 {
 	const char *id = strstr(name, " #");
@@ -95,7 +98,8 @@ static int64_t intern_without_id(struct profile *to, const char *name)
 
 	if (!id)
 		return profile__intern(to, name, FRAME_KIND_CARRIER);
-	digits = strspn(id + 2, "0123456789");
+	/* The id's digits, and a name after them up to the suffix or the bracket. */
+	digits = strcspn(id + 2, ",]");
 	plain = malloc(strlen(name) + 1);
 	if (!plain)
 		return -ENOMEM;

@@ -101,7 +101,7 @@ static int summary_on_virtual(const struct child *profiler, long long *on, long 
 	return 0;
 }
 
-/* A recording with --threads: samples of work, and those whose stack starts "[virtual thread #N];[<carrier> tid=M]". */
+/* A recording with --threads: samples of work, and those whose stack starts "[virtual thread #N vt-K];[<carrier> tid=M]". */
 struct by_thread {
 	uint64_t work, grouped;
 };
@@ -126,12 +126,13 @@ static void threads_view(struct jvm *jvm, struct by_thread *t)
 	for (size_t i = 0; i < stacks.n; i++) {
 		struct frames fr;
 		unsigned long long id;
-		char carrier[32];
+		char carrier[32], name[32];
 
 		frames_split(&fr, stacks.stacks[i]);
 		if (find_frame(&fr, 0, "VThreads.unit") >= 0) {
 			t->work += stacks.counts[i];
-			if (fr.n > 2 && sscanf(fr.f[0], "[virtual thread #%llu]", &id) == 1 &&
+			if (fr.n > 2 && sscanf(fr.f[0], "[virtual thread #%llu %31[^]]]", &id, name) == 2 &&
+			    !strncmp(name, "vt-", 3) &&
 			    sscanf(fr.f[1], "[%31[^ ] tid=", carrier) == 1 && !strncmp(carrier, "ForkJoinPool", 12))
 				t->grouped += stacks.counts[i];
 		}
@@ -183,7 +184,7 @@ static void cpu_shares_of_virtual_threads(void **state)
 	}
 	threads_view(&jvm, &by_thread);
 	jvm_stop(&jvm);
-	fprintf(stderr, "  %s, --threads: %llu samples of work, %.2f%% under [virtual thread #ID], then its carrier\n",
+	fprintf(stderr, "  %s, --threads: %llu samples of work, %.2f%% under [virtual thread #ID vt-N], then its carrier\n",
 		jdk->name, (unsigned long long)by_thread.work, harness_percent(by_thread.grouped, by_thread.work));
 	fprintf(stderr, "  %s: %llu samples of work (%llu wanted): five %.1f%%, three %.1f%%, two %.1f%%; "
 		"%.2f%% start at the marker, then Continuation.enter, %.2f%% through VirtualThread.run; "

@@ -16,6 +16,7 @@
 
 #include "bpf/hotspot.h"
 #include "bpf/jbpfprof.h"
+#include "user/java/walked.h"
 #include "user/record/decode.h"
 
 #define USER_FRAMES 2
@@ -84,12 +85,29 @@ static void stop_only_last_with_a_reason(void **state)
 	assert_false(valid(reason_on_frame, 1));
 }
 
+/* A marker's name, the target's bytes: cut at 16, at a NUL, and nothing that would split or close a frame. */
+static void virtual_thread_name_is_tamed(void **state)
+{
+	struct jbpf_java_frame f = { .kind = JBPF_JAVA_CARRIER };
+	char name[WALKED_VIRTUAL_NAME + 1];
+
+	(void)state;
+	assert_false(walked__virtual_name(&f, name));
+	memcpy(&f.pc, "req-12", 6);
+	assert_true(walked__virtual_name(&f, name));
+	assert_string_equal(name, "req-12");
+	memcpy(&f.pc, "a;b]c d,e\nf[g#h/i", 16);
+	assert_true(walked__virtual_name(&f, name));
+	assert_string_equal(name, "a?b?c?d?e?f?g#h/");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(carrier_marker_between_frames),
 		cmocka_unit_test(second_marker_or_unknown_reason_refused),
 		cmocka_unit_test(stop_only_last_with_a_reason),
+		cmocka_unit_test(virtual_thread_name_is_tamed),
 	};
 
 	return cmocka_run_group_tests_name("record_java", tests, NULL, NULL);

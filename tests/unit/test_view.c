@@ -674,6 +674,9 @@ static void virtual_threads_start_at_their_marker(void **state)
 		{ { F_T44, { "start", FRAME_KIND_NATIVE, 0 }, { "Continuation.run", FRAME_KIND_JAVA, 0 },
 		    { "[virtual thread #7]", FRAME_KIND_CARRIER, 0 }, { "V.five", FRAME_KIND_JAVA, 0 } },
 		  2 },
+		{ { F_T44, { "start", FRAME_KIND_NATIVE, 0 }, { "Continuation.run", FRAME_KIND_JAVA, 0 },
+		    { "[virtual thread #9 req-3]", FRAME_KIND_CARRIER, 0 }, { "V.five", FRAME_KIND_JAVA, 0 } },
+		  1 },
 		{ { F_T43, { "start", FRAME_KIND_NATIVE, 0 }, { "Continuation.run", FRAME_KIND_JAVA, 0 },
 		    { "[virtual thread #8, outer frames frozen]", FRAME_KIND_CARRIER, 0 }, { "V.two", FRAME_KIND_JAVA, 0 } },
 		  1 },
@@ -685,23 +688,25 @@ static void virtual_threads_start_at_their_marker(void **state)
 	} views[] = {
 		{ { .process_root = VIEW_ROOT_NONE },
 		  "[virtual thread, outer frames frozen]|carrier;V.two|java 1\n"
-		  "[virtual thread]|carrier;V.five|java 5\n"
+		  "[virtual thread]|carrier;V.five|java 6\n"
 		  "main|native;Foo.bar|java 4\n" },
 		{ { .process_root = VIEW_ROOT_NONE, .threads = true, .virtual_thread_ids = true },
 		  "[virtual thread #7]|carrier;[worker tid=43]|thread;V.five|java 3\n"
 		  "[virtual thread #7]|carrier;[worker tid=44]|thread;V.five|java 2\n"
 		  "[virtual thread #8, outer frames frozen]|carrier;[worker tid=43]|thread;V.two|java 1\n"
+		  "[virtual thread #9 req-3]|carrier;[worker tid=44]|thread;V.five|java 1\n"
 		  "[worker tid=43]|thread;main|native;Foo.bar|java 4\n" },
 		{ { .process_root = VIEW_ROOT_NONE, .carrier_frames = true },
 		  "main|native;Foo.bar|java 4\n"
 		  "start|native;Continuation.run|java;[virtual thread, outer frames frozen]|carrier;V.two|java 1\n"
-		  "start|native;Continuation.run|java;[virtual thread]|carrier;V.five|java 5\n" },
+		  "start|native;Continuation.run|java;[virtual thread]|carrier;V.five|java 6\n" },
 		{ { .process_root = VIEW_ROOT_NONE, .threads = true, .carrier_frames = true, .virtual_thread_ids = true },
 		  "[worker tid=43]|thread;main|native;Foo.bar|java 4\n"
 		  "[worker tid=43]|thread;start|native;Continuation.run|java;[virtual thread #7]|carrier;V.five|java 3\n"
 		  "[worker tid=43]|thread;start|native;Continuation.run|java;[virtual thread #8, outer frames frozen]|carrier;"
 		  "V.two|java 1\n"
-		  "[worker tid=44]|thread;start|native;Continuation.run|java;[virtual thread #7]|carrier;V.five|java 2\n" },
+		  "[worker tid=44]|thread;start|native;Continuation.run|java;[virtual thread #7]|carrier;V.five|java 2\n"
+		  "[worker tid=44]|thread;start|native;Continuation.run|java;[virtual thread #9 req-3]|carrier;V.five|java 1\n" },
 	};
 	struct profile *from = profile__new(NULL);
 

@@ -374,6 +374,20 @@ void walked__describe_naming(const struct walked *w, char *buf, size_t size)
 		 (unsigned long long)st.clears);
 }
 
+bool walked__virtual_name(const struct jbpf_java_frame *f, char out[WALKED_VIRTUAL_NAME + 1])
+{
+	uint64_t words[2] = { f->pc, f->cookie };
+	size_t n = 0;
+
+	memcpy(out, words, WALKED_VIRTUAL_NAME);
+	out[WALKED_VIRTUAL_NAME] = '\0';
+	for (; n < WALKED_VIRTUAL_NAME && out[n]; n++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-:/@+=#", out[n]))
+			out[n] = '?';
+	out[n] = '\0';
+	return n > 0;
+}
+
 _Static_assert(JBPF_MAX_JAVA_FRAMES == 256, "the stop reason below names the bound");
 
 const char *walked__stop_reason(unsigned reason)
@@ -468,10 +482,14 @@ static void push_java(struct walked *w, struct walked_jvm *j, const struct jbpf_
 	}
 	if (f->kind == JBPF_JAVA_CARRIER) {
 		int at = snprintf(name, sizeof(name), WALKED_VIRTUAL);
+		char vname[WALKED_VIRTUAL_NAME + 1];
 
-		/* A virtual thread's id parts its stacks from others' only where threads are told apart. */
-		if (f->ptr && aggregator__has_thread_roots(w->agg))
+		/* A virtual thread's id and name part its stacks from others' only where threads are told apart. */
+		if (f->ptr && aggregator__has_thread_roots(w->agg)) {
 			at += snprintf(name + at, sizeof(name) - (size_t)at, " #%llu", (unsigned long long)f->ptr);
+			if (walked__virtual_name(f, vname))
+				at += snprintf(name + at, sizeof(name) - (size_t)at, " %s", vname);
+		}
 		snprintf(name + at, sizeof(name) - (size_t)at, "%s]",
 			 f->reason == JBPF_JAVA_CARRIER_FROZEN ? WALKED_VIRTUAL_FROZEN : "");
 		aggregator__push(w->agg, name, FRAME_KIND_CARRIER);

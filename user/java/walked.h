@@ -35,12 +35,24 @@ struct walked;
 
 /*
  * The frame between a carrier's frames and the virtual thread's it runs
- * (FRAME_KIND_CARRIER): "[virtual thread #ID]" with the thread's id when
- * the walk read it, and ", outer frames frozen" before the bracket when
+ * (FRAME_KIND_CARRIER): "[virtual thread #ID NAME]" with the thread's id
+ * and name when the walk read them (and the stacks keep their threads
+ * apart), and ", outer frames frozen" before the bracket when
  * its outer frames could not be walked in the heap (a stack chunk).
  */
 #define WALKED_VIRTUAL "[virtual thread"
 #define WALKED_VIRTUAL_FROZEN ", outer frames frozen"
+/* The most of a virtual thread's name its marker carries. */
+#define WALKED_VIRTUAL_NAME 16
+
+/*
+ * The name a virtual thread's marker f carries (its first
+ * WALKED_VIRTUAL_NAME bytes) into out, NUL-terminated, each byte outside
+ * letters, digits and "._-:/@+=#" made '?' (the name is the target's:
+ * no separator, bracket or control byte goes into a frame). Whether it
+ * has one.
+ */
+bool walked__virtual_name(const struct jbpf_java_frame *f, char out[WALKED_VIRTUAL_NAME + 1]);
 
 /* agg stays the caller's; native frames are named through it. NULL when out of memory. */
 struct walked *walked__new(struct aggregator *agg);

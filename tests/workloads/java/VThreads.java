@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * VThreads: virtual threads (JDK 21 and later) for
  * tests/integration/test_vthreads.c.
  *
- *   java VThreads cpu N     N virtual threads, each forever (VThreads.work):
+ *   java VThreads cpu N     N virtual threads named vt-0, vt-1, ..., each
+ *                           forever (VThreads.work):
  *                           five units of
  *                           work in VThreads.five, three in VThreads.three,
  *                           two in VThreads.two (a unit: the same loop in
@@ -73,7 +74,11 @@ final class VThreads {
 
 	/* A virtual thread running body, started (Thread.ofVirtual().start(body)). */
 	static Thread startVirtual(Runnable body) throws ReflectiveOperationException {
-		Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+		return startVirtual(Thread.class.getMethod("ofVirtual").invoke(null), body);
+	}
+
+	/* The same from a Thread.Builder. */
+	static Thread startVirtual(Object builder, Runnable body) throws ReflectiveOperationException {
 		Method start = Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class);
 
 		return (Thread) start.invoke(builder, body);
@@ -148,9 +153,12 @@ final class VThreads {
 			truth.put("virtual_threads", (long) n);
 			return truth;
 		});
+		/* Named vt-0, vt-1, ...: Thread.ofVirtual().name("vt-", 0). */
+		Object named = Class.forName("java.lang.Thread$Builder").getMethod("name", String.class, long.class)
+			.invoke(Thread.class.getMethod("ofVirtual").invoke(null), "vt-", 0L);
 		for (int i = 0; i < n; i++) {
 			long seed = i;
-			startVirtual(() -> work(seed, running, go, rounds));
+			startVirtual(named, () -> work(seed, running, go, rounds));
 		}
 		running.await();
 		go.countDown();
