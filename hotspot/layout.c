@@ -354,17 +354,17 @@ static bool chunk_field(struct reader *r, uint64_t klass, const char *name, cons
 }
 
 /*
- * Where a virtual thread's name is (JBPF_HOTSPOT_VTHREAD_NAMES): Thread.name,
+ * Where a virtual thread's name is (JBPF_HOTSPOT_VTHREAD_NAMES): Thread.name
+ * (thread_klass: java.lang.Thread's Klass, found by read_chunks),
  * String.value and .coder, and an array's length, an int right after a
  * compressed class pointer at 8 (the header the monitor class is read
  * from). Optional.
  */
-static void read_vthread_names(struct reader *r, struct jbpf_hotspot_jvm *out)
+static void read_vthread_names(struct reader *r, struct jbpf_hotspot_jvm *out, uint64_t thread_klass)
 {
-	uint64_t thread_klass, string_klass;
+	uint64_t string_klass;
 
-	if (out->oop_klass != 8 || hotspot_vm_class(r->vm, r->mem, "java/lang/Thread", &thread_klass, NULL, 0) ||
-	    hotspot_vm_class(r->vm, r->mem, "java/lang/String", &string_klass, NULL, 0) ||
+	if (out->oop_klass != 8 || hotspot_vm_class(r->vm, r->mem, "java/lang/String", &string_klass, NULL, 0) ||
 	    !chunk_field(r, thread_klass, "name", "Ljava/lang/String;", &out->thread_name) ||
 	    !chunk_field(r, string_klass, "value", "[B", &out->string_value) ||
 	    !chunk_field(r, string_klass, "coder", "B", &out->string_coder))
@@ -423,7 +423,7 @@ static void read_chunks(struct reader *r, struct jbpf_hotspot_jvm *out)
 	out->oop_base = base;
 	out->chunk_klass = chunk_klass;
 	out->flags |= JBPF_HOTSPOT_CHUNKS;
-	read_vthread_names(r, out);
+	read_vthread_names(r, out, thread_klass);
 }
 
 /* ---- the code heaps ---- */
