@@ -116,11 +116,6 @@ static void record(struct child *profiler, struct collapsed *stacks, char **dir,
 	assert_int_equal(collapsed_load(*file, stacks), 0);
 }
 
-static double percent(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 /* -p on a JVM (or its wrapper) from its first instant: Java frames on most of its threads' samples. */
 static void profile_from_start(const struct jdk *jdk, const char *wrapper, const char *label)
 {
@@ -135,8 +130,8 @@ static void profile_from_start(const struct jdk *jdk, const char *wrapper, const
 	record(&profiler, &stacks, &dir, &file, (char *[]){ "-p", pid, "-F", "199", "-d", "5", NULL });
 	count_threads(&stacks, "split-", &on_threads, &with_java);
 	fprintf(stderr, "  %s %s: %llu samples of the split threads, %.1f%% with Java frames\n", jdk->name, label,
-		(unsigned long long)on_threads, percent(with_java, on_threads));
-	if (on_threads < 50 || percent(with_java, on_threads) < 80.0)
+		(unsigned long long)on_threads, harness_percent(with_java, on_threads));
+	if (on_threads < 50 || harness_percent(with_java, on_threads) < 80.0)
 		fail_msg("too few Java frames; the profiler said:\n%s", profiler.buf);
 	assert_alive_and_stop(&jvm);
 	harness_output_free(&stacks, file, dir);
@@ -233,8 +228,8 @@ static void all_busy_jvm(void **state)
 	record(&profiler, &stacks, &dir, &file, (char *[]){ "-a", "-F", "199", "-d", "3", NULL });
 	count_threads(&stacks, "allmode-busy-", &on_threads, &with_java);
 	fprintf(stderr, "  -a, JDK 17 busy: %llu samples of its threads, %.1f%% with Java frames\n",
-		(unsigned long long)on_threads, percent(with_java, on_threads));
-	if (on_threads < 100 || percent(with_java, on_threads) < 90.0)
+		(unsigned long long)on_threads, harness_percent(with_java, on_threads));
+	if (on_threads < 100 || harness_percent(with_java, on_threads) < 90.0)
 		fail_msg("too few Java frames; the profiler said:\n%s", profiler.buf);
 	assert_non_null(strstr(profiler.buf, "JVMs: "));
 	assert_alive_and_stop(&jvm);
@@ -292,8 +287,8 @@ static void assert_java_share(const struct collapsed *stacks, const char *prefix
 
 	count_threads(stacks, prefix, &on_threads, &with_java);
 	fprintf(stderr, "  -a, %s: %llu samples of its threads, %.1f%% with Java frames\n", what,
-		(unsigned long long)on_threads, percent(with_java, on_threads));
-	if (on_threads < 50 || percent(with_java, on_threads) < 50.0) {
+		(unsigned long long)on_threads, harness_percent(with_java, on_threads));
+	if (on_threads < 50 || harness_percent(with_java, on_threads) < 50.0) {
 		/* The summary is at the end; under -a -v much comes before it. */
 		fprintf(stderr, "the profiler's last words:\n%s\n",
 			profiler->len > 4000 ? profiler->buf + profiler->len - 4000 : profiler->buf);

@@ -174,11 +174,6 @@ static void count_thread_java(const struct collapsed *c, const char *thread, con
 	}
 }
 
-static double percent(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0;
-}
-
 /* CpuSplit's three methods: frame names and the truth names it prints. */
 static const char *const share_frames[] = { "CpuSplit.share50", "CpuSplit.share30", "CpuSplit.share20" };
 static const char *const share_truths[] = { "share50", "share30", "share20" };
@@ -211,7 +206,7 @@ static double cpu_split_worst_error(const struct jdk *jdk, char *const wargs[], 
 	print_java_summary(jdk, &profiler);
 	assert_true(counted > 0);
 	for (int i = 0; i < 3; i++) {
-		double measured = percent(n[i], counted), real = 100.0 * (double)truth[i] / (double)truth_total;
+		double measured = harness_percent(n[i], counted), real = 100.0 * (double)truth[i] / (double)truth_total;
 
 		fprintf(stderr, "  %s %s: measured %.1f%%, truth %.1f%% (%llu samples)\n", jdk->name, share_frames[i],
 			measured, real, (unsigned long long)n[i]);
@@ -306,7 +301,8 @@ static void deflate_native_frames_under_java(void **state)
 	fprintf(stderr,
 		"  %s: %llu samples in JniDeflate.deflateLoop, %.1f%% with native frames under "
 		"Deflater.deflateBytesBytes; %.1f%% of the deflate threads' %llu samples are in the loop\n",
-		jdk->name, (unsigned long long)in_loop, percent(with_native, in_loop), percent(with_loop, on_threads),
+		jdk->name, (unsigned long long)in_loop, harness_percent(with_native, in_loop),
+		harness_percent(with_loop, on_threads),
 		(unsigned long long)on_threads);
 	/* Two busy threads for 5 s at 997 Hz: 10,000 samples at most. */
 	assert_true(in_loop >= 2000);
@@ -355,7 +351,7 @@ static void fsync_kernel_frames_under_java(void **state)
 		free(fr.buf);
 	}
 	fprintf(stderr, "  %s: %llu samples of the fsync thread in force0, %.1f%% with kernel frames under it\n",
-		jdk->name, (unsigned long long)in_force, percent(with_kernel, in_force));
+		jdk->name, (unsigned long long)in_force, harness_percent(with_kernel, in_force));
 	assert_true(in_force >= 200);
 	assert_true(with_kernel * 100 >= in_force * 95);
 	collapsed_free(&stacks);
@@ -376,7 +372,7 @@ static void record_with_java_frames(const struct jdk *jdk, const struct jvm *jvm
 	       60);
 	count_thread_java(&stacks, "split-", "CpuSplit.", &on_threads, &with_java);
 	fprintf(stderr, "  %s, %s: %llu worker samples, %.1f%% with Java frames\n", jdk->name, what,
-		(unsigned long long)on_threads, percent(with_java, on_threads));
+		(unsigned long long)on_threads, harness_percent(with_java, on_threads));
 	assert_true(on_threads >= 500);
 	assert_true(with_java * 100 >= on_threads * 90);
 	collapsed_free(&stacks);
@@ -480,7 +476,8 @@ static void stress_at_10_khz(void **state)
 	print_java_summary(jdk, &profiler);
 	fprintf(stderr,
 		"  %s: %llu samples written, %.1f%% of those on JVM threads joined; %ld beats, longest stall %lld ms\n",
-		jdk->name, (unsigned long long)stacks.total, percent(joined, on_jvm), hb.beats, (long long)hb.longest_ms);
+		jdk->name, (unsigned long long)stacks.total, harness_percent(joined, on_jvm), hb.beats,
+		(long long)hb.longest_ms);
 	assert_true(joined > 0);
 	{
 		const char *walk = strstr(profiler.buf, "joined by a second walk: ");
@@ -517,7 +514,7 @@ static void java_frames_on_java_threads(void **state)
 	count_thread_java(&stacks, "split-", "CpuSplit.", &on_threads, &with_java);
 	print_java_summary(jdk, &profiler);
 	fprintf(stderr, "  %s: %llu samples on the worker threads, %.2f%% with Java frames\n", jdk->name,
-		(unsigned long long)on_threads, percent(with_java, on_threads));
+		(unsigned long long)on_threads, harness_percent(with_java, on_threads));
 	/* Two busy threads for 8 s at 997 Hz: 16,000 samples at most. */
 	assert_true(on_threads >= 4000);
 	assert_true(with_java * 100 >= on_threads * 99);
@@ -584,7 +581,8 @@ static void vm_calls_have_java_frames(void **state, const char *mode, const char
 	anchor = summary_count(&profiler, "joined by a second walk: ");
 	caller = summary_count(&profiler, " from the last Java frame, ");
 	fprintf(stderr, "  %s, %s: %llu samples on the vm-* threads, %.2f%% with %s; second walk: %lld + %lld\n",
-		jdk->name, mode, (unsigned long long)on_threads, percent(with_frame, on_threads), frames[0], anchor,
+		jdk->name, mode, (unsigned long long)on_threads, harness_percent(with_frame, on_threads), frames[0],
+		anchor,
 		caller);
 	/* Two busy threads for 6 s at 997 Hz: 12,000 samples at most; 1,000 measure 97% to half a point. */
 	assert_true(on_threads >= 1000);
@@ -673,8 +671,8 @@ static void frame_kinds_walked_by_agent(void **state)
 	fprintf(stderr,
 		"  %s: FrameKinds.mid in %llu samples, %.1f%% inlined under level_[j]; interpreted in %llu, %.1f%% "
 		"_[0] under callsInterpreted_[j]; kinds: %lld exact (%lld walked), %lld inferred\n",
-		jdk->name, (unsigned long long)mid, percent(mid_inlined, mid), (unsigned long long)interp,
-		percent(interp_exact, interp), exact, walked, inferred);
+		jdk->name, (unsigned long long)mid, harness_percent(mid_inlined, mid), (unsigned long long)interp,
+		harness_percent(interp_exact, interp), exact, walked, inferred);
 	/* Two busy threads for 5 s at 997 Hz, about half of the time in each path once compiled. */
 	assert_true(mid >= 1000);
 	assert_true(interp >= 300);

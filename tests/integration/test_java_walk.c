@@ -43,11 +43,6 @@ static const struct jdk *require_java(void **state)
 	return *state;
 }
 
-static double percent(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 /*
  * Records the JVM: the profiler with "-p PID -f FILE" and args, to the end.
  * Fails unless it exits 0 and FILE parses.
@@ -297,7 +292,7 @@ static void javac_main_thread_reaches_main(void **state)
 	thread_running(&stacks, "JavacDriver.main", main_root, sizeof(main_root));
 	count_thread_frame(&stacks, main_root, "JavacDriver.main", &on_main, &with_main);
 	fprintf(stderr, "  %s: javac's main thread [%s: %llu samples, %.2f%% reach JavacDriver.main\n", jdk->name,
-		main_root, (unsigned long long)on_main, percent(with_main, on_main));
+		main_root, (unsigned long long)on_main, harness_percent(with_main, on_main));
 	/*
 	 * Two compiles: seconds of work, a thousand samples at least. The aim
 	 * is 99%; a run's share is a sample of the walk's, so it is held to
@@ -305,7 +300,7 @@ static void javac_main_thread_reaches_main(void **state)
 	 * (98.6% at 6,000 samples).
 	 */
 	assert_true(on_main >= 1000);
-	assert_true(percent(with_main, on_main) >= 99.0 - 300.0 * sqrt(0.99 * 0.01 / (double)on_main));
+	assert_true(harness_percent(with_main, on_main) >= 99.0 - 300.0 * sqrt(0.99 * 0.01 / (double)on_main));
 	harness_output_free(&stacks, file, NULL);
 	unlink(fifo);
 	unlink(argfile);
@@ -353,7 +348,7 @@ static void jni_calls_back_into_java(void **state)
 		free(fr.buf);
 	}
 	fprintf(stderr, "  %s: %llu samples of jni-0 in walkjni_spin, %.2f%% with the whole chain\n", jdk->name,
-		(unsigned long long)in_spin, percent(whole, in_spin));
+		(unsigned long long)in_spin, harness_percent(whole, in_spin));
 	/* Five busy threads on the test machine's two CPUs for 4 s at 997 Hz: about 1,500 samples each. */
 	assert_true(in_spin >= 500);
 	assert_true(whole * 100 >= in_spin * 99);
@@ -398,7 +393,7 @@ static void deep_recursion_cut_and_counted(void **state)
 	}
 	jvm_stop(&jvm);
 	fprintf(stderr, "  %s: deep-0: %llu samples, %.1f%% cut; the summary counts %lld\n", jdk->name,
-		(unsigned long long)on_thread, percent(cut, on_thread), counted);
+		(unsigned long long)on_thread, harness_percent(cut, on_thread), counted);
 	assert_true(on_thread >= 1000);
 	assert_true(cut * 100 >= on_thread * 99);
 	assert_true(counted >= (long long)cut);
@@ -434,7 +429,8 @@ static void interpreter_only(void **state)
 		free(fr.buf);
 	}
 	fprintf(stderr, "  %s, -Xint: %llu worker samples, %.2f%% reach CpuSplit.work, %llu with a compiled frame\n",
-		jdk->name, (unsigned long long)on_threads, percent(with_java, on_threads), (unsigned long long)compiled);
+		jdk->name, (unsigned long long)on_threads, harness_percent(with_java, on_threads),
+		(unsigned long long)compiled);
 	assert_true(on_threads >= 1000);
 	assert_true(with_java * 100 >= on_threads * 99);
 	assert_int_equal(compiled, 0);
@@ -531,7 +527,7 @@ static void attach_disabled_still_walked(void **state)
 	}
 	jvm_stop(&jvm);
 	fprintf(stderr, "  %s, attach disabled: %llu samples of its threads, %.2f%% with Java frames\n", jdk->name,
-		(unsigned long long)on_threads, percent(with_java, on_threads));
+		(unsigned long long)on_threads, harness_percent(with_java, on_threads));
 	assert_true(on_threads >= 300);
 	assert_true(with_java * 100 >= on_threads * 99);
 }
@@ -598,7 +594,7 @@ static void all_walks_jvm_started_later(void **state)
 	assert_int_equal(collapsed_load(file, &stacks), 0);
 	count_cpusplit(&stacks, "walkall-", &on_threads, &with_java);
 	fprintf(stderr, "  %s, -a, started later: %llu samples of its threads, %.2f%% with Java frames\n", jdk->name,
-		(unsigned long long)on_threads, percent(with_java, on_threads));
+		(unsigned long long)on_threads, harness_percent(with_java, on_threads));
 	/* One busy thread for most of 6 s at 199 Hz, on a loaded machine: a hundred samples at the very least. */
 	assert_true(on_threads >= 100);
 	assert_true(with_java * 100 >= on_threads * 90);
@@ -762,7 +758,8 @@ static void churn_names_only_methods_on_the_stack(void **state)
 	fprintf(stderr, "  %s, Churn: %llu samples, %llu workload frames judged, %llu samples with a wrong one; "
 		"%ld beats, longest gap %lld ms; thread throw %.1f%% in Churn.throwing; %.*s\n", jdk->name,
 		(unsigned long long)samples, (unsigned long long)judged, (unsigned long long)wrong, hb.beats,
-		(long long)hb.longest_ms, percent(throw_java, throw_samples), unnamed ? (int)strcspn(unnamed, "\n") : 0,
+		(long long)hb.longest_ms, harness_percent(throw_java, throw_samples), unnamed ? (int)strcspn(unnamed,
+		"\n") : 0,
 		unnamed ? unnamed : "");
 	jvm_assert_did(&jvm, "the JVM did",
 		       (const struct jvm_minimum[]){ { "threads_started", 101 },

@@ -25,11 +25,6 @@
 
 
 
-static double percent(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 /* Prints the summary's part on user stacks (how many were walked wholly by tables; with -v only). */
 static void print_unwind_summary(const char *what, const struct child *profiler)
 {
@@ -132,8 +127,9 @@ static void profile_qsort_printf(char *const args[], struct qsort_shares *s, con
 	assert_int_equal(r.profiler_status, 0);
 	count_qsort_shares(&r.stacks, s);
 	fprintf(stderr, "  %s: %llu samples, %.1f%% reach main; %llu in the callback, %.1f%% under sort_round > qsort\n",
-		what, (unsigned long long)s->total, percent(s->with_main, s->total), (unsigned long long)s->callback,
-		percent(s->callback_with_caller, s->callback));
+		what, (unsigned long long)s->total, harness_percent(s->with_main, s->total),
+		(unsigned long long)s->callback,
+		harness_percent(s->callback_with_caller, s->callback));
 	print_unwind_summary(what, &r.profiler);
 	harness_profiled_free(&r);
 }
@@ -207,7 +203,7 @@ static void python3_reaches_main(void **state)
 	assert_int_equal(r.profiler_status, 0);
 	reached = count_any_frame(&r.stacks, roots);
 	fprintf(stderr, "  python3: %llu samples, %.1f%% reach Py_BytesMain or main\n",
-		(unsigned long long)r.stacks.total, percent(reached, r.stacks.total));
+		(unsigned long long)r.stacks.total, harness_percent(reached, r.stacks.total));
 	print_unwind_summary("python3", &r.profiler);
 	assert_true(r.stacks.total >= 1000);
 	assert_true(reached * 100 >= r.stacks.total * 90);
@@ -259,8 +255,8 @@ static void debug_frame_of_debug_file_reaches_main(void **state)
 	print_unwind_summary("without it", &r.profiler);
 	harness_profiled_free(&r);
 	fprintf(stderr, "  %.1f%% of %llu samples reach main with the debug file, %.1f%% of %llu without\n",
-		percent(with.with_main, with.total), (unsigned long long)with.total,
-		percent(without.with_main, without.total), (unsigned long long)without.total);
+		harness_percent(with.with_main, with.total), (unsigned long long)with.total,
+		harness_percent(without.with_main, without.total), (unsigned long long)without.total);
 	assert_true(with.total >= 700 && without.total >= 400);
 	assert_true(with.with_main * 100 >= with.total * 95);
 	assert_true(without.with_main * 100 < without.total * 50);
@@ -322,7 +318,7 @@ static void dlopen_after_start_walked_by_tables(void **state)
 		free(fr.buf);
 	}
 	fprintf(stderr, "  dlopen: %llu samples in plugin_inner, %.1f%% with main > ... > plugin_inner\n",
-		(unsigned long long)inner, percent(whole, inner));
+		(unsigned long long)inner, harness_percent(whole, inner));
 	print_unwind_summary("dlopen", &profiler);
 	{
 		const char *p = strstr(profiler.buf, "unwind tables: "), *array;
@@ -406,7 +402,7 @@ static void deflate_jni_into_zlib_without_gap(void **state)
 		free(fr.buf);
 	}
 	fprintf(stderr, "  %s: %llu samples in Deflater.deflateBytesBytes, %.1f%% with the JNI entry and zlib under it\n",
-		jdk->name, (unsigned long long)native, percent(whole, native));
+		jdk->name, (unsigned long long)native, harness_percent(whole, native));
 	print_unwind_summary(jdk->name, &profiler);
 	assert_true(native >= 2000);
 	assert_true(whole * 100 >= native * 95);
@@ -448,7 +444,7 @@ static void deep_stack_walked_to_the_limit(void **state)
 		free(fr.buf);
 	}
 	fprintf(stderr, "  deep: %llu samples, %.1f%% with 127 user frames of the recursion\n",
-		(unsigned long long)r.stacks.total, percent(full, r.stacks.total));
+		(unsigned long long)r.stacks.total, harness_percent(full, r.stacks.total));
 	print_unwind_summary("deep", &r.profiler);
 	assert_true(r.stacks.total >= 500);
 	assert_true(full * 100 >= r.stacks.total * 90);
@@ -588,7 +584,7 @@ static double share_of(const struct paths *p, const char *path)
 {
 	for (size_t i = 0; i < p->n; i++)
 		if (!strcmp(p->path[i], path))
-			return percent(p->count[i], p->total);
+			return harness_percent(p->count[i], p->total);
 	return 0.0;
 }
 
@@ -628,7 +624,7 @@ static double share_in_round(const struct paths *p, const char *path)
 
 	for (size_t i = 0; i < p->n; i++)
 		if (!strcmp(p->path[i], path))
-			return percent(p->count[i], n);
+			return harness_percent(p->count[i], n);
 	return 0.0;
 }
 
@@ -749,10 +745,10 @@ static void perf_dwarf_agrees_on_top_paths(void **state)
 		}
 	fprintf(stderr, "  rounds:\n");
 	for (size_t r = 0; r < NR_ROUNDS; r++)
-		fprintf(stderr, "  %5.1f%% %5.1f%%  %s\n", percent(round_count(&ours, (int)r), ours.total),
-			percent(round_count(&theirs, (int)r), theirs.total), rounds[r]);
-	fprintf(stderr, "  %5.1f%% %5.1f%%  (under no round)\n", percent(round_count(&ours, -1), ours.total),
-		percent(round_count(&theirs, -1), theirs.total));
+		fprintf(stderr, "  %5.1f%% %5.1f%%  %s\n", harness_percent(round_count(&ours, (int)r), ours.total),
+			harness_percent(round_count(&theirs, (int)r), theirs.total), rounds[r]);
+	fprintf(stderr, "  %5.1f%% %5.1f%%  (under no round)\n", harness_percent(round_count(&ours, -1), ours.total),
+		harness_percent(round_count(&theirs, -1), theirs.total));
 	assert_int_equal(nr[0], 10);
 	assert_int_equal(nr[1], 10);
 	assert_true(share_of(&ours, ours.path[top[0][9]]) >= 1.5);
@@ -760,8 +756,8 @@ static void perf_dwarf_agrees_on_top_paths(void **state)
 	assert_true(round_count(&ours, -1) * 50 <= ours.total);
 	assert_true(round_count(&theirs, -1) * 50 <= theirs.total);
 	for (size_t r = 0; r < NR_ROUNDS; r++) {
-		double a = percent(round_count(&ours, (int)r), ours.total);
-		double b = percent(round_count(&theirs, (int)r), theirs.total);
+		double a = harness_percent(round_count(&ours, (int)r), ours.total);
+		double b = harness_percent(round_count(&theirs, (int)r), theirs.total);
 
 		assert_true(fabs(a - b) <= share_tolerance(a, b, ours.total, theirs.total));
 	}

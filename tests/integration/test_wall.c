@@ -392,11 +392,6 @@ static void print_thread_stacks(const struct collapsed *c, long tid, enum state 
 			fprintf(stderr, "    %s %" PRIu64 "\n", c->stacks[i], c->counts[i]);
 }
 
-static double percent(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 /* ---- the mix recording, shared ------------------------------------------ */
 
 static struct wall_run mix_run;
@@ -428,7 +423,7 @@ static void threads_add_up_to_window(void **state)
 
 	for (int i = 0; i < NR_MIX; i++) {
 		uint64_t us = thread_us(&r->stacks, r->tids[i], NR_STATES, NULL);
-		double error = percent(us, r->window_us) - 100.0;
+		double error = harness_percent(us, r->window_us) - 100.0;
 
 		fprintf(stderr, "  %-9s tid %ld: %" PRIu64 " us, %+.2f%% of the window\n", mix_names[i],
 			r->tids[i], us, error);
@@ -551,9 +546,9 @@ static void sleepers_sleep_in_their_system_calls(void **state)
 		fprintf(stderr,
 			"  %-9s: %.2f%% sleeping, %.2f%% sleeping under a kernel frame with \"%s\"; "
 			"%.2f%% running, %.2f%% runnable; on a runqueue at most %.2f%% (schedstat)\n",
-			mix_names[sleepers[i].thread], percent(asleep, total), percent(in_call, total),
-			sleepers[i].frame, percent(thread_us(&r->stacks, tid, RUNNING, NULL), total),
-			percent(thread_us(&r->stacks, tid, RUNNABLE, NULL), total),
+			mix_names[sleepers[i].thread], harness_percent(asleep, total), harness_percent(in_call, total),
+			sleepers[i].frame, harness_percent(thread_us(&r->stacks, tid, RUNNING, NULL), total),
+			harness_percent(thread_us(&r->stacks, tid, RUNNABLE, NULL), total),
 			100.0 * high[1] / (double)total);
 		off += total == 0 || (double)in_call < 0.95 * base;
 	}
@@ -574,13 +569,13 @@ static void stuck_thread_sleeps_throughout(void **state)
 	uint64_t in_read = thread_us(&r->stacks, tid, SLEEPING, "pipe_read_[k]");
 
 	fprintf(stderr, "  stuck: %" PRIu64 " us, %.2f%% sleeping, %.2f%% sleeping under *pipe_read_[k]\n",
-		total, percent(asleep, total), percent(in_read, total));
-	for (size_t i = 0; i < r->stacks.n && percent(in_read, total) < 99.0; i++)
+		total, harness_percent(asleep, total), harness_percent(in_read, total));
+	for (size_t i = 0; i < r->stacks.n && harness_percent(in_read, total) < 99.0; i++)
 		if (stack_tid(r->stacks.stacks[i]) == tid)
 			fprintf(stderr, "    %s %" PRIu64 "\n", r->stacks.stacks[i], r->stacks.counts[i]);
 	assert_true(total > 0);
-	assert_true(percent(asleep, total) >= 99.0);
-	assert_true(percent(in_read, total) >= 99.0);
+	assert_true(harness_percent(asleep, total) >= 99.0);
+	assert_true(harness_percent(in_read, total) >= 99.0);
 }
 
 /* The spin thread never waits: 95% or more running or runnable. */
@@ -593,11 +588,11 @@ static void spinner_runs(void **state)
 	uint64_t runnable = thread_us(&r->stacks, tid, RUNNABLE, NULL);
 
 	fprintf(stderr, "  spin: %.2f%% running, %.2f%% runnable, %.2f%% sleeping, %.2f%% blocked\n",
-		percent(running, total), percent(runnable, total),
-		percent(thread_us(&r->stacks, tid, SLEEPING, NULL), total),
-		percent(thread_us(&r->stacks, tid, BLOCKED, NULL), total));
+		harness_percent(running, total), harness_percent(runnable, total),
+		harness_percent(thread_us(&r->stacks, tid, SLEEPING, NULL), total),
+		harness_percent(thread_us(&r->stacks, tid, BLOCKED, NULL), total));
 	assert_true(total > 0);
-	assert_true(percent(running + runnable, total) >= 95.0);
+	assert_true(harness_percent(running + runnable, total) >= 95.0);
 }
 
 /*
@@ -884,10 +879,11 @@ static void max_block_drops_long_waits(void **state)
 	stuck = thread_us(&r.stacks, r.tids[STUCK], NR_STATES, NULL);
 	nanosleep = thread_us(&r.stacks, r.tids[NANOSLEEP], NR_STATES, "nanosleep");
 	fprintf(stderr, "  --max-block 29ms: futex %.2f%%, stuck %.2f%%, nanosleep %.2f%% of the window\n",
-		percent(futex, r.window_us), percent(stuck, r.window_us), percent(nanosleep, r.window_us));
-	assert_true(percent(futex, r.window_us) < 5.0);
+		harness_percent(futex, r.window_us), harness_percent(stuck, r.window_us), harness_percent(nanosleep,
+		r.window_us));
+	assert_true(harness_percent(futex, r.window_us) < 5.0);
 	assert_int_equal(stuck, 0);
-	assert_true(percent(nanosleep, r.window_us) > 90.0);
+	assert_true(harness_percent(nanosleep, r.window_us) > 90.0);
 	wall_run_free(&r);
 }
 

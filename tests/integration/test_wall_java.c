@@ -247,11 +247,6 @@ static enum wall_state stack_state(const char *stack)
 	return NO_STATE;
 }
 
-static double percent(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0;
-}
-
 /* Sums each thread's lines: total, by state, and in its method on and off the CPU. */
 static void account(struct wall_run *run)
 {
@@ -299,11 +294,14 @@ static void print_times(const struct wall_run *run)
 			"sleeping %.1f%% blocked %.1f%% other %.1f%%; in %s: %.1f%% not running, "
 			"%.1f%% running or runnable\n",
 			run_name(run), threads[t].name, (unsigned long long)tt->total,
-			percent(tt->total, run->window_us), tt->lines, percent(tt->by_state[RUNNING], tt->total),
-			percent(tt->by_state[RUNNABLE], tt->total), percent(tt->by_state[SLEEPING], tt->total),
-			percent(tt->by_state[BLOCKED], tt->total), percent(tt->by_state[NO_STATE], tt->total),
-			threads[t].method, percent(tt->in_method_off_cpu, tt->total),
-			percent(tt->in_method_on_cpu, tt->total));
+			harness_percent(tt->total, run->window_us), tt->lines, harness_percent(tt->by_state[RUNNING],
+			tt->total),
+			harness_percent(tt->by_state[RUNNABLE], tt->total), harness_percent(tt->by_state[SLEEPING],
+			tt->total),
+			harness_percent(tt->by_state[BLOCKED], tt->total), harness_percent(tt->by_state[NO_STATE],
+			tt->total),
+			threads[t].method, harness_percent(tt->in_method_off_cpu, tt->total),
+			harness_percent(tt->in_method_on_cpu, tt->total));
 	}
 }
 
@@ -423,7 +421,7 @@ static void wall_java_threads_fill_window(void **state)
 	int failed = 0;
 
 	for (int t = 0; t < N_THREADS; t++) {
-		double off = percent(run->time[t].total, run->window_us) - 100.0;
+		double off = harness_percent(run->time[t].total, run->window_us) - 100.0;
 
 		if (off > WINDOW_TOLERANCE_PERCENT || off < -WINDOW_TOLERANCE_PERCENT) {
 			fprintf(stderr, "  %s: %s sums to %llu us, %+.2f%% off the window of %llu us\n", run_name(run),
@@ -486,13 +484,14 @@ static void wall_java_waiting_threads_in_their_method(void **state)
 		 */
 		if (t == READER && !run->java_stacks)
 			continue;
-		if (tt->total && percent(tt->switch_unseen, tt->total) <= SWITCH_UNSEEN_MAX_PERCENT &&
-		    percent(tt->in_method_off_cpu, seen) >= (run->java_stacks ? IN_METHOD_PERCENT : IN_METHOD_BPF_PERCENT))
+		if (tt->total && harness_percent(tt->switch_unseen, tt->total) <= SWITCH_UNSEEN_MAX_PERCENT &&
+		    harness_percent(tt->in_method_off_cpu,
+		    seen) >= (run->java_stacks ? IN_METHOD_PERCENT : IN_METHOD_BPF_PERCENT))
 			continue;
 		fprintf(stderr,
 			"  %s: %s has %.1f%% of its %llu us off the CPU in %s (%llu us of waits whose switch was "
 			"not seen left out); its heaviest other stacks, heaviest last:\n",
-			run_name(run), threads[t].name, percent(tt->in_method_off_cpu, seen),
+			run_name(run), threads[t].name, harness_percent(tt->in_method_off_cpu, seen),
 			(unsigned long long)tt->total, threads[t].method, (unsigned long long)tt->switch_unseen);
 		print_other_stacks(run, t, 0);
 		failed = 1;
@@ -506,11 +505,11 @@ static void wall_java_spinner_on_cpu_in_spin_loop(void **state)
 	const struct wall_run *run = recorded(state);
 	const struct thread_time *tt = &run->time[SPINNER];
 
-	if (!tt->total || percent(tt->in_method_on_cpu, tt->total) < IN_METHOD_PERCENT) {
+	if (!tt->total || harness_percent(tt->in_method_on_cpu, tt->total) < IN_METHOD_PERCENT) {
 		fprintf(stderr,
 			"  %s: spinner has %.1f%% of its %llu us on the CPU in %s; "
 			"its heaviest other stacks, heaviest last:\n",
-			run_name(run), percent(tt->in_method_on_cpu, tt->total), (unsigned long long)tt->total,
+			run_name(run), harness_percent(tt->in_method_on_cpu, tt->total), (unsigned long long)tt->total,
 			threads[SPINNER].method);
 		print_other_stacks(run, SPINNER, 1);
 		fail();
@@ -568,9 +567,9 @@ static void wall_java_agent_thread_records_no_wait(void **state)
 	}
 	fprintf(stderr, "  %s: agent thread %llu us, %llu us off the CPU, %.1f%% of that in recorded waits\n",
 		run_name(run), (unsigned long long)total, (unsigned long long)off_cpu,
-		percent(recorded_off_cpu, off_cpu));
+		harness_percent(recorded_off_cpu, off_cpu));
 	assert_true(off_cpu > 0);
-	assert_true(percent(recorded_off_cpu, off_cpu) <= AGENT_RECORDED_MAX_PERCENT);
+	assert_true(harness_percent(recorded_off_cpu, off_cpu) <= AGENT_RECORDED_MAX_PERCENT);
 }
 
 /*
