@@ -123,6 +123,16 @@ struct jbpf_hotspot_jvm {
 	 * class pointer, its bytes after that.
 	 */
 	__u16 thread_name, string_value, string_coder, byte_array_length;
+	/*
+	 * With JBPF_HOTSPOT_UNMOUNTS, a virtual thread told at its unmount and
+	 * mount (bpf/vthreads.bpf.c): _vthread's class is java.lang.VirtualThread
+	 * (vthread_klass: JDK 24 and later mount before the thaw and unmount
+	 * after the freeze; earlier ones have the carrier's Thread there then),
+	 * and its VirtualThread.state (an int) says why it leaves.
+	 */
+	__u16 vthread_state;
+	__u16 unused_unmounts[3];
+	__u64 vthread_klass;
 };
 
 /* Bits of jbpf_hotspot_jvm.flags. */
@@ -133,6 +143,7 @@ struct jbpf_hotspot_jvm {
 #define JBPF_HOTSPOT_CONTINUATIONS 16u /* cont_return_pc and thread_cont_entry are known */
 #define JBPF_HOTSPOT_CHUNKS 32u        /* a virtual thread's frozen frames can be found (thread_vthread...) */
 #define JBPF_HOTSPOT_VTHREAD_NAMES 64u /* and its name (thread_name...) */
+#define JBPF_HOTSPOT_UNMOUNTS 128u     /* and its unmounts and mounts can be told (vthread_klass, vthread_state) */
 
 /*
  * A Java frame, as the walker found it. Java frames are not in the

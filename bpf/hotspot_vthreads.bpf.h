@@ -139,23 +139,31 @@ static __always_inline void hotspot_vthread_name(struct unwind_walk *w, const st
 }
 
 /*
- * The virtual thread the walked carrier runs (JBPF_HOTSPOT_CHUNKS): its
- * JavaThread's _vthread, an OopHandle, a pointer to the oop. Its id into
- * w->vthread_id. 0 when not read.
+ * The virtual thread JavaThread thread runs (JBPF_HOTSPOT_CHUNKS): its
+ * _vthread, an OopHandle, a pointer to the oop. Its id into w->vthread_id,
+ * its name into w->vthread_name. 0 when not read. hotspot_vthread: the
+ * same for the walked carrier, found in java_threads.
  */
-static __always_inline __u64 hotspot_vthread(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm)
+static __always_inline __u64 hotspot_vthread_of(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
+						 __u64 thread)
 {
-	__u64 *thread = bpf_map_lookup_elem(&java_threads, &w->tid);
 	__u64 handle = 0, vthread = 0, id = 0;
 
 	if (!(jvm->flags & JBPF_HOTSPOT_CHUNKS) || !thread ||
-	    bpf_probe_read_user(&handle, 8, (void *)(*thread + jvm->thread_vthread)) || !handle ||
+	    bpf_probe_read_user(&handle, 8, (void *)(thread + jvm->thread_vthread)) || !handle ||
 	    bpf_probe_read_user(&vthread, 8, (void *)handle) || !vthread)
 		return 0;
 	if (!bpf_probe_read_user(&id, 8, (void *)(vthread + jvm->thread_tid)))
 		w->vthread_id = id;
 	hotspot_vthread_name(w, jvm, vthread);
 	return vthread;
+}
+
+static __always_inline __u64 hotspot_vthread(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm)
+{
+	__u64 *thread = bpf_map_lookup_elem(&java_threads, &w->tid);
+
+	return thread ? hotspot_vthread_of(w, jvm, *thread) : 0;
 }
 
 /*
@@ -176,7 +184,12 @@ static __always_inline int hotspot_chunk_enter(struct unwind_walk *w, const stru
 	return 0;
 }
 
-/* Out of the chunks: the marker, then the carrier's frames from enterSpecial's return. 0, or 1 when full. */
+/*
+ * Out of the chunks: the marker, then the carrier's frames from
+ * enterSpecial's return; none for an unmounted virtual thread (resume_sp
+ * 0: bpf/vthreads.bpf.c), whose walk ends at the marker. 0, or 1 when
+ * the walk ends.
+ */
 static __always_inline int hotspot_chunk_leave(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm)
 {
 	/* The frames frozen before these, in the chunk's parent. */
@@ -187,6 +200,10 @@ static __always_inline int hotspot_chunk_leave(struct unwind_walk *w, const stru
 	if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE, w->vthread_id, w->vthread_name[0],
 				 w->vthread_name[1]))
 		return 1;
+	if (!w->resume_sp) {
+		w->done = true;
+		return 1;
+	}
 	w->pc = jvm->cont_return_pc;
 	w->sp = w->resume_sp;
 	w->trusted_pc = false;

@@ -46,7 +46,25 @@ enum jbpf_record_type {
 	JBPF_RECORD_NATIVE_ADDRESS = 10, /* struct jbpf_native_address (--leaks) */
 	JBPF_RECORD_NATIVE_FREE = 11,   /* struct jbpf_native_free (--leaks) */
 	JBPF_RECORD_WAKER = 12,      /* who woke a recorded wait (--wakers): struct jbpf_sample, see below */
+	/*
+	 * The time a virtual thread spent unmounted (bpf/vthreads.bpf.c): a
+	 * struct jbpf_sample from wait_start_ns (the freeze) to time_ns (the
+	 * mount), tid the carrier that mounts it, with only Java frames: its
+	 * frozen ones down to its marker. JBPF_WAIT_SAMPLED: shorter than the
+	 * wait interval, picked with probability length / interval;
+	 * JBPF_WAIT_UNKNOWN_START: unmounted before the probes (wait_start_ns 0).
+	 */
+	JBPF_RECORD_VTHREAD_WAIT = 13,
 };
+
+/* What a virtual thread probe's attach cookie says its function does (bpf/vthreads.bpf.c). */
+enum jbpf_vthread_fn {
+	JBPF_VTHREAD_UNMOUNT = 0, /* a freeze: freeze<Config>, Continuation::try_preempt */
+	JBPF_VTHREAD_MOUNT = 1,   /* Continuation::prepare_thaw */
+};
+
+/* Unmounted virtual threads noted at once, over all targets (bpf/vthreads.bpf.c `unmounted`). */
+#define JBPF_MAX_UNMOUNTED 262144
 
 /*
  * Where a thread is, for wall-clock and off-CPU profiles (bpf/offcpu.bpf.c).
@@ -73,6 +91,8 @@ enum jbpf_state {
 #define JBPF_WAIT_NEW_THREAD 64u /* a new thread waiting for its first run: no stacks */
 #define JBPF_WAIT_NO_TASK 128u   /* the thread could not be looked up: no kernel stack */
 #define JBPF_WAIT_WAKER 256u     /* its waker was sent before it, in a JBPF_RECORD_WAKER */
+/* A virtual thread's time unmounted, from a JBPF_RECORD_VTHREAD_WAIT (userspace sets it: user/record/wall.c). */
+#define JBPF_WAIT_UNMOUNTED 1024u
 /*
  * Bits for JBPF_RECORD_WAKER only. A waker is the thread that woke a wait
  * about to be recorded (--wakers, bpf/offcpu_waker.bpf.h): a struct
@@ -336,6 +356,14 @@ enum jbpf_counter {
 	JBPF_CNT_WAKERS_SENT,    /* wakers of recorded waits sent (--wakers) */
 	JBPF_CNT_WAKERS_LOST,    /* wakers not sent: ring buffer full */
 	JBPF_CNT_WAKERS_INTERRUPT, /* of those sent, woken from an interrupt */
+	/* Virtual threads' unmounted time (bpf/vthreads.bpf.c): */
+	JBPF_CNT_VTHREAD_UNMOUNTS, /* freezes of virtual threads seen (a pinned one's fails, and is seen too) */
+	JBPF_CNT_VTHREAD_MOUNTS,   /* mounts seen */
+	JBPF_CNT_VTHREAD_UNKNOWN,  /* freezes or mounts whose carrier's _vthread was no VirtualThread (JDK 21-23) */
+	JBPF_CNT_VTHREAD_WAITS,    /* waits sent */
+	JBPF_CNT_VTHREAD_NO_STACK, /* of them, without frames: no frozen frames found */
+	JBPF_CNT_VTHREAD_LOST,     /* waits not sent: ring buffer full */
+	JBPF_CNT_VTHREAD_BUSY,     /* waits not sent: the CPU's record was being built by a preempted probe */
 	JBPF_CNT_NR,
 };
 

@@ -424,6 +424,10 @@ static void read_chunks(struct reader *r, struct jbpf_hotspot_jvm *out)
 	out->chunk_klass = chunk_klass;
 	out->flags |= JBPF_HOTSPOT_CHUNKS;
 	read_vthread_names(r, out, thread_klass);
+	if (chunk_field(r, vthread_klass, "state", "I", &out->vthread_state)) {
+		out->vthread_klass = vthread_klass;
+		out->flags |= JBPF_HOTSPOT_UNMOUNTS;
+	}
 }
 
 /* ---- the code heaps ---- */

@@ -1,7 +1,8 @@
 /*
  * Virtual threads (JDK 21 and later) walked by BPF, on JDK 25: CPU samples
- * of many virtual threads, and the wall-clock time of one pinned to its
- * carrier (pinned_virtual_thread_blocks_its_carrier).
+ * of many virtual threads, the wall-clock time of one pinned to its
+ * carrier (pinned_virtual_thread_blocks_its_carrier), and the time of
+ * those that wait unmounted (unmounted_waits_under_their_methods).
  *
  * tests/workloads/java/VThreads.java runs 10,000 virtual threads, each
  * forever doing five units of work in VThreads.five, three in
@@ -23,6 +24,7 @@
  * throughout.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,11 +277,121 @@ static void pinned_virtual_thread_blocks_its_carrier(void **state)
 	free(lib);
 }
 
+/* Waits of the virtual threads named prefix (vt-sleep-, ...) under method, in microseconds. */
+struct unmounted_time {
+	uint64_t total;     /* every stack of theirs through method */
+	uint64_t unmounted; /* of it, unmounted: [unmounted] after the marker */
+	uint64_t asleep;    /* of that, ending in [sleeping] */
+};
+
+static struct unmounted_time unmounted_time_of(const struct collapsed *c, const char *prefix, const char *method)
+{
+	struct unmounted_time t = { 0 };
+
+	for (size_t i = 0; i < c->n; i++) {
+		struct frames fr;
+		unsigned long long id;
+		char name[32];
+
+		frames_split(&fr, c->stacks[i]);
+		if (fr.n > 2 && sscanf(fr.f[0], "[virtual thread #%llu %31[^]]]", &id, name) == 2 &&
+		    !strncmp(name, prefix, strlen(prefix)) && find_frame(&fr, 1, method) > 0) {
+			t.total += c->counts[i];
+			if (!strcmp(fr.f[1], "[unmounted]")) {
+				t.unmounted += c->counts[i];
+				if (!strcmp(fr.f[fr.n - 1], "[sleeping]"))
+					t.asleep += c->counts[i];
+			}
+		}
+		free(fr.buf);
+	}
+	return t;
+}
+
+static void check_unmounted(const char *what, struct unmounted_time t, long long truth_ns)
+{
+	double truth_us = (double)truth_ns / 1000;
+
+	fprintf(stderr,
+		"  %s: %.3f s under the method, %.3f s measured by the virtual threads (%+.2f%%); %.1f%% of it "
+		"unmounted, %.1f%% of that asleep\n",
+		what, (double)t.total / 1e6, truth_us / 1e6, truth_us > 0 ? 100 * ((double)t.total - truth_us) / truth_us : 0,
+		t.total ? 100.0 * (double)t.unmounted / (double)t.total : 0,
+		t.unmounted ? 100.0 * (double)t.asleep / (double)t.unmounted : 0);
+	assert_true(truth_ns > 0 && t.total > 0);
+	assert_true((double)t.total >= 0.95 * truth_us && (double)t.total <= 1.05 * truth_us);
+	assert_true(t.unmounted >= 0.9 * (double)t.total);
+	assert_true(t.asleep >= 0.99 * (double)t.unmounted);
+}
+
+/*
+ * Virtual threads that sleep (VThreads.sleepWait), wait for a ReentrantLock
+ * another one holds (VThreads.lockWait) and read a socket
+ * (VThreads.socketWait), 200 times each once the profiler records (a file
+ * the workload waits for), each wait measured by the thread itself
+ * (System.nanoTime around it). A parked virtual thread leaves no trace in
+ * the scheduler: its time comes from the probes on its freeze and thaw
+ * (bpf/vthreads.bpf.c). --wait-interval 1ms records every wait longer
+ * than 1 ms, and a shorter one by chance, weighed to stand for 1 ms.
+ *
+ * Judged, with --threads: each method's time, on stacks that start at its
+ * virtual threads' marker ([virtual thread #ID vt-sleep-0] ...), within 5%
+ * of what the threads measured; at least 90% of it unmounted ([unmounted]
+ * instead of a carrier, the rest is on a carrier parking and waking),
+ * and that asleep. The summary counts the waits. All 1,200 waits done
+ * means every virtual thread went on.
+ */
+static void unmounted_waits_under_their_methods(void **state)
+{
+	const struct jdk *jdk = &jdk25;
+	char *dir, *collapsed, *go, pid[16];
+	struct child profiler;
+	struct collapsed c;
+	struct jvm jvm;
+	FILE *f;
+
+	(void)state;
+	jvm_require(jdk, "VThreads");
+	dir = harness_tmpdir();
+	collapsed = harness_path(dir, "unmounted.collapsed");
+	go = harness_path(dir, "go");
+	jvm_start(&jvm, jdk, "VThreads", (char *[]){ "waits", go, "200", NULL });
+	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
+	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-e", "wall", "--threads",
+								       "--wait-interval", "1ms", "-f", collapsed,
+								       NULL }),
+			 0);
+	if (harness_wait_for(&profiler, "jbpfprof: sampling", 60))
+		fail_msg("the profiler did not start: %s", profiler.buf);
+	f = fopen(go, "w");
+	assert_non_null(f);
+	fclose(f);
+	if (harness_wait_for(&jvm.out, "done\n", 300))
+		fail_msg("VThreads did not finish its waits: %s", jvm.out.buf);
+	kill(profiler.pid, SIGINT);
+	assert_int_equal(harness_finish(&profiler, 60), 0);
+	assert_non_null(strstr(profiler.buf, "; virtual threads: "));
+	assert_int_equal(collapsed_load(collapsed, &c), 0);
+	fprintf(stderr, "  %s:\n", jdk->name);
+	check_unmounted("sleep", unmounted_time_of(&c, "vt-sleep-", "VThreads.sleepWait"),
+			harness_truth(&jvm.out, "sleep_waited_ns"));
+	check_unmounted("ReentrantLock", unmounted_time_of(&c, "vt-taker-", "VThreads.lockWait"),
+			harness_truth(&jvm.out, "lock_waited_ns"));
+	check_unmounted("socket read", unmounted_time_of(&c, "vt-reader-", "VThreads.socketWait"),
+			harness_truth(&jvm.out, "socket_waited_ns"));
+	jvm_stop(&jvm);
+	collapsed_free(&c);
+	unlink(go);
+	free(go);
+	harness_output_free(NULL, collapsed, dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(cpu_shares_of_virtual_threads, harness_teardown),
 		cmocka_unit_test_teardown(pinned_virtual_thread_blocks_its_carrier, harness_teardown),
+		cmocka_unit_test_teardown(unmounted_waits_under_their_methods, harness_teardown),
 	};
 
 	return cmocka_run_group_tests_name("vthreads", tests, NULL, NULL);

@@ -293,6 +293,11 @@ int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 		j->has_threads = !hotspot_threads_layout(j->vm, &j->threads, why, sizeof(why));
 		read_threads(w, j);
 	}
+	/* A wall-clock or off-CPU recording's virtual threads: their time unmounted (bpf/vthreads.bpf.c). */
+	if ((j->layout.flags & JBPF_HOTSPOT_UNMOUNTS) && sampler__probe_vthreads(sampler, "/proc", tgid, why, sizeof(why)) &&
+	    why[0])
+		fprintf(stderr, "jbpfprof: JVM pid %u: the time its virtual threads spend unmounted is not recorded: %s\n",
+			tgid, why);
 	return 0;
 }
 
@@ -553,7 +558,7 @@ void walked__sample(struct walked *w, const struct jbpf_sample *s)
 	struct walked_jvm *j = find_jvm(w, s->tgid);
 	const struct jbpf_java_frame *java = record_sample_java_frames(s);
 	int k = (int)s->java_len - 1;
-	bool java_innermost = s->java_len && java[0].native_before == 0;
+	bool java_innermost = s->java_len && java[0].native_before == 0, marker_only;
 
 	if (!j)
 		return;
@@ -571,6 +576,8 @@ void walked__sample(struct walked *w, const struct jbpf_sample *s)
 	}
 	if (s->ustack_err && !s->ustack_len && !s->java_len)
 		aggregator__push_user_error(w->agg, s);
+	/* A virtual thread's marker alone: why its frames are missing comes after it, where they would be. */
+	marker_only = s->ustack_err && !s->ustack_len && s->java_len == 1 && java[0].kind == JBPF_JAVA_CARRIER;
 	/* Root first: the Java frames outermost of native frame pos - 1, then that frame. */
 	for (size_t pos = s->ustack_len + 1; pos-- > 0;) {
 		for (; k >= 0 && java[k].native_before == pos; k--)
@@ -578,6 +585,8 @@ void walked__sample(struct walked *w, const struct jbpf_sample *s)
 		if (pos > 0)
 			push_native(w, s, pos - 1, pos == 1 && !java_innermost);
 	}
+	if (marker_only)
+		aggregator__push_user_error(w->agg, s);
 	aggregator__end(w->agg, s);
 }
 

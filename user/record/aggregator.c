@@ -248,6 +248,9 @@ static const char *stack_error_reason(int error, bool user)
 		return "[user stack: the system call had not returned]";
 	case ESRCH:
 		return "[user stack: still waiting at the end]";
+	/* Set by bpf/vthreads.bpf.c for a virtual thread whose frozen frames were not found. */
+	case ENOENT:
+		return user ? "[user stack: no frozen frames found]" : "[kernel stack failed]";
 	case ENODATA:
 		return "[user stack: lost]";
 	/* Set by bpf/offcpu.bpf.c: only the thread could read it, and it is not running. */
@@ -274,6 +277,9 @@ static bool add_roots(struct aggregator *agg, const struct jbpf_sample *s, const
 	if (agg->roots &&
 	    !push_id(agg, depth, process_roots__frame(agg->roots, agg->profile, agg->sym, s->tgid, comm)))
 		return false;
+	/* A virtual thread's time unmounted is no carrier's: the thread its marker names, on none. */
+	if (agg->config.thread_root && s->type == JBPF_RECORD_WAIT && (s->flags & JBPF_WAIT_UNMOUNTED))
+		return push_id(agg, depth, profile__intern_thread(agg->profile, "unmounted", -1));
 	if (agg->config.thread_root &&
 	    !push_id(agg, depth, profile__intern_thread(agg->profile, thread_name ? thread_name : comm, s->tid)))
 		return false;

@@ -72,6 +72,7 @@ bool record_decode(const void *data, size_t size, struct record *r)
 	case JBPF_RECORD_WAIT:
 	case JBPF_RECORD_NATIVE_ALLOC:
 	case JBPF_RECORD_WAKER:
+	case JBPF_RECORD_VTHREAD_WAIT:
 		return record_sample_is_valid(data, size);
 	case JBPF_RECORD_EXEC:
 		return size >= sizeof(struct jbpf_exec);

@@ -23,7 +23,7 @@ struct record {
 	size_t size;        /* bytes received; a sample's frames end within them */
 	union {
 		const void *data;
-		const struct jbpf_sample *sample;           /* CPU_SAMPLE, WAIT and NATIVE_ALLOC */
+		const struct jbpf_sample *sample;           /* CPU_SAMPLE, WAIT, NATIVE_ALLOC, WAKER, VTHREAD_WAIT */
 		const struct jbpf_exec *exec;
 		const struct jbpf_signal_lost *signal_lost;
 		const struct jbpf_wait_end *wait_end;
@@ -52,7 +52,7 @@ size_t record_sample_used_size(const struct jbpf_sample *s);
 static inline bool record_type_is_sample(uint32_t type)
 {
 	return type == JBPF_RECORD_CPU_SAMPLE || type == JBPF_RECORD_WAIT || type == JBPF_RECORD_NATIVE_ALLOC ||
-	       type == JBPF_RECORD_WAKER;
+	       type == JBPF_RECORD_WAKER || type == JBPF_RECORD_VTHREAD_WAIT;
 }
 
 /*

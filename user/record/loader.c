@@ -12,7 +12,9 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 /*
  * The maps of bpf/shared.bpf.h. Every object that includes it declares
@@ -149,4 +151,43 @@ void loader__ensure_tracefs(void)
 	if (stat("/sys/kernel/tracing/events", &st) == 0 || stat("/sys/kernel/debug/tracing/events", &st) == 0)
 		return;
 	mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+}
+
+#define LINK_CREATE_COMMAND 28
+
+/* The link_create part of union bpf_attr that a multi-uprobe link reads. */
+union link_create_attr {
+	struct {
+		uint32_t prog_fd;
+		uint32_t target_fd;
+		uint32_t attach_type;
+		uint32_t flags;
+		uint64_t path;
+		uint64_t offsets;
+		uint64_t ref_ctr_offsets;
+		uint64_t cookies;
+		uint32_t cnt;
+		uint32_t multi_flags;
+		uint32_t pid;
+	};
+	/* The kernel reads the size given and wants any tail it does not know to be zero. */
+	uint8_t bytes[128];
+};
+
+int loader__uprobe_multi(int prog_fd, uint32_t attach_type, const char *file, const uint64_t *offsets,
+			 const uint64_t *cookies, size_t nr, uint32_t pid)
+{
+	union link_create_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = (uint32_t)prog_fd;
+	attr.attach_type = attach_type;
+	attr.path = (uint64_t)(uintptr_t)file;
+	attr.offsets = (uint64_t)(uintptr_t)offsets;
+	attr.cookies = (uint64_t)(uintptr_t)cookies;
+	attr.cnt = (uint32_t)nr;
+	attr.pid = pid;
+	fd = (int)syscall(__NR_bpf, LINK_CREATE_COMMAND, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
 }

@@ -58,6 +58,23 @@ struct loader_run_time {
 size_t loader__add_run_times(const struct bpf_object *obj, struct loader_run_time *times, size_t nr, size_t max);
 
 /*
+ * Linux 6.6's multi-uprobe link (BPF_TRACE_UPROBE_MULTI), which libbpf 1.1
+ * and the system's uapi headers predate: its attach types, for the
+ * programs' expected attach type before load.
+ */
+#define LOADER_TRACE_UPROBE_MULTI 48
+#define LOADER_TRACE_UPROBE_SESSION 57 /* Linux 6.13: entry and return in one program */
+
+/*
+ * One link putting program prog_fd (attach_type, one of the two above)
+ * on offsets[0..nr) of file, in process pid only (every thread of it; a
+ * per-thread perf event uprobe would see only the thread named and those
+ * it starts), each with its cookie. The link's fd, or a negative errno.
+ */
+int loader__uprobe_multi(int prog_fd, uint32_t attach_type, const char *file, const uint64_t *offsets,
+			 const uint64_t *cookies, size_t nr, uint32_t pid);
+
+/*
  * libbpf attaches tracepoint programs by the event's id, which only tracefs
  * tells; mounts tracefs where the kernel expects it when it is not mounted.
  */

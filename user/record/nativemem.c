@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bpf/jbpfprof.h"
@@ -22,15 +21,6 @@
 #include "symbolizer/proc.h"
 #include "symbolizer/procmaps.h"
 #include "user/record/loader.h"
-
-/*
- * Linux 6.6's multi-uprobe link (BPF_TRACE_UPROBE_MULTI), which libbpf 1.1
- * and the system's uapi headers predate: its attach type, return flag,
- * and the link_create part of union bpf_attr that it reads.
- */
-#define TRACE_UPROBE_MULTI 48
-#define TRACE_UPROBE_SESSION 57 /* Linux 6.13: entry and return in one program */
-#define LINK_CREATE_COMMAND 28
 
 /* As bpf/nativemem.bpf.c's: exponential draws of the interval. */
 #define NATIVEMEM_DRAWS 65536
@@ -142,8 +132,8 @@ int nativemem__open(const struct nativemem_config *config, const struct bpf_obje
 	bpf_map__set_max_entries(nm->skel->maps.live,
 				 !config->leaks ? 1 : config->live_max ? config->live_max : NATIVEMEM_LIVE_DEFAULT);
 	/* The session is loaded for --leaks only: a kernel without sessions still takes the entries. */
-	bpf_program__set_expected_attach_type(nm->skel->progs.nativemem_call, TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(nm->skel->progs.nativemem_session, TRACE_UPROBE_SESSION);
+	bpf_program__set_expected_attach_type(nm->skel->progs.nativemem_call, LOADER_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(nm->skel->progs.nativemem_session, LOADER_TRACE_UPROBE_SESSION);
 	bpf_program__set_autoload(nm->skel->progs.nativemem_session, config->leaks);
 	error = -nativemem_bpf__load(nm->skel);
 	if (error) {
@@ -260,24 +250,6 @@ static int find_allocator(const char *proc_root, uint32_t tgid, struct allocator
 	return -1;
 }
 
-union link_create_attr {
-	struct {
-		uint32_t prog_fd;
-		uint32_t target_fd;
-		uint32_t attach_type;
-		uint32_t flags;
-		uint64_t path;
-		uint64_t offsets;
-		uint64_t ref_ctr_offsets;
-		uint64_t cookies;
-		uint32_t cnt;
-		uint32_t multi_flags;
-		uint32_t pid;
-	};
-	/* The kernel reads the size given and wants any tail it does not know to be zero. */
-	uint8_t bytes[128];
-};
-
 static int keep_link(struct nativemem *nm, int fd)
 {
 	if (nm->nr_links == nm->cap_links) {
@@ -305,21 +277,11 @@ static int attach_multi(struct nativemem *nm, uint32_t tgid, const char *file, c
 			const uint64_t *cookies, size_t nr, bool session)
 {
 	struct bpf_program *prog = session ? nm->skel->progs.nativemem_session : nm->skel->progs.nativemem_call;
-	union link_create_attr attr;
-	int fd;
+	int fd = loader__uprobe_multi(bpf_program__fd(prog),
+				      session ? LOADER_TRACE_UPROBE_SESSION : LOADER_TRACE_UPROBE_MULTI, file, offsets,
+				      cookies, nr, tgid);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_fd = (uint32_t)bpf_program__fd(prog);
-	attr.attach_type = session ? TRACE_UPROBE_SESSION : TRACE_UPROBE_MULTI;
-	attr.path = (uint64_t)(uintptr_t)file;
-	attr.offsets = (uint64_t)(uintptr_t)offsets;
-	attr.cookies = (uint64_t)(uintptr_t)cookies;
-	attr.cnt = (uint32_t)nr;
-	attr.pid = tgid;
-	fd = (int)syscall(__NR_bpf, LINK_CREATE_COMMAND, &attr, sizeof(attr));
-	if (fd < 0)
-		return -errno;
-	return keep_link(nm, fd);
+	return fd < 0 ? fd : keep_link(nm, fd);
 }
 
 /*

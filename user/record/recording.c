@@ -231,6 +231,18 @@ static void name_event_frames(const struct recording_config *c, struct aggregato
 		agg->event_frames[AGGREGATOR_NATIVE] = recording_event_word(RECORDING_NATIVEMEM, c->leaks);
 }
 
+/*
+ * One recorded wait per wait interval of a thread's waiting (see
+ * bpf/offcpu.bpf.c); with -e lock every wait: which are for a lock is
+ * known only from their stacks.
+ */
+static uint64_t full_wait_ns(const struct recording_config *c)
+{
+	if (recording_config_has(c, RECORDING_LOCK))
+		return 1;
+	return c->wait_interval_ns ? c->wait_interval_ns : NS_PER_SEC / c->frequency_hz;
+}
+
 /* The stages, from the aggregator (last) to the pipeline that feeds them. */
 static int make_stages(struct recording *rec)
 {
@@ -287,6 +299,7 @@ static int make_stages(struct recording *rec)
 	if (weighs_time(c)) {
 		struct wall_config wall_config = {
 			.offcpu_only = off_cpu_only(c),
+			.full_wait_ns = full_wait_ns(c),
 			.min_block_ns = c->min_block_ns,
 			.max_block_ns = c->max_block_ns,
 		};
@@ -606,14 +619,8 @@ int recording__run(struct recording *rec)
 		sampler_config.waits = true;
 		sampler_config.no_cpu_samples = off_cpu_only(c);
 		sampler_config.lock_classes = recording_config_has(c, RECORDING_LOCK);
-		/*
-		 * One recorded wait per wait interval of a thread's waiting (see
-		 * bpf/offcpu.bpf.c); with -e lock every wait: which are for a lock
-		 * is known only from their stacks.
-		 */
-		sampler_config.full_wait_ns = c->wait_interval_ns ? c->wait_interval_ns : NS_PER_SEC / c->frequency_hz;
-		if (recording_config_has(c, RECORDING_LOCK))
-			sampler_config.full_wait_ns = 1;
+		sampler_config.full_wait_ns = full_wait_ns(c);
+		sampler_config.vthreads = true;
 		sampler_config.min_block_ns = c->min_block_ns;
 		sampler_config.max_block_ns = c->max_block_ns;
 		sampler_config.wakers = c->wakers;

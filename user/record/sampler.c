@@ -42,12 +42,14 @@
 #include "user/record/nativemem.h"
 #include "user/record/offcpu.h"
 #include "user/record/syscall_exit.h"
+#include "user/record/vthreads.h"
 
 struct sampler {
 	struct cpu_sampler *cpu;
 	struct syscall_exit *syscall_exit; /* with JVMs or waits */
 	struct offcpu *offcpu;             /* with waits */
 	struct nativemem *nativemem;       /* with config.nativemem */
+	struct vthreads *vthreads;         /* with config.vthreads, when the kernel took it */
 	struct ring_buffer *ringbuf;
 	struct bpf_map *targets, *java_targets, *counters; /* shared maps (bpf/shared.bpf.h) */
 	/* The targets as named, and which have exited since (sampler__forget_target). */
@@ -263,6 +265,14 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 		nc.remember_blobs = sampler__remember_blobs();
 		error = nativemem__open(&nc, cpu_sampler__object(sampler->cpu), &sampler->nativemem, err, err_size);
 	}
+	if (!error && config->vthreads && config->waits && config->max_hotspot_jvms) {
+		struct vthreads_config vc = { .full_wait_ns = config->full_wait_ns,
+					      .remember_blobs = sampler__remember_blobs() };
+		char why[256];
+
+		if (vthreads__open(&vc, cpu_sampler__object(sampler->cpu), &sampler->vthreads, why, sizeof(why)))
+			fprintf(stderr, "jbpfprof: the time virtual threads spend unmounted is not recorded: %s\n", why);
+	}
 	if (!error && config->before_start && config->before_start(config->before_start_ctx, sampler)) {
 		snprintf(err, err_size, "cannot hand the JVMs' layouts to BPF");
 		error = -EINVAL;
@@ -282,6 +292,7 @@ void sampler__close(struct sampler *sampler)
 {
 	if (!sampler)
 		return;
+	vthreads__close(sampler->vthreads);
 	nativemem__close(sampler->nativemem);
 	offcpu__close(sampler->offcpu);
 	syscall_exit__close(sampler->syscall_exit);
@@ -300,6 +311,8 @@ size_t sampler__run_times(const struct sampler *sampler, struct loader_run_time 
 		nr = loader__add_run_times(offcpu__object(sampler->offcpu), times, nr, max);
 	if (sampler->nativemem)
 		nr = loader__add_run_times(nativemem__object(sampler->nativemem), times, nr, max);
+	if (sampler->vthreads)
+		nr = loader__add_run_times(vthreads__object(sampler->vthreads), times, nr, max);
 	return nr;
 }
 
@@ -312,6 +325,7 @@ void sampler__stop(struct sampler *sampler)
 	if (sampler->offcpu)
 		offcpu__detach(sampler->offcpu);
 	nativemem__detach(sampler->nativemem);
+	vthreads__detach(sampler->vthreads);
 }
 
 int sampler__seed_threads(struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids)
@@ -495,6 +509,22 @@ int sampler__probe_allocator(struct sampler *sampler, const char *proc_root, uin
 		return -1;
 	}
 	return nativemem__attach(sampler->nativemem, proc_root, tgid, why, why_size);
+}
+
+int sampler__probe_vthreads(struct sampler *sampler, const char *proc_root, uint32_t tgid, char *why,
+			    size_t why_size)
+{
+	if (!sampler->vthreads) {
+		why[0] = '\0';
+		return -1;
+	}
+	return vthreads__attach(sampler->vthreads, proc_root, tgid, why, why_size);
+}
+
+void sampler__for_each_unmounted(struct sampler *sampler, sampler_unmounted_fn fn, void *ctx)
+{
+	if (sampler->vthreads)
+		vthreads__for_each_unmounted(sampler->vthreads, fn, ctx);
 }
 
 bool sampler__target_exited(const struct sampler *sampler, uint32_t tgid)

@@ -138,6 +138,13 @@ struct sampler_config {
 	 * target's allocator with sampler__probe_allocator. NULL: none.
 	 */
 	const struct nativemem_config *nativemem;
+	/*
+	 * With waits and JVMs walked by BPF: load bpf/vthreads.bpf.c
+	 * (user/record/vthreads.h), for the time virtual threads spend
+	 * unmounted, and probe each such JVM with sampler__probe_vthreads.
+	 * A kernel that refuses it costs a line, not the recording.
+	 */
+	bool vthreads;
 	sampler_record_fn on_record;
 	void *ctx;
 };
@@ -234,6 +241,19 @@ int sampler__for_each_thread(struct sampler *sampler, sampler_thread_fn fn, void
  */
 int sampler__probe_allocator(struct sampler *sampler, const char *proc_root, uint32_t tgid, char *why,
 			     size_t why_size);
+/*
+ * With config.vthreads: probes the freezes and thaws of virtual threads in
+ * JVM tgid (as proc_root sees it), walked by BPF with JBPF_HOTSPOT_UNMOUNTS.
+ * 0, or -1 with a one-line reason in why (empty when none is loaded).
+ */
+int sampler__probe_vthreads(struct sampler *sampler, const char *proc_root, uint32_t tgid, char *why,
+			    size_t why_size);
+/*
+ * With config.vthreads: each virtual thread still unmounted (at the end,
+ * after sampler__stop), as vthreads__for_each_unmounted; nothing without.
+ */
+typedef void (*sampler_unmounted_fn)(void *ctx, uint32_t tgid, uint64_t id, uint64_t since, uint32_t state);
+void sampler__for_each_unmounted(struct sampler *sampler, sampler_unmounted_fn fn, void *ctx);
 /* Sums of the BPF loss counters over all CPUs, indexed by enum jbpf_counter. */
 int sampler__counters(const struct sampler *sampler, uint64_t counters[JBPF_CNT_NR]);
 

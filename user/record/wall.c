@@ -366,6 +366,46 @@ static void thread_exit(struct wall *wall, const struct jbpf_thread_exit *e)
 	t->bpf_filtered_ns = e->waits.filtered_ns;
 }
 
+/*
+ * A virtual thread's time unmounted: its own wait, not its carrier's
+ * (which ran other work meanwhile), so no thread's accounting takes it.
+ * Its start is the window's when it was unmounted before the probes, and
+ * a short one picked by chance stands for the wait interval: it was
+ * picked with probability its length / interval (bpf/vthreads.bpf.c).
+ */
+static void vthread_wait(struct wall *wall, const struct record *r)
+{
+	const struct jbpf_sample *s = r->sample;
+	struct jbpf_sample *copy;
+	struct record on = *r;
+	uint64_t end = s->time_ns, start = s->flags & JBPF_WAIT_UNKNOWN_START ? 0 : s->wait_start_ns;
+
+	if (wall->ended && end > wall->end_ns)
+		end = wall->end_ns;
+	if (s->flags & JBPF_WAIT_SAMPLED)
+		start = end > wall->config.full_wait_ns ? end - wall->config.full_wait_ns : 0;
+	if (start < wall->start_ns)
+		start = wall->start_ns;
+	if (end <= start)
+		return;
+	copy = malloc(r->size);
+	if (!copy) {
+		wall->stats.pending_full++;
+		return;
+	}
+	memcpy(copy, s, r->size);
+	copy->type = JBPF_RECORD_WAIT;
+	copy->wait_start_ns = start;
+	copy->time_ns = end;
+	copy->flags = (copy->flags & ~(JBPF_WAIT_SAMPLED | JBPF_WAIT_UNKNOWN_START)) | JBPF_WAIT_UNMOUNTED;
+	on.type = JBPF_RECORD_WAIT;
+	on.sample = copy;
+	wall->stats.vthread_waits++;
+	wall->stats.vthread_ns += end - start;
+	wall->config.forward(wall->config.ctx, &on);
+	free(copy);
+}
+
 void wall__record(struct wall *wall, const struct record *r)
 {
 	const struct jbpf_sample *s = r->sample;
@@ -394,6 +434,9 @@ void wall__record(struct wall *wall, const struct record *r)
 		return;
 	case JBPF_RECORD_WAIT_END:
 		wait_end(wall, r->wait_end);
+		return;
+	case JBPF_RECORD_VTHREAD_WAIT:
+		vthread_wait(wall, r);
 		return;
 	case JBPF_RECORD_THREAD_EXIT:
 		thread_exit(wall, r->thread_exit);
@@ -525,12 +568,36 @@ void wall__stop(struct wall *wall, uint64_t end_ns)
 	wall->ended = true;
 }
 
+/*
+ * A virtual thread unmounted at the end: its wait up to the end, its
+ * frames not read (only a mount's thaw reads them), under its marker.
+ */
+void wall__end_unmounted(struct wall *wall, uint32_t tgid, uint64_t id, uint64_t since, uint32_t state)
+{
+	struct {
+		struct jbpf_sample s;
+		struct jbpf_java_frame marker;
+	} w = { .s = { .type = JBPF_RECORD_VTHREAD_WAIT, .tgid = tgid, .time_ns = wall->end_ns,
+		       .wait_start_ns = since, .state = state, .java_len = 1, .ustack_err = -ESRCH },
+		.marker = { .kind = JBPF_JAVA_CARRIER, .reason = JBPF_JAVA_CARRIER_WHOLE, .ptr = id } };
+	struct record r = { .type = JBPF_RECORD_VTHREAD_WAIT, .size = sizeof(w), .sample = &w.s };
+
+	vthread_wait(wall, &r);
+}
+
+static void end_unmounted_cb(void *ctx, uint32_t tgid, uint64_t id, uint64_t since, uint32_t state)
+{
+	wall__end_unmounted(ctx, tgid, id, since, state);
+}
+
 void wall__end(struct wall *wall, struct sampler *sampler)
 {
 	struct pending *p;
 
-	if (sampler)
+	if (sampler) {
 		sampler__for_each_thread(sampler, end_thread_cb, wall);
+		sampler__for_each_unmounted(sampler, end_unmounted_cb, wall);
+	}
 	/* Runnable or blocked waits whose end never came: their end record was lost. */
 	while ((p = wall->by_end)) {
 		wall->by_end = p->next;

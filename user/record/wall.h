@@ -13,12 +13,16 @@
  *     start counts from the start, one born later from its birth;
  *   - each thread's off-CPU time is summed by state, and its lifetime noted
  *     (birth, exit), so that its running time is the rest of its life;
+ *   - a virtual thread's time unmounted (JBPF_RECORD_VTHREAD_WAIT) goes on
+ *     as a wait of its own, not its carrier's (which ran meanwhile): clipped
+ *     to the window, a short one picked by chance weighing the wait
+ *     interval, JBPF_WAIT_UNMOUNTED;
  *   - all other records (CPU samples, execs...) go on untouched.
  * "Go on" means the forward callback: the pipeline's next stages (the Java
  * join for a JVM's samples, then the aggregator).
  *
  * wall__end, after the sampler stopped, closes the window: threads still
- * off CPU get a wait up to the end, with their kernel stack from /proc (a
+ * off CPU, and virtual threads still unmounted, get a wait up to the end, with their kernel stack from /proc (a
  * sleeping thread's user stack cannot be read without waking it; a JVM
  * thread's Java stack comes from its agent, see the end_wait callback).
  * wall__settle, once every record reached the aggregator, gives each
@@ -48,6 +52,7 @@ typedef void (*wall_end_wait_fn)(void *ctx, const struct jbpf_sample *wait, size
 
 struct wall_config {
 	bool offcpu_only;          /* -e offcpu: running time is not shown */
+	uint64_t full_wait_ns;     /* the wait interval: what a virtual thread's short wait picked by chance stands for */
 	uint64_t min_block_ns;     /* waits shorter than this are dropped (counted) */
 	uint64_t max_block_ns;     /* and longer than this; 0: no limit */
 	wall_forward_fn forward;   /* every record, once complete */
@@ -70,6 +75,8 @@ struct wall_stats {
 	uint64_t threads;          /* threads accounted */
 	uint64_t threads_full;     /* threads not accounted: the table was full */
 	uint64_t pending_full;     /* waits with no room to wait for a piece: on without their user stack, or dropped when their end was missing */
+	uint64_t vthread_waits;    /* virtual threads' unmounted waits handed on (bpf/vthreads.bpf.c) */
+	uint64_t vthread_ns;       /* ... the time they stand for, in the window */
 };
 
 struct wall;
@@ -113,6 +120,8 @@ void wall__end(struct wall *wall, struct sampler *sampler);
 /* What wall__end does for one thread the scheduler program held (tests call it directly). */
 void wall__end_thread(struct wall *wall, const struct jbpf_thread_end *end);
 
+/* What wall__end does for a virtual thread still unmounted (the same). */
+void wall__end_unmounted(struct wall *wall, uint32_t tgid, uint64_t id, uint64_t since, uint32_t state);
 /* After everything reached the aggregator: settles every thread's shares. */
 void wall__settle(struct wall *wall);
 

@@ -1,8 +1,18 @@
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.reflect.Method;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 /*
  * VThreads: virtual threads (JDK 21 and later) for
@@ -24,6 +34,23 @@ import java.util.concurrent.atomic.AtomicLong;
  *                           a native frame on its stack pins it, so its
  *                           carrier sleeps with it. Truth: "pinned_ns N",
  *                           the time it spent in viaNative.
+ *
+ *   java VThreads waits GOFILE ROUNDS
+ *                           virtual threads that wait in known ways, once
+ *                           GOFILE exists, ROUNDS times each, measuring
+ *                           every wait (System.nanoTime around it):
+ *                           "vt-sleep-0" and "vt-sleep-1" sleep 10 ms in
+ *                           VThreads.sleepWait; "vt-taker-0" and
+ *                           "vt-taker-1" take a ReentrantLock in
+ *                           VThreads.lockWait, which "vt-holder" holds
+ *                           5 ms at a time (asleep) from the start;
+ *                           "vt-reader-0" and "vt-reader-1" read a socket
+ *                           in VThreads.socketWait, which a platform
+ *                           thread ("writer") writes a byte to every
+ *                           10 ms from GOFILE on. Each rests 1 ms between waits, in its
+ *                           loop's method. Once all are done: the truth,
+ *                           "sleep_waited_ns N", "lock_waited_ns N",
+ *                           "socket_waited_ns N", then "done".
  *
  * Virtual threads are made through reflection (Thread.ofVirtual), so that
  * this compiles with the other workloads for Java 17; on JDK 17 it exits
@@ -127,8 +154,121 @@ final class VThreads {
 		Workload.heartbeat();
 	}
 
+	private static final ReentrantLock LOCK = new ReentrantLock();
+	private static final AtomicLong sleepWaited = new AtomicLong(), lockWaited = new AtomicLong(),
+			socketWaited = new AtomicLong();
+
+	static void sleepWait() throws InterruptedException {
+		long before = System.nanoTime();
+
+		Thread.sleep(10);
+		sleepWaited.addAndGet(System.nanoTime() - before);
+	}
+
+	static void lockWait() {
+		long before = System.nanoTime();
+
+		LOCK.lock();
+		lockWaited.addAndGet(System.nanoTime() - before);
+		LOCK.unlock();
+	}
+
+	static void socketWait(InputStream in) throws Exception {
+		long before = System.nanoTime();
+
+		if (in.read() < 0)
+			throw new IllegalStateException("the writer closed the socket");
+		socketWaited.addAndGet(System.nanoTime() - before);
+	}
+
+	static void holdLock() throws InterruptedException {
+		for (;;) {
+			LOCK.lock();
+			try {
+				Thread.sleep(5);
+			} finally {
+				LOCK.unlock();
+			}
+			Thread.sleep(1);
+		}
+	}
+
+	interface Round {
+		void run() throws Exception;
+	}
+
+	/* A named virtual thread: after go, ROUNDS rounds of round, 1 ms apart; then done counts down. */
+	static void waiter(String name, Path go, int rounds, Round round, CountDownLatch done)
+			throws ReflectiveOperationException {
+		Object builder = Class.forName("java.lang.Thread$Builder").getMethod("name", String.class)
+			.invoke(Thread.class.getMethod("ofVirtual").invoke(null), name);
+
+		startVirtual(builder, () -> {
+			try {
+				while (!Files.exists(go))
+					Thread.sleep(5);
+				for (int i = 0; i < rounds; i++) {
+					round.run();
+					Thread.sleep(1);
+				}
+				done.countDown();
+			} catch (Throwable e) {
+				System.err.println("virtual thread " + name + " failed:");
+				e.printStackTrace();
+				Runtime.getRuntime().halt(1);
+			}
+		});
+	}
+
+	/* The waits mode (see the header). */
+	static void waits(Path go, int rounds) throws Exception {
+		ServerSocket server = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
+		List<OutputStream> outs = new ArrayList<>();
+		CountDownLatch done = new CountDownLatch(6);
+
+		startVirtual(Class.forName("java.lang.Thread$Builder").getMethod("name", String.class)
+			.invoke(Thread.class.getMethod("ofVirtual").invoke(null), "vt-holder"), () -> {
+				try {
+					holdLock();
+				} catch (InterruptedException e) {
+					Runtime.getRuntime().halt(1);
+				}
+			});
+		for (int i = 0; i < 2; i++) {
+			waiter("vt-sleep-" + i, go, rounds, VThreads::sleepWait, done);
+			waiter("vt-taker-" + i, go, rounds, VThreads::lockWait, done);
+			Socket socket = new Socket(server.getInetAddress(), server.getLocalPort());
+			InputStream in = socket.getInputStream();
+			outs.add(server.accept().getOutputStream());
+			waiter("vt-reader-" + i, go, rounds, () -> socketWait(in), done);
+		}
+		Workload.start("writer", new CountDownLatch(1), () -> {
+			while (!Files.exists(go))
+				Thread.sleep(5);
+			for (;;) {
+				Thread.sleep(10);
+				for (OutputStream out : outs)
+					out.write(1);
+			}
+		});
+		Workload.ready();
+		new Thread(() -> {
+			try {
+				done.await();
+			} catch (InterruptedException e) {
+				return;
+			}
+			System.out.println("sleep_waited_ns " + sleepWaited.get());
+			System.out.println("lock_waited_ns " + lockWaited.get());
+			System.out.println("socket_waited_ns " + socketWaited.get());
+			System.out.println("done");
+			System.out.flush();
+		}, "reporter").start();
+		Workload.heartbeat();
+	}
+
 	public static void main(String[] args) throws Exception {
-		String usage = "java VThreads cpu N | pinned MS LIB";
+		String usage = "java VThreads cpu N | pinned MS LIB | waits GOFILE ROUNDS";
 		AtomicLong rounds = new AtomicLong();
 
 		try {
@@ -136,6 +276,10 @@ final class VThreads {
 		} catch (NoSuchMethodException e) {
 			System.err.println("no virtual threads in this JVM");
 			System.exit(3);
+		}
+		if (args.length == 3 && args[0].equals("waits")) {
+			waits(Path.of(args[1]), Workload.positiveArg(usage, args[2]));
+			return;
 		}
 		if (args.length == 3 && args[0].equals("pinned")) {
 			pinned(Workload.positiveArg(usage, args[1]), args[2]);

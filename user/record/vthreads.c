@@ -1,0 +1,239 @@
+/*
+ * vthreads: loading bpf/vthreads.bpf.c and probing each JVM's freezes and
+ * thaws; contract in vthreads.h.
+ */
+#include "vthreads.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf/jbpfprof.h"
+#include "symbolizer/elf.h"
+#include "symbolizer/proc.h"
+#include "symbolizer/procmaps.h"
+#include "user/record/loader.h"
+#include "vthreads.skel.h"
+
+/*
+ * The functions probed, by their mangled names in libjvm's .symtab (local
+ * symbols, JDK 24 and later): the freeze of each configuration a JVM
+ * without ZGC or Shenandoah may run (narrow or whole oops; G1, the card
+ * table of Serial and Parallel, Epsilon), the freeze of a virtual thread
+ * that blocks on a monitor, and the thaw that mounts one.
+ */
+static const struct {
+	const char *name;
+	enum jbpf_vthread_fn fn;
+} functions[] = {
+	{ "_Z6freezeI6ConfigIL8oop_kind0E12G1BarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
+	{ "_Z6freezeI6ConfigIL8oop_kind1E12G1BarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
+	{ "_Z6freezeI6ConfigIL8oop_kind0E19CardTableBarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
+	{ "_Z6freezeI6ConfigIL8oop_kind1E19CardTableBarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
+	{ "_Z6freezeI6ConfigIL8oop_kind0E17EpsilonBarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
+	{ "_Z6freezeI6ConfigIL8oop_kind1E17EpsilonBarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
+	{ "_ZN12Continuation11try_preemptEP10JavaThreadP7oopDesc", JBPF_VTHREAD_UNMOUNT },
+	{ "_ZN12Continuation12prepare_thawEP10JavaThreadb", JBPF_VTHREAD_MOUNT },
+};
+#define NR_FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
+
+struct vthreads {
+	struct vthreads_bpf *skel;
+	int *links; /* the multi-uprobe links' fds, one per JVM */
+	size_t nr_links, cap_links;
+};
+
+int vthreads__open(const struct vthreads_config *config, const struct bpf_object *owner, struct vthreads **out,
+		   char *err, size_t err_size)
+{
+	struct vthreads *vt = calloc(1, sizeof(*vt));
+	int error;
+
+	*out = NULL;
+	if (!vt) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	vt->skel = vthreads_bpf__open();
+	if (!vt->skel) {
+		error = errno;
+		snprintf(err, err_size, "cannot open the BPF virtual thread program: %s", strerror(error));
+		goto fail;
+	}
+	error = -loader__share_maps(vt->skel->obj, owner, "virtual thread program", err, err_size);
+	if (error)
+		goto fail;
+	vt->skel->rodata->full_wait_ns = config->full_wait_ns ? config->full_wait_ns : 1;
+	vt->skel->rodata->unwind_tables = true;
+	vt->skel->rodata->hotspot_walk = true;
+	vt->skel->rodata->hotspot_remember_blobs = config->remember_blobs;
+	bpf_program__set_expected_attach_type(vt->skel->progs.vthread_probe, LOADER_TRACE_UPROBE_MULTI);
+	error = -vthreads_bpf__load(vt->skel);
+	if (error) {
+		loader__load_strerror(error, "BPF virtual thread program", err, err_size);
+		goto fail;
+	}
+	*out = vt;
+	return 0;
+fail:
+	vthreads__close(vt);
+	return -(error ? error : EINVAL);
+}
+
+static bool is_libjvm(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return !strcmp(slash ? slash + 1 : path, "libjvm.so");
+}
+
+/* The first file mapping of process tgid named libjvm.so, open: its fd, or -1 with why. */
+static int open_libjvm(const char *proc_root, uint32_t tgid, char *path_out, size_t path_size, char *why,
+		       size_t why_size)
+{
+	struct procmaps_entry *entries;
+	char path[PATH_MAX];
+	size_t nr;
+	int n, err, fd = -1;
+	bool found = false;
+
+	n = snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		snprintf(why, why_size, "%s: path too long", proc_root);
+		return -1;
+	}
+	err = procmaps__read(path, 1, &entries, &nr);
+	if (err) {
+		snprintf(why, why_size, "cannot read %s: %s", path, strerror(-err));
+		return -1;
+	}
+	for (size_t i = 0; i < nr && !found; i++) {
+		const struct procmaps_entry *e = &entries[i];
+
+		if (e->kind != PROCMAPS_FILE || !e->path || !is_libjvm(e->path))
+			continue;
+		found = true;
+		fd = proc__open_maps_entry(proc_root, tgid, e);
+		snprintf(path_out, path_size, "%s", e->path);
+		if (fd < 0)
+			snprintf(why, why_size, "cannot open its %s: %s", e->path, strerror(-fd));
+	}
+	procmaps__free(entries, nr);
+	if (!found)
+		snprintf(why, why_size, "it maps no libjvm.so");
+	return fd;
+}
+
+static int keep_link(struct vthreads *vt, int fd)
+{
+	if (vt->nr_links == vt->cap_links) {
+		size_t cap = vt->cap_links ? 2 * vt->cap_links : 8;
+		int *more = realloc(vt->links, cap * sizeof(*more));
+
+		if (!more) {
+			close(fd);
+			return -ENOMEM;
+		}
+		vt->links = more;
+		vt->cap_links = cap;
+	}
+	vt->links[vt->nr_links++] = fd;
+	return 0;
+}
+
+int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, char *why, size_t why_size)
+{
+	const char *names[NR_FUNCTIONS];
+	uint64_t vaddrs[NR_FUNCTIONS], offsets[NR_FUNCTIONS], cookies[NR_FUNCTIONS];
+	char path[PATH_MAX], file[64];
+	struct elf_image img;
+	size_t nr = 0;
+	bool freezes = false, thaws = false;
+	int fd = open_libjvm(proc_root, tgid, path, sizeof(path), why, why_size), link;
+
+	if (fd < 0)
+		return -1;
+	for (size_t i = 0; i < NR_FUNCTIONS; i++)
+		names[i] = functions[i].name;
+	if (elf__find_symbols(fd, ELF_SYMBOL_FUNCTION, 1, names, NR_FUNCTIONS, vaddrs, &img) <= 0)
+		memset(vaddrs, 0, sizeof(vaddrs));
+	for (size_t i = 0; i < NR_FUNCTIONS; i++) {
+		if (!vaddrs[i] || elf__file_offset(&img, vaddrs[i], &offsets[nr]))
+			continue;
+		cookies[nr++] = functions[i].fn;
+		freezes |= functions[i].fn == JBPF_VTHREAD_UNMOUNT;
+		thaws |= functions[i].fn == JBPF_VTHREAD_MOUNT;
+	}
+	if (!freezes || !thaws) {
+		snprintf(why, why_size, "%s has no symbol for its %s (a libjvm stripped of its .symtab)", path,
+			 freezes ? "thaw" : "freeze");
+		close(fd);
+		return -1;
+	}
+	/* The uprobes are on the file opened and checked here, not on whatever its path names by then. */
+	snprintf(file, sizeof(file), "/proc/self/fd/%d", fd);
+	link = loader__uprobe_multi(bpf_program__fd(vt->skel->progs.vthread_probe), LOADER_TRACE_UPROBE_MULTI, file,
+				    offsets, cookies, nr, tgid);
+	close(fd);
+	if (link < 0 || keep_link(vt, link)) {
+		snprintf(why, why_size, "cannot probe %s: %s", path, strerror(link < 0 ? -link : ENOMEM));
+		return -1;
+	}
+	return 0;
+}
+
+/* As bpf/vthreads.bpf.c's. */
+struct unmounted_key {
+	uint64_t id;
+	uint32_t tgid, unused;
+};
+
+struct unmounted_since {
+	uint64_t since;
+	uint32_t state, unused;
+};
+
+void vthreads__for_each_unmounted(struct vthreads *vt, vthreads_unmounted_fn fn, void *ctx)
+{
+	int map = bpf_map__fd(vt->skel->maps.unmounted);
+	struct unmounted_key key, next;
+	struct unmounted_since at;
+	void *prev = NULL;
+
+	/* At most the map's size: a map that changed under the walk cannot make it go round for ever. */
+	for (size_t n = 0; n < JBPF_MAX_UNMOUNTED && !bpf_map_get_next_key(map, prev, &next); n++) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(map, &key, &at))
+			fn(ctx, key.tgid, key.id, at.since, at.state);
+	}
+}
+
+void vthreads__detach(struct vthreads *vt)
+{
+	if (!vt)
+		return;
+	for (size_t i = 0; i < vt->nr_links; i++)
+		close(vt->links[i]);
+	vt->nr_links = 0;
+}
+
+void vthreads__close(struct vthreads *vt)
+{
+	if (!vt)
+		return;
+	vthreads__detach(vt);
+	free(vt->links);
+	vthreads_bpf__destroy(vt->skel);
+	free(vt);
+}
+
+struct bpf_object *vthreads__object(const struct vthreads *vt)
+{
+	return vt->skel->obj;
+}
