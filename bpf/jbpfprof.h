@@ -57,12 +57,6 @@ enum jbpf_record_type {
 	JBPF_RECORD_VTHREAD_WAIT = 13,
 };
 
-/* What a virtual thread probe's attach cookie says its function does (bpf/vthreads.bpf.c). */
-enum jbpf_vthread_fn {
-	JBPF_VTHREAD_UNMOUNT = 0, /* a freeze: freeze<Config>, Continuation::try_preempt */
-	JBPF_VTHREAD_MOUNT = 1,   /* Continuation::prepare_thaw */
-};
-
 /* Unmounted virtual threads noted at once, over all targets (bpf/vthreads.bpf.c `unmounted`). */
 #define JBPF_MAX_UNMOUNTED 262144
 
@@ -357,7 +351,8 @@ enum jbpf_counter {
 	JBPF_CNT_WAKERS_LOST,    /* wakers not sent: ring buffer full */
 	JBPF_CNT_WAKERS_INTERRUPT, /* of those sent, woken from an interrupt */
 	/* Virtual threads' unmounted time (bpf/vthreads.bpf.c): */
-	JBPF_CNT_VTHREAD_UNMOUNTS, /* freezes of virtual threads seen (a pinned one's fails, and is seen too) */
+	JBPF_CNT_VTHREAD_UNMOUNTS, /* freezes of virtual threads seen */
+	JBPF_CNT_VTHREAD_PINNED,   /* of them, failed: the thread was pinned, and stayed mounted */
 	JBPF_CNT_VTHREAD_MOUNTS,   /* mounts seen */
 	JBPF_CNT_VTHREAD_UNKNOWN,  /* freezes or mounts whose carrier's _vthread was no VirtualThread (JDK 21-23) */
 	JBPF_CNT_VTHREAD_WAITS,    /* waits sent */

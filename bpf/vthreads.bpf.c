@@ -9,14 +9,17 @@
  * a carrier copies some of them back (a thaw).
  *
  * user/record/vthreads.c puts uprobes, in each such JVM only, on
- * libjvm's functions for both (enum jbpf_vthread_fn, the attach cookie):
+ * libjvm's functions for both:
  *
  *   - the freeze, freeze<Config> (a yield, a park) and
- *     Continuation::try_preempt (a monitor it blocks on): the virtual
- *     thread, still its carrier's _vthread, is noted in `unmounted` by
- *     its id with the time and why (its VirtualThread.state). No stack:
- *     a freeze may fail (a pinned thread stays mounted), and the frames
- *     are as readable at the thaw, frozen in the chunk.
+ *     Continuation::try_preempt (a monitor it blocks on), in a uprobe
+ *     session (Linux 6.13: entry and return in one program): at the
+ *     entry the virtual thread, still its carrier's _vthread, is read (its
+ *     id, and why it leaves: its VirtualThread.state) into the session's
+ *     cookie; at the return, if the freeze succeeded (0: a pinned thread's
+ *     fails and it stays mounted), it is noted in `unmounted` with the
+ *     time. No stack: the frames are as readable at the thaw, frozen in
+ *     the chunk.
  *   - the thaw of a mount, Continuation::prepare_thaw with return_barrier
  *     false (true is a return into frames thawed lazily, not a mount):
  *     the wait is over and its length known. As the scheduler program
@@ -127,31 +130,53 @@ static __always_inline const struct jbpf_hotspot_jvm *target_jvm(__u32 tgid)
 	return unwind_jvm(task, tgid);
 }
 
-/* A freeze: the virtual thread leaves its carrier now. */
-static __always_inline void on_unmount(struct pt_regs *ctx)
+extern bool bpf_session_is_return(void) __ksym;
+extern __u64 *bpf_session_cookie(void) __ksym;
+
+/* A freeze's cookie: the virtual thread's id, shifted, and this bit when it yields. */
+#define COOKIE_YIELDS 1ull
+
+/*
+ * A freeze's entry: the virtual thread leaving, into the session's cookie
+ * for the return. 0 asks for the return, 1 spares the call it.
+ */
+static __always_inline int unmount_entry(struct pt_regs *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	const struct jbpf_hotspot_jvm *jvm = target_jvm(tgid);
 	struct unwind_walk w = {};
-	struct unmounted_key key = { .tgid = tgid };
-	struct unmounted_since at = { .state = JBPF_STATE_SLEEPING };
-	__u64 vthread;
+	__u64 vthread, *cookie = bpf_session_cookie();
 	__s32 state = 0;
 
-	if (!jvm)
-		return;
+	if (!jvm || !cookie)
+		return 1;
 	vthread = vthread_of(&w, jvm, PT_REGS_PARM1(ctx));
 	if (!vthread) {
 		count(JBPF_CNT_VTHREAD_UNKNOWN);
-		return;
+		return 1;
 	}
-	if (!bpf_probe_read_user(&state, 4, (void *)(vthread + jvm->vthread_state)) && state == VTHREAD_YIELDING)
-		at.state = JBPF_STATE_RUNNABLE;
-	key.id = w.vthread_id;
-	at.since = bpf_ktime_get_ns();
-	bpf_map_update_elem(&unmounted, &key, &at, BPF_ANY);
+	bpf_probe_read_user(&state, 4, (void *)(vthread + jvm->vthread_state));
+	*cookie = w.vthread_id << 1 | (state == VTHREAD_YIELDING ? COOKIE_YIELDS : 0);
+	return 0;
+}
+
+/* A freeze's return: 0, the virtual thread left its carrier now (else it is pinned, and stays). */
+static __always_inline int unmount_return(struct pt_regs *ctx)
+{
+	struct unmounted_key key = { .tgid = bpf_get_current_pid_tgid() >> 32 };
+	struct unmounted_since at = { .since = bpf_ktime_get_ns(), .state = JBPF_STATE_SLEEPING };
+	__u64 *cookie = bpf_session_cookie();
+
 	count(JBPF_CNT_VTHREAD_UNMOUNTS);
+	if (!cookie || (__u32)PT_REGS_RC(ctx)) {
+		count(JBPF_CNT_VTHREAD_PINNED);
+		return 0;
+	}
+	key.id = *cookie >> 1;
+	if (*cookie & COOKIE_YIELDS)
+		at.state = JBPF_STATE_RUNNABLE;
+	bpf_map_update_elem(&unmounted, &key, &at, BPF_ANY);
+	return 0;
 }
 
 /*
@@ -245,12 +270,17 @@ static __always_inline void on_mount(struct pt_regs *ctx)
 	own->busy = 0;
 }
 
+/* The freezes: a session of a multi-uprobe link. */
 SEC("uprobe")
-int vthread_probe(struct pt_regs *ctx)
+int vthread_unmount(struct pt_regs *ctx)
 {
-	if (bpf_get_attach_cookie(ctx) == JBPF_VTHREAD_MOUNT)
-		on_mount(ctx);
-	else
-		on_unmount(ctx);
+	return bpf_session_is_return() ? unmount_return(ctx) : unmount_entry(ctx);
+}
+
+/* The thaws: a multi-uprobe link, entries only. */
+SEC("uprobe")
+int vthread_mount(struct pt_regs *ctx)
+{
+	on_mount(ctx);
 	return 0;
 }

@@ -223,12 +223,15 @@ static double window_us(const struct child *profiler)
  * virtual thread's stack, [virtual thread #ID] then its carrier's frame,
  * through the native frame down to Thread.sleep: at least 95% of the
  * recording's window (it sleeps in 50 ms turns, all but a few µs of each).
+ * Its every park tries to unmount it, and fails: none of its time shows
+ * unmounted, and the summary counts the failed freezes.
  */
 static void pinned_virtual_thread_blocks_its_carrier(void **state)
 {
 	const struct jdk *jdk = &jdk25;
 	char *dir, *lib, *file;
-	uint64_t asleep = 0;
+	uint64_t asleep = 0, unmounted = 0;
+	unsigned long long pinned_id = 0;
 	struct heartbeats hb;
 	struct child profiler;
 	struct collapsed stacks;
@@ -263,8 +266,21 @@ static void pinned_virtual_thread_blocks_its_carrier(void **state)
 		if (fr.n > 2 && sscanf(fr.f[0], "[virtual thread #%llu]", &id) == 1 &&
 		    !strncmp(fr.f[1], "[ForkJoinPool", 13) && !strcmp(fr.f[fr.n - 1], "[sleeping]") &&
 		    find_frame(&fr, 2, "VThreads.viaNative") >= 0 && find_frame(&fr, 2, "VThreads.sleepPinned") >= 0 &&
-		    find_frame(&fr, 2, "java.lang.Thread.sleep") >= 0)
+		    find_frame(&fr, 2, "java.lang.Thread.sleep") >= 0) {
 			asleep += stacks.counts[i];
+			pinned_id = id;
+		}
+		free(fr.buf);
+	}
+	/* Each of its parks tried to unmount it and failed: none of its time is unmounted. */
+	for (size_t i = 0; pinned_id && i < stacks.n; i++) {
+		struct frames fr;
+		unsigned long long id;
+
+		frames_split(&fr, stacks.stacks[i]);
+		if (fr.n > 1 && sscanf(fr.f[0], "[virtual thread #%llu", &id) == 1 && id == pinned_id &&
+		    !strcmp(fr.f[1], "[unmounted]"))
+			unmounted += stacks.counts[i];
 		free(fr.buf);
 	}
 	window = window_us(&profiler);
@@ -273,6 +289,9 @@ static void pinned_virtual_thread_blocks_its_carrier(void **state)
 		jdk->name, (unsigned long long)asleep, window > 0 ? 100.0 * (double)asleep / window : 0.0, window);
 	assert_true(window > 0);
 	assert_true((double)asleep >= 0.95 * window);
+	assert_true(pinned_id > 0);
+	assert_int_equal(unmounted, 0);
+	assert_non_null(strstr(profiler.buf, "freezes of pinned ones (they stayed mounted)"));
 	collapsed_free(&stacks);
 	free(lib);
 }

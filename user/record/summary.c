@@ -109,6 +109,9 @@ static void describe_vthreads(const struct recording *rec, const struct wall_sta
 	used = (size_t)snprintf(buf, size, "; virtual threads: %llu mounts, %llu waits recorded (%.3f s unmounted)",
 				(unsigned long long)c[JBPF_CNT_VTHREAD_MOUNTS], (unsigned long long)ws->vthread_waits,
 				(double)ws->vthread_ns / 1e9);
+	if (c[JBPF_CNT_VTHREAD_PINNED] && used < size)
+		used += (size_t)snprintf(buf + used, size - used, ", %llu freezes of pinned ones (they stayed mounted)",
+					 (unsigned long long)c[JBPF_CNT_VTHREAD_PINNED]);
 	if (c[JBPF_CNT_VTHREAD_NO_STACK] && used < size)
 		used += (size_t)snprintf(buf + used, size - used, ", %llu of them without frames (none found frozen)",
 					 (unsigned long long)c[JBPF_CNT_VTHREAD_NO_STACK]);

@@ -29,22 +29,22 @@
  */
 static const struct {
 	const char *name;
-	enum jbpf_vthread_fn fn;
+	bool mount;
 } functions[] = {
-	{ "_Z6freezeI6ConfigIL8oop_kind0E12G1BarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
-	{ "_Z6freezeI6ConfigIL8oop_kind1E12G1BarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
-	{ "_Z6freezeI6ConfigIL8oop_kind0E19CardTableBarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
-	{ "_Z6freezeI6ConfigIL8oop_kind1E19CardTableBarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
-	{ "_Z6freezeI6ConfigIL8oop_kind0E17EpsilonBarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
-	{ "_Z6freezeI6ConfigIL8oop_kind1E17EpsilonBarrierSetEEiP10JavaThreadPl", JBPF_VTHREAD_UNMOUNT },
-	{ "_ZN12Continuation11try_preemptEP10JavaThreadP7oopDesc", JBPF_VTHREAD_UNMOUNT },
-	{ "_ZN12Continuation12prepare_thawEP10JavaThreadb", JBPF_VTHREAD_MOUNT },
+	{ "_Z6freezeI6ConfigIL8oop_kind0E12G1BarrierSetEEiP10JavaThreadPl", false },
+	{ "_Z6freezeI6ConfigIL8oop_kind1E12G1BarrierSetEEiP10JavaThreadPl", false },
+	{ "_Z6freezeI6ConfigIL8oop_kind0E19CardTableBarrierSetEEiP10JavaThreadPl", false },
+	{ "_Z6freezeI6ConfigIL8oop_kind1E19CardTableBarrierSetEEiP10JavaThreadPl", false },
+	{ "_Z6freezeI6ConfigIL8oop_kind0E17EpsilonBarrierSetEEiP10JavaThreadPl", false },
+	{ "_Z6freezeI6ConfigIL8oop_kind1E17EpsilonBarrierSetEEiP10JavaThreadPl", false },
+	{ "_ZN12Continuation11try_preemptEP10JavaThreadP7oopDesc", false },
+	{ "_ZN12Continuation12prepare_thawEP10JavaThreadb", true },
 };
 #define NR_FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
 
 struct vthreads {
 	struct vthreads_bpf *skel;
-	int *links; /* the multi-uprobe links' fds, one per JVM */
+	int *links; /* the multi-uprobe links' fds, two per JVM */
 	size_t nr_links, cap_links;
 };
 
@@ -72,7 +72,8 @@ int vthreads__open(const struct vthreads_config *config, const struct bpf_object
 	vt->skel->rodata->unwind_tables = true;
 	vt->skel->rodata->hotspot_walk = true;
 	vt->skel->rodata->hotspot_remember_blobs = config->remember_blobs;
-	bpf_program__set_expected_attach_type(vt->skel->progs.vthread_probe, LOADER_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(vt->skel->progs.vthread_unmount, LOADER_TRACE_UPROBE_SESSION);
+	bpf_program__set_expected_attach_type(vt->skel->progs.vthread_mount, LOADER_TRACE_UPROBE_MULTI);
 	error = -vthreads_bpf__load(vt->skel);
 	if (error) {
 		loader__load_strerror(error, "BPF virtual thread program", err, err_size);
@@ -146,15 +147,26 @@ static int keep_link(struct vthreads *vt, int fd)
 	return 0;
 }
 
+/* One link on offsets[0..nr) of file in process tgid: program prog, a session or entries only. */
+static int probe(struct vthreads *vt, struct bpf_program *prog, bool session, const char *file,
+		 const uint64_t *offsets, size_t nr, uint32_t tgid)
+{
+	int link = loader__uprobe_multi(bpf_program__fd(prog), session ? LOADER_TRACE_UPROBE_SESSION
+								       : LOADER_TRACE_UPROBE_MULTI,
+					file, offsets, NULL, nr, tgid);
+
+	return link < 0 ? link : keep_link(vt, link);
+}
+
 int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, char *why, size_t why_size)
 {
 	const char *names[NR_FUNCTIONS];
-	uint64_t vaddrs[NR_FUNCTIONS], offsets[NR_FUNCTIONS], cookies[NR_FUNCTIONS];
+	/* The freezes' offsets, then the thaws' from the end. */
+	uint64_t vaddrs[NR_FUNCTIONS], offsets[NR_FUNCTIONS];
 	char path[PATH_MAX], file[64];
 	struct elf_image img;
-	size_t nr = 0;
-	bool freezes = false, thaws = false;
-	int fd = open_libjvm(proc_root, tgid, path, sizeof(path), why, why_size), link;
+	size_t freezes = 0, thaws = 0;
+	int fd = open_libjvm(proc_root, tgid, path, sizeof(path), why, why_size), error;
 
 	if (fd < 0)
 		return -1;
@@ -163,11 +175,14 @@ int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, 
 	if (elf__find_symbols(fd, ELF_SYMBOL_FUNCTION, 1, names, NR_FUNCTIONS, vaddrs, &img) <= 0)
 		memset(vaddrs, 0, sizeof(vaddrs));
 	for (size_t i = 0; i < NR_FUNCTIONS; i++) {
-		if (!vaddrs[i] || elf__file_offset(&img, vaddrs[i], &offsets[nr]))
+		uint64_t *at = functions[i].mount ? &offsets[NR_FUNCTIONS - 1 - thaws] : &offsets[freezes];
+
+		if (!vaddrs[i] || elf__file_offset(&img, vaddrs[i], at))
 			continue;
-		cookies[nr++] = functions[i].fn;
-		freezes |= functions[i].fn == JBPF_VTHREAD_UNMOUNT;
-		thaws |= functions[i].fn == JBPF_VTHREAD_MOUNT;
+		if (functions[i].mount)
+			thaws++;
+		else
+			freezes++;
 	}
 	if (!freezes || !thaws) {
 		snprintf(why, why_size, "%s has no symbol for its %s (a libjvm stripped of its .symtab)", path,
@@ -177,11 +192,17 @@ int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, 
 	}
 	/* The uprobes are on the file opened and checked here, not on whatever its path names by then. */
 	snprintf(file, sizeof(file), "/proc/self/fd/%d", fd);
-	link = loader__uprobe_multi(bpf_program__fd(vt->skel->progs.vthread_probe), LOADER_TRACE_UPROBE_MULTI, file,
-				    offsets, cookies, nr, tgid);
+	error = probe(vt, vt->skel->progs.vthread_unmount, true, file, offsets, freezes, tgid);
+	if (!error) {
+		error = probe(vt, vt->skel->progs.vthread_mount, false, file, offsets + NR_FUNCTIONS - thaws, thaws, tgid);
+		/* Unmounts without their mounts would look unmounted for ever. */
+		if (error)
+			close(vt->links[--vt->nr_links]);
+	}
 	close(fd);
-	if (link < 0 || keep_link(vt, link)) {
-		snprintf(why, why_size, "cannot probe %s: %s", path, strerror(link < 0 ? -link : ENOMEM));
+	if (error) {
+		snprintf(why, why_size, "cannot probe %s: %s%s", path, strerror(-error),
+			 error == -EINVAL || error == -EOPNOTSUPP ? " (uprobe sessions need Linux 6.13)" : "");
 		return -1;
 	}
 	return 0;
