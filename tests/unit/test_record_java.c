@@ -101,6 +101,32 @@ static void virtual_thread_name_is_tamed(void **state)
 	assert_string_equal(name, "a?b?c?d?e?f?g#h/");
 }
 
+/*
+ * A virtual thread's wait (bpf/vthreads.bpf.c): no ips, its frozen frames
+ * down to its marker, all before the first native frame; checked as any
+ * sample's, and a record type past the last known is refused.
+ */
+static void virtual_thread_wait_is_a_sample(void **state)
+{
+	struct {
+		struct jbpf_sample sample;
+		struct jbpf_java_frame java[2];
+	} r = { .java = { FRAME(JBPF_JAVA_COMPILED, 0), FRAME(JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE) } };
+	struct record decoded;
+	size_t size;
+
+	(void)state;
+	r.sample.type = JBPF_RECORD_VTHREAD_WAIT;
+	r.sample.java_len = 2;
+	size = record_sample_used_size(&r.sample);
+	assert_int_equal(size, sizeof(r));
+	assert_true(record_decode(&r, size, &decoded));
+	assert_int_equal(decoded.type, JBPF_RECORD_VTHREAD_WAIT);
+	assert_false(record_decode(&r, size - 1, &decoded));
+	r.sample.type = JBPF_RECORD_VTHREAD_WAIT + 1;
+	assert_false(record_decode(&r, size, &decoded));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -108,6 +134,7 @@ int main(void)
 		cmocka_unit_test(second_marker_or_unknown_reason_refused),
 		cmocka_unit_test(stop_only_last_with_a_reason),
 		cmocka_unit_test(virtual_thread_name_is_tamed),
+		cmocka_unit_test(virtual_thread_wait_is_a_sample),
 	};
 
 	return cmocka_run_group_tests_name("record_java", tests, NULL, NULL);

@@ -1001,6 +1001,75 @@ static void malformed_records_are_counted(void **state)
  * validation. Run in a child: a sanitizer report there is this test's
  * failure, not the end of the whole program.
  */
+/* A virtual thread's time unmounted, as bpf/vthreads.bpf.c sends it: mounted again by carrier TID_A at end. */
+static size_t make_vthread_wait(void *buf, enum jbpf_state state, uint64_t start, uint64_t end, uint32_t flags,
+				const uint64_t *uips, size_t un)
+{
+	struct jbpf_sample *s = buf;
+	size_t size = make_wait(buf, TID_A, state, start, end, flags, NULL, 0, uips, un);
+
+	s->type = JBPF_RECORD_VTHREAD_WAIT;
+	return size;
+}
+
+/*
+ * A virtual thread's wait goes on as its own, under [unmounted], not as
+ * its carrier's (whose accounting it leaves alone): clipped to the
+ * window, from the window's start when it began before the probes, and
+ * a short one picked by chance weighing the wait interval.
+ */
+static void virtual_thread_waits_are_their_own(void **state)
+{
+	struct fixture *f = *state;
+	struct wall *wall = open_wall(f, (struct wall_config){ .full_wait_ns = 50 * MS });
+	uint64_t uips[2] = { (uint64_t)(uintptr_t)inner_function, (uint64_t)(uintptr_t)outer_function + 1 };
+	struct wall_stats st;
+	record_buf buf;
+
+	feed(wall, buf, make_vthread_wait(buf, JBPF_STATE_SLEEPING, START + 100 * MS, START + 300 * MS, 0, uips, 2));
+	feed(wall, buf, make_vthread_wait(buf, JBPF_STATE_RUNNABLE, START + 500 * MS, START + 502 * MS,
+					  JBPF_WAIT_SAMPLED, uips, 2));
+	feed(wall, buf, make_vthread_wait(buf, JBPF_STATE_SLEEPING, 0, START + 400 * MS, JBPF_WAIT_UNKNOWN_START,
+					  uips, 1));
+	wall__stop(wall, END);
+	feed(wall, buf, make_vthread_wait(buf, JBPF_STATE_SLEEPING, END - 30 * MS, END + 70 * MS, 0, uips, 1));
+	wall__end(wall, NULL);
+	wall__settle(wall);
+	assert_int_equal(decode_failures, 0);
+	assert_int_equal(count_of(f->profile, "[unmounted];outer_function;inner_function;[sleeping]"), us(200 * MS));
+	assert_int_equal(count_of(f->profile, "[unmounted];outer_function;inner_function;[runnable]"), us(50 * MS));
+	assert_int_equal(count_of(f->profile, "[unmounted];inner_function;[sleeping]"), us(400 * MS) + us(30 * MS));
+	assert_int_equal(thread_total(f->profile, TID_A, NULL), 0);
+	wall__stats(wall, &st);
+	assert_int_equal(st.vthread_waits, 4);
+	assert_int_equal(st.vthread_ns, (200 + 50 + 400 + 30) * MS);
+	assert_int_equal(st.waits, 0);
+}
+
+/*
+ * One still unmounted at the end counts from its unmount to the end,
+ * under its marker (its id), with why its frames are missing; one that
+ * unmounted before the window from the window's start.
+ */
+static void virtual_thread_unmounted_at_the_end(void **state)
+{
+	struct fixture *f = *state;
+	struct wall *wall = open_wall(f, (struct wall_config){ .full_wait_ns = 50 * MS });
+	struct wall_stats st;
+
+	wall__stop(wall, END);
+	wall__end(wall, NULL);
+	wall__end_unmounted(wall, (uint32_t)getpid(), 42, END - 100 * MS, JBPF_STATE_SLEEPING);
+	wall__end_unmounted(wall, (uint32_t)getpid(), 43, START - 100 * MS, JBPF_STATE_RUNNABLE);
+	wall__settle(wall);
+	assert_int_equal(count_of(f->profile, "[unmounted];[user stack: still waiting at the end];[sleeping]"),
+			 us(100 * MS));
+	assert_int_equal(count_of(f->profile, "[unmounted];[user stack: still waiting at the end];[runnable]"),
+			 us(WINDOW));
+	wall__stats(wall, &st);
+	assert_int_equal(st.vthread_waits, 2);
+}
+
 static void oversized_records(struct fixture *f, bool held)
 {
 	/* One frame's worth of bytes more than the largest record BPF sends. */
@@ -1070,6 +1139,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(unfollowed_thread_counts_samples_times_period, setup, teardown),
 		cmocka_unit_test_setup_teardown(min_block_drops_short_waits_from_running_too, setup, teardown),
 		cmocka_unit_test_setup_teardown(max_block_drops_long_waits, setup, teardown),
+		cmocka_unit_test_setup_teardown(virtual_thread_waits_are_their_own, setup, teardown),
+		cmocka_unit_test_setup_teardown(virtual_thread_unmounted_at_the_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(loose_ends_at_the_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(other_records_go_on_untouched, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_records_are_counted, setup, teardown),
