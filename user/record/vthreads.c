@@ -41,6 +41,7 @@ static const struct {
 	{ "_ZN12Continuation12prepare_thawEP10JavaThreadb", true },
 };
 #define NR_FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
+_Static_assert(NR_FUNCTIONS <= VTHREADS_MAX_FUNCTIONS, "room for every function found");
 
 struct vthreads {
 	struct vthreads_bpf *skel;
@@ -158,43 +159,53 @@ static int probe(struct vthreads *vt, struct bpf_program *prog, bool session, co
 	return link < 0 ? link : keep_link(vt, link);
 }
 
-int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, char *why, size_t why_size)
+int vthreads__find_functions(int fd, uint64_t *freezes, size_t *nr_freezes, uint64_t *thaws, size_t *nr_thaws)
 {
 	const char *names[NR_FUNCTIONS];
-	/* The freezes' offsets, then the thaws' from the end. */
-	uint64_t vaddrs[NR_FUNCTIONS], offsets[NR_FUNCTIONS];
-	char path[PATH_MAX], file[64];
+	uint64_t vaddrs[NR_FUNCTIONS];
 	struct elf_image img;
-	size_t freezes = 0, thaws = 0;
+	int found;
+
+	*nr_freezes = *nr_thaws = 0;
+	for (size_t i = 0; i < NR_FUNCTIONS; i++)
+		names[i] = functions[i].name;
+	found = elf__find_symbols(fd, ELF_SYMBOL_FUNCTION, 1, names, NR_FUNCTIONS, vaddrs, &img);
+	if (found <= 0)
+		return found < 0 ? found : -ENOENT;
+	for (size_t i = 0; i < NR_FUNCTIONS; i++) {
+		uint64_t offset;
+
+		/* Only where the file holds code: a symbol outside its loaded bytes is no function to probe. */
+		if (!vaddrs[i] || elf__file_offset(&img, vaddrs[i], &offset))
+			continue;
+		if (functions[i].mount && *nr_thaws < VTHREADS_MAX_FUNCTIONS)
+			thaws[(*nr_thaws)++] = offset;
+		else if (!functions[i].mount && *nr_freezes < VTHREADS_MAX_FUNCTIONS)
+			freezes[(*nr_freezes)++] = offset;
+	}
+	return *nr_freezes && *nr_thaws ? 0 : -ENOENT;
+}
+
+int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, char *why, size_t why_size)
+{
+	uint64_t freezes[VTHREADS_MAX_FUNCTIONS], thaws[VTHREADS_MAX_FUNCTIONS];
+	size_t nr_freezes, nr_thaws;
+	char path[PATH_MAX], file[64];
 	int fd = open_libjvm(proc_root, tgid, path, sizeof(path), why, why_size), error;
 
 	if (fd < 0)
 		return -1;
-	for (size_t i = 0; i < NR_FUNCTIONS; i++)
-		names[i] = functions[i].name;
-	if (elf__find_symbols(fd, ELF_SYMBOL_FUNCTION, 1, names, NR_FUNCTIONS, vaddrs, &img) <= 0)
-		memset(vaddrs, 0, sizeof(vaddrs));
-	for (size_t i = 0; i < NR_FUNCTIONS; i++) {
-		uint64_t *at = functions[i].mount ? &offsets[NR_FUNCTIONS - 1 - thaws] : &offsets[freezes];
-
-		if (!vaddrs[i] || elf__file_offset(&img, vaddrs[i], at))
-			continue;
-		if (functions[i].mount)
-			thaws++;
-		else
-			freezes++;
-	}
-	if (!freezes || !thaws) {
+	if (vthreads__find_functions(fd, freezes, &nr_freezes, thaws, &nr_thaws)) {
 		snprintf(why, why_size, "%s has no symbol for its %s (a libjvm stripped of its .symtab)", path,
-			 freezes ? "thaw" : "freeze");
+			 nr_freezes ? "thaw" : "freeze");
 		close(fd);
 		return -1;
 	}
 	/* The uprobes are on the file opened and checked here, not on whatever its path names by then. */
 	snprintf(file, sizeof(file), "/proc/self/fd/%d", fd);
-	error = probe(vt, vt->skel->progs.vthread_unmount, true, file, offsets, freezes, tgid);
+	error = probe(vt, vt->skel->progs.vthread_unmount, true, file, freezes, nr_freezes, tgid);
 	if (!error) {
-		error = probe(vt, vt->skel->progs.vthread_mount, false, file, offsets + NR_FUNCTIONS - thaws, thaws, tgid);
+		error = probe(vt, vt->skel->progs.vthread_mount, false, file, thaws, nr_thaws, tgid);
 		/* Unmounts without their mounts would look unmounted for ever. */
 		if (error)
 			close(vt->links[--vt->nr_links]);

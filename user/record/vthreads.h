@@ -27,6 +27,17 @@ struct vthreads_config {
 	bool remember_blobs;   /* as the CPU sampler's (sampler_config) */
 };
 
+/* Functions of one kind (freezes, thaws) found at most. */
+#define VTHREADS_MAX_FUNCTIONS 8
+
+/*
+ * The file offsets of the freezes and of the thaws in the libjvm open at
+ * fd (at most VTHREADS_MAX_FUNCTIONS each), found by name in its .symtab
+ * and inside its loaded bytes. 0 when both kinds are there, -ENOENT when
+ * either is missing (a stripped libjvm), -ENOEXEC for no readable ELF.
+ */
+int vthreads__find_functions(int fd, uint64_t *freezes, size_t *nr_freezes, uint64_t *thaws, size_t *nr_thaws);
+
 int vthreads__open(const struct vthreads_config *config, const struct bpf_object *owner, struct vthreads **out,
 		   char *err, size_t err_size);
 /*
