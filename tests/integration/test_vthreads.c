@@ -405,13 +405,79 @@ static void unmounted_waits_under_their_methods(void **state)
 	harness_output_free(NULL, collapsed, dir);
 }
 
+/*
+ * Pairs of virtual threads that hand a turn back and forth some hundred
+ * thousand times a second (VThreads pingpong), each hand-off an unmount
+ * and a mount: every mount must find its unmount, at the start and the
+ * end of the recording too (the probes come and go in an order that
+ * keeps them paired), so no virtual thread is unmounted for longer than
+ * the window, and the JVM goes on handing off throughout.
+ */
+static void unmounted_time_fits_the_window(void **state)
+{
+	const struct jdk *jdk = &jdk25;
+	struct heartbeats hb;
+	struct child profiler;
+	struct collapsed stacks;
+	struct jvm jvm;
+	char *file;
+	uint64_t most = 0, ids[64] = { 0 }, unmounted[64] = { 0 };
+	size_t nr = 0;
+	double window;
+	int status;
+
+	(void)state;
+	jvm_require(jdk, "VThreads");
+	jvm_start(&jvm, jdk, "VThreads", (char *[]){ "pingpong", "4", NULL });
+	file = harness_path(jvm.dir, "pingpong.collapsed");
+	status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-e", "wall", "-d", "2", "--threads", NULL }, 60,
+				    2000, 0, &hb);
+	if (hb.stalled)
+		jvm_kill(&jvm);
+	assert_false(hb.stalled);
+	assert_int_equal(status, 0);
+	assert_int_equal(collapsed_load(file, &stacks), 0);
+	unlink(file);
+	free(file);
+	jvm_stop(&jvm);
+	for (size_t i = 0; i < stacks.n; i++) {
+		struct frames fr;
+		unsigned long long id;
+		size_t k = 0;
+
+		frames_split(&fr, stacks.stacks[i]);
+		if (fr.n > 1 && sscanf(fr.f[0], "[virtual thread #%llu", &id) == 1 && !strcmp(fr.f[1], "[unmounted]")) {
+			while (k < nr && ids[k] != id)
+				k++;
+			if (k == nr && nr < 64)
+				ids[nr++] = id;
+			if (k < 64)
+				unmounted[k] += stacks.counts[i];
+		}
+		free(fr.buf);
+	}
+	for (size_t k = 0; k < nr; k++)
+		most = unmounted[k] > most ? unmounted[k] : most;
+	window = window_us(&profiler);
+	fprintf(stderr, "  %s, ping-pong: %zu virtual threads unmounted, the most for %llu us of the %.0f us window\n",
+		jdk->name, nr, (unsigned long long)most, window);
+	assert_true(window > 0);
+	assert_true(nr > 0);
+	assert_true((double)most <= window);
+	collapsed_free(&stacks);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(cpu_shares_of_virtual_threads, harness_teardown),
 		cmocka_unit_test_teardown(pinned_virtual_thread_blocks_its_carrier, harness_teardown),
 		cmocka_unit_test_teardown(unmounted_waits_under_their_methods, harness_teardown),
+		cmocka_unit_test_teardown(unmounted_time_fits_the_window, harness_teardown),
 	};
 
+	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
+	if (getenv("JBPF_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
 	return cmocka_run_group_tests_name("vthreads", tests, NULL, NULL);
 }

@@ -511,14 +511,14 @@ int sampler__probe_allocator(struct sampler *sampler, const char *proc_root, uin
 	return nativemem__attach(sampler->nativemem, proc_root, tgid, why, why_size);
 }
 
-int sampler__probe_vthreads(struct sampler *sampler, const char *proc_root, uint32_t tgid, char *why,
-			    size_t why_size)
+int sampler__probe_vthreads(struct sampler *sampler, const char *proc_root, uint32_t tgid, uint64_t start_ticks,
+			    char *why, size_t why_size)
 {
 	if (!sampler->vthreads) {
 		why[0] = '\0';
 		return -1;
 	}
-	return vthreads__attach(sampler->vthreads, proc_root, tgid, why, why_size);
+	return vthreads__attach(sampler->vthreads, proc_root, tgid, start_ticks, why, why_size);
 }
 
 void sampler__for_each_unmounted(struct sampler *sampler, sampler_unmounted_fn fn, void *ctx)

@@ -243,11 +243,12 @@ int sampler__probe_allocator(struct sampler *sampler, const char *proc_root, uin
 			     size_t why_size);
 /*
  * With config.vthreads: probes the freezes and thaws of virtual threads in
- * JVM tgid (as proc_root sees it), walked by BPF with JBPF_HOTSPOT_UNMOUNTS.
- * 0, or -1 with a one-line reason in why (empty when none is loaded).
+ * JVM tgid (as proc_root sees it, started at start_ticks), walked by BPF
+ * with JBPF_HOTSPOT_UNMOUNTS; once, however often its layout is handed
+ * over. 0, or -1 with a one-line reason in why (empty when none is loaded).
  */
-int sampler__probe_vthreads(struct sampler *sampler, const char *proc_root, uint32_t tgid, char *why,
-			    size_t why_size);
+int sampler__probe_vthreads(struct sampler *sampler, const char *proc_root, uint32_t tgid, uint64_t start_ticks,
+			    char *why, size_t why_size);
 /*
  * With config.vthreads: each virtual thread still unmounted (at the end,
  * after sampler__stop), as vthreads__for_each_unmounted; nothing without.

@@ -43,10 +43,17 @@ static const struct {
 #define NR_FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
 _Static_assert(NR_FUNCTIONS <= VTHREADS_MAX_FUNCTIONS, "room for every function found");
 
+/* A process probed: its two links. */
+struct probed {
+	uint32_t tgid;
+	uint64_t start_ticks;
+	int links[2];
+};
+
 struct vthreads {
 	struct vthreads_bpf *skel;
-	int *links; /* the multi-uprobe links' fds, two per JVM */
-	size_t nr_links, cap_links;
+	struct probed *probed;
+	size_t nr_probed, cap_probed;
 };
 
 int vthreads__open(const struct vthreads_config *config, const struct bpf_object *owner, struct vthreads **out,
@@ -131,32 +138,29 @@ static int open_libjvm(const char *proc_root, uint32_t tgid, char *path_out, siz
 	return fd;
 }
 
-static int keep_link(struct vthreads *vt, int fd)
+/* Room for one more probed process: 0 or -ENOMEM. */
+static int room_for_one(struct vthreads *vt)
 {
-	if (vt->nr_links == vt->cap_links) {
-		size_t cap = vt->cap_links ? 2 * vt->cap_links : 8;
-		int *more = realloc(vt->links, cap * sizeof(*more));
+	size_t cap;
+	struct probed *more;
 
-		if (!more) {
-			close(fd);
-			return -ENOMEM;
-		}
-		vt->links = more;
-		vt->cap_links = cap;
-	}
-	vt->links[vt->nr_links++] = fd;
+	if (vt->nr_probed < vt->cap_probed)
+		return 0;
+	cap = vt->cap_probed ? 2 * vt->cap_probed : 8;
+	more = realloc(vt->probed, cap * sizeof(*more));
+	if (!more)
+		return -ENOMEM;
+	vt->probed = more;
+	vt->cap_probed = cap;
 	return 0;
 }
 
-/* One link on offsets[0..nr) of file in process tgid: program prog, a session or entries only. */
-static int probe(struct vthreads *vt, struct bpf_program *prog, bool session, const char *file,
-		 const uint64_t *offsets, size_t nr, uint32_t tgid)
+/* One link on offsets[0..nr) of file in process tgid: program prog, a session or entries only. fd or -errno. */
+static int probe(struct bpf_program *prog, bool session, const char *file, const uint64_t *offsets, size_t nr,
+		 uint32_t tgid)
 {
-	int link = loader__uprobe_multi(bpf_program__fd(prog), session ? LOADER_TRACE_UPROBE_SESSION
-								       : LOADER_TRACE_UPROBE_MULTI,
-					file, offsets, NULL, nr, tgid);
-
-	return link < 0 ? link : keep_link(vt, link);
+	return loader__uprobe_multi(bpf_program__fd(prog), session ? LOADER_TRACE_UPROBE_SESSION : LOADER_TRACE_UPROBE_MULTI,
+				    file, offsets, NULL, nr, tgid);
 }
 
 int vthreads__find_functions(int fd, uint64_t *freezes, size_t *nr_freezes, uint64_t *thaws, size_t *nr_thaws)
@@ -186,13 +190,23 @@ int vthreads__find_functions(int fd, uint64_t *freezes, size_t *nr_freezes, uint
 	return *nr_freezes && *nr_thaws ? 0 : -ENOENT;
 }
 
-int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, char *why, size_t why_size)
+int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, uint64_t start_ticks, char *why,
+		     size_t why_size)
 {
 	uint64_t freezes[VTHREADS_MAX_FUNCTIONS], thaws[VTHREADS_MAX_FUNCTIONS];
 	size_t nr_freezes, nr_thaws;
 	char path[PATH_MAX], file[64];
-	int fd = open_libjvm(proc_root, tgid, path, sizeof(path), why, why_size), error;
+	struct probed *p;
+	int fd, error;
 
+	for (size_t i = 0; i < vt->nr_probed; i++)
+		if (vt->probed[i].tgid == tgid && vt->probed[i].start_ticks == start_ticks)
+			return 0;
+	if (room_for_one(vt)) {
+		snprintf(why, why_size, "out of memory");
+		return -1;
+	}
+	fd = open_libjvm(proc_root, tgid, path, sizeof(path), why, why_size);
 	if (fd < 0)
 		return -1;
 	if (vthreads__find_functions(fd, freezes, &nr_freezes, thaws, &nr_thaws)) {
@@ -201,21 +215,25 @@ int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, 
 		close(fd);
 		return -1;
 	}
+	p = &vt->probed[vt->nr_probed];
+	p->tgid = tgid;
+	p->start_ticks = start_ticks;
 	/* The uprobes are on the file opened and checked here, not on whatever its path names by then. */
 	snprintf(file, sizeof(file), "/proc/self/fd/%d", fd);
-	error = probe(vt, vt->skel->progs.vthread_unmount, true, file, freezes, nr_freezes, tgid);
-	if (!error) {
-		error = probe(vt, vt->skel->progs.vthread_mount, false, file, thaws, nr_thaws, tgid);
+	p->links[0] = error = probe(vt->skel->progs.vthread_unmount, true, file, freezes, nr_freezes, tgid);
+	if (error >= 0) {
+		p->links[1] = error = probe(vt->skel->progs.vthread_mount, false, file, thaws, nr_thaws, tgid);
 		/* Unmounts without their mounts would look unmounted for ever. */
-		if (error)
-			close(vt->links[--vt->nr_links]);
+		if (error < 0)
+			close(p->links[0]);
 	}
 	close(fd);
-	if (error) {
+	if (error < 0) {
 		snprintf(why, why_size, "cannot probe %s: %s%s", path, strerror(-error),
 			 error == -EINVAL || error == -EOPNOTSUPP ? " (uprobe sessions need Linux 6.13)" : "");
 		return -1;
 	}
+	vt->nr_probed++;
 	return 0;
 }
 
@@ -250,9 +268,15 @@ void vthreads__detach(struct vthreads *vt)
 {
 	if (!vt)
 		return;
-	for (size_t i = 0; i < vt->nr_links; i++)
-		close(vt->links[i]);
-	vt->nr_links = 0;
+	/*
+	 * The mounts first: with the unmounts gone first, every mount in
+	 * between would find no unmount and look unmounted since the start.
+	 */
+	for (size_t i = 0; i < vt->nr_probed; i++)
+		close(vt->probed[i].links[1]);
+	for (size_t i = 0; i < vt->nr_probed; i++)
+		close(vt->probed[i].links[0]);
+	vt->nr_probed = 0;
 }
 
 void vthreads__close(struct vthreads *vt)
@@ -260,7 +284,7 @@ void vthreads__close(struct vthreads *vt)
 	if (!vt)
 		return;
 	vthreads__detach(vt);
-	free(vt->links);
+	free(vt->probed);
 	vthreads_bpf__destroy(vt->skel);
 	free(vt);
 }

@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /*
@@ -51,6 +53,14 @@ import java.util.concurrent.locks.ReentrantLock;
  *                           loop's method. Once all are done: the truth,
  *                           "sleep_waited_ns N", "lock_waited_ns N",
  *                           "socket_waited_ns N", then "done".
+ *
+ *   java VThreads pingpong PAIRS
+ *                           PAIRS pairs of virtual threads hand a turn back
+ *                           and forth forever (LockSupport.park and
+ *                           unpark): each hand-off unmounts one and mounts
+ *                           the other. "alive N" heartbeats, and
+ *                           "handoffs N", the count so far, every 500 ms
+ *                           (bench/vthread_park_cost.sh).
  *
  * Virtual threads are made through reflection (Thread.ofVirtual), so that
  * this compiles with the other workloads for Java 17; on JDK 17 it exits
@@ -267,8 +277,55 @@ final class VThreads {
 		Workload.heartbeat();
 	}
 
+	/* One side of a ping-pong pair: waits for its turn (turn[0] == side), then gives it to the other. */
+	static void pingpong(int side, AtomicInteger turn, Thread[] pair, AtomicLong handoffs) {
+		for (;;) {
+			while (turn.get() != side)
+				LockSupport.park();
+			turn.set(1 - side);
+			handoffs.incrementAndGet();
+			LockSupport.unpark(pair[1 - side]);
+		}
+	}
+
+	static void pingpongs(int pairs) throws Exception {
+		AtomicLong handoffs = new AtomicLong();
+
+		for (int i = 0; i < pairs; i++) {
+			AtomicInteger turn = new AtomicInteger();
+			Thread[] pair = new Thread[2];
+			CountDownLatch started = new CountDownLatch(1);
+
+			pair[1] = startVirtual(() -> {
+				try {
+					started.await();
+				} catch (InterruptedException e) {
+					return;
+				}
+				pingpong(1, turn, pair, handoffs);
+			});
+			pair[0] = startVirtual(() -> {
+				try {
+					started.await();
+				} catch (InterruptedException e) {
+					return;
+				}
+				pingpong(0, turn, pair, handoffs);
+			});
+			started.countDown();
+		}
+		Workload.ready();
+		for (long n = 1;; n++) {
+			Thread.sleep(100);
+			System.out.println("alive " + n);
+			if (n % 5 == 0)
+				System.out.println("handoffs " + handoffs.get());
+			System.out.flush();
+		}
+	}
+
 	public static void main(String[] args) throws Exception {
-		String usage = "java VThreads cpu N | pinned MS LIB | waits GOFILE ROUNDS";
+		String usage = "java VThreads cpu N | pinned MS LIB | waits GOFILE ROUNDS | pingpong PAIRS";
 		AtomicLong rounds = new AtomicLong();
 
 		try {
@@ -276,6 +333,10 @@ final class VThreads {
 		} catch (NoSuchMethodException e) {
 			System.err.println("no virtual threads in this JVM");
 			System.exit(3);
+		}
+		if (args.length == 2 && args[0].equals("pingpong")) {
+			pingpongs(Workload.positiveArg(usage, args[1]));
+			return;
 		}
 		if (args.length == 3 && args[0].equals("waits")) {
 			waits(Path.of(args[1]), Workload.positiveArg(usage, args[2]));
