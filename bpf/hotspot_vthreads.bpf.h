@@ -140,9 +140,9 @@ static __always_inline void hotspot_vthread_name(struct unwind_walk *w, const st
 
 /*
  * The virtual thread JavaThread thread runs (JBPF_HOTSPOT_CHUNKS): its
- * _vthread, an OopHandle, a pointer to the oop. Its id into w->vthread_id,
- * its name into w->vthread_name. 0 when not read. hotspot_vthread: the
- * same for the walked carrier, found in java_threads.
+ * _vthread, an OopHandle, a pointer to the oop. Its id into w->vthread_id.
+ * 0 when not read. hotspot_vthread: the same for the walked carrier, found
+ * in java_threads, and its name into w->vthread_name.
  */
 static __always_inline __u64 hotspot_vthread_of(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
 						 __u64 thread)
@@ -155,15 +155,17 @@ static __always_inline __u64 hotspot_vthread_of(struct unwind_walk *w, const str
 		return 0;
 	if (!bpf_probe_read_user(&id, 8, (void *)(vthread + jvm->thread_tid)))
 		w->vthread_id = id;
-	hotspot_vthread_name(w, jvm, vthread);
 	return vthread;
 }
 
 static __always_inline __u64 hotspot_vthread(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm)
 {
 	__u64 *thread = bpf_map_lookup_elem(&java_threads, &w->tid);
+	__u64 vthread = thread ? hotspot_vthread_of(w, jvm, *thread) : 0;
 
-	return thread ? hotspot_vthread_of(w, jvm, *thread) : 0;
+	if (vthread)
+		hotspot_vthread_name(w, jvm, vthread);
+	return vthread;
 }
 
 /*

@@ -102,9 +102,8 @@ static __always_inline struct jbpf_sample *unwind_sample(void)
 
 /*
  * The virtual thread JavaThread thread runs, of a JVM that can tell one
- * (JBPF_HOTSPOT_UNMOUNTS): its oop, its id into w->vthread_id and name
- * into w->vthread_name; 0 when _vthread is not a VirtualThread (the
- * carrier's own Thread, or misread).
+ * (JBPF_HOTSPOT_UNMOUNTS): its oop, its id into w->vthread_id; 0 when
+ * _vthread is not a VirtualThread (the carrier's own Thread, or misread).
  */
 static __always_inline __u64 vthread_of(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm, __u64 thread)
 {
@@ -120,14 +119,14 @@ static __always_inline __u64 vthread_of(struct unwind_walk *w, const struct jbpf
 	return vthread;
 }
 
-/* The JVM of the current thread's process, when it is a target walked by BPF; NULL else. */
+/*
+ * The JVM of the current thread's process, walked by BPF; NULL else. The
+ * probes are on the targets' JVMs only (their links name the process),
+ * but a pid outlives its process: the JVM's start time must be its own.
+ */
 static __always_inline const struct jbpf_hotspot_jvm *target_jvm(__u32 tgid)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-
-	if (!is_target_task(tgid, task))
-		return NULL;
-	return unwind_jvm(task, tgid);
+	return unwind_jvm(bpf_get_current_task_btf(), tgid);
 }
 
 extern bool bpf_session_is_return(void) __ksym;
@@ -251,6 +250,7 @@ static __always_inline void on_mount(struct pt_regs *ctx)
 		return;
 	}
 	own->busy = 1;
+	hotspot_vthread_name(&w, jvm, vthread);
 	sample_header__init(wait, JBPF_RECORD_VTHREAD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
 	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
 	wait->state = state;

@@ -291,6 +291,7 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.alloc_interval = o->alloc_interval,
 		.leaks = o->leaks,
 		.wakers = o->wakers,
+		.no_unmounted = o->no_unmounted,
 		.frequency_hz = o->frequency_hz,
 		.fixed_interval = o->fixed_interval,
 		.duration_ns = o->duration_ns,

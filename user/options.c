@@ -35,6 +35,7 @@ enum {
 	OPT_NO_JAVA,
 	OPT_ANNOTATE,
 	OPT_CARRIER_FRAMES,
+	OPT_NO_UNMOUNTED,
 	OPT_STATE,
 	OPT_MIN_BLOCK,
 	OPT_MAX_BLOCK,
@@ -75,6 +76,7 @@ static const struct option long_options[] = {
 	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
 	{ "carrier-frames", no_argument, NULL, OPT_CARRIER_FRAMES },
+	{ "no-unmounted", no_argument, NULL, OPT_NO_UNMOUNTED },
 	{ "event", required_argument, NULL, 'e' },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
@@ -646,6 +648,9 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		case OPT_CARRIER_FRAMES:
 			opts->carrier_frames = true;
 			break;
+		case OPT_NO_UNMOUNTED:
+			opts->no_unmounted = true;
+			break;
 		case 'e':
 			/* The first -e replaces the default; each one after adds to it. */
 			if (!event_given)
@@ -752,6 +757,8 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return usage_error("--leaks needs -e nativemem");
 	if (opts->wakers && !(opts->events & EVENTS_OF_WAITS))
 		return usage_error("--wakers needs -e wall, offcpu or lock");
+	if (opts->no_unmounted && !(opts->events & EVENTS_OF_WAITS))
+		return usage_error("--no-unmounted needs -e wall, offcpu or lock");
 	if (options_records(opts, EVENT_LOCK) && interval_given)
 		return usage_error("-e lock records every wait: --wait-interval does not apply");
 	if (options_records(opts, EVENT_LOCK) && opts->java == JAVA_OFF)

@@ -96,6 +96,7 @@ struct options {
 	enum java_stacks_mode java_stacks; /* where Java frames come from */
 	bool annotate;                   /* suffix Java frames by how they ran */
 	bool carrier_frames;             /* keep virtual threads' carriers' frames */
+	bool no_unmounted;               /* waits: not the time virtual threads spend unmounted (no probes) */
 	unsigned events;                 /* 1 << enum event_mode for each event recorded (-e), at least one */
 	unsigned state_mask;             /* 1 << enum jbpf_state for each state kept (wall, offcpu) */
 	uint64_t min_block_ns;           /* waits shorter than this are dropped; 0 keeps all */

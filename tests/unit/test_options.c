@@ -306,6 +306,22 @@ static void lock_contention(void **state)
 	assert_int_equal(parse_quietly(ARGC(running), running, &o), OPTIONS_USAGE);
 }
 
+/* --no-unmounted: with an event of waits only; off unless given. */
+static void no_unmounted_needs_waits(void **state)
+{
+	char *wall[] = { "jbpfprof", "-p", "1", "-e", "wall", "--no-unmounted", NULL };
+	char *plain_wall[] = { "jbpfprof", "-p", "1", "-e", "wall", NULL };
+	char *cpu[] = { "jbpfprof", "-p", "1", "--no-unmounted", NULL };
+	struct options o;
+
+	(void)state;
+	assert_int_equal(options_parse(ARGC(wall), wall, &o), OPTIONS_RUN);
+	assert_true(o.no_unmounted);
+	assert_int_equal(options_parse(ARGC(plain_wall), plain_wall, &o), OPTIONS_RUN);
+	assert_false(o.no_unmounted);
+	assert_int_equal(parse_quietly(ARGC(cpu), cpu, &o), OPTIONS_USAGE);
+}
+
 /*
  * -e with several events: a list, or -e given again (the first replaces
  * the default cpu); one event of time at most, not both allocations, no
@@ -429,6 +445,7 @@ int main(void)
 		cmocka_unit_test(unwind_method),
 		cmocka_unit_test(native_memory),
 		cmocka_unit_test(lock_contention),
+		cmocka_unit_test(no_unmounted_needs_waits),
 		cmocka_unit_test(several_events),
 		cmocka_unit_test(events_error),
 		cmocka_unit_test(too_many_pids),

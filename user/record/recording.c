@@ -620,7 +620,7 @@ int recording__run(struct recording *rec)
 		sampler_config.no_cpu_samples = off_cpu_only(c);
 		sampler_config.lock_classes = recording_config_has(c, RECORDING_LOCK);
 		sampler_config.full_wait_ns = full_wait_ns(c);
-		sampler_config.vthreads = true;
+		sampler_config.vthreads = !c->no_unmounted;
 		sampler_config.min_block_ns = c->min_block_ns;
 		sampler_config.max_block_ns = c->max_block_ns;
 		sampler_config.wakers = c->wakers;

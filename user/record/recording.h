@@ -81,6 +81,7 @@ struct recording_config {
 	uint32_t alloc_interval;  /* RECORDING_ALLOC, _NATIVEMEM: one sample per this many bytes allocated */
 	bool leaks;               /* RECORDING_NATIVEMEM: only the sampled allocations not freed by the end */
 	bool wakers;              /* waits: each sleeping wait joined with the stack of the thread that woke it */
+	bool no_unmounted;        /* waits: not virtual threads' time unmounted (bpf/vthreads.bpf.c not loaded) */
 	unsigned state_mask;
 	enum recording_java java;
 	enum recording_java_stacks java_stacks;

@@ -11,9 +11,7 @@ import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /*
@@ -54,12 +52,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *                           "sleep_waited_ns N", "lock_waited_ns N",
  *                           "socket_waited_ns N", then "done".
  *
- *   java VThreads pingpong PAIRS
- *                           PAIRS pairs of virtual threads hand a turn back
- *                           and forth forever (LockSupport.park and
- *                           unpark): each hand-off unmounts one and mounts
- *                           the other. "alive N" heartbeats, and
- *                           "handoffs N", the count so far, every 500 ms
+ *   java VThreads yields N  N virtual threads that do nothing but yield
+ *                           (Thread.yield), forever: each yield unmounts
+ *                           one and mounts it again. "alive N" heartbeats,
+ *                           and "yields N", the count so far, every 500 ms
  *                           (bench/vthread_park_cost.sh).
  *
  * Virtual threads are made through reflection (Thread.ofVirtual), so that
@@ -277,55 +273,40 @@ final class VThreads {
 		Workload.heartbeat();
 	}
 
-	/* One side of a ping-pong pair: waits for its turn (turn[0] == side), then gives it to the other. */
-	static void pingpong(int side, AtomicInteger turn, Thread[] pair, AtomicLong handoffs) {
-		for (;;) {
-			while (turn.get() != side)
-				LockSupport.park();
-			turn.set(1 - side);
-			handoffs.incrementAndGet();
-			LockSupport.unpark(pair[1 - side]);
-		}
-	}
+	/* The yields mode: n virtual threads that yield forever, counting. */
+	static void yields(int n) throws Exception {
+		AtomicLong count = new AtomicLong();
+		CountDownLatch running = new CountDownLatch(n), go = new CountDownLatch(1);
 
-	static void pingpongs(int pairs) throws Exception {
-		AtomicLong handoffs = new AtomicLong();
-
-		for (int i = 0; i < pairs; i++) {
-			AtomicInteger turn = new AtomicInteger();
-			Thread[] pair = new Thread[2];
-			CountDownLatch started = new CountDownLatch(1);
-
-			pair[1] = startVirtual(() -> {
+		/* All started before any yields: a yielded one goes ahead of those still to start (see work). */
+		for (int i = 0; i < n; i++) {
+			startVirtual(() -> {
+				running.countDown();
 				try {
-					started.await();
+					go.await();
 				} catch (InterruptedException e) {
 					return;
 				}
-				pingpong(1, turn, pair, handoffs);
-			});
-			pair[0] = startVirtual(() -> {
-				try {
-					started.await();
-				} catch (InterruptedException e) {
-					return;
+				for (;;) {
+					Thread.yield();
+					count.incrementAndGet();
 				}
-				pingpong(0, turn, pair, handoffs);
 			});
-			started.countDown();
 		}
+		running.await();
+		go.countDown();
 		Workload.ready();
-		for (long n = 1;; n++) {
+		for (long beat = 1;; beat++) {
 			Thread.sleep(100);
-			System.out.println("alive " + n);
-			if (n % 5 == 0)
-				System.out.println("handoffs " + handoffs.get());
+			System.out.println("alive " + beat);
+			if (beat % 5 == 0)
+				System.out.println("yields " + count.get());
 			System.out.flush();
 		}
 	}
 
 	public static void main(String[] args) throws Exception {
-		String usage = "java VThreads cpu N | pinned MS LIB | waits GOFILE ROUNDS | pingpong PAIRS";
+		String usage = "java VThreads cpu N | pinned MS LIB | waits GOFILE ROUNDS | yields N";
 		AtomicLong rounds = new AtomicLong();
 
 		try {
@@ -334,8 +315,8 @@ final class VThreads {
 			System.err.println("no virtual threads in this JVM");
 			System.exit(3);
 		}
-		if (args.length == 2 && args[0].equals("pingpong")) {
-			pingpongs(Workload.positiveArg(usage, args[1]));
+		if (args.length == 2 && args[0].equals("yields")) {
+			yields(Workload.positiveArg(usage, args[1]));
 			return;
 		}
 		if (args.length == 3 && args[0].equals("waits")) {
