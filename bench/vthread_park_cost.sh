@@ -37,7 +37,7 @@ sleep 3 # the JIT settles
 # Yields a second over the counts the JVM printed since line $1 of its output.
 rate_since() {
 	tail -n +"$1" "$out/jvm.out" | awk '/^yields / { n[k++] = $2 } END {
-		if (k < 3) exit 1; print (n[k - 1] - n[1]) / ((k - 2) * 0.5) }'
+		if (k < 3) exit 1; printf "%.0f\n", (n[k - 1] - n[1]) / ((k - 2) * 0.5) }'
 }
 
 # One 4 s run in mode $1: its yields a second.

@@ -178,6 +178,12 @@ static void check_layout(const struct jdk *jdk, char *const jvm_opts[], uint32_t
 	assert_int_equal(!!(l.flags & JBPF_HOTSPOT_CONTINUATIONS), jdk == &jdk25);
 	if (jdk == &jdk25)
 		assert_true(l.cont_return_pc >= l.code_low && l.cont_return_pc < l.code_high && l.thread_cont_entry);
+	/* And with G1, its frozen frames, its name, and its unmounts told (a class, an int field past the header). */
+	assert_int_equal(!!(l.flags & JBPF_HOTSPOT_CHUNKS), jdk == &jdk25);
+	assert_int_equal(!!(l.flags & JBPF_HOTSPOT_VTHREAD_NAMES), jdk == &jdk25);
+	assert_int_equal(!!(l.flags & JBPF_HOTSPOT_UNMOUNTS), jdk == &jdk25);
+	if (jdk == &jdk25)
+		assert_true(l.vthread_klass && l.vthread_state >= 12 && l.vthread_state % 4 == 0);
 	assert_int_equal(l.nr_heaps, nr_heaps);
 	assert_int_equal(l.by_kind, jdk == &jdk25);
 	assert_int_equal(l.code_is_offset, jdk == &jdk25);
