@@ -84,6 +84,12 @@ static void untrack(pid_t pid)
 			live[i] = 0;
 }
 
+void harness_filter_tests(void)
+{
+	if (getenv("JBPF_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+}
+
 int harness_teardown(void **state)
 {
 	for (int i = 0; i < MAX_LIVE; i++) {

@@ -20,6 +20,8 @@
 
 /* cmocka teardown for every test: kills and reaps children a failed test left. */
 int harness_teardown(void **state);
+/* $JBPF_TEST_FILTER, when set: only the tests whose names match this cmocka pattern run. Call before the run. */
+void harness_filter_tests(void);
 #define HARNESS_TEST(f) cmocka_unit_test_teardown(f, harness_teardown)
 
 /* Skips the calling test unless root and the profiler binary are there. */

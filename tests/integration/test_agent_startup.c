@@ -239,8 +239,6 @@ int main(void)
 		JDK_TEST(dynamic_loading_disabled_without_agent, jdk25),
 	};
 
-	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("agent at start-up", tests, NULL, NULL);
 }

@@ -500,8 +500,6 @@ int main(void)
 		cmocka_unit_test_teardown(unmounted_time_fits_the_window, harness_teardown),
 	};
 
-	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("vthreads", tests, NULL, NULL);
 }

@@ -1047,5 +1047,6 @@ int main(void)
 		HARNESS_TEST(idle_threads_add_up),
 	};
 
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("wall clock", tests, NULL, free_mix);
 }

@@ -620,7 +620,6 @@ int recording__run(struct recording *rec)
 		sampler_config.no_cpu_samples = off_cpu_only(c);
 		sampler_config.lock_classes = recording_config_has(c, RECORDING_LOCK);
 		sampler_config.full_wait_ns = full_wait_ns(c);
-		sampler_config.vthreads = !c->no_unmounted;
 		sampler_config.min_block_ns = c->min_block_ns;
 		sampler_config.max_block_ns = c->max_block_ns;
 		sampler_config.wakers = c->wakers;
@@ -636,6 +635,8 @@ int recording__run(struct recording *rec)
 	}
 	if (recording_attach_jvms(rec))
 		return -1;
+	/* Virtual threads' time unmounted: where a JVM walked by BPF is, or may come (the probes go on JVMs alone). */
+	sampler_config.vthreads = wall && !c->no_unmounted && (c->all || walked__nr_jvms(rec->walked) || rec->jvms_starting);
 	sampler_config.java = java_targets;
 	sampler_config.nr_java = java__targets(rec->java, java_targets, JBPF_MAX_TARGETS);
 	/* Loaded whenever a JVM may be walked: one may start or exec during the recording. */

@@ -36,6 +36,7 @@ struct recording {
 	struct aggregator *agg;
 	struct java *java;
 	struct walked *walked;   /* JVMs whose Java frames BPF walks */
+	size_t jvms_starting;    /* JVMs offered to the walk at the start while still starting */
 	struct oracle *oracle;   /* --java-stacks both: the walk checked against the agent */
 	struct pipeline *pipeline;
 	struct leaks *leaks;     /* -e nativemem --leaks */

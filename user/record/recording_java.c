@@ -54,6 +54,8 @@ static enum walked_result offer_walk(struct recording *rec, uint32_t tgid, bool 
 		fprintf(stderr, "jbpfprof: JVM pid %u: %s; %s\n", tgid, why,
 			agent_wanted(&rec->config) ? "its Java frames come from the agent"
 						   : "its allocations are recorded without Java frames");
+	if (rc == WALKED_STARTING && !rec->sampler)
+		rec->jvms_starting++;
 	/* Watched (the agent's tries too), and offered to the walk again at each try: adopt_jvm. */
 	if (rc == WALKED_STARTING && !quiet && rec->config.verbose)
 		fprintf(stderr, "jbpfprof: JVM pid %u: still starting (%s); walked once its layout reads\n", tgid, why);

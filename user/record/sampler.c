@@ -255,8 +255,11 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 					   &sampler->syscall_exit, err, err_size);
 	if (!error && config->nr_java)
 		error = setup_java(sampler, config, err, err_size);
-	if (!error && config->waits)
-		error = setup_waits(sampler, config, err, err_size);
+	/*
+	 * The objects that follow no context switch load before the scheduler's
+	 * attach: a load takes tens of milliseconds, in which the threads not yet
+	 * seeded (wall__seed) would switch unseen.
+	 */
 	if (!error && config->nativemem) {
 		struct nativemem_config nc = *config->nativemem;
 
@@ -273,6 +276,8 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 		if (vthreads__open(&vc, cpu_sampler__object(sampler->cpu), &sampler->vthreads, why, sizeof(why)))
 			fprintf(stderr, "jbpfprof: the time virtual threads spend unmounted is not recorded: %s\n", why);
 	}
+	if (!error && config->waits)
+		error = setup_waits(sampler, config, err, err_size);
 	if (!error && config->before_start && config->before_start(config->before_start_ctx, sampler)) {
 		snprintf(err, err_size, "cannot hand the JVMs' layouts to BPF");
 		error = -EINVAL;
