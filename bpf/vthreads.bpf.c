@@ -97,7 +97,7 @@ static __always_inline struct jbpf_sample *unwind_sample(void)
 	return bpf_map_lookup_elem(&scratch, &zero);
 }
 
-/* VirtualThread.state while it yields (Thread.yield), in JDK 21 to 25: its wait is for a carrier. */
+/* VirtualThread.YIELDING (JDK 25), its state in Thread.yield: its wait is for a carrier. */
 #define VTHREAD_YIELDING 10
 
 /*
