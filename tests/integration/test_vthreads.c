@@ -334,7 +334,8 @@ static void check_unmounted(const char *what, struct unmounted_time t, long long
 	fprintf(stderr,
 		"  %s: %.3f s under the method, %.3f s measured by the virtual threads (%+.2f%%); %.1f%% of it "
 		"unmounted, %.1f%% of that asleep\n",
-		what, (double)t.total / 1e6, truth_us / 1e6, truth_us > 0 ? 100 * ((double)t.total - truth_us) / truth_us : 0,
+		what, (double)t.total / 1e6, truth_us / 1e6,
+		truth_us > 0 ? 100 * ((double)t.total - truth_us) / truth_us : 0,
 		t.total ? 100.0 * (double)t.unmounted / (double)t.total : 0,
 		t.unmounted ? 100.0 * (double)t.asleep / (double)t.unmounted : 0);
 	assert_true(truth_ns > 0 && t.total > 0);
@@ -436,8 +437,8 @@ static void unmounted_time_fits_the_window(void **state)
 	jvm_start(&jvm, jdk, "VThreads", (char *[]){ "yields", "8", NULL });
 	file = harness_path(jvm.dir, "yields.collapsed");
 	status = jvm_record_watched(&jvm, &profiler, file,
-				    (char *[]){ "-e", "wall", "-d", "2", "--threads", "--wait-interval", "1ms", NULL }, 60,
-				    2000, 0, &hb);
+				    (char *[]){ "-e", "wall", "-d", "2", "--threads", "--wait-interval", "1ms", NULL },
+				    60, 2000, 0, &hb);
 	if (hb.stalled)
 		jvm_kill(&jvm);
 	assert_false(hb.stalled);
@@ -465,7 +466,8 @@ static void unmounted_time_fits_the_window(void **state)
 		most = unmounted[k] > most ? unmounted[k] : most;
 	window = window_us(&profiler);
 	fprintf(stderr, "  %s, yields: %zu virtual threads unmounted, the most for %llu us of the %.0f us window "
-		"(%.0f us allowed)\n", jdk->name, nr, (unsigned long long)most, window, window + 4 * sqrt(window * 1000));
+		"(%.0f us allowed)\n",
+		jdk->name, nr, (unsigned long long)most, window, window + 4 * sqrt(window * 1000));
 	assert_true(window > 0);
 	assert_true(nr > 0);
 	/*

@@ -296,8 +296,8 @@ int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 	/* A wall-clock or off-CPU recording's virtual threads: their time unmounted (bpf/vthreads.bpf.c). */
 	if ((j->layout.flags & JBPF_HOTSPOT_UNMOUNTS) &&
 	    sampler__probe_vthreads(sampler, "/proc", tgid, j->layout.start_ticks, why, sizeof(why)) && why[0])
-		fprintf(stderr, "jbpfprof: JVM pid %u: the time its virtual threads spend unmounted is not recorded: %s\n",
-			tgid, why);
+		fprintf(stderr, "jbpfprof: JVM pid %u: its virtual threads' time unmounted is not recorded: %s\n", tgid,
+			why);
 	return 0;
 }
 

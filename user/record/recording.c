@@ -636,7 +636,8 @@ int recording__run(struct recording *rec)
 	if (recording_attach_jvms(rec))
 		return -1;
 	/* Virtual threads' time unmounted: where a JVM walked by BPF is, or may come (the probes go on JVMs alone). */
-	sampler_config.vthreads = wall && !c->no_unmounted && (c->all || walked__nr_jvms(rec->walked) || rec->jvms_starting);
+	sampler_config.vthreads =
+		wall && !c->no_unmounted && (c->all || walked__nr_jvms(rec->walked) || rec->jvms_starting);
 	sampler_config.java = java_targets;
 	sampler_config.nr_java = java__targets(rec->java, java_targets, JBPF_MAX_TARGETS);
 	/* Loaded whenever a JVM may be walked: one may start or exec during the recording. */

@@ -159,8 +159,9 @@ static int room_for_one(struct vthreads *vt)
 static int probe(struct bpf_program *prog, bool session, const char *file, const uint64_t *offsets, size_t nr,
 		 uint32_t tgid)
 {
-	return loader__uprobe_multi(bpf_program__fd(prog), session ? LOADER_TRACE_UPROBE_SESSION : LOADER_TRACE_UPROBE_MULTI,
-				    file, offsets, NULL, nr, tgid);
+	uint32_t type = session ? LOADER_TRACE_UPROBE_SESSION : LOADER_TRACE_UPROBE_MULTI;
+
+	return loader__uprobe_multi(bpf_program__fd(prog), type, file, offsets, NULL, nr, tgid);
 }
 
 int vthreads__find_functions(int fd, uint64_t *freezes, size_t *nr_freezes, uint64_t *thaws, size_t *nr_thaws)

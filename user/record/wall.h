@@ -52,7 +52,7 @@ typedef void (*wall_end_wait_fn)(void *ctx, const struct jbpf_sample *wait, size
 
 struct wall_config {
 	bool offcpu_only;          /* -e offcpu: running time is not shown */
-	uint64_t full_wait_ns;     /* the wait interval: what a virtual thread's short wait picked by chance stands for */
+	uint64_t full_wait_ns;     /* the wait interval: what a short virtual thread's wait picked by chance weighs */
 	uint64_t min_block_ns;     /* waits shorter than this are dropped (counted) */
 	uint64_t max_block_ns;     /* and longer than this; 0: no limit */
 	wall_forward_fn forward;   /* every record, once complete */
