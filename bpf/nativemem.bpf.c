@@ -49,6 +49,7 @@
 
 #include "shared.bpf.h"
 #include "unwind.bpf.h"
+#include "probe_scratch.bpf.h"
 
 const volatile bool follow_frees = false;
 /* The alignment malloc gives anyway: a memalign of at most this calls malloc (glibc: 16 on x86-64). */
@@ -114,34 +115,7 @@ struct {
 #define SAMPLE_MAX_SIZE                                                                                    \
 	(sizeof(struct jbpf_sample) + JBPF_MAX_STACK_DEPTH * sizeof(__u64) +                              \
 	 JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame))
-#define JAVA_FRAMES_BYTES (JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame))
 _Static_assert(SAMPLE_MAX_SIZE - JAVA_FRAMES_BYTES <= UNWIND_SCRATCH_IPS_BYTES, "the ips part of a record fits the mask");
-
-/*
- * The record being built on this CPU. A uprobe's program can be preempted
- * (it runs with migration, not preemption, disabled), and another target
- * thread's call on the same CPU would then build into the same bytes:
- * busy says one is being built, and a second call drops its sample
- * (JBPF_CNT_NATIVE_BUSY) rather than share it.
- */
-struct scratch {
-	__u8 bytes[UNWIND_SCRATCH_IPS_BYTES + JAVA_FRAMES_BYTES];
-	__u32 busy;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch SEC(".maps");
-
-static __always_inline struct jbpf_sample *unwind_sample(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&scratch, &zero);
-}
 
 /* Whether a call of size bytes is sampled: the CPU's countdown crosses zero. */
 static __always_inline bool take_sample(__u64 size)
@@ -267,18 +241,12 @@ __noinline int walk_user_stack(struct pt_regs *ctx, __u32 tgid)
 /* Sends the sample of a call of size bytes by the current thread; its time, or 0 when it was not sent. */
 static __always_inline __u64 send_sample(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u64 size)
 {
-	struct jbpf_sample *sample = unwind_sample();
-	struct scratch *own = (struct scratch *)sample;
+	struct jbpf_sample *sample = probe_scratch_claim(JBPF_CNT_NATIVE_BUSY);
 	__u64 now = bpf_ktime_get_ns(), bytes;
 	__u32 un;
 
 	if (!sample)
 		return 0;
-	if (own->busy) {
-		count(JBPF_CNT_NATIVE_BUSY);
-		return 0;
-	}
-	own->busy = 1;
 	sample_header__init(sample, JBPF_RECORD_NATIVE_ALLOC, bpf_get_smp_processor_id(), now, tgid, tid);
 	bpf_get_current_comm(sample->comm, sizeof(sample->comm));
 	sample->alloc_bytes = size;
@@ -292,7 +260,7 @@ static __always_inline __u64 send_sample(struct pt_regs *ctx, __u32 tgid, __u32 
 		count(JBPF_CNT_NATIVE_LOST);
 		now = 0;
 	}
-	own->busy = 0;
+	probe_scratch_release(sample);
 	return now;
 }
 

@@ -33,10 +33,9 @@
  *     JBPF_WAIT_UNKNOWN_START, userspace starts it at the recording's
  *     start.
  *
- * A uprobe's program can be preempted (migration, not preemption, is
- * disabled), and another target thread's probe on the same CPU would
- * build into the same scratch: busy says one is being built, and the
- * second drops its wait (JBPF_CNT_VTHREAD_BUSY). The heap is read at a
+ * A wait is built in bpf/probe_scratch.bpf.h's record, which a probe
+ * preempted on the same CPU may hold: the second drops its wait
+ * (JBPF_CNT_VTHREAD_BUSY). The heap is read at a
  * probe in a function that reaches no safepoint before it returns
  * (prepare_thaw is a leaf; the freezes read at their entry), so no
  * collection moves the objects read meanwhile; ZGC and Shenandoah, whose
@@ -48,6 +47,7 @@
 
 #include "shared.bpf.h"
 #include "unwind.bpf.h"
+#include "probe_scratch.bpf.h"
 
 /* Set by userspace between open and load: as the scheduler program's (bpf/offcpu.bpf.c). */
 const volatile __u64 full_wait_ns = 10000000;
@@ -74,28 +74,7 @@ struct {
 	__type(value, struct unmounted_since);
 } unmounted SEC(".maps");
 
-#define JAVA_FRAMES_BYTES (JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame))
 #define VTHREAD_WAIT_MAX_SIZE (sizeof(struct jbpf_sample) + JAVA_FRAMES_BYTES)
-
-/* The record being built on this CPU; busy while one is (see above). */
-struct scratch {
-	__u8 bytes[UNWIND_SCRATCH_IPS_BYTES + JAVA_FRAMES_BYTES];
-	__u32 busy;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch SEC(".maps");
-
-static __always_inline struct jbpf_sample *unwind_sample(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&scratch, &zero);
-}
 
 /* VirtualThread.YIELDING (JDK 25), its state in Thread.yield: its wait is for a carrier. */
 #define VTHREAD_YIELDING 10
@@ -215,7 +194,6 @@ static __always_inline void on_mount(struct pt_regs *ctx)
 	struct unmounted_key key = { .tgid = tgid };
 	struct unmounted_since *at;
 	struct jbpf_sample *wait;
-	struct scratch *own;
 	__u64 since = 0;
 
 	/* A return into frames thawed lazily, not a mount. */
@@ -241,15 +219,9 @@ static __always_inline void on_mount(struct pt_regs *ctx)
 	}
 	if (since && (since > now || !picked(now - since, &flags)))
 		return;
-	wait = unwind_sample();
-	own = (struct scratch *)wait;
+	wait = probe_scratch_claim(JBPF_CNT_VTHREAD_BUSY);
 	if (!wait)
 		return;
-	if (own->busy) {
-		count(JBPF_CNT_VTHREAD_BUSY);
-		return;
-	}
-	own->busy = 1;
 	hotspot_vthread_name(&w, jvm, vthread);
 	sample_header__init(wait, JBPF_RECORD_VTHREAD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
 	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
@@ -267,7 +239,7 @@ static __always_inline void on_mount(struct pt_regs *ctx)
 		count(JBPF_CNT_VTHREAD_LOST);
 	else
 		count(JBPF_CNT_VTHREAD_WAITS);
-	own->busy = 0;
+	probe_scratch_release(wait);
 }
 
 /* The freezes: a session of a multi-uprobe link. */
