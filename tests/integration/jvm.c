@@ -274,6 +274,28 @@ static void after_stall(struct jvm *jvm, struct heartbeats *hb)
 		fprintf(stderr, "  (gdb could not be run)\n");
 }
 
+void jvm_record_stacks(struct jvm *jvm, struct child *profiler, const char *name, char *const args[], int after_ms,
+		       struct collapsed *stacks, struct heartbeats *hb)
+{
+	char *file = harness_path(jvm->dir, name);
+	struct heartbeats own;
+	int status;
+
+	if (!hb)
+		hb = &own;
+	status = jvm_record_watched(jvm, profiler, file, args, 60, 2000, after_ms, hb);
+	if (hb->stalled) {
+		jvm_kill(jvm);
+		fail_msg("the JVM stopped beating after %ld beats", hb->beats);
+	}
+	if (status != 0)
+		fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler->buf);
+	assert_int_equal(status, 0);
+	assert_int_equal(collapsed_load(file, stacks), 0);
+	unlink(file);
+	free(file);
+}
+
 int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *file, char *const args[], int timeout_s,
 		       int bound_ms, int after_ms, struct heartbeats *hb)
 {

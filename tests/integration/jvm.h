@@ -93,6 +93,17 @@ int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *file, char
 		       int bound_ms, int after_ms, struct heartbeats *hb);
 
 /*
+ * jvm_record_watched's common case: a recording of at most 60 s into
+ * collapsed stacks (name, in the JVM's directory), a stall of 2 s, the
+ * JVM watched after_ms more. Fails the test (the JVM killed) if it
+ * stalled, or if the profiler failed (its stderr printed); else the stacks
+ * into *stacks, the file gone, the profiler's stderr in profiler->buf,
+ * and the beats in *hb unless hb is NULL.
+ */
+void jvm_record_stacks(struct jvm *jvm, struct child *profiler, const char *name, char *const args[], int after_ms,
+		       struct collapsed *stacks, struct heartbeats *hb);
+
+/*
  * J and N of the profiler's summary "Java stacks: J of N joined" (its
  * stderr in profiler): 0, or -1 when the summary has no such part.
  */

@@ -424,8 +424,6 @@ int main(void)
 		HARNESS_TEST(all_stopped_jvm),
 	};
 
-	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("attach at any moment", tests, NULL, NULL);
 }

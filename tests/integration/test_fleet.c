@@ -1245,9 +1245,7 @@ int main(void)
 		JVM_CASE_TEST("jvm25_in_container", in_container25),
 	};
 
-	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 
 	return cmocka_run_group_tests_name("fleet: --continuous, --push, --dir", tests, NULL, NULL);
 }

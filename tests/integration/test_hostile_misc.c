@@ -282,7 +282,6 @@ int main(void)
 		HOSTILE_TEST(a_pprof_bomb_is_refused_in_bounded_memory),
 	};
 
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -323,7 +323,6 @@ int main(void)
 		HARNESS_TEST(no_jvm_no_layout),
 	};
 
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("hotspot_layout", tests, NULL, NULL);
 }

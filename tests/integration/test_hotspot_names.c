@@ -418,7 +418,6 @@ int main(void)
 		JDK_TEST(names_agree_with_jvmti, jdk25),
 	};
 
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("hotspot_names", tests, NULL, NULL);
 }

@@ -703,8 +703,6 @@ int main(void)
 		JDK_TESTS(frame_kinds_walked_by_agent),
 	};
 
-	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("java", tests, NULL, NULL);
 }

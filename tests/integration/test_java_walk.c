@@ -709,28 +709,16 @@ static void churn_names_only_methods_on_the_stack(void **state)
 	const struct jdk *jdk = require_java(state);
 	uint64_t samples = 0, judged = 0, wrong = 0, throw_samples = 0, throw_java = 0;
 	const char *unnamed;
-	char *file;
 	struct heartbeats hb;
 	struct child profiler;
 	struct collapsed stacks;
 	struct jvm jvm;
-	int status;
 
 	jvm_require(jdk, "Churn");
 	jvm_start_opts(&jvm, jdk, (char *[]){ "-XX:ReservedCodeCacheSize=2500k", "-XX:-SegmentedCodeCache", NULL },
 		       "Churn", NULL);
-	file = harness_path(jvm.dir, "churn.collapsed");
-	status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-F", "997", "-d", "4", "--threads", NULL }, 60,
-				    2000, 1000, &hb);
-	if (hb.stalled)
-		jvm_kill(&jvm);
-	assert_false(hb.stalled);
-	if (status != 0)
-		fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler.buf);
-	assert_int_equal(status, 0);
-	assert_int_equal(collapsed_load(file, &stacks), 0);
-	unlink(file);
-	free(file);
+	jvm_record_stacks(&jvm, &profiler, "churn.collapsed", (char *[]){ "-F", "997", "-d", "4", "--threads", NULL },
+			  1000, &stacks, &hb);
 	jvm_stop(&jvm);
 	for (size_t i = 0; i < stacks.n; i++) {
 		struct frames fr;
@@ -792,8 +780,6 @@ int main(void)
 		JDK_TESTS(churn_names_only_methods_on_the_stack),
 	};
 
-	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("java_walk", tests, NULL, NULL);
 }

@@ -198,8 +198,6 @@ int main(void)
 		JDK_TESTS(stopped_jvm_is_no_longer_signalled),
 	};
 
-	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("liveness", tests, NULL, NULL);
 }

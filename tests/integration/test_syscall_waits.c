@@ -145,8 +145,6 @@ int main(void)
 		MODE_TEST(syscalls_not_cut_short, jdk25_wall_task_work),
 	};
 
-	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("syscall_waits", tests, NULL, NULL);
 }

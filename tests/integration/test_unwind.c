@@ -797,8 +797,6 @@ int main(void)
 		JDK_TEST(deflate_jni_into_zlib_without_gap, jdk25),
 	};
 
-	/* $JBPF_TEST_FILTER: run only the tests whose names match this cmocka pattern. */
-	if (getenv("JBPF_TEST_FILTER"))
-		cmocka_set_test_filter(getenv("JBPF_TEST_FILTER"));
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("unwind", tests, NULL, NULL);
 }

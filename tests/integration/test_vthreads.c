@@ -110,21 +110,11 @@ struct by_thread {
 
 static void threads_view(struct jvm *jvm, struct by_thread *t)
 {
-	char *file = harness_path(jvm->dir, "threads.collapsed");
-	struct heartbeats hb;
 	struct child profiler;
 	struct collapsed stacks;
-	int status;
 
-	status = jvm_record_watched(jvm, &profiler, file, (char *[]){ "-F", "997", "-d", "2", "--threads", NULL }, 60,
-				    2000, 0, &hb);
-	if (hb.stalled)
-		jvm_kill(jvm);
-	assert_false(hb.stalled);
-	assert_int_equal(status, 0);
-	assert_int_equal(collapsed_load(file, &stacks), 0);
-	unlink(file);
-	free(file);
+	jvm_record_stacks(jvm, &profiler, "threads.collapsed", (char *[]){ "-F", "997", "-d", "2", "--threads", NULL }, 0,
+			  &stacks, NULL);
 	for (size_t i = 0; i < stacks.n; i++) {
 		struct frames fr;
 		unsigned long long id;
@@ -158,24 +148,12 @@ static void cpu_shares_of_virtual_threads(void **state)
 	jvm_start(&jvm, jdk, "VThreads", (char *[]){ "cpu", VIRTUAL_THREADS, NULL });
 	s.summary = 0;
 	for (int round = 0; s.work < needed && round < ROUNDS; round++) {
-		char *file = harness_path(jvm.dir, "vthreads.collapsed");
-		struct heartbeats hb;
 		struct child profiler;
 		struct collapsed stacks;
 		long long counted, frozen;
-		int status;
 
-		status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-F", "997", "-d", "4", NULL }, 60, 2000,
-					    0, &hb);
-		if (hb.stalled)
-			jvm_kill(&jvm);
-		assert_false(hb.stalled);
-		if (status != 0)
-			fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler.buf);
-		assert_int_equal(status, 0);
-		assert_int_equal(collapsed_load(file, &stacks), 0);
-		unlink(file);
-		free(file);
+		jvm_record_stacks(&jvm, &profiler, "vthreads.collapsed", (char *[]){ "-F", "997", "-d", "4", NULL }, 0,
+				  &stacks, NULL);
 		tally(&stacks, &s);
 		if (summary_on_virtual(&profiler, &counted, &frozen))
 			fprintf(stderr, "no count of virtual-thread samples in:\n%s\n", profiler.buf);
@@ -229,15 +207,13 @@ static double window_us(const struct child *profiler)
 static void pinned_virtual_thread_blocks_its_carrier(void **state)
 {
 	const struct jdk *jdk = &jdk25;
-	char *dir, *lib, *file;
+	char *dir, *lib;
 	uint64_t asleep = 0, unmounted = 0;
 	unsigned long long pinned_id = 0;
-	struct heartbeats hb;
 	struct child profiler;
 	struct collapsed stacks;
 	struct jvm jvm;
 	double window;
-	int status;
 
 	(void)state;
 	jvm_require(jdk, "VThreads");
@@ -247,16 +223,8 @@ static void pinned_virtual_thread_blocks_its_carrier(void **state)
 	free(dir);
 	jvm_start_opts(&jvm, jdk, (char *[]){ "--enable-native-access=ALL-UNNAMED", NULL }, "VThreads",
 		       (char *[]){ "pinned", "50", lib, NULL });
-	file = harness_path(jvm.dir, "pinned.collapsed");
-	status = jvm_record_watched(&jvm, &profiler, file, (char *[]){ "-e", "wall", "-d", "3", "--threads", NULL }, 60,
-				    2000, 0, &hb);
-	if (hb.stalled)
-		jvm_kill(&jvm);
-	assert_false(hb.stalled);
-	assert_int_equal(status, 0);
-	assert_int_equal(collapsed_load(file, &stacks), 0);
-	unlink(file);
-	free(file);
+	jvm_record_stacks(&jvm, &profiler, "pinned.collapsed", (char *[]){ "-e", "wall", "-d", "3", "--threads", NULL },
+			  0, &stacks, NULL);
 	jvm_stop(&jvm);
 	for (size_t i = 0; i < stacks.n; i++) {
 		struct frames fr;
@@ -422,30 +390,19 @@ static void unmounted_waits_under_their_methods(void **state)
 static void unmounted_time_fits_the_window(void **state)
 {
 	const struct jdk *jdk = &jdk25;
-	struct heartbeats hb;
 	struct child profiler;
 	struct collapsed stacks;
 	struct jvm jvm;
-	char *file;
 	uint64_t most = 0, ids[64] = { 0 }, unmounted[64] = { 0 };
 	size_t nr = 0;
 	double window;
-	int status;
 
 	(void)state;
 	jvm_require(jdk, "VThreads");
 	jvm_start(&jvm, jdk, "VThreads", (char *[]){ "yields", "8", NULL });
-	file = harness_path(jvm.dir, "yields.collapsed");
-	status = jvm_record_watched(&jvm, &profiler, file,
-				    (char *[]){ "-e", "wall", "-d", "2", "--threads", "--wait-interval", "1ms", NULL },
-				    60, 2000, 0, &hb);
-	if (hb.stalled)
-		jvm_kill(&jvm);
-	assert_false(hb.stalled);
-	assert_int_equal(status, 0);
-	assert_int_equal(collapsed_load(file, &stacks), 0);
-	unlink(file);
-	free(file);
+	jvm_record_stacks(&jvm, &profiler, "yields.collapsed",
+			  (char *[]){ "-e", "wall", "-d", "2", "--threads", "--wait-interval", "1ms", NULL }, 0, &stacks,
+			  NULL);
 	for (size_t i = 0; i < stacks.n; i++) {
 		struct frames fr;
 		unsigned long long id;
@@ -479,17 +436,8 @@ static void unmounted_time_fits_the_window(void **state)
 	collapsed_free(&stacks);
 
 	/* --no-unmounted: no probes, no time unmounted, nothing said of it. */
-	file = harness_path(jvm.dir, "no-unmounted.collapsed");
-	status = jvm_record_watched(&jvm, &profiler, file,
-				    (char *[]){ "-e", "wall", "-d", "1", "--threads", "--no-unmounted", NULL }, 60, 2000,
-				    0, &hb);
-	if (hb.stalled)
-		jvm_kill(&jvm);
-	assert_false(hb.stalled);
-	assert_int_equal(status, 0);
-	assert_int_equal(collapsed_load(file, &stacks), 0);
-	unlink(file);
-	free(file);
+	jvm_record_stacks(&jvm, &profiler, "no-unmounted.collapsed",
+			  (char *[]){ "-e", "wall", "-d", "1", "--threads", "--no-unmounted", NULL }, 0, &stacks, NULL);
 	jvm_stop(&jvm);
 	for (size_t i = 0; i < stacks.n; i++)
 		assert_null(strstr(stacks.stacks[i], "[unmounted]"));
