@@ -19,6 +19,9 @@ apt-get install -y -qq --no-install-recommends \
 # The unwind table tests profile Debian's own python3 (built without frame
 # pointers) and compare with perf's DWARF unwinder (linux-perf).
 apt-get install -y -qq --no-install-recommends python3 linux-perf >/dev/null
+# The kernel matrix (tests/kernels/) boots Debian's kernels under qemu, with
+# a busybox initramfs, and reads their modules (some .ko.xz).
+apt-get install -y -qq --no-install-recommends qemu-system-x86 busybox-static xz-utils >/dev/null
 # Debian's nodejs comes without npm; a nodejs package that bundles npm
 # conflicts with Debian's npm package, so install it only when missing.
 if ! command -v npm >/dev/null 2>&1; then
