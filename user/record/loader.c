@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -141,6 +142,53 @@ size_t loader__add_run_times(const struct bpf_object *obj, struct loader_run_tim
 		times[i].runs += info.run_cnt;
 	}
 	return nr;
+}
+
+bool loader__fallback_forced(const char *name)
+{
+	const char *list = getenv("JBPFPROF_FORCE_FALLBACK");
+	size_t len = strlen(name);
+
+	if (!list)
+		return false;
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+
+		if ((n == 3 && !strncmp(p, "all", 3)) || (n == len && !strncmp(p, name, len)))
+			return true;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+/* The notes already given: one line per feature and recording, not one per JVM or per load. */
+#define NOTES_MAX 32
+static char notes_given[NOTES_MAX][48];
+
+static bool first_note(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < NOTES_MAX && notes_given[i][0]; i++)
+		if (!strncmp(notes_given[i], key, sizeof(notes_given[i]) - 1))
+			return false;
+	if (i < NOTES_MAX)
+		snprintf(notes_given[i], sizeof(notes_given[i]), "%s", key);
+	return true;
+}
+
+void loader__note_fallback(const char *feature, const char *why, const char *instead)
+{
+	if (first_note(feature))
+		fprintf(stderr, "jbpfprof: fallback: %s: %s; %s\n", feature, why, instead);
+}
+
+void loader__note_unavailable(const char *part, const char *why)
+{
+	if (first_note(part))
+		fprintf(stderr, "jbpfprof: unavailable: %s: %s\n", part, why);
 }
 
 /* Harmless, and what perf and bpftrace do too. */

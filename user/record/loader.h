@@ -75,6 +75,30 @@ int loader__uprobe_multi(int prog_fd, uint32_t attach_type, const char *file, co
 			 const uint64_t *cookies, size_t nr, uint32_t pid);
 
 /*
+ * Optional kernel features. Each has a fallback (another way to the same
+ * result) or, where there is none, a refusal of the part that needs it
+ * alone. The environment variable JBPFPROF_FORCE_FALLBACK, a
+ * comma-separated list of fallback names or "all", forces fallbacks on a
+ * kernel that has the feature, so that tests run every fallback path on
+ * every kernel. Names: "map-elem-iter", "uprobe-multi", "uprobe-session",
+ * "task-work", "bpf-loop" (see docs/architecture.md, "Kernels").
+ */
+bool loader__fallback_forced(const char *name);
+
+/*
+ * Says once, on standard error, that the profiler goes on without a
+ * feature: "jbpfprof: fallback: FEATURE: WHY; INSTEAD". The kernel matrix
+ * (tests/kernels/) reads these lines: keep the prefix.
+ */
+void loader__note_fallback(const char *feature, const char *why, const char *instead);
+
+/*
+ * Says once that a part of the recording is left out for want of a
+ * feature: "jbpfprof: unavailable: PART: WHY". Same prefix rule.
+ */
+void loader__note_unavailable(const char *part, const char *why);
+
+/*
  * libbpf attaches tracepoint programs by the event's id, which only tracefs
  * tells; mounts tracefs where the kernel expects it when it is not mounted.
  */
