@@ -222,8 +222,10 @@ union link_create_attr {
 	uint8_t bytes[128];
 };
 
-int loader__uprobe_multi(int prog_fd, uint32_t attach_type, const char *file, const uint64_t *offsets,
-			 const uint64_t *cookies, size_t nr, uint32_t pid)
+#define UPROBE_MULTI_RETURN 1 /* BPF_F_UPROBE_MULTI_RETURN */
+
+static int link_uprobe_multi(int prog_fd, uint32_t attach_type, uint32_t flags, const char *file,
+			     const uint64_t *offsets, const uint64_t *cookies, size_t nr, uint32_t pid)
 {
 	union link_create_attr attr;
 	int fd;
@@ -231,6 +233,7 @@ int loader__uprobe_multi(int prog_fd, uint32_t attach_type, const char *file, co
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_fd = (uint32_t)prog_fd;
 	attr.attach_type = attach_type;
+	attr.multi_flags = flags;
 	attr.path = (uint64_t)(uintptr_t)file;
 	attr.offsets = (uint64_t)(uintptr_t)offsets;
 	attr.cookies = (uint64_t)(uintptr_t)cookies;
@@ -238,4 +241,63 @@ int loader__uprobe_multi(int prog_fd, uint32_t attach_type, const char *file, co
 	attr.pid = pid;
 	fd = (int)syscall(__NR_bpf, LINK_CREATE_COMMAND, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
+}
+
+int loader__uprobe_multi(int prog_fd, uint32_t attach_type, const char *file, const uint64_t *offsets,
+			 const uint64_t *cookies, size_t nr, uint32_t pid)
+{
+	return link_uprobe_multi(prog_fd, attach_type, 0, file, offsets, cookies, nr, pid);
+}
+
+int loader__uretprobe_multi(int prog_fd, const char *file, const uint64_t *offsets, const uint64_t *cookies,
+			    size_t nr, uint32_t pid)
+{
+	return link_uprobe_multi(prog_fd, LOADER_TRACE_UPROBE_MULTI, UPROBE_MULTI_RETURN, file, offsets, cookies, nr,
+				 pid);
+}
+
+/*
+ * The answer of link_create for attach_type on "/" with pid, for a
+ * program that returns 0 loaded for that attach type: a negative errno
+ * (or 0 if a link was made, which no kernel does for a directory).
+ */
+static int uprobe_link_errno(uint32_t attach_type, uint32_t pid)
+{
+	/* r0 = 0; exit */
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type);
+	uint64_t offset = 0;
+	int prog, link, error;
+
+	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, sizeof(insns) / sizeof(insns[0]), &opts);
+	if (prog < 0)
+		return -errno;
+	link = link_uprobe_multi(prog, attach_type, 0, "/", &offset, NULL, 1, pid);
+	error = link < 0 ? link : 0;
+	if (link >= 0)
+		close(link);
+	close(prog);
+	return error;
+}
+
+bool loader__has_uprobe_multi(void)
+{
+	static int known = -1;
+
+	if (known < 0)
+		known = uprobe_link_errno(LOADER_TRACE_UPROBE_MULTI, 0) == -EBADF &&
+			uprobe_link_errno(LOADER_TRACE_UPROBE_MULTI, (uint32_t)-1) == -EINVAL;
+	return known;
+}
+
+bool loader__has_uprobe_session(void)
+{
+	static int known = -1;
+
+	if (known < 0)
+		known = uprobe_link_errno(LOADER_TRACE_UPROBE_SESSION, 0) == -EBADF;
+	return known;
 }

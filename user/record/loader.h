@@ -67,12 +67,29 @@ size_t loader__add_run_times(const struct bpf_object *obj, struct loader_run_tim
 
 /*
  * One link putting program prog_fd (attach_type, one of the two above)
- * on offsets[0..nr) of file, in process pid only (every thread of it; a
- * per-thread perf event uprobe would see only the thread named and those
- * it starts), each with its cookie. The link's fd, or a negative errno.
+ * on offsets[0..nr) of file, in process pid only (every thread of it,
+ * those running now and those to come), each with its cookie. The link's
+ * fd, or a negative errno.
  */
 int loader__uprobe_multi(int prog_fd, uint32_t attach_type, const char *file, const uint64_t *offsets,
 			 const uint64_t *cookies, size_t nr, uint32_t pid);
+
+/* The same link for the functions' returns (uretprobes); prog_fd's expected attach type LOADER_TRACE_UPROBE_MULTI. */
+int loader__uretprobe_multi(int prog_fd, const char *file, const uint64_t *offsets, const uint64_t *cookies,
+			    size_t nr, uint32_t pid);
+
+/*
+ * Whether the kernel makes multi-uprobe links (Linux 6.6) whose pid
+ * limits them to a process. Kernels before the fix of 6.10 (and of the
+ * stable releases it went to) limited them to the one thread of that id,
+ * and are treated as having none. Asked of the kernel once per process:
+ * a link made on a directory fails with EBADF only where the link type
+ * exists, and a pid of -1 fails with EINVAL only where it is checked.
+ */
+bool loader__has_uprobe_multi(void);
+
+/* Whether the kernel makes uprobe sessions (Linux 6.13), asked the same way. */
+bool loader__has_uprobe_session(void);
 
 /*
  * Optional kernel features. Each has a fallback (another way to the same
