@@ -53,8 +53,19 @@ static const struct {
 struct nativemem {
 	struct nativemem_bpf *skel;
 	bool leaks;
+	bool multi;               /* multi-uprobe links (Linux 6.6), else one perf-event uprobe per function */
+	bool session;             /* --leaks with sessions (Linux 6.13), else entry and return probes */
 	int *links;               /* the multi-uprobe links' fds */
 	size_t nr_links, cap_links;
+	struct bpf_link **probes; /* the perf-event uprobes */
+	size_t nr_probes, cap_probes;
+};
+
+/* How a list of functions is probed. */
+enum probe_kind {
+	PROBE_ENTRY,   /* nativemem_call */
+	PROBE_RETURN,  /* nativemem_return: --leaks without sessions */
+	PROBE_SESSION, /* nativemem_session */
 };
 
 /*
@@ -102,6 +113,35 @@ static int start_countdowns(struct nativemem *nm, uint64_t interval)
 	return error;
 }
 
+/*
+ * Which probes this kernel takes, asked of it (loader.h), or forced to the
+ * fallbacks by JBPFPROF_FORCE_FALLBACK; each fallback said once.
+ */
+static void choose_probes(struct nativemem *nm)
+{
+	bool multi_forced = loader__fallback_forced("uprobe-multi");
+	bool session_forced = loader__fallback_forced("uprobe-session");
+
+	nm->multi = !multi_forced && loader__has_uprobe_multi();
+	if (!nm->multi)
+		loader__note_fallback("uprobe-multi",
+				      multi_forced ? "forced by JBPFPROF_FORCE_FALLBACK"
+						   : "this kernel has no multi-uprobe links limited to a process "
+						     "(Linux 6.6, with the process filter of 6.10)",
+				      "-e nativemem attaches one uprobe per function and process");
+	if (!nm->leaks)
+		return;
+	/* A session is a kind of multi-uprobe link. */
+	nm->session = nm->multi && !session_forced && loader__has_uprobe_session();
+	if (!nm->session)
+		loader__note_fallback("uprobe-session",
+				      session_forced ? "forced by JBPFPROF_FORCE_FALLBACK"
+				      : !nm->multi   ? "uprobe sessions are multi-uprobe links"
+						     : "this kernel has no uprobe sessions (Linux 6.13)",
+				      "--leaks probes the allocation functions' returns too: every call pays a "
+				      "second trap, not only the sampled ones");
+}
+
 int nativemem__open(const struct nativemem_config *config, const struct bpf_object *owner, struct nativemem **out,
 		    char *err, size_t err_size)
 {
@@ -131,10 +171,20 @@ int nativemem__open(const struct nativemem_config *config, const struct bpf_obje
 	nm->skel->rodata->hotspot_remember_blobs = config->remember_blobs;
 	bpf_map__set_max_entries(nm->skel->maps.live,
 				 !config->leaks ? 1 : config->live_max ? config->live_max : NATIVEMEM_LIVE_DEFAULT);
-	/* The session is loaded for --leaks only: a kernel without sessions still takes the entries. */
-	bpf_program__set_expected_attach_type(nm->skel->progs.nativemem_call, LOADER_TRACE_UPROBE_MULTI);
+	choose_probes(nm);
+	nm->skel->rodata->uprobe_session = nm->session;
+	/*
+	 * A kernel loads only the programs it can attach: a perf-event uprobe's
+	 * program has no expected attach type, and the session's is loaded
+	 * where sessions are used alone.
+	 */
+	if (nm->multi) {
+		bpf_program__set_expected_attach_type(nm->skel->progs.nativemem_call, LOADER_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(nm->skel->progs.nativemem_return, LOADER_TRACE_UPROBE_MULTI);
+	}
 	bpf_program__set_expected_attach_type(nm->skel->progs.nativemem_session, LOADER_TRACE_UPROBE_SESSION);
-	bpf_program__set_autoload(nm->skel->progs.nativemem_session, config->leaks);
+	bpf_program__set_autoload(nm->skel->progs.nativemem_session, nm->session);
+	bpf_program__set_autoload(nm->skel->progs.nativemem_return, nm->leaks && !nm->session);
 	error = -nativemem_bpf__load(nm->skel);
 	if (error) {
 		loader__load_strerror(error, "BPF native memory program", err, err_size);
@@ -250,6 +300,23 @@ static int find_allocator(const char *proc_root, uint32_t tgid, struct allocator
 	return -1;
 }
 
+static int keep_probe(struct nativemem *nm, struct bpf_link *probe)
+{
+	if (nm->nr_probes == nm->cap_probes) {
+		size_t cap = nm->cap_probes ? 2 * nm->cap_probes : 16;
+		struct bpf_link **more = realloc(nm->probes, cap * sizeof(*more));
+
+		if (!more) {
+			bpf_link__destroy(probe);
+			return -ENOMEM;
+		}
+		nm->probes = more;
+		nm->cap_probes = cap;
+	}
+	nm->probes[nm->nr_probes++] = probe;
+	return 0;
+}
+
 static int keep_link(struct nativemem *nm, int fd)
 {
 	if (nm->nr_links == nm->cap_links) {
@@ -267,29 +334,63 @@ static int keep_link(struct nativemem *nm, int fd)
 	return 0;
 }
 
-/*
- * One link probing offsets[0..nr) of the file open as file, in process
- * tgid only (every thread of it; a per-thread perf event uprobe would see
- * only the thread named and those it starts), each with its cookie: with
- * --leaks a session (nativemem_session), else entries (nativemem_call).
- */
-static int attach_multi(struct nativemem *nm, uint32_t tgid, const char *file, const uint64_t *offsets,
-			const uint64_t *cookies, size_t nr, bool session)
+static struct bpf_program *probe_program(const struct nativemem *nm, enum probe_kind kind)
 {
-	struct bpf_program *prog = session ? nm->skel->progs.nativemem_session : nm->skel->progs.nativemem_call;
-	int fd = loader__uprobe_multi(bpf_program__fd(prog),
-				      session ? LOADER_TRACE_UPROBE_SESSION : LOADER_TRACE_UPROBE_MULTI, file, offsets,
-				      cookies, nr, tgid);
+	switch (kind) {
+	case PROBE_RETURN:
+		return nm->skel->progs.nativemem_return;
+	case PROBE_SESSION:
+		return nm->skel->progs.nativemem_session;
+	default:
+		return nm->skel->progs.nativemem_call;
+	}
+}
 
-	return fd < 0 ? fd : keep_link(nm, fd);
+/*
+ * Probes offsets[0..nr) of the file open as file, each with its cookie,
+ * in process tgid only, every thread of it, those running now and those
+ * to come: one multi-uprobe link, or without them one perf-event uprobe
+ * per function. A perf-event uprobe's pid is the tgid: Linux 6.1 and 6.12
+ * run its program for every thread of the process whichever thread the
+ * event names, but 6.18 does so only when it names the thread group's
+ * leader (another thread's id: that thread alone).
+ */
+static int attach_list(struct nativemem *nm, uint32_t tgid, const char *file, const uint64_t *offsets,
+		       const uint64_t *cookies, size_t nr, enum probe_kind kind)
+{
+	struct bpf_program *prog = probe_program(nm, kind);
+	int fd;
+
+	if (nm->multi) {
+		if (kind == PROBE_RETURN)
+			fd = loader__uretprobe_multi(bpf_program__fd(prog), file, offsets, cookies, nr, tgid);
+		else
+			fd = loader__uprobe_multi(bpf_program__fd(prog),
+						  kind == PROBE_SESSION ? LOADER_TRACE_UPROBE_SESSION
+									: LOADER_TRACE_UPROBE_MULTI,
+						  file, offsets, cookies, nr, tgid);
+		return fd < 0 ? fd : keep_link(nm, fd);
+	}
+	for (size_t i = 0; i < nr; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies[i], .retprobe = kind == PROBE_RETURN);
+		struct bpf_link *probe = bpf_program__attach_uprobe_opts(prog, (pid_t)tgid, file, offsets[i], &opts);
+		int error;
+
+		if (!probe)
+			return -(errno ? errno : EINVAL);
+		error = keep_probe(nm, probe);
+		if (error)
+			return error;
+	}
+	return 0;
 }
 
 /*
  * The probes of one file f: the allocator's functions (allocator), the C
  * library's mmap and munmap (c_library), or both when the allocator is the
- * C library. The calls that allocate in one link, with --leaks a session;
- * the frees in another, entries alone: a session's probe costs more at
- * every hit.
+ * C library. The calls that allocate in one list, with --leaks a session
+ * (or without sessions, entries and returns); the frees in another,
+ * entries alone: a session's probe costs more at every hit.
  */
 static int probe_file(struct nativemem *nm, uint32_t tgid, const struct allocator *f, bool allocator, bool c_library)
 {
@@ -316,9 +417,12 @@ static int probe_file(struct nativemem *nm, uint32_t tgid, const struct allocato
 	/* The uprobes are on the file opened and checked here, not on whatever its path names by then. */
 	snprintf(file, sizeof(file), "/proc/self/fd/%d", f->fd);
 	if (nr[0])
-		error = attach_multi(nm, tgid, file, offsets[0], cookies[0], nr[0], nm->leaks);
+		error = attach_list(nm, tgid, file, offsets[0], cookies[0], nr[0],
+				    nm->session ? PROBE_SESSION : PROBE_ENTRY);
+	if (!error && nr[0] && nm->leaks && !nm->session)
+		error = attach_list(nm, tgid, file, offsets[0], cookies[0], nr[0], PROBE_RETURN);
 	if (!error && nr[1])
-		error = attach_multi(nm, tgid, file, offsets[1], cookies[1], nr[1], false);
+		error = attach_list(nm, tgid, file, offsets[1], cookies[1], nr[1], PROBE_ENTRY);
 	return error;
 }
 
@@ -346,10 +450,7 @@ int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid
 		error = probe_file(nm, tgid, &libc, false, true);
 	}
 	if (error)
-		snprintf(why, why_size, "cannot probe the allocator in %s: %s%s", failed->path, strerror(-error),
-			 error == -EINVAL || error == -EOPNOTSUPP
-				 ? nm->leaks ? " (--leaks needs uprobe sessions, Linux 6.13)" : " (multi-uprobe links need Linux 6.6)"
-				 : "");
+		snprintf(why, why_size, "cannot probe the allocator in %s: %s", failed->path, strerror(-error));
 	close(a.fd);
 	if (libc.fd >= 0)
 		close(libc.fd);
@@ -363,6 +464,9 @@ void nativemem__detach(struct nativemem *nm)
 	for (size_t i = 0; i < nm->nr_links; i++)
 		close(nm->links[i]);
 	nm->nr_links = 0;
+	for (size_t i = 0; i < nm->nr_probes; i++)
+		bpf_link__destroy(nm->probes[i]);
+	nm->nr_probes = 0;
 }
 
 void nativemem__close(struct nativemem *nm)
@@ -371,6 +475,7 @@ void nativemem__close(struct nativemem *nm)
 		return;
 	nativemem__detach(nm);
 	free(nm->links);
+	free(nm->probes);
 	nativemem_bpf__destroy(nm->skel);
 	free(nm);
 }
