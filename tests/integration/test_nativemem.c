@@ -24,6 +24,13 @@
  * maps (counted once, as malloc's), and reserves address space (not
  * counted).
  *
+ * The same runs through the fallbacks of a kernel without multi-uprobe
+ * links (one uprobe per function and process) or without uprobe sessions
+ * (--leaks: entry and return probes), forced by JBPFPROF_FORCE_FALLBACK:
+ * each judged against the truth as above, and against the run without
+ * fallbacks of the same work (the difference of two such estimates has
+ * sqrt(2) times the deviation of one: 4 of those).
+ *
  * Then: Java frames above a JVM's native allocation (direct byte
  * buffers, JDK 17 and 25); a statically linked target named in one line
  * and the others recorded; a target that exits during the recording.
@@ -95,6 +102,7 @@ struct split_run {
 	bool leaks;            /* --leaks */
 	bool with_cpu;         /* -e cpu,nativemem into a pprof file, each event taken out by convert --event */
 	bool maps;             /* malloc_split -m */
+	const char *force;     /* JBPFPROF_FORCE_FALLBACK for the profiler, or NULL: the environment's */
 };
 
 /* What -m's sites weigh in stack fr, of count. */
@@ -157,7 +165,16 @@ static void run_split(struct split *s, const struct split_run *run)
 				 (char *)run->interval, "-f", run->with_cpu ? pprof : collapsed, "-o", "text", "-f", text,
 				 run->leaks ? "--leaks" : NULL, NULL };
 
+		char *before = getenv("JBPFPROF_FORCE_FALLBACK") ? strdup(getenv("JBPFPROF_FORCE_FALLBACK")) : NULL;
+
+		if (run->force)
+			setenv("JBPFPROF_FORCE_FALLBACK", run->force, 1);
 		assert_int_equal(harness_start_profiler(&profiler, args), 0);
+		if (before)
+			setenv("JBPFPROF_FORCE_FALLBACK", before, 1);
+		else
+			unsetenv("JBPFPROF_FORCE_FALLBACK");
+		free(before);
 	}
 	release_once_sampling(&profiler, go);
 	if (harness_wait_for(&w, "done\n", 600))
@@ -364,6 +381,129 @@ static void anonymous_mappings_of_the_program(void **state)
 	free(s.buf);
 }
 
+/* Whether the profiler's stderr says, in the line the kernel matrix reads, that it fell back from feature. */
+static void assert_fallback_said(const struct split *s, const char *feature)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "jbpfprof: fallback: %s: ", feature);
+	if (!strstr(s->buf, line))
+		fail_msg("no \"%s\" line: %s", line, s->buf);
+}
+
+/* Two estimates of the same bytes, each within bound (a fraction) of the truth, within sqrt(2) bound of each other. */
+static void assert_runs_agree(const char *what, uint64_t normal, uint64_t fallback, double bound)
+{
+	double diff = fabs((double)normal - (double)fallback);
+
+	fprintf(stderr, "  %s: %" PRIu64 " bytes without fallbacks, %" PRIu64 " with (%+.1f%%, bound %.1f%%)\n", what,
+		normal, fallback, 100.0 * ((double)fallback - (double)normal) / (double)normal, 100 * sqrt(2) * bound);
+	assert_true(normal > 0);
+	assert_true(diff <= sqrt(2) * bound * (double)normal);
+}
+
+/*
+ * Without multi-uprobe links: one perf-event uprobe per function, given
+ * the process's id, sees both worker threads (neither is the one named)
+ * as the link does: the shares and total as without, and each site's
+ * share within 4 deviations of the difference of the run without.
+ */
+static void shares_without_multi_uprobes(void **state)
+{
+	const double interval = 64 * 1024;
+	struct split normal, fallback;
+	uint64_t sum[2] = { 0, 0 };
+
+	(void)state;
+	harness_require_root();
+	run_split(&normal, &(struct split_run){ .rounds = 200, .interval = "64k" });
+	check_shares(&normal, interval);
+	run_split(&fallback, &(struct split_run){ .rounds = 200, .interval = "64k", .force = "uprobe-multi" });
+	assert_fallback_said(&fallback, "uprobe-multi");
+	check_shares(&fallback, interval);
+	for (int i = 0; i < 3; i++) {
+		sum[0] += normal.bytes[i];
+		sum[1] += fallback.bytes[i];
+	}
+	for (int i = 0; i < 3; i++) {
+		double p = (double)normal.truth[i] / (double)(normal.truth[0] + normal.truth[1] + normal.truth[2]);
+		double sigma = sqrt(p * (1 - p) / ((double)sum[0] / interval));
+		double a = (double)normal.bytes[i] / (double)sum[0], b = (double)fallback.bytes[i] / (double)sum[1];
+
+		fprintf(stderr, "  %s: %.2f%% without fallbacks, %.2f%% with (bound %.2f points)\n", sites[i], 100 * a,
+			100 * b, 100 * 4 * sqrt(2) * sigma);
+		assert_true(fabs(a - b) <= 4 * sqrt(2) * sigma);
+	}
+	free(normal.buf);
+	free(fallback.buf);
+}
+
+/* --leaks as leaks_show_only_what_was_not_freed judges it, through force; what site_leak10 kept, and the bound. */
+static uint64_t leaks_run(const char *force, double interval, double *bound)
+{
+	struct split s;
+	uint64_t kept;
+
+	run_split(&s, &(struct split_run){ .rounds = 200, .interval = "16k", .leaks = true, .force = force });
+	if (force)
+		assert_fallback_said(&s, "uprobe-session");
+	*bound = 4 / sqrt((double)s.leaked / interval);
+	fprintf(stderr, "  --leaks%s%s: %" PRIu64 " bytes under site_leak10, %lld leaked (%+.1f%%, bound %.1f%%)\n",
+		force ? ", forced " : "", force ? force : "", s.bytes[2], s.leaked,
+		100.0 * ((double)s.bytes[2] - (double)s.leaked) / (double)s.leaked, 100 * *bound);
+	assert_true(*bound <= 0.10);
+	assert_true(fabs((double)s.bytes[2] - (double)s.leaked) <= 0.10 * (double)s.leaked);
+	assert_int_equal(s.bytes[0], 0);
+	assert_int_equal(s.bytes[1], 0);
+	assert_int_equal(s.misplaced, 0);
+	kept = s.bytes[2];
+	free(s.buf);
+	return kept;
+}
+
+/*
+ * --leaks without sessions: an entry and a return probe on each
+ * allocation function, by a multi-uprobe link each, then by one uprobe per
+ * function; the same leak as with sessions.
+ */
+static void leaks_without_sessions(void **state)
+{
+	const double interval = 16 * 1024;
+	double bound;
+	uint64_t normal, without_sessions, without_multi;
+
+	(void)state;
+	harness_require_root();
+	normal = leaks_run(NULL, interval, &bound);
+	without_sessions = leaks_run("uprobe-session", interval, &bound);
+	without_multi = leaks_run("uprobe-multi,uprobe-session", interval, &bound);
+	assert_runs_agree("site_leak10 without sessions", normal, without_sessions, bound);
+	assert_runs_agree("site_leak10 without multi-uprobe links", normal, without_multi, bound);
+}
+
+/*
+ * malloc_split -m --leaks through both fallbacks: malloc's own mmap of a
+ * large block, inside a sampled malloc, has its return probed too; it must
+ * not take the malloc's place, or the block's free would not be matched
+ * and site_big would show as kept.
+ */
+static void anonymous_mappings_without_sessions(void **state)
+{
+	const double interval = 16 * 1024;
+	struct split s;
+
+	(void)state;
+	harness_require_root();
+	run_split(&s, &(struct split_run){ .rounds = 200, .interval = "16k", .leaks = true, .maps = true,
+					   .force = "uprobe-multi,uprobe-session" });
+	assert_fallback_said(&s, "uprobe-multi");
+	assert_fallback_said(&s, "uprobe-session");
+	assert_estimate("site_mmap, still mapped", s.mmap_bytes, s.mmap_kept, interval);
+	assert_int_equal(s.big_bytes, 0);
+	assert_int_equal(s.reserve_bytes, 0);
+	free(s.buf);
+}
+
 /* A JVM's direct byte buffers: malloc under Unsafe, under the Java method that asked. */
 static void check_jvm(const struct jdk *jdk)
 {
@@ -482,7 +622,12 @@ int main(void)
 		HARNESS_TEST(java_frames_above_native_allocations_jdk17),
 		HARNESS_TEST(java_frames_above_native_allocations_jdk25),
 		HARNESS_TEST(static_and_exiting_targets),
+		HARNESS_TEST(shares_without_multi_uprobes),
+		HARNESS_TEST(leaks_without_sessions),
+		HARNESS_TEST(anonymous_mappings_without_sessions),
 	};
+
+	harness_filter_tests();
 
 	return cmocka_run_group_tests_name("-e nativemem: native allocations by call site, and leaks", tests, NULL,
 					   NULL);
