@@ -138,6 +138,7 @@ struct {
  * (see unwind_walks); each field has one user within a step.
  */
 struct hotspot_reads {
+	struct hotspot_blob blob; /* the blob of the frame being stepped (hotspot_blob_info) */
 	__u64 slot[10];      /* an interpreter frame's slots (HOTSPOT_INTERP_WORDS) */
 	__u64 words[12];     /* the words above a frameless stub's sp (HOTSPOT_LEAF_SCAN) */
 	__u8 prologue[64];   /* a verified entry's code (HOTSPOT_PROLOGUE_BYTES) */
@@ -794,13 +795,15 @@ static __always_inline int hotspot_interpreted(struct unwind_walk *w, const stru
 __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
 			    const struct jbpf_unwind_process *proc)
 {
-	struct hotspot_blob b;
+	struct hotspot_reads *reads = hotspot_read_buffers();
+	struct hotspot_blob *b;
 	__u64 saved[2], entry;
 	bool top;
 	int stop;
 
-	if (!w || !jvm)
+	if (!w || !jvm || !reads)
 		return 1;
+	b = &reads->blob;
 	top = w->n == 0 && w->jn == 0;
 	if (w->pc >= jvm->interp_low && w->pc < jvm->interp_high)
 		return hotspot_interpreted(w, jvm, top);
@@ -810,19 +813,19 @@ __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm
 			return hotspot_stop(w, JBPF_JAVA_STOP_READ);
 		return hotspot_to_caller(w, saved[1], w->bp + 16, saved[0]);
 	}
-	stop = hotspot_blob_info(w, jvm, &b);
+	stop = hotspot_blob_info(w, jvm, b);
 	if (stop)
 		return hotspot_stop(w, stop);
 	/* Out of a virtual thread's outermost frame, Continuation.enter, into enterSpecial. */
-	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && b.is_nmethod &&
-	    hotspot_in_enter_special(w, jvm, &b)) {
+	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && b->is_nmethod &&
+	    hotspot_in_enter_special(w, jvm, b)) {
 		w->carrier = true;
 		hotspot_vthread(w, jvm);
 		if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE, w->vthread_id, w->vthread_name[0],
 				 w->vthread_name[1]))
 			return 1;
 	}
-	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && !b.is_nmethod &&
+	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && !b->is_nmethod &&
 	    hotspot_at_return_barrier(w, jvm, &entry)) {
 		/* The rest of its frames, frozen in the heap, walked there when they can be found. */
 		if (!hotspot_chunk_enter(w, jvm, entry))
@@ -837,7 +840,7 @@ __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm
 		w->trusted_pc = false;
 		return 0;
 	}
-	return hotspot_blob_frame(w, jvm, proc, &b, top);
+	return hotspot_blob_frame(w, jvm, proc, b, top);
 }
 
 #endif /* JBPF_HOTSPOT_BPF_H */

@@ -227,12 +227,13 @@ __noinline int hotspot_chunk_step(struct unwind_walk *w, const struct jbpf_hotsp
 {
 	struct hotspot_reads *reads = hotspot_read_buffers();
 	__u64 *slot, fp, cmethod, caller_sp, saved[2];
-	struct hotspot_blob b;
+	struct hotspot_blob *b;
 	int stop;
 
 	if (!w || !jvm || !reads)
 		return 1;
 	slot = reads->slot;
+	b = &reads->blob;
 	if (w->pc >= jvm->interp_low && w->pc < jvm->interp_high) {
 		fp = w->bp;
 		/* slot[i] is fp[i + HOTSPOT_INTERP_BCP]. */
@@ -256,14 +257,14 @@ __noinline int hotspot_chunk_step(struct unwind_walk *w, const struct jbpf_hotsp
 		/* A chunk holds Java frames only: a caller outside the code cache was misread. */
 		return hotspot_in_code(jvm, w->pc) ? 0 : hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
 	}
-	stop = hotspot_blob_info(w, jvm, &b);
+	stop = hotspot_blob_info(w, jvm, b);
 	if (stop)
 		return hotspot_stop(w, stop);
-	if (b.words <= 0 || (__u32)b.words > HOTSPOT_MAX_FRAME_WORDS)
+	if (b->words <= 0 || (__u32)b->words > HOTSPOT_MAX_FRAME_WORDS)
 		return hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
-	if (hotspot_push(w, b.is_nmethod ? JBPF_JAVA_COMPILED : JBPF_JAVA_STUB, 0, b.blob, w->pc, b.compile_id))
+	if (hotspot_push(w, b->is_nmethod ? JBPF_JAVA_COMPILED : JBPF_JAVA_STUB, 0, b->blob, w->pc, b->compile_id))
 		return 1;
-	caller_sp = w->sp + 8 * (__u64)b.words;
+	caller_sp = w->sp + 8 * (__u64)b->words;
 	if (caller_sp + 16 >= w->chunk_end)
 		return hotspot_chunk_leave(w, jvm);
 	if (bpf_probe_read_user(saved, sizeof(saved), (void *)(caller_sp - 16)))
