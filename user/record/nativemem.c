@@ -350,10 +350,14 @@ static struct bpf_program *probe_program(const struct nativemem *nm, enum probe_
  * Probes offsets[0..nr) of the file open as file, each with its cookie,
  * in process tgid only, every thread of it, those running now and those
  * to come: one multi-uprobe link, or without them one perf-event uprobe
- * per function. A perf-event uprobe's pid is the tgid: Linux 6.1 and 6.12
- * run its program for every thread of the process whichever thread the
- * event names, but 6.18 does so only when it names the thread group's
- * leader (another thread's id: that thread alone).
+ * per function. A perf-event uprobe's pid is the tgid: the kernel (6.1,
+ * 6.12 and 6.18 alike) runs its program for every thread sharing the
+ * address space of the thread the event names, while that thread lives
+ * (an exiting thread gives its address space up). Named by the group
+ * leader, the probe sees every thread, those started later too; named by
+ * another, it goes blind when that one exits. A process whose main thread
+ * has exited (pthread_exit from main) is not seen at all: multi-uprobe
+ * links, which filter by process, do not have that limit.
  */
 static int attach_list(struct nativemem *nm, uint32_t tgid, const char *file, const uint64_t *offsets,
 		       const uint64_t *cookies, size_t nr, enum probe_kind kind)
