@@ -482,10 +482,13 @@ static void leaks_without_sessions(void **state)
 }
 
 /*
- * malloc_split -m --leaks through both fallbacks: malloc's own mmap of a
- * large block, inside a sampled malloc, has its return probed too; it must
- * not take the malloc's place, or the block's free would not be matched
- * and site_big would show as kept.
+ * malloc_split -m --leaks through both fallbacks: mmap's and munmap's
+ * perf-event uprobes, mmap's return probe, and malloc's large blocks,
+ * whose mmap (inside a sampled malloc) has its return probed too: what
+ * the program kept mapped as with sessions, malloc's blocks all freed.
+ * (Were the mmap's return to take the malloc's entry, the block would
+ * still be freed, by the munmap of its mapping's start: that is not what
+ * this judges.)
  */
 static void anonymous_mappings_without_sessions(void **state)
 {
