@@ -355,9 +355,10 @@ static struct bpf_program *probe_program(const struct nativemem *nm, enum probe_
  * address space of the thread the event names, while that thread lives
  * (an exiting thread gives its address space up). Named by the group
  * leader, the probe sees every thread, those started later too; named by
- * another, it goes blind when that one exits. A process whose main thread
- * has exited (pthread_exit from main) is not seen at all: multi-uprobe
- * links, which filter by process, do not have that limit.
+ * another, it goes blind when that one exits. So a process whose main
+ * thread exits during the recording (pthread_exit from main) is not seen
+ * from then on, and one whose main thread had exited is refused at attach;
+ * multi-uprobe links, which filter by process, do not have that limit.
  */
 static int attach_list(struct nativemem *nm, uint32_t tgid, const char *file, const uint64_t *offsets,
 		       const uint64_t *cookies, size_t nr, enum probe_kind kind)
@@ -438,6 +439,13 @@ int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid
 	const struct allocator *failed = &a;
 	int error;
 
+	/* A perf-event uprobe sees the threads of its named thread's address space, which an exited one gave up. */
+	if (!nm->multi && proc__thread_state(proc_root, tgid, tgid) == 'Z') {
+		snprintf(why, why_size,
+			 "its main thread has exited, and without multi-uprobe links (Linux 6.6) a uprobe per process "
+			 "sees its other threads only through the main one");
+		return -1;
+	}
 	if (find_allocator(proc_root, tgid, &a, &libc, why, why_size))
 		return -1;
 	text.lo[0] = a.text_lo;
