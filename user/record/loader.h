@@ -6,7 +6,8 @@
  * offcpu.c (bpf/offcpu.bpf.c) and syscall_exit.c (bpf/syscall_exit.bpf.c);
  * sampler.c runs them in order. Here: handing the shared maps of
  * bpf/shared.bpf.h to an object before it loads, saying why a load
- * failed, the kernel's BPF task work, and tracefs for tracepoint programs.
+ * failed, the kernel's BPF task work, multi-uprobe links and what the
+ * kernel has of them, the fallbacks, and tracefs for tracepoint programs.
  *
  * Failures are one line in err (what failed, the likely cause, what to
  * do) and a negative errno.
