@@ -96,14 +96,19 @@ void loader__load_strerror(int error, const char *what, char *err, size_t err_si
 bool loader__has_task_work(void)
 {
 	static int known = -1;
-	struct btf *vmlinux;
 
-	if (known >= 0)
-		return known;
-	vmlinux = btf__load_vmlinux_btf();
-	known = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) > 0;
-	btf__free(vmlinux);
+	if (known < 0)
+		known = loader__kernel_has_function("bpf_task_work_schedule_resume_impl");
 	return known;
+}
+
+bool loader__kernel_has_function(const char *name)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool has = vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
+
+	btf__free(vmlinux);
+	return has;
 }
 
 bool loader__kernel_at_least(unsigned int major, unsigned int minor)

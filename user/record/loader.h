@@ -38,6 +38,9 @@ void loader__load_strerror(int error, const char *what, char *err, size_t err_si
  */
 bool loader__has_task_work(void);
 
+/* Whether the running kernel's BTF lists a function (a kfunc) of this name. */
+bool loader__kernel_has_function(const char *name);
+
 /* Whether the running kernel's release (uname) is major.minor or later. */
 bool loader__kernel_at_least(unsigned int major, unsigned int minor);
 
