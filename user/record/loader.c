@@ -102,6 +102,22 @@ bool loader__has_task_work(void)
 	return known;
 }
 
+bool loader__has_bpf_loop(void)
+{
+	static int known = -1;
+
+	if (known >= 0)
+		return known;
+	known = !loader__fallback_forced("bpf-loop") && libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop,
+										   NULL) == 1;
+	if (!known)
+		loader__note_fallback("bpf-loop",
+				      loader__fallback_forced("bpf-loop") ? "forced (JBPFPROF_FORCE_FALLBACK)"
+									  : "the kernel has no bpf_loop (Linux 5.17)",
+				      "user stacks by frame pointers, as with --unwind fp, and Java frames from the agent");
+	return known;
+}
+
 bool loader__kernel_has_function(const char *name)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();

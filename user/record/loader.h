@@ -38,6 +38,14 @@ void loader__load_strerror(int error, const char *what, char *err, size_t err_si
  */
 bool loader__has_task_work(void);
 
+/*
+ * Whether programs may call bpf_loop (Linux 5.17), which the walks by
+ * unwind tables and through HotSpot's frames, and --wakers' search for an
+ * interrupt's frames, step with. false too when the fallback "bpf-loop" is
+ * forced; either way said once (loader__note_fallback).
+ */
+bool loader__has_bpf_loop(void);
+
 /* Whether the running kernel's BTF lists a function (a kfunc) of this name. */
 bool loader__kernel_has_function(const char *name);
 

@@ -51,6 +51,7 @@ static void configure(struct offcpu_bpf *skel, const struct sampler_config *conf
 	skel->rodata->hotspot_walk = config->unwind_tables && config->max_hotspot_jvms;
 	skel->rodata->hotspot_remember_blobs = sampler__remember_blobs();
 	skel->rodata->follow_wakers = config->wakers;
+	skel->rodata->have_bpf_loop = loader__has_bpf_loop();
 	skel->rodata->lock_classes = config->lock_classes;
 	skel->rodata->irq_entry_lo = config->irq_entry_lo;
 	skel->rodata->irq_entry_hi = config->irq_entry_hi;
