@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "offcpu.skel.h"
+#include "user/record/load_error.h"
 #include "user/record/loader.h"
 
 struct offcpu {
@@ -75,7 +76,7 @@ int offcpu__open(const struct sampler_config *config, const struct bpf_object *o
 	configure(off->skel, config);
 	error = -offcpu_bpf__load(off->skel);
 	if (error) {
-		loader__load_strerror(error, "BPF scheduler program", err, err_size);
+		load_error__strerror(error, "BPF scheduler program", err, err_size);
 		goto fail;
 	}
 	*out = off;
