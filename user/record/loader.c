@@ -1,5 +1,5 @@
 /*
- * loader: the maps the BPF objects share, load failures, tracefs (see
+ * loader: the maps the BPF objects share, kernel features, tracefs (see
  * loader.h).
  */
 #include "loader.h"
@@ -76,16 +76,6 @@ int loader__share_maps(struct bpf_object *obj, const struct bpf_object *owner, c
 			return error;
 	}
 	return 0;
-}
-
-void loader__load_strerror(int error, const char *what, char *err, size_t err_size)
-{
-	if (error == EPERM || error == EACCES)
-		snprintf(err, err_size,
-			 "not permitted to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON");
-	else
-		snprintf(err, err_size, "the kernel rejected the %s (%s); run with -v to see the verifier's log",
-			 what, strerror(error));
 }
 
 /*

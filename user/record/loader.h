@@ -5,8 +5,9 @@
  * (bpf/sample.bpf.c, which creates the maps every object shares),
  * offcpu.c (bpf/offcpu.bpf.c) and syscall_exit.c (bpf/syscall_exit.bpf.c);
  * sampler.c runs them in order. Here: handing the shared maps of
- * bpf/shared.bpf.h to an object before it loads, saying why a load
- * failed, the kernel's BPF task work, and tracefs for tracepoint programs.
+ * bpf/shared.bpf.h to an object before it loads, the kernel's BPF task
+ * work and other optional features, and tracefs for tracepoint programs.
+ * Why a load failed is load_error.h's.
  *
  * Failures are one line in err (what failed, the likely cause, what to
  * do) and a negative errno.
@@ -28,9 +29,6 @@ struct bpf_object;
  */
 int loader__share_maps(struct bpf_object *obj, const struct bpf_object *owner, const char *what, char *err,
 		       size_t err_size);
-
-/* The message for a failed load (error: a positive errno); what names the object ("BPF sampler"). */
-void loader__load_strerror(int error, const char *what, char *err, size_t err_size);
 
 /*
  * Whether the kernel has BPF task work (bpf_task_work_schedule_resume,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "offcpu.skel.h"
+#include "user/record/load_error.h"
 #include "user/record/loader.h"
 
 struct offcpu {
@@ -83,7 +84,7 @@ static int load(struct offcpu *off, const struct sampler_config *config, const s
 	bpf_program__set_autoload(off->skel->progs.end_of_waits_by_task, off->ends_by_task);
 	error = -offcpu_bpf__load(off->skel);
 	if (error)
-		loader__load_strerror(error, "BPF scheduler program", err, err_size);
+		load_error__strerror(error, "BPF scheduler program", err, err_size);
 	return error;
 }
 

@@ -30,7 +30,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +37,7 @@
 
 #include "common/clock.h"
 #include "user/record/cpu_sampler.h"
+#include "user/record/load_error.h"
 #include "user/record/loader.h"
 #include "user/record/nativemem.h"
 #include "user/record/offcpu.h"
@@ -76,15 +76,6 @@ struct sampler {
  * fit the ring buffer meanwhile is lost, and counted.
  */
 #define DRAIN_BUDGET_NS (200 * NS_PER_MS)
-
-static int verbose_level;
-
-static int libbpf_print(enum libbpf_print_level level, const char *format, va_list args)
-{
-	if (verbose_level == 0 || (level == LIBBPF_DEBUG && verbose_level < 2))
-		return 0;
-	return vfprintf(stderr, format, args);
-}
 
 static int on_ringbuf_record(void *ctx, void *data, size_t size)
 {
@@ -240,8 +231,9 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 		sampler->tgids[i] = config->tgids[i];
 		sampler->start_ticks[i] = config->start_ticks[i];
 	}
-	verbose_level = config->verbose;
-	libbpf_set_print(libbpf_print);
+	/* Before the first open: libbpf names each program's section there, and load_error keeps it. */
+	load_error__set_verbose(config->verbose);
+	libbpf_set_print(load_error__print);
 	sampler->java = config->nr_java > 0;
 
 	error = choose_deferral(asked, &config->deferral, err, err_size);
