@@ -23,7 +23,8 @@
  * the kernel has it, probed once here (choose_deferral): then no program
  * runs on the host's system calls at all. Else by the system call exit
  * program, which costs every system call of the host. JBPFPROF_DEFER in the environment
- * (task-work, syscall-exit) forces either, for tests.
+ * (task-work, syscall-exit) forces either, for tests, and so does
+ * JBPFPROF_FORCE_FALLBACK=task-work the second.
  */
 #include "sampler.h"
 
@@ -198,6 +199,8 @@ static int choose_deferral(const struct sampler_config *config, enum sampler_def
 			return -EINVAL;
 		}
 	}
+	if (asked == SAMPLER_DEFER_AUTO && loader__fallback_forced("task-work"))
+		asked = SAMPLER_DEFER_SYSCALL_EXIT;
 	if (asked == SAMPLER_DEFER_AUTO)
 		asked = task_work ? SAMPLER_DEFER_TASK_WORK : SAMPLER_DEFER_SYSCALL_EXIT;
 	if (asked == SAMPLER_DEFER_TASK_WORK && !task_work) {
@@ -242,9 +245,14 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 		error = cpu_sampler__open(config, &sampler->cpu, err, err_size);
 	if (!error)
 		error = open_shared(sampler, err, err_size);
-	if (!error && config->deferral == SAMPLER_DEFER_SYSCALL_EXIT && (config->nr_java || config->waits))
+	if (!error && config->deferral == SAMPLER_DEFER_SYSCALL_EXIT && (config->nr_java || config->waits)) {
+		loader__note_fallback("task-work",
+				      loader__has_task_work() ? "forced (JBPFPROF_FORCE_FALLBACK or JBPFPROF_DEFER)"
+								: "the kernel has no BPF task work (Linux 6.18)",
+				      "a program on every system call's exit pays what threads owe at their return");
 		error = syscall_exit__open(config->nr_java > 0, cpu_sampler__object(sampler->cpu),
 					   &sampler->syscall_exit, err, err_size);
+	}
 	if (!error && config->nr_java)
 		error = setup_java(sampler, config, err, err_size);
 	/*
