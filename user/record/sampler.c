@@ -273,7 +273,13 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 					      .remember_blobs = sampler__remember_blobs() };
 		char why[256];
 
-		if (vthreads__open(&vc, cpu_sampler__object(sampler->cpu), &sampler->vthreads, why, sizeof(why)))
+		/* The freezes are probed as a session: no other way sees whether one succeeded. */
+		if (loader__fallback_forced("uprobe-session") || !loader__has_uprobe_session())
+			loader__note_unavailable("the time virtual threads spend unmounted",
+						 loader__has_uprobe_session()
+							 ? "forced (JBPFPROF_FORCE_FALLBACK=uprobe-session)"
+							 : "it needs uprobe sessions (Linux 6.13); --no-unmounted says so quietly");
+		else if (vthreads__open(&vc, cpu_sampler__object(sampler->cpu), &sampler->vthreads, why, sizeof(why)))
 			fprintf(stderr, "jbpfprof: the time virtual threads spend unmounted is not recorded: %s\n", why);
 	}
 	if (!error && config->waits)
