@@ -278,7 +278,7 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 			loader__note_unavailable("the time virtual threads spend unmounted",
 						 loader__has_uprobe_session()
 							 ? "forced (JBPFPROF_FORCE_FALLBACK=uprobe-session)"
-							 : "it needs uprobe sessions (Linux 6.13); --no-unmounted says so quietly");
+							 : "it needs uprobe sessions (Linux 6.13)");
 		else if (vthreads__open(&vc, cpu_sampler__object(sampler->cpu), &sampler->vthreads, why, sizeof(why)))
 			fprintf(stderr, "jbpfprof: the time virtual threads spend unmounted is not recorded: %s\n", why);
 	}
