@@ -168,6 +168,37 @@ int harness_start_workload(struct child *child, char *const argv[])
 	return 0;
 }
 
+/*
+ * The profiler's one-line notes of a feature it goes on without ("jbpfprof:
+ * fallback: ") or of a part it refuses ("jbpfprof: unavailable: "), appended
+ * to $JBPF_NOTES_FILE when set: the kernel matrix (tests/kernels/) reports
+ * them next to each test's pass or fail. Any child's output is scanned: the
+ * prefixes are the profiler's alone, however the test started it.
+ */
+static void keep_notes(const struct child *child)
+{
+	const char *path = getenv("JBPF_NOTES_FILE");
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	f = fopen(path, "a");
+	if (!f) {
+		fprintf(stderr, "harness: cannot append to %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (const char *line = child->buf; *line;) {
+		size_t len = strcspn(line, "\n");
+
+		if (!strncmp(line, "jbpfprof: fallback: ", 20) || !strncmp(line, "jbpfprof: unavailable: ", 23))
+			fprintf(f, "%.*s\n", (int)len, line);
+		line += len;
+		if (*line == '\n')
+			line++;
+	}
+	fclose(f);
+}
+
 int harness_finish(struct child *child, int timeout_s)
 {
 	int64_t deadline = now_ms() + timeout_s * 1000;
@@ -188,6 +219,7 @@ int harness_finish(struct child *child, int timeout_s)
 	close(child->out_fd);
 	waitpid(child->pid, &status, 0);
 	untrack(child->pid);
+	keep_notes(child);
 	if (killed)
 		fprintf(stderr, "harness: pid %d did not finish in %d s and was killed; output:\n%s\n",
 			(int)child->pid, timeout_s, child->buf);

@@ -56,7 +56,11 @@ int harness_start_profiler(struct child *child, char *const args[]);
 int harness_read_some(struct child *child, int timeout_ms);
 /* Reads the child's pipe until text appears; -1 after timeout_s or EOF. */
 int harness_wait_for(struct child *child, const char *text, int timeout_s);
-/* Reads to EOF (timeout_s at most, then SIGKILL) and reaps. Returns the exit status, -1 if killed. */
+/*
+ * Reads to EOF (timeout_s at most, then SIGKILL) and reaps. Returns the exit status, -1 if killed.
+ * With $JBPF_NOTES_FILE set, appends the output's "jbpfprof: fallback: " and "jbpfprof: unavailable: "
+ * lines to that file.
+ */
 int harness_finish(struct child *child, int timeout_s);
 /* Starts the profiler and finishes it: exit status, stderr in child->buf. */
 int harness_run_profiler(struct child *child, char *const args[], int timeout_s);

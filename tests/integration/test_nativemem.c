@@ -484,6 +484,7 @@ int main(void)
 		HARNESS_TEST(static_and_exiting_targets),
 	};
 
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("-e nativemem: native allocations by call site, and leaks", tests, NULL,
 					   NULL);
 }
