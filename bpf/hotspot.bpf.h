@@ -129,6 +129,36 @@ struct {
 	__type(value, struct hotspot_blob);
 } hotspot_blobs SEC(".maps");
 
+/*
+ * The bytes a step reads from the target to decide where a frame's caller
+ * is, in this CPU's entry of hotspot_reads rather than on the stack:
+ * hotspot_step's frame would otherwise be some 300 bytes, and with the
+ * frames that call it pass the 512 bytes a program's nested calls may use
+ * in all before Linux 6.13. A step is never inside another on one CPU
+ * (see unwind_walks); each field has one user within a step.
+ */
+struct hotspot_reads {
+	struct hotspot_blob blob; /* the blob of the frame being stepped (hotspot_blob_info) */
+	__u64 slot[10];      /* an interpreter frame's slots (HOTSPOT_INTERP_WORDS) */
+	__u64 words[12];     /* the words above a frameless stub's sp (HOTSPOT_LEAF_SCAN) */
+	__u8 prologue[64];   /* a verified entry's code (HOTSPOT_PROLOGUE_BYTES) */
+	__u8 epilogue[24];   /* the code around a pc in an epilogue (hotspot_unbuilt_frame) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hotspot_reads);
+} hotspot_reads SEC(".maps");
+
+static __always_inline struct hotspot_reads *hotspot_read_buffers(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&hotspot_reads, &zero);
+}
+
 /* The process's executable mapping holding pc, -1 for none (unwind.bpf.h). */
 __noinline int unwind_mapping_index(const struct jbpf_unwind_process *proc, __u64 pc);
 
@@ -145,6 +175,9 @@ __noinline int unwind_mapping_index(const struct jbpf_unwind_process *proc, __u6
 #define HOTSPOT_ENTRY_ARGS (256 * 8)
 /* Words above a leaf stub's sp looked at for its return address: C1's push up to a dozen registers. */
 #define HOTSPOT_LEAF_SCAN 12
+_Static_assert(sizeof(((struct hotspot_reads *)0)->slot) == HOTSPOT_INTERP_WORDS * 8, "hotspot_reads.slot");
+_Static_assert(sizeof(((struct hotspot_reads *)0)->words) == HOTSPOT_LEAF_SCAN * 8, "hotspot_reads.words");
+_Static_assert(sizeof(((struct hotspot_reads *)0)->prologue) == HOTSPOT_PROLOGUE_BYTES, "hotspot_reads.prologue");
 /* The innermost stub's rbp is taken for its frame pointer only this close above sp (bytes). */
 #define HOTSPOT_LEAF_NEAR 64
 /* The most a leaf stub's frame holds between sp and its rbp (bytes). */
@@ -161,13 +194,16 @@ static __always_inline bool hotspot_in_code(const struct jbpf_hotspot_jvm *jvm, 
 static __always_inline int hotspot_push(struct unwind_walk *w, __u8 kind, __u8 reason, __u64 ptr, __u64 pc,
 					__u64 cookie)
 {
-	__u32 zero = 0, i = w->jn;
+	__u32 zero = 0, i = w->jn, at;
 	struct java_frames *jf = bpf_map_lookup_elem(&java_scratch, &zero);
 	struct jbpf_java_frame *f;
 
 	if (!jf || i >= JBPF_MAX_JAVA_FRAMES)
 		return 1;
-	f = &jf->f[i & (JBPF_MAX_JAVA_FRAMES - 1)];
+	/* The mask on a copy clang cannot merge with the checked one: Linux 6.1's verifier loses that bound. */
+	at = i;
+	barrier_var(at);
+	f = &jf->f[at & (JBPF_MAX_JAVA_FRAMES - 1)];
 	if (i == JBPF_MAX_JAVA_FRAMES - 1 && kind != JBPF_JAVA_STOP) {
 		kind = JBPF_JAVA_STOP;
 		reason = JBPF_JAVA_STOP_DEPTH;
@@ -330,11 +366,13 @@ static __always_inline bool hotspot_jump(const __u8 *c)
 static __always_inline int hotspot_unbuilt_frame(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
 						 bool before_complete, bool stub, __u64 *ret, __u64 *sp, __u64 *bp)
 {
+	struct hotspot_reads *reads = hotspot_read_buffers();
 	__u64 words[2], below;
-	__u8 code[24], *c;
+	__u8 *code, *c;
 
-	if (bpf_probe_read_user(words, sizeof(words), (void *)w->sp))
+	if (!reads || bpf_probe_read_user(words, sizeof(words), (void *)w->sp))
 		return -1;
+	code = reads->epilogue;
 	/*
 	 * A stub on its way out by a jump, its frame gone: C2's rethrow stub
 	 * (add rsp; pop rbp; pop rdx; jmp) and exception blob (pop rdx; ...;
@@ -367,7 +405,7 @@ static __always_inline int hotspot_unbuilt_frame(struct unwind_walk *w, const st
 		return -1;
 	}
 	/* c[0] is the instruction at pc, c[-12] to c[-1] the bytes before it. */
-	if (bpf_probe_read_user(code, sizeof(code), (void *)(w->pc - 12)))
+	if (bpf_probe_read_user(code, sizeof(reads->epilogue), (void *)(w->pc - 12)))
 		return 0;
 	c = code + 12;
 	if (c[0] == 0x5d) { /* pop rbp */
@@ -409,14 +447,19 @@ static __always_inline int hotspot_unbuilt_frame(struct unwind_walk *w, const st
 static __always_inline int hotspot_frameless_stub(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
 						  const struct jbpf_unwind_process *proc, bool top)
 {
-	__u64 saved[3], words[HOTSPOT_LEAF_SCAN];
-	/* Right after enter (push rbp; mov rbp, rsp), rbp is sp. */
-	bool framed = w->bp >= w->sp && w->bp - w->sp < HOTSPOT_LEAF_FRAME &&
-		      !bpf_probe_read_user(saved, sizeof(saved), (void *)w->bp);
-	bool trusted = framed && (!top || w->bp - w->sp <= HOTSPOT_LEAF_NEAR);
-	bool scanned = top && !bpf_probe_read_user(words, sizeof(words), (void *)w->sp);
-	__u64 padded[2];
+	struct hotspot_reads *reads = hotspot_read_buffers();
+	__u64 saved[3], *words, padded[2];
+	bool framed, trusted, scanned;
 	__u8 code[4];
+
+	if (!reads)
+		return hotspot_stop(w, JBPF_JAVA_STOP_READ);
+	words = reads->words;
+	/* Right after enter (push rbp; mov rbp, rsp), rbp is sp. */
+	framed = w->bp >= w->sp && w->bp - w->sp < HOTSPOT_LEAF_FRAME &&
+		 !bpf_probe_read_user(saved, sizeof(saved), (void *)w->bp);
+	trusted = framed && (!top || w->bp - w->sp <= HOTSPOT_LEAF_NEAR);
+	scanned = top && !bpf_probe_read_user(words, HOTSPOT_LEAF_SCAN * 8, (void *)w->sp);
 
 	/*
 	 * Back from the VM's C++ by call_VM_leaf, which pushes nothing but,
@@ -506,11 +549,14 @@ static __always_inline __u64 hotspot_verified_entry(const struct jbpf_hotspot_jv
 static __always_inline int hotspot_prologue_caller(struct unwind_walk *w, const struct hotspot_blob *b, __u64 *ret,
 						   __u64 *sp, __u64 *bp)
 {
-	__u8 code[HOTSPOT_PROLOGUE_BYTES];
+	struct hotspot_reads *reads = hotspot_read_buffers();
+	__u8 *code;
 	__u64 words[2];
 
-	if (!b->entry || w->pc < b->entry || w->pc - b->entry > 0xffff ||
-	    bpf_probe_read_user(code, sizeof(code), (void *)b->entry))
+	if (!reads || !b->entry || w->pc < b->entry || w->pc - b->entry > 0xffff)
+		return -1;
+	code = reads->prologue;
+	if (bpf_probe_read_user(code, HOTSPOT_PROLOGUE_BYTES, (void *)b->entry))
 		return -1;
 	switch (hotspot_prologue_state(code, (__u32)(w->pc - b->entry))) {
 	case HOTSPOT_PROLOGUE_NOTHING_PUSHED:
@@ -711,10 +757,14 @@ static __always_inline bool hotspot_interp_frame(const struct jbpf_hotspot_jvm *
 /* An interpreted frame at rbp, and its caller. */
 static __always_inline int hotspot_interpreted(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm, bool top)
 {
-	__u64 slot[HOTSPOT_INTERP_WORDS], fp = w->bp, cmethod;
+	struct hotspot_reads *reads = hotspot_read_buffers();
+	__u64 *slot, fp = w->bp, cmethod;
 
+	if (!reads)
+		return hotspot_stop(w, JBPF_JAVA_STOP_READ);
+	slot = reads->slot;
 	/* slot[i] is fp[i + HOTSPOT_INTERP_BCP]. */
-	if (fp <= w->sp || bpf_probe_read_user(slot, sizeof(slot), (void *)(fp + 8 * HOTSPOT_INTERP_BCP)) ||
+	if (fp <= w->sp || bpf_probe_read_user(slot, HOTSPOT_INTERP_WORDS * 8, (void *)(fp + 8 * HOTSPOT_INTERP_BCP)) ||
 	    !hotspot_interp_frame(jvm, slot, &cmethod))
 		return top ? hotspot_interpreter_entry(w, jvm) : hotspot_stop(w, JBPF_JAVA_STOP_INTERPRETER);
 	if (hotspot_push(w, JBPF_JAVA_INTERPRETED, 0, slot[HOTSPOT_INTERP_METHOD - HOTSPOT_INTERP_BCP], slot[0],
@@ -745,15 +795,15 @@ static __always_inline int hotspot_interpreted(struct unwind_walk *w, const stru
 __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm,
 			    const struct jbpf_unwind_process *proc)
 {
-	struct hotspot_blob b;
+	struct hotspot_reads *reads = hotspot_read_buffers();
+	struct hotspot_blob *b;
 	__u64 saved[2], entry;
 	bool top;
 	int stop;
 
-	if (!w || !jvm)
+	if (!w || !jvm || !reads)
 		return 1;
-	if (w->chunk_end)
-		return hotspot_chunk_step(w, jvm);
+	b = &reads->blob;
 	top = w->n == 0 && w->jn == 0;
 	if (w->pc >= jvm->interp_low && w->pc < jvm->interp_high)
 		return hotspot_interpreted(w, jvm, top);
@@ -763,19 +813,19 @@ __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm
 			return hotspot_stop(w, JBPF_JAVA_STOP_READ);
 		return hotspot_to_caller(w, saved[1], w->bp + 16, saved[0]);
 	}
-	stop = hotspot_blob_info(w, jvm, &b);
+	stop = hotspot_blob_info(w, jvm, b);
 	if (stop)
 		return hotspot_stop(w, stop);
 	/* Out of a virtual thread's outermost frame, Continuation.enter, into enterSpecial. */
-	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && b.is_nmethod &&
-	    hotspot_in_enter_special(w, jvm, &b)) {
+	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && b->is_nmethod &&
+	    hotspot_in_enter_special(w, jvm, b)) {
 		w->carrier = true;
 		hotspot_vthread(w, jvm);
 		if (hotspot_push(w, JBPF_JAVA_CARRIER, JBPF_JAVA_CARRIER_WHOLE, w->vthread_id, w->vthread_name[0],
 				 w->vthread_name[1]))
 			return 1;
 	}
-	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && !b.is_nmethod &&
+	if ((jvm->flags & JBPF_HOTSPOT_CONTINUATIONS) && !top && !w->carrier && !b->is_nmethod &&
 	    hotspot_at_return_barrier(w, jvm, &entry)) {
 		/* The rest of its frames, frozen in the heap, walked there when they can be found. */
 		if (!hotspot_chunk_enter(w, jvm, entry))
@@ -790,7 +840,7 @@ __noinline int hotspot_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm
 		w->trusted_pc = false;
 		return 0;
 	}
-	return hotspot_blob_frame(w, jvm, proc, &b, top);
+	return hotspot_blob_frame(w, jvm, proc, b, top);
 }
 
 #endif /* JBPF_HOTSPOT_BPF_H */

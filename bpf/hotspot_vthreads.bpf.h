@@ -25,7 +25,9 @@
 static __always_inline bool hotspot_at_return_barrier(const struct unwind_walk *w,
 						      const struct jbpf_hotspot_jvm *jvm, __u64 *entry)
 {
-	__u64 *thread = bpf_map_lookup_elem(&java_threads, &w->tid);
+	/* A key on the stack: Linux 6.1 takes none from a global function's argument. */
+	__u32 tid = w->tid;
+	__u64 *thread = bpf_map_lookup_elem(&java_threads, &tid);
 
 	return thread && !bpf_probe_read_user(entry, 8, (void *)(*thread + jvm->thread_cont_entry)) && *entry &&
 	       w->sp <= *entry && *entry - w->sp <= 8 * HOTSPOT_CONT_ARGS_WORDS;
@@ -160,7 +162,8 @@ static __always_inline __u64 hotspot_vthread_of(struct unwind_walk *w, const str
 
 static __always_inline __u64 hotspot_vthread(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm)
 {
-	__u64 *thread = bpf_map_lookup_elem(&java_threads, &w->tid);
+	__u32 tid = w->tid; /* on the stack, as in hotspot_at_return_barrier */
+	__u64 *thread = bpf_map_lookup_elem(&java_threads, &tid);
 	__u64 vthread = thread ? hotspot_vthread_of(w, jvm, *thread) : 0;
 
 	if (vthread)
@@ -222,17 +225,20 @@ static __always_inline int hotspot_chunk_leave(struct unwind_walk *w, const stru
  */
 __noinline int hotspot_chunk_step(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm)
 {
-	__u64 slot[HOTSPOT_INTERP_WORDS], fp, cmethod, caller_sp, saved[2];
-	struct hotspot_blob b;
+	struct hotspot_reads *reads = hotspot_read_buffers();
+	__u64 *slot, fp, cmethod, caller_sp, saved[2];
+	struct hotspot_blob *b;
 	int stop;
 
-	if (!w || !jvm)
+	if (!w || !jvm || !reads)
 		return 1;
+	slot = reads->slot;
+	b = &reads->blob;
 	if (w->pc >= jvm->interp_low && w->pc < jvm->interp_high) {
 		fp = w->bp;
 		/* slot[i] is fp[i + HOTSPOT_INTERP_BCP]. */
 		if (fp < w->sp - 16 || fp >= w->chunk_end ||
-		    bpf_probe_read_user(slot, sizeof(slot), (void *)(fp + 8 * HOTSPOT_INTERP_BCP)))
+		    bpf_probe_read_user(slot, HOTSPOT_INTERP_WORDS * 8, (void *)(fp + 8 * HOTSPOT_INTERP_BCP)))
 			return hotspot_stop(w, JBPF_JAVA_STOP_READ);
 		if (!hotspot_interp_frame(jvm, slot, &cmethod))
 			return hotspot_stop(w, JBPF_JAVA_STOP_INTERPRETER);
@@ -251,14 +257,14 @@ __noinline int hotspot_chunk_step(struct unwind_walk *w, const struct jbpf_hotsp
 		/* A chunk holds Java frames only: a caller outside the code cache was misread. */
 		return hotspot_in_code(jvm, w->pc) ? 0 : hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
 	}
-	stop = hotspot_blob_info(w, jvm, &b);
+	stop = hotspot_blob_info(w, jvm, b);
 	if (stop)
 		return hotspot_stop(w, stop);
-	if (b.words <= 0 || (__u32)b.words > HOTSPOT_MAX_FRAME_WORDS)
+	if (b->words <= 0 || (__u32)b->words > HOTSPOT_MAX_FRAME_WORDS)
 		return hotspot_stop(w, JBPF_JAVA_STOP_FRAME);
-	if (hotspot_push(w, b.is_nmethod ? JBPF_JAVA_COMPILED : JBPF_JAVA_STUB, 0, b.blob, w->pc, b.compile_id))
+	if (hotspot_push(w, b->is_nmethod ? JBPF_JAVA_COMPILED : JBPF_JAVA_STUB, 0, b->blob, w->pc, b->compile_id))
 		return 1;
-	caller_sp = w->sp + 8 * (__u64)b.words;
+	caller_sp = w->sp + 8 * (__u64)b->words;
 	if (caller_sp + 16 >= w->chunk_end)
 		return hotspot_chunk_leave(w, jvm);
 	if (bpf_probe_read_user(saved, sizeof(saved), (void *)(caller_sp - 16)))

@@ -35,9 +35,10 @@
  *     read at switch-out, from the thread itself (JBPF_WAIT_OPEN; its end
  *     follows in a jbpf_wait_end).
  *
- * A tracepoint program rather than a raw one: reading the waking thread's
- * stack and task storage needs a trusted pointer to it (bpf_task_from_pid),
- * and kfuncs are not available to raw tracepoint programs.
+ * A tracepoint program rather than a raw one: reading the stacks and task
+ * storage of the threads switching needs trusted pointers to them
+ * (switching_task_get), and the deferral's kfuncs are not available to
+ * raw tracepoint programs.
  *
  * Missed switches. The kernel does not report every context switch: on
  * this project's test machine (a virtual machine, Linux 6.18) about 1% of
@@ -135,8 +136,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define REPORT_EXIT_ZOMBIE 0x20
 #define REPORT_MAX 0x100 /* preempted, whatever the state */
 
-extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
-extern void bpf_task_release(struct task_struct *p) __ksym;
+/* Linux 6.2: where they are missing, switching_task_get does without and end_of_waits is not loaded. */
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 
 #define WAIT_MAX_SIZE                                                                                      \
 	(sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64) +                          \
@@ -280,16 +282,49 @@ static __always_inline bool is_agent_thread(const char *comm)
 	return c[0] == a[0] && c[1] == a[1];
 }
 
-/* Whether thread tid is the agent's own (is_agent_thread), by its task's name. */
+/*
+ * Thread tid, one of the two a sched_switch is about: the thread leaving
+ * (current) or the one coming in; NULL for any other. A reference the
+ * caller gives back with switching_task_put. Where the kernel has
+ * bpf_task_from_pid (Linux 6.2), from it: 6.18's verifier gives a helper
+ * no task pointer read from kernel memory. On 6.1, the thread coming in
+ * is its run queue's curr (already so at sched_switch; see
+ * woken_at_switch_in), taken without a reference: the scheduler holds
+ * both threads while the tracepoint runs.
+ */
+static __always_inline struct task_struct *switching_task_get(__u32 tid)
+{
+	struct task_struct *current, *next;
+	struct rq *rq;
+
+	if (bpf_task_from_pid)
+		return bpf_task_from_pid(tid);
+	current = bpf_get_current_task_btf();
+	if (current->pid == tid)
+		return current;
+	if (!bpf_core_field_exists(struct cfs_rq, rq))
+		return NULL;
+	rq = current->se.cfs_rq->rq;
+	next = rq ? rq->curr : NULL;
+	return next && next->pid == tid ? next : NULL;
+}
+
+static __always_inline void switching_task_put(struct task_struct *task)
+{
+	if (bpf_task_from_pid && task)
+		bpf_task_release(task);
+}
+
+/* Whether thread tid, switching in or out, is the agent's own (is_agent_thread), by its task's name. */
 static __always_inline bool is_agent_task(__u32 tid)
 {
-	struct task_struct *task = bpf_task_from_pid(tid);
+	struct task_struct *task = switching_task_get(tid);
 	bool agent;
 
 	if (!task)
 		return false;
 	agent = is_agent_thread(task->comm);
-	bpf_task_release(task);
+	switching_task_put(task);
 	return agent;
 }
 
@@ -487,11 +522,24 @@ __noinline int owe_current_switch_in_check(__u64 since)
 	return owe_switch_in_check(bpf_get_current_task_btf(), since);
 }
 
+/*
+ * A thread's first entry in `waits` is built here, not on the stack: its
+ * 120 bytes in switched_out's frame, with the walk's frames under it
+ * (walk_at_switch_out), pass the 512 bytes a program's nested calls may
+ * use in all before Linux 6.13. sched_switch never runs inside itself.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jbpf_thread_waits);
+} fresh_waits SEC(".maps");
+
 static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	struct jbpf_thread_waits *w, fresh = {};
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
+	struct jbpf_thread_waits *w, *fresh;
 	struct task_struct *current = bpf_get_current_task_btf();
 	long report = ctx->prev_state;
 	__u64 runtime;
@@ -517,9 +565,13 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 	if (w && (w->flags & JBPF_THREAD_EXITING))
 		return;
 	if (!w) {
-		fresh.tgid = tgid;
+		fresh = bpf_map_lookup_elem(&fresh_waits, &zero);
+		if (!fresh)
+			return;
+		__builtin_memset(fresh, 0, sizeof(*fresh));
+		fresh->tgid = tgid;
 		note_followed(tid);
-		bpf_map_update_elem(&waits, &tid, &fresh, BPF_ANY);
+		bpf_map_update_elem(&waits, &tid, fresh, BPF_ANY);
 		w = bpf_map_lookup_elem(&waits, &tid);
 		if (!w) {
 			count(JBPF_CNT_THREADS_FULL);
@@ -572,14 +624,13 @@ static void switched_out(struct trace_event_raw_sched_switch *ctx, __u64 now)
 static void send_wait(struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u32 flags, __u64 woken)
 {
 	static const char no_name[JBPF_COMM_LEN];
-	struct task_struct *task = bpf_task_from_pid(tid);
+	struct task_struct *task = switching_task_get(tid);
 	struct jbpf_sample *wait;
 	__u64 kn = 0, size = 0;
 
 	wait = new_wait(w->tgid, tid, task ? task->comm : no_name, now);
 	if (!wait) {
-		if (task)
-			bpf_task_release(task);
+		switching_task_put(task);
 		return;
 	}
 	wait->state = w->state;
@@ -614,7 +665,7 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u32 f
 			signal_java_now(wait, task);
 		}
 	}
-	bpf_task_release(task);
+	switching_task_put(task);
 	if (kn > JBPF_MAX_STACK_DEPTH)
 		return;
 	send(wait, size ? size : sizeof(*wait) + kn * sizeof(__u64));
@@ -675,13 +726,13 @@ static bool missed_switch_out(struct jbpf_thread_waits *w, __u32 tid, __u64 now)
 	count(JBPF_CNT_SWITCH_MISSED);
 	if (!w->on_since || !w->runtime_at_out)
 		return false;
-	task = bpf_task_from_pid(tid);
+	task = switching_task_get(tid);
 	if (!task)
 		return false;
 	ran = task->se.sum_exec_runtime > w->runtime_at_out ? task->se.sum_exec_runtime - w->runtime_at_out : 0;
 	/* The kernel counts the missed switch-out as voluntary (asleep) or not (preempted). */
 	w->state = task->nvcsw != w->nvcsw_at_out ? JBPF_STATE_SLEEPING : JBPF_STATE_RUNNABLE;
-	bpf_task_release(task);
+	switching_task_put(task);
 	now = at_or_after(now, w->on_since);
 	off = now - w->on_since > ran ? now - w->on_since - ran : 0;
 	if (!off)

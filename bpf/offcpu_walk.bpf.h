@@ -130,44 +130,41 @@ __noinline __u32 walked_user_stack(__u32 tid, __u64 since, __u32 kn)
 	struct task_struct *task;
 	struct user_walk *uw;
 	__u64 un, jn, offset, java_bytes;
-	__u32 size = 0;
 
 	if (!hotspot_walk || !unwind_tables || !wait || !since || kn > JBPF_MAX_STACK_DEPTH)
 		return 0;
-	task = bpf_task_from_pid(tid);
+	task = switching_task_get(tid);
 	if (!task)
 		return 0;
 	uw = bpf_task_storage_get(&user_walks, task, 0, 0);
+	switching_task_put(task);
 	if (!uw || uw->off_since != since)
-		goto out;
+		return 0;
 	/* Checks and masks the verifier follows, whatever copies of the values clang keeps. */
 	un = uw->ustack_len;
 	barrier_var(un);
 	jn = uw->java_len;
 	barrier_var(jn);
 	if (un > JBPF_MAX_STACK_DEPTH || jn > JBPF_MAX_JAVA_FRAMES)
-		goto out;
+		return 0;
 	java_bytes = jn * sizeof(struct jbpf_java_frame);
 	barrier_var(java_bytes);
 	if (java_bytes > JAVA_FRAMES_BYTES)
-		goto out;
+		return 0;
 	barrier_var(kn);
 	kn &= JBPF_MAX_STACK_DEPTH;
 	if (bpf_probe_read_kernel(&wait->ips[kn], un * sizeof(__u64), uw->ips))
-		goto out;
+		return 0;
 	offset = sizeof(*wait) + (kn + un) * sizeof(__u64);
 	barrier_var(offset);
 	offset &= UNWIND_SCRATCH_IPS_BYTES - 1;
 	if (bpf_probe_read_kernel((void *)wait + offset, java_bytes, uw->java))
-		goto out;
+		return 0;
 	wait->ustack_len = un;
 	wait->ustack_err = 0;
 	wait->java_len = jn;
 	wait->lock_klass = uw->lock_klass;
-	size = offset + java_bytes;
-out:
-	bpf_task_release(task);
-	return size;
+	return offset + java_bytes;
 }
 
 /*

@@ -56,7 +56,10 @@ struct {
  */
 static __always_inline bool runs_no_java(struct jbpf_sample *sample)
 {
-	if (!bpf_map_lookup_elem(&no_java_tids, &sample->tid) || !(bpf_get_prandom_u32() % JBPF_NO_JAVA_PROBE))
+	/* A key on the stack: Linux 6.1 takes none from a global function's argument. */
+	__u32 tid = sample->tid;
+
+	if (!bpf_map_lookup_elem(&no_java_tids, &tid) || !(bpf_get_prandom_u32() % JBPF_NO_JAVA_PROBE))
 		return false;
 	sample->flags |= JBPF_SAMPLE_NO_JAVA;
 	return true;

@@ -106,6 +106,44 @@ struct unwind_walk {
 	bool done;           /* reached the outermost frame */
 };
 
+/*
+ * The walk in progress on this CPU. Some 180 bytes: on the stack, with the
+ * frames of the calls that walk (unwind_step, hotspot_step), it would pass
+ * the 512 bytes a program's nested calls may use in all before Linux
+ * 6.13. Each object has its own, and a program of one object never runs
+ * inside another of the same on a CPU (uprobe programs, which may be
+ * preempted, build under bpf/probe_scratch.bpf.h's busy flag).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_walk);
+} unwind_walks SEC(".maps");
+
+static __always_inline struct unwind_walk *unwind_walk(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&unwind_walks, &zero);
+}
+
+/* This CPU's walk, started afresh for thread tid of process tgid: frames from index first, at most max. */
+static __always_inline struct unwind_walk *unwind_walk_begin(__u32 tgid, __u32 tid, __u32 first, __u32 max)
+{
+	struct unwind_walk *w = unwind_walk();
+
+	if (!w)
+		return NULL;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->tgid = tgid;
+	w->tid = tid;
+	w->first = first;
+	w->max = max;
+	w->trusted_pc = true;
+	return w;
+}
+
 #include "hotspot.bpf.h"
 
 static __always_inline void unwind_fall_back(struct unwind_walk *w, __u32 reason)
@@ -142,11 +180,14 @@ __noinline int unwind_mapping_index(const struct jbpf_unwind_process *proc, __u6
 #pragma unroll
 	for (__u32 step = JBPF_UNWIND_MAX_MAPPINGS / 2; step; step >>= 1) {
 		idx = lo + step;
+		/* Masked as the compiler leaves it: Linux 6.1's verifier cannot bound lo's sums itself. */
+		barrier_var(idx);
 		start = proc->mappings[idx & (JBPF_UNWIND_MAX_MAPPINGS - 1)].start;
 		below_n = (idx - n) >> 63;
 		pc_below_start = ((~pc & start) | (~(pc ^ start) & (pc - start))) >> 63;
 		lo += step * (below_n & (pc_below_start ^ 1));
 	}
+	barrier_var(lo);
 	if (pc >= proc->mappings[lo & (JBPF_UNWIND_MAX_MAPPINGS - 1)].end)
 		return -1;
 	return (int)lo;
@@ -290,7 +331,8 @@ __noinline int unwind_step(struct unwind_walk *w, struct jbpf_unwind_process *pr
 		return 1;
 	}
 	if (jvm && hotspot_in_code(jvm, w->pc)) {
-		if (!hotspot_step(w, jvm, proc))
+		/* Two calls side by side, not one inside the other: their stacks add up only when nested. */
+		if (!(w->chunk_end ? hotspot_chunk_step(w, jvm) : hotspot_step(w, jvm, proc)))
 			return 0;
 		/* A walk ended in Java is counted by its stop frame's reason, not as a native fallback. */
 		if (w->java_stop)
@@ -327,9 +369,12 @@ __noinline int unwind_step(struct unwind_walk *w, struct jbpf_unwind_process *pr
 	return unwind_table_step(w, row);
 }
 
-/* What bpf_loop hands each iteration: the walk, and the process's list. */
+/*
+ * What bpf_loop hands each iteration: the process's list and its JVM. The
+ * walk itself is this CPU's in unwind_walks (a map value cannot hold these
+ * pointers, so they stay on the stack).
+ */
 struct unwind_loop {
-	struct unwind_walk w;
 	struct jbpf_unwind_process *proc;
 	const struct jbpf_hotspot_jvm *jvm;
 };
@@ -337,8 +382,9 @@ struct unwind_loop {
 static long unwind_frame(__u32 i, void *ctx)
 {
 	struct unwind_loop *loop = ctx;
+	struct unwind_walk *w = unwind_walk();
 
-	return unwind_step(&loop->w, loop->proc, loop->jvm) ? 1 : 0;
+	return !w || unwind_step(w, loop->proc, loop->jvm) ? 1 : 0;
 }
 
 /*
@@ -409,13 +455,15 @@ static __always_inline const struct jbpf_hotspot_jvm *unwind_jvm(struct task_str
 static __always_inline long unwind_user_stack(struct bpf_perf_event_data *ctx, struct task_struct *task, __u32 tgid,
 					      __u32 first, __u32 max, __u32 *java_len)
 {
-	struct unwind_loop loop = { .w = { .tgid = tgid, .tid = BPF_CORE_READ(task, pid), .first = first, .max = max,
-					   .trusted_pc = true } };
+	struct unwind_walk *w = unwind_walk_begin(tgid, BPF_CORE_READ(task, pid), first, max);
 	struct jbpf_unwind_process *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	struct unwind_loop loop = {};
 
 	*java_len = 0;
+	if (!w)
+		return -1;
 	/* A kernel thread has no user stack: nothing to walk, nothing to count. */
-	if (!unwind_user_regs(ctx, task, &loop.w))
+	if (!unwind_user_regs(ctx, task, w))
 		return 0;
 	loop.jvm = unwind_jvm(task, tgid);
 	if (!proc || proc->start_ticks != process_start_ticks(task)) {
@@ -425,15 +473,15 @@ static __always_inline long unwind_user_stack(struct bpf_perf_event_data *ctx, s
 			return -1;
 		}
 		proc = NULL;
-		loop.w.reason = JBPF_CNT_UNWIND_NO_PROCESS;
+		w->reason = JBPF_CNT_UNWIND_NO_PROCESS;
 	}
 	loop.proc = proc;
 	bpf_loop(JBPF_MAX_STACK_DEPTH + 1 + (loop.jvm ? JBPF_MAX_JAVA_FRAMES : 0), unwind_frame, &loop, 0);
-	if (!loop.w.done && !loop.w.java_stop)
-		unwind_fall_back(&loop.w, JBPF_CNT_UNWIND_DEPTH);
-	count(loop.w.reason ? loop.w.reason : JBPF_CNT_UNWIND_TABLES);
-	*java_len = loop.w.jn;
-	return loop.w.n;
+	if (!w->done && !w->java_stop)
+		unwind_fall_back(w, JBPF_CNT_UNWIND_DEPTH);
+	count(w->reason ? w->reason : JBPF_CNT_UNWIND_TABLES);
+	*java_len = w->jn;
+	return w->n;
 }
 
 /*
@@ -448,24 +496,24 @@ static __always_inline long unwind_user_stack(struct bpf_perf_event_data *ctx, s
 static __always_inline long unwind_task_stack(struct task_struct *task, __u32 tgid, const struct jbpf_hotspot_jvm *jvm,
 					      __u32 first, __u32 max, __u32 *java_len, __u32 *reason)
 {
-	struct unwind_loop loop = { .w = { .tgid = tgid, .tid = BPF_CORE_READ(task, pid), .first = first, .max = max,
-					   .trusted_pc = true } };
+	struct unwind_walk *w = unwind_walk_begin(tgid, BPF_CORE_READ(task, pid), first, max);
 	struct jbpf_unwind_process *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	struct unwind_loop loop = { .proc = proc, .jvm = jvm };
 
 	*java_len = 0;
 	*reason = 0;
-	if (!unwind_saved_regs(task, &loop.w))
+	if (!w)
+		return -1;
+	if (!unwind_saved_regs(task, w))
 		return 0;
 	if (!proc || proc->start_ticks != process_start_ticks(task))
 		return -1;
-	loop.proc = proc;
-	loop.jvm = jvm;
 	bpf_loop(JBPF_MAX_STACK_DEPTH + 1 + (jvm ? JBPF_MAX_JAVA_FRAMES : 0), unwind_frame, &loop, 0);
-	if (!loop.w.done && !loop.w.java_stop)
-		unwind_fall_back(&loop.w, JBPF_CNT_UNWIND_DEPTH);
-	*java_len = loop.w.jn;
-	*reason = loop.w.reason;
-	return loop.w.n;
+	if (!w->done && !w->java_stop)
+		unwind_fall_back(w, JBPF_CNT_UNWIND_DEPTH);
+	*java_len = w->jn;
+	*reason = w->reason;
+	return w->n;
 }
 
 /*

@@ -164,15 +164,19 @@ static __always_inline int unmount_return(struct pt_regs *ctx)
  */
 static __always_inline __u32 walk_frozen(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm, __u64 vthread)
 {
-	struct unwind_loop loop = { .w = *w, .jvm = jvm };
+	struct unwind_loop loop = { .jvm = jvm };
+	struct unwind_walk *frozen = unwind_walk();
 	__u64 cont = hotspot_oop_at(jvm, vthread + jvm->vthread_cont);
 
+	if (!frozen)
+		return 0;
+	*frozen = *w;
 	/* resume_sp 0: the walk ends at the marker (hotspot_chunk_leave). */
-	loop.w.resume_sp = 0;
-	if (!cont || hotspot_chunk_begin(&loop.w, jvm, hotspot_oop_at(jvm, cont + jvm->cont_tail)))
+	frozen->resume_sp = 0;
+	if (!cont || hotspot_chunk_begin(frozen, jvm, hotspot_oop_at(jvm, cont + jvm->cont_tail)))
 		return 0;
 	bpf_loop(JBPF_MAX_JAVA_FRAMES + 1, unwind_frame, &loop, 0);
-	return loop.w.jn;
+	return frozen->jn;
 }
 
 /* Whether a wait of length ns is recorded: always from full_wait_ns on, else with probability length / full_wait_ns. */
