@@ -73,9 +73,10 @@ trim() {
 
 # Why a failed check failed, in one line, from its log and the outputs of
 # the processes it ran: the verifier's own reason when a BPF program was
-# rejected (the program, and the last line of the verifier's log that is
-# neither an instruction nor a statistic, with the line before when that
-# one only explains a register), else the test's failure message, then the
+# rejected (the program, the last line of the verifier's log that is
+# neither an instruction, a register state nor a statistic, and what comes
+# just before it when that says where: the instruction, or the message a
+# register's line explains), else the test's failure message, then the
 # profiler's last word.
 failure_reason() {
 	local log=$1 outputs=$2 why said
@@ -84,7 +85,7 @@ failure_reason() {
 			# exit runs END, which flushes again: once is enough.
 			if (!inlog || told++) return
 			if (!ended) print prog ": rejected by the verifier (its log is cut short: see the logs)"
-			else if (last != "") print prog ": verifier: " (last ~ /^R[0-9]+ / && before != "" ? before " / " : "") last
+			else if (last != "") print prog ": verifier: " where last
 			exit
 		}
 		/libbpf: prog .*: BPF program load failed/ && !inlog {
@@ -92,8 +93,17 @@ failure_reason() {
 		/-- BEGIN PROG LOAD LOG --/ && !inlog { inlog = 1; next }
 		/-- END PROG LOAD LOG --/ && inlog { ended = 1; flush() }
 		inlog && /^(\[|== pid )/ { flush() }
-		inlog && NF && !/^([0-9]+: |; |processed |verification time|stack depth|mark_read)/ {
-			before = last; last = $0 }
+		!inlog { next }
+		/^[0-9]+: \([0-9a-f]+\) / {
+			insn = $0; sub(/^[0-9]+: \([0-9a-f]+\) +/, "", insn); sub(/ +;.*/, "", insn)
+			prev = "insn"; next }
+		!NF || /^([ ;]|R[0-9]+(_[a-z]+)?=|from [0-9]+ to |last_idx |regs=|parent |processed |verification time|stack depth|mark_read)/ {
+			prev = ""; next }
+		{
+			where = prev == "insn" ? "at " insn ": " : ""
+			if (prev == "msg" && /^R[0-9]+ /) where = message " / "
+			last = $0; message = $0; prev = "msg"
+		}
 		END { flush() }')
 	[ -n "$why" ] || why=$(sed -n 's/^\[  ERROR   \] --- \(.*\)/\1/p' "$log" | grep -v '^\[   LINE   \]' | head -1)
 	[ -n "$why" ] || why=$(awk '/^\[ RUN      \]/ { run = 1; next }
