@@ -48,8 +48,8 @@ check_timeout=${CHECK_TIMEOUT:-600}
 # (perf_event sampler, scheduler raw_tp, uprobes, the continuous loop).
 checks='
 cpu                    |s|test_cpu_sampling|kernel_frames_under_user_frames
-Java frames (JDK 17)   |s|test_java        |cpu_split_shares (jdk17)
-Java frames (JDK 25)   | |test_java        |cpu_split_shares (jdk25)
+Java frames (JDK 17)   |s|test_java        |deflate_native_frames_under_java (jdk17)
+Java frames (JDK 25)   | |test_java        |deflate_native_frames_under_java (jdk25)
 -e wall                |s|test_wall        |spinner_runs
 -e offcpu              | |test_wall        |offcpu_mode_has_no_running
 -e lock                |s|test_locks       |contention_jdk17
