@@ -101,6 +101,8 @@ static bool walked_wait_at_return(__u32 tgid, __u32 tid, __u64 since, __u64 now,
 #include "unwind.bpf.h"
 
 /* Set by userspace between open and load. */
+/* Set by userspace before load: programs may call bpf_loop (Linux 5.17). */
+const volatile bool have_bpf_loop = true;
 const volatile bool filter_by_tgid = false;
 const volatile __u64 full_wait_ns = 10000000;
 /* A wait at least this long (full_wait_ns / 4: recorded at least one time in four) owes the next a check. */

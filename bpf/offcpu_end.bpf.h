@@ -107,31 +107,27 @@ static __always_inline __u64 walked_stack_at_end(struct jbpf_thread_end *end, st
 }
 
 /*
- * Every entry of `waits` at the end of the recording, with the thread's
- * name and, when the entry has it off CPU in a wait not otherwise ended,
- * its kernel stack (struct jbpf_thread_end): what userspace needs to close
- * the waits still open, without reading /proc for each thread. A thread
- * that left its CPU unseen is sent off CPU since then (left_unseen); one
- * that came back unseen, with the latest moment it can have come back
+ * Writes thread tid's entry w of `waits` at the end of the recording to
+ * seq, with the thread's name and, when the entry has it off CPU in a wait
+ * not otherwise ended, its kernel stack (struct jbpf_thread_end): what
+ * userspace needs to close the waits still open, without reading /proc for
+ * each thread. task is the thread, or NULL when it is gone. A thread that
+ * left its CPU unseen is sent off CPU since then (left_unseen); one that
+ * came back unseen, with the latest moment it can have come back
  * (came_back_unseen).
  */
-SEC("iter/bpf_map_elem")
-int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
+static __always_inline void write_thread_end(struct seq_file *seq, __u32 tid, const struct jbpf_thread_waits *w,
+					     struct task_struct *task)
 {
-	const __u32 *key = ctx->key;
-	const struct jbpf_thread_waits *w = ctx->value;
 	struct jbpf_thread_end *end;
-	struct task_struct *task;
 	__u32 zero = 0;
 	long kn = 0;
 	__u64 size = 0;
 
-	if (!key || !w)
-		return 0;
 	end = bpf_map_lookup_elem(&scratch, &zero);
 	if (!end)
-		return 0;
-	end->tid = *key;
+		return;
+	end->tid = tid;
 	end->flags = 0;
 	end->waits = *w;
 	end->kstack_err = 0;
@@ -142,11 +138,6 @@ int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
 	end->unused = 0;
 	end->back_ns = 0;
 	__builtin_memset(end->comm, 0, sizeof(end->comm));
-	task = bpf_task_from_pid(end->tid);
-	if (task && task->tgid != w->tgid) {
-		bpf_task_release(task);
-		task = NULL;
-	}
 	if (!task) {
 		end->flags = JBPF_THREAD_END_GONE;
 	} else {
@@ -171,12 +162,53 @@ int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
 		/* Back unseen too: until it came back it ran no user code. */
 		if (w->off_since && !w->open_wait && !(w->flags & (JBPF_THREAD_EXITING | JBPF_THREAD_NEW)))
 			size = walked_stack_at_end(end, task, w->off_since, kn);
-		bpf_task_release(task);
 	}
 	if (!size)
 		size = offsetof(struct jbpf_thread_end, ips) + kn * sizeof(__u64);
 	if (size <= sizeof(struct scratch))
-		bpf_seq_write(ctx->meta->seq, end, size);
+		bpf_seq_write(seq, end, size);
+}
+
+/* Every entry of `waits`, by the map's iterator (Linux 6.2: bpf_task_from_pid). */
+SEC("iter/bpf_map_elem")
+int end_of_waits(struct bpf_iter__bpf_map_elem *ctx)
+{
+	const __u32 *key = ctx->key;
+	const struct jbpf_thread_waits *w = ctx->value;
+	struct task_struct *task;
+
+	if (!key || !w)
+		return 0;
+	task = bpf_task_from_pid(*key);
+	if (task && task->tgid != w->tgid) {
+		bpf_task_release(task);
+		task = NULL;
+	}
+	write_thread_end(ctx->meta->seq, *key, w, task);
+	if (task)
+		bpf_task_release(task);
+	return 0;
+}
+
+/*
+ * The same, by the task iterator, for kernels without bpf_task_from_pid
+ * or that refuse a map iterator: every live thread with an entry. The
+ * entries of threads gone are read from user space (offcpu.c).
+ */
+SEC("iter/task")
+int end_of_waits_by_task(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	const struct jbpf_thread_waits *w;
+	__u32 tid;
+
+	if (!task)
+		return 0;
+	tid = task->pid;
+	w = bpf_map_lookup_elem(&waits, &tid);
+	if (!w || w->tgid != task->tgid)
+		return 0;
+	write_thread_end(ctx->meta->seq, tid, w, task);
 	return 0;
 }
 

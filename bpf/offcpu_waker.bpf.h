@@ -58,12 +58,22 @@ static long find_interrupt_frame(__u64 i, void *ctx)
 	return 0;
 }
 
-/* The kernel frames (kn of them) of an interrupt's wakeup end at its entry: their number then, or 0 for none. */
+/*
+ * The kernel frames (kn of them) of an interrupt's wakeup end at its entry:
+ * their number then, or 0 for none. Without bpf_loop (before Linux 5.17) a
+ * plain bounded loop, which the verifier walks frame by frame.
+ */
 static __always_inline __u32 interrupt_frames(const __u64 *ips, __u32 kn)
 {
 	struct interrupt_search s = { .ips = ips, .n = kn };
 
-	bpf_loop(JBPF_MAX_STACK_DEPTH, find_interrupt_frame, &s, 0);
+	if (have_bpf_loop) {
+		bpf_loop(JBPF_MAX_STACK_DEPTH, find_interrupt_frame, &s, 0);
+		return s.found;
+	}
+	for (__u32 i = 0; i < JBPF_MAX_STACK_DEPTH; i++)
+		if (find_interrupt_frame(i, &s))
+			break;
 	return s.found;
 }
 

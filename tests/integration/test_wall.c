@@ -415,10 +415,9 @@ static const struct wall_run *mix(void)
 	return &mix_run;
 }
 
-/* Every long-lived thread's lines add up to the window, within 1%. */
-static void threads_add_up_to_window(void **state)
+/* How many long-lived threads' lines do not add up to the window, within 1%. */
+static int threads_off_window(const struct wall_run *r)
 {
-	const struct wall_run *r = mix();
 	int off = 0;
 
 	for (int i = 0; i < NR_MIX; i++) {
@@ -429,7 +428,13 @@ static void threads_add_up_to_window(void **state)
 			r->tids[i], us, error);
 		off += fabs(error) > 1.0;
 	}
-	assert_int_equal(off, 0);
+	return off;
+}
+
+/* Every long-lived thread's lines add up to the window, within 1%. */
+static void threads_add_up_to_window(void **state)
+{
+	assert_int_equal(threads_off_window(mix()), 0);
 }
 
 /*
@@ -609,10 +614,9 @@ static void spinner_runs(void **state)
  * for a busy thread, but a sound one: it assumes nothing the contract does
  * not say.
  */
-static void threads_match_schedstat(void **state)
+static int threads_off_schedstat(const struct wall_run *r)
 {
 	static const char *const what[3] = { "running", "runnable", "running+runnable" };
-	const struct wall_run *r = mix();
 	double tolerance_us = 0.01 * (double)r->window_us;
 	int off = 0, was_off = 0;
 
@@ -644,7 +648,34 @@ static void threads_match_schedstat(void **state)
 			fprintf(stderr, "  %-9s schedstat also counted %.0f us on a runqueue while it slept: left out\n",
 				mix_names[i], r->asleep_queued_ns[i] / 1e3);
 	}
-	assert_int_equal(off, 0);
+	return off;
+}
+
+static void threads_match_schedstat(void **state)
+{
+	assert_int_equal(threads_off_schedstat(mix()), 0);
+}
+
+/*
+ * The same mix with every fallback forced (JBPFPROF_FORCE_FALLBACK=all):
+ * the threads' ends read by the task iterator and the map from user space
+ * instead of the map's iterator, stacks by frame pointers instead of
+ * bpf_loop's walk: the same answers, within the same tolerances, and the
+ * profiler says which fallbacks it took.
+ */
+static void forced_fallbacks_match_schedstat(void **state)
+{
+	struct wall_run run;
+
+	harness_require_root();
+	setenv("JBPFPROF_FORCE_FALLBACK", "all", 1);
+	record(&run, (char *[]){ "mix", NULL }, (char *[]){ "-e", "wall", "--threads", "-d", "3", "-F", "99", "-v", NULL });
+	unsetenv("JBPFPROF_FORCE_FALLBACK");
+	assert_non_null(strstr(run.profiler.buf, "jbpfprof: fallback: map-elem-iter: forced"));
+	assert_non_null(strstr(run.profiler.buf, "jbpfprof: fallback: bpf-loop: forced"));
+	assert_int_equal(threads_off_window(&run), 0);
+	assert_int_equal(threads_off_schedstat(&run), 0);
+	wall_run_free(&run);
 }
 
 /* One "life" line of offcpu mix (see tests/workloads/offcpu.c). */
@@ -1038,6 +1069,7 @@ int main(void)
 		HARNESS_TEST(stuck_thread_sleeps_throughout),
 		HARNESS_TEST(spinner_runs),
 		HARNESS_TEST(threads_match_schedstat),
+		HARNESS_TEST(forced_fallbacks_match_schedstat),
 		HARNESS_TEST(short_threads_count_their_lives),
 		HARNESS_TEST(short_threads_split_like_schedstat),
 		HARNESS_TEST(state_filter_keeps_sleeping),

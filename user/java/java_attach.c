@@ -183,7 +183,8 @@ static void run_attach(struct attach_job *job, int cancel_fd)
 		snprintf(err, err_size, "no process with PID %u (it has exited)", job->tgid);
 		goto fail;
 	}
-	if (job->no_kfunc) {
+	/* Heap allocations and locks are the agent's own events: no signal from BPF needed. */
+	if (job->no_kfunc && !job->heap_only) {
 		snprintf(err, err_size,
 			 "this kernel cannot signal a thread with a value from BPF (bpf_send_signal_task, Linux 6.13 "
 			 "and later)");

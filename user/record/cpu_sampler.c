@@ -25,6 +25,7 @@
 #include "bpf/unwind.h"
 #include "common/random.h"
 #include "sample.skel.h"
+#include "user/record/load_error.h"
 #include "user/record/loader.h"
 #include "user/record/unwinder.h"
 
@@ -266,7 +267,7 @@ int cpu_sampler__open(const struct sampler_config *config, struct cpu_sampler **
 	configure(cs, config);
 	error = -sample_bpf__load(cs->skel);
 	if (error) {
-		loader__load_strerror(error, "BPF sampler", err, err_size);
+		load_error__strerror(error, "BPF sampler", err, err_size);
 		goto fail;
 	}
 	error = -fill_targets(cs, config, err, err_size);

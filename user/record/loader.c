@@ -1,5 +1,5 @@
 /*
- * loader: the maps the BPF objects share, load failures, tracefs (see
+ * loader: the maps the BPF objects share, kernel features, tracefs (see
  * loader.h).
  */
 #include "loader.h"
@@ -78,16 +78,6 @@ int loader__share_maps(struct bpf_object *obj, const struct bpf_object *owner, c
 	return 0;
 }
 
-void loader__load_strerror(int error, const char *what, char *err, size_t err_size)
-{
-	if (error == EPERM || error == EACCES)
-		snprintf(err, err_size,
-			 "not permitted to load BPF programs: run as root or with CAP_BPF and CAP_PERFMON");
-	else
-		snprintf(err, err_size, "the kernel rejected the %s (%s); run with -v to see the verifier's log",
-			 what, strerror(error));
-}
-
 /*
  * The kfunc bpf/deferral.bpf.h calls, by the name it calls. The kernel's
  * own BTF lists every kfunc it has; a kernel without BTF has no CO-RE
@@ -96,14 +86,35 @@ void loader__load_strerror(int error, const char *what, char *err, size_t err_si
 bool loader__has_task_work(void)
 {
 	static int known = -1;
-	struct btf *vmlinux;
+
+	if (known < 0)
+		known = loader__kernel_has_function("bpf_task_work_schedule_resume_impl");
+	return known;
+}
+
+bool loader__has_bpf_loop(void)
+{
+	static int known = -1;
 
 	if (known >= 0)
 		return known;
-	vmlinux = btf__load_vmlinux_btf();
-	known = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) > 0;
-	btf__free(vmlinux);
+	known = !loader__fallback_forced("bpf-loop") && libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop,
+										   NULL) == 1;
+	if (!known)
+		loader__note_fallback("bpf-loop",
+				      loader__fallback_forced("bpf-loop") ? "forced (JBPFPROF_FORCE_FALLBACK)"
+									  : "the kernel has no bpf_loop (Linux 5.17)",
+				      "user stacks by frame pointers, as with --unwind fp, and Java frames from the agent");
 	return known;
+}
+
+bool loader__kernel_has_function(const char *name)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool has = vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
+
+	btf__free(vmlinux);
+	return has;
 }
 
 bool loader__kernel_at_least(unsigned int major, unsigned int minor)

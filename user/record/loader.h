@@ -5,8 +5,9 @@
  * (bpf/sample.bpf.c, which creates the maps every object shares),
  * offcpu.c (bpf/offcpu.bpf.c) and syscall_exit.c (bpf/syscall_exit.bpf.c);
  * sampler.c runs them in order. Here: handing the shared maps of
- * bpf/shared.bpf.h to an object before it loads, saying why a load
- * failed, the kernel's BPF task work, and tracefs for tracepoint programs.
+ * bpf/shared.bpf.h to an object before it loads, the kernel's BPF task
+ * work and other optional features, and tracefs for tracepoint programs.
+ * Why a load failed is load_error.h's.
  *
  * Failures are one line in err (what failed, the likely cause, what to
  * do) and a negative errno.
@@ -29,14 +30,22 @@ struct bpf_object;
 int loader__share_maps(struct bpf_object *obj, const struct bpf_object *owner, const char *what, char *err,
 		       size_t err_size);
 
-/* The message for a failed load (error: a positive errno); what names the object ("BPF sampler"). */
-void loader__load_strerror(int error, const char *what, char *err, size_t err_size);
-
 /*
  * Whether the kernel has BPF task work (bpf_task_work_schedule_resume,
  * Linux 6.18), read from its BTF; the question is asked once per process.
  */
 bool loader__has_task_work(void);
+
+/*
+ * Whether programs may call bpf_loop (Linux 5.17), which the walks by
+ * unwind tables and through HotSpot's frames, and --wakers' search for an
+ * interrupt's frames, step with. false too when the fallback "bpf-loop" is
+ * forced; either way said once (loader__note_fallback).
+ */
+bool loader__has_bpf_loop(void);
+
+/* Whether the running kernel's BTF lists a function (a kfunc) of this name. */
+bool loader__kernel_has_function(const char *name);
 
 /* Whether the running kernel's release (uname) is major.minor or later. */
 bool loader__kernel_at_least(unsigned int major, unsigned int minor);

@@ -20,6 +20,7 @@
 #include "symbolizer/elf.h"
 #include "symbolizer/proc.h"
 #include "symbolizer/procmaps.h"
+#include "user/record/load_error.h"
 #include "user/record/loader.h"
 
 /* As bpf/nativemem.bpf.c's: exponential draws of the interval. */
@@ -137,7 +138,7 @@ int nativemem__open(const struct nativemem_config *config, const struct bpf_obje
 	bpf_program__set_autoload(nm->skel->progs.nativemem_session, config->leaks);
 	error = -nativemem_bpf__load(nm->skel);
 	if (error) {
-		loader__load_strerror(error, "BPF native memory program", err, err_size);
+		load_error__strerror(error, "BPF native memory program", err, err_size);
 		goto fail;
 	}
 	error = fill_draws(nm, config->interval ? config->interval : 1);

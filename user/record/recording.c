@@ -27,6 +27,7 @@
 #include "user/record/checks.h"
 #include "user/record/kernel_symbols.h"
 #include "user/record/leaks.h"
+#include "user/record/loader.h"
 #include "user/record/nativemem.h"
 #include "user/record/sampler.h"
 #include "user/record/unwinder.h"
@@ -79,6 +80,9 @@ struct recording *recording__new(const struct recording_config *config)
 		return NULL;
 	}
 	rec->config = *config;
+	/* The walk by unwind tables, and through HotSpot's frames, is a bpf_loop: without it, frame pointers. */
+	if (!rec->config.unwind_fp && !loader__has_bpf_loop())
+		rec->config.unwind_fp = true;
 	rec->start_ns = clock_monotonic_ns();
 	if (resolve_targets(rec)) {
 		free(rec);

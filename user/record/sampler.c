@@ -23,14 +23,14 @@
  * the kernel has it, probed once here (choose_deferral): then no program
  * runs on the host's system calls at all. Else by the system call exit
  * program, which costs every system call of the host. JBPFPROF_DEFER in the environment
- * (task-work, syscall-exit) forces either, for tests.
+ * (task-work, syscall-exit) forces either, for tests, and so does
+ * JBPFPROF_FORCE_FALLBACK=task-work the second.
  */
 #include "sampler.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +38,7 @@
 
 #include "common/clock.h"
 #include "user/record/cpu_sampler.h"
+#include "user/record/load_error.h"
 #include "user/record/loader.h"
 #include "user/record/nativemem.h"
 #include "user/record/offcpu.h"
@@ -76,15 +77,6 @@ struct sampler {
  * fit the ring buffer meanwhile is lost, and counted.
  */
 #define DRAIN_BUDGET_NS (200 * NS_PER_MS)
-
-static int verbose_level;
-
-static int libbpf_print(enum libbpf_print_level level, const char *format, va_list args)
-{
-	if (verbose_level == 0 || (level == LIBBPF_DEBUG && verbose_level < 2))
-		return 0;
-	return vfprintf(stderr, format, args);
-}
 
 static int on_ringbuf_record(void *ctx, void *data, size_t size)
 {
@@ -207,6 +199,8 @@ static int choose_deferral(const struct sampler_config *config, enum sampler_def
 			return -EINVAL;
 		}
 	}
+	if (asked == SAMPLER_DEFER_AUTO && loader__fallback_forced("task-work"))
+		asked = SAMPLER_DEFER_SYSCALL_EXIT;
 	if (asked == SAMPLER_DEFER_AUTO)
 		asked = task_work ? SAMPLER_DEFER_TASK_WORK : SAMPLER_DEFER_SYSCALL_EXIT;
 	if (asked == SAMPLER_DEFER_TASK_WORK && !task_work) {
@@ -240,8 +234,9 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 		sampler->tgids[i] = config->tgids[i];
 		sampler->start_ticks[i] = config->start_ticks[i];
 	}
-	verbose_level = config->verbose;
-	libbpf_set_print(libbpf_print);
+	/* Before the first open: libbpf names each program's section there, and load_error keeps it. */
+	load_error__set_verbose(config->verbose);
+	libbpf_set_print(load_error__print);
 	sampler->java = config->nr_java > 0;
 
 	error = choose_deferral(asked, &config->deferral, err, err_size);
@@ -250,9 +245,14 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 		error = cpu_sampler__open(config, &sampler->cpu, err, err_size);
 	if (!error)
 		error = open_shared(sampler, err, err_size);
-	if (!error && config->deferral == SAMPLER_DEFER_SYSCALL_EXIT && (config->nr_java || config->waits))
+	if (!error && config->deferral == SAMPLER_DEFER_SYSCALL_EXIT && (config->nr_java || config->waits)) {
+		loader__note_fallback("task-work",
+				      loader__has_task_work() ? "forced (JBPFPROF_FORCE_FALLBACK or JBPFPROF_DEFER)"
+								: "the kernel has no BPF task work (Linux 6.18)",
+				      "a program on every system call's exit pays what threads owe at their return");
 		error = syscall_exit__open(config->nr_java > 0, cpu_sampler__object(sampler->cpu),
 					   &sampler->syscall_exit, err, err_size);
+	}
 	if (!error && config->nr_java)
 		error = setup_java(sampler, config, err, err_size);
 	/*

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "syscall_exit.skel.h"
+#include "user/record/load_error.h"
 #include "user/record/loader.h"
 
 struct syscall_exit {
@@ -44,7 +45,7 @@ int syscall_exit__open(bool java, const struct bpf_object *owner, struct syscall
 	bpf_program__set_autoload(se->skel->progs.syscall_exit_raw, !java);
 	error = -syscall_exit_bpf__load(se->skel);
 	if (error) {
-		loader__load_strerror(error, "BPF system call exit program", err, err_size);
+		load_error__strerror(error, "BPF system call exit program", err, err_size);
 		goto fail;
 	}
 	*out = se;

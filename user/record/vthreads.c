@@ -17,6 +17,7 @@
 #include "symbolizer/elf.h"
 #include "symbolizer/proc.h"
 #include "symbolizer/procmaps.h"
+#include "user/record/load_error.h"
 #include "user/record/loader.h"
 #include "vthreads.skel.h"
 
@@ -84,7 +85,7 @@ int vthreads__open(const struct vthreads_config *config, const struct bpf_object
 	bpf_program__set_expected_attach_type(vt->skel->progs.vthread_mount, LOADER_TRACE_UPROBE_MULTI);
 	error = -vthreads_bpf__load(vt->skel);
 	if (error) {
-		loader__load_strerror(error, "BPF virtual thread program", err, err_size);
+		load_error__strerror(error, "BPF virtual thread program", err, err_size);
 		goto fail;
 	}
 	*out = vt;
