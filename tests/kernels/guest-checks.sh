@@ -77,9 +77,9 @@ trim() {
 # neither an instruction, a register state nor a statistic, and what comes
 # just before it when that says where: the instruction, or the message a
 # register's line explains), else the test's failure message, then the
-# profiler's last word.
+# profiler's own word.
 failure_reason() {
-	local log=$1 outputs=$2 why said
+	local log=$1 outputs=$2 why said quiet
 	why=$(cat "$outputs" "$log" | awk '
 		function flush() {
 			# exit runs END, which flushes again: once is enough.
@@ -108,8 +108,12 @@ failure_reason() {
 	[ -n "$why" ] || why=$(sed -n 's/^\[  ERROR   \] --- \(.*\)/\1/p' "$log" | grep -v '^\[   LINE   \]' | head -1)
 	[ -n "$why" ] || why=$(awk '/^\[ RUN      \]/ { run = 1; next }
 		run && NF && !/^[[ ]/ && !/^(libbpf|jbpfprof): / { print; exit }' "$log")
-	said=$(cat "$log" "$outputs" | grep '^jbpfprof: ' |
-		grep -v -E '^jbpfprof: ([0-9]+ samples|sampling|wrote|fallback|unavailable)' | tail -1 || true)
+	# The profiler's first line that is neither progress nor one of -v's
+	# statistics: where it says what went wrong.
+	quiet='^jbpfprof: ([0-9]+ (samples|profiles|agent)|sampling|wrote|fallback|unavailable|interval [0-9]+:'
+	quiet+='|own CPU time|BPF (run time|ticks)|deferred|unwind table|symbolizer|kernel symbols|push to'
+	quiet+='|Java stacks|window|agent loaded)'
+	said=$(cat "$log" "$outputs" | grep '^jbpfprof: ' | grep -v -E "$quiet" | head -1 || true)
 	[ -n "$said" ] && why="${why:+$why; }${said}"
 	[ -n "$why" ] || why=$(sed -n 's/^\[   LINE   \] --- \(.*\)/\1/p' "$log" | head -1)
 	printf '%s' "${why:-no failure message}" | tr '\t' ' '
