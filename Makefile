@@ -6,6 +6,8 @@
 #   make check-browser    the flame graph page in headless Chromium (/usr/bin/chromium), through
 #                         Playwright (npm ci in tests/browser, done by install-deps.sh)
 #   make check-integration  integration tests only (root; skip with a reason otherwise)
+#   make test-kernels     the kernel matrix: every mode's check on Debian's 6.1 and 6.12 under qemu and on
+#                         this kernel (tests/kernels/, docs/kernels.md); make test runs its short form
 #   make bench            the benchmarks in bench/ (see docs/benchmarks.md)
 #   make install PREFIX=/usr/local DESTDIR=   jbpfprof in PREFIX/bin, the agent in PREFIX/lib/jbpfprof
 #   make check-headers    compile every header on its own
@@ -141,7 +143,7 @@ CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
 .PHONY: FORCE all test check-unit check-browser check-integration check-headers bench install clean workloads fixtures \
-	fuzz fuzz-smoke
+	fuzz fuzz-smoke test-kernels
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -439,15 +441,27 @@ check-integration: $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) $(WORKLOADS) $(J
 		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) \
 		tests/run-suite.sh integration $(INTEGRATION_TESTS)
 
+# The kernel matrix picks its checks from the integration tests: full for
+# make test-kernels, the short set inside make test (it must fit the suite's
+# time; docs/kernels.md has both forms' times).
+KERNEL_MATRIX ?= full
+TEST_KERNEL_MATRIX ?= short
+
+test-kernels: all $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS)
+	$(Q)JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) \
+		KERNEL_MATRIX=$(KERNEL_MATRIX) tests/run-suite.sh kernels tests/kernels/matrix.sh
+
 # Unit tests first: they are fast and say more precisely what broke; then
-# the fuzz smoke run, the browser tests, then the integration tests. All
-# run even if one fails; the last line is the total.
+# the fuzz smoke run, the browser tests, the integration tests, then the
+# kernel matrix's short form. All run even if one fails; the last line is
+# the total.
 test: all check-handler $(UNIT_TESTS) $(BROWSER_PAGE_WRITER) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) \
       fuzz
 	$(Q)FIXTURE_DIR=$(OUTPUT)/fixtures JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads \
 		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) ARTIFACT_DIR=$(ARTIFACT_DIR) PAGE_WRITER=$(BROWSER_PAGE_WRITER) \
-		FUZZ_DIR=$(OUTPUT)/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) \
-		tests/run-suite.sh all $(UNIT_TESTS) tests/fuzz/smoke.sh $(BROWSER_TESTS) $(INTEGRATION_TESTS)
+		FUZZ_DIR=$(OUTPUT)/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) KERNEL_MATRIX=$(TEST_KERNEL_MATRIX) \
+		tests/run-suite.sh all $(UNIT_TESTS) tests/fuzz/smoke.sh $(BROWSER_TESTS) $(INTEGRATION_TESTS) \
+		tests/kernels/matrix.sh
 
 check-headers: $(SKELS)
 	$(Q)for h in $(wildcard common/*.h hotspot/*.h profile/*.h symbolizer/*.h unwind/*.h output/*.h user/*.h user/*/*.h); do \

@@ -61,6 +61,14 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t harness_deadline_ms(int64_t ms)
+{
+	const char *v = getenv("JBPF_TIMEOUT_SCALE");
+	double scale = v && *v ? atof(v) : 1.0;
+
+	return scale > 1.0 ? (int64_t)((double)ms * scale) : ms;
+}
+
 /*
  * Children not reaped yet. A failed assertion leaves a test through longjmp,
  * past its own clean-up; harness_teardown kills what it left running.
@@ -144,7 +152,7 @@ int harness_read_some(struct child *child, int timeout_ms)
 
 int harness_wait_for(struct child *child, const char *text, int timeout_s)
 {
-	int64_t deadline = now_ms() + timeout_s * 1000;
+	int64_t deadline = now_ms() + harness_deadline_ms(timeout_s * 1000);
 
 	while (!strstr(child->buf, text)) {
 		int64_t left = deadline - now_ms();
@@ -168,9 +176,54 @@ int harness_start_workload(struct child *child, char *const argv[])
 	return 0;
 }
 
+static FILE *open_append(const char *var)
+{
+	const char *path = getenv(var);
+	FILE *f;
+
+	if (!path || !*path)
+		return NULL;
+	f = fopen(path, "a");
+	if (!f)
+		fprintf(stderr, "harness: cannot append to %s (%s): %s\n", path, var, strerror(errno));
+	return f;
+}
+
+/*
+ * What a finished child said, kept for the kernel matrix (tests/kernels/),
+ * which reports it next to each test's pass or fail: $JBPF_NOTES_FILE gets
+ * the profiler's one-line notes of a feature it goes on without ("jbpfprof:
+ * fallback: ") or of a part it refuses ("jbpfprof: unavailable: "), from
+ * any child's output (the prefixes are the profiler's alone, however the
+ * test started it); $JBPF_OUTPUT_LOG gets all of it, after a line with its
+ * pid and status, so a failure's cause is there even when the test does
+ * not print it.
+ */
+static void keep_output(const struct child *child, int status)
+{
+	FILE *notes = open_append("JBPF_NOTES_FILE"), *log = open_append("JBPF_OUTPUT_LOG");
+
+	for (const char *line = child->buf; notes && *line;) {
+		size_t len = strcspn(line, "\n");
+
+		if (!strncmp(line, "jbpfprof: fallback: ", 20) || !strncmp(line, "jbpfprof: unavailable: ", 23))
+			fprintf(notes, "%.*s\n", (int)len, line);
+		line += len;
+		if (*line == '\n')
+			line++;
+	}
+	if (log)
+		fprintf(log, "== pid %d exited with %d ==\n%s%s", (int)child->pid, status, child->buf,
+			child->len && child->buf[child->len - 1] != '\n' ? "\n" : "");
+	if (notes)
+		fclose(notes);
+	if (log)
+		fclose(log);
+}
+
 int harness_finish(struct child *child, int timeout_s)
 {
-	int64_t deadline = now_ms() + timeout_s * 1000;
+	int64_t deadline = now_ms() + harness_deadline_ms(timeout_s * 1000);
 	int status, killed = 0;
 
 	for (;;) {
@@ -191,7 +244,9 @@ int harness_finish(struct child *child, int timeout_s)
 	if (killed)
 		fprintf(stderr, "harness: pid %d did not finish in %d s and was killed; output:\n%s\n",
 			(int)child->pid, timeout_s, child->buf);
-	return killed || !WIFEXITED(status) ? -1 : WEXITSTATUS(status);
+	status = killed || !WIFEXITED(status) ? -1 : WEXITSTATUS(status);
+	keep_output(child, status);
+	return status;
 }
 
 int harness_stop_workload(struct child *child)

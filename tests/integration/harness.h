@@ -27,6 +27,13 @@ void harness_filter_tests(void);
 /* Skips the calling test unless root and the profiler binary are there. */
 void harness_require_root(void);
 
+/*
+ * ms scaled by $JBPF_TIMEOUT_SCALE (a number, default 1): the harness's deadlines (waits for a line, for an
+ * exit, for a JVM's heartbeat) stretched for a machine far slower than the one they were chosen on, such as
+ * a kernel emulated by qemu (tests/kernels/). Deadlines only, never a result's tolerance.
+ */
+int64_t harness_deadline_ms(int64_t ms);
+
 const char *harness_profiler(void);
 /* The variable's value, or fallback when it is unset or empty. */
 const char *harness_getenv(const char *name, const char *fallback);
@@ -40,7 +47,7 @@ struct child {
 	size_t len;  /* bytes of output read so far, NUL-terminated in buf */
 };
 
-/* Starts argv with stdout piped and waits (10 s at most) for its "ready" line. */
+/* Starts argv with stdout piped and waits (10 s at most, scaled) for its "ready" line. */
 int harness_start_workload(struct child *child, char *const argv[]);
 /* SIGTERM, then reads the rest of its stdout and reaps it. Returns its exit status. */
 int harness_stop_workload(struct child *child);
@@ -54,9 +61,13 @@ int harness_start_profiler(struct child *child, char *const args[]);
  * 0 read some, 1 EOF (or its buffer is full), -1 nothing came in time.
  */
 int harness_read_some(struct child *child, int timeout_ms);
-/* Reads the child's pipe until text appears; -1 after timeout_s or EOF. */
+/* Reads the child's pipe until text appears; -1 after timeout_s (scaled) or EOF. */
 int harness_wait_for(struct child *child, const char *text, int timeout_s);
-/* Reads to EOF (timeout_s at most, then SIGKILL) and reaps. Returns the exit status, -1 if killed. */
+/*
+ * Reads to EOF (timeout_s at most, scaled, then SIGKILL) and reaps. Returns the exit status, -1 if killed.
+ * With $JBPF_NOTES_FILE set, appends the output's "jbpfprof: fallback: " and "jbpfprof: unavailable: "
+ * lines to that file; with $JBPF_OUTPUT_LOG set, all of the output to that one.
+ */
 int harness_finish(struct child *child, int timeout_s);
 /* Starts the profiler and finishes it: exit status, stderr in child->buf. */
 int harness_run_profiler(struct child *child, char *const args[], int timeout_s);

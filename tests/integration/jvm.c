@@ -84,7 +84,7 @@ void jvm_start_opts(struct jvm *jvm, const struct jdk *jdk, char *const jvm_opts
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	if (harness_start_workload(&jvm->out, argv)) {
-		fprintf(stderr, "%s %s did not print ready in 10 s; its output:\n%s\n", jdk->name, class, jvm->out.buf);
+		fprintf(stderr, "%s %s did not print ready in time; its output:\n%s\n", jdk->name, class, jvm->out.buf);
 		fail();
 	}
 	free(classes);
@@ -299,10 +299,12 @@ void jvm_record_stacks(struct jvm *jvm, struct child *profiler, const char *name
 int jvm_record_watched(struct jvm *jvm, struct child *profiler, char *file, char *const args[], int timeout_s,
 		       int bound_ms, int after_ms, struct heartbeats *hb)
 {
-	int64_t start = now_ms(), stop_at = start + (int64_t)timeout_s * 1000, watch_until = -1;
+	int64_t start = now_ms(), watch_until = -1;
+	int64_t stop_at = start + harness_deadline_ms((int64_t)timeout_s * 1000);
 	int status = -1, profiling = 1;
 	char pid[16], *argv[48];
 
+	bound_ms = (int)harness_deadline_ms(bound_ms);
 	memset(hb, 0, sizeof(*hb));
 	hb->parsed = jvm->out.len;
 	hb->last_ms = start;

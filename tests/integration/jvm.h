@@ -82,9 +82,9 @@ struct heartbeats {
 
 /*
  * Starts the profiler with "-p PID -f FILE" and args, reads the JVM's heartbeats until the
- * profiler exits (timeout_s at most, then it is killed) and for after_ms
+ * profiler exits (timeout_s at most, scaled, then it is killed) and for after_ms
  * more. Returns the profiler's exit status (-1 if killed), its stderr in
- * profiler->buf, the beats in hb. As soon as bound_ms pass without a beat,
+ * profiler->buf, the beats in hb. As soon as bound_ms (scaled) pass without a beat,
  * prints where the JVM's threads are, kills the profiler if it still runs,
  * sets hb->stalled and returns: the caller reports, and jvm_kill()s the JVM.
  * Fails the test if the JVM's output ends (it exited or crashed).

@@ -484,5 +484,6 @@ int main(void)
 		HARNESS_TEST(allocations_by_native_code_jdk25),
 	};
 
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("-e alloc: Java heap allocations by class and method", tests, NULL, NULL);
 }

@@ -638,5 +638,6 @@ int main(void)
 		HARNESS_TEST(convert_rejects_bad_input),
 	};
 
+	harness_filter_tests();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -246,5 +246,6 @@ int main(void)
 		HARNESS_TEST(target_exits_mid_recording),
 	};
 
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("cpu sampling", tests, NULL, NULL);
 }

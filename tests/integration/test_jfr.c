@@ -282,6 +282,7 @@ int main(void)
 	    HARNESS_TEST(jdk25_cpu_time_samples_convert),
 	};
 
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("jfr files: ours read by the JDK, the JDK's read by us", tests,
 	                                   NULL, NULL);
 }

@@ -156,5 +156,6 @@ int main(void)
 		HARNESS_TEST(contention_jdk25),
 	};
 
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("-e lock: contended locks, their classes and holders", tests, NULL, NULL);
 }

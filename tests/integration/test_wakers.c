@@ -218,5 +218,6 @@ int main(void)
 		HARNESS_TEST(pipe_consumers_woken_by_the_producer_jdk25),
 	};
 
+	harness_filter_tests();
 	return cmocka_run_group_tests_name("--wakers: who woke each wait", tests, NULL, NULL);
 }
