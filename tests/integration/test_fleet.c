@@ -566,7 +566,7 @@ static void intervals_arrive(const char *api)
 	struct server s = { 0 };
 	struct child w, profiler;
 	struct received *r = calloc(MAX_RECEIVED, sizeof(*r));
-	char *spool = harness_tmpdir(), *url;
+	char *spool = harness_tmpdir(), *url, interval[32];
 	size_t n, mine = 0, last = 0;
 	long intervals;
 	time_t term;
@@ -575,18 +575,24 @@ static void intervals_arrive(const char *api)
 	assert_non_null(r);
 	server_start(&s, 0);
 	url = server_url(&s);
+	/*
+	 * 2 s intervals, as long again as the deadlines on a machine that runs
+	 * far slower (JBPF_TIMEOUT_SCALE: a kernel under emulation), where a
+	 * sample's record may otherwise be read an interval after it was taken.
+	 */
+	snprintf(interval, sizeof(interval), "%lldms", (long long)harness_deadline_ms(2000));
 	start_cpu_split(&w);
 	if (!strcmp(api, "otlp"))
-		profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", "2s", "-F", "97",
+		profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", interval, "-F", "97",
 							   "--push-otlp", url, "--spool", spool, "--label",
 							   "env=fleettest", "-v", NULL });
 	else
-		profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", "2s", "-F", "97",
+		profiler_args_start(&profiler, (char *[]){ "-a", "--continuous", "--interval", interval, "-F", "97",
 							   "--push", url, "--push-api", (char *)api, "--spool", spool,
 							   "--label", "env=fleettest", "-v", NULL });
 	wait_interval(&profiler, 3, 60);
-	/* The interval in progress has about a second when stopped: the partial one. */
-	sleep_ms(1000);
+	/* The interval in progress has about half its length when stopped: the partial one. */
+	sleep_ms(harness_deadline_ms(1000));
 	term = profiler_term(&profiler);
 	harness_stop_workload(&w);
 	server_stop(&s);

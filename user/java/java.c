@@ -87,6 +87,11 @@ void java__sample_allocations(struct java *java, uint32_t interval)
 	java->alloc_interval = interval;
 }
 
+void java__without_signals(struct java *java)
+{
+	java->without_signals = true;
+}
+
 size_t java__targets(const struct java *java, struct sampler_java_target *targets, size_t max)
 {
 	size_t n = 0;

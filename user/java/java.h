@@ -167,6 +167,12 @@ void java__want_nmethods(struct java *java, bool want);
  * and each becomes a stack ending in its class (java_alloc.c).
  */
 void java__sample_allocations(struct java *java, uint32_t interval);
+/*
+ * The agents are for their own events alone (-e alloc without cpu, wall,
+ * offcpu or lock): no Java stack is asked of them by a signal, so a kernel
+ * that cannot send one (bpf_send_signal_task, Linux 6.13) still takes them.
+ */
+void java__without_signals(struct java *java);
 
 struct join_trace;
 struct javamap;

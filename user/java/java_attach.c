@@ -283,7 +283,7 @@ static void prepare_job(struct java *java, struct attach_job *job, uint32_t tgid
 		.alloc_interval = java->alloc_interval,
 		.heap_only = heap_only,
 		.room = java_find_jvm(java, tgid) || java->nr_jvms < JBPF_MAX_TARGETS,
-		.no_kfunc = java->no_kfunc,
+		.no_kfunc = java->no_kfunc && !java->without_signals,
 		.jvm = { .fd = -1 },
 	};
 }

@@ -136,6 +136,7 @@ struct java {
 	struct attacher *attacher; /* runs the attaches of watched processes; made at the first */
 	bool no_attacher;       /* it could not be made: they run on the session thread */
 	bool kfunc_checked, no_kfunc;
+	bool without_signals;   /* java__without_signals: no Java stack is asked by a signal */
 	size_t released;        /* JVMs whose slot was freed (release_jvm) */
 	struct java_stats retired; /* the agents' counters of those JVMs */
 	struct java_stats stats;

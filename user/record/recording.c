@@ -280,6 +280,8 @@ static int make_stages(struct recording *rec)
 	java__want_nmethods(rec->java, agg_config.annotate);
 	if (recording_config_has(c, RECORDING_ALLOC))
 		java__sample_allocations(rec->java, c->alloc_interval);
+	if (!(c->events & ~(RECORDING_EVENT(RECORDING_ALLOC) | RECORDING_EVENT(RECORDING_NATIVEMEM))))
+		java__without_signals(rec->java);
 	rec->walked = walked__new(rec->agg);
 	rec->pipeline = pipeline__new(rec->agg, rec->java);
 	if (!rec->walked || !rec->pipeline)

@@ -136,7 +136,12 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 		if (ready > 0 && nr_hook_fds)
 			pipeline__on_poll(pipeline, fds + nr_fds, nr_hook_fds);
 		pipeline__tick(pipeline, clock_monotonic_ns());
-		if (config->interval_ns && clock_monotonic_ns() >= next_cut) {
+		/*
+		 * A stop asked for is not a grid cut: the recording's end cuts the
+		 * partial interval, which then holds the moment it was asked (a
+		 * cut slower than an interval would else start one after it).
+		 */
+		if (config->interval_ns && clock_monotonic_ns() >= next_cut && !(fds[POLL_SIGNAL].revents & POLLIN)) {
 			config->on_interval(config->interval_ctx);
 			/* The next cut keeps to the grid: a slow cut does not shift every later one. */
 			while (next_cut <= clock_monotonic_ns())

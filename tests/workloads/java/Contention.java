@@ -1,3 +1,5 @@
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -26,10 +28,15 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * The holders and the others run from the start; the takers wait until
  * GOFILE exists, take their lock ROUNDS times, measuring each wait
- * (System.nanoTime before and after the acquire), and once both are done
- * print "gate_waited_ns N" and "lock_waited_ns N", "elapsed_ns N" (from
- * the first taker's start to the last one's end), then "done"; the JVM
- * then beats "alive N" until stopped.
+ * (System.nanoTime before and after the acquire) and the CPU time the
+ * taker used in it (its thread CPU clock: the spin before it parks, and
+ * the JVM's own work around the park), and once both are done print
+ * "gate_waited_ns N", "gate_cpu_ns N", "lock_waited_ns N", "lock_cpu_ns
+ * N", "elapsed_ns N" (from the first taker's start to the last one's end),
+ * then "done"; the JVM then beats "alive N" until stopped. Waited minus CPU
+ * is the time off CPU, which the scheduler sees: the same on any machine,
+ * where the spin's share grows with the machine's slowness (a kernel
+ * under emulation).
  */
 final class Contention {
 	static final class Gate {
@@ -38,7 +45,8 @@ final class Contention {
 	private static final Gate GATE = new Gate();
 	private static final ReentrantLock LOCK = new ReentrantLock();
 	private static final AtomicLong gateWaited = new AtomicLong(), lockWaited = new AtomicLong(),
-			startNs = new AtomicLong();
+			gateCpu = new AtomicLong(), lockCpu = new AtomicLong(), startNs = new AtomicLong();
+	private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 	static volatile long sink;
 
 	private Contention() {
@@ -74,9 +82,10 @@ final class Contention {
 
 	static void enterGate(int rounds) throws InterruptedException {
 		for (int i = 0; i < rounds; i++) {
-			long before = System.nanoTime();
+			long before = System.nanoTime(), cpuBefore = THREADS.getCurrentThreadCpuTime();
 
 			synchronized (GATE) {
+				gateCpu.addAndGet(THREADS.getCurrentThreadCpuTime() - cpuBefore);
 				gateWaited.addAndGet(System.nanoTime() - before);
 				sink++;
 			}
@@ -86,10 +95,11 @@ final class Contention {
 
 	static void takeLock(int rounds) throws InterruptedException {
 		for (int i = 0; i < rounds; i++) {
-			long before = System.nanoTime();
+			long before = System.nanoTime(), cpuBefore = THREADS.getCurrentThreadCpuTime();
 
 			LOCK.lock();
 			try {
+				lockCpu.addAndGet(THREADS.getCurrentThreadCpuTime() - cpuBefore);
 				lockWaited.addAndGet(System.nanoTime() - before);
 				sink++;
 			} finally {
@@ -140,7 +150,9 @@ final class Contention {
 				return;
 			}
 			System.out.println("gate_waited_ns " + gateWaited.get());
+			System.out.println("gate_cpu_ns " + gateCpu.get());
 			System.out.println("lock_waited_ns " + lockWaited.get());
+			System.out.println("lock_cpu_ns " + lockCpu.get());
 			System.out.println("elapsed_ns " + (System.nanoTime() - startNs.get()));
 			System.out.println("done");
 			System.out.flush();
