@@ -3,7 +3,7 @@
 # on Debian 12's own kernel (6.1, the one linux-image-amd64 depends on),
 # on the newest bookworm 6.12 (linux-image-6.12.*+deb12-amd64-unsigned),
 # each booted under qemu by tests/kernels/boot.sh, and on the host's own
-# kernel, run directly.
+# kernel, run directly, as it is and with every fallback forced.
 #
 #   tests/kernels/matrix.sh
 #
@@ -21,14 +21,15 @@
 #
 # Environment: KERNEL_MATRIX=short for the short set of checks (make
 # test's); KERNEL_MATRIX_KERNELS, a space-separated subset of "6.1 6.12
-# host" (default all three); GUEST_TIMEOUT, seconds one guest may take
+# host host-fallbacks" (default all four; the last is the host's kernel
+# with every fallback forced, JBPFPROF_FORCE_FALLBACK=all); GUEST_TIMEOUT, seconds one guest may take
 # (default 3600); GUEST_TIMEOUT_SCALE, by how much the tests' deadlines
 # stretch under qemu's emulation (JBPF_TIMEOUT_SCALE, default 4: TCG runs
 # a JVM's start several times slower than the host).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cache=${KERNEL_CACHE:-build/kernels}
-kernels=${KERNEL_MATRIX_KERNELS:-6.1 6.12 host}
+kernels=${KERNEL_MATRIX_KERNELS:-6.1 6.12 host host-fallbacks}
 form=${KERNEL_MATRIX:-full}
 [ "$form" = short ] || form=full
 
@@ -81,13 +82,17 @@ columns=() times=()
 for k in $kernels; do
 	results="$cache/results/$k"
 	label=$k
-	if [ "$k" = host ]; then
+	if [ "$k" = host ] || [ "$k" = host-fallbacks ]; then
 		label="$(uname -r) (host)"
+		forced=
+		# Every fallback forced (JBPFPROF_FORCE_FALLBACK=all): the ways of
+		# older kernels, proved on this one.
+		[ "$k" = host-fallbacks ] && label="$(uname -r) (host, fallbacks)" forced=all
 		rm -rf "$results" && mkdir -p "$results"
 		echo "$label" >"$results/label.txt"
-		echo "matrix: host kernel $(uname -r): $form checks" >&2
+		echo "matrix: $label: $form checks" >&2
 		start=$SECONDS
-		KERNEL_MATRIX=$form tests/kernels/guest-checks.sh "$results" >&2 ||
+		JBPFPROF_FORCE_FALLBACK=$forced KERNEL_MATRIX=$form tests/kernels/guest-checks.sh "$results" >&2 ||
 			column_failed "$results" "guest-checks.sh exited with $?" ""
 	else
 		pkg=$(package_of "$k")
