@@ -13,6 +13,13 @@
 #
 # Environment: BOOT_TIMEOUT (seconds, default 1800), GUEST_MEMORY (default
 # 4G), GUEST_CPUS (default 2).
+#
+# The vCPUs share one host thread (tcg,thread=single): with one thread
+# each, a kernel patching its own code (a tracepoint's static branch, as
+# attaching a BPF program to sched_switch does) was seen to trap on a
+# half-patched instruction on the other vCPU (6.12, "Oops: int3" in
+# __schedule): qemu's emulation, not the kernel, which keeps that safe on
+# real CPUs.
 set -euo pipefail
 if [ $# -lt 3 ]; then
 	echo "usage: $0 KERNEL_ROOT RESULTS_DIR COMMAND..." >&2
@@ -69,7 +76,7 @@ fi
 
 status=0
 timeout "${BOOT_TIMEOUT:-1800}" qemu-system-x86_64 -nodefaults -nographic -no-reboot \
-	-machine q35 -accel tcg,thread=multi -cpu max -smp "${GUEST_CPUS:-2}" -m "${GUEST_MEMORY:-4G}" \
+	-machine q35 -accel tcg,thread=single -cpu max -smp "${GUEST_CPUS:-2}" -m "${GUEST_MEMORY:-4G}" \
 	-kernel "$vmlinuz" -initrd "$initramfs" \
 	-append "console=ttyS0 panic=-1 quiet loglevel=3 mitigations=off" \
 	-serial stdio -monitor none \

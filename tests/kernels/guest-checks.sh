@@ -142,7 +142,8 @@ while IFS='|' read -r mode short program test refusable; do
 	refusal=$(sed -n 's/^jbpfprof: unavailable: //p' "$notes" | head -1)
 	# Only the part this mode may lack: another part's refusal explains no failure.
 	refused=
-	[ -z "$refusable" ] || refused=$(sed -n 's/^jbpfprof: unavailable: //p' "$notes" | grep -F -- "$refusable" | head -1)
+	[ -z "$refusable" ] ||
+		refused=$(sed -n 's/^jbpfprof: unavailable: //p' "$notes" | grep -F -- "$refusable" | head -1 || true)
 	if grep -q '^\[==========\] Running 0 test(s)' "$log"; then
 		# The check list names a test that no longer exists: say so, loudly.
 		cell="FAILS (no test named '$test' in $program)"
