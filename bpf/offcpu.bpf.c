@@ -210,11 +210,28 @@ struct {
 } switch_clocks SEC(".maps");
 
 /*
- * The run queue is reached from the thread leaving, as in
- * woken_at_switch_in (the per-CPU `runqueues` has no address a program can
- * be given where kallsyms lists no variables); without group scheduling,
- * bpf_ktime_get_ns.
+ * The run queue of this CPU's sched_switch, reached from the thread
+ * leaving: it is attached to its CPU's root fair queue, even the idle task
+ * (the per-CPU `runqueues` has no address a program can be given where
+ * kallsyms lists no variables). NULL without group scheduling, which
+ * distributions build in.
  */
+static __always_inline struct rq *switch_rq(void)
+{
+	if (!bpf_core_field_exists(struct cfs_rq, rq))
+		return NULL;
+	return bpf_get_current_task_btf()->se.cfs_rq->rq;
+}
+
+/* Thread tid if it is the one coming in at this sched_switch: rq's curr names it already. */
+static __always_inline struct task_struct *incoming_task(struct rq *rq, __u32 tid)
+{
+	struct task_struct *next = rq ? rq->curr : NULL;
+
+	return next && next->pid == tid ? next : NULL;
+}
+
+/* Without the run queue (switch_rq), bpf_ktime_get_ns. */
 static __always_inline __u64 switch_time_ns(void)
 {
 	struct switch_clock *c;
@@ -223,9 +240,7 @@ static __always_inline __u64 switch_time_ns(void)
 	__u64 rq_clock;
 
 	c = bpf_map_lookup_elem(&switch_clocks, &zero);
-	if (!c || !bpf_core_field_exists(struct cfs_rq, rq))
-		return bpf_ktime_get_ns();
-	rq = bpf_get_current_task_btf()->se.cfs_rq->rq;
+	rq = c ? switch_rq() : NULL;
 	if (!rq)
 		return bpf_ktime_get_ns();
 	rq_clock = rq->clock;
@@ -290,25 +305,18 @@ static __always_inline bool is_agent_thread(const char *comm)
  * caller gives back with switching_task_put. Where the kernel has
  * bpf_task_from_pid (Linux 6.2), from it: 6.18's verifier gives a helper
  * no task pointer read from kernel memory. On 6.1, the thread coming in
- * is its run queue's curr (already so at sched_switch; see
- * woken_at_switch_in), taken without a reference: the scheduler holds
+ * is its run queue's curr (incoming_task), taken without a reference: the
+ * scheduler holds
  * both threads while the tracepoint runs.
  */
 static __always_inline struct task_struct *switching_task_get(__u32 tid)
 {
-	struct task_struct *current, *next;
-	struct rq *rq;
+	struct task_struct *current;
 
 	if (bpf_task_from_pid)
 		return bpf_task_from_pid(tid);
 	current = bpf_get_current_task_btf();
-	if (current->pid == tid)
-		return current;
-	if (!bpf_core_field_exists(struct cfs_rq, rq))
-		return NULL;
-	rq = current->se.cfs_rq->rq;
-	next = rq ? rq->curr : NULL;
-	return next && next->pid == tid ? next : NULL;
+	return current->pid == tid ? current : incoming_task(switch_rq(), tid);
 }
 
 static __always_inline void switching_task_put(struct task_struct *task)
@@ -677,10 +685,8 @@ static void send_wait(struct jbpf_thread_waits *w, __u32 tid, __u64 now, __u32 f
  * When thread tid, switching in on this CPU now, was woken from its wait
  * of w: 0 for a wait runnable throughout. At sched_switch the CPU's run
  * queue already names the thread coming in as curr, and its clock was
- * read for this switch. The run queue is reached from the thread leaving
- * (current, even the idle task, is attached to its CPU's root fair
- * queue, which knows its run queue: kernels with group scheduling, as
- * distributions build them; without it, no split). The thread went on a run queue at
+ * read for this switch (switch_rq; without it, no split). The thread went
+ * on a run queue at
  * sched_info.last_queued (that queue's clock) when woken, and a stretch
  * on another CPU's queue before it was moved here is in run_delay: its
  * growth since the switch-out. A wait rebuilt after a missed switch-out
@@ -694,11 +700,11 @@ static __always_inline __u64 woken_at_switch_in(const struct jbpf_thread_waits *
 	struct task_struct *next;
 	struct rq *rq;
 
-	if (w->state == JBPF_STATE_RUNNABLE || !bpf_core_field_exists(struct cfs_rq, rq))
+	if (w->state == JBPF_STATE_RUNNABLE)
 		return 0;
-	rq = bpf_get_current_task_btf()->se.cfs_rq->rq;
-	next = rq ? rq->curr : NULL;
-	if (!next || next->pid != tid)
+	rq = switch_rq();
+	next = incoming_task(rq, tid);
+	if (!rq || !next)
 		return 0;
 	if (queue_time_unknown(w, next))
 		return now;
