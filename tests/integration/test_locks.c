@@ -146,6 +146,49 @@ static void contention(const struct jdk *jdk)
 	harness_output_free(NULL, collapsed, dir);
 }
 
+/*
+ * Without bpf_loop (forced: JBPFPROF_FORCE_FALLBACK=bpf-loop) -e lock has
+ * no way to tell a lock's waits, which it reads from BPF's Java walk: it
+ * is refused in one line that names what it needs, and alone the profiler
+ * exits with an error rather than record nothing; with -e nativemem
+ * beside it, the recording goes on without it. No JVM is needed: the
+ * refusal comes before any process is looked at.
+ */
+static void refused_without_bpf_loop(void **state)
+{
+	char *workload = harness_workload("cpu_split"), *dir = harness_tmpdir(), *pprof, *html, pid[16];
+	struct child w, alone, beside;
+	int alone_status, beside_status;
+
+	(void)state;
+	harness_require_root();
+	pprof = harness_path(dir, "beside.pb.gz");
+	html = harness_path(dir, "alone.html");
+	assert_int_equal(harness_start_workload(&w, (char *[]){ workload, NULL }), 0);
+	snprintf(pid, sizeof(pid), "%d", (int)w.pid);
+	setenv("JBPFPROF_FORCE_FALLBACK", "bpf-loop", 1);
+	alone_status = harness_run_profiler(&alone, (char *[]){ "-p", pid, "-e", "lock", "-d", "1", "-f", html, NULL }, 30);
+	beside_status = harness_run_profiler(&beside, (char *[]){ "-p", pid, "-e", "lock,nativemem", "-d", "1", "-o", "pprof", "-f", pprof,
+						  NULL },
+			     60);
+	unsetenv("JBPFPROF_FORCE_FALLBACK");
+	harness_stop_workload(&w);
+	fprintf(stderr, "  -e lock alone:\n%s  -e lock,nativemem:\n%s", alone.buf, beside.buf);
+	assert_int_equal(alone_status, 1);
+	assert_int_equal(beside_status, 0);
+	assert_non_null(strstr(alone.buf, "jbpfprof: unavailable: -e lock: it needs Java frames walked by BPF, and that "
+					  "needs bpf_loop (Linux 5.17)\n"));
+	assert_null(strstr(alone.buf, "sampling"));
+	assert_null(strstr(alone.buf, "permitted"));
+	assert_non_null(strstr(beside.buf, "jbpfprof: unavailable: -e lock: "));
+	assert_non_null(strstr(beside.buf, "sampling the native allocations"));
+	assert_int_equal(access(pprof, F_OK), 0);
+	assert_int_not_equal(access(html, F_OK), 0);
+	free(workload);
+	free(html);
+	harness_output_free(NULL, pprof, dir);
+}
+
 static void contention_jdk17(void **state)
 {
 	(void)state;
@@ -161,6 +204,7 @@ static void contention_jdk25(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		HARNESS_TEST(refused_without_bpf_loop),
 		HARNESS_TEST(contention_jdk17),
 		HARNESS_TEST(contention_jdk25),
 	};

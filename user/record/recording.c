@@ -83,6 +83,20 @@ struct recording *recording__new(const struct recording_config *config)
 	/* The walk by unwind tables, and through HotSpot's frames, is a bpf_loop: without it, frame pointers. */
 	if (!rec->config.unwind_fp && !loader__has_bpf_loop())
 		rec->config.unwind_fp = true;
+	/*
+	 * -e lock tells a lock's waits by HotSpot's frames and reads the
+	 * monitor's class at the switch-out, both from BPF's walk: without
+	 * bpf_loop it would record nothing. Refused alone; an event beside it
+	 * goes on.
+	 */
+	if (recording_config_has(&rec->config, RECORDING_LOCK) && !loader__has_bpf_loop()) {
+		loader__note_unavailable("-e lock", "it needs Java frames walked by BPF, and that needs bpf_loop (Linux 5.17)");
+		rec->config.events &= ~RECORDING_EVENT(RECORDING_LOCK);
+		if (!rec->config.events) {
+			free(rec);
+			return NULL;
+		}
+	}
 	rec->start_ns = clock_monotonic_ns();
 	if (resolve_targets(rec)) {
 		free(rec);
@@ -646,6 +660,10 @@ int recording__run(struct recording *rec)
 		wall && !c->no_unmounted && (c->all || walked__nr_jvms(rec->walked) || rec->jvms_starting);
 	sampler_config.java = java_targets;
 	sampler_config.nr_java = java__targets(rec->java, java_targets, JBPF_MAX_TARGETS);
+	/* The unmounted time is told from BPF's walk: the agent that stands in without bpf_loop has none. */
+	if (wall && !c->no_unmounted && !loader__has_bpf_loop() && (c->all || sampler_config.nr_java))
+		loader__note_unavailable("the time virtual threads spend unmounted",
+					 "it needs Java frames walked by BPF, and that needs bpf_loop (Linux 5.17)");
 	/* Loaded whenever a JVM may be walked: one may start or exec during the recording. */
 	sampler_config.max_hotspot_jvms = c->java == RECORDING_JAVA_OFF || c->java_stacks == RECORDING_JAVA_STACKS_AGENT
 						  ? 0
