@@ -835,8 +835,11 @@ static int sleeps_as_schedstat_says(const struct wall_run *r, int i)
 	least = fmax((double)r->window_us - high[2], 0.0);
 	most = fmax((double)r->window_us - low[2], 0.0);
 	ok = asleep >= least - tolerance_us && asleep <= most + tolerance_us;
-	fprintf(stderr, "  %-9s sleeps %8.0f us; by schedstat %8.0f to %8.0f us%s\n", mix_names[i], asleep,
-		least, most, ok ? "" : ": OUTSIDE");
+	fprintf(stderr,
+		"  %-9s sleeps %8.0f us; by schedstat %8.0f to %8.0f us%s (runnable %" PRIu64
+		" us, on a run queue by schedstat %.0f to %.0f us)\n",
+		mix_names[i], asleep, least, most, ok ? "" : ": OUTSIDE",
+		thread_us(&r->stacks, r->tids[i], RUNNABLE, NULL), low[1], high[1]);
 	return ok;
 }
 
