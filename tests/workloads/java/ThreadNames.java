@@ -16,6 +16,9 @@ import java.util.concurrent.CountDownLatch;
  *   計算スレッド-utf16-worker-ひらがな  UTF-16 (coder 1)
  *   renamed-generation-N-of-many      renamed every RENAME_MS (default 300)
  *                                     to the next N, from 0; prints "renamed N"
+ *   huge-name-xxx...                  5000 characters, more than the profiler
+ *                                     reads of a name (1 KiB): a name it must
+ *                                     refuse, keeping the kernel's
  *
  * and garbage-maker-thread-long allocates, so that the collector's own
  * threads, which have no Java names, run too. Prints the names one a line
@@ -27,6 +30,7 @@ public final class ThreadNames {
 	static final String[] NAMES = { "worker-pool-alpha-long-name-1", "Pr\u00fcfungs-\u00dcberwacher-Faden-lang",
 			"\u8a08\u7b97\u30b9\u30ec\u30c3\u30c9-utf16-worker-\u3072\u3089\u304c\u306a" };
 	static final String RENAMED = "renamed-generation-%d-of-many";
+	static final String HUGE = "huge-name-" + "x".repeat(4990);
 	private static volatile long sink;
 	private static volatile int renames;
 
@@ -52,10 +56,12 @@ public final class ThreadNames {
 				throw new IllegalArgumentException("java ThreadNames [-r RENAME_MS]");
 		}
 		final long period = renameMs;
-		CountDownLatch running = new CountDownLatch(NAMES.length + 2);
+		CountDownLatch running = new CountDownLatch(NAMES.length + 3);
 		List<Thread> threads = new ArrayList<>();
 
-		for (String name : NAMES) {
+		List<String> spinning = new ArrayList<>(List.of(NAMES));
+		spinning.add(HUGE);
+		for (String name : spinning) {
 			threads.add(new Thread(() -> {
 				running.countDown();
 				for (long x = 1;; x = spin(x))
