@@ -240,6 +240,8 @@ static void names_by_tid(void **state)
 	reads = im.mem.reads;
 	thread_names__update(names, &im.mem, list, 3);
 	assert_true(im.mem.reads - reads <= 3 * 3 + 6);
+	assert_true(thread_names__known(names, 400));
+	thread_names__forget_unlisted(names);
 	assert_false(thread_names__known(names, 400));
 	thread_names__stats(names, &st);
 	assert_int_equal(st.read, 2);

@@ -121,7 +121,12 @@ void thread_names__update(struct thread_names *names, struct hotspot_memory *mem
 	free_entries(names->entries, names->nr);
 	names->entries = entries;
 	names->nr = nr;
-	names->nr_unlisted = 0;
+}
+
+void thread_names__forget_unlisted(struct thread_names *names)
+{
+	if (names)
+		names->nr_unlisted = 0;
 }
 
 void thread_names__mark_unlisted(struct thread_names *names, uint32_t tid)

@@ -45,10 +45,12 @@ void thread_names__update(struct thread_names *names, struct hotspot_memory *mem
 /*
  * A tid sampled and not in the last list read (a thread newer than the
  * list, or one that is not a Java thread) is marked, so that it asks for
- * the list to be read again once, not at each of its samples; the marks go
- * with the next update. At most 1024 are kept.
+ * the list to be read again once, not at each of its samples; the marks
+ * are kept until thread_names__forget_unlisted (the owner's periodic
+ * reading), whatever lists are read meanwhile. At most 1024 are kept.
  */
 void thread_names__mark_unlisted(struct thread_names *names, uint32_t tid);
+void thread_names__forget_unlisted(struct thread_names *names);
 /* Whether tid was in the last list read, or marked since. */
 bool thread_names__known(const struct thread_names *names, uint32_t tid);
 /* tid's Java name, or NULL (not a Java thread, unnamed, or unreadable). */

@@ -293,7 +293,8 @@ static void read_threads(struct walked *w, struct walked_jvm *j, uint64_t now_ns
 /*
  * The Java name of tid, a thread of j sampled at now_ns, or NULL (the
  * kernel's name then). A thread the last list did not have has the list
- * read again, once (thread_names__mark_unlisted), and no sooner than
+ * read again, once until the next periodic reading
+ * (thread_names__mark_unlisted), and no sooner than
  * WALKED_THREADS_MISS_NS after the last reading.
  */
 static const char *thread_name(struct walked *w, struct walked_jvm *j, uint32_t tid, uint64_t now_ns)
@@ -320,8 +321,10 @@ void walked__tick(struct walked *w, uint64_t now_ns)
 	if (!w || now_ns - w->threads_read_ns < WALKED_THREADS_EVERY_NS)
 		return;
 	w->threads_read_ns = now_ns;
-	for (size_t i = 0; i < w->nr; i++)
+	for (size_t i = 0; i < w->nr; i++) {
+		thread_names__forget_unlisted(w->jvms[i]->thread_names);
 		read_threads(w, w->jvms[i], now_ns);
+	}
 }
 
 int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
