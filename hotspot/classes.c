@@ -21,6 +21,8 @@
 #define FIELD_CONTENDED 0x10u
 #define FIELD_KNOWN_FLAGS 0x1fu
 #define ACC_STATIC 0x0008u
+/* JDK 17: a field the VM injected, whose name index is not the constant pool's. */
+#define ACC_FIELD_INTERNAL 0x0400u
 
 static int refuse(char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int refuse(char *why, size_t why_size, const char *fmt, ...)
@@ -101,7 +103,7 @@ static int read_stream(const struct hotspot_vm *vm, struct hotspot_memory *mem, 
 	int32_t length;
 
 	if (!hotspot_vm_field(vm, "InstanceKlass", "_fieldinfo_stream", &stream_field, NULL))
-		return refuse(why, why_size, "VMStructs lists no InstanceKlass::_fieldinfo_stream (a JDK before 21)");
+		return refuse(why, why_size, "VMStructs lists no InstanceKlass::_fieldinfo_stream");
 	/* An Array<u1>'s bytes follow its int length, unless VMStructs says otherwise. */
 	hotspot_vm_field(vm, "Array<u1>", "_data", &data, NULL);
 	if (!hotspot_memory_u64(mem, klass + stream_field, &array) || !array ||
@@ -120,24 +122,55 @@ static int read_stream(const struct hotspot_vm *vm, struct hotspot_memory *mem, 
 	return 0;
 }
 
-int hotspot_instance_field(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, const char *name,
-			   const char *signature, uint32_t *offset, char *why, size_t why_size)
-{
-	uint64_t constants_field, pool, pool_length_field, pool_size = hotspot_vm_type_size(vm, "ConstantPool");
-	uint32_t java_fields, injected, item[5];
+/* Where a class's constant pool is, for a field's name and signature indexes. */
+struct pool {
+	uint64_t at, entries;    /* the ConstantPool, and its Symbol * entries */
+	uint32_t length;
 	struct symbol_layout sl;
-	int32_t pool_length;
+};
+
+static int pool_of(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, struct pool *p,
+		   char *why, size_t why_size)
+{
+	uint64_t constants_field, pool_length_field, pool_size = hotspot_vm_type_size(vm, "ConstantPool");
+	int32_t length;
+
+	if (!hotspot_vm_field(vm, "InstanceKlass", "_constants", &constants_field, NULL) ||
+	    !hotspot_vm_field(vm, "ConstantPool", "_length", &pool_length_field, NULL) || !pool_size ||
+	    !symbol_layout(vm, &p->sl))
+		return refuse(why, why_size, "VMStructs lists no constant pool or Symbol");
+	if (!hotspot_memory_u64(mem, klass + constants_field, &p->at) || !p->at ||
+	    !hotspot_memory_read(mem, p->at + pool_length_field, &length, sizeof(length)) || length <= 0)
+		return refuse(why, why_size, "the class's constant pool is unreadable");
+	p->entries = p->at + pool_size;
+	p->length = (uint32_t)length;
+	return 0;
+}
+
+/* Whether the field whose name and signature are pool entries name_index and sig_index is the one wanted. */
+static bool field_is(struct hotspot_memory *mem, const struct pool *p, uint32_t name_index, uint32_t sig_index,
+		     const char *name, const char *signature)
+{
+	uint64_t name_sym, sig_sym;
+
+	if (name_index == 0 || name_index >= p->length || sig_index == 0 || sig_index >= p->length)
+		return false;
+	return hotspot_memory_u64(mem, p->entries + 8ull * name_index, &name_sym) &&
+	       symbol_is(mem, &p->sl, name_sym, name) &&
+	       hotspot_memory_u64(mem, p->entries + 8ull * sig_index, &sig_sym) &&
+	       symbol_is(mem, &p->sl, sig_sym, signature);
+}
+
+/* JDK 21 and later: the field in the class's FieldInfo stream. */
+static int field_in_stream(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass,
+			   const struct pool *p, const char *name, const char *signature, uint32_t *offset, char *why,
+			   size_t why_size)
+{
+	uint32_t java_fields, injected, item[5];
 	uint8_t *buf = NULL;
 	size_t len = 0, pos = 0;
 	int rc = -1;
 
-	if (!hotspot_vm_field(vm, "InstanceKlass", "_constants", &constants_field, NULL) ||
-	    !hotspot_vm_field(vm, "ConstantPool", "_length", &pool_length_field, NULL) || !pool_size ||
-	    !symbol_layout(vm, &sl))
-		return refuse(why, why_size, "VMStructs lists no constant pool or Symbol");
-	if (!hotspot_memory_u64(mem, klass + constants_field, &pool) || !pool ||
-	    !hotspot_memory_read(mem, pool + pool_length_field, &pool_length, sizeof(pool_length)) || pool_length <= 0)
-		return refuse(why, why_size, "the class's constant pool is unreadable");
 	if (read_stream(vm, mem, klass, &buf, &len, why, why_size))
 		return -1;
 	if (!lines_u5(buf, len, &pos, U5_EXCLUDED, &java_fields) || !lines_u5(buf, len, &pos, U5_EXCLUDED, &injected)) {
@@ -145,7 +178,6 @@ int hotspot_instance_field(const struct hotspot_vm *vm, struct hotspot_memory *m
 		goto out;
 	}
 	for (uint32_t f = 0; f < java_fields; f++) {
-		uint64_t name_sym, sig_sym;
 		uint32_t optional;
 		bool read = true;
 
@@ -172,13 +204,7 @@ int hotspot_instance_field(const struct hotspot_vm *vm, struct hotspot_memory *m
 		}
 		if ((item[3] & ACC_STATIC) || (item[4] & FIELD_INJECTED))
 			continue;
-		if (item[0] == 0 || item[0] >= (uint32_t)pool_length || item[1] == 0 || item[1] >= (uint32_t)pool_length)
-			continue;
-		if (!hotspot_memory_u64(mem, pool + pool_size + 8ull * item[0], &name_sym) ||
-		    !symbol_is(mem, &sl, name_sym, name))
-			continue;
-		if (!hotspot_memory_u64(mem, pool + pool_size + 8ull * item[1], &sig_sym) ||
-		    !symbol_is(mem, &sl, sig_sym, signature))
+		if (!field_is(mem, p, item[0], item[1], name, signature))
 			continue;
 		*offset = item[2];
 		rc = 0;
@@ -188,6 +214,79 @@ int hotspot_instance_field(const struct hotspot_vm *vm, struct hotspot_memory *m
 out:
 	free(buf);
 	return rc;
+}
+
+/*
+ * JDK 17: the field in InstanceKlass::_fields, an Array<u2> of
+ * FieldInfo::field_slots shorts per field, the first _java_fields_count
+ * of them the class's own; the shorts' places are VMStructs constants. An
+ * offset is two shorts, tagged in its low FIELDINFO_TAG_SIZE bits: bit 0
+ * set once the layout gave the field its offset.
+ */
+static int field_in_array(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass,
+			  const struct pool *p, const char *name, const char *signature, uint32_t *offset, char *why,
+			  size_t why_size)
+{
+	int32_t slots, access, name_at, sig_at, low, high, tag_size;
+	uint64_t fields_field, count_field, array, data = 4;
+	uint16_t count, *shorts;
+	int32_t length;
+	int rc = -1;
+
+	if (!hotspot_vm_field(vm, "InstanceKlass", "_fields", &fields_field, NULL) ||
+	    !hotspot_vm_field(vm, "InstanceKlass", "_java_fields_count", &count_field, NULL) ||
+	    !hotspot_vm_int(vm, "FieldInfo::field_slots", &slots) ||
+	    !hotspot_vm_int(vm, "FieldInfo::access_flags_offset", &access) ||
+	    !hotspot_vm_int(vm, "FieldInfo::name_index_offset", &name_at) ||
+	    !hotspot_vm_int(vm, "FieldInfo::signature_index_offset", &sig_at) ||
+	    !hotspot_vm_int(vm, "FieldInfo::low_packed_offset", &low) ||
+	    !hotspot_vm_int(vm, "FieldInfo::high_packed_offset", &high) ||
+	    !hotspot_vm_int(vm, "FIELDINFO_TAG_SIZE", &tag_size))
+		return refuse(why, why_size, "VMStructs lists neither InstanceKlass::_fieldinfo_stream nor _fields");
+	if (slots <= 0 || slots > 16 || access < 0 || access >= slots || name_at < 0 || name_at >= slots ||
+	    sig_at < 0 || sig_at >= slots || low < 0 || low >= slots || high < 0 || high >= slots || tag_size < 1 ||
+	    tag_size > 8)
+		return refuse(why, why_size, "FieldInfo's constants make no sense");
+	hotspot_vm_field(vm, "Array<u2>", "_data", &data, NULL);
+	if (!hotspot_memory_u64(mem, klass + fields_field, &array) || !array ||
+	    !hotspot_memory_u16(mem, klass + count_field, &count) ||
+	    !hotspot_memory_read(mem, array, &length, sizeof(length)))
+		return refuse(why, why_size, "the class's fields are unreadable");
+	if (length < 0 || (uint64_t)count * (uint32_t)slots > (uint32_t)length ||
+	    (uint64_t)length * 2 > HOTSPOT_FIELD_STREAM_MAX)
+		return refuse(why, why_size, "%u fields in an array of %d shorts", count, length);
+	shorts = malloc((size_t)count * (size_t)slots * 2 + 2);
+	if (!shorts)
+		return refuse(why, why_size, "out of memory");
+	if (!hotspot_memory_read(mem, array + data, shorts, (size_t)count * (size_t)slots * 2)) {
+		free(shorts);
+		return refuse(why, why_size, "the class's fields are unreadable");
+	}
+	for (uint32_t f = 0; f < count && rc; f++) {
+		const uint16_t *fi = shorts + (size_t)f * (size_t)slots;
+		uint32_t packed = (uint32_t)fi[low] | (uint32_t)fi[high] << 16;
+
+		if ((fi[access] & ACC_STATIC) || (fi[access] & ACC_FIELD_INTERNAL) || !(packed & 1u) ||
+		    !field_is(mem, p, fi[name_at], fi[sig_at], name, signature))
+			continue;
+		*offset = packed >> tag_size;
+		rc = 0;
+	}
+	free(shorts);
+	return rc ? refuse(why, why_size, "no instance field %s %s", signature, name) : 0;
+}
+
+int hotspot_instance_field(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, const char *name,
+			   const char *signature, uint32_t *offset, char *why, size_t why_size)
+{
+	struct pool p;
+	uint64_t unused;
+
+	if (pool_of(vm, mem, klass, &p, why, why_size))
+		return -1;
+	if (hotspot_vm_field(vm, "InstanceKlass", "_fieldinfo_stream", &unused, NULL))
+		return field_in_stream(vm, mem, klass, &p, name, signature, offset, why, why_size);
+	return field_in_array(vm, mem, klass, &p, name, signature, offset, why, why_size);
 }
 
 int hotspot_flag_bool(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, bool *value,

@@ -19,6 +19,8 @@
 #                  written by DIR/seed_vmstructs (tests/fuzz/seed_vmstructs.c)
 #   fuzz_classes   an image with vmClasses, a StackChunk class (its pool and
 #                  field stream) and a flag table, one seed per call
+#   fuzz_thread_names  a JavaThread whose Thread is named in Latin-1, and one
+#                  in UTF-16, with compressed oops
 # fuzz_record and fuzz_javastream start from nothing: their formats are
 # fixed-size headers libFuzzer finds in seconds.
 #
@@ -28,7 +30,7 @@ cd "$(dirname "$0")/../.."
 dir=${1:-build/fuzz}/seeds
 rm -rf "$dir"
 for name in fuzz_procmaps fuzz_proc fuzz_attach fuzz_perfmap fuzz_elf fuzz_unwind fuzz_pprof fuzz_record \
-	fuzz_javastream fuzz_hotspot_names fuzz_vmstructs fuzz_jfr fuzz_classes; do
+	fuzz_javastream fuzz_hotspot_names fuzz_vmstructs fuzz_jfr fuzz_classes fuzz_thread_names; do
 	mkdir -p "$dir/$name"
 done
 "${1:-build/fuzz}/seed_vmstructs" "$dir/fuzz_vmstructs/jdk17"
@@ -109,6 +111,29 @@ put(0xf00, "Q", base + 0xc00)
 put(0xf08, "Q", 2)
 for call, name in enumerate(("class", "field", "flag")):
     open(f"{sys.argv[1]}/{name}", "wb").write(bytes([call]) + img)
+PY
+# fuzz_thread_names: the image at 0x10000000 (tests/fuzz/fuzz_thread_names.c),
+# also the compressed oops' base (shift 3) and class pointers' (shift 0): the
+# JavaThread at +0 (_threadObj +0x18, the handle's slot at +0x20), its Thread
+# at +0x100 (name +0x50), the String at +0x200 (class +8, value +12, coder
+# +16; String's class is the image's +0x40), the byte[] at +0x300 (length
+# +12, bytes +16).
+python3 - "$dir/fuzz_thread_names" <<'PY'
+import struct, sys
+base = 0x10000000
+for seed, coder, text in (("latin1", 0, "worker-pool-alpha-long-name-1".encode("latin-1")),
+                          ("utf16", 1, "\u8a08\u7b97-utf16-\U0001f600".encode("utf-16-le"))):
+    img = bytearray(0x400 + len(text))
+    def put(off, fmt, v): struct.pack_into("<" + fmt, img, off, v)
+    put(0x18, "Q", base + 0x20)
+    put(0x20, "Q", base + 0x100)
+    put(0x100 + 0x50, "I", 0x200 >> 3)
+    put(0x200 + 8, "I", 0x40)
+    put(0x200 + 12, "I", 0x300 >> 3)
+    put(0x200 + 16, "B", coder)
+    put(0x300 + 12, "i", len(text))
+    img[0x310:0x310 + len(text)] = text
+    open(f"{sys.argv[1]}/{seed}", "wb").write(bytes([4 | coder]) + img)
 PY
 cat /proc/$$/stat >"$dir/fuzz_proc/stat"
 cat /proc/$$/status >"$dir/fuzz_proc/status"

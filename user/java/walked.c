@@ -11,11 +11,15 @@
 #include "hotspot/find.h"
 #include "hotspot/layout.h"
 #include "hotspot/memory.h"
+#include "hotspot/thread_names.h"
 #include "hotspot/threads.h"
 #include "hotspot/vmstructs.h"
+#include "common/clock.h"
 #include "common/counts.h"
 #include "jvmti-stub/classname.h"
+#include "symbolizer/proc.h"
 #include "user/java/frame_ids.h"
+#include "user/java/thread_names.h"
 #include "user/record/decode.h"
 #include "user/record/sampler.h"
 #include "user/record/unwinder.h"
@@ -42,6 +46,7 @@ struct walked_stats {
 	uint64_t remembered;      /* of those, whose profile ids were remembered */
 	/* Of JVMs forgotten (walked__describe_naming adds the live ones'). */
 	uint64_t names_cached, reads, read_bytes, clears;
+	struct thread_names_stats thread_names; /* of JVMs forgotten (walked__describe adds the live ones') */
 };
 
 struct walked_jvm {
@@ -51,6 +56,11 @@ struct walked_jvm {
 	bool has_threads;
 	uint32_t *tids;
 	size_t nr_tids;
+	uint64_t threads_read_ns;  /* when its list was last read */
+	/* Its threads' Java names, when stacks begin with their thread (NULL otherwise, or where unreadable). */
+	bool own_pidns;            /* its tids are ours: names by tid mean our threads */
+	struct hotspot_thread_names_layout name_layout;
+	struct thread_names *thread_names;
 	struct jbpf_hotspot_jvm layout; /* with the process's start_ticks */
 	struct hotspot_memory mem;
 	struct hotspot_vm *vm;
@@ -60,6 +70,12 @@ struct walked_jvm {
 
 /* How often the JVMs' thread lists are read again (walked__tick). */
 #define WALKED_THREADS_EVERY_NS 1000000000ull
+/*
+ * The soonest a sample of a thread its JVM's last list did not have reads
+ * the list again: a thread started since gets its name at its first
+ * samples, and the VM's own threads, never listed, cost one read a second.
+ */
+#define WALKED_THREADS_MISS_NS 10000000ull
 
 struct walked {
 	struct aggregator *agg;
@@ -69,6 +85,8 @@ struct walked {
 	uint64_t threads_read_ns;
 	struct hotspot_java_thread *threads; /* HOTSPOT_THREADS_MAX, made at the first read */
 	uint64_t threads_lost;               /* lists that could not be read */
+	uint64_t names_refused;              /* JVMs whose thread names are not read, the last one's why: */
+	char names_why[300];
 	struct walked_jvm **jvms; /* each on its own: its names point at its memory reader */
 	size_t nr, cap;
 	struct walked_stats stats;
@@ -86,6 +104,7 @@ struct walked *walked__new(struct aggregator *agg)
 
 static void jvm_free(struct walked_jvm *j)
 {
+	thread_names__free(j->thread_names);
 	free(j->tids);
 	frame_ids__free(j->ids);
 	hotspot_names_free(j->names);
@@ -155,6 +174,7 @@ void walked__forget(struct walked *w, uint32_t tgid)
 	for (size_t t = 0; w->sampler && t < w->jvms[i]->nr_tids; t++)
 		sampler__set_java_thread(w->sampler, w->jvms[i]->tids[t], 0);
 	add_naming(w->jvms[i], &w->stats);
+	thread_names__stats(w->jvms[i]->thread_names, &w->stats.thread_names);
 	jvm_free(w->jvms[i]);
 	w->jvms[i] = w->jvms[--w->nr];
 }
@@ -192,6 +212,7 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 		return WALKED_NOT_UNDERSTOOD;
 	}
 	j->tgid = tgid;
+	j->own_pidns = proc__nspid(proc_root, tgid) == tgid;
 	hotspot_memory_of_process(&j->mem, (pid_t)tgid);
 	if (hotspot_vm_read(&j->mem, &syms, &j->vm, why, why_size)) {
 		jvm_free(j);
@@ -219,24 +240,40 @@ static int by_tid(const void *a, const void *b)
 }
 
 /*
- * JVM j's Java threads read again and handed to the sampler: the new ones
- * set, the gone ones taken out. A list that cannot be read now leaves
- * what was handed over as it is.
+ * Whether j's threads are handed to BPF: for -e lock (walked__follow_threads),
+ * or for its virtual threads (JDK 21 and later: the walk reads whether a
+ * carrier has one mounted through its JavaThread).
  */
-static void read_threads(struct walked *w, struct walked_jvm *j)
+static bool follows(const struct walked *w, const struct walked_jvm *j)
+{
+	return w->follow_threads || (j->layout.flags & JBPF_HOTSPOT_CONTINUATIONS);
+}
+
+/*
+ * JVM j's Java threads read again: their names brought up to date, and
+ * when it is followed, handed to the sampler (the new ones set, the gone
+ * ones taken out). A list that cannot be read now leaves what was read
+ * before as it is.
+ */
+static void read_threads(struct walked *w, struct walked_jvm *j, uint64_t now_ns)
 {
 	uint32_t *tids;
 	size_t nr;
 	char why[256];
 
-	if (!j->has_threads || !w->sampler)
+	if (!j->has_threads)
 		return;
 	if (!w->threads && !(w->threads = malloc(HOTSPOT_THREADS_MAX * sizeof(*w->threads))))
 		return;
+	j->threads_read_ns = now_ns;
 	if (hotspot_threads_read(&j->mem, &j->threads, w->threads, HOTSPOT_THREADS_MAX, &nr, why, sizeof(why))) {
 		w->threads_lost++;
 		return;
 	}
+	if (j->thread_names)
+		thread_names__update(j->thread_names, &j->mem, w->threads, nr);
+	if (!follows(w, j) || !w->sampler)
+		return;
 	tids = malloc((nr ? nr : 1) * sizeof(*tids));
 	if (!tids)
 		return;
@@ -253,20 +290,30 @@ static void read_threads(struct walked *w, struct walked_jvm *j)
 	j->nr_tids = nr;
 }
 
+/*
+ * The Java name of tid, a thread of j sampled at now_ns, or NULL (the
+ * kernel's name then). A thread the last list did not have has the list
+ * read again, once until the next periodic reading
+ * (thread_names__mark_unlisted), and no sooner than
+ * WALKED_THREADS_MISS_NS after the last reading.
+ */
+static const char *thread_name(struct walked *w, struct walked_jvm *j, uint32_t tid, uint64_t now_ns)
+{
+	if (!j->thread_names)
+		return NULL;
+	if (!thread_names__known(j->thread_names, tid)) {
+		if (now_ns - j->threads_read_ns >= WALKED_THREADS_MISS_NS)
+			read_threads(w, j, now_ns);
+		if (!thread_names__known(j->thread_names, tid))
+			thread_names__mark_unlisted(j->thread_names, tid);
+	}
+	return thread_names__get(j->thread_names, tid);
+}
+
 void walked__follow_threads(struct walked *w)
 {
 	if (w)
 		w->follow_threads = true;
-}
-
-/*
- * Whether j's threads are handed to BPF: for -e lock (walked__follow_threads),
- * or for its virtual threads (JDK 21 and later: the walk reads whether a
- * carrier has one mounted through its JavaThread).
- */
-static bool follows(const struct walked *w, const struct walked_jvm *j)
-{
-	return w->follow_threads || (j->layout.flags & JBPF_HOTSPOT_CONTINUATIONS);
 }
 
 void walked__tick(struct walked *w, uint64_t now_ns)
@@ -274,8 +321,10 @@ void walked__tick(struct walked *w, uint64_t now_ns)
 	if (!w || now_ns - w->threads_read_ns < WALKED_THREADS_EVERY_NS)
 		return;
 	w->threads_read_ns = now_ns;
-	for (size_t i = 0; i < w->nr; i++)
-		read_threads(w, w->jvms[i]);
+	for (size_t i = 0; i < w->nr; i++) {
+		thread_names__forget_unlisted(w->jvms[i]->thread_names);
+		read_threads(w, w->jvms[i], now_ns);
+	}
 }
 
 int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
@@ -288,10 +337,23 @@ int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 		walked__forget(w, tgid);
 		return err;
 	}
-	if (follows(w, j)) {
+	/*
+	 * Names where stacks begin with their threads, and the JVM's tids are
+	 * ours; a JVM whose names cannot be read keeps the kernel's, said with -v.
+	 */
+	if (aggregator__has_thread_roots(w->agg) && j->own_pidns) {
+		if (hotspot_thread_names_layout(j->vm, &j->mem, &j->name_layout, why, sizeof(why))) {
+			w->names_refused++;
+			snprintf(w->names_why, sizeof(w->names_why), "JVM pid %u: %s", tgid, why);
+		} else {
+			j->thread_names = thread_names__new(&j->name_layout);
+		}
+	}
+	if (follows(w, j))
 		w->sampler = sampler;
+	if (follows(w, j) || j->thread_names) {
 		j->has_threads = !hotspot_threads_layout(j->vm, &j->threads, why, sizeof(why));
-		read_threads(w, j);
+		read_threads(w, j, clock_monotonic_ns());
 	}
 	/* A wall-clock or off-CPU recording's virtual threads: their time unmounted (bpf/vthreads.bpf.c). */
 	if ((j->layout.flags & JBPF_HOTSPOT_UNMOUNTS) &&
@@ -329,9 +391,27 @@ int walked__install(struct walked *w, struct sampler *sampler)
 	return status;
 }
 
+/* The thread names' counts of every JVM, forgotten or not. */
+static struct thread_names_stats all_thread_names(const struct walked *w)
+{
+	struct thread_names_stats ts = w->stats.thread_names;
+
+	for (size_t i = 0; i < w->nr; i++)
+		thread_names__stats(w->jvms[i]->thread_names, &ts);
+	return ts;
+}
+
+const char *walked__thread_name(const struct walked *w, uint32_t tgid, uint32_t tid)
+{
+	const struct walked_jvm *j = w ? find_jvm(w, tgid) : NULL;
+
+	return j ? thread_names__get(j->thread_names, tid) : NULL;
+}
+
 void walked__describe(const struct walked *w, char *buf, size_t size)
 {
 	const struct walked_stats *st;
+	struct thread_names_stats ts;
 	struct named_count stops[JBPF_JAVA_STOP_NR];
 	size_t used, before, nr_stops = 0;
 
@@ -360,23 +440,37 @@ void walked__describe(const struct walked *w, char *buf, size_t size)
 	used = counts__append(buf, size, used, "; Java frames not named: ", unnamed,
 			      sizeof(unnamed) / sizeof(unnamed[0]));
 	if (used + 1 < size && (st->carried[JBPF_JAVA_CARRIER_WHOLE] || st->carried[JBPF_JAVA_CARRIER_FROZEN]))
-		snprintf(buf + used, size - used, "; %llu on virtual threads, %llu of them with outer frames frozen",
-			 (unsigned long long)(st->carried[JBPF_JAVA_CARRIER_WHOLE] + st->carried[JBPF_JAVA_CARRIER_FROZEN]),
-			 (unsigned long long)st->carried[JBPF_JAVA_CARRIER_FROZEN]);
+		used += (size_t)snprintf(buf + used, size - used,
+					 "; %llu on virtual threads, %llu of them with outer frames frozen",
+					 (unsigned long long)(st->carried[JBPF_JAVA_CARRIER_WHOLE] +
+							      st->carried[JBPF_JAVA_CARRIER_FROZEN]),
+					 (unsigned long long)st->carried[JBPF_JAVA_CARRIER_FROZEN]);
+	ts = all_thread_names(w);
+	if (used + 1 < size && (ts.unreadable || ts.invalid))
+		snprintf(buf + used, size - used,
+			 "; Java thread names not read, the kernel's kept: %llu unreadable, %llu invalid",
+			 (unsigned long long)ts.unreadable, (unsigned long long)ts.invalid);
 }
 
 void walked__describe_naming(const struct walked *w, char *buf, size_t size)
 {
 	struct walked_stats st = w->stats;
+	struct thread_names_stats ts = all_thread_names(w);
+	int used;
 
 	for (size_t i = 0; i < w->nr; i++)
 		add_naming(w->jvms[i], &st);
-	snprintf(buf, size,
-		 "%llu physical Java frames, %llu with their ids remembered, %llu of the rest named from the "
-		 "cache; %llu reads of the JVMs' memory (%.1f MiB), names caches emptied %llu times",
-		 (unsigned long long)st.physical, (unsigned long long)st.remembered,
-		 (unsigned long long)st.names_cached, (unsigned long long)st.reads, (double)st.read_bytes / (1 << 20),
-		 (unsigned long long)st.clears);
+	used = snprintf(buf, size,
+			"%llu physical Java frames, %llu with their ids remembered, %llu of the rest named from the "
+			"cache; %llu reads of the JVMs' memory (%.1f MiB), names caches emptied %llu times; "
+			"Java thread names: %llu read, %llu found unchanged",
+			(unsigned long long)st.physical, (unsigned long long)st.remembered,
+			(unsigned long long)st.names_cached, (unsigned long long)st.reads,
+			(double)st.read_bytes / (1 << 20), (unsigned long long)st.clears, (unsigned long long)ts.read,
+			(unsigned long long)ts.kept);
+	if (used > 0 && (size_t)used + 1 < size && w->names_refused)
+		snprintf(buf + used, size - (size_t)used, ", not read in %llu JVMs (%s)",
+			 (unsigned long long)w->names_refused, w->names_why);
 }
 
 bool walked__virtual_name(const struct jbpf_java_frame *f, char out[WALKED_VIRTUAL_NAME + 1])
@@ -565,7 +659,7 @@ void walked__sample(struct walked *w, const struct jbpf_sample *s)
 	/* A waker is part of its wait's sample (--wakers): not a walk of its own. */
 	if (s->type != JBPF_RECORD_WAKER)
 		count_walk(w, s, java);
-	if (!aggregator__begin(w->agg, s, NULL))
+	if (!aggregator__begin(w->agg, s, thread_name(w, j, s->tid, s->time_ns)))
 		return;
 	/* -e lock: the class of the monitor the wait is for, read by BPF at its switch-out. */
 	if (w->follow_threads && s->lock_klass) {

@@ -94,6 +94,13 @@ void walked__describe(const struct walked *w, char *buf, size_t size);
 /* -v: what naming the walked frames took (frames remembered, reads of the JVMs' memory). */
 void walked__describe_naming(const struct walked *w, char *buf, size_t size);
 
+/*
+ * The name the JVM tgid gives its thread tid (user/java/thread_names.h),
+ * or NULL: the kernel's name then. Names are read only where stacks begin
+ * with their threads (aggregator__has_thread_roots). NULL-safe.
+ */
+const char *walked__thread_name(const struct walked *w, uint32_t tgid, uint32_t tid);
+
 /* Whether tgid's samples come here. */
 bool walked__has(const struct walked *w, uint32_t tgid);
 size_t walked__nr_jvms(const struct walked *w);

@@ -154,6 +154,8 @@ static const char *thread_name(void *ctx, uint32_t tgid, uint32_t tid)
 {
 	struct pipeline *p = ctx;
 
+	if (walked__has(p->walked, tgid))
+		return walked__thread_name(p->walked, tgid, tid);
 	return p->java ? java__thread_name(p->java, tgid, tid) : NULL;
 }
 
