@@ -231,6 +231,7 @@ $(OUTPUT)/asan/libsymbolizer.a: $(patsubst %.c,$(OUTPUT)/asan/%.o,$(SYMBOLIZER_S
 # the same builder: the hash of the sources that decide the rows, so that a
 # change to any of them makes the old tables unread, with nothing to bump.
 UNWIND_BUILDER_SRCS := unwind/table.c unwind/fde.c unwind/fde.h unwind/rule.c unwind/rule.h unwind/unwind.h \
+		       unwind/cfa_check.c unwind/cfa_check.h unwind/view.c unwind/view.h \
 		       bpf/unwind.h
 UNWIND_BUILDER_HASH := 0x$(shell cat $(UNWIND_BUILDER_SRCS) | sha256sum | cut -c1-16)ull
 $(OUTPUT)/release/unwind/disk.o $(OUTPUT)/asan/unwind/disk.o: $(UNWIND_BUILDER_SRCS)

@@ -12,6 +12,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
+#include "unwind/cfa_check.h"
 #include "unwind/fde.h"
 
 /* A CIE's pointer encoding for its FDEs, or ENC_UNKNOWN when undecodable. */
@@ -20,9 +21,16 @@
 /* The CIEs seen last, by section offset: most sections have one or a few. */
 #define CIE_MEMO 8
 
+/* What an FDE needs of its CIE. */
+struct cie_info {
+	unsigned enc;      /* pointer encoding of its FDEs, ENC_UNKNOWN when undecodable */
+	bool sized;        /* 'z': an FDE's augmentation data starts with its length */
+	bool bounded;      /* its initial instructions pass cfa_check */
+};
+
 struct cie_memo {
 	Dwarf_Off offset[CIE_MEMO];
-	unsigned enc[CIE_MEMO];
+	struct cie_info info[CIE_MEMO];
 	size_t nr, next;
 };
 
@@ -168,28 +176,66 @@ static unsigned eh_cie_encoding(const Dwarf_CIE *cie)
 	return enc;
 }
 
-static unsigned cie_encoding(const unsigned char *e_ident, Elf_Data *data, bool eh_frame, Dwarf_Off cie_offset,
-			     struct cie_memo *memo)
+/* The CIE at cie_offset, as libdw reads it for an FDE pointing there. */
+static struct cie_info cie_lookup(const unsigned char *e_ident, Elf_Data *data, bool eh_frame, Dwarf_Off cie_offset,
+				  struct cie_memo *memo)
 {
 	Dwarf_CFI_Entry entry;
 	Dwarf_Off next;
-	unsigned enc;
+	struct cie_info info = { ENC_UNKNOWN, false, false };
 
 	for (size_t i = 0; i < memo->nr; i++)
 		if (memo->offset[i] == cie_offset)
-			return memo->enc[i];
-	if (dwarf_next_cfi(e_ident, data, eh_frame, cie_offset, &next, &entry) != 0 || !dwarf_cfi_cie_p(&entry))
-		enc = ENC_UNKNOWN;
-	else if (eh_frame)
-		enc = eh_cie_encoding(&entry.cie);
-	else /* .debug_frame: target addresses, no augmentation */
-		enc = entry.cie.augmentation && entry.cie.augmentation[0] == '\0' ? DW_EH_PE_absptr : ENC_UNKNOWN;
+			return memo->info[i];
+	if (dwarf_next_cfi(e_ident, data, eh_frame, cie_offset, &next, &entry) != 0 || !dwarf_cfi_cie_p(&entry)) {
+		/* libdw cannot use it either: its FDEs are never run. */
+		info.bounded = true;
+	} else {
+		const char *aug = entry.cie.augmentation;
+
+		if (eh_frame)
+			info.enc = eh_cie_encoding(&entry.cie);
+		else /* .debug_frame: target addresses, no augmentation */
+			info.enc = aug && aug[0] == '\0' ? DW_EH_PE_absptr : ENC_UNKNOWN;
+		info.sized = aug && aug[0] == 'z';
+		info.bounded = info.enc != ENC_UNKNOWN &&
+			       cfa_program_is_bounded(entry.cie.initial_instructions,
+						      entry.cie.initial_instructions_end, info.enc);
+	}
 	memo->offset[memo->next] = cie_offset;
-	memo->enc[memo->next] = enc;
+	memo->info[memo->next] = info;
 	memo->next = (memo->next + 1) % CIE_MEMO;
 	if (memo->nr < CIE_MEMO)
 		memo->nr++;
-	return enc;
+	return info;
+}
+
+/*
+ * Whether libdw may run this FDE's instructions, and its CIE's: they
+ * start after the initial location and range (in the CIE's encoding) and,
+ * for a 'z' CIE, the augmentation data and its length. A CIE libdw could
+ * read but this module cannot says no.
+ */
+static bool fde_is_bounded(const Dwarf_FDE *fde, struct cie_info cie)
+{
+	struct cursor c = { fde->start, fde->end };
+	uint64_t ignored, len;
+
+	if (!cie.bounded)
+		return false;
+	if (cie.enc == ENC_UNKNOWN)
+		return true; /* an unreadable CIE: libdw runs nothing */
+	/* Aligned pointers are padded: where the instructions start is libdw's guess. */
+	if ((cie.enc & 0x70) == DW_EH_PE_aligned)
+		return false;
+	if (c.p > c.end || !read_encoded_value(&c, cie.enc, &ignored) || !read_encoded_value(&c, cie.enc, &ignored))
+		return false;
+	if (cie.sized) {
+		if (!read_uleb(&c, &len) || len > (uint64_t)(c.end - c.p))
+			return false;
+		c.p += len;
+	}
+	return cfa_program_is_bounded(c.p, c.end, cie.enc);
 }
 
 /* [lo, hi) of an FDE whose CIE gives enc; false if it cannot be decoded. */
@@ -252,6 +298,10 @@ int fde__read_section(const unsigned char *e_ident, Elf_Data *data, bool eh_fram
 	int ret, err;
 
 	while (offset < data->d_size) {
+		struct cie_info cie;
+
+		/* dwarf_next_cfi leaves next alone on some errors. */
+		next = offset;
 		ret = dwarf_next_cfi(e_ident, data, eh_frame, offset, &next, &entry);
 		if (ret == 1)
 			break;
@@ -270,8 +320,10 @@ int fde__read_section(const unsigned char *e_ident, Elf_Data *data, bool eh_fram
 		if (dwarf_cfi_cie_p(&entry))
 			continue;
 		list->fdes++;
-		if (!fde_range(&entry.fde, data, sh_addr,
-			       cie_encoding(e_ident, data, eh_frame, entry.fde.CIE_pointer, &memo), &lo, &hi)) {
+		cie = cie_lookup(e_ident, data, eh_frame, entry.fde.CIE_pointer, &memo);
+		if (!fde_is_bounded(&entry.fde, cie))
+			list->refused++;
+		if (!fde_range(&entry.fde, data, sh_addr, cie.enc, &lo, &hi)) {
 			list->skipped++;
 			continue;
 		}

@@ -8,6 +8,12 @@
  * of the x86-64 psABI and the LSB specify. .debug_frame FDEs hold plain
  * 8-byte addresses.
  *
+ * Every FDE met, and the CIE it names, has its instructions checked
+ * (cfa_check.h): libdw runs an FDE's instructions for any address in its
+ * range, whether or not this module kept the range, so one FDE past the
+ * bounds, or one whose instructions cannot be found, counts in refused
+ * and the caller does not give the section to libdw at all.
+ *
  * Ranges are ELF vaddrs. Entries this module cannot decode (an unknown
  * augmentation, an indirect or text-relative encoding, a truncated entry)
  * are skipped and counted: their code is then covered by no range, which
@@ -32,6 +38,7 @@ struct fde_list {
 	size_t max;        /* bound on nr: past it, -EFBIG */
 	uint64_t fdes;     /* FDEs read */
 	uint64_t skipped;  /* entries that could not be decoded */
+	uint64_t refused;  /* FDEs libdw must not run (see the top) */
 };
 
 /*

@@ -14,10 +14,14 @@
  *      a JBPF_CFA_NONE row, so every pc in [base, end) has a row and the
  *      walker never takes a neighbour's rule for code without CFI.
  *
- * libdw reads the sections through libelf in ELF_C_READ mode (pread, not
- * mmap: a file truncated meanwhile gives an error, not SIGBUS), and libelf
- * checks that every section lies inside the file. Rows are bounded by
- * UNWIND_MAX_ROWS while they are made, before each allocation.
+ * libelf reads the file in ELF_C_READ mode (pread, not mmap: a file
+ * truncated meanwhile gives an error, not SIGBUS), checks that every
+ * section lies inside the file, and reads at most the section names and
+ * the two CFI sections, each at most the file's size. fde.c checks every
+ * FDE's instructions before libdw may run any (cfa_check.h bounds what
+ * libdw allocates for them), and libdw reads each section through a view
+ * holding that section alone (view.h), never the file. Rows are bounded
+ * by UNWIND_MAX_ROWS while they are made, before each allocation.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -28,9 +32,11 @@
 #include <gelf.h>
 
 #include "common/clock.h"
+#include "unwind/cfa_check.h"
 #include "unwind/fde.h"
 #include "unwind/rule.h"
 #include "unwind/unwind.h"
+#include "unwind/view.h"
 
 /*
  * Rows in one table: the walker's binary search takes 22 steps for 4M rows,
@@ -57,7 +63,8 @@ enum {
 
 struct builder {
 	Elf *elf, *debug_elf;
-	Dwarf *dwarf, *debug_dwarf;
+	struct cfi_view view[SRC_NR];
+	Dwarf *dwarf[SRC_NR];
 	Dwarf_CFI *cfi[SRC_NR];
 	uint64_t base, end;
 	struct fde_list ranges;
@@ -190,19 +197,18 @@ static void drop_source(struct builder *b, int source)
 }
 
 /*
- * libdw's reader of the CFI. For .debug_frame that takes a Dwarf, and
- * dwarf_begin_elf reads every debug section of the file (hundreds of MB
- * for a large debug file): so it is made only for a source that covers
- * code no earlier source does.
+ * libdw's reader of the CFI, over a view holding the section alone
+ * (view.h): libdw then runs only the instructions fde.c checked, and
+ * reads nothing else of the file. For .debug_frame that takes a Dwarf.
  */
-static Dwarf_CFI *open_cfi(struct builder *b, Elf *elf, int source)
+static Dwarf_CFI *open_cfi(struct builder *b, Elf_Data *data, uint64_t sh_addr, int source, const char *name)
 {
-	Dwarf **dw = elf == b->elf ? &b->dwarf : &b->debug_dwarf;
-
+	if (cfi_view__open(&b->view[source], name, data->d_buf, data->d_size, sh_addr) != 0)
+		return NULL;
 	if (source == SRC_EH_FRAME)
-		return dwarf_getcfi_elf(elf);
-	*dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	return *dw ? dwarf_getcfi(*dw) : NULL;
+		return dwarf_getcfi_elf(b->view[source].elf);
+	b->dwarf[source] = dwarf_begin_elf(b->view[source].elf, DWARF_C_READ, NULL);
+	return b->dwarf[source] ? dwarf_getcfi(b->dwarf[source]) : NULL;
 }
 
 static int read_source(struct builder *b, Elf *elf, int source, const char *name)
@@ -212,6 +218,7 @@ static int read_source(struct builder *b, Elf *elf, int source, const char *name
 	Elf_Scn *scn;
 	Elf_Data *data;
 	size_t first = b->ranges.nr;
+	uint64_t refused = b->ranges.refused;
 	int err;
 
 	scn = find_section(elf, name, &shdr);
@@ -224,10 +231,15 @@ static int read_source(struct builder *b, Elf *elf, int source, const char *name
 	err = fde__read_section(ident, data, source == SRC_EH_FRAME, shdr.sh_addr, source, &b->ranges);
 	if (err)
 		return fail(b, err, err == -EFBIG ? "more than %u FDEs" : "out of memory", UNWIND_MAX_ROWS);
+	if (b->ranges.refused > refused)
+		return fail(b, -EINVAL,
+			    "%s has %llu FDEs past the bounds on call frame instructions (a register number over %u, "
+			    "remember_state deeper than %u, or an operand past the end)",
+			    name, (unsigned long long)(b->ranges.refused - refused), CFA_MAX_REGISTER, CFA_MAX_DEPTH);
 	err = keep_uncovered(b, first);
 	if (err || !uses_source(b, source))
 		return err;
-	b->cfi[source] = open_cfi(b, elf, source);
+	b->cfi[source] = open_cfi(b, data, shdr.sh_addr, source, name);
 	if (!b->cfi[source])
 		drop_source(b, source);
 	return 0;
@@ -403,8 +415,10 @@ int unwind_table__build(int fd, int debug_fd, struct unwind_table **out, char *e
 	ret = build(&b, fd, debug_fd);
 	if (b.cfi[SRC_EH_FRAME])
 		dwarf_cfi_end(b.cfi[SRC_EH_FRAME]);
-	dwarf_end(b.dwarf);
-	dwarf_end(b.debug_dwarf);
+	for (int i = 0; i < SRC_NR; i++) {
+		dwarf_end(b.dwarf[i]);
+		cfi_view__close(&b.view[i]);
+	}
 	elf_end(b.debug_elf);
 	elf_end(b.elf);
 	fde__list_free(&b.ranges);

@@ -45,7 +45,10 @@ struct unwind_table {
  * the caller under the project's open rule: this function opens nothing).
  * debug_fd: a separate debug file for the same build (.debug_frame), or -1.
  * 0 and *out, or a negative errno (-ENOENT: the file has no CFI at all;
- * -EFBIG: over the per-table bound) with one line in err.
+ * -EFBIG: over the per-table bound; -EINVAL: call frame instructions past
+ * the bounds of cfa_check.h) with one line in err. Besides the table, a
+ * build allocates at most a few copies of the file's CFI sections and,
+ * in libdw, what those bounds allow.
  * Neither fd is closed; neither is needed once this returns.
  */
 int unwind_table__build(int fd, int debug_fd, struct unwind_table **out, char *err, size_t err_size);

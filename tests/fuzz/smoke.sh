@@ -1,11 +1,13 @@
 #!/bin/bash
-# Runs every libFuzzer target in FUZZ_DIR (default build/fuzz) for
-# FUZZ_SECONDS (default 20) each, two at a time, from its seeds
-# (FUZZ_DIR/seeds/NAME) and the regression inputs kept in
-# tests/fuzz/regressions/NAME, each under the bounds its parser promises
-# (tests/fuzz/bounds): a crash, a sanitizer report, an input that makes one
-# allocation larger than the bound or takes longer than the bound, or a
-# process that grows past the memory bound, fails it. Prints one cmocka-like
+# Runs every libFuzzer target in FUZZ_DIR (default build/fuzz), two at a
+# time, each under the bounds its parser promises (tests/fuzz/bounds): a
+# crash, a sanitizer report, an input that makes one allocation larger than
+# the bound or takes longer than the bound, or a process that grows past
+# the memory bound, fails it. First every input kept in
+# tests/fuzz/regressions/NAME and every seed (FUZZ_DIR/seeds/NAME) runs
+# once (-runs=0), so a known finding fails every run, not one in two; then
+# the timed part, FUZZ_SECONDS (default 20) of fuzzing from the same
+# inputs. Prints one cmocka-like
 # line per target and the tally tests/run-suite.sh reads, and each
 # target's executions and coverage.
 #
@@ -25,16 +27,27 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 run_one() {
-	local name=$1 t=$dir/$1 corpus=$out/$1.corpus bounds inputs=()
+	local name=$1 t=$dir/$1 corpus=$out/$1.corpus bounds inputs=() rc
 	bounds=$(tests/fuzz/bounds "$name") || { echo "no bounds for $name" >"$out/$name.log"; echo 1 >"$out/$name.rc"; return; }
 	mkdir -p "$corpus"
 	for d in "$dir/seeds/$name" "tests/fuzz/regressions/$name"; do
 		[ -d "$d" ] && inputs+=("$d")
 	done
 	# shellcheck disable=SC2086
+	"$t" -runs=0 -print_final_stats=1 $bounds -artifact_prefix="$out/$name-" \
+		"$corpus" "${inputs[@]}" >"$out/$name.replay.log" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		{ echo "  $name: a kept input or seed fails (replayed before fuzzing)"; cat "$out/$name.replay.log"; } \
+			>"$out/$name.log"
+		echo $rc >"$out/$name.rc"
+		return
+	fi
+	# shellcheck disable=SC2086
 	"$t" -max_total_time="$seconds" -print_final_stats=1 $bounds -artifact_prefix="$out/$name-" \
-		"$corpus" "${inputs[@]}" >"$out/$name.log" 2>&1
+		"$corpus" "${inputs[@]}" >"$out/$name.timed.log" 2>&1
 	echo $? >"$out/$name.rc"
+	cp "$out/$name.timed.log" "$out/$name.log"
 }
 export -f run_one
 export dir out seconds
@@ -44,15 +57,16 @@ passed=0 failed=0
 echo "[==========] Running ${#names[@]} test(s)."
 for name in "${names[@]}"; do
 	rc=$(cat "$out/$name.rc" 2>/dev/null || echo 1)
-	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$name.log" | tail -1)
-	cov=$(grep -o 'cov: [0-9]*' "$out/$name.log" | tail -1)
+	replayed=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$name.replay.log" 2>/dev/null | tail -1)
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$name.timed.log" 2>/dev/null | tail -1)
+	cov=$(grep -o 'cov: [0-9]*' "$out/$name.timed.log" 2>/dev/null | tail -1)
 	echo "[ RUN      ] $name"
-	echo "  $name: ${execs:-?} executions in ${seconds} s, ${cov:-cov: ?} edges"
+	echo "  $name: ${replayed:-?} executions replaying kept inputs and seeds, then ${execs:-?} in ${seconds} s, ${cov:-cov: ?} edges"
 	if [ "$rc" -eq 0 ]; then
 		echo "[       OK ] $name"
 		passed=$((passed + 1))
 	else
-		grep -E 'ERROR|SUMMARY|==[0-9]+==|Test unit written|out-of-memory|timeout|malloc' "$out/$name.log" | head -20
+		grep -E 'replayed before|ERROR|SUMMARY|==[0-9]+==|Test unit written|Running: |out-of-memory|timeout|malloc' "$out/$name.log" | head -20
 		for a in "$out/$name"-*; do
 			[ -f "$a" ] || continue
 			mkdir -p build/fuzz-artifacts

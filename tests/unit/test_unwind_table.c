@@ -7,9 +7,13 @@
  * based after its prologue, code without is rsp based with changing
  * offsets, the .plt follows the PLT pattern, code between FDEs stops the
  * walk), rules the walker cannot follow (hand-written CFI), the separate
- * debug file, a file with no CFI, and hostile files.
+ * debug file, a file with no CFI, and hostile files: the inputs the
+ * fuzzer found (tests/fuzz/regressions/fuzz_unwind), replayed under a
+ * bound on the largest allocation, and call frame programs past the
+ * bounds libdw is held to.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -19,6 +23,7 @@
 #include <gelf.h>
 #include <cmocka.h>
 
+#include "unwind/cfa_check.h"
 #include "unwind/unwind.h"
 #include "symbolizer_fixture.h"
 
@@ -570,6 +575,115 @@ static void test_hostile_files(void **state)
 	free(orig);
 }
 
+/* ASan's allocator hooks (the unit tests run under ASan): each allocation's size. */
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
+					      void (*free_hook)(const volatile void *));
+static size_t largest_alloc;
+
+static void note_alloc(const volatile void *p, size_t size)
+{
+	(void)p;
+	if (size > largest_alloc)
+		largest_alloc = size;
+}
+
+static void note_free(const volatile void *p)
+{
+	(void)p;
+}
+
+/*
+ * Every input fuzz_unwind found a bug with: an error or a well-formed
+ * table, and no single allocation larger than the build's own (rows for
+ * a file this small, copies of its sections) and libdw's, which
+ * cfa_check.h holds to some 140 KiB: 1 MiB and 16 bytes per byte of the
+ * file. cie-register-35535632 names register 35,535,632 in a CIE's
+ * initial instructions, for which libdw asked for 284 MB: it is refused.
+ */
+static void test_fuzz_regressions(void **state)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256], err[256];
+	const char *source = __FILE__, *slash = strrchr(source, '/');
+	struct dirent *de;
+	unsigned replayed = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%.*s/../fuzz/regressions/fuzz_unwind", slash ? (int)(slash - source) : 1,
+		 slash ? source : ".");
+	d = opendir(dir);
+	assert_non_null(d);
+	assert_int_equal(__sanitizer_install_malloc_and_free_hooks(note_alloc, note_free) != 0, 1);
+	while ((de = readdir(d)) != NULL) {
+		struct unwind_table *t = NULL;
+		struct stat st;
+		int fd, ret;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(fstat(fd, &st), 0);
+		largest_alloc = 0;
+		ret = unwind_table__build(fd, -1, &t, err, sizeof(err));
+		close(fd);
+		if (largest_alloc > (1u << 20) + 16 * (size_t)st.st_size)
+			fail_msg("%s: an allocation of %zu bytes for a file of %lld", de->d_name, largest_alloc,
+				 (long long)st.st_size);
+		if (ret == 0) {
+			assert_well_formed(t);
+			unwind_table__free(t);
+		} else {
+			assert_true(err[0] != '\0');
+		}
+		if (strcmp(de->d_name, "cie-register-35535632") == 0) {
+			assert_int_equal(ret, -EINVAL);
+			assert_non_null(strstr(err, "register number over 255"));
+		}
+		replayed++;
+	}
+	closedir(d);
+	assert_true(replayed > 0);
+}
+
+/* Programs past the bounds are refused; what compilers write is not. */
+static void test_cfa_programs(void **state)
+{
+	/* push %rbp; mov %rsp,%rbp; ... as GCC writes it. */
+	static const uint8_t gcc[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x4c, 0x0c, 0x07, 0x08 };
+	static const uint8_t reg_255[] = { 0x08, 0xff, 0x01 };        /* same_value r255 */
+	static const uint8_t reg_256[] = { 0x08, 0x80, 0x02 };        /* same_value r256 */
+	static const uint8_t reg_huge[] = { 0x07, 0x90, 0xf6, 0xf8, 0x10 }; /* undefined r35535632 */
+	static const uint8_t cut_operand[] = { 0x0c, 0x07 };          /* def_cfa r7, no offset */
+	static const uint8_t cut_block[] = { 0x0f, 0x05, 0x77, 0x08 }; /* a 5-byte expression, 2 there */
+	static const uint8_t unknown_then_huge[] = { 0x3f, 0x08, 0x80, 0x80, 0x80, 0x10 };
+	static const uint8_t set_loc[] = { 0x01, 0x00, 0x10, 0x00, 0x00 };
+	uint8_t deep[2 * (CFA_MAX_DEPTH + 1)];
+
+	assert_true(cfa_program_is_bounded(gcc, gcc + sizeof(gcc), 0x1b));
+	assert_true(cfa_program_is_bounded(reg_255, reg_255 + sizeof(reg_255), 0x1b));
+	assert_false(cfa_program_is_bounded(reg_256, reg_256 + sizeof(reg_256), 0x1b));
+	assert_false(cfa_program_is_bounded(reg_huge, reg_huge + sizeof(reg_huge), 0x1b));
+	assert_false(cfa_program_is_bounded(cut_operand, cut_operand + sizeof(cut_operand), 0x1b));
+	assert_false(cfa_program_is_bounded(cut_block, cut_block + sizeof(cut_block), 0x1b));
+	/* libdw stops at an opcode it does not know: nothing after it runs. */
+	assert_true(cfa_program_is_bounded(unknown_then_huge, unknown_then_huge + sizeof(unknown_then_huge), 0x1b));
+	/* remember_state nested CFA_MAX_DEPTH deep, then once more. */
+	memset(deep, 0x0a, sizeof(deep));
+	assert_true(cfa_program_is_bounded(deep, deep + CFA_MAX_DEPTH, 0x1b));
+	assert_false(cfa_program_is_bounded(deep, deep + CFA_MAX_DEPTH + 1, 0x1b));
+	/* Remembered and restored, any number of times. */
+	for (size_t i = 0; i < sizeof(deep); i += 2) {
+		deep[i] = 0x0a;
+		deep[i + 1] = 0x0b;
+	}
+	assert_true(cfa_program_is_bounded(deep, deep + sizeof(deep), 0x1b));
+	/* set_loc: 4 bytes under sdata4, an aligned address refused. */
+	assert_true(cfa_program_is_bounded(set_loc, set_loc + sizeof(set_loc), 0x1b));
+	assert_false(cfa_program_is_bounded(set_loc, set_loc + 4, 0x1b));
+	assert_false(cfa_program_is_bounded(set_loc, set_loc + sizeof(set_loc), 0x50));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -584,6 +698,8 @@ int main(void)
 		cmocka_unit_test(test_free_null),
 		cmocka_unit_test(test_rules_that_stop),
 		cmocka_unit_test(test_hostile_files),
+		cmocka_unit_test(test_fuzz_regressions),
+		cmocka_unit_test(test_cfa_programs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
