@@ -566,10 +566,18 @@ static void put_checkpoint(struct buf *out, const struct pools *p, const struct 
 	put_varint(&body, 0);                  /* duration */
 	put_varint(&body, 0);                  /* delta to the previous checkpoint: none */
 	put_u8(&body, 0);                      /* type mask */
-	put_varint(&body, 8);                  /* pools */
+	/*
+	 * Only the pools with entries: the JDK's reader refuses a pool of none
+	 * ("Pool jdk.types.Package must contain at least one element"), which a
+	 * recording of native code alone (no package) or of nothing would be.
+	 * A reference to an absent pool's type is 0, null, which needs no pool.
+	 */
+	put_varint(&body, (nr_symbols + nr_classes + nr_packages > 0) + (nr_packages > 0) + (nr_classes > 0) +
+				  (p->nr_methods > 0) + (nr_stacks > 0) + (p->nr_threads > 0) + 2);
 
 	/* Symbols: the methods' and classes' names, then the packages' names after them. */
-	pool_begin(&body, T_SYMBOL, nr_symbols + nr_classes + nr_packages);
+	if (nr_symbols + nr_classes + nr_packages)
+		pool_begin(&body, T_SYMBOL, nr_symbols + nr_classes + nr_packages);
 	for (size_t i = 0; i < nr_symbols; i++) {
 		put_varint(&body, i + 1);
 		put_string(&body, profile__frame_name(p->symbols, (uint32_t)i));
@@ -582,12 +590,14 @@ static void put_checkpoint(struct buf *out, const struct pools *p, const struct 
 		put_varint(&body, package_symbol_base + i + 1);
 		put_string(&body, profile__frame_name(p->packages, (uint32_t)i));
 	}
-	pool_begin(&body, T_PACKAGE, nr_packages);
+	if (nr_packages)
+		pool_begin(&body, T_PACKAGE, nr_packages);
 	for (size_t i = 0; i < nr_packages; i++) {
 		put_varint(&body, i + 1);
 		put_varint(&body, package_symbol_base + i + 1);
 	}
-	pool_begin(&body, T_CLASS, nr_classes);
+	if (nr_classes)
+		pool_begin(&body, T_CLASS, nr_classes);
 	for (size_t i = 0; i < nr_classes; i++) {
 		put_varint(&body, i + 1);
 		put_varint(&body, nr_symbols + nr_packages + i + 1); /* name */
@@ -595,7 +605,8 @@ static void put_checkpoint(struct buf *out, const struct pools *p, const struct 
 		put_varint(&body, 1);                                /* modifiers: public */
 		put_u8(&body, 0);                                    /* hidden */
 	}
-	pool_begin(&body, T_METHOD, p->nr_methods);
+	if (p->nr_methods)
+		pool_begin(&body, T_METHOD, p->nr_methods);
 	for (uint32_t m = 0; m < p->nr_methods; m++) {
 		put_varint(&body, m + 1);
 		put_varint(&body, p->class_of_method[m]);
@@ -604,12 +615,14 @@ static void put_checkpoint(struct buf *out, const struct pools *p, const struct 
 		put_varint(&body, 1); /* modifiers: public */
 		put_u8(&body, 0);     /* hidden */
 	}
-	pool_begin(&body, T_STACK_TRACE, nr_stacks);
+	if (nr_stacks)
+		pool_begin(&body, T_STACK_TRACE, nr_stacks);
 	for (size_t k = 1; k <= nr_stacks; k++) {
 		put_varint(&body, k);
 		put_bytes(&body, p->stack_bodies.data + p->stack_offsets[k - 1], p->stack_offsets[k] - p->stack_offsets[k - 1]);
 	}
-	pool_begin(&body, T_THREAD, p->nr_threads);
+	if (p->nr_threads)
+		pool_begin(&body, T_THREAD, p->nr_threads);
 	for (uint32_t t = 0; t < p->nr_threads; t++) {
 		uint32_t frame = p->thread_frame[t];
 		int64_t tid = frame == UINT32_MAX ? -1 : profile__root_id(profile, frame);

@@ -12,6 +12,10 @@
  *   - the share of events in CpuSplit.share50 is the collapsed stacks'
  *     share within half a point.
  *
+ * A C program's recording (by pid, and with -a), which has no Java frame
+ * and so no package, class name or Java method, is read by both JDKs' jfr
+ * too, every event of it.
+ *
  * And the other way: the JDK's own JFR recording of CpuSplit (JDK 17's
  * execution sampler, JDK 25's CPU-time sampler) converted by jbpfprof has
  * the samples the JDK's own jfr reads in it, as many in share50; and the
@@ -245,6 +249,79 @@ static void jdk25_cpu_time_samples_convert(void **state)
 			       true);
 }
 
+/*
+ * A process with no Java frames (cpu_split, C), profiled by pid or with the
+ * whole host (-a), written at once as collapsed stacks and as a JFR file:
+ * both JDKs' jfr read every event of the file, as many as the collapsed
+ * stacks count, as many in share_50.
+ */
+static void native_check(bool all)
+{
+	char *workload = harness_workload("cpu_split"), *dir, *collapsed, *jfr, tool[2][512], pid[16];
+	const struct jdk *jdks[2] = { &jdk17, &jdk25 };
+	struct child target, profiler;
+	struct collapsed c;
+	uint64_t want_events, want_with;
+	size_t tools = 0;
+
+	harness_require_root();
+	for (size_t i = 0; i < 2; i++) {
+		jfr_tool(jdks[i], tool[tools], sizeof(tool[tools]));
+		if (!access(tool[tools], X_OK))
+			tools++;
+		else
+			fprintf(stderr, "  no %s: %s not read by it\n", tool[tools], jdks[i]->name);
+	}
+	if (!tools)
+		skip();
+	dir = harness_tmpdir();
+	collapsed = harness_path(dir, "rec.collapsed");
+	jfr = harness_path(dir, "rec.jfr");
+	assert_int_equal(harness_start_workload(&target, (char *[]){ workload, "-t", "1", NULL }), 0);
+	snprintf(pid, sizeof(pid), "%d", (int)target.pid);
+	assert_int_equal(harness_run_profiler(&profiler,
+					      all ? (char *[]){ "-a", "-F", "199", "-d", "2", "--threads", "--annotate",
+								"-f", collapsed, "-f", jfr, NULL }
+						  : (char *[]){ "-p", pid, "-F", "199", "-d", "2", "--threads", "--annotate",
+								"-f", collapsed, "-f", jfr, NULL },
+					      60),
+			 0);
+	harness_stop_workload(&target);
+	assert_int_equal(collapsed_load(collapsed, &c), 0);
+	count_collapsed(&c, "share_50", 0, &want_events, &want_with);
+	/* One busy thread for 2 s at 199 Hz: some 400 samples, half of them in share_50. */
+	assert_true(want_with > 50);
+	for (size_t i = 0; i < tools; i++) {
+		char *json = jfr_json(tool[i], jfr);
+		uint64_t events, with;
+
+		count_events(json, "share_50", &events, &with);
+		fprintf(stderr, "  %s %s: %" PRIu64 " events, %" PRIu64 " in share_50; collapsed: %" PRIu64 ", %" PRIu64 "\n",
+			tool[i], all ? "-a" : "-p", events, with, want_events, want_with);
+		assert_int_equal(events, want_events);
+		assert_int_equal(with, want_with);
+		free(json);
+	}
+	collapsed_free(&c);
+	unlink(collapsed);
+	unlink(jfr);
+	rmdir(dir);
+	free(collapsed);
+	free(jfr);
+	free(dir);
+	free(workload);
+}
+
+static void native_pid(void **state)
+{
+	native_check(false);
+}
+
+static void native_all(void **state)
+{
+	native_check(true);
+}
+
 static void cpu_jdk17(void **state)
 {
 	check(&jdk17, "cpu");
@@ -273,6 +350,8 @@ static void wall_jdk25(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    HARNESS_TEST(native_pid),
+	    HARNESS_TEST(native_all),
 	    HARNESS_TEST(cpu_jdk17),
 	    HARNESS_TEST(wall_jdk17),
 	    HARNESS_TEST(offcpu_jdk17),
