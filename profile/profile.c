@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "bpf/jbpfprof.h"
+#include "timeline.h"
 
 #define DEFAULT_MAX_FRAMES (1u << 20)
 #define DEFAULT_MAX_STACKS (4u << 20)
@@ -73,6 +74,10 @@ struct profile {
 
 	uint64_t total;
 	bool has_objects;
+
+	struct timeline *timeline; /* made at the first span */
+	uint64_t time_origin_ns;
+	bool has_time_origin;
 };
 
 static const char *const kind_names[FRAME_KIND_NR] = {
@@ -185,6 +190,7 @@ void profile__free(struct profile *p)
 	free(p->stack_ids);
 	free(p->stacks);
 	free(p->stack_index);
+	timeline__free(p->timeline);
 	free(p);
 }
 
@@ -545,14 +551,58 @@ int profile__frame_state(const struct profile *p, uint32_t frame)
 
 int profile__add_objects(struct profile *p, const uint32_t *frames, size_t depth, uint64_t count, uint64_t objects)
 {
+	return profile__add_objects_indexed(p, frames, depth, count, objects, NULL);
+}
+
+int profile__add_objects_indexed(struct profile *p, const uint32_t *frames, size_t depth, uint64_t count,
+				 uint64_t objects, uint32_t *index_out)
+{
 	uint32_t index;
 	int err = profile__add_indexed(p, frames, depth, count, &index);
+
+	if (!err && index_out)
+		*index_out = index;
 
 	if (!err && objects) {
 		p->stacks[index].objects += objects;
 		p->has_objects = true;
 	}
 	return err;
+}
+
+void profile__set_time_origin(struct profile *p, uint64_t origin_ns)
+{
+	p->time_origin_ns = origin_ns;
+	p->has_time_origin = true;
+}
+
+/* A time on the origin's clock as ticks since the origin, the start for earlier ones, saturating late. */
+static uint32_t tick_of(const struct profile *p, uint64_t ns)
+{
+	uint64_t ticks = ns > p->time_origin_ns ? (ns - p->time_origin_ns) / TIMELINE_TICK_NS : 0;
+
+	return ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
+}
+
+int profile__add_time(struct profile *p, uint32_t index, uint64_t from_ns, uint64_t to_ns, uint64_t weight)
+{
+	if (!p->has_time_origin)
+		return 0;
+	return profile__add_span(p, index, tick_of(p, from_ns), tick_of(p, to_ns), weight);
+}
+
+int profile__add_span(struct profile *p, uint32_t index, uint32_t first, uint32_t last, uint64_t weight)
+{
+	if (index >= p->nr_stacks)
+		return 0;
+	if (!p->timeline && !(p->timeline = timeline__new(p->limits.max_spans)))
+		return -ENOMEM;
+	return timeline__add(p->timeline, index, first, last, weight);
+}
+
+const struct timeline *profile__timeline(const struct profile *p)
+{
+	return timeline__count(p->timeline) ? p->timeline : NULL;
 }
 
 bool profile__has_objects(const struct profile *p)

@@ -69,6 +69,7 @@ struct profile_limits {
 	size_t max_frames;  /* distinct frames kept, 0 for the default */
 	size_t max_stacks;  /* distinct stacks kept, 0 for the default */
 	size_t max_depth;   /* frames in one stack; longer ones are cut at the root end */
+	size_t max_spans;   /* spans of the timeline kept (profile/timeline.h), 0 for its default */
 };
 
 /* An empty profile; NULL when out of memory. limits may be NULL for defaults. */
@@ -141,6 +142,25 @@ void profile__add_to(struct profile *profile, uint32_t index, uint64_t count);
 int profile__add_objects(struct profile *profile, const uint32_t *frames, size_t depth, uint64_t count,
 			 uint64_t objects);
 bool profile__has_objects(const struct profile *profile);
+/* The same, and *index is the stack's number (index may be NULL). */
+int profile__add_objects_indexed(struct profile *profile, const uint32_t *frames, size_t depth, uint64_t count,
+				 uint64_t objects, uint32_t *index);
+
+/*
+ * Time: when each stack was counted, as spans of a timeline
+ * (profile/timeline.h) whose tick 0 is the recording's start. The time
+ * origin is that start on the clock of the times given to
+ * profile__add_time (CLOCK_MONOTONIC, the clock BPF stamps records with);
+ * times before it are taken as the start itself. Adding time before an
+ * origin is set, or to a stack that does not exist, does nothing.
+ * profile__add_span takes ticks, as a file read back gives them.
+ * 0, or timeline__add's error.
+ */
+void profile__set_time_origin(struct profile *profile, uint64_t origin_ns);
+int profile__add_time(struct profile *profile, uint32_t index, uint64_t from_ns, uint64_t to_ns, uint64_t weight);
+int profile__add_span(struct profile *profile, uint32_t index, uint32_t first, uint32_t last, uint64_t weight);
+/* The timeline; NULL while it has no span (a profile with no time kept). */
+const struct timeline *profile__timeline(const struct profile *profile);
 /* The objects of stack i; 0 for a stack not in the profile. */
 uint64_t profile__stack_objects(const struct profile *profile, size_t i);
 

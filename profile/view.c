@@ -9,8 +9,11 @@
 #include "view.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "timeline.h"
 
 
 #define NO_FRAME UINT32_MAX
@@ -276,22 +279,48 @@ int view__apply(const struct profile *from, const struct view_config *config, st
 {
 	size_t nr_frames = profile__frame_count(from), nr_stacks = profile__stack_count(from), cap = 0;
 	struct shown *shown = calloc(nr_frames ? nr_frames : 1, sizeof(*shown));
-	uint32_t *ids = NULL;
+	const struct timeline *tl = profile__timeline(from);
+	uint32_t *ids = NULL, *to_index = malloc((nr_stacks ? nr_stacks : 1) * sizeof(*to_index));
+	uint64_t *weights = timeline__stack_weights(tl, nr_stacks);
+	double *in_range = config->time_range ? timeline__range_weights(tl, nr_stacks, config->from_tick,
+									config->to_tick)
+					      : NULL;
 	int err;
 
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
-	if (!shown)
+	if (!shown || !to_index || !weights || (config->time_range && !in_range)) {
+		free(shown);
+		free(to_index);
+		free(weights);
+		free(in_range);
 		return -ENOMEM;
+	}
+	memset(to_index, 0xff, (nr_stacks ? nr_stacks : 1) * sizeof(*to_index));
 	err = map_frames(from, config, to, shown);
 	for (size_t i = 0; !err && i < nr_stacks; i++) {
 		size_t depth, n = 0;
-		uint64_t count;
+		uint64_t count, objects = profile__stack_objects(from, i), whole;
 		const uint32_t *frames = profile__stack(from, i, &depth, &count);
 		bool included = !config->include, excluded = false, state_kept = true, other_event = false;
 
 		if (!count)
 			continue;
+		/* In a time range, the part of the stack's count its spans place there. */
+		if (config->time_range) {
+			if (!weights[i]) {
+				if (stats)
+					stats->untimed++;
+				continue;
+			}
+			whole = count;
+			count = (uint64_t)llround((double)count * (in_range[i] / (double)weights[i]));
+			objects = (uint64_t)llround((double)objects * (in_range[i] / (double)weights[i]));
+			if (stats)
+				stats->count_outside += whole - (count < whole ? count : whole);
+			if (!count)
+				continue;
+		}
 		if (depth > cap) {
 			uint32_t *grown = realloc(ids, depth * sizeof(*ids));
 
@@ -331,9 +360,33 @@ int view__apply(const struct profile *from, const struct view_config *config, st
 				ids[a] = ids[b - 1];
 				ids[b - 1] = t;
 			}
-		err = profile__add_objects(to, ids, n, count, profile__stack_objects(from, i));
+		err = profile__add_objects_indexed(to, ids, n, count, objects, &to_index[i]);
+	}
+	/* Each span with its stack, cut to the range. */
+	for (size_t i = 0; !err && i < timeline__count(tl); i++) {
+		const struct timeline_span *sp = &timeline__spans(tl)[i];
+		uint64_t first = sp->first, last = sp->last, weight = sp->weight;
+
+		if (sp->stack >= nr_stacks || to_index[sp->stack] == UINT32_MAX)
+			continue;
+		if (config->time_range) {
+			double part = timeline_span_part(sp, config->from_tick, config->to_tick);
+
+			if (part <= 0)
+				continue;
+			first = first > config->from_tick ? first : config->from_tick;
+			last = last < config->to_tick - 1 ? last : config->to_tick - 1;
+			weight = (uint64_t)llround((double)weight * part);
+			weight = weight ? weight : 1;
+		}
+		/* A span that finds no room is counted lost by the timeline; the view goes on. */
+		if (profile__add_span(to, to_index[sp->stack], (uint32_t)first, (uint32_t)last, weight) == -ENOMEM)
+			err = -ENOMEM;
 	}
 	free(ids);
 	free(shown);
+	free(to_index);
+	free(weights);
+	free(in_range);
 	return err;
 }

@@ -37,6 +37,13 @@
  *                 of this one (those whose event frame has this name),
  *                 without their event frame; stacks with no event frame
  *                 (a recording of one event) are kept
+ *   time_range    keep only what was counted in ticks [from_tick,
+ *                 to_tick) of the timeline (profile/timeline.h): each
+ *                 stack's count becomes the part of it its spans place
+ *                 there, and its spans are cut to the range; a stack with
+ *                 no time kept is dropped (stats: untimed)
+ *
+ * The view keeps the timeline: each span goes with its stack.
  *
  * Frames the view leaves out of the source are left out of the stack, and
  * stacks that become equal are merged. The patterns are matched against the
@@ -85,11 +92,15 @@ struct view_config {
 	bool no_wakers;           /* drop the wakers' frames (--wakers): each wait's own stack alone */
 	bool carrier_frames;      /* keep virtual threads' carriers' frames (--carrier-frames) */
 	bool virtual_thread_ids;  /* keep the virtual thread's id in its marker (--threads) */
+	bool time_range;          /* keep only ticks [from_tick, to_tick) */
+	uint64_t from_tick, to_tick;
 };
 
 struct view_stats {
 	uint64_t stacks_dropped;  /* stacks the state and pattern filters left out */
 	uint64_t count_dropped;   /* their counts */
+	uint64_t untimed;         /* with a time range: stacks left out for having no time kept */
+	uint64_t count_outside;   /* with a time range: the counts that fell outside it */
 };
 
 /*

@@ -178,7 +178,7 @@ static struct output_meta event_meta(const struct command *cmd, enum event_mode 
 		.frequency_hz = allocates ? 0 : o->frequency_hz,
 		.summary = summary,
 		.event = recording_event_word(events[e].recording, leaks),
-		.start_unix_ns = cmd->start_unix_ns,
+		.start_unix_ns = recording__start_unix_ns(cmd->rec) ? recording__start_unix_ns(cmd->rec) : cmd->start_unix_ns,
 		.process_roots = view_root_word(recording__roots(cmd->rec)),
 	};
 }

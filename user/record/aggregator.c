@@ -368,6 +368,18 @@ static uint64_t ns_to_us(uint64_t ns)
 	return (ns + 500) / 1000;
 }
 
+/*
+ * Places weight of stack index between from_ns and to_ns (the records'
+ * clock) on the profile's timeline; a span with no room is counted.
+ */
+static void note_time(struct aggregator *agg, uint32_t index, uint64_t from_ns, uint64_t to_ns, uint64_t weight)
+{
+	if (agg->capturing || !from_ns)
+		return;
+	if (profile__add_time(agg->profile, index, from_ns, to_ns, weight))
+		agg->stats.times_lost++;
+}
+
 /* Whether a sample's state is among those kept (always, without time weights, and for allocations). */
 static bool state_kept(struct aggregator *agg, const struct jbpf_sample *s)
 {
@@ -386,7 +398,7 @@ static bool state_kept(struct aggregator *agg, const struct jbpf_sample *s)
  * frame: count microseconds, or one share of the thread's time in state.
  */
 static bool add_in_state(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, enum jbpf_state state,
-			 bool share, uint64_t count)
+			 bool share, uint64_t count, uint64_t from_ns, uint64_t to_ns)
 {
 	uint32_t index;
 
@@ -403,6 +415,8 @@ static bool add_in_state(struct aggregator *agg, const struct jbpf_sample *s, si
 		return false;
 	if (share && shares__add(agg->shares, share_key(s->tid, state), index, 1))
 		agg->stats.shares_lost++;
+	/* A share is settled later: its sample places it in time, one unit each. */
+	note_time(agg, index, from_ns, to_ns, share ? 1 : count);
 	return true;
 }
 
@@ -418,16 +432,26 @@ static bool add_weighted(struct aggregator *agg, const struct jbpf_sample *s, si
 {
 	bool share = s->type == JBPF_RECORD_CPU_SAMPLE || (s->flags & JBPF_WAIT_SAMPLED);
 	uint64_t start = s->wait_start_ns, end = s->time_ns, woken = s->woken_ns;
+	uint32_t index;
 
-	if (agg->event != AGGREGATOR_TIME || !agg->config.time_weights)
-		return !profile__add_objects(agg->profile, agg->frames, depth, weight, objects);
+	if (agg->event != AGGREGATOR_TIME || !agg->config.time_weights) {
+		if (profile__add_objects_indexed(agg->profile, agg->frames, depth, weight, objects, &index))
+			return false;
+		/* A sample is a moment: the one it was taken at. */
+		note_time(agg, index, s->time_ns, s->time_ns, 1);
+		return true;
+	}
 	/* No share to settle: the sample weighs one period, in its state. */
 	if (share && agg->config.sample_weight_ns)
-		return add_in_state(agg, s, depth, s->state, false, ns_to_us(agg->config.sample_weight_ns));
+		return add_in_state(agg, s, depth, s->state, false, ns_to_us(agg->config.sample_weight_ns), end, end);
+	/* A share (a CPU sample, a sampled wait) is placed at the moment it was taken, a wait over its length. */
 	if (s->type == JBPF_RECORD_WAIT && woken > start && woken < end)
-		return add_in_state(agg, s, depth, s->state, share, ns_to_us(woken - start)) &&
-		       add_in_state(agg, s, depth, JBPF_STATE_RUNNABLE, share, ns_to_us(end - woken));
-	return add_in_state(agg, s, depth, s->state, share, end > start ? ns_to_us(end - start) : 0);
+		return add_in_state(agg, s, depth, s->state, share, ns_to_us(woken - start), share ? end : start,
+				    share ? end : woken) &&
+		       add_in_state(agg, s, depth, JBPF_STATE_RUNNABLE, share, ns_to_us(end - woken), share ? end : woken,
+				    end);
+	return add_in_state(agg, s, depth, s->state, share, end > start ? ns_to_us(end - start) : 0,
+			    share ? end : start, end);
 }
 
 /* The slot of the waker numbered seq. */

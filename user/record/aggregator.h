@@ -95,6 +95,7 @@ struct aggregator_stats {
 	uint64_t execs;           /* exec records: the process's maps were forgotten */
 	uint64_t state_filtered;  /* left out: their state is not among those kept */
 	uint64_t shares_lost;     /* CPU samples or short waits the share table had no room for */
+	uint64_t times_lost;      /* samples or waits whose time the timeline had no room for */
 	uint64_t native_remembered; /* native frames pushed by the id their address had, not looked up */
 	uint64_t not_locks;       /* -e lock: waits that acquire no lock, left out */
 	uint64_t wakers;          /* --wakers: wakers captured */

@@ -145,6 +145,11 @@ struct profile *recording__profile(const struct recording *rec)
 	return rec->profile;
 }
 
+int64_t recording__start_unix_ns(const struct recording *rec)
+{
+	return rec->start_unix_ns;
+}
+
 double recording__elapsed_s(const struct recording *rec)
 {
 	return rec->session.elapsed_s;
@@ -691,6 +696,13 @@ int recording__run(struct recording *rec)
 	}
 	java__set_sampler(rec->java, rec->sampler);
 	rec->interval_from_unix_ns = clock_realtime_ns();
+	/* The timeline begins as the sampler did, on the clock the records are stamped with; and so its wall-clock time. */
+	if (sampler__started_ns(rec->sampler)) {
+		uint64_t since = clock_monotonic_ns() - sampler__started_ns(rec->sampler);
+
+		profile__set_time_origin(rec->profile, sampler__started_ns(rec->sampler));
+		rec->start_unix_ns = rec->interval_from_unix_ns - (int64_t)since;
+	}
 	error = session__run(rec->sampler, rec->pipeline, &session_config, &rec->session, err, sizeof(err));
 	sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
 	if (error) {

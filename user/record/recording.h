@@ -139,6 +139,11 @@ enum view_process_root recording__roots(const struct recording *rec);
 
 /* After run: the profile (owned by the recording). */
 struct profile *recording__profile(const struct recording *rec);
+/*
+ * When the sampler started, ns since the epoch: the moment the profile's
+ * timeline counts from (profile__set_time_origin); 0 before it started.
+ */
+int64_t recording__start_unix_ns(const struct recording *rec);
 double recording__elapsed_s(const struct recording *rec);
 
 /*

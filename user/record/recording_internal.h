@@ -45,6 +45,7 @@ struct recording {
 	uint64_t counters[JBPF_CNT_NR];
 	uint64_t base_period_ns;
 	uint64_t start_ns;    /* CLOCK_MONOTONIC when the recording was made */
+	int64_t start_unix_ns; /* CLOCK_REALTIME when the sampler started: the timeline's tick 0; 0 before */
 	/* --continuous: where the interval in progress began, and the counts then */
 	int64_t interval_from_unix_ns;
 	uint64_t cut_counters[JBPF_CNT_NR];

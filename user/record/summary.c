@@ -57,6 +57,9 @@ static void describe_losses(const struct recording *rec, const struct aggregator
 	if (stats->no_kernel_stack && used < size)
 		used += (size_t)snprintf(buf + used, size - used, "; %llu without a kernel stack",
 					 (unsigned long long)stats->no_kernel_stack);
+	if (stats->times_lost && used < size)
+		used += (size_t)snprintf(buf + used, size - used, "; %llu without their time (the timeline full)",
+					 (unsigned long long)stats->times_lost);
 	if (sym->tables_refused && used < size)
 		snprintf(buf + used, size - used, "; %llu symbol tables not read (over the memory bound: "
 			 "their frames are file+offset)", (unsigned long long)sym->tables_refused);
