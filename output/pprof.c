@@ -39,6 +39,12 @@
  *                 frame: "[kernel.kallsyms]", "[jit]", "[java]",
  *                 "[java compiled]", "[java inlined]", "[java interpreted]",
  *                 "[jbpfprof]" (frames standing for what could not be read)
+ *                 With a timeline (profile/timeline.h): one sample per
+ *                 span instead, its part of its stack's values, with the
+ *                 numeric labels "timestamp" (the span's start, ns since
+ *                 the epoch) and "duration" (ns, when longer than the
+ *                 1 ms tick), both in "nanoseconds"; a stack with no time
+ *                 kept is one sample without them
  *   comment       "key: value" lines: the generator, event, title,
  *                 duration, frequency, the summary of what was lost, and
  *                 how the recording's own views rooted stacks in processes
@@ -55,6 +61,7 @@
 #include <zlib.h>
 
 #include "emit.h"
+#include "profile/timeline.h"
 #include "proto/profile.pb-c.h"
 #include "common/version.h"
 
@@ -145,6 +152,13 @@ struct builder {
 	PLabel *labels;         /* LABELS_PER_SAMPLE per sample */
 	PLabel **label_ptrs;
 	int64_t *values;        /* msg.n_sample_type per sample */
+	uint32_t *sample_of;    /* profile stack -> its sample + 1, 0 none */
+	/* With a timeline: one sample per span, each its stack's sample's locations and labels, and its time's */
+	PSample *timed;
+	PSample **timed_ptrs;
+	PLabel *time_labels;    /* 2 per timed sample */
+	PLabel **timed_label_ptrs; /* LABELS_PER_SAMPLE + 2 per timed sample */
+	int64_t *timed_values;
 	int64_t *comments;
 	PValueType sample_types[MAX_SAMPLE_TYPES], *sample_type_ptrs[MAX_SAMPLE_TYPES], period_type;
 	struct column_group groups[MAX_EVENTS];
@@ -355,7 +369,9 @@ static int add_samples(struct builder *b, const struct profile *profile, uint64_
 	b->labels = calloc(nr ? nr * LABELS_PER_SAMPLE : 1, sizeof(*b->labels));
 	b->label_ptrs = calloc(nr ? nr * LABELS_PER_SAMPLE : 1, sizeof(*b->label_ptrs));
 	b->values = calloc(nr ? nr * types : 1, sizeof(*b->values));
-	if (!b->samples || !b->sample_ptrs || !b->location_ids || !b->labels || !b->label_ptrs || !b->values)
+	b->sample_of = calloc(nr ? nr : 1, sizeof(*b->sample_of));
+	if (!b->samples || !b->sample_ptrs || !b->location_ids || !b->labels || !b->label_ptrs || !b->values ||
+	    !b->sample_of)
 		return -ENOMEM;
 	b->msg.sample = b->sample_ptrs;
 	ids = 0;
@@ -406,9 +422,91 @@ static int add_samples(struct builder *b, const struct profile *profile, uint64_
 			v[1] = (int64_t)(count * period_ns);
 		}
 		b->sample_ptrs[n++] = s;
+		b->sample_of[i] = (uint32_t)n;
 	}
 	b->msg.n_sample = n;
 	return 0;
+}
+
+/*
+ * With a timeline, the samples again, one per span: its stack's locations
+ * and labels, its part of the stack's values (timeline_span_share: the
+ * parts of a stack sum to its values), and when: "timestamp", the span's
+ * first tick in ns since the epoch, and "duration", its length in ns when
+ * longer than a tick. A stack with no span keeps its one sample.
+ */
+static int add_timed_samples(struct builder *b, const struct profile *profile, int64_t start_unix_ns)
+{
+	const struct timeline *tl = profile__timeline(profile);
+	const struct timeline_span *spans = timeline__spans(tl);
+	size_t nr_spans = timeline__count(tl), nr_stacks = profile__stack_count(profile), types = b->msg.n_sample_type;
+	size_t n = 0, cap = nr_spans + b->msg.n_sample;
+	uint64_t *weights, *carries;
+	int64_t timestamp_key, duration_key, unit;
+	int err = 0;
+
+	if (!tl)
+		return 0;
+	timestamp_key = string_id(&b->strings, "timestamp");
+	duration_key = string_id(&b->strings, "duration");
+	unit = string_id(&b->strings, "nanoseconds");
+	weights = timeline__stack_weights(tl, nr_stacks);
+	carries = calloc(nr_stacks * types + 1, sizeof(*carries));
+	b->timed = calloc(cap + 1, sizeof(*b->timed));
+	b->timed_ptrs = calloc(cap + 1, sizeof(*b->timed_ptrs));
+	b->time_labels = calloc(2 * cap, sizeof(*b->time_labels));
+	b->timed_label_ptrs = calloc((LABELS_PER_SAMPLE + 2) * cap, sizeof(*b->timed_label_ptrs));
+	b->timed_values = calloc(types * cap + 1, sizeof(*b->timed_values));
+	if (timestamp_key < 0 || duration_key < 0 || unit < 0 || !weights || !carries || !b->timed || !b->timed_ptrs ||
+	    !b->time_labels || !b->timed_label_ptrs || !b->timed_values) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nr_spans; i++) {
+		const struct timeline_span *sp = &spans[i];
+		const PSample *of;
+		PSample *s = &b->timed[n];
+		PLabel *l = &b->time_labels[2 * n];
+		bool any = false;
+
+		if (sp->stack >= nr_stacks || !b->sample_of[sp->stack])
+			continue;
+		of = b->sample_ptrs[b->sample_of[sp->stack] - 1];
+		*s = *of;
+		s->value = &b->timed_values[n * types];
+		for (size_t v = 0; v < types; v++) {
+			s->value[v] = (int64_t)timeline_span_share(sp, (uint64_t)of->value[v], weights[sp->stack],
+								   &carries[sp->stack * types + v]);
+			any |= s->value[v] != 0;
+		}
+		if (!any)
+			continue;
+		s->label = &b->timed_label_ptrs[n * (LABELS_PER_SAMPLE + 2)];
+		memcpy(s->label, of->label, of->n_label * sizeof(*s->label));
+		perftools__profiles__label__init(&l[0]);
+		l[0].key = timestamp_key;
+		l[0].num = start_unix_ns + (int64_t)sp->first * (int64_t)TIMELINE_TICK_NS;
+		l[0].num_unit = unit;
+		s->label[s->n_label++] = &l[0];
+		if (sp->last > sp->first) {
+			perftools__profiles__label__init(&l[1]);
+			l[1].key = duration_key;
+			l[1].num = (int64_t)(sp->last + 1 - sp->first) * (int64_t)TIMELINE_TICK_NS;
+			l[1].num_unit = unit;
+			s->label[s->n_label++] = &l[1];
+		}
+		b->timed_ptrs[n++] = s;
+	}
+	/* Stacks with no time kept: their one sample, as without a timeline. */
+	for (size_t i = 0; i < nr_stacks; i++)
+		if (b->sample_of[i] && !weights[i])
+			b->timed_ptrs[n++] = b->sample_ptrs[b->sample_of[i] - 1];
+	b->msg.sample = b->timed_ptrs;
+	b->msg.n_sample = n;
+out:
+	free(weights);
+	free(carries);
+	return err;
 }
 
 static int add_comment(struct builder *b, const char *key, const char *value)
@@ -556,6 +654,12 @@ static void builder_free(struct builder *b)
 	free(b->labels);
 	free(b->label_ptrs);
 	free(b->values);
+	free(b->sample_of);
+	free(b->timed);
+	free(b->timed_ptrs);
+	free(b->time_labels);
+	free(b->timed_label_ptrs);
+	free(b->timed_values);
 	free(b->comments);
 }
 
@@ -611,6 +715,8 @@ int output_pprof_write(const struct profile *profile, const struct output_meta *
 		err = add_frames(&b, profile);
 	if (!err)
 		err = add_samples(&b, profile, period_ns);
+	if (!err)
+		err = add_timed_samples(&b, profile, meta->start_unix_ns);
 	if (!err)
 		err = strings_pack(&b.strings, &b.msg);
 	if (!err) {

@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "output/output.h"
 #include "user/options.h"
 #include "output/files.h"
 #include "user/pprof_read.h"
+#include "profile/timeline.h"
 #include "profile/view.h"
 
 struct convert_options {
@@ -31,6 +33,7 @@ struct convert_options {
 	regex_t include, exclude;
 	size_t top;
 	const char *event;          /* --event: of a recording of several, the one read; NULL: its first */
+	const char *from, *to;      /* --from, --to as given: read against the recording's start */
 };
 
 enum {
@@ -45,6 +48,8 @@ enum {
 	OPT_GROUP_BY,
 	OPT_EVENT,
 	OPT_NO_WAKERS,
+	OPT_FROM,
+	OPT_TO,
 };
 
 static const struct option long_options[] = {
@@ -61,6 +66,8 @@ static const struct option long_options[] = {
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "no-wakers", no_argument, NULL, OPT_NO_WAKERS },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -113,6 +120,11 @@ static void print_help(const char *command)
 	       "      --reverse            frames leaf first: who calls the hottest functions\n"
 	       "      --no-wakers          of a recording made with --wakers, each wait's own\n"
 	       "                           stack, without the waker joined to it\n"
+	       "      --from TIME          keep only what happened from TIME on: seconds since\n"
+	       "                           the recording began (1.5), or a wall-clock time,\n"
+	       "                           local (2025-06-01T12:00:05, or 12:00:05 on the\n"
+	       "                           day the recording began) or UTC with a final Z\n"
+	       "      --to TIME            and before TIME (the same forms)\n"
 	       "  -h, --help               this help\n");
 }
 
@@ -193,6 +205,12 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 		case OPT_EVENT:
 			o->event = optarg;
 			break;
+		case OPT_FROM:
+			o->from = optarg;
+			break;
+		case OPT_TO:
+			o->to = optarg;
+			break;
 		case OPT_TOP:
 			if (parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))
 				return usage_error(o, err);
@@ -261,6 +279,92 @@ static enum view_process_root roots_of(const struct convert_options *o, const st
 	return root < 0 ? VIEW_ROOT_NONE : (enum view_process_root)root;
 }
 
+/*
+ * A --from or --to as ns since the recording's start: seconds ("1.5"), or
+ * a wall-clock time, local unless it ends in Z: a date and time
+ * ("2025-06-01T12:00:05.250", a space for the T too), or a time alone, on
+ * the day the recording began. 0, or -1 with the reason in err.
+ */
+static int parse_time(const char *option, const char *text, int64_t start_unix_ns, int64_t *ns, char *err,
+		      size_t size)
+{
+	char *end;
+	double seconds;
+	struct tm tm = { 0 };
+	time_t start_s = (time_t)(start_unix_ns / 1000000000), when;
+	bool utc;
+	const char *rest;
+
+	if (!strchr(text, ':')) {
+		seconds = strtod(text, &end);
+		if (end == text || *end || !(seconds >= 0) || seconds > 1e9) {
+			snprintf(err, size, "%s: '%s' is not seconds since the start (0 or more) nor a time of day", option,
+				 text);
+			return -1;
+		}
+		*ns = (int64_t)(seconds * 1e9);
+		return 0;
+	}
+	if (!start_unix_ns) {
+		snprintf(err, size, "%s: the recording does not say when it began: give seconds since its start", option);
+		return -1;
+	}
+	utc = text[strlen(text) - 1] == 'Z';
+	/* The recording's day, as the time is read (local or UTC), for a time alone. */
+	if (!(utc ? gmtime_r(&start_s, &tm) : localtime_r(&start_s, &tm)))
+		return -1;
+	rest = strptime(text, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!rest)
+		rest = strptime(text, "%Y-%m-%d %H:%M:%S", &tm);
+	if (!rest)
+		rest = strptime(text, "%H:%M:%S", &tm);
+	seconds = 0;
+	if (rest && *rest == '.') {
+		seconds = strtod(rest, &end);
+		rest = end;
+	}
+	if (!rest || (*rest && strcmp(rest, "Z")) || (utc && *rest != 'Z')) {
+		snprintf(err, size, "%s: '%s' is not a time: seconds since the start (1.5), or 2025-06-01T12:00:05, "
+			 "or 12:00:05, a Z at the end for UTC", option, text);
+		return -1;
+	}
+	tm.tm_isdst = -1;
+	when = utc ? timegm(&tm) : mktime(&tm);
+	*ns = ((int64_t)when * 1000000000 + (int64_t)(seconds * 1e9)) - start_unix_ns;
+	return 0;
+}
+
+/* The ticks [from, to) --from and --to ask for, into view. 0, or 1 after saying why not. */
+static int time_range(const struct convert_options *o, const struct pprof_recording *rec, const char *path,
+		      struct view_config *view)
+{
+	int64_t from = 0, to = INT64_MAX;
+	char err[512];
+
+	if (!o->from && !o->to)
+		return 0;
+	if ((o->from && parse_time("--from", o->from, rec->start_unix_ns, &from, err, sizeof(err))) ||
+	    (o->to && parse_time("--to", o->to, rec->start_unix_ns, &to, err, sizeof(err)))) {
+		fprintf(stderr, "jbpfprof %s: %s\n", o->command, err);
+		return 1;
+	}
+	if (!profile__timeline(rec->profile)) {
+		fprintf(stderr, "jbpfprof %s: %s: --from and --to need the samples' times, which this recording does not "
+			"keep (made before jbpfprof kept them, or by another tool)\n", o->command, path);
+		return 1;
+	}
+	if (to <= from || to <= 0) {
+		fprintf(stderr, "jbpfprof %s: %s: --from %s --to %s is no time of the recording: the range is empty or "
+			"ends before it began\n", o->command, path, o->from ? o->from : "0", o->to ? o->to : "(end)");
+		return 1;
+	}
+	view->time_range = true;
+	view->from_tick = from > 0 ? (uint64_t)from / TIMELINE_TICK_NS : 0;
+	/* A range ending within a tick keeps that tick. */
+	view->to_tick = to == INT64_MAX ? (uint64_t)UINT32_MAX + 1 : ((uint64_t)to + TIMELINE_TICK_NS - 1) / TIMELINE_TICK_NS;
+	return 0;
+}
+
 static struct view_config view_of(const struct convert_options *o, const struct pprof_recording *rec)
 {
 	bool whole = output_keeps_everything(o->format);
@@ -305,8 +409,13 @@ static struct profile *viewed(const struct convert_options *o, const struct ppro
 			      struct view_stats *stats)
 {
 	struct view_config view = view_of(o, rec);
-	struct profile *p = profile__new(NULL);
-	int error = p ? view__apply(rec->profile, &view, p, stats) : -ENOMEM;
+	struct profile *p;
+	int error;
+
+	if (time_range(o, rec, path, &view))
+		return NULL;
+	p = profile__new(NULL);
+	error = p ? view__apply(rec->profile, &view, p, stats) : -ENOMEM;
 
 	if (error) {
 		fprintf(stderr, "jbpfprof %s: %s: %s\n", o->command, path,
@@ -323,9 +432,17 @@ static void describe(const struct convert_options *o, const struct pprof_recordi
 {
 	size_t used = (size_t)snprintf(buf, size, "%s", rec->summary ? rec->summary : "");
 
+	const char *unit = rec->time_weights ? "microseconds" : rec->bytes ? "bytes" : "samples";
+
 	if (stats->stacks_dropped && used < size)
-		snprintf(buf + used, size - used, "%s%" PRIu64 " %s left out by the view", used ? "; " : "",
-			 stats->count_dropped, rec->time_weights ? "microseconds" : rec->bytes ? "bytes" : "samples");
+		used += (size_t)snprintf(buf + used, size - used, "%s%" PRIu64 " %s left out by the view", used ? "; " : "",
+					 stats->count_dropped, unit);
+	if ((o->from || o->to) && used < size)
+		used += (size_t)snprintf(buf + used, size - used, "%sfrom %s to %s only: %" PRIu64 " %s outside",
+					 used ? "; " : "", o->from ? o->from : "the start", o->to ? o->to : "the end",
+					 stats->count_outside, unit);
+	if (stats->untimed && used < size)
+		snprintf(buf + used, size - used, "; %" PRIu64 " stacks with no time left out", stats->untimed);
 }
 
 static struct output_meta meta_of(const struct convert_options *o, const struct pprof_recording *rec,

@@ -35,6 +35,7 @@
 #include "bpf/jbpfprof.h"
 #include "output/output.h"
 #include "proto/profile.pb-c.h"
+#include "profile/timeline.h"
 #include "user/jfr_read.h"
 
 typedef Perftools__Profiles__Profile PProfile;
@@ -363,7 +364,33 @@ struct sample_labels {
 	/* --wakers: the waker's process (name, program) and thread, and their ids (-1 when absent) */
 	const char *waker_process, *waker_service, *waker_thread;
 	int64_t waker_pid, waker_tid;
+	/* When (output/pprof.c's "timestamp" and "duration", in ns): timed is false without a timestamp */
+	bool timed;
+	int64_t timestamp, duration;
 };
+
+/*
+ * A "timestamp" or "duration" label: ours when it is a number in
+ * nanoseconds (or of no unit), into out; 1 for another tool's, not ours
+ * to judge; -1 for a duration below 0.
+ */
+static int read_time_label(struct reader *r, size_t n, const PLabel *l, const char *key, struct sample_labels *out)
+{
+	const char *unit = string_at(r, l->num_unit);
+
+	if (l->str || !unit || (unit[0] && strcmp(unit, "nanoseconds")))
+		return 1;
+	if (key[0] == 't') {
+		out->timestamp = l->num;
+		out->timed = true;
+		return 0;
+	}
+	if (l->num < 0)
+		return pprof_read_fail(r->err, r->err_size, "sample %zu: label duration is %" PRId64 " ns, below 0", n,
+				       l->num);
+	out->duration = l->num;
+	return 0;
+}
 
 /* A waker's label (waker_*), into out. 0, or -1 for one that contradicts its kind. */
 static int read_waker_label(struct reader *r, size_t n, const PLabel *l, const char *key, const char *str,
@@ -392,6 +419,8 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 	out->waker_process = out->waker_service = out->waker_thread = NULL;
 	out->pid = out->tid = out->waker_pid = out->waker_tid = -1;
 	out->state = -1;
+	out->timed = false;
+	out->timestamp = out->duration = 0;
 	for (size_t i = 0; i < s->n_label; i++) {
 		const PLabel *l = s->label[i];
 		const char *key = string_at(r, l->key), *str = string_at(r, l->str);
@@ -402,6 +431,11 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 			return pprof_read_fail(r->err, r->err_size, "sample %zu: a label refers outside the string table", n);
 		if (!strncmp(key, "waker_", strlen("waker_"))) {
 			if (read_waker_label(r, n, l, key, str, out))
+				return -1;
+			continue;
+		}
+		if (!strcmp(key, "timestamp") || !strcmp(key, "duration")) {
+			if (read_time_label(r, n, l, key, out) < 0)
 				return -1;
 			continue;
 		}
@@ -457,8 +491,30 @@ static int push_state(struct reader *r, uint32_t *stack, size_t *depth, int stat
 	return push_id(r, stack, depth, profile__intern_state(r->rec->profile, (unsigned)state));
 }
 
+/* Ticks since the recording's start of a time in ns since the epoch: 0 before it, saturating after 2^32. */
+static uint32_t tick_of(const struct reader *r, int64_t ns)
+{
+	uint64_t ticks;
+
+	if (ns <= r->rec->start_unix_ns)
+		return 0;
+	ticks = ((uint64_t)ns - (uint64_t)r->rec->start_unix_ns) / TIMELINE_TICK_NS;
+	return ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
+}
+
+/* A timed sample's span: from its timestamp, one tick or its duration long, weighing its count. */
+static int add_time(struct reader *r, uint32_t index, const struct sample_labels *labels, uint64_t count)
+{
+	uint64_t first = tick_of(r, labels->timestamp), ticks = (uint64_t)labels->duration / TIMELINE_TICK_NS;
+	uint64_t last = first + (ticks ? ticks - 1 : 0);
+
+	return profile__add_span(r->rec->profile, index, (uint32_t)first, last > UINT32_MAX ? UINT32_MAX : (uint32_t)last,
+				 count);
+}
+
 static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 {
+	uint32_t index;
 	const PSample *s = r->msg->sample[n];
 	struct sample_labels labels;
 	size_t depth = 0, frames = 0, first_location = 0;
@@ -538,9 +594,12 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 								.pid = labels.waker_pid,
 							})))
 		return -1;
-	err = profile__add_objects(r->rec->profile, stack, depth, count, (uint64_t)objects);
+	err = profile__add_objects_indexed(r->rec->profile, stack, depth, count, (uint64_t)objects, &index);
 	if (err == -ENOSPC)
 		return pprof_read_fail(r->err, r->err_size, "too many distinct stacks");
+	/* A span full is counted by the timeline; the recording reads on. */
+	if (!err && labels.timed)
+		err = add_time(r, index, &labels, count) == -ENOMEM ? -ENOMEM : 0;
 	if (err)
 		return pprof_read_fail(r->err, r->err_size, "out of memory");
 	return 0;

@@ -696,12 +696,17 @@ int recording__run(struct recording *rec)
 	}
 	java__set_sampler(rec->java, rec->sampler);
 	rec->interval_from_unix_ns = clock_realtime_ns();
-	/* The timeline begins as the sampler did, on the clock the records are stamped with; and so its wall-clock time. */
-	if (sampler__started_ns(rec->sampler)) {
-		uint64_t since = clock_monotonic_ns() - sampler__started_ns(rec->sampler);
+	/*
+	 * The timeline begins on the clock the records are stamped with, where
+	 * the window of waits opened (the sampler's start) or else now, as the
+	 * session starts; its wall-clock time with it.
+	 */
+	{
+		uint64_t now = clock_monotonic_ns(), origin = sampler__started_ns(rec->sampler);
 
-		profile__set_time_origin(rec->profile, sampler__started_ns(rec->sampler));
-		rec->start_unix_ns = rec->interval_from_unix_ns - (int64_t)since;
+		origin = origin && origin <= now ? origin : now;
+		profile__set_time_origin(rec->profile, origin);
+		rec->start_unix_ns = rec->interval_from_unix_ns - (int64_t)(now - origin);
 	}
 	error = session__run(rec->sampler, rec->pipeline, &session_config, &rec->session, err, sizeof(err));
 	sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
