@@ -17,10 +17,13 @@
  *                times is n events; a wall-clock or off-CPU stack, whose
  *                count is microseconds, one event per sampling period of
  *                them (rounded, at least one; 10 ms when the recording
- *                does not say its rate). jbpfprof aggregates samples
- *                and keeps no moment of each, so the events' times are
- *                spread evenly over the recording, stack after stack: a
- *                timeline of them shows nothing about when.
+ *                does not say its rate). Each event's startTime is when
+ *                it happened, to the timeline's tick (profile/timeline.h):
+ *                a stack's events are shared among its spans as its
+ *                count is, and spread evenly over each span's ticks. A
+ *                profile with no time kept (a pprof file of another
+ *                tool) has its events spread evenly over the recording,
+ *                stack after stack.
  *   metadata     the classes the file uses, declared as the JDK declares
  *                them (field names and types), with @Timestamp on
  *                startTime
@@ -51,6 +54,7 @@
 
 #include "bpf/jbpfprof.h"
 #include "emit.h"
+#include "profile/timeline.h"
 
 /* A growing byte buffer; a failed allocation marks it failed and later writes do nothing. */
 struct buf {
@@ -704,31 +708,67 @@ static void put_settings(struct buf *out, int64_t start_ns, uint64_t period_us)
 	free(body.data);
 }
 
-/*
- * The events numbered [from, to) of the recording's total, stack after
- * stack, event i at start + duration * i / total.
- */
-static void put_samples(struct buf *out, const struct pools *p, const uint64_t *per_stack, size_t nr_stacks,
-			uint64_t total, uint64_t from, uint64_t to, int64_t start_ns, uint64_t duration_ns)
+/* One sample event of stack s at time (ns since the epoch). */
+static void put_sample(struct buf *out, struct buf *body, const struct pools *p, size_t s, uint64_t time)
 {
+	body->len = 0;
+	put_varint(body, T_EXECUTION_SAMPLE);
+	put_varint(body, time);
+	put_varint(body, p->thread_of[s]);
+	put_varint(body, p->stack_of[s]);
+	put_varint(body, p->state_of[s]);
+	put_event(out, body);
+}
+
+/*
+ * The events numbered [from, to) of the recording's total. With a
+ * timeline, span after span: each its part of its stack's events
+ * (timeline_span_share), spread evenly over the span's ticks; then the
+ * stacks with no time kept. Without one, stack after stack, event i at
+ * start + duration * i / total.
+ */
+static void put_samples(struct buf *out, const struct pools *p, const struct profile *profile,
+			const uint64_t *per_stack, uint64_t total, uint64_t from, uint64_t to, int64_t start_ns,
+			uint64_t duration_ns)
+{
+	const struct timeline *tl = profile__timeline(profile);
+	size_t nr_stacks = profile__stack_count(profile);
+	uint64_t *weights = tl ? timeline__stack_weights(tl, nr_stacks) : NULL;
+	uint64_t *carries = tl ? calloc(nr_stacks + 1, sizeof(*carries)) : NULL;
 	struct buf body = { 0 };
 	uint64_t i = 0;
 
-	for (size_t s = 0; s < nr_stacks && i < to; s++) {
-		uint64_t first = i, last = i + per_stack[s];
-
-		i = last;
-		for (uint64_t e = first > from ? first : from; e < last && e < to; e++) {
-			body.len = 0;
-			put_varint(&body, T_EXECUTION_SAMPLE);
-			put_varint(&body, (uint64_t)start_ns + (total ? duration_ns * e / total : 0));
-			put_varint(&body, p->thread_of[s]);
-			put_varint(&body, p->stack_of[s]);
-			put_varint(&body, p->state_of[s]);
-			put_event(out, &body);
-		}
+	if (tl && (!weights || !carries)) {
+		out->failed = true;
+		goto out;
 	}
+	for (size_t k = 0; tl && k < timeline__count(tl) && i < to; k++) {
+		const struct timeline_span *sp = &timeline__spans(tl)[k];
+		uint64_t n, span_ns;
+
+		if (sp->stack >= nr_stacks)
+			continue;
+		n = timeline_span_share(sp, per_stack[sp->stack], weights[sp->stack], &carries[sp->stack]);
+		span_ns = ((uint64_t)sp->last + 1 - sp->first) * TIMELINE_TICK_NS;
+		for (uint64_t e = 0; e < n && i < to; e++, i++)
+			if (i >= from)
+				put_sample(out, &body, p, sp->stack,
+					   (uint64_t)start_ns + sp->first * TIMELINE_TICK_NS + span_ns * (2 * e + 1) / (2 * n));
+	}
+	for (size_t s = 0; s < nr_stacks && i < to; s++) {
+		uint64_t first = i, last;
+
+		if (weights && weights[s])
+			continue;
+		last = i + per_stack[s];
+		i = last;
+		for (uint64_t e = first > from ? first : from; e < last && e < to; e++)
+			put_sample(out, &body, p, s, (uint64_t)start_ns + (total ? duration_ns * e / total : 0));
+	}
+out:
 	free(body.data);
+	free(weights);
+	free(carries);
 }
 
 static void pools_free(struct pools *p)
@@ -795,6 +835,15 @@ int output_jfr_write_chunks(const struct profile *profile, const struct output_m
 		uint64_t to = total - from > chunk_events ? from + chunk_events : total;
 		int64_t chunk_start = start_ns + (int64_t)(total ? duration_ns * from / total : 0);
 		uint64_t chunk_ns = total ? duration_ns * to / total - duration_ns * from / total : duration_ns;
+		const struct timeline *tl = profile__timeline(profile);
+
+		/* Events in time order span the whole recording in any chunk: each says so. */
+		if (tl) {
+			uint64_t end_ns = ((uint64_t)timeline__end(tl) + 1) * TIMELINE_TICK_NS;
+
+			chunk_start = start_ns;
+			chunk_ns = end_ns > duration_ns ? end_ns : duration_ns;
+		}
 
 		chunk.len = 0;
 		put_bytes(&chunk, "FLR\0", 4);
@@ -806,7 +855,7 @@ int output_jfr_write_chunks(const struct profile *profile, const struct output_m
 		put_be(&chunk, 1, 4); /* features: compressed integers */
 		if (!from)
 			put_settings(&chunk, start_ns, period_us);
-		put_samples(&chunk, &p, per_stack, profile__stack_count(profile), total, from, to, start_ns, duration_ns);
+		put_samples(&chunk, &p, profile, per_stack, total, from, to, start_ns, duration_ns);
 		metadata_at = chunk.len;
 		put_metadata(&chunk, chunk_start);
 		pools_at = chunk.len;

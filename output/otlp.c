@@ -44,6 +44,7 @@
 
 #include "common/version.h"
 #include "emit.h"
+#include "profile/timeline.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest ORequest;
@@ -122,6 +123,11 @@ struct builder {
 	OSample *samples;
 	int64_t *values;
 	int32_t *sample_attributes;
+	/* With a timeline: each stack's spans (profile/timeline.h), grouped by stack */
+	size_t *span_first;       /* stack -> index of its first in span_order; one more at the end */
+	uint32_t *span_order;     /* span indexes, stack by stack */
+	int64_t *timed_values;    /* a value per span and sample type */
+	uint64_t *timestamps;     /* a time per span and sample type */
 	OValueType sample_types[MAX_SAMPLE_TYPES], period_type;
 	size_t nr_sample_types;
 	bool bytes;               /* an allocation profile: one sample type, alloc_space in bytes */
@@ -510,8 +516,66 @@ static int sample_roots(struct builder *b, const struct profile *profile, const 
 	return 0;
 }
 
+/* With a timeline, its spans grouped by stack (span_first, span_order); 0, or -ENOMEM. */
+static int group_spans(struct builder *b, const struct profile *profile)
+{
+	const struct timeline *tl = profile__timeline(profile);
+	size_t nr = profile__stack_count(profile), nr_spans = timeline__count(tl);
+	size_t *next;
+
+	if (!tl)
+		return 0;
+	b->span_first = calloc(nr + 2, sizeof(*b->span_first));
+	b->span_order = calloc(nr_spans + 1, sizeof(*b->span_order));
+	b->timed_values = calloc(nr_spans * b->nr_sample_types + 1, sizeof(*b->timed_values));
+	b->timestamps = calloc(nr_spans * b->nr_sample_types + 1, sizeof(*b->timestamps));
+	next = calloc(nr + 1, sizeof(*next));
+	if (!b->span_first || !b->span_order || !b->timed_values || !b->timestamps || !next) {
+		free(next);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < nr_spans; k++)
+		if (timeline__spans(tl)[k].stack < nr)
+			b->span_first[timeline__spans(tl)[k].stack + 1]++;
+	for (size_t i = 0; i < nr; i++)
+		b->span_first[i + 1] += b->span_first[i];
+	memcpy(next, b->span_first, nr * sizeof(*next));
+	for (size_t k = 0; k < nr_spans; k++)
+		if (timeline__spans(tl)[k].stack < nr)
+			b->span_order[next[timeline__spans(tl)[k].stack]++] = (uint32_t)k;
+	free(next);
+	return 0;
+}
+
+/*
+ * Sample s of stack i, sample type t, as one value per span of the stack
+ * with its time (the span's first tick): the span's part of the stack's
+ * value (timeline_span_share; the parts sum to it).
+ */
+static void add_timestamps(struct builder *b, const struct profile *profile, size_t i, size_t t, OSample *s,
+			   int64_t start_unix_ns)
+{
+	const struct timeline_span *spans = timeline__spans(profile__timeline(profile));
+	size_t first = b->span_first[i], n = b->span_first[i + 1] - first;
+	size_t at = first * b->nr_sample_types + t * n;
+	uint64_t weight = 0, carry = 0, value = (uint64_t)s->values[0];
+
+	for (size_t k = 0; k < n; k++)
+		weight += spans[b->span_order[first + k]].weight;
+	s->values = &b->timed_values[at];
+	s->timestamps_unix_nano = &b->timestamps[at];
+	s->n_values = s->n_timestamps_unix_nano = n;
+	for (size_t k = 0; k < n; k++) {
+		const struct timeline_span *sp = &spans[b->span_order[first + k]];
+
+		s->values[k] = (int64_t)timeline_span_share(sp, value, weight, &carry);
+		s->timestamps_unix_nano[k] = (uint64_t)start_unix_ns + sp->first * TIMELINE_TICK_NS;
+	}
+}
+
 /* Samples: each stack of the profile in its resource, one per sample type. */
-static int add_samples(struct builder *b, const struct profile *profile, bool time_weights, uint64_t period_ns)
+static int add_samples(struct builder *b, const struct profile *profile, bool time_weights, uint64_t period_ns,
+		       int64_t start_unix_ns)
 {
 	size_t nr = profile__stack_count(profile), ids = 0, next_location = 0, n = 0, deepest = 1;
 	int32_t *key;
@@ -546,6 +610,10 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 				return -ENOMEM;
 			}
 		}
+	if (group_spans(b, profile)) {
+		free(key);
+		return -ENOMEM;
+	}
 	opentelemetry__proto__profiles__v1development__stack__init(&b->stacks[0]);
 	b->stack_ptrs[0] = &b->stacks[0];
 	b->dict.stack_table = b->stack_ptrs;
@@ -577,6 +645,8 @@ static int add_samples(struct builder *b, const struct profile *profile, bool ti
 			s->values[0] = time_weights ? (int64_t)(count * 1000)          /* microseconds to ns */
 				       : t == 0 || b->bytes ? (int64_t)count
 						    : (int64_t)(count * period_ns);
+			if (b->span_first && b->span_first[i + 1] > b->span_first[i])
+				add_timestamps(b, profile, i, t, s, start_unix_ns);
 			r->samples[t][r->nr_samples] = s;
 		}
 		b->resources[resource].nr_samples++;
@@ -701,6 +771,10 @@ static void builder_free(struct builder *b)
 	free(b->samples);
 	free(b->values);
 	free(b->sample_attributes);
+	free(b->span_first);
+	free(b->span_order);
+	free(b->timed_values);
+	free(b->timestamps);
 }
 
 int output_otlp_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
@@ -744,7 +818,7 @@ int output_otlp_write(const struct profile *profile, const struct output_meta *m
 	if (!err)
 		err = add_resources(&b, profile, meta);
 	if (!err)
-		err = add_samples(&b, profile, time_weights, period_ns);
+		err = add_samples(&b, profile, time_weights, period_ns, meta && meta->start_unix_ns > 0 ? meta->start_unix_ns : 0);
 	if (!err) {
 		add_profiles(&b, meta, period_ns);
 		err = pack_strings(&b);
