@@ -6,7 +6,9 @@
  * profile it gives back is the one that was written, frames as a full
  * aggregation has them (see profile/view.h): the samples' labels become
  * the stack's root frames again, made from their parts (process and pid,
- * thread and tid) and its state frame (from state); each function's system_name is its frame's exact text, and
+ * thread and tid) and its state frame (from state), its time (the numeric
+ * labels timestamp and duration, in nanoseconds) a span of the profile's
+ * timeline; each function's system_name is its frame's exact text, and
  * its location's mapping tells its kind. Profiles from other tools are
  * read too: their functions' names as they are, native unless their
  * mapping says otherwise, counted by their "samples" value (or their
