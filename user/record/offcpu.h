@@ -32,8 +32,14 @@ void offcpu__detach(struct offcpu *off);
 void offcpu__close(struct offcpu *off);
 struct bpf_object *offcpu__object(const struct offcpu *off);
 
-/* As sampler__seed_threads and sampler__for_each_thread (sampler.h). */
+/*
+ * The threads alive now, of the nr_tgids processes tgids names (none: of
+ * every process), each with its state now: its first wait then starts at
+ * the window's start (bpf/offcpu.bpf.c seed_threads). A thread the program
+ * already follows is left as it is. Returns the threads seeded, or -errno.
+ */
 int offcpu__seed_threads(struct offcpu *off, const uint32_t *tgids, size_t nr_tgids);
+/* As sampler__for_each_thread (sampler.h). */
 int offcpu__for_each_thread(struct offcpu *off, sampler_thread_fn fn, void *ctx);
 
 #endif /* JBPF_OFFCPU_H */

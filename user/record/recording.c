@@ -692,7 +692,6 @@ int recording__run(struct recording *rec)
 	}
 	if (wall) {
 		wall__start(wall, sampler__started_ns(rec->sampler));
-		wall__seed(wall, rec->sampler, c->all ? NULL : rec->tgids, c->all ? 0 : rec->nr_tgids);
 	}
 	java__set_sampler(rec->java, rec->sampler);
 	rec->interval_from_unix_ns = clock_realtime_ns();

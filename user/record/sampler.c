@@ -58,7 +58,7 @@ struct sampler {
 	uint64_t start_ticks[JBPF_MAX_TARGETS];
 	bool exited[JBPF_MAX_TARGETS];
 	size_t nr_tgids;
-	uint64_t started_ns;        /* CLOCK_MONOTONIC just before following context switches */
+	uint64_t started_ns;        /* CLOCK_MONOTONIC once context switches are followed and the threads seeded */
 	uint64_t stopped_ns;        /* CLOCK_MONOTONIC at sampler__stop, 0 before */
 	enum sampler_deferral deferral; /* as chosen: never AUTO */
 	bool java;                  /* JVMs at the start: the exit program is the tracepoint one */
@@ -166,8 +166,20 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
 		if (error)
 			return error;
 	}
+	error = offcpu__attach(sampler->offcpu, err, err_size);
+	if (error)
+		return error;
+	/*
+	 * The window opens once the program follows context switches and every
+	 * thread of the targets has an entry, seeded with its state now: a
+	 * thread's first switch seen before its entry would leave the time
+	 * before it unaccounted, counted running. Attaching to sched_switch can
+	 * take a long time (under emulation, a quarter of a second, in which
+	 * each thread that slept and woke unseen lost that much sleep).
+	 */
+	offcpu__seed_threads(sampler->offcpu, config->tgids, config->nr_tgids);
 	sampler->started_ns = clock_monotonic_ns();
-	return offcpu__attach(sampler->offcpu, err, err_size);
+	return 0;
 }
 
 bool sampler__remember_blobs(void)
@@ -257,8 +269,8 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 		error = setup_java(sampler, config, err, err_size);
 	/*
 	 * The objects that follow no context switch load before the scheduler's
-	 * attach: a load takes tens of milliseconds, in which the threads not yet
-	 * seeded (wall__seed) would switch unseen.
+	 * attach: a load takes tens of milliseconds, which would only delay the
+	 * window's start (setup_waits).
 	 */
 	if (!error && config->nativemem) {
 		struct nativemem_config nc = *config->nativemem;
@@ -337,13 +349,6 @@ void sampler__stop(struct sampler *sampler)
 		offcpu__detach(sampler->offcpu);
 	nativemem__detach(sampler->nativemem);
 	vthreads__detach(sampler->vthreads);
-}
-
-int sampler__seed_threads(struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids)
-{
-	if (!sampler->offcpu)
-		return -EINVAL;
-	return offcpu__seed_threads(sampler->offcpu, tgids, nr_tgids);
 }
 
 int sampler__for_each_thread(struct sampler *sampler, sampler_thread_fn fn, void *ctx)

@@ -221,14 +221,6 @@ void sampler__forget_target(struct sampler *sampler, uint32_t tgid);
 bool sampler__target_exited(const struct sampler *sampler, uint32_t tgid);
 
 /*
- * The threads alive at the start, of the nr_tgids processes tgids names
- * (none: of every process), each with its state now: its first wait then
- * starts at the recording's start (bpf/offcpu.bpf.c seed_threads). A
- * thread the program already follows is left as it is. Returns the
- * threads seeded, or -errno.
- */
-int sampler__seed_threads(struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids);
-/*
  * Every thread the scheduler program follows, with what it knows, its
  * name and, off CPU, its kernel stack (bpf/offcpu.bpf.c end_of_waits); for
  * the end of a recording, after sampler__stop. Returns threads seen or -errno.
@@ -281,8 +273,9 @@ bool sampler__remember_blobs(void);
 unsigned sampler__cpus(const struct sampler *sampler);
 uint64_t sampler__base_period_ns(const struct sampler *sampler);
 /*
- * With waits, when the scheduler program was about to be attached, and
- * when sampler__stop ran (CLOCK_MONOTONIC ns): the recording's window.
+ * With waits, when the scheduler program followed context switches and
+ * the targets' threads were seeded, and when sampler__stop ran
+ * (CLOCK_MONOTONIC ns): the recording's window.
  */
 uint64_t sampler__started_ns(const struct sampler *sampler);
 uint64_t sampler__stopped_ns(const struct sampler *sampler);

@@ -453,16 +453,6 @@ void wall__record(struct wall *wall, const struct record *r)
 	wall->config.forward(wall->config.ctx, r);
 }
 
-/* ---- the start ---- */
-
-size_t wall__seed(struct wall *wall, struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids)
-{
-	int nr = sampler__seed_threads(sampler, tgids, nr_tgids);
-
-	(void)wall;
-	return nr > 0 ? (size_t)nr : 0;
-}
-
 /* ---- the end ---- */
 
 /*

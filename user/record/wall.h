@@ -94,12 +94,6 @@ void wall__set_sample_period(struct wall *wall, uint64_t period_ns);
 /* The window opens at start_ns (CLOCK_MONOTONIC), before the scheduler program runs. */
 void wall__start(struct wall *wall, uint64_t start_ns);
 
-/*
- * Tells the sampler about the threads alive now, with their state
- * (sampler__seed_threads): those of tgids, or every thread on the host
- * when nr_tgids is 0. Returns the threads seeded.
- */
-size_t wall__seed(struct wall *wall, struct sampler *sampler, const uint32_t *tgids, size_t nr_tgids);
 
 /* One ring buffer record, decoded and checked (user/record/decode.h). */
 void wall__record(struct wall *wall, const struct record *record);
