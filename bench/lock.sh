@@ -6,7 +6,7 @@
 #                            (root; default 5 runs of: off lock, and alock with ASPROF)
 #
 # Contention (tests/workloads/java) has a thread enter a monitor
-# (Contention$Gate) that another holds 5 ms at a time, spinning, and one
+# (Contention$Gate) that another holds 5 ms at a time, spinning (-s), and one
 # take a ReentrantLock another holds 5 ms at a time, sleeping; each taker
 # acquires ROUNDS_OF_WORK times (default 400) and measures its own waits
 # (System.nanoTime around each acquire), and Contention the time from the
@@ -65,7 +65,7 @@ run_once() {
 
 	rm -f "$tmp/go" "$tmp/out"
 	mkfifo "$tmp/out"
-	"$java" -cp build/java Contention -g "$tmp/go" -r "$work" >"$tmp/out" 2>/dev/null &
+	"$java" -cp build/java Contention -g "$tmp/go" -r "$work" -s >"$tmp/out" 2>/dev/null &
 	wp=$!
 	exec 3<"$tmp/out"
 	read -r line <&3 || { echo "lock.sh: the JVM failed to start" >&2; exit 1; }   # "ready"

@@ -4,19 +4,22 @@
  * holder's stack as it released the lock. On JDK 17 and JDK 25.
  *
  * tests/workloads/java/Contention.java: a thread enters a monitor (a
- * Contention$Gate) that another holds 5 ms at a time, spinning; one takes
- * a ReentrantLock that another holds 5 ms at a time, sleeping; an idle pool
- * and a sleeping thread wait for no lock. The takers measure each wait
- * themselves (System.nanoTime around the acquire), for a fixed number of
- * acquisitions that start once the profiler records (a file the workload
- * waits for), so the recording holds all of them.
+ * Contention$Gate) that another holds 20 ms at a time; one takes a
+ * ReentrantLock that another holds 20 ms at a time; both holders sleep
+ * while they hold, long enough that HotSpot's adaptive spin fails and
+ * stops before a monitor's taker parks, on a kernel under emulation too
+ * (see Contention.java); an idle pool and a sleeping thread wait for no
+ * lock. The takers measure each wait themselves (System.nanoTime around
+ * the acquire), for a fixed number of acquisitions that start once the
+ * profiler records (a file the workload waits for), so the recording holds
+ * all of them.
  *
  * Judged: each lock's time under its takers' method (enterGate, takeLock)
  * and its class (Contention$Gate, java.util.concurrent.locks.ReentrantLock)
  * on 99% of it; its total within 5% of the time the takers measured off
  * their CPU in their acquires (every wait is recorded, so the error is not
- * sampling's; the spin before a thread parks is on its CPU, and its share
- * of a wait grows with the machine's slowness); the holder's releasing method
+ * sampling's; the spin before a thread parks is on its CPU, and the
+ * takers measured their CPU time); the holder's releasing method
  * (holdGate, holdLock) after [woken by] on 90% of it; no lock time at all
  * for the idle pool and the sleeper. On JDK 17 a thread that contends
  * alone for a monitor is its "responsible" thread, which parks with a
@@ -34,7 +37,8 @@
 #include "harness.h"
 #include "jvm.h"
 
-#define ROUNDS "400"
+#define ROUNDS "100"
+#define HOLD_MS "20"
 
 struct lock_time {
 	uint64_t total, under_method, right_class, by_holder, by_timer;
@@ -113,7 +117,7 @@ static void contention(const struct jdk *jdk)
 	dir = harness_tmpdir();
 	collapsed = harness_path(dir, "lock.collapsed");
 	go = harness_path(dir, "go");
-	jvm_start(&jvm, jdk, "Contention", (char *[]){ "-g", go, "-r", ROUNDS, NULL });
+	jvm_start(&jvm, jdk, "Contention", (char *[]){ "-g", go, "-r", ROUNDS, "-h", HOLD_MS, NULL });
 	snprintf(pid, sizeof(pid), "%d", (int)jvm.out.pid);
 	assert_int_equal(harness_start_profiler(&profiler, (char *[]){ "-p", pid, "-e", "lock", "--wakers", "--threads",
 								       "-f", collapsed, NULL }),

@@ -14,13 +14,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * Contention: threads that wait for locks in known ways, and threads that
  * wait for no lock, for tests/integration/test_locks.c (-e lock).
  *
- *   java Contention -g GOFILE -r ROUNDS
+ *   java Contention -g GOFILE -r ROUNDS [-h HOLD_MS] [-s]
  *
  * A monitor: "gate-holder" holds the monitor of a Contention$Gate for
- * about 5 ms at a time, spinning (Contention.holdGate); "gate-taker"
- * enters it (Contention.enterGate). A java.util.concurrent lock:
- * "lock-holder" holds a ReentrantLock for about 5 ms at a time, sleeping
- * (Contention.holdLock); "lock-taker" takes it (Contention.takeLock).
+ * HOLD_MS (5 by default) at a time, sleeping, or with -s spinning
+ * (Contention.holdGate); "gate-taker" enters it (Contention.enterGate). A
+ * java.util.concurrent lock: "lock-holder" holds a ReentrantLock for
+ * HOLD_MS at a time, sleeping (Contention.holdLock); "lock-taker" takes
+ * it (Contention.takeLock).
  * Each holder rests 1 ms between holds, each taker 1 ms after each take:
  * a taker waits for its holder, and for nothing else. Waiting for no
  * lock: a pool of two idle workers ("pool-*") and "sleeper"
@@ -34,9 +35,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * "gate_waited_ns N", "gate_cpu_ns N", "lock_waited_ns N", "lock_cpu_ns
  * N", "elapsed_ns N" (from the first taker's start to the last one's end),
  * then "done"; the JVM then beats "alive N" until stopped. Waited minus CPU
- * is the time off CPU, which the scheduler sees: the same on any machine,
- * where the spin's share grows with the machine's slowness (a kernel
- * under emulation).
+ * is the time off CPU, which the scheduler sees.
+ *
+ * A monitor's taker spins before it parks: HotSpot's adaptive spin, a
+ * count of iterations that grows while spins succeed and shrinks while
+ * they fail, and that gives up early on an owner it sees blocked (JDK 17;
+ * an owner that holds a thin lock it cannot see). On a slow machine (a
+ * kernel under emulation) a count spans milliseconds: against 5 ms holds
+ * the spin succeeds, the taker's wait becomes its CPU time and the time
+ * it was preempted spinning, and the time off CPU around the acquire
+ * (preempted anywhere between the two clock reads) is no longer the
+ * lock's. Holds long enough for every spin to fail (20 ms) bring the
+ * count to nothing on any machine, and each wait to a park.
  */
 final class Contention {
 	static final class Gate {
@@ -59,20 +69,23 @@ final class Contention {
 			sink++;
 	}
 
-	static void holdGate() throws InterruptedException {
+	static void holdGate(int holdMs, boolean spinning) throws InterruptedException {
 		for (;;) {
 			synchronized (GATE) {
-				spin(5_000_000);
+				if (spinning)
+					spin(holdMs * 1_000_000L);
+				else
+					Thread.sleep(holdMs);
 			}
 			Thread.sleep(1);
 		}
 	}
 
-	static void holdLock() throws InterruptedException {
+	static void holdLock(int holdMs) throws InterruptedException {
 		for (;;) {
 			LOCK.lock();
 			try {
-				Thread.sleep(5);
+				Thread.sleep(holdMs);
 			} finally {
 				LOCK.unlock();
 			}
@@ -110,32 +123,55 @@ final class Contention {
 	}
 
 	public static void main(String[] args) throws Exception {
-		String usage = "java Contention -g GOFILE -r ROUNDS";
+		String usage = "java Contention -g GOFILE -r ROUNDS [-h HOLD_MS] [-s]";
+		Path go = null;
+		int rounds = 0, hold = 5;
+		boolean spinning = false;
 
-		if (args.length != 4 || !args[0].equals("-g") || !args[2].equals("-r")) {
+		for (int i = 0; i < args.length; i++) {
+			String flag = args[i];
+
+			if (flag.equals("-s")) {
+				spinning = true;
+				continue;
+			}
+			if (i + 1 >= args.length || !(flag.equals("-g") || flag.equals("-r") || flag.equals("-h"))) {
+				go = null;
+				break;
+			}
+			String value = args[++i];
+			if (flag.equals("-g"))
+				go = Path.of(value);
+			else if (flag.equals("-r"))
+				rounds = Workload.positiveArg(usage, value);
+			else
+				hold = Workload.positiveArg(usage, value);
+		}
+		if (go == null || rounds == 0) {
 			System.err.println("usage: " + usage);
 			System.exit(2);
 		}
-		Path go = Path.of(args[1]);
-		int rounds = Workload.positiveArg(usage, args[3]);
+		final Path goFile = go;
+		final int takes = rounds, holdMs = hold;
+		final boolean spinHolding = spinning;
 		CountDownLatch running = new CountDownLatch(7), done = new CountDownLatch(2);
 		ExecutorService pool = Executors.newFixedThreadPool(2, r -> new Thread(r, "pool-" + r.hashCode()));
 
 		((ThreadPoolExecutor) pool).prestartAllCoreThreads();
-		Workload.start("gate-holder", running, Contention::holdGate);
-		Workload.start("lock-holder", running, Contention::holdLock);
+		Workload.start("gate-holder", running, () -> holdGate(holdMs, spinHolding));
+		Workload.start("lock-holder", running, () -> holdLock(holdMs));
 		Workload.start("sleeper", running, () -> {
 			for (;;)
 				Thread.sleep(10);
 		});
 		Workload.start("gate-taker", running, () -> {
-			awaitGo(go);
-			enterGate(rounds);
+			awaitGo(goFile);
+			enterGate(takes);
 			done.countDown();
 		});
 		Workload.start("lock-taker", running, () -> {
-			awaitGo(go);
-			takeLock(rounds);
+			awaitGo(goFile);
+			takeLock(takes);
 			done.countDown();
 		});
 		/* The pool's two threads are running too, idle. */
