@@ -303,9 +303,10 @@ ATTACH_CLIENT_HDRS := $(wildcard user/java/attach*.h) $(wildcard common/*.h) sym
 $(OUTPUT)/tests/test_fleet: INTEGRATION_LINK = $(PROTO_C) $(VENDORED_PROTO_C) -lprotobuf-c -lz
 $(OUTPUT)/tests/test_fleet: $(PROTO_C) $(PROTO_H) $(VENDORED_PROTO_C) $(VENDORED_PROTO_H)
 
-# test_convert decodes an OTLP file.
-$(OUTPUT)/tests/test_convert: INTEGRATION_LINK = $(filter $(OUTPUT)/proto/otlp/%,$(VENDORED_PROTO_C)) -lprotobuf-c
-$(OUTPUT)/tests/test_convert: $(VENDORED_PROTO_C) $(VENDORED_PROTO_H)
+# test_convert and test_time_ranges decode OTLP files.
+$(OUTPUT)/tests/test_convert $(OUTPUT)/tests/test_time_ranges: INTEGRATION_LINK = \
+	$(filter $(OUTPUT)/proto/otlp/%,$(VENDORED_PROTO_C)) -lprotobuf-c
+$(OUTPUT)/tests/test_convert $(OUTPUT)/tests/test_time_ranges: $(VENDORED_PROTO_C) $(VENDORED_PROTO_H)
 
 $(OUTPUT)/tests/test_stub: INTEGRATION_LINK = $(ATTACH_CLIENT_SRCS)
 $(OUTPUT)/tests/test_stub: jvmti-stub/stream.h $(ATTACH_CLIENT_SRCS) $(ATTACH_CLIENT_HDRS)
