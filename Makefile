@@ -303,9 +303,10 @@ ATTACH_CLIENT_HDRS := $(wildcard user/java/attach*.h) $(wildcard common/*.h) sym
 $(OUTPUT)/tests/test_fleet: INTEGRATION_LINK = $(PROTO_C) $(VENDORED_PROTO_C) -lprotobuf-c -lz
 $(OUTPUT)/tests/test_fleet: $(PROTO_C) $(PROTO_H) $(VENDORED_PROTO_C) $(VENDORED_PROTO_H)
 
-# test_convert decodes an OTLP file.
-$(OUTPUT)/tests/test_convert: INTEGRATION_LINK = $(filter $(OUTPUT)/proto/otlp/%,$(VENDORED_PROTO_C)) -lprotobuf-c
-$(OUTPUT)/tests/test_convert: $(VENDORED_PROTO_C) $(VENDORED_PROTO_H)
+# test_convert and test_time_ranges decode OTLP files.
+$(OUTPUT)/tests/test_convert $(OUTPUT)/tests/test_time_ranges: INTEGRATION_LINK = \
+	$(filter $(OUTPUT)/proto/otlp/%,$(VENDORED_PROTO_C)) -lprotobuf-c
+$(OUTPUT)/tests/test_convert $(OUTPUT)/tests/test_time_ranges: $(VENDORED_PROTO_C) $(VENDORED_PROTO_H)
 
 $(OUTPUT)/tests/test_stub: INTEGRATION_LINK = $(ATTACH_CLIENT_SRCS)
 $(OUTPUT)/tests/test_stub: jvmti-stub/stream.h $(ATTACH_CLIENT_SRCS) $(ATTACH_CLIENT_HDRS)
@@ -384,7 +385,8 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c hotspot/*.c) user/record/decode.c \
-		 user/pprof_read.c user/jfr_read.c user/jfr_samples.c output/pprof.c output/code_frames.c output/emit.c user/java/javastream.c \
+		 user/pprof_read.c user/jfr_read.c user/jfr_samples.c output/pprof.c output/code_frames.c output/emit.c \
+		 output/flametree.c output/flametime.c user/java/javastream.c \
 		 user/java/attach_parse.c user/java/attach_protocol.c
 FUZZ_SECONDS ?= 20
 

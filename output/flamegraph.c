@@ -40,6 +40,20 @@
  * shares, count / total of its own profile, so recordings of different
  * lengths compare.
  *
+ * A page that is not a diff, of a profile that keeps its times
+ * (profile/timeline.h), has one more member, its timeline
+ * (output/flametime.h):
+ *
+ *   "timeline":{"bucketMs":50, "buckets":200, "startMs":1767225600000,
+ *               "untimed":0, "cells":[node,bucket,count, ...]}
+ *
+ * each cell the part of a stack's count (the node where it ends) that
+ * falls in that bucket; startMs is when the recording began (ms since the
+ * epoch, 0 unknown), untimed the count of stacks whose time is not known.
+ * The page sums the cells of a range of buckets to draw that range alone.
+ * When the cells would pass their bound even in wide buckets, the member
+ * is {"omitted":true} and the page says so.
+ *
  * A page of several events (output_flamegraph_write_events) has
  *
  *   {"events":[{"event":"cpu", "title":"...", "summary":["Total: ...", "..."],
@@ -60,6 +74,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "flametime.h"
 #include "flametree.h"
 
 /*
@@ -80,6 +95,7 @@ struct page {
 	const struct profile *before;    /* NULL unless a diff page */
 	const struct output_meta *meta;  /* may be NULL */
 	const struct flame_tree *tree;
+	const struct flame_time *time;   /* NULL on a diff page */
 };
 
 static const char *page_unit(const struct page *pg)
@@ -106,6 +122,28 @@ static void page_frame(const struct page *pg, size_t f, const char **name, unsig
 }
 
 static void summary_line(const struct page *pg, char *buf, size_t size);
+
+static void write_timeline(FILE *out, const struct page *pg)
+{
+	const struct flame_time *ft = pg->time;
+	int64_t start_ms = pg->meta && pg->meta->start_unix_ns > 0 ? pg->meta->start_unix_ns / 1000000 : 0;
+
+	if (!ft || (!ft->bucket_ms && !ft->omitted))
+		return;
+	if (ft->omitted) {
+		fputs(",\n\"timeline\":{\"omitted\":true}", out);
+		return;
+	}
+	fprintf(out, ",\n\"timeline\":{\"bucketMs\":%" PRIu64 ",\"buckets\":%" PRIu32 ",\"startMs\":%" PRId64
+		",\"untimed\":%" PRIu64 ",\"cells\":[", ft->bucket_ms, ft->buckets, start_ms, ft->untimed);
+	for (size_t i = 0; i < ft->nr; i++) {
+		if (i % 4096 == 0 && ferror(out))
+			return;
+		fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu64, i ? (i % 8 ? "," : ",\n") : "", ft->cells[i].node,
+			ft->cells[i].bucket, ft->cells[i].count);
+	}
+	fputs("]}", out);
+}
 
 /*
  * One page's data (see the header); with event, one event's among
@@ -186,6 +224,7 @@ static void write_data(FILE *out, const struct page *pg, const char *event)
 		}
 		fputc(']', out);
 	}
+	write_timeline(out, pg);
 	fputc('}', out);
 }
 
@@ -280,11 +319,15 @@ static int page_write(const struct page *pages, size_t nr, FILE *out)
 int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
 {
 	struct flame_tree t = { 0 };
-	struct page pg = { .profile = profile, .meta = meta, .tree = &t };
+	struct flame_time ft = { 0 };
+	struct page pg = { .profile = profile, .meta = meta, .tree = &t, .time = &ft };
 	int err = flame_tree__build(profile, &t);
 
 	if (!err)
+		err = flame_time__build(profile, &t, meta ? meta->duration_s : 0, &ft);
+	if (!err)
 		err = page_write(&pg, 1, out);
+	flame_time__free(&ft);
 	flame_tree__free(&t);
 	return err;
 }
@@ -293,17 +336,22 @@ int output_flamegraph_write_events(const struct profile *const *profiles, const 
 				   FILE *out)
 {
 	struct flame_tree trees[OUTPUT_MAX_EVENTS] = { 0 };
+	struct flame_time times[OUTPUT_MAX_EVENTS] = { 0 };
 	struct page pages[OUTPUT_MAX_EVENTS];
 	int err = nr && nr <= OUTPUT_MAX_EVENTS ? 0 : -EINVAL;
 
 	for (size_t i = 0; !err && i < nr; i++) {
-		pages[i] = (struct page){ .profile = profiles[i], .meta = &metas[i], .tree = &trees[i] };
+		pages[i] = (struct page){ .profile = profiles[i], .meta = &metas[i], .tree = &trees[i], .time = &times[i] };
 		err = flame_tree__build(profiles[i], &trees[i]);
+		if (!err)
+			err = flame_time__build(profiles[i], &trees[i], metas[i].duration_s, &times[i]);
 	}
 	if (!err)
 		err = page_write(pages, nr, out);
-	for (size_t i = 0; i < nr && i < OUTPUT_MAX_EVENTS; i++)
+	for (size_t i = 0; i < nr && i < OUTPUT_MAX_EVENTS; i++) {
+		flame_time__free(&times[i]);
 		flame_tree__free(&trees[i]);
+	}
 	return err;
 }
 

@@ -105,12 +105,15 @@ int flame_tree__build(const struct profile *profile, struct flame_tree *t)
 	size_t prev_depth = 0;
 	int err = -ENOMEM;
 
-	if (!order || !rank)
+	t->stack_node = malloc((nr ? nr : 1) * sizeof(*t->stack_node));
+	if (!order || !rank || !t->stack_node)
 		goto out;
+	t->nr_stacks = nr;
 	for (size_t i = 0; i < nr; i++) {
 		size_t depth;
 		uint64_t count;
 
+		t->stack_node[i] = FLAME_NO_NODE;
 		profile__stack(profile, i, &depth, &count);
 		if (depth > max_depth)
 			max_depth = depth;
@@ -144,6 +147,7 @@ int flame_tree__build(const struct profile *profile, struct flame_tree *t)
 		for (size_t l = 0; l <= depth; l++)
 			t->nodes[path[l]].total += count;
 		t->nodes[path[depth]].self += count;
+		t->stack_node[order[i]] = (uint32_t)path[depth];
 		prev = frames;
 		prev_depth = depth;
 	}
@@ -302,5 +306,6 @@ void flame_tree__free(struct flame_tree *tree)
 {
 	free(tree->nodes);
 	free(tree->extra);
+	free(tree->stack_node);
 	*tree = (struct flame_tree){ 0 };
 }

@@ -18,6 +18,11 @@
  * extra[] as BEFORE's frame ids. So every BEFORE count is in the tree: a
  * reader draws AFTER's shape and can still say what vanished.
  *
+ * flame_tree__build also gives stack_node[i], the node where the
+ * profile's stack i ends (FLAME_NO_NODE for a stack not drawn: its count is
+ * 0), so that what is known per stack (its times) can be put on the tree.
+ * A diff tree has no stack_node (NULL).
+ *
  * Neither call changes the profiles. Both return 0 or -ENOMEM; the tree is
  * freed with flame_tree__free whatever they return.
  */
@@ -30,6 +35,7 @@
 #include "profile/profile.h"
 
 #define FLAME_ROOT_FRAME UINT32_MAX
+#define FLAME_NO_NODE UINT32_MAX
 
 struct flame_node {
 	uint32_t frame;  /* FLAME_ROOT_FRAME for the root */
@@ -44,6 +50,8 @@ struct flame_tree {
 	size_t nr, cap;
 	uint32_t *extra;  /* diff: BEFORE frame id of each frame id past AFTER's */
 	size_t nr_extra, cap_extra;
+	uint32_t *stack_node; /* build: profile stack -> node where it ends, or FLAME_NO_NODE */
+	size_t nr_stacks;
 };
 
 int flame_tree__build(const struct profile *profile, struct flame_tree *tree);

@@ -124,6 +124,11 @@ uint64_t timeline__lost(const struct timeline *t)
 	return t ? t->lost : 0;
 }
 
+size_t timeline__bytes(const struct timeline *t)
+{
+	return t ? sizeof(*t) + t->cap * sizeof(*t->spans) + t->nr_latest * sizeof(*t->latest) : 0;
+}
+
 uint32_t timeline__end(const struct timeline *t)
 {
 	return t ? t->end : 0;

@@ -56,6 +56,8 @@ size_t timeline__count(const struct timeline *t);
 const struct timeline_span *timeline__spans(const struct timeline *t);
 /* Weight that found no room. */
 uint64_t timeline__lost(const struct timeline *t);
+/* The bytes the timeline holds: its spans' array as allocated (it doubles) and the per-stack index. */
+size_t timeline__bytes(const struct timeline *t);
 /* The latest tick of any span; 0 for none. */
 uint32_t timeline__end(const struct timeline *t);
 

@@ -34,6 +34,7 @@ struct convert_options {
 	size_t top;
 	const char *event;          /* --event: of a recording of several, the one read; NULL: its first */
 	const char *from, *to;      /* --from, --to as given: read against the recording's start */
+	const char *base_from, *base_to; /* diff: --base-from, --base-to, BEFORE's own range */
 };
 
 enum {
@@ -50,6 +51,8 @@ enum {
 	OPT_NO_WAKERS,
 	OPT_FROM,
 	OPT_TO,
+	OPT_BASE_FROM,
+	OPT_BASE_TO,
 };
 
 static const struct option long_options[] = {
@@ -68,6 +71,8 @@ static const struct option long_options[] = {
 	{ "no-wakers", no_argument, NULL, OPT_NO_WAKERS },
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "to", required_argument, NULL, OPT_TO },
+	{ "base-from", required_argument, NULL, OPT_BASE_FROM },
+	{ "base-to", required_argument, NULL, OPT_BASE_TO },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -80,9 +85,13 @@ static void print_help(const char *command)
 		       "Draw AFTER's flame graph with each frame coloured by how its share of the\n"
 		       "whole changed since BEFORE: red grew, blue shrank. Shares, not counts, are\n"
 		       "compared, so recordings of different lengths compare. Both recordings are\n"
-		       "seen through the same view options.\n"
+		       "seen through the same view options. BEFORE and AFTER may be one file, two\n"
+		       "ranges of it compared: --base-from and --base-to cut BEFORE.\n"
 		       "\n"
-		       "  -f, --file FILE          where to write the page (default diff.html)\n");
+		       "  -f, --file FILE          where to write the page (default diff.html)\n"
+		       "      --base-from TIME     BEFORE from TIME on, and --from/--to then cut\n"
+		       "                           AFTER alone (the same forms as --from)\n"
+		       "      --base-to TIME       BEFORE before TIME\n");
 	else
 		printf("Usage: jbpfprof convert IN.pb.gz [-o FORMAT] [-f FILE] [view options]\n"
 		       "\n"
@@ -211,6 +220,14 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 		case OPT_TO:
 			o->to = optarg;
 			break;
+		case OPT_BASE_FROM:
+		case OPT_BASE_TO:
+			if (nr_inputs != 2) {
+				snprintf(err, sizeof(err), "unknown option '%s'", argv[optind - 1]);
+				return usage_error(o, err);
+			}
+			*(c == OPT_BASE_FROM ? &o->base_from : &o->base_to) = optarg;
+			break;
 		case OPT_TOP:
 			if (parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))
 				return usage_error(o, err);
@@ -334,28 +351,46 @@ static int parse_time(const char *option, const char *text, int64_t start_unix_n
 	return 0;
 }
 
-/* The ticks [from, to) --from and --to ask for, into view. 0, or 1 after saying why not. */
-static int time_range(const struct convert_options *o, const struct pprof_recording *rec, const char *path,
-		      struct view_config *view)
+/*
+ * A range of a recording as its options give it: --from and --to, or
+ * diff's --base-from and --base-to for BEFORE.
+ */
+struct range {
+	const char *from, *to;
+	const char *from_option, *to_option;
+};
+
+static struct range range_of(const struct convert_options *o, bool base)
+{
+	if (base && (o->base_from || o->base_to))
+		return (struct range){ o->base_from, o->base_to, "--base-from", "--base-to" };
+	return (struct range){ o->from, o->to, "--from", "--to" };
+}
+
+/* The ticks [from, to) the range asks for, into view. 0, or 1 after saying why not. */
+static int time_range(const struct convert_options *o, const struct range *r, const struct pprof_recording *rec,
+		      const char *path, struct view_config *view)
 {
 	int64_t from = 0, to = INT64_MAX;
 	char err[512];
 
-	if (!o->from && !o->to)
+	if (!r->from && !r->to)
 		return 0;
-	if ((o->from && parse_time("--from", o->from, rec->start_unix_ns, &from, err, sizeof(err))) ||
-	    (o->to && parse_time("--to", o->to, rec->start_unix_ns, &to, err, sizeof(err)))) {
+	if ((r->from && parse_time(r->from_option, r->from, rec->start_unix_ns, &from, err, sizeof(err))) ||
+	    (r->to && parse_time(r->to_option, r->to, rec->start_unix_ns, &to, err, sizeof(err)))) {
 		fprintf(stderr, "jbpfprof %s: %s\n", o->command, err);
 		return 1;
 	}
 	if (!profile__timeline(rec->profile)) {
-		fprintf(stderr, "jbpfprof %s: %s: --from and --to need the samples' times, which this recording does not "
-			"keep (made before jbpfprof kept them, or by another tool)\n", o->command, path);
+		fprintf(stderr, "jbpfprof %s: %s: %s and %s need the samples' times, which this recording does not "
+			"keep (made before jbpfprof kept them, or by another tool)\n", o->command, path, r->from_option,
+			r->to_option);
 		return 1;
 	}
 	if (to <= from || to <= 0) {
-		fprintf(stderr, "jbpfprof %s: %s: --from %s --to %s is no time of the recording: the range is empty or "
-			"ends before it began\n", o->command, path, o->from ? o->from : "0", o->to ? o->to : "(end)");
+		fprintf(stderr, "jbpfprof %s: %s: %s %s %s %s is no time of the recording: the range is empty or "
+			"ends before it began\n", o->command, path, r->from_option, r->from ? r->from : "0", r->to_option,
+			r->to ? r->to : "(end)");
 		return 1;
 	}
 	view->time_range = true;
@@ -405,14 +440,14 @@ static int read_recording(const struct convert_options *o, const char *path, str
 }
 
 /* The recording seen through the view, in a new profile; NULL (said) on failure. */
-static struct profile *viewed(const struct convert_options *o, const struct pprof_recording *rec, const char *path,
-			      struct view_stats *stats)
+static struct profile *viewed(const struct convert_options *o, const struct range *r,
+			      const struct pprof_recording *rec, const char *path, struct view_stats *stats)
 {
 	struct view_config view = view_of(o, rec);
 	struct profile *p;
 	int error;
 
-	if (time_range(o, rec, path, &view))
+	if (time_range(o, r, rec, path, &view))
 		return NULL;
 	p = profile__new(NULL);
 	error = p ? view__apply(rec->profile, &view, p, stats) : -ENOMEM;
@@ -427,8 +462,8 @@ static struct profile *viewed(const struct convert_options *o, const struct ppro
 }
 
 /* The summary of the recording and, when filters dropped anything, of that too. */
-static void describe(const struct convert_options *o, const struct pprof_recording *rec,
-		     const struct view_stats *stats, char *buf, size_t size)
+static void describe(const struct range *r, const struct pprof_recording *rec, const struct view_stats *stats,
+		     char *buf, size_t size)
 {
 	size_t used = (size_t)snprintf(buf, size, "%s", rec->summary ? rec->summary : "");
 
@@ -437,9 +472,9 @@ static void describe(const struct convert_options *o, const struct pprof_recordi
 	if (stats->stacks_dropped && used < size)
 		used += (size_t)snprintf(buf + used, size - used, "%s%" PRIu64 " %s left out by the view", used ? "; " : "",
 					 stats->count_dropped, unit);
-	if ((o->from || o->to) && used < size)
+	if ((r->from || r->to) && used < size)
 		used += (size_t)snprintf(buf + used, size - used, "%sfrom %s to %s only: %" PRIu64 " %s outside",
-					 used ? "; " : "", o->from ? o->from : "the start", o->to ? o->to : "the end",
+					 used ? "; " : "", r->from ? r->from : "the start", r->to ? r->to : "the end",
 					 stats->count_outside, unit);
 	if (stats->untimed && used < size)
 		snprintf(buf + used, size - used, "; %" PRIu64 " stacks with no time left out", stats->untimed);
@@ -468,6 +503,7 @@ int convert_main(int argc, char **argv)
 	struct view_stats stats;
 	struct output_meta meta;
 	struct profile *p = NULL;
+	struct range range;
 	char path[1100], summary[2048], title[1024];
 	int status = parse(argc, argv, &o, 1), error;
 
@@ -478,7 +514,8 @@ int convert_main(int argc, char **argv)
 	status = 1;
 	if (read_recording(&o, o.inputs[0], &rec))
 		goto out;
-	p = viewed(&o, &rec, o.inputs[0], &stats);
+	range = range_of(&o, false);
+	p = viewed(&o, &range, &rec, o.inputs[0], &stats);
 	if (!p)
 		goto out_rec;
 	if (!o.output_path)
@@ -490,7 +527,7 @@ int convert_main(int argc, char **argv)
 	if (output_file__open(&file, path, o.format))
 		goto out_rec;
 	snprintf(title, sizeof(title), "%s", rec.title ? rec.title : "Profile");
-	describe(&o, &rec, &stats, summary, sizeof(summary));
+	describe(&range, &rec, &stats, summary, sizeof(summary));
 	meta = meta_of(&o, &rec, title, summary);
 	error = output_write(o.format, p, &meta, o.top, file.out);
 	if (output_file__finish(&file, error))
@@ -506,6 +543,16 @@ out:
 	return status;
 }
 
+/* "10.0 s", or a range of it: "from 1 to 4 of 10.0 s". */
+static void range_words(const struct range *r, double duration_s, char *buf, size_t size)
+{
+	if (r->from || r->to)
+		snprintf(buf, size, "from %s to %s of %.1f s", r->from ? r->from : "the start", r->to ? r->to : "the end",
+			 duration_s);
+	else
+		snprintf(buf, size, "%.1f s", duration_s);
+}
+
 int diff_main(int argc, char **argv)
 {
 	struct convert_options o = { 0 };
@@ -514,7 +561,8 @@ int diff_main(int argc, char **argv)
 	struct view_stats stats_before, stats_after;
 	struct output_file file;
 	struct output_meta meta;
-	char title[1024], summary[2048];
+	struct range range_before, range_after;
+	char title[1024], summary[2048], when_before[256], when_after[256];
 	int status = parse(argc, argv, &o, 2), error;
 
 	if (status >= 0) {
@@ -536,16 +584,20 @@ int diff_main(int argc, char **argv)
 			before.time_weights ? "time" : "samples", o.inputs[1], after.time_weights ? "time" : "samples");
 		goto out;
 	}
-	pb = viewed(&o, &before, o.inputs[0], &stats_before);
-	pa = pb ? viewed(&o, &after, o.inputs[1], &stats_after) : NULL;
+	range_before = range_of(&o, true);
+	range_after = range_of(&o, false);
+	pb = viewed(&o, &range_before, &before, o.inputs[0], &stats_before);
+	pa = pb ? viewed(&o, &range_after, &after, o.inputs[1], &stats_after) : NULL;
 	if (!pa)
 		goto out;
 	if (output_file__open(&file, o.output_path ? o.output_path : "diff.html", OUTPUT_FLAMEGRAPH))
 		goto out;
 	snprintf(title, sizeof(title), "Difference: %s against %s", o.inputs[1], o.inputs[0]);
-	snprintf(summary, sizeof(summary), "before: %" PRIu64 " %s, %.1f s; after: %" PRIu64 " %s, %.1f s",
-		 profile__total(pb), before.time_weights ? "microseconds" : "samples", before.duration_s,
-		 profile__total(pa), after.time_weights ? "microseconds" : "samples", after.duration_s);
+	range_words(&range_before, before.duration_s, when_before, sizeof(when_before));
+	range_words(&range_after, after.duration_s, when_after, sizeof(when_after));
+	snprintf(summary, sizeof(summary), "before: %" PRIu64 " %s, %s; after: %" PRIu64 " %s, %s",
+		 profile__total(pb), before.time_weights ? "microseconds" : "samples", when_before,
+		 profile__total(pa), after.time_weights ? "microseconds" : "samples", when_after);
 	meta = meta_of(&o, &after, title, summary);
 	error = output_flamegraph_diff_write(pb, pa, &meta, file.out);
 	if (output_file__finish(&file, error))

@@ -278,6 +278,23 @@ static unsigned recording_events_of(const struct options *o)
 	return mask;
 }
 
+/*
+ * Whether an output of the recording says when stacks were counted: every
+ * format but collapsed stacks and the text report (which sum over the
+ * whole recording), and --continuous's pprof, JFR and OTLP intervals.
+ */
+static bool outputs_need_times(const struct options *o)
+{
+	if (o->continuous)
+		return true;
+	if (!o->nr_outputs)
+		return o->format != OUTPUT_COLLAPSED && o->format != OUTPUT_TEXT;
+	for (size_t i = 0; i < o->nr_outputs; i++)
+		if (o->output_formats[i] != OUTPUT_COLLAPSED && o->output_formats[i] != OUTPUT_TEXT)
+			return true;
+	return false;
+}
+
 /* The options, as the recording takes them. */
 static struct recording_config recording_config_of(const struct command *cmd)
 {
@@ -312,6 +329,7 @@ static struct recording_config recording_config_of(const struct command *cmd)
 			       : o->java_stacks == JAVA_STACKS_BOTH ? RECORDING_JAVA_STACKS_BOTH
 								     : RECORDING_JAVA_STACKS_BPF,
 		.full = cmd->full,
+		.no_times = !outputs_need_times(o),
 		.threads = o->threads,
 		.group_by_given = o->group_by_given,
 		.group_by = o->group_by,

@@ -117,9 +117,9 @@ static void emit_check(struct emitter *e, const char *check, const char *page)
  * a NULL name; a thread frame's pair is followed by its tid (int64_t), a
  * state frame's by its enum jbpf_state (int) and its name is not used.
  */
-static void add(struct profile *p, uint64_t count, ...)
+static uint32_t add(struct profile *p, uint64_t count, ...)
 {
-	uint32_t frames[MAX_DEPTH];
+	uint32_t frames[MAX_DEPTH], index;
 	size_t depth = 0;
 	const char *name;
 	va_list ap;
@@ -140,8 +140,9 @@ static void add(struct profile *p, uint64_t count, ...)
 		frames[depth++] = (uint32_t)id;
 	}
 	va_end(ap);
-	if (profile__add(p, frames, depth, count))
+	if (profile__add_indexed(p, frames, depth, count, &index))
 		die("cannot add a stack of %zu frames", depth);
+	return index;
 }
 
 static struct profile *new_profile(void)
@@ -477,6 +478,64 @@ static void events_page_shows_one_event_at_a_time(struct emitter *e)
 	profile__free(alloc);
 }
 
+/*
+ * A recording shaped like the phases workload's (tests/workloads/phases.c)
+ * under --threads at 200 Hz: its thread runs phase_one for the first 5 s
+ * and phase_two for the next 5, each sample placed at its own tick, while
+ * a second thread ticks every 100 ms throughout. Selecting 5 s to 10 s on
+ * the timeline must leave phase_two alone of the two, with the counts
+ * computed here; searching phase_one must mark the first half only.
+ */
+#define PHASES_TICKS 10000
+#define PHASES_STEP 5
+#define TICKER_STEP 100
+#define ADD_PHASES "phases", FRAME_KIND_THREAD, (int64_t)4242
+#define ADD_TICKER "ticker", FRAME_KIND_THREAD, (int64_t)4243
+
+static void timeline_selects_a_range(struct emitter *e)
+{
+	struct profile *p = new_profile();
+	struct output_meta meta = { .title = "CPU profile of phases", .duration_s = PHASES_TICKS / 1000.0,
+				    .frequency_hz = 1000 / PHASES_STEP };
+	uint64_t in_range = 0, phases = 0, ticker = 0;
+	char text[256], num[32], all[32];
+
+	for (uint32_t t = 0; t < PHASES_TICKS; t += PHASES_STEP) {
+		bool second = t >= PHASES_TICKS / 2;
+		uint32_t i = add(p, 1, ADD_PHASES, "main", FRAME_KIND_NATIVE, second ? "phase_two" : "phase_one",
+				 FRAME_KIND_NATIVE, NULL);
+
+		if (profile__add_span(p, i, t, t, 1))
+			die("cannot add a span");
+		phases++;
+		in_range += second;
+		if (t % TICKER_STEP)
+			continue;
+		i = add(p, 1, ADD_TICKER, "tick", FRAME_KIND_NATIVE, NULL);
+		if (profile__add_span(p, i, t, t, 1))
+			die("cannot add a span");
+		ticker++;
+		in_range += second;
+	}
+	write_page("phases.html", NULL, p, &meta);
+	emit_check(e, __func__, "phases.html");
+	emit_string(e, "first", "phase_one");
+	emit_string(e, "second", "phase_two");
+	emit_u64(e, "from", PHASES_TICKS / 2 / 1000);
+	emit_u64(e, "to", PHASES_TICKS / 1000);
+	snprintf(text, sizeof(text), "Selected 5.000 s \xe2\x80\x93 10.000 s: %s samples of %s",
+		 count_text(in_range, num), count_text(profile__total(p), all));
+	emit_string(e, "timeinfo", text);
+	emit_string(e, "address", "#t=5.000-10.000");
+	/* Rows by count: the phases thread's, then the ticker's. */
+	emit_open(e, "rows", '[');
+	emit_string(e, NULL, phases > ticker ? "[phases tid=4242]" : "[ticker tid=4243]");
+	emit_string(e, NULL, phases > ticker ? "[ticker tid=4243]" : "[phases tid=4242]");
+	emit_close(e, ']');
+	emit_close(e, '}');
+	profile__free(p);
+}
+
 int main(int argc, char **argv)
 {
 	static void (*const checks[])(struct emitter *) = {
@@ -484,6 +543,7 @@ int main(int argc, char **argv)
 		click_zooms_and_reset_returns,  icicle_toggle_puts_the_root_on_top,
 		hostile_names_are_shown_as_text, diff_page_colours_by_change_of_share,
 		thread_and_state_are_named,     events_page_shows_one_event_at_a_time,
+		timeline_selects_a_range,
 	};
 	char path[4096];
 	struct emitter e;

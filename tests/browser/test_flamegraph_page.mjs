@@ -368,3 +368,67 @@ check('events_page_shows_one_event_at_a_time', async (pt, want) => {
 	assertContains(await pt.textOf('summary'), want.secondTotal);
 	assert.equal(await pt.page.evaluate(() => document.getElementById('event').value), want.secondEvent);
 });
+
+/* The colour of the timeline's canvas at viewport point p, as [r, g, b]. */
+function timelinePixel(pt, p) {
+	return pt.page.evaluate((q) => {
+		const c = document.getElementById('timeline'), b = c.getBoundingClientRect(), k = c.width / b.width;
+		const d = c.getContext('2d').getImageData(Math.floor((q.x - b.left) * k), Math.floor((q.y - b.top) * k), 1, 1).data;
+		return [d[0], d[1], d[2]];
+	}, p);
+}
+
+const timelinePoint = (pt, s, row) => pt.page.evaluate(([t, r]) => flamegraphPage.timelinePoint(t, r), [s, row]);
+
+check('timeline_selects_a_range', async (pt, want) => {
+	const purple = ([r, g, b]) => r > g + 50 && b > g + 50;
+
+	/* One row per thread, the busiest first. */
+	assert.deepEqual(await pt.page.evaluate(() => flamegraphPage.timelineRows()), want.rows);
+	await pt.drawnFrame(want.first);
+	await pt.drawnFrame(want.second);
+
+	/* A search marks when the matching frame ran: the first half, not the second. */
+	await pt.page.locator('#search').click();
+	await pt.page.keyboard.type(want.first);
+	await pt.waitTrue('the search has matched', () => document.getElementById('matched').textContent.length > 0);
+	const early = await timelinePixel(pt, await timelinePoint(pt, want.from / 2, -1));
+	const late = await timelinePixel(pt, await timelinePoint(pt, (want.from + want.to) / 2, -1));
+	assert.ok(purple(early), `the timeline at ${want.from / 2} s is rgb(${early}), not marked`);
+	assert.ok(!purple(late), `the timeline at ${(want.from + want.to) / 2} s is rgb(${late}), marked`);
+	await pt.page.keyboard.press('Control+A');
+	await pt.page.keyboard.press('Backspace');
+	await pt.waitTrue('the search is cleared', () => document.getElementById('matched').textContent === '');
+
+	/* Drag across the second half, as a person would. */
+	const a = await timelinePoint(pt, want.from, -1), b = await timelinePoint(pt, want.to, -1);
+	await pt.page.mouse.move(a.x + 1, a.y);
+	await pt.page.mouse.down();
+	await pt.page.mouse.move(b.x - 1, b.y, { steps: 8 });
+	await pt.page.mouse.up();
+	await pt.waitTrue('the range is described', (t) => document.getElementById('timeinfo').textContent === t,
+		want.timeinfo);
+	assert.equal(await pt.frameRect(want.first), null);
+	await pt.drawnFrame(want.second);
+	await pt.screenshot('flamegraph-timeline.png', 'a range selected on the timeline');
+
+	/* The address keeps the range, and a page opened at it shows the same. */
+	const url = pt.page.url();
+	assert.ok(url.endsWith(want.address), url);
+	const again = await pt.page.context().newPage();
+	const other = new PageTest(pt.t, again, pt.dir, pt.expected);
+	await again.goto(url, { waitUntil: 'load' });
+	other.noPageErrors();
+	await other.waitTrue('the range is restored', (t) => document.getElementById('timeinfo').textContent === t,
+		want.timeinfo);
+	assert.equal(await other.frameRect(want.first), null);
+	await other.drawnFrame(want.second);
+
+	/* Back to the whole recording: both phases, and the address without a range. */
+	await pt.page.locator('#timeclear').click();
+	await pt.waitTrue('the whole recording is shown', () =>
+		document.getElementById('timeinfo').textContent.indexOf('Whole recording') === 0);
+	await pt.drawnFrame(want.first);
+	assert.ok(!pt.page.url().includes('#'), pt.page.url());
+	other.noPageErrors();
+});

@@ -8,7 +8,8 @@
 #   fuzz_elf, fuzz_unwind  the build's small test programs (ELF, with CFI)
 #   fuzz_pprof     a pprof recording of a busy shell, written by the
 #                  build's jbpfprof (root: BPF), gzipped and plain, and
-#                  one of two events (-e cpu,nativemem)
+#                  one of two events (-e cpu,nativemem) and a wall-clock
+#                  one: samples with their times (timestamp and duration)
 #   fuzz_jfr       the same recording as JFR (jbpfprof convert), a JDK's
 #                  own recording of CpuSplit (when java is there), and
 #                  async-profiler's (tests/fixtures/jfr)
@@ -149,13 +150,18 @@ for f in build/workloads/cpu_split build/workloads/exec_into build/workloads/com
 	cp "$f" "$dir/fuzz_unwind/"
 done
 if [ -x build/jbpfprof ] && [ "$(id -u)" -eq 0 ]; then
-	timeout 3 sh -c 'while :; do :; done' &
-	if build/jbpfprof -p $! -d 1 -F 499 --threads -o pprof -f "$dir/fuzz_pprof/busy.pb.gz" >/dev/null 2>&1; then
+	# The shell that spins, not a timeout(1) waiting for it: its samples, with their times.
+	sh -c 'while :; do :; done' &
+	busy=$!
+	if build/jbpfprof -p $busy -d 1 -F 499 --threads -o pprof -f "$dir/fuzz_pprof/busy.pb.gz" >/dev/null 2>&1; then
 		gzip -dc "$dir/fuzz_pprof/busy.pb.gz" >"$dir/fuzz_pprof/busy.pb"
 		build/jbpfprof convert "$dir/fuzz_pprof/busy.pb.gz" -o jfr -f "$dir/fuzz_jfr/busy.jfr" >/dev/null 2>&1 || true
 	fi
 	# A recording of two events: their sample types side by side.
-	build/jbpfprof -p $! -d 1 -e cpu,nativemem -o pprof -f "$dir/fuzz_pprof/events.pb.gz" >/dev/null 2>&1 || true
+	build/jbpfprof -p $busy -d 1 -e cpu,nativemem -o pprof -f "$dir/fuzz_pprof/events.pb.gz" >/dev/null 2>&1 || true
+	# Wall-clock time: waits as spans with a duration, and states.
+	build/jbpfprof -p $busy -d 1 -e wall -o pprof -f "$dir/fuzz_pprof/wall.pb.gz" >/dev/null 2>&1 || true
+	kill $busy
 	wait || true
 fi
 cp tests/fixtures/jfr/*.jfr "$dir/fuzz_jfr/"

@@ -7,8 +7,15 @@
  *     at least 95% of the samples of the two functions in each range, in
  *     collapsed stacks, the text report, a pprof file cut and read back,
  *     a JFR file cut and read by the JDK's jfr;
+ *   - the same ranges cut as OTLP, read here by the OTLP schema's own
+ *     decoder: the samples' values;
  *   - pprof round-trips the times: the recording written again by convert
  *     cuts to exactly the counts the recording itself cuts to;
+ *   - diff of the recording against itself, BEFORE cut to 1 s to 4 s by
+ *     --base-from/--base-to and AFTER to 6 s to 9 s by --from/--to: each
+ *     side's total is what convert cuts that range to;
+ *   - the whole recording as OTLP: every timestamp of a phase_one sample
+ *     precedes every phase_two's, and each is a time of day;
  *   - the JFR recording, read by JDK 17's and JDK 25's jfr print --json:
  *     every startTime of a phase_one sample precedes every phase_two's.
  *
@@ -27,6 +34,7 @@
 
 #include "harness.h"
 #include "jvm.h"
+#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 struct split {
 	uint64_t one, two;
@@ -147,6 +155,110 @@ static struct split split_of_jfr(const char *tool, const char *path, int64_t *la
 	return s;
 }
 
+/*
+ * An OTLP file's phase_one and phase_two samples (the values of the
+ * profiles counting samples), and the latest timestamp of a phase_one
+ * sample and the earliest of a phase_two one, ns since the epoch; every
+ * timestamp at least *earliest.
+ */
+static struct split split_of_otlp(const char *path, uint64_t *last_one, uint64_t *first_two, uint64_t *earliest)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest *req;
+	const Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary *d;
+	FILE *f = fopen(path, "r");
+	static uint8_t data[64 << 20];
+	size_t len;
+	struct split s = { 0, 0 };
+
+	assert_non_null(f);
+	len = fread(data, 1, sizeof(data), f);
+	assert_true(len > 0 && len < sizeof(data));
+	fclose(f);
+	req = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(NULL, len,
+														  data);
+	assert_non_null(req);
+	d = req->dictionary;
+	*last_one = 0;
+	*first_two = UINT64_MAX;
+	*earliest = UINT64_MAX;
+	for (size_t r = 0; r < req->n_resource_profiles; r++) {
+		const Opentelemetry__Proto__Profiles__V1development__Profile *p =
+			req->resource_profiles[r]->scope_profiles[0]->profiles[0];
+
+		assert_string_equal(d->string_table[p->sample_type->type_strindex], "samples");
+		for (size_t i = 0; i < p->n_samples; i++) {
+			const Opentelemetry__Proto__Profiles__V1development__Sample *sm = p->samples[i];
+			const Opentelemetry__Proto__Profiles__V1development__Stack *st = d->stack_table[sm->stack_index];
+			int phase = 0;
+
+			for (size_t k = 0; k < st->n_location_indices; k++) {
+				const Opentelemetry__Proto__Profiles__V1development__Location *loc =
+					d->location_table[st->location_indices[k]];
+				const char *name;
+
+				if (!loc->n_lines)
+					continue;
+				name = d->string_table[d->function_table[loc->lines[0]->function_index]->name_strindex];
+				phase = !strcmp(name, "phase_one") ? 1 : !strcmp(name, "phase_two") ? 2 : phase;
+			}
+			/* One value per timestamp when the times are kept, else one in all. */
+			for (size_t v = 0; v < sm->n_values; v++) {
+				if (phase == 1)
+					s.one += (uint64_t)sm->values[v];
+				if (phase == 2)
+					s.two += (uint64_t)sm->values[v];
+			}
+			for (size_t t = 0; t < sm->n_timestamps_unix_nano; t++) {
+				uint64_t ts = sm->timestamps_unix_nano[t];
+
+				*earliest = ts < *earliest ? ts : *earliest;
+				if (phase == 1 && ts > *last_one)
+					*last_one = ts;
+				if (phase == 2 && ts < *first_two)
+					*first_two = ts;
+			}
+		}
+	}
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(req,
+														   NULL);
+	return s;
+}
+
+/* The count of all samples in collapsed stacks. */
+static uint64_t total_of_collapsed(const char *path)
+{
+	struct collapsed c;
+	uint64_t total;
+
+	assert_int_equal(collapsed_load(path, &c), 0);
+	total = c.total;
+	collapsed_free(&c);
+	return total;
+}
+
+/* The diff page's "before: N samples, ...; after: M samples, ..." line. */
+static void totals_of_diff(const char *path, uint64_t *before, uint64_t *after)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	bool found = false;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *at = strstr(line, "before: ");
+		unsigned long long b, a;
+
+		if (at && sscanf(at, "before: %llu samples, %*[^;]; after: %llu samples", &b, &a) == 2) {
+			*before = b;
+			*after = a;
+			found = true;
+		}
+	}
+	fclose(f);
+	if (!found)
+		fail_msg("%s: no before/after totals", path);
+}
+
 /* Whether want holds at least 95% of the two phases' samples, which must be some. */
 static void check_share(const char *what, const char *range, struct split s, bool one)
 {
@@ -162,7 +274,9 @@ static void phases_cut(void **state)
 	char *workload = harness_workload("phases"), *dir = harness_tmpdir(), pid[16], tool[2][512];
 	char *go = harness_path(dir, "go"), *pprof = harness_path(dir, "rec.pb.gz"), *jfr = harness_path(dir, "rec.jfr");
 	char *again = harness_path(dir, "again.pb.gz"), *out = harness_path(dir, "out"), *out2 = harness_path(dir, "out2"),
-	     *cut_jfr = harness_path(dir, "cut.jfr");
+	     *cut_jfr = harness_path(dir, "cut.jfr"), *otlp = harness_path(dir, "out.otlp"),
+	     *diff = harness_path(dir, "diff.html");
+	uint64_t totals[2], otlp_last_one, otlp_first_two, earliest, diff_before, diff_after;
 	const char *ranges[2][2] = { { "1", "4" }, { "6", "9" } };
 	const struct jdk *jdks[2] = { &jdk17, &jdk25 };
 	struct child target, profiler;
@@ -211,12 +325,36 @@ static void phases_cut(void **state)
 		run((char *[]){ "convert", pprof, "--from", (char *)from, "--to", (char *)to, "-o", "pprof", "-f", out, NULL });
 		run((char *[]){ "convert", out, "-o", "collapsed", "-f", out2, NULL });
 		check_share("pprof, read back", range, split_of_collapsed(out2), r == 0);
+		run((char *[]){ "convert", pprof, "--from", (char *)from, "--to", (char *)to, "-o", "otlp", "-f", otlp, NULL });
+		check_share("OTLP", range, split_of_otlp(otlp, &otlp_last_one, &otlp_first_two, &earliest), r == 0);
+		run((char *[]){ "convert", pprof, "--from", (char *)from, "--to", (char *)to, "-o", "collapsed", "-f", out,
+				NULL });
+		totals[r] = total_of_collapsed(out);
 		run((char *[]){ "convert", pprof, "--from", (char *)from, "--to", (char *)to, "-f", cut_jfr, NULL });
 		for (size_t t = 0; t < tools; t++) {
 			int64_t last_one, first_two;
 
 			check_share(tool[t], range, split_of_jfr(tool[t], cut_jfr, &last_one, &first_two), r == 0);
 		}
+	}
+	/* Two ranges of one recording compared: each side is its own range's cut. */
+	run((char *[]){ "diff", pprof, pprof, "--base-from", (char *)ranges[0][0], "--base-to", (char *)ranges[0][1],
+			"--from", (char *)ranges[1][0], "--to", (char *)ranges[1][1], "-f", diff, NULL });
+	totals_of_diff(diff, &diff_before, &diff_after);
+	fprintf(stderr, "  diff: before (1 s to 4 s) %" PRIu64 " samples, after (6 s to 9 s) %" PRIu64 "\n", diff_before,
+		diff_after);
+	assert_int_equal(diff_before, totals[0]);
+	assert_int_equal(diff_after, totals[1]);
+	/* The whole recording as OTLP: phase_one's timestamps all before phase_two's, each a time of day (after 2001). */
+	run((char *[]){ "convert", pprof, "-o", "otlp", "-f", otlp, NULL });
+	{
+		struct split s = split_of_otlp(otlp, &otlp_last_one, &otlp_first_two, &earliest);
+
+		fprintf(stderr, "  OTLP: %" PRIu64 " phase_one samples, the last %.3f s before the first of %" PRIu64
+			" phase_two\n", s.one, (double)(otlp_first_two - otlp_last_one) / 1e9, s.two);
+		assert_true(s.one >= 100 && s.two >= 100);
+		assert_true(otlp_last_one < otlp_first_two);
+		assert_true(earliest > 1000000000ull * 1000000000ull);
 	}
 	/* The whole recording's JFR events: phase_one's all before phase_two's. */
 	for (size_t t = 0; t < tools; t++) {
@@ -237,6 +375,8 @@ static void phases_cut(void **state)
 	unlink(out);
 	unlink(out2);
 	unlink(cut_jfr);
+	unlink(otlp);
+	unlink(diff);
 	rmdir(dir);
 	free(go);
 	free(pprof);
@@ -245,6 +385,8 @@ static void phases_cut(void **state)
 	free(out);
 	free(out2);
 	free(cut_jfr);
+	free(otlp);
+	free(diff);
 	free(dir);
 	free(workload);
 }

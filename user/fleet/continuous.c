@@ -19,6 +19,7 @@
 
 #include "bpf/jbpfprof.h"
 #include "output/output.h"
+#include "profile/timeline.h"
 #include "user/fleet/push.h"
 #include "user/fleet/service.h"
 #include "user/fleet/spool.h"
@@ -166,8 +167,8 @@ static int64_t copy_frame(struct profile *to, const struct profile *from, uint32
 	return id;
 }
 
-/* Stack i of from, without its process and thread roots, into to. */
-static int copy_stack(struct profile *to, const struct profile *from, size_t i)
+/* Stack i of from, without its process and thread roots, into to, as stack *index. */
+static int copy_stack(struct profile *to, const struct profile *from, size_t i, uint32_t *index)
 {
 	uint32_t frames[1024];
 	size_t depth, n = 0;
@@ -185,7 +186,38 @@ static int copy_stack(struct profile *to, const struct profile *from, size_t i)
 			return (int)id;
 		frames[n++] = (uint32_t)id;
 	}
-	return n ? profile__add(to, frames, n, count) : 0;
+	*index = UINT32_MAX;
+	return n ? profile__add_indexed(to, frames, n, count, index) : 0;
+}
+
+/*
+ * The times of from's stacks, into the services' profiles they were copied
+ * to (to_group[i], to_index[i]; UINT32_MAX for none): each span weighing
+ * its part of its stack's count, since stacks that differed only in their
+ * thread merge, and their spans' weights must then compare.
+ */
+static void copy_times(struct group *groups, const struct profile *from, const uint32_t *to_group,
+		       const uint32_t *to_index)
+{
+	const struct timeline *tl = profile__timeline(from);
+	const struct timeline_span *spans = timeline__spans(tl);
+	size_t nr = profile__stack_count(from);
+	uint64_t *weights = timeline__stack_weights(tl, nr), *carry = calloc(nr ? nr : 1, sizeof(*carry));
+
+	for (size_t k = 0; weights && carry && k < timeline__count(tl); k++) {
+		const struct timeline_span *sp = &spans[k];
+		size_t depth;
+		uint64_t count;
+
+		if (sp->stack >= nr || to_group[sp->stack] == UINT32_MAX || to_index[sp->stack] == UINT32_MAX)
+			continue;
+		profile__stack(from, sp->stack, &depth, &count);
+		/* A span that finds no room is counted by the timeline; the stack's count stays. */
+		(void)profile__add_span(groups[to_group[sp->stack]].profile, to_index[sp->stack], sp->first, sp->last,
+					timeline_span_share(sp, count, weights[sp->stack], &carry[sp->stack]));
+	}
+	free(weights);
+	free(carry);
 }
 
 static void utc_stamp(int64_t unix_ns, char *buf, size_t size)
@@ -419,7 +451,8 @@ void fleet__interval(void *ctx, const struct profile *profile, const struct reco
 {
 	struct fleet *f = ctx;
 	struct group *groups = calloc(MAX_GROUPS, sizeof(*groups));
-	size_t nr = 0, unplaced = 0;
+	size_t nr = 0, unplaced = 0, nr_stacks;
+	uint32_t *to_group, *to_index;
 
 	f->interval++;
 	interval_seconds(f, iv);
@@ -427,12 +460,18 @@ void fleet__interval(void *ctx, const struct profile *profile, const struct reco
 		fprintf(stderr, "jbpfprof: out of memory: an interval's profiles are lost\n");
 		return;
 	}
-	for (size_t i = 0; i < profile__stack_count(profile); i++) {
+	nr_stacks = profile__stack_count(profile);
+	to_group = malloc((nr_stacks ? nr_stacks : 1) * sizeof(*to_group));
+	to_index = malloc((nr_stacks ? nr_stacks : 1) * sizeof(*to_index));
+	for (size_t i = 0; to_group && to_index && i < nr_stacks; i++)
+		to_group[i] = to_index[i] = UINT32_MAX;
+	for (size_t i = 0; i < nr_stacks; i++) {
 		size_t depth;
 		uint64_t count;
 		const uint32_t *s = profile__stack(profile, i, &depth, &count);
 		const struct service_info *info;
 		int64_t pid;
+		uint32_t index;
 		int g;
 
 		if (!depth || profile__frame_kind(profile, s[0]) != FRAME_KIND_PROCESS ||
@@ -442,9 +481,15 @@ void fleet__interval(void *ctx, const struct profile *profile, const struct reco
 		}
 		info = service_of(f, (uint32_t)pid, profile__root_name(profile, s[0]));
 		g = info ? find_group(groups, &nr, info) : -1;
-		if (g < 0 || copy_stack(groups[g].profile, profile, i))
+		if (g < 0 || copy_stack(groups[g].profile, profile, i, &index))
 			unplaced++;
+		else if (to_group && to_index)
+			to_group[i] = (uint32_t)g, to_index[i] = index;
 	}
+	if (to_group && to_index)
+		copy_times(groups, profile, to_group, to_index);
+	free(to_group);
+	free(to_index);
 	for (size_t g = 0; g < nr; g++) {
 		deliver(f, &groups[g], iv);
 		profile__free(groups[g].profile);

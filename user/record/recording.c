@@ -417,8 +417,14 @@ static void cut_interval(struct recording *rec, bool last)
 	struct pipeline_stats ps;
 	char summary[512];
 
+	/* The cut, on both clocks: the next interval's timeline begins here. */
+	uint64_t cut_ns = clock_monotonic_ns();
+	int64_t cut_unix_ns = clock_realtime_ns();
+
 	if (!last) {
 		fresh = profile__new(NULL);
+		if (fresh && !rec->config.no_times)
+			profile__set_time_origin(fresh, cut_ns);
 		if (!fresh || aggregator__set_profile(rec->agg, fresh)) {
 			/* Not cut: the interval goes on into the next, none is lost. */
 			profile__free(fresh);
@@ -429,7 +435,7 @@ static void cut_interval(struct recording *rec, bool last)
 		walked__forget_frame_ids(rec->walked);
 		rec->profile = fresh;
 	}
-	iv.until_unix_ns = clock_realtime_ns();
+	iv.until_unix_ns = cut_unix_ns;
 	sampler__counters(rec->sampler, counters);
 	aggregator__stats(rec->agg, &agg);
 	pipeline__stats(rec->pipeline, &ps);
@@ -704,7 +710,8 @@ int recording__run(struct recording *rec)
 		uint64_t now = clock_monotonic_ns(), origin = sampler__started_ns(rec->sampler);
 
 		origin = origin && origin <= now ? origin : now;
-		profile__set_time_origin(rec->profile, origin);
+		if (!c->no_times)
+			profile__set_time_origin(rec->profile, origin);
 		rec->start_unix_ns = rec->interval_from_unix_ns - (int64_t)(now - origin);
 	}
 	error = session__run(rec->sampler, rec->pipeline, &session_config, &rec->session, err, sizeof(err));

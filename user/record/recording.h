@@ -87,6 +87,7 @@ struct recording_config {
 	enum recording_java_stacks java_stacks;
 	bool unwind_fp;           /* user stacks by frame pointers only (--unwind fp) */
 	bool full;                /* aggregate everything, for a pprof file (profile/view.h) */
+	bool no_times;            /* no output needs when stacks were counted: no timeline kept */
 	bool threads, annotate;   /* without full: the thread frames, how Java frames ran */
 	/*
 	 * How stacks begin (--group-by), when given; by default, a frame per

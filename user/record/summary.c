@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 
 #include "common/counts.h"
+#include "profile/timeline.h"
 #include "symbolizer/symbolizer.h"
 #include "unwind/unwind.h"
 #include "user/java/java.h"
@@ -506,6 +507,12 @@ static void print_verbose_stats(const struct recording *rec)
 	}
 	if (rec->sampler)
 		print_bpf_run_time(rec);
+	if (rec->profile) {
+		const struct timeline *tl = profile__timeline(rec->profile);
+
+		fprintf(stderr, "jbpfprof: timeline: %zu spans of %zu stacks, %zu bytes held\n", timeline__count(tl),
+			profile__stack_count(rec->profile), timeline__bytes(tl));
+	}
 	aggregator__stats(rec->agg, &agg);
 	fprintf(stderr,
 		"jbpfprof: BPF ticks %llu (%llu thinned out), samples kept %llu, base period %llu ns, execs %llu "
