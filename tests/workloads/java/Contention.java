@@ -1,3 +1,7 @@
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
@@ -29,24 +33,26 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * The holders and the others run from the start; the takers wait until
  * GOFILE exists, take their lock ROUNDS times, measuring each wait
- * (System.nanoTime before and after the acquire) and the CPU time the
- * taker used in it (its thread CPU clock: the spin before it parks, and
- * the JVM's own work around the park), and once both are done print
- * "gate_waited_ns N", "gate_cpu_ns N", "lock_waited_ns N", "lock_cpu_ns
- * N", "elapsed_ns N" (from the first taker's start to the last one's end),
- * then "done"; the JVM then beats "alive N" until stopped. Waited minus CPU
- * is the time off CPU, which the scheduler sees.
+ * (System.nanoTime before and after the acquire), the time it ran in it
+ * (its thread CPU clock: the spin before it parks, the JVM's own work
+ * around the park) and the time it waited for a CPU in it (preempted, or
+ * woken and not yet running: /proc/thread-self/schedstat's run-queue
+ * time), both read just inside the two clock reads; once both are done they
+ * print "gate_waited_ns N", "gate_cpu_ns N", "gate_queued_ns N", the same
+ * three for "lock_", and "elapsed_ns N" (from the first taker's start to
+ * the last one's end), then "done"; the JVM then beats "alive N" until
+ * stopped. Waited less CPU and queued is the time the takers slept in
+ * their acquires: parked, until a release woke them.
  *
  * A monitor's taker spins before it parks: HotSpot's adaptive spin, a
  * count of iterations that grows while spins succeed and shrinks while
- * they fail, and that gives up early on an owner it sees blocked (JDK 17;
- * an owner that holds a thin lock it cannot see). On a slow machine (a
- * kernel under emulation) a count spans milliseconds: against 5 ms holds
- * the spin succeeds, the taker's wait becomes its CPU time and the time
- * it was preempted spinning, and the time off CPU around the acquire
- * (preempted anywhere between the two clock reads) is no longer the
- * lock's. Holds long enough for every spin to fail (20 ms) bring the
- * count to nothing on any machine, and each wait to a park.
+ * they fail, and that gives up early on an owner it sees blocked (JDK 17).
+ * On a slow machine (a kernel under emulation) a count spans milliseconds:
+ * against 5 ms holds by a spinning holder the spin succeeds and the
+ * taker's wait becomes its CPU time and the time it was preempted
+ * spinning. Holders that sleep for 20 ms make each spin fail, and most
+ * waits a park; the run-queue time measured takes the rest out of the
+ * time asleep.
  */
 final class Contention {
 	static final class Gate {
@@ -55,7 +61,8 @@ final class Contention {
 	private static final Gate GATE = new Gate();
 	private static final ReentrantLock LOCK = new ReentrantLock();
 	private static final AtomicLong gateWaited = new AtomicLong(), lockWaited = new AtomicLong(),
-			gateCpu = new AtomicLong(), lockCpu = new AtomicLong(), startNs = new AtomicLong();
+			gateCpu = new AtomicLong(), lockCpu = new AtomicLong(), gateQueued = new AtomicLong(),
+			lockQueued = new AtomicLong(), startNs = new AtomicLong();
 	private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 	static volatile long sink;
 
@@ -93,12 +100,68 @@ final class Contention {
 		}
 	}
 
-	static void enterGate(int rounds) throws InterruptedException {
-		for (int i = 0; i < rounds; i++) {
-			long before = System.nanoTime(), cpuBefore = THREADS.getCurrentThreadCpuTime();
+	/*
+	 * The calling thread's time on a CPU, to the nanosecond (its CPU clock),
+	 * and waiting on a run queue (the kernel's schedstat, whose run-queue
+	 * count is whole whenever the thread runs, where its CPU count lags by
+	 * the thread's time on the CPU since the scheduler last looked). The
+	 * file is the thread's own, open from the start and read in place into
+	 * the thread's own buffer: nothing allocated, little run, since all of
+	 * it lies inside the acquire measured (on a slow machine, reading it
+	 * through Files.readString ran for milliseconds and collected garbage
+	 * that stopped the takers). At the end of an acquire (atEnd) the file
+	 * is read before the CPU clock, so that its cost is in the CPU time
+	 * measured.
+	 */
+	static final class Schedstat {
+		private final FileChannel file;
+		private final ByteBuffer buffer = ByteBuffer.allocate(128);
 
+		Schedstat() throws IOException {
+			file = FileChannel.open(Path.of("/proc/thread-self/schedstat"), StandardOpenOption.READ);
+		}
+
+		/* The second field of the file: ns waiting on a run queue. */
+		private long queued() throws IOException {
+			long value = 0;
+			int at = 0, field = 0;
+
+			buffer.clear();
+			while (file.read(buffer, buffer.position()) > 0 && buffer.hasRemaining())
+				;
+			for (; at < buffer.position() && field < 2; at++) {
+				byte c = buffer.get(at);
+
+				if (c == ' ')
+					field++;
+				else if (field == 1)
+					value = value * 10 + (c - '0');
+			}
+			return value;
+		}
+
+		void read(long[] into, boolean atEnd) throws IOException {
+			if (!atEnd)
+				into[0] = THREADS.getCurrentThreadCpuTime();
+			into[1] = queued();
+			if (atEnd)
+				into[0] = THREADS.getCurrentThreadCpuTime();
+		}
+	}
+
+	static void enterGate(int rounds) throws InterruptedException, IOException {
+		Schedstat stat = new Schedstat();
+		long[] statBefore = new long[2], statAfter = new long[2];
+
+		for (int i = 0; i < rounds; i++) {
+			long before = System.nanoTime();
+
+			stat.read(statBefore, false);
 			synchronized (GATE) {
-				gateCpu.addAndGet(THREADS.getCurrentThreadCpuTime() - cpuBefore);
+				stat.read(statAfter, true);
+
+				gateCpu.addAndGet(statAfter[0] - statBefore[0]);
+				gateQueued.addAndGet(statAfter[1] - statBefore[1]);
 				gateWaited.addAndGet(System.nanoTime() - before);
 				sink++;
 			}
@@ -106,13 +169,20 @@ final class Contention {
 		}
 	}
 
-	static void takeLock(int rounds) throws InterruptedException {
-		for (int i = 0; i < rounds; i++) {
-			long before = System.nanoTime(), cpuBefore = THREADS.getCurrentThreadCpuTime();
+	static void takeLock(int rounds) throws InterruptedException, IOException {
+		Schedstat stat = new Schedstat();
+		long[] statBefore = new long[2], statAfter = new long[2];
 
+		for (int i = 0; i < rounds; i++) {
+			long before = System.nanoTime();
+
+			stat.read(statBefore, false);
 			LOCK.lock();
 			try {
-				lockCpu.addAndGet(THREADS.getCurrentThreadCpuTime() - cpuBefore);
+				stat.read(statAfter, true);
+
+				lockCpu.addAndGet(statAfter[0] - statBefore[0]);
+				lockQueued.addAndGet(statAfter[1] - statBefore[1]);
 				lockWaited.addAndGet(System.nanoTime() - before);
 				sink++;
 			} finally {
@@ -187,8 +257,10 @@ final class Contention {
 			}
 			System.out.println("gate_waited_ns " + gateWaited.get());
 			System.out.println("gate_cpu_ns " + gateCpu.get());
+			System.out.println("gate_queued_ns " + gateQueued.get());
 			System.out.println("lock_waited_ns " + lockWaited.get());
 			System.out.println("lock_cpu_ns " + lockCpu.get());
+			System.out.println("lock_queued_ns " + lockQueued.get());
 			System.out.println("elapsed_ns " + (System.nanoTime() - startNs.get()));
 			System.out.println("done");
 			System.out.flush();
