@@ -429,6 +429,18 @@ static int add_samples(struct builder *b, const struct profile *profile, uint64_
 }
 
 /*
+ * The unit a value is a whole number of: a time in ns that the profile
+ * counts in µs (a wall-clock profile's) is shared out in µs, so that each
+ * span's part reads back to a whole number of them and the parts of a
+ * stack still add up to its count once read (user/pprof_read.c rounds
+ * each sample's ns to µs).
+ */
+static uint64_t value_unit(uint64_t value)
+{
+	return value && value % 1000 == 0 ? 1000 : 1;
+}
+
+/*
  * With a timeline, the samples again, one per span: its stack's locations
  * and labels, its part of the stack's values (timeline_span_share: the
  * parts of a stack sum to its values), and when: "timestamp", the span's
@@ -475,8 +487,11 @@ static int add_timed_samples(struct builder *b, const struct profile *profile, i
 		*s = *of;
 		s->value = &b->timed_values[n * types];
 		for (size_t v = 0; v < types; v++) {
-			s->value[v] = (int64_t)timeline_span_share(sp, (uint64_t)of->value[v], weights[sp->stack],
-								   &carries[sp->stack * types + v]);
+			uint64_t quantum = value_unit((uint64_t)of->value[v]);
+
+			s->value[v] = (int64_t)(quantum * timeline_span_share(sp, (uint64_t)of->value[v] / quantum,
+									   weights[sp->stack],
+									   &carries[sp->stack * types + v]));
 			any |= s->value[v] != 0;
 		}
 		if (!any)

@@ -47,13 +47,15 @@ static const char *const truths[] = { "alloc60", "alloc30", "alloc10" };
 
 /*
  * The alloc_objects of the stacks ending in class, from `go tool pprof
- * -sample_index=alloc_objects -traces -focus=class`: each trace a line
- * "VALUE FRAME" (the leaf), then one frame a line.
+ * -sample_index=alloc_objects -top -focus=class`: a line per node, "FLAT
+ * FLAT% SUM% CUM CUM% NAME", the class's flat value the sum of the stacks
+ * that end in it. (-traces prints a trace per sample, and the samples of a
+ * file with times are one per span: thousands.)
  */
 static double pprof_objects(const char *pprof, const char *class)
 {
 	char focus[300], *go = "/usr/bin/go",
-	     *argv[] = { go, "tool", "pprof", "-sample_index=alloc_objects", "-traces", focus, (char *)pprof, NULL };
+	     *argv[] = { go, "tool", "pprof", "-sample_index=alloc_objects", "-top", focus, (char *)pprof, NULL };
 	struct child c;
 	double sum = 0;
 
@@ -71,7 +73,7 @@ static double pprof_objects(const char *pprof, const char *class)
 		char name[256];
 		double value;
 
-		if (sscanf(line, " %lf %255s", &value, name) == 2 && !strcmp(name, class))
+		if (sscanf(line, " %lf %*s %*s %*f %*s %255s", &value, name) == 2 && !strcmp(name, class))
 			sum += value;
 	}
 	return sum;
