@@ -231,7 +231,9 @@ static void otlp_stacks(const char *path, pid_t pid, struct collapsed *out)
 					d->string_table[d->function_table[loc->lines[0]->function_index]->system_name_strindex]);
 			}
 			assert_int_equal(fclose(f), 0);
-			tally(out, line, (uint64_t)s->values[0]);
+			/* A sample's values: one for each of its timestamps, when it has times. */
+			for (size_t v = 0; v < s->n_values; v++)
+				tally(out, line, (uint64_t)s->values[v]);
 			free(line);
 		}
 	}
