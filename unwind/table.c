@@ -145,7 +145,8 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		if (!gelf_getshdr(scn, shdr) || shdr->sh_type != SHT_PROGBITS)
+		/* lld types .eh_frame SHT_X86_64_UNWIND, as the psABI says; GNU ld keeps SHT_PROGBITS. */
+		if (!gelf_getshdr(scn, shdr) || (shdr->sh_type != SHT_PROGBITS && shdr->sh_type != SHT_X86_64_UNWIND))
 			continue;
 		n = elf_strptr(elf, shstrndx, shdr->sh_name);
 		if (n && strcmp(n, name) == 0)

@@ -778,6 +778,26 @@ static void test_crafted_file(void **state)
 	}
 }
 
+/* lld types .eh_frame SHT_X86_64_UNWIND (libLLVM's is so): read like GNU ld's SHT_PROGBITS. */
+static void test_eh_frame_typed_x86_64_unwind(void **state)
+{
+	uint8_t cfi[256];
+	struct unwind_table *t;
+	Elf64_Ehdr eh;
+	Elf64_Word type = SHT_X86_64_UNWIND;
+	char err[256];
+	int fd = craft_file(".eh_frame", 0, cfi, craft_cfi(cfi, true, 2, 8));
+
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
+	assert_int_equal(pwrite(fd, &type, sizeof(type), (off_t)(eh.e_shoff + sizeof(Elf64_Shdr) +
+								   offsetof(Elf64_Shdr, sh_type))),
+			 (ssize_t)sizeof(type));
+	assert_int_equal(craft_build(fd, &t, err, sizeof(err)), 0);
+	assert_rule_at(t, CRAFT_CODE + 8, JBPF_CFA_RSP, 8);
+	unwind_table__free(t);
+	close(fd);
+}
+
 /*
  * A .debug_frame marked compressed (SHF_COMPRESSED) is not read, nor
  * inflated: its bytes are no CFI. Here they are plain CFI behind the flag,
@@ -921,6 +941,7 @@ int main(void)
 		cmocka_unit_test(test_fuzz_regressions),
 		cmocka_unit_test(test_cfa_programs),
 		cmocka_unit_test(test_crafted_file),
+		cmocka_unit_test(test_eh_frame_typed_x86_64_unwind),
 		cmocka_unit_test(test_compressed_debug_frame_is_not_read),
 		cmocka_unit_test(test_huge_cfi_section_is_not_read),
 		cmocka_unit_test(test_section_count_past_the_bound),
