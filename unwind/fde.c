@@ -302,9 +302,13 @@ static int range_cmp(const void *a, const void *b);
  */
 static void charge_overlaps(struct fde_list *list, size_t first, uint32_t floor)
 {
-	struct fde_range *r = list->ranges + first;
 	size_t nr = list->nr - first;
+	struct fde_range *r;
 
+	/* No range yet: ranges may still be NULL, which no offset may be added to. */
+	if (nr == 0)
+		return;
+	r = list->ranges + first;
 	if (nr > 1)
 		qsort(r, nr, sizeof(*r), range_cmp);
 	for (size_t start = 0, end; start < nr; start = end) {

@@ -63,15 +63,18 @@
  *     table's budget. The costliest real FDE we have met, in JDK 17's
  *     libjvm, has 530 rows of 1884 bytes with 265 remember_states: 3.2M.
  *   - one table: UNWIND_WORK_FLOOR plus UNWIND_WORK_PER_BYTE per byte of
- *     the CFI sections read. Real files use less than half of theirs
- *     (bench/unwind_tables.sh's "cut" column is 0 for libLLVM-14's 4.8 MiB
- *     of .eh_frame, both libjvms, python3.11 and libc); fuzz_unwind's
- *     largest input (256 KiB) gets 40M, which its costliest programs
- *     (remember_state and restore_state pairs) step through in some 1 s.
+ *     the CFI sections read. Real files use 13 to 17 a byte, about half
+ *     (libc 2.5M, libjvm 20 to 23M, libLLVM-14 85M of its 195M; the
+ *     "cut" column of bench/unwind_tables.sh is 0 for each); the floor
+ *     holds two of the costliest real FDEs. fuzz_unwind's largest input
+ *     (256 KiB) gets 16M; its costliest programs, remember_state and
+ *     restore_state pairs, for each of which ASan fills and quarantines
+ *     the frame libdw allocates, took 0.6 to 2.5 s under fuzz_unwind's
+ *     build on this machine at a load of 8 (20 to 60 ms in release builds).
  */
 #define UNWIND_ROW_WORK 32u
 #define UNWIND_MAX_FDE_WORK (8u << 20)
-#define UNWIND_WORK_FLOOR (32u << 20)
+#define UNWIND_WORK_FLOOR (8u << 20)
 #define UNWIND_WORK_PER_BYTE 32u
 
 /* The CFI sources, in the order they are trusted. */

@@ -604,9 +604,9 @@ static void note_free(const volatile void *p)
  * cfa_check.h holds to some 140 KiB: 1 MiB and 16 bytes per byte of the
  * file. cie-register-35535632 names register 35,535,632 in a CIE's
  * initial instructions, for which libdw asked for 284 MB: it is refused.
- * fde-100k-remember-pairs-1000-rows, made by hand, has an FDE of 1000
- * rows after 100,000 remember_state/restore_state pairs, which libdw ran
- * for every row (19 s, past fuzz_unwind's 5): the work budget cuts it.
+ * no-fde-range-null-ranges has CFI but no FDE whose range could be
+ * decoded: the work budget's charge of overlapping FDEs added an offset to
+ * a NULL array (UBSan), found by fuzz_unwind on the budget's first day.
  */
 static void test_fuzz_regressions(void **state)
 {
