@@ -17,8 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/types.h>
 
 #include "bpf/jbpfprof.h"
+#include "common/clock.h"
 #include "common/terminal.h"
 #include "profile/profile.h"
 
@@ -28,11 +31,33 @@
 
 /* ---- a map from 64-bit keys to 64-bit values ------------------------------------------------ */
 
+/*
+ * The keys are the file's (constant pool keys, class ids), and the mix is
+ * invertible: whoever knows it can write keys that all land in one slot,
+ * and each insertion then walks all the keys before it (200,000 such keys
+ * took minutes). Keys are mixed with a secret drawn once per process, so a
+ * file cannot aim at a slot.
+ */
+static uint64_t map_secret(void)
+{
+	static uint64_t secret;
+	static bool drawn;
+
+	if (!drawn) {
+		if (getrandom(&secret, sizeof(secret), 0) != (ssize_t)sizeof(secret))
+			secret = (uint64_t)clock_monotonic_ns() * 0x9e3779b97f4a7c15ull;
+		drawn = true;
+	}
+	return secret;
+}
 
 static uint64_t mix(uint64_t k)
 {
+	k ^= map_secret();
 	k ^= k >> 33;
 	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
 	k ^= k >> 33;
 	return k;
 }
