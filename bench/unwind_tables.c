@@ -4,7 +4,8 @@
  * the FDEs read, the rows kept (merged, gaps included), the rows made
  * JBPF_CFA_STOP and PLT rows, the bytes the table takes, and the median
  * time of the digest that keys the table (unwind_digest__file: what a run
- * pays per file when the table is cached, in memory or on disk).
+ * pays per file when the table is cached, in memory or on disk), and the
+ * FDE ranges cut short because libdw's work budget ran out (cut).
  *
  *   unwind_tables [-n RUNS] FILE...
  */
@@ -69,9 +70,10 @@ static int bench_file(const char *path, int runs)
 	digest = digest_ns(fd, runs);
 	close(fd);
 	qsort(ns, runs, sizeof(ns[0]), cmp_u64);
-	printf("%-60s %9.1f %9.1f %8lu %9zu %6lu %4lu %10zu %9.2f\n", path, ns[runs / 2] / 1e6, ns[0] / 1e6,
+	printf("%-60s %9.1f %9.1f %8lu %9zu %6lu %4lu %10zu %9.2f %5lu\n", path, ns[runs / 2] / 1e6, ns[0] / 1e6,
 	       (unsigned long)t->stats.fdes, t->nr_rows, (unsigned long)t->stats.rows_stop,
-	       (unsigned long)t->stats.rows_plt, unwind_table__bytes(t), digest / 1e6);
+	       (unsigned long)t->stats.rows_plt, unwind_table__bytes(t), digest / 1e6,
+	       (unsigned long)t->stats.ranges_over_work);
 	unwind_table__free(t);
 	return 0;
 }
@@ -86,8 +88,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	printf("%-60s %9s %9s %8s %9s %6s %4s %10s %9s\n", "file", "median_ms", "min_ms", "fdes", "rows", "stop",
-	       "plt", "bytes", "digest_ms");
+	printf("%-60s %9s %9s %8s %9s %6s %4s %10s %9s %5s\n", "file", "median_ms", "min_ms", "fdes", "rows", "stop",
+	       "plt", "bytes", "digest_ms", "cut");
 	for (int i = optind; i < argc; i++)
 		failed |= bench_file(argv[i], runs);
 	return failed;

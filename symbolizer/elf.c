@@ -9,6 +9,7 @@
  */
 #include "symbolizer/elf.h"
 #include "symbolizer/symtab.h"
+#include "common/elf_limits.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -276,7 +277,7 @@ int elf__read_fd_bounded(int fd, struct elf_image *img, struct symtab *symbols, 
 	int err;
 
 	memset(img, 0, sizeof(*img));
-	if (!libelf_ready())
+	if (!libelf_ready() || elf_limits__check_fd(fd))
 		return -ENOEXEC;
 	/* ELF_C_READ: pread on demand; a file shrinking under an mmap would SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -356,7 +357,7 @@ int elf__find_symbols(int fd, enum elf_symbol_kind kind, int symtab_too, const c
 
 	memset(vaddrs, 0, nr * sizeof(*vaddrs));
 	memset(img, 0, sizeof(*img));
-	if (!libelf_ready() || !(elf = elf_begin(fd, ELF_C_READ, NULL)))
+	if (!libelf_ready() || elf_limits__check_fd(fd) || !(elf = elf_begin(fd, ELF_C_READ, NULL)))
 		return -ENOEXEC;
 	err = read_elf(elf, img, NULL, left);
 	for (size_t t = 0; !err && t < (symtab_too ? 2u : 1u) && found < nr; t++) {

@@ -86,11 +86,19 @@ static bool address(struct program *pr, unsigned enc)
 	}
 }
 
-bool cfa_program_is_bounded(const uint8_t *p, const uint8_t *end, unsigned addr_encoding)
+/* What libdw's run of the program so far costs (cfa_check.h). */
+static uint64_t work_of(const struct program *pr, const uint8_t *start, uint64_t remembers)
+{
+	return (uint64_t)(pr->p - start) + remembers * CFA_REMEMBER_WORK;
+}
+
+bool cfa_program_check(const uint8_t *p, const uint8_t *end, unsigned addr_encoding, uint64_t *work)
 {
 	struct program pr = { p, end };
 	unsigned depth = 0;
+	uint64_t remembers = 0;
 
+	*work = 0;
 	while (pr.p < pr.end) {
 		uint8_t op = *pr.p++;
 		bool ok;
@@ -157,21 +165,33 @@ bool cfa_program_is_bounded(const uint8_t *p, const uint8_t *end, unsigned addr_
 			ok = reg(&pr) && block(&pr);
 			break;
 		case DW_CFA_remember_state:
+			remembers++;
 			ok = ++depth <= CFA_MAX_DEPTH;
 			break;
 		case DW_CFA_restore_state:
 			/* libdw stops at a restore with nothing remembered. */
-			if (depth == 0)
+			if (depth == 0) {
+				*work = work_of(&pr, p, remembers);
 				return true;
+			}
 			depth--;
 			ok = true;
 			break;
 		default:
 			/* libdw stops at an opcode it does not know. */
+			*work = work_of(&pr, p, remembers);
 			return true;
 		}
 		if (!ok)
 			return false;
 	}
+	*work = work_of(&pr, p, remembers);
 	return true;
+}
+
+bool cfa_program_is_bounded(const uint8_t *p, const uint8_t *end, unsigned addr_encoding)
+{
+	uint64_t work;
+
+	return cfa_program_check(p, end, addr_encoding, &work);
 }

@@ -33,4 +33,16 @@
  */
 bool cfa_program_is_bounded(const uint8_t *p, const uint8_t *end, unsigned addr_encoding);
 
+/*
+ * What one run of a program costs libdw, in bytes: the bytes it runs, and
+ * CFA_REMEMBER_WORK more for each DW_CFA_remember_state, which makes libdw
+ * allocate and copy a register array (in fuzz_unwind's build a
+ * remember_state and restore_state pair took some 380 ns, a byte of
+ * DW_CFA_nop some 40). Real programs remember at most once an epilogue.
+ */
+#define CFA_REMEMBER_WORK 16
+
+/* cfa_program_is_bounded, and the work of a run to the program's end in *work (0 when not bounded). */
+bool cfa_program_check(const uint8_t *p, const uint8_t *end, unsigned addr_encoding, uint64_t *work);
+
 #endif /* JBPF_UNWIND_CFA_CHECK_H */

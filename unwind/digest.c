@@ -18,10 +18,13 @@
  * inputs give the same stream. SHA-256, not a faster hash: a target can
  * craft a collision of any non-cryptographic one.
  *
- * libelf reads with pread (ELF_C_READ) and refuses sections and segments
- * that do not lie inside the file, so every length hashed is bounded by the
- * file's size. The sections read are the ones the build reads anyway; they
- * are a few MB for libjvm, hashed in a few ms.
+ * libelf is given the file only when its header's counts pass
+ * common/elf_limits.h; it reads with pread (ELF_C_READ) and refuses
+ * sections and segments that do not lie inside the file, and a section or
+ * segment over UNWIND_MAX_CFI_BYTES is hashed by its header alone (the
+ * build refuses it), so a sparse file costs no more than a real one. The
+ * sections read are the ones the build reads anyway; they are a few MB for
+ * libjvm, hashed in a few ms.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -29,6 +32,7 @@
 #include <gelf.h>
 #include <openssl/evp.h>
 
+#include "common/elf_limits.h"
 #include "unwind/unwind.h"
 
 enum part_tag {
@@ -74,7 +78,7 @@ static int put_segments(EVP_MD_CTX *ctx, Elf *elf)
 		if (!gelf_getphdr(elf, (int)i, &phdr))
 			return -ENOEXEC;
 		err = put(ctx, TAG_PHDR, &phdr, sizeof(phdr));
-		if (err || phdr.p_type != PT_GNU_EH_FRAME)
+		if (err || phdr.p_type != PT_GNU_EH_FRAME || phdr.p_filesz > UNWIND_MAX_CFI_BYTES)
 			continue;
 		/* NULL when it lies outside the file: libdw could not read it either. */
 		data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz, ELF_T_BYTE);
@@ -103,7 +107,8 @@ static int put_sections(EVP_MD_CTX *ctx, Elf *elf)
 		err = put(ctx, TAG_SECTION, name, strlen(name));
 		if (!err)
 			err = put(ctx, TAG_SECTION, &shdr, sizeof(shdr));
-		if (err || shdr.sh_type == SHT_NOBITS)
+		/* The build refuses a larger one before reading it: so does the digest. */
+		if (err || shdr.sh_type == SHT_NOBITS || shdr.sh_size > UNWIND_MAX_CFI_BYTES)
 			continue;
 		data = elf_rawdata(scn, NULL);
 		err = data && data->d_buf ? put(ctx, TAG_SECTION, data->d_buf, data->d_size) : put(ctx, TAG_SECTION, NULL, 0);
@@ -120,7 +125,8 @@ static int put_file(EVP_MD_CTX *ctx, int fd, bool required)
 
 	if (fd < 0)
 		return put(ctx, TAG_NO_DEBUG_FILE, NULL, 0);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
+	/* Past the bounds libelf is not given the file; the build refuses it too. */
+	elf = elf_limits__check_fd(fd) ? NULL : elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
 		elf_end(elf);
 		return required ? -ENOEXEC : put(ctx, TAG_NOT_ELF, NULL, 0);

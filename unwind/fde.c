@@ -216,11 +216,13 @@ static struct cie_info cie_lookup(const unsigned char *e_ident, Elf_Data *data, 
  * for a 'z' CIE, the augmentation data and its length. A CIE libdw could
  * read but this module cannot says no.
  */
-static bool fde_is_bounded(const Dwarf_FDE *fde, struct cie_info cie)
+static bool fde_is_bounded(const Dwarf_FDE *fde, struct cie_info cie, uint32_t *program)
 {
 	struct cursor c = { fde->start, fde->end };
-	uint64_t ignored, len;
+	uint64_t ignored, len, work;
 
+	/* Until the instructions are found, all of the FDE is counted as its program. */
+	*program = c.end > c.p && c.end - c.p < UINT32_MAX ? (uint32_t)(c.end - c.p) : UINT32_MAX;
 	if (!cie.bounded)
 		return false;
 	if (cie.enc == ENC_UNKNOWN)
@@ -235,7 +237,10 @@ static bool fde_is_bounded(const Dwarf_FDE *fde, struct cie_info cie)
 			return false;
 		c.p += len;
 	}
-	return cfa_program_is_bounded(c.p, c.end, cie.enc);
+	if (!cfa_program_check(c.p, c.end, cie.enc, &work))
+		return false;
+	*program = work < UINT32_MAX ? (uint32_t)work : UINT32_MAX;
+	return true;
 }
 
 /* [lo, hi) of an FDE whose CIE gives enc; false if it cannot be decoded. */
@@ -268,7 +273,7 @@ static bool fde_range(const Dwarf_FDE *fde, Elf_Data *data, uint64_t sh_addr, un
 	return true;
 }
 
-int fde__push(struct fde_list *list, uint64_t lo, uint64_t hi, int source)
+int fde__push(struct fde_list *list, uint64_t lo, uint64_t hi, int source, uint32_t program)
 {
 	if (list->nr == list->cap) {
 		size_t cap = list->cap ? list->cap * 2 : 256;
@@ -284,8 +289,41 @@ int fde__push(struct fde_list *list, uint64_t lo, uint64_t hi, int source)
 		list->ranges = r;
 		list->cap = cap;
 	}
-	list->ranges[list->nr++] = (struct fde_range){ lo, hi, source };
+	list->ranges[list->nr++] = (struct fde_range){ lo, hi, source, program };
 	return 0;
+}
+
+static int range_cmp(const void *a, const void *b);
+
+/*
+ * Raises the program of each of ranges[first..nr) to the largest in its
+ * chain of overlapping ranges, and to floor (the undecodable FDEs'):
+ * libdw may run any of those for an address there (fde.h).
+ */
+static void charge_overlaps(struct fde_list *list, size_t first, uint32_t floor)
+{
+	size_t nr = list->nr - first;
+	struct fde_range *r;
+
+	/* No range yet: ranges may still be NULL, which no offset may be added to. */
+	if (nr == 0)
+		return;
+	r = list->ranges + first;
+	if (nr > 1)
+		qsort(r, nr, sizeof(*r), range_cmp);
+	for (size_t start = 0, end; start < nr; start = end) {
+		uint64_t hi = r[start].hi;
+		uint32_t most = floor;
+
+		for (end = start; end < nr && (end == start || r[end].lo < hi); end++) {
+			if (r[end].hi > hi)
+				hi = r[end].hi;
+			if (r[end].program > most)
+				most = r[end].program;
+		}
+		for (size_t i = start; i < end; i++)
+			r[i].program = most;
+	}
 }
 
 int fde__read_section(const unsigned char *e_ident, Elf_Data *data, bool eh_frame, uint64_t sh_addr,
@@ -295,6 +333,8 @@ int fde__read_section(const unsigned char *e_ident, Elf_Data *data, bool eh_fram
 	Dwarf_Off offset = 0, next;
 	Dwarf_CFI_Entry entry;
 	uint64_t lo, hi;
+	uint32_t program, undecoded = 0;
+	size_t first = list->nr;
 	int ret, err;
 
 	while (offset < data->d_size) {
@@ -321,16 +361,19 @@ int fde__read_section(const unsigned char *e_ident, Elf_Data *data, bool eh_fram
 			continue;
 		list->fdes++;
 		cie = cie_lookup(e_ident, data, eh_frame, entry.fde.CIE_pointer, &memo);
-		if (!fde_is_bounded(&entry.fde, cie))
+		if (!fde_is_bounded(&entry.fde, cie, &program))
 			list->refused++;
 		if (!fde_range(&entry.fde, data, sh_addr, cie.enc, &lo, &hi)) {
 			list->skipped++;
+			if (program > undecoded)
+				undecoded = program;
 			continue;
 		}
-		err = fde__push(list, lo, hi, source);
+		err = fde__push(list, lo, hi, source, program);
 		if (err)
 			return err;
 	}
+	charge_overlaps(list, first, undecoded);
 	return 0;
 }
 

@@ -14,6 +14,15 @@
  * bounds, or one whose instructions cannot be found, counts in refused
  * and the caller does not give the section to libdw at all.
  *
+ * What one row costs libdw: dwarf_cfi_addrframe runs the FDE's
+ * instructions from their start up to the row, so a row costs at most a
+ * run of all of them, the FDE's program (its work, cfa_check.h). libdw picks the FDE for an address
+ * itself, and where FDEs overlap, or one this module could not decode
+ * might cover it, it may pick another than the range's: a range's program
+ * is therefore the largest of the FDEs it overlaps (in one chain of
+ * overlapping FDEs) and of the undecodable ones. Real sections have
+ * neither, and a range's program is its FDE's.
+ *
  * Ranges are ELF vaddrs. Entries this module cannot decode (an unknown
  * augmentation, an indirect or text-relative encoding, a truncated entry)
  * are skipped and counted: their code is then covered by no range, which
@@ -30,6 +39,7 @@
 struct fde_range {
 	uint64_t lo, hi;   /* [lo, hi), ELF vaddrs */
 	int source;        /* which CFI describes it (the caller's index) */
+	uint32_t program;  /* bytes of call frame instructions libdw may run for one row here (see below) */
 };
 
 struct fde_list {
@@ -49,8 +59,8 @@ struct fde_list {
 int fde__read_section(const unsigned char *e_ident, Elf_Data *data, bool eh_frame, uint64_t sh_addr,
 		      int source, struct fde_list *list);
 
-/* Appends [lo, hi): 0, -EFBIG past list->max, -ENOMEM. */
-int fde__push(struct fde_list *list, uint64_t lo, uint64_t hi, int source);
+/* Appends [lo, hi) with its program: 0, -EFBIG past list->max, -ENOMEM. */
+int fde__push(struct fde_list *list, uint64_t lo, uint64_t hi, int source, uint32_t program);
 
 /*
  * Sorts by lo and makes the ranges disjoint: where two overlap, the one

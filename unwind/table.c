@@ -15,13 +15,16 @@
  *      walker never takes a neighbour's rule for code without CFI.
  *
  * libelf reads the file in ELF_C_READ mode (pread, not mmap: a file
- * truncated meanwhile gives an error, not SIGBUS), checks that every
- * section lies inside the file, and reads at most the section names and
- * the two CFI sections, each at most the file's size. fde.c checks every
+ * truncated meanwhile gives an error, not SIGBUS), once its header's
+ * section and program header counts passed common/elf_limits.h; it checks
+ * that every section lies inside the file, and reads at most the section
+ * names and the two CFI sections, each at most UNWIND_MAX_CFI_BYTES (a
+ * compressed one is skipped, never inflated). fde.c checks every
  * FDE's instructions before libdw may run any (cfa_check.h bounds what
  * libdw allocates for them), and libdw reads each section through a view
  * holding that section alone (view.h), never the file. Rows are bounded
- * by UNWIND_MAX_ROWS while they are made, before each allocation.
+ * by UNWIND_MAX_ROWS while they are made, before each allocation, and
+ * libdw's time by the work budget below.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -32,6 +35,7 @@
 #include <gelf.h>
 
 #include "common/clock.h"
+#include "common/elf_limits.h"
 #include "unwind/cfa_check.h"
 #include "unwind/fde.h"
 #include "unwind/rule.h"
@@ -46,12 +50,32 @@
 #define UNWIND_MAX_ROWS (4u << 20)
 
 /*
- * Rows stepped through in one FDE; the rest of it becomes JBPF_CFA_STOP.
- * Each dwarf_cfi_addrframe runs the FDE's program from its start, so an
- * FDE of n rows costs n^2/2 steps: this keeps a hostile FDE from costing
- * minutes. Compilers stay far below it: libjvm's longest FDE has 535 rows.
+ * libdw's work, in bytes of call frame instructions run. Each
+ * dwarf_cfi_addrframe runs the FDE's instructions from their start, so an
+ * FDE of n rows costs some n^2 steps: a hostile FDE of 100 KB of
+ * remember_state/restore_state pairs and 1000 rows took 19 s to step
+ * through under ASan. Each row is counted as its range's program (fde.h:
+ * the most libdw may run to reach it, remember_state weighted by
+ * cfa_check.h) plus UNWIND_ROW_WORK for the lookup and the frame libdw
+ * allocates, against two bounds; past either, the rest of the range is
+ * one STOP row, counted:
+ *   - one FDE: UNWIND_MAX_FDE_WORK, so that one FDE cannot spend the
+ *     table's budget. The costliest real FDE we have met, in JDK 17's
+ *     libjvm, has 530 rows of 1884 bytes with 265 remember_states: 3.2M.
+ *   - one table: UNWIND_WORK_FLOOR plus UNWIND_WORK_PER_BYTE per byte of
+ *     the CFI sections read. Real files use 13 to 17 a byte, about half
+ *     (libc 2.5M, libjvm 20 to 23M, libLLVM-14 85M of its 195M; the
+ *     "cut" column of bench/unwind_tables.sh is 0 for each); the floor
+ *     holds two of the costliest real FDEs. fuzz_unwind's largest input
+ *     (256 KiB) gets 16M; its costliest programs, remember_state and
+ *     restore_state pairs, for each of which ASan fills and quarantines
+ *     the frame libdw allocates, took 0.6 to 2.5 s under fuzz_unwind's
+ *     build on this machine at a load of 8 (20 to 60 ms in release builds).
  */
-#define UNWIND_MAX_FDE_ROWS 4096
+#define UNWIND_ROW_WORK 32u
+#define UNWIND_MAX_FDE_WORK (8u << 20)
+#define UNWIND_WORK_FLOOR (8u << 20)
+#define UNWIND_WORK_PER_BYTE 32u
 
 /* The CFI sources, in the order they are trusted. */
 enum {
@@ -67,6 +91,7 @@ struct builder {
 	Dwarf *dwarf[SRC_NR];
 	Dwarf_CFI *cfi[SRC_NR];
 	uint64_t base, end;
+	uint64_t work_left;   /* libdw's budget (UNWIND_WORK_FLOOR and on) */
 	struct fde_list ranges;
 	struct unwind_table *table;
 	size_t cap;
@@ -123,7 +148,8 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		if (!gelf_getshdr(scn, shdr) || shdr->sh_type != SHT_PROGBITS)
+		/* lld types .eh_frame SHT_X86_64_UNWIND, as the psABI says; GNU ld keeps SHT_PROGBITS. */
+		if (!gelf_getshdr(scn, shdr) || (shdr->sh_type != SHT_PROGBITS && shdr->sh_type != SHT_X86_64_UNWIND))
 			continue;
 		n = elf_strptr(elf, shstrndx, shdr->sh_name);
 		if (n && strcmp(n, name) == 0)
@@ -161,12 +187,12 @@ static int keep_uncovered(struct builder *b, size_t first)
 		}
 		for (size_t j = lo_idx; j < first && lo < hi && l->ranges[j].lo < hi; j++) {
 			if (l->ranges[j].lo > lo)
-				err = fde__push(l, lo, l->ranges[j].lo, source);
+				err = fde__push(l, lo, l->ranges[j].lo, source, l->ranges[i].program);
 			if (l->ranges[j].hi > lo)
 				lo = l->ranges[j].hi;
 		}
 		if (!err && lo < hi)
-			err = fde__push(l, lo, hi, source);
+			err = fde__push(l, lo, hi, source, l->ranges[i].program);
 	}
 	if (err)
 		return fail(b, err, err == -EFBIG ? "more than %u FDEs" : "out of memory", UNWIND_MAX_ROWS);
@@ -222,8 +248,15 @@ static int read_source(struct builder *b, Elf *elf, int source, const char *name
 	int err;
 
 	scn = find_section(elf, name, &shdr);
-	if (!scn)
+	/*
+	 * A compressed section's bytes are no CFI: inflating it is left out
+	 * (its size would be the file's claim), and the code it describes
+	 * keeps a gap, walked by frame pointers.
+	 */
+	if (!scn || (shdr.sh_flags & SHF_COMPRESSED))
 		return 0;
+	if (shdr.sh_size > UNWIND_MAX_CFI_BYTES)
+		return fail(b, -EFBIG, "%s is larger than %u MiB", name, UNWIND_MAX_CFI_BYTES >> 20);
 	data = elf_getdata(scn, NULL);
 	ident = (const unsigned char *)elf_getident(elf, NULL);
 	if (!data || !data->d_buf || !ident)
@@ -239,6 +272,7 @@ static int read_source(struct builder *b, Elf *elf, int source, const char *name
 	err = keep_uncovered(b, first);
 	if (err || !uses_source(b, source))
 		return err;
+	b->work_left += (uint64_t)data->d_size * UNWIND_WORK_PER_BYTE;
 	b->cfi[source] = open_cfi(b, data, shdr.sh_addr, source, name);
 	if (!b->cfi[source])
 		drop_source(b, source);
@@ -298,20 +332,24 @@ static int push_gap(struct builder *b, uint64_t vaddr)
 	return push_row(b, vaddr, &row);
 }
 
-/* The rows of [lo, hi), described by cfi. */
-static int step_range(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
+/* The rows of [lo, hi), described by cfi, each costing libdw program bytes and more. */
+static int step_range(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi, uint32_t program)
 {
+	uint64_t cost = (uint64_t)program + UNWIND_ROW_WORK, fde_work = 0;
 	struct jbpf_unwind_row row = { 0 };
 	Dwarf_Frame *frame;
 	Dwarf_Addr start, end;
 	uint64_t pc = lo;
 	int err;
 
-	for (unsigned n = 0; pc < hi; n++) {
-		if (n == UNWIND_MAX_FDE_ROWS) {
+	while (pc < hi) {
+		if (cost > b->work_left || fde_work + cost > UNWIND_MAX_FDE_WORK) {
+			b->table->stats.ranges_over_work++;
 			b->table->stats.rows_stop++;
 			return push_stop(b, pc);
 		}
+		b->work_left -= cost;
+		fde_work += cost;
 		if (dwarf_cfi_addrframe(cfi, pc, &frame) != 0) {
 			/* The FDE was listed but libdw cannot use it. */
 			b->table->stats.rows_stop++;
@@ -354,7 +392,7 @@ static int make_rows(struct builder *b)
 			if (err)
 				return err;
 		}
-		err = step_range(b, b->cfi[r->source], r->lo, r->hi);
+		err = step_range(b, b->cfi[r->source], r->lo, r->hi, r->program);
 		if (err)
 			return err;
 		covered = r->hi;
@@ -369,6 +407,9 @@ static int build(struct builder *b, int fd, int debug_fd)
 	GElf_Ehdr ehdr;
 	int err;
 
+	if (elf_limits__check_fd(fd))
+		return fail(b, -ENOEXEC, "the ELF header counts more than %u sections or %u program headers, or cannot be read",
+			    ELF_MAX_SECTIONS, ELF_MAX_SEGMENTS);
 	b->elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!b->elf || elf_kind(b->elf) != ELF_K_ELF || !gelf_getehdr(b->elf, &ehdr))
 		return fail(b, -ENOEXEC, "not an ELF file");
@@ -378,7 +419,8 @@ static int build(struct builder *b, int fd, int debug_fd)
 	err = exec_span(b);
 	if (err)
 		return err;
-	if (debug_fd >= 0) {
+	/* A debug file past the bounds is no debug file: the file's own CFI still counts. */
+	if (debug_fd >= 0 && !elf_limits__check_fd(debug_fd)) {
 		b->debug_elf = elf_begin(debug_fd, ELF_C_READ, NULL);
 		if (b->debug_elf && elf_kind(b->debug_elf) != ELF_K_ELF) {
 			elf_end(b->debug_elf);
@@ -386,6 +428,7 @@ static int build(struct builder *b, int fd, int debug_fd)
 		}
 	}
 	b->ranges.max = UNWIND_MAX_ROWS;
+	b->work_left = UNWIND_WORK_FLOOR;
 	err = read_source(b, b->elf, SRC_EH_FRAME, ".eh_frame");
 	if (!err)
 		err = read_source(b, b->elf, SRC_DEBUG_FRAME, ".debug_frame");

@@ -36,19 +36,30 @@ struct unwind_table {
 		uint64_t fdes;             /* FDEs read */
 		uint64_t rows_stop;        /* rows made JBPF_CFA_STOP: expressions, other registers, overflow */
 		uint64_t rows_plt;         /* PLT-pattern rows */
+		uint64_t ranges_over_work; /* FDE ranges cut short by a JBPF_CFA_STOP row: past libdw's work bounds (table.c) */
 		uint64_t build_ns;         /* time to build this table */
 	} stats;
 };
+
+/*
+ * A CFI section larger than this is not read: libelf reads a section
+ * whole, and a sparse file makes a large one free for its owner. libjvm's
+ * .eh_frame, the largest we have met, is 1.7 MiB.
+ */
+#define UNWIND_MAX_CFI_BYTES (64u << 20)
 
 /*
  * Builds the table of the ELF file open on fd (read-only, already opened by
  * the caller under the project's open rule: this function opens nothing).
  * debug_fd: a separate debug file for the same build (.debug_frame), or -1.
  * 0 and *out, or a negative errno (-ENOENT: the file has no CFI at all;
- * -EFBIG: over the per-table bound; -EINVAL: call frame instructions past
- * the bounds of cfa_check.h) with one line in err. Besides the table, a
- * build allocates at most a few copies of the file's CFI sections and,
- * in libdw, what those bounds allow.
+ * -EFBIG: over the per-table bound, or a CFI section over
+ * UNWIND_MAX_CFI_BYTES; -EINVAL: call frame instructions past the bounds
+ * of cfa_check.h) with one line in err. Besides the table, a build
+ * allocates at most a few copies of the file's CFI sections and, in libdw,
+ * what those bounds allow; libdw's time is bounded by a work budget
+ * proportional to the CFI's size (table.c). A .debug_frame compressed
+ * (SHF_COMPRESSED, or a .zdebug_frame) is not read.
  * Neither fd is closed; neither is needed once this returns.
  */
 int unwind_table__build(int fd, int debug_fd, struct unwind_table **out, char *err, size_t err_size);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile/profile.h"
 #include "user/pprof_read.h"
 
 /* Nesting of metadata elements, and of objects inside objects (a field of a class's own type is refused by
@@ -29,8 +30,24 @@ struct map {
 
 enum prim { P_OBJECT, P_BOOLEAN, P_BYTE, P_CHAR, P_SHORT, P_INT, P_LONG, P_FLOAT, P_DOUBLE, P_STRING };
 
+/*
+ * The names the reader looks for in the metadata, as words: each string of
+ * the metadata's table is compared with them once (jfr_read.c), and the
+ * elements, attributes and fields that name it carry its word, so that
+ * reading a file of many samples compares numbers, not strings.
+ */
+enum jfr_word {
+	W_OTHER,
+	/* elements and attributes */
+	W_CLASS, W_FIELD, W_NAME, W_ID, W_CONSTANT_POOL, W_DIMENSION, W_SIMPLE_TYPE,
+	/* fields */
+	W_METHOD, W_TYPE, W_SAMPLED_THREAD, W_EVENT_THREAD, W_STACK_TRACE, W_STATE,
+	W_NR,
+};
+
 struct jfield {
 	const char *name;
+	enum jfr_word word; /* its name's */
 	uint64_t type_id;
 	size_t type; /* index in classes, resolved after the metadata is read */
 	bool pooled, array;
@@ -48,6 +65,12 @@ struct jclass {
 
 #define NO_CLASS SIZE_MAX
 
+/* A method's frames, by kind: profile frame ids, -1 until named (jfr_samples.c). */
+struct method_frames {
+	int64_t id[FRAME_KIND_NR];
+	int8_t has_class; /* its class has a name: -1 until read */
+};
+
 struct reader {
 	const uint8_t *base;
 	size_t len;
@@ -58,13 +81,19 @@ struct reader {
 	/* this chunk's */
 	size_t chunk_start, chunk_end;
 	char **strings;
+	uint8_t *words; /* each string's meaning to the metadata's reader (jfr_read.c), found once */
 	size_t nr_strings;
 	struct jclass *classes;
 	size_t nr_classes, cap_classes;
+	struct map class_ids; /* a class's id -> its index (the first class of that id) */
 	size_t c_string, c_thread, c_stack_trace, c_frame, c_method, c_class, c_frame_type, c_state;
 	size_t c_execution, c_native, c_cpu_time, c_lost;
 	/* what was read of this chunk, by key: profile frame ids and stacks */
 	struct map threads, stacks;
+	/* methods named, by key: an index in method_frames (jfr_samples.c) */
+	struct map methods;
+	struct method_frames *method_frames;
+	size_t nr_method_frames, cap_method_frames;
 	uint32_t *stack_ids; /* the stacks' frame ids end to end, leaf first */
 	size_t nr_stack_ids, cap_stack_ids;
 	uint64_t samples, lost;

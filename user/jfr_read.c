@@ -17,8 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/types.h>
 
 #include "bpf/jbpfprof.h"
+#include "common/clock.h"
 #include "common/terminal.h"
 #include "profile/profile.h"
 
@@ -28,11 +31,33 @@
 
 /* ---- a map from 64-bit keys to 64-bit values ------------------------------------------------ */
 
+/*
+ * The keys are the file's (constant pool keys, class ids), and the mix is
+ * invertible: whoever knows it can write keys that all land in one slot,
+ * and each insertion then walks all the keys before it (200,000 such keys
+ * took minutes). Keys are mixed with a secret drawn once per process, so a
+ * file cannot aim at a slot.
+ */
+static uint64_t map_secret(void)
+{
+	static uint64_t secret;
+	static bool drawn;
+
+	if (!drawn) {
+		if (getrandom(&secret, sizeof(secret), 0) != (ssize_t)sizeof(secret))
+			secret = (uint64_t)clock_monotonic_ns() * 0x9e3779b97f4a7c15ull;
+		drawn = true;
+	}
+	return secret;
+}
 
 static uint64_t mix(uint64_t k)
 {
+	k ^= map_secret();
 	k ^= k >> 33;
 	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
 	k ^= k >> 33;
 	return k;
 }
@@ -153,6 +178,12 @@ static void put_utf8(char *out, size_t size, size_t *n, uint32_t u)
 	char b[4];
 	size_t len;
 
+	/* Most names are ASCII: one byte, no more tests. */
+	if (u < 0x80) {
+		if (*n + 1 < size)
+			out[(*n)++] = (char)u;
+		return;
+	}
 	if (u >= 0xd800 && u < 0xe000)
 		u = '?'; /* a lone surrogate half: no character */
 	if (u < 0x80) {
@@ -198,14 +229,12 @@ static bool read_string(struct reader *r, struct cur *c, char *out, size_t size,
 			c->bad = true;
 			return false;
 		}
-		for (uint64_t i = 0; out && i < len; i++) {
-			if (encoding == 3) {
-				if (n + 1 < size)
-					out[n++] = (char)c->p[i];
-			} else {
-				put_utf8(out, size, &n, c->p[i]);
-			}
+		if (out && encoding == 3) {
+			n = len < size - 1 ? (size_t)len : size - 1;
+			memcpy(out, c->p, n);
 		}
+		for (uint64_t i = 0; out && encoding == 5 && i < len && n + 1 < size; i++)
+			put_utf8(out, size, &n, c->p[i]);
 		c->p += len;
 		break;
 	case 4:
@@ -356,14 +385,33 @@ static bool read_pooled_string(struct reader *r, uint64_t key, char *out, size_t
 
 /* ---- the metadata ------------------------------------------------------------------------------- */
 
-static const char *meta_string(struct reader *r, struct cur *c)
+/* The words (jfr_internal.h); a string is compared only with those of its length. */
+static const char *const words[W_NR] = {
+    [W_CLASS] = "class", [W_FIELD] = "field", [W_NAME] = "name", [W_ID] = "id",
+    [W_CONSTANT_POOL] = "constantPool", [W_DIMENSION] = "dimension", [W_SIMPLE_TYPE] = "simpleType",
+    [W_METHOD] = "method", [W_TYPE] = "type", [W_SAMPLED_THREAD] = "sampledThread",
+    [W_EVENT_THREAD] = "eventThread", [W_STACK_TRACE] = "stackTrace", [W_STATE] = "state",
+};
+
+static enum jfr_word word_of(const char *s, size_t len)
+{
+	for (size_t w = W_OTHER + 1; w < W_NR; w++)
+		if (strlen(words[w]) == len && !memcmp(s, words[w], len))
+			return (enum jfr_word)w;
+	return W_OTHER;
+}
+
+/* A string of the table by its index at c, and its word in *word. */
+static const char *meta_string(struct reader *r, struct cur *c, enum jfr_word *word)
 {
 	uint64_t i = jfr_get_int(c, r->compressed, 4);
 
 	if (i >= r->nr_strings) {
 		c->bad = true;
+		*word = W_OTHER;
 		return "";
 	}
+	*word = (enum jfr_word)r->words[i];
 	return r->strings[i] ? r->strings[i] : "";
 }
 
@@ -379,34 +427,41 @@ static const struct {
 /* An element and its children; classes and their fields are kept. */
 static int read_element(struct reader *r, struct cur *c, int depth, struct jclass *parent)
 {
-	const char *name = meta_string(r, c);
-	uint64_t nr_attrs = jfr_get_int(c, r->compressed, 4), nr_children;
+	enum jfr_word element, key, name_word = W_OTHER;
+	uint64_t nr_attrs, nr_children;
 	const char *attr_name = NULL, *attr_class = NULL, *attr_id = NULL, *attr_pool = NULL,
 	           *attr_dim = NULL;
 	const char *attr_simple = NULL;
 	struct jclass *cl = NULL;
 
+	meta_string(r, c, &element);
+	nr_attrs = jfr_get_int(c, r->compressed, 4);
 	if (depth > MAX_DEPTH || nr_attrs > (uint64_t)(c->end - c->p))
 		return -1;
 	for (uint64_t i = 0; i < nr_attrs && !c->bad; i++) {
-		const char *k = meta_string(r, c), *v = meta_string(r, c);
+		enum jfr_word value;
+		const char *v;
 
-		if (!strcmp(k, "name"))
+		meta_string(r, c, &key);
+		v = meta_string(r, c, &value);
+		if (key == W_NAME) {
 			attr_name = v;
-		else if (!strcmp(k, "class"))
+			name_word = value;
+		}
+		else if (key == W_CLASS)
 			attr_class = v;
-		else if (!strcmp(k, "id"))
+		else if (key == W_ID)
 			attr_id = v;
-		else if (!strcmp(k, "constantPool"))
+		else if (key == W_CONSTANT_POOL)
 			attr_pool = v;
-		else if (!strcmp(k, "dimension"))
+		else if (key == W_DIMENSION)
 			attr_dim = v;
-		else if (!strcmp(k, "simpleType"))
+		else if (key == W_SIMPLE_TYPE)
 			attr_simple = v;
 	}
 	if (c->bad)
 		return -1;
-	if (!strcmp(name, "class") && attr_name && attr_id) {
+	if (element == W_CLASS && attr_name && attr_id) {
 		if (r->nr_classes == r->cap_classes) {
 			size_t cap = r->cap_classes ? r->cap_classes * 2 : 256;
 			struct jclass *n = realloc(r->classes, cap * sizeof(*n));
@@ -424,7 +479,7 @@ static int read_element(struct reader *r, struct cur *c, int depth, struct jclas
 		for (size_t i = 0; i < sizeof(prims) / sizeof(prims[0]); i++)
 			if (!strcmp(attr_name, prims[i].name))
 				cl->prim = prims[i].prim;
-	} else if (!strcmp(name, "field") && parent && attr_name && attr_class) {
+	} else if (element == W_FIELD && parent && attr_name && attr_class) {
 		struct jfield *f;
 
 		if (parent->nr_fields == parent->cap_fields) {
@@ -438,6 +493,7 @@ static int read_element(struct reader *r, struct cur *c, int depth, struct jclas
 		}
 		f = &parent->fields[parent->nr_fields++];
 		f->name = attr_name;
+		f->word = name_word;
 		f->type_id = strtoull(attr_class, NULL, 10);
 		f->type = NO_CLASS;
 		f->pooled = attr_pool && !strcmp(attr_pool, "true");
@@ -486,28 +542,39 @@ static int read_metadata(struct reader *r, size_t offset)
 	if (c.bad || nr > (uint64_t)(c.end - c.p))
 		return pprof_read_fail(r->err, r->err_size, "its metadata's string table does not fit it");
 	r->strings = calloc(nr ? nr : 1, sizeof(*r->strings));
-	if (!r->strings)
+	r->words = calloc(nr ? nr : 1, sizeof(*r->words));
+	if (!r->strings || !r->words)
 		return pprof_read_fail(r->err, r->err_size, "out of memory");
 	r->nr_strings = nr;
 	for (uint64_t i = 0; i < nr && !c.bad; i++) {
 		char buf[MAX_NAME];
 
-		if (read_string(r, &c, buf, sizeof(buf), 0) && !(r->strings[i] = strdup(buf)))
+		if (!read_string(r, &c, buf, sizeof(buf), 0))
+			continue;
+		if (!(r->strings[i] = strdup(buf)))
 			return pprof_read_fail(r->err, r->err_size, "out of memory");
+		r->words[i] = (uint8_t)word_of(buf, strlen(buf));
 	}
 	err = c.bad ? -1 : read_element(r, &c, 0, NULL);
 	if (err == -ENOMEM)
 		return pprof_read_fail(r->err, r->err_size, "out of memory");
 	if (err || c.bad)
 		return pprof_read_fail(r->err, r->err_size, "its metadata does not read");
-	/* Each field's class, by id. */
+	/* Each field's class, by id: the first class of that id, through a map (thousands of fields). */
+	for (size_t i = 0; i < r->nr_classes; i++) {
+		uint64_t known;
+
+		if (!jfr_map_get(&r->class_ids, r->classes[i].id, &known) &&
+		    jfr_map_put(&r->class_ids, r->classes[i].id, i))
+			return pprof_read_fail(r->err, r->err_size, "out of memory");
+	}
 	for (size_t i = 0; i < r->nr_classes; i++)
 		for (size_t f = 0; f < r->classes[i].nr_fields; f++) {
 			struct jfield *fd = &r->classes[i].fields[f];
+			uint64_t k;
 
-			for (size_t k = 0; k < r->nr_classes && fd->type == NO_CLASS; k++)
-				if (r->classes[k].id == fd->type_id)
-					fd->type = k;
+			if (jfr_map_get(&r->class_ids, fd->type_id, &k))
+				fd->type = (size_t)k;
 			if (fd->type == NO_CLASS) {
 				/* The names are the file's: made safe, the reason stays one line. */
 				char field[64], class[128];
@@ -537,10 +604,9 @@ static int read_metadata(struct reader *r, size_t offset)
 
 static size_t class_by_id(const struct reader *r, uint64_t id)
 {
-	for (size_t i = 0; i < r->nr_classes; i++)
-		if (r->classes[i].id == id)
-			return i;
-	return NO_CLASS;
+	uint64_t i;
+
+	return jfr_map_get(&r->class_ids, id, &i) ? (size_t)i : NO_CLASS;
 }
 
 /* The checkpoint at offset, its pools' entries mapped; *delta its step back to the one before. */
@@ -607,6 +673,8 @@ static void chunk_free(struct reader *r)
 	for (size_t i = 0; i < r->nr_strings; i++)
 		free(r->strings[i]);
 	free(r->strings);
+	free(r->words);
+	r->words = NULL;
 	for (size_t i = 0; i < r->nr_classes; i++) {
 		free(r->classes[i].fields);
 		map_free(&r->classes[i].pool);
@@ -614,6 +682,11 @@ static void chunk_free(struct reader *r)
 	free(r->classes);
 	map_free(&r->threads);
 	map_free(&r->stacks);
+	map_free(&r->methods);
+	map_free(&r->class_ids);
+	free(r->method_frames);
+	r->method_frames = NULL;
+	r->nr_method_frames = r->cap_method_frames = 0;
 	r->strings = NULL;
 	r->classes = NULL;
 	r->nr_strings = r->nr_classes = r->cap_classes = 0;

@@ -39,43 +39,81 @@ static const char *const suffixes[FRAME_KIND_NR] = {
     [FRAME_KIND_JAVA_INLINED] = "_[i]",
 };
 
-/* A frame of a stack trace: its method and type, named and interned. */
+/* The names of method key, from its pool entry: false when it has none. */
+static bool method_names(struct reader *r, uint64_t key, char *method_name, char *class_name)
+{
+	struct cur m = jfr_pool_entry(r, r->c_method, key);
+	const struct jclass *mc = &r->classes[r->c_method];
+
+	method_name[0] = class_name[0] = '\0';
+	for (size_t k = 0; !m.bad && k < mc->nr_fields; k++) {
+		const struct jfield *mf = &mc->fields[k];
+
+		if (!strcmp(mf->name, "name")) {
+			jfr_read_text(r, &m, mf, method_name, MAX_NAME, 1);
+		} else if (!strcmp(mf->name, "type") && mf->pooled && mf->type == r->c_class) {
+			struct cur k2 = jfr_pool_entry(r, r->c_class, jfr_get_long(r, &m));
+			const struct jclass *cc = &r->classes[r->c_class];
+			int n = jfr_field_index(cc, "name");
+
+			for (int j = 0; n >= 0 && !k2.bad && j < n; j++)
+				jfr_skip_value(r, &k2, &cc->fields[j], 1);
+			if (n >= 0 && !k2.bad)
+				jfr_read_text(r, &k2, &cc->fields[n], class_name, MAX_NAME, 1);
+		} else {
+			jfr_skip_value(r, &m, mf, 1);
+		}
+	}
+	return !jfr_pool_entry(r, r->c_method, key).bad;
+}
+
+/* The frames of method key (a new entry, nothing named yet); NULL when out of memory. */
+static struct method_frames *method_entry(struct reader *r, uint64_t key)
+{
+	struct method_frames *m;
+	uint64_t index;
+
+	if (jfr_map_get(&r->methods, key, &index))
+		return &r->method_frames[index];
+	if (r->nr_method_frames == r->cap_method_frames) {
+		size_t cap = r->cap_method_frames ? r->cap_method_frames * 2 : 256;
+
+		m = realloc(r->method_frames, cap * sizeof(*m));
+		if (!m)
+			return NULL;
+		r->method_frames = m;
+		r->cap_method_frames = cap;
+	}
+	if (jfr_map_put(&r->methods, key, r->nr_method_frames))
+		return NULL;
+	m = &r->method_frames[r->nr_method_frames++];
+	for (size_t k = 0; k < FRAME_KIND_NR; k++)
+		m->id[k] = -1;
+	m->has_class = -1;
+	return m;
+}
+
+/*
+ * A frame of a stack trace: its method and type, named and interned. A
+ * method's name and class are read once a chunk for each kind of frame it
+ * is met as: stacks share their methods.
+ */
 static int64_t frame_id(struct reader *r, struct cur *c)
 {
 	const struct jclass *fc = &r->classes[r->c_frame];
-	char method_name[MAX_NAME] = "", class_name[MAX_NAME] = "", type[64] = "Native",
-	     name[2 * MAX_NAME + 8];
-	bool has_method = false;
+	char method_name[MAX_NAME], class_name[MAX_NAME], type[64] = "Native", name[2 * MAX_NAME + 8];
+	struct method_frames *m;
+	uint64_t key = 0;
+	bool has_key = false, has_method;
+	enum frame_kind kind;
 
 	for (size_t i = 0; i < fc->nr_fields && !c->bad; i++) {
 		const struct jfield *f = &fc->fields[i];
 
-		if (!strcmp(f->name, "method") && f->pooled && f->type == r->c_method && !f->array) {
-			struct cur m = jfr_pool_entry(r, r->c_method, jfr_get_long(r, c));
-			const struct jclass *mc = &r->classes[r->c_method];
-
-			has_method = !m.bad;
-			for (size_t k = 0; !m.bad && k < mc->nr_fields; k++) {
-				const struct jfield *mf = &mc->fields[k];
-
-				if (!strcmp(mf->name, "name")) {
-					jfr_read_text(r, &m, mf, method_name, sizeof(method_name), 1);
-				} else if (!strcmp(mf->name, "type") && mf->pooled &&
-				           mf->type == r->c_class) {
-					struct cur k2 = jfr_pool_entry(r, r->c_class, jfr_get_long(r, &m));
-					const struct jclass *cc = &r->classes[r->c_class];
-					int n = jfr_field_index(cc, "name");
-
-					for (int j = 0; n >= 0 && !k2.bad && j < n; j++)
-						jfr_skip_value(r, &k2, &cc->fields[j], 1);
-					if (n >= 0 && !k2.bad)
-						jfr_read_text(r, &k2, &cc->fields[n], class_name,
-						          sizeof(class_name), 1);
-				} else {
-					jfr_skip_value(r, &m, mf, 1);
-				}
-			}
-		} else if (!strcmp(f->name, "type")) {
+		if (f->word == W_METHOD && f->pooled && f->type == r->c_method && !f->array) {
+			key = jfr_get_long(r, c);
+			has_key = true;
+		} else if (f->word == W_TYPE) {
 			jfr_read_text(r, c, f, type, sizeof(type), 1);
 		} else {
 			jfr_skip_value(r, c, f, 1);
@@ -83,15 +121,27 @@ static int64_t frame_id(struct reader *r, struct cur *c)
 	}
 	if (c->bad)
 		return -EINVAL;
-	enum frame_kind kind = kind_of(type, class_name[0] != '\0');
-
+	if (!has_key) {
+		kind = kind_of(type, false);
+		snprintf(name, sizeof(name), "[unknown]%s", suffixes[kind] ? suffixes[kind] : "");
+		return profile__intern(r->rec->profile, name, kind);
+	}
+	m = method_entry(r, key);
+	if (!m)
+		return -ENOMEM;
+	if (m->has_class >= 0 && m->id[kind = kind_of(type, m->has_class)] >= 0)
+		return m->id[kind];
+	has_method = method_names(r, key, method_name, class_name);
+	m->has_class = class_name[0] != '\0';
+	kind = kind_of(type, m->has_class);
 	for (char *s = class_name; *s; s++)
 		if (*s == '/')
 			*s = '.';
 	snprintf(name, sizeof(name), "%s%s%s%s", class_name, class_name[0] ? "." : "",
 	         has_method && method_name[0] ? method_name : "[unknown]",
 	         suffixes[kind] ? suffixes[kind] : "");
-	return profile__intern(r->rec->profile, name, kind);
+	m->id[kind] = profile__intern(r->rec->profile, name, kind);
+	return m->id[kind];
 }
 
 /* The frames of stack trace key, leaf first, read once: their offset in stack_ids and count. */
@@ -224,16 +274,16 @@ int jfr_add_sample(struct reader *r, struct cur *c, const struct jclass *cl)
 	for (size_t i = 0; i < cl->nr_fields && !c->bad; i++) {
 		const struct jfield *f = &cl->fields[i];
 
-		if ((!strcmp(f->name, "sampledThread") || !strcmp(f->name, "eventThread")) && f->pooled &&
+		if ((f->word == W_SAMPLED_THREAD || f->word == W_EVENT_THREAD) && f->pooled &&
 		    f->type == r->c_thread && !f->array) {
 			thread = thread_id(r, jfr_get_long(r, c));
-		} else if (!strcmp(f->name, "stackTrace") && f->pooled && f->type == r->c_stack_trace &&
+		} else if (f->word == W_STACK_TRACE && f->pooled && f->type == r->c_stack_trace &&
 		           !f->array) {
 			err = stack_frames(r, jfr_get_long(r, c), &first, &depth);
 			if (err == -ENOMEM)
 				return err;
 			has_stack = !err;
-		} else if (!strcmp(f->name, "state") && f->type == r->c_state) {
+		} else if (f->word == W_STATE && f->type == r->c_state) {
 			state = state_id(r, f, c);
 		} else {
 			jfr_skip_value(r, c, f, 1);

@@ -396,6 +396,37 @@ static void huge_symtab_in_a_sparse_file_is_not_read(void **state)
 }
 
 /*
+ * A header counting 2^20 sections, their table in holes (a few KiB on
+ * disk): refused before libelf is given the file, which would allocate a
+ * descriptor for each and read the 64 MiB table (2^24 of them took 3.4 GB
+ * and 20 s); elf__find_symbols the same.
+ */
+static void section_count_past_the_bound_is_refused(void **state)
+{
+	char dir[PATH_MAX], lib[PATH_MAX + 64];
+	const char *names[] = { "plain_square" };
+	struct rusage before, after;
+	struct elf_image img;
+	struct symtab *st = symtab__new();
+	uint64_t vaddr;
+	int fd;
+
+	fixture_tmpdir(dir, sizeof(dir));
+	copy_fixture("libplain.so", dir, lib, sizeof(lib));
+	fd = open(lib, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	sparse_elf_count_sections(fd, 1u << 20);
+	assert_int_equal(getrusage(RUSAGE_SELF, &before), 0);
+	assert_int_equal(elf__read_fd(fd, &img, st), -ENOEXEC);
+	assert_int_equal(elf__find_symbols(fd, ELF_SYMBOL_FUNCTION, 1, names, 1, &vaddr, &img), -ENOEXEC);
+	assert_int_equal(getrusage(RUSAGE_SELF, &after), 0);
+	assert_true(after.ru_maxrss - before.ru_maxrss < 32 * 1024);
+	close(fd);
+	symtab__free(st);
+	fixture_rmtree(dir);
+}
+
+/*
  * The functions -e nativemem probes are found in .dynsym by name (and
  * a static one in .symtab when asked), and
  * their file offsets hold their code: libvaddr.so (p_vaddr != p_offset)
@@ -470,6 +501,7 @@ int main(void)
 		cmocka_unit_test(hostile_files_resolve_nothing_and_never_crash),
 		cmocka_unit_test(debuglink_symlink_is_not_followed),
 		cmocka_unit_test(huge_symtab_in_a_sparse_file_is_not_read),
+		cmocka_unit_test(section_count_past_the_bound_is_refused),
 		cmocka_unit_test(dynamic_functions_and_their_file_offsets),
 		cmocka_unit_test(dynamic_functions_of_garbage),
 	};

@@ -25,6 +25,8 @@
 #include <linux/types.h>
 
 #include "bpf/jbpfprof.h"
+#include "common/clock.h"
+#include "user/jfr_internal.h"
 #include "user/jfr_read.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -268,6 +270,44 @@ static void what_is_not_jfr_is_refused(void **state)
 	assert_non_null(strstr(err, "no JFR header"));
 }
 
+/*
+ * Keys a file chooses so that the map's mix as it was, without a secret,
+ * sends them all to one slot: the mix inverted, for hashes whose low 32
+ * bits are 0.
+ */
+static uint64_t aimed_key(uint64_t i)
+{
+	const uint64_t c = 0xff51afd7ed558ccdull;
+	uint64_t inverse = c, h = i << 32;
+
+	for (int n = 0; n < 6; n++) /* Newton: each step doubles the bits of c's inverse mod 2^64 */
+		inverse *= 2 - c * inverse;
+	h ^= h >> 33;
+	h *= inverse;
+	return h ^ (h >> 33);
+}
+
+/* 200,000 keys aimed at one slot go in and come back out in well under the bound on an input's time. */
+static void map_keys_cannot_be_aimed(void **state)
+{
+	struct map m = { 0 };
+	uint64_t start = clock_monotonic_ns(), value;
+	const uint64_t nr = 200000;
+
+	for (uint64_t i = 0; i < nr; i++)
+		assert_int_equal(jfr_map_put(&m, aimed_key(i), i), 0);
+	for (uint64_t i = 0; i < nr; i++) {
+		assert_true(jfr_map_get(&m, aimed_key(i), &value));
+		assert_int_equal(value, i);
+	}
+	assert_false(jfr_map_get(&m, aimed_key(nr), &value));
+	/* Aimed, they took minutes; spread, a few tens of milliseconds. */
+	assert_true(clock_monotonic_ns() - start < 5000000000ull);
+	free(m.keys);
+	free(m.values);
+	free(m.used);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +318,7 @@ int main(void)
 	    cmocka_unit_test(async_profiler_file_reads),
 	    cmocka_unit_test(file_names_in_reasons_are_made_safe),
 	    cmocka_unit_test(what_is_not_jfr_is_refused),
+		cmocka_unit_test(map_keys_cannot_be_aimed),
 	};
 
 	return cmocka_run_group_tests_name("jfr", tests, NULL, NULL);
