@@ -271,6 +271,8 @@ static int make_stages(struct recording *rec)
 		.process_root = c->full ? VIEW_ROOT_PROCESS : recording__roots(rec),
 		.thread_root = c->full || c->threads,
 		.annotate = c->full || c->annotate,
+		/* pprof (full, and --continuous's) and JFR carry lines always; the others with --lines. */
+		.positions = c->full || c->interval_ns || c->lines,
 		.modules = c->full,
 		.time_weights = weighs_time(c),
 		.state_mask = c->state_mask,

@@ -88,6 +88,7 @@ struct recording_config {
 	bool unwind_fp;           /* user stacks by frame pointers only (--unwind fp) */
 	bool full;                /* aggregate everything, for a pprof file (profile/view.h) */
 	bool threads, annotate;   /* without full: the thread frames, how Java frames ran */
+	bool lines;               /* Java frames' source lines kept (--lines); full and --continuous keep them too */
 	/*
 	 * How stacks begin (--group-by), when given; by default, a frame per
 	 * process with -a or several targets, none for one.
