@@ -571,9 +571,17 @@ static int add_stacks(struct pools *p, const struct profile *profile)
 
 /* ---- the constant pools --------------------------------------------------------- */
 
-/* One pool's header: its type and how many entries follow. */
+/*
+ * One pool's header: its type and how many entries follow. An empty pool
+ * is not written at all (the JDK's reader refuses one: "Pool
+ * jdk.types.Package must contain at least one element", as a profile of
+ * classes in the default package alone had): the checkpoint counts only
+ * the others.
+ */
 static void pool_begin(struct buf *b, enum type_id type, size_t count)
 {
+	if (!count)
+		return;
 	put_varint(b, type);
 	put_varint(b, count);
 }
@@ -599,7 +607,9 @@ static void put_checkpoint(struct buf *out, const struct pools *p, const struct 
 	put_varint(&body, 0);                  /* duration */
 	put_varint(&body, 0);                  /* delta to the previous checkpoint: none */
 	put_u8(&body, 0);                      /* type mask */
-	put_varint(&body, 8);                  /* pools */
+	/* pools: those with entries (pool_begin); frame types and thread states always have some */
+	put_varint(&body, 2 + !!(nr_symbols + nr_classes + nr_packages) + !!nr_packages + !!nr_classes + !!p->nr_methods +
+				  !!nr_stacks + !!p->nr_threads);
 
 	/* Symbols: the methods' and classes' names, then the packages' names after them. */
 	pool_begin(&body, T_SYMBOL, nr_symbols + nr_classes + nr_packages);
