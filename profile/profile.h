@@ -3,7 +3,8 @@
  *
  * A profile is a set of distinct stacks, each a sequence of frames read root
  * first, with a count (samples for a CPU profile). Frames are interned: each
- * distinct (name, kind) pair gets a small id, so a stack is an array of ids
+ * distinct (name, kind) pair (with a Java frame's position, when it has one)
+ * gets a small id, so a stack is an array of ids
  * and comparing stacks is comparing integers.
  *
  * Names are stored as they are printed in the collapsed format, suffix
