@@ -140,6 +140,7 @@ struct {
 struct hotspot_reads {
 	struct hotspot_blob blob; /* the blob of the frame being stepped (hotspot_blob_info) */
 	__u64 slot[10];      /* an interpreter frame's slots (HOTSPOT_INTERP_WORDS) */
+	__u16 code_size;     /* that frame's method's bytecodes (hotspot_interp_frame) */
 	__u64 words[12];     /* the words above a frameless stub's sp (HOTSPOT_LEAF_SCAN) */
 	__u8 prologue[64];   /* a verified entry's code (HOTSPOT_PROLOGUE_BYTES) */
 	__u8 epilogue[24];   /* the code around a pc in an epilogue (hotspot_unbuilt_frame) */
@@ -742,7 +743,8 @@ static __always_inline int hotspot_interpreter_entry(struct unwind_walk *w, cons
  * Whether an interpreter frame's slots (slot[i] is fp[i + HOTSPOT_INTERP_BCP])
  * hold a frame: its Method's ConstMethod (into *cmethod) holds its bcp
  * among its bytecodes, or the bcp is 0 (a native method's frame). Its
- * bytecodes' size into *code_size.
+ * bytecodes' size into *code_size (in the per-CPU reads: the steps'
+ * stack is the 6.1 verifier's to count).
  */
 static __always_inline bool hotspot_interp_frame(const struct jbpf_hotspot_jvm *jvm, const __u64 *slot,
 						 __u64 *cmethod, __u16 *code_size)
@@ -774,19 +776,20 @@ static __always_inline __u64 hotspot_live_bcp(const struct jbpf_hotspot_jvm *jvm
 static __always_inline int hotspot_interpreted(struct unwind_walk *w, const struct jbpf_hotspot_jvm *jvm, bool top)
 {
 	struct hotspot_reads *reads = hotspot_read_buffers();
-	__u64 *slot, fp = w->bp, cmethod, bcp;
-	__u16 code_size;
+	__u64 *slot, fp = w->bp, cmethod;
 
 	if (!reads)
 		return hotspot_stop(w, JBPF_JAVA_STOP_READ);
 	slot = reads->slot;
 	/* slot[i] is fp[i + HOTSPOT_INTERP_BCP]. */
 	if (fp <= w->sp || bpf_probe_read_user(slot, HOTSPOT_INTERP_WORDS * 8, (void *)(fp + 8 * HOTSPOT_INTERP_BCP)) ||
-	    !hotspot_interp_frame(jvm, slot, &cmethod, &code_size))
+	    !hotspot_interp_frame(jvm, slot, &cmethod, &reads->code_size))
 		return top ? hotspot_interpreter_entry(w, jvm) : hotspot_stop(w, JBPF_JAVA_STOP_INTERPRETER);
 	/* A caller's slot is current: the interpreter saved it before the call. */
-	bcp = top ? hotspot_live_bcp(jvm, w, slot[0], cmethod, code_size) : slot[0];
-	if (hotspot_push(w, JBPF_JAVA_INTERPRETED, 0, slot[HOTSPOT_INTERP_METHOD - HOTSPOT_INTERP_BCP], bcp, cmethod))
+	if (top)
+		slot[0] = hotspot_live_bcp(jvm, w, slot[0], cmethod, reads->code_size);
+	if (hotspot_push(w, JBPF_JAVA_INTERPRETED, 0, slot[HOTSPOT_INTERP_METHOD - HOTSPOT_INTERP_BCP], slot[0],
+			 cmethod))
 		return 1;
 	/* Interpreted code too is called from the code cache only (hotspot_blob_caller). */
 	if (!hotspot_in_code(jvm, slot[1 - HOTSPOT_INTERP_BCP]))
