@@ -39,13 +39,18 @@ static const char *const suffixes[FRAME_KIND_NR] = {
     [FRAME_KIND_JAVA_INLINED] = "_[i]",
 };
 
-/* A frame of a stack trace: its method and type, named and interned. */
+/*
+ * A frame of a stack trace: its method and type, named and interned; a
+ * Java frame with its line and bytecode index (lineNumber, bytecodeIndex)
+ * where the file gives them, as pprof keeps lines.
+ */
 static int64_t frame_id(struct reader *r, struct cur *c)
 {
 	const struct jclass *fc = &r->classes[r->c_frame];
 	char method_name[MAX_NAME] = "", class_name[MAX_NAME] = "", type[64] = "Native",
 	     name[2 * MAX_NAME + 8];
 	bool has_method = false;
+	struct frame_position pos = { .line = 0, .bci = -1 };
 
 	for (size_t i = 0; i < fc->nr_fields && !c->bad; i++) {
 		const struct jfield *f = &fc->fields[i];
@@ -77,6 +82,12 @@ static int64_t frame_id(struct reader *r, struct cur *c)
 			}
 		} else if (!strcmp(f->name, "type")) {
 			jfr_read_text(r, c, f, type, sizeof(type), 1);
+		} else if ((!strcmp(f->name, "lineNumber") || !strcmp(f->name, "bytecodeIndex")) && !f->pooled &&
+			   !f->array && r->classes[f->type].prim == P_INT) {
+			/* A Java int: -1 (none) comes as its 32 bits, or sign-extended. */
+			int32_t v = (int32_t)(uint32_t)jfr_get_int(c, r->compressed, 4);
+
+			*(f->name[0] == 'l' ? &pos.line : &pos.bci) = v < 0 ? (f->name[0] == 'l' ? 0 : -1) : v;
 		} else {
 			jfr_skip_value(r, c, f, 1);
 		}
@@ -91,7 +102,10 @@ static int64_t frame_id(struct reader *r, struct cur *c)
 	snprintf(name, sizeof(name), "%s%s%s%s", class_name, class_name[0] ? "." : "",
 	         has_method && method_name[0] ? method_name : "[unknown]",
 	         suffixes[kind] ? suffixes[kind] : "");
-	return profile__intern(r->rec->profile, name, kind);
+	if (kind != FRAME_KIND_JAVA && kind != FRAME_KIND_JAVA_INTERP && kind != FRAME_KIND_JAVA_COMPILED &&
+	    kind != FRAME_KIND_JAVA_INLINED)
+		pos = (struct frame_position){ .line = 0, .bci = -1 };
+	return profile__intern_at(r->rec->profile, name, kind, &pos);
 }
 
 /* The frames of stack trace key, leaf first, read once: their offset in stack_ids and count. */
