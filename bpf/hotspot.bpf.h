@@ -140,6 +140,7 @@ struct {
 struct hotspot_reads {
 	struct hotspot_blob blob; /* the blob of the frame being stepped (hotspot_blob_info) */
 	__u64 slot[10];      /* an interpreter frame's slots (HOTSPOT_INTERP_WORDS) */
+	__u16 code_size;     /* that frame's method's bytecodes (hotspot_interp_frame) */
 	__u64 words[12];     /* the words above a frameless stub's sp (HOTSPOT_LEAF_SCAN) */
 	__u8 prologue[64];   /* a verified entry's code (HOTSPOT_PROLOGUE_BYTES) */
 	__u8 epilogue[24];   /* the code around a pc in an epilogue (hotspot_unbuilt_frame) */
@@ -741,17 +742,34 @@ static __always_inline int hotspot_interpreter_entry(struct unwind_walk *w, cons
 /*
  * Whether an interpreter frame's slots (slot[i] is fp[i + HOTSPOT_INTERP_BCP])
  * hold a frame: its Method's ConstMethod (into *cmethod) holds its bcp
- * among its bytecodes, or the bcp is 0 (a native method's frame).
+ * among its bytecodes, or the bcp is 0 (a native method's frame). Its
+ * bytecodes' size into *code_size (in the per-CPU reads: the steps'
+ * stack is the 6.1 verifier's to count).
  */
 static __always_inline bool hotspot_interp_frame(const struct jbpf_hotspot_jvm *jvm, const __u64 *slot,
-						 __u64 *cmethod)
+						 __u64 *cmethod, __u16 *code_size)
 {
 	__u64 method = slot[HOTSPOT_INTERP_METHOD - HOTSPOT_INTERP_BCP], bcp = slot[0];
-	__u16 code_size;
 
 	return !bpf_probe_read_user(cmethod, 8, (void *)(method + jvm->method_const)) &&
-	       !bpf_probe_read_user(&code_size, 2, (void *)(*cmethod + jvm->const_code_size)) &&
-	       (!bcp || (bcp >= *cmethod + jvm->const_size && bcp < *cmethod + jvm->const_size + code_size));
+	       !bpf_probe_read_user(code_size, 2, (void *)(*cmethod + jvm->const_code_size)) &&
+	       (!bcp || (bcp >= *cmethod + jvm->const_size && bcp < *cmethod + jvm->const_size + *code_size));
+}
+
+/*
+ * The bcp of the innermost interpreted frame: the template interpreter
+ * keeps the live one in r13 and writes it to the frame only before it
+ * calls out (save_bcp), so the frame's slot may still point at the
+ * bytecode where the method last called, or at its first. r13 when it
+ * lies among the frame's bytecodes, else the slot's (a native method's 0,
+ * or code that uses r13 otherwise, such as an entry).
+ */
+static __always_inline __u64 hotspot_live_bcp(const struct jbpf_hotspot_jvm *jvm, const struct unwind_walk *w,
+					       __u64 saved, __u64 cmethod, __u16 code_size)
+{
+	if (saved && w->r13 >= cmethod + jvm->const_size && w->r13 < cmethod + jvm->const_size + code_size)
+		return w->r13;
+	return saved;
 }
 
 /* An interpreted frame at rbp, and its caller. */
@@ -765,8 +783,11 @@ static __always_inline int hotspot_interpreted(struct unwind_walk *w, const stru
 	slot = reads->slot;
 	/* slot[i] is fp[i + HOTSPOT_INTERP_BCP]. */
 	if (fp <= w->sp || bpf_probe_read_user(slot, HOTSPOT_INTERP_WORDS * 8, (void *)(fp + 8 * HOTSPOT_INTERP_BCP)) ||
-	    !hotspot_interp_frame(jvm, slot, &cmethod))
+	    !hotspot_interp_frame(jvm, slot, &cmethod, &reads->code_size))
 		return top ? hotspot_interpreter_entry(w, jvm) : hotspot_stop(w, JBPF_JAVA_STOP_INTERPRETER);
+	/* A caller's slot is current: the interpreter saved it before the call. */
+	if (top)
+		slot[0] = hotspot_live_bcp(jvm, w, slot[0], cmethod, reads->code_size);
 	if (hotspot_push(w, JBPF_JAVA_INTERPRETED, 0, slot[HOTSPOT_INTERP_METHOD - HOTSPOT_INTERP_BCP], slot[0],
 			 cmethod))
 		return 1;

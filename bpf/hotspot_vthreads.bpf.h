@@ -240,7 +240,7 @@ __noinline int hotspot_chunk_step(struct unwind_walk *w, const struct jbpf_hotsp
 		if (fp < w->sp - 16 || fp >= w->chunk_end ||
 		    bpf_probe_read_user(slot, HOTSPOT_INTERP_WORDS * 8, (void *)(fp + 8 * HOTSPOT_INTERP_BCP)))
 			return hotspot_stop(w, JBPF_JAVA_STOP_READ);
-		if (!hotspot_interp_frame(jvm, slot, &cmethod))
+		if (!hotspot_interp_frame(jvm, slot, &cmethod, &reads->code_size))
 			return hotspot_stop(w, JBPF_JAVA_STOP_INTERPRETER);
 		if (hotspot_push(w, JBPF_JAVA_INTERPRETED, 0, slot[HOTSPOT_INTERP_METHOD - HOTSPOT_INTERP_BCP], slot[0],
 				 cmethod))

@@ -76,11 +76,12 @@ struct cache {
 struct method_entry {
 	struct cache_head head;
 	const char *klass, *name, *signature;
+	const char *file; /* the class's source file, NULL when none */
 	uint8_t *lines; /* compressed line number table, NULL when none */
 	size_t lines_len;
 	uint16_t code_size;
 	bool native;
-	char text[]; /* klass, name, signature, each ended by NUL */
+	char text[]; /* klass, name, signature, file, each ended by NUL */
 };
 
 /* What scopes.c read of an nmethod, by (nmethod, compile id, 0), or why it could not (nm NULL). */
@@ -289,8 +290,10 @@ struct method_read {
 	uint8_t *lines;   /* compressed line number table (malloc'd), NULL when none */
 	size_t lines_len;
 	char klass[NAMES_MAX_NAME + 4], name[NAMES_MAX_NAME + 4], signature[NAMES_MAX_NAME + 4];
+	char file[NAMES_MAX_NAME + 4]; /* "" when the class names none, or it could not be read */
 	/* Where the reads land: windows are large, so they live here rather than on the stack. */
 	struct hotspot_window method_w, const_w, pool_w, entries_w, lines_w, holder_w, name_w, sig_w, klass_w, again_w;
+	struct hotspot_window file_entry_w, file_w;
 };
 
 /*
@@ -300,9 +303,11 @@ struct method_read {
  *   1. the Method (its ConstMethod, access flags);
  *   2. the ConstMethod (pool, name and signature indexes, code size, flags);
  *   3. the pool's header, its two entries, the line table's first bytes;
- *   4. the holder's name field, the name's and the signature's Symbols;
- *   5. the holder's name Symbol, and the Method's ConstMethod once more:
- *      unloaded meanwhile, what was read may be another method's (MOVED).
+ *   4. the holder's name field, the name's and the signature's Symbols,
+ *      the pool's source file entry;
+ *   5. the holder's name Symbol, the source file's, and the Method's
+ *      ConstMethod once more: unloaded meanwhile, what was read may be
+ *      another method's (MOVED).
  *
  * Each object's fields come from one window: an object that cannot be read
  * whole is no Method, ConstMethod or ConstantPool.
@@ -311,11 +316,13 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 {
 	const struct names_layout *l = &n->l;
 	uint64_t name_idx, sig_idx, klass_sym = 0, name_sym, sig_sym, length, first, last, lines_at, again;
+	uint64_t file_idx = 0, file_sym = 0;
 	bool has_lines;
 	int r;
 
 	m->lines = NULL;
 	m->lines_len = 0;
+	m->file[0] = '\0';
 	if (!plausible(method))
 		return HOTSPOT_UNRESOLVED_INVALID;
 	if (!hotspot_window_open(&m->method_w, n->mem, method, NAMES_FIELDS_SPAN(l->method_const, l->method_access)) ||
@@ -345,7 +352,8 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 	{
 		struct hotspot_window *const ws[] = { &m->pool_w, &m->entries_w, &m->lines_w };
 		const uint64_t at[] = { m->pool, m->pool + l->pool_size + 8 * first, lines_at };
-		const size_t len[] = { NAMES_FIELDS_SPAN(l->pool_holder, l->pool_length), 8 * (last - first + 1),
+		const size_t len[] = { NAMES_FIELDS_SPAN(l->pool_holder, l->pool_length, l->pool_source_file),
+				       8 * (last - first + 1),
 				       has_lines ? lines_first_read(lines_at) : 0 };
 
 		hotspot_windows_open(ws, n->mem, at, len, 3);
@@ -359,28 +367,38 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 	if ((r = pool_symbol(n, &m->entries_w.mem, m->pool, (int64_t)length, name_idx, &name_sym)) ||
 	    (r = pool_symbol(n, &m->entries_w.mem, m->pool, (int64_t)length, sig_idx, &sig_sym)))
 		return r;
+	/* 0, or an index past the pool: no file named (the file is the class's, not needed for its names). */
+	if (!l->pool_source_file.size || !names_read_field(&m->pool_w.mem, m->pool, l->pool_source_file, &file_idx) ||
+	    (int64_t)file_idx >= (int64_t)length)
+		file_idx = 0;
 	/* A table that cannot be read or never ends costs the lines, not the names. */
 	if (has_lines && lines_read_table(&m->lines_w.mem, lines_at, l->u5_excluded, &m->lines, &m->lines_len))
 		m->lines = NULL;
 	{
-		struct hotspot_window *const ws[] = { &m->holder_w, &m->name_w, &m->sig_w };
-		const uint64_t at[] = { m->holder + l->klass_name.offset, name_sym, sig_sym };
-		const size_t len[] = { l->klass_name.size, symbol_span(name_sym), symbol_span(sig_sym) };
+		struct hotspot_window *const ws[] = { &m->holder_w, &m->name_w, &m->sig_w, &m->file_entry_w };
+		const uint64_t at[] = { m->holder + l->klass_name.offset, name_sym, sig_sym,
+					m->pool + l->pool_size + 8 * file_idx };
+		const size_t len[] = { l->klass_name.size, symbol_span(name_sym), symbol_span(sig_sym), file_idx ? 8 : 0 };
 
-		hotspot_windows_open(ws, n->mem, at, len, 3);
+		hotspot_windows_open(ws, n->mem, at, len, 4);
 	}
 	if (!names_read_field(&m->holder_w.mem, m->holder, l->klass_name, &klass_sym))
 		return HOTSPOT_UNRESOLVED_READ;
+	if (file_idx && pool_symbol(n, &m->file_entry_w.mem, m->pool, (int64_t)length, file_idx, &file_sym))
+		file_sym = 0;
 	{
-		struct hotspot_window *const ws[] = { &m->klass_w, &m->again_w };
-		const uint64_t at[] = { klass_sym, method + l->method_const.offset };
-		const size_t len[] = { symbol_span(klass_sym), l->method_const.size };
+		struct hotspot_window *const ws[] = { &m->klass_w, &m->file_w, &m->again_w };
+		const uint64_t at[] = { klass_sym, file_sym, method + l->method_const.offset };
+		const size_t len[] = { symbol_span(klass_sym), file_sym ? symbol_span(file_sym) : 0, l->method_const.size };
 
-		hotspot_windows_open(ws, n->mem, at, len, 2);
+		hotspot_windows_open(ws, n->mem, at, len, 3);
 	}
 	if ((r = read_symbol(n, &m->klass_w, klass_sym, m->klass)) || (r = read_symbol(n, &m->name_w, name_sym, m->name)) ||
 	    (r = read_symbol(n, &m->sig_w, sig_sym, m->signature)))
 		return r;
+	/* A source file that cannot be read costs the file alone. */
+	if (file_sym && read_symbol(n, &m->file_w, file_sym, m->file))
+		m->file[0] = '\0';
 	/* Read last: a Method unloaded (or unmapped) while its names were read may have had them from another. */
 	if (!m->again_w.len || !names_read_field(&m->again_w.mem, method, l->method_const, &again) ||
 	    again != expected_const)
@@ -391,21 +409,23 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 
 /* A new method entry holding m's names, or NULL when out of memory. */
 static struct method_entry *method_entry_new(const struct cache_key *key, const char *klass, const char *name,
-					     const char *signature)
+					     const char *signature, const char *file)
 {
-	size_t lk = strlen(klass) + 1, ln = strlen(name) + 1, ls = strlen(signature) + 1;
-	struct method_entry *e = calloc(1, sizeof(*e) + lk + ln + ls);
+	size_t lk = strlen(klass) + 1, ln = strlen(name) + 1, ls = strlen(signature) + 1, lf = strlen(file) + 1;
+	struct method_entry *e = calloc(1, sizeof(*e) + lk + ln + ls + lf);
 
 	if (!e)
 		return NULL;
 	e->head.key = *key;
-	e->head.bytes = sizeof(*e) + lk + ln + ls;
+	e->head.bytes = sizeof(*e) + lk + ln + ls + lf;
 	memcpy(e->text, klass, lk);
 	memcpy(e->text + lk, name, ln);
 	memcpy(e->text + lk + ln, signature, ls);
+	memcpy(e->text + lk + ln + ls, file, lf);
 	e->klass = e->text;
 	e->name = e->text + lk;
 	e->signature = e->text + lk + ln;
+	e->file = lf > 1 ? e->text + lk + ln + ls : NULL;
 	return e;
 }
 
@@ -429,7 +449,7 @@ static int method_names(struct hotspot_names *n, uint64_t method, uint64_t const
 	if (!m)
 		return HOTSPOT_UNRESOLVED_READ;
 	r = read_method(n, method, const_method, m);
-	e = r ? NULL : method_entry_new(&key, m->klass, m->name, m->signature);
+	e = r ? NULL : method_entry_new(&key, m->klass, m->name, m->signature, m->file);
 	if (!e) {
 		free(m->lines);
 		free(m);
@@ -460,6 +480,7 @@ static void named(const struct hotspot_names *n, struct hotspot_frame *f, const 
 		.signature = e->signature,
 		.bci = bci,
 		.line = e->lines ? lines_of_bci(e->lines, e->lines_len, n->l.u5_excluded, bci) : 0,
+		.file = e->file,
 		.kind = kind,
 		.method_ptr = method,
 	};
@@ -640,7 +661,7 @@ static int stub(struct hotspot_names *n, const struct jbpf_java_frame *jf, struc
 			unresolved(out, HOTSPOT_FRAME_STUB, len ? HOTSPOT_UNRESOLVED_READ : HOTSPOT_UNRESOLVED_INVALID, 0);
 			return 1;
 		}
-		e = method_entry_new(&key, "", name, "");
+		e = method_entry_new(&key, "", name, "", "");
 		if (!e) {
 			unresolved(out, HOTSPOT_FRAME_STUB, HOTSPOT_UNRESOLVED_READ, 0);
 			return 1;

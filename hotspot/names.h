@@ -4,7 +4,8 @@
  * An interpreted frame (Method *, bcp) gives one frame: the method's
  * class, name and signature from its ConstMethod, its ConstantPool's
  * symbols and its holder's name, the bytecode index (bcp minus the
- * bytecodes' start) and the line from the compressed line number table.
+ * bytecodes' start), the line from the compressed line number table and
+ * the source file the class names (its pool's SourceFile entry).
  * A compiled frame (nmethod, pc) gives the frames of the scopes at pc,
  * innermost first: the PcDesc for pc, then the scope descriptors (method
  * from the nmethod's metadata, bci) down to the nmethod's own method.
@@ -62,6 +63,7 @@ struct hotspot_frame {
 	const char *signature;  /* "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;" */
 	int32_t bci;            /* -1 when none */
 	int32_t line;           /* 0 when none */
+	const char *file;       /* the class's source file ("HashMap.java"), NULL when it records none */
 	uint8_t kind;           /* enum hotspot_frame_kind */
 	uint8_t unresolved;     /* enum hotspot_unresolved, 0 when named */
 	uint64_t method_ptr;    /* the Method *, for the caller's own keys */

@@ -48,6 +48,7 @@ struct names_layout {
 	uint64_t const_size;          /* sizeof(ConstMethod): the bytecodes follow it */
 	uint32_t has_line_table;      /* the flag of ConstMethod's flags */
 	struct names_field pool_holder, pool_length;
+	struct names_field pool_source_file; /* size 0 when HotSpot does not list it */
 	uint64_t pool_size;           /* sizeof(ConstantPool): its entries follow it */
 	struct names_field klass_name, symbol_length;
 	uint32_t symbol_body;

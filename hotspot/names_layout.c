@@ -122,6 +122,9 @@ static void method_fields(struct lookup *lk, struct names_layout *l)
 					       "ConstMethod::_has_linenumber_table");
 	field(lk, "ConstantPool", "_pool_holder", 8, &l->pool_holder);
 	field(lk, "ConstantPool", "_length", 4, &l->pool_length);
+	/* The SourceFile attribute's pool index (JDK 17 and 25 keep it in the pool): without it, no file names. */
+	if (!try_field(lk, "ConstantPool", "_source_file_name_index", 2, &l->pool_source_file))
+		l->pool_source_file = (struct names_field){ 0, 0 };
 	l->pool_size = type_size(lk, "ConstantPool");
 	field(lk, "Klass", "_name", 8, &l->klass_name);
 	field(lk, "Symbol", "_length", 2, &l->symbol_length);

@@ -353,6 +353,7 @@ static void put_metadata(struct buf *out, int64_t start_ns)
 
 struct pools {
 	struct profile *symbols, *classes, *packages, *stacks;
+	struct profile *methods;    /* "type,name" -> method key: a method's frames (one per line) share it */
 	uint32_t *method_of_frame;  /* frame id -> method key, 0 for a frame that is not code */
 	uint32_t *class_of_method;  /* method key - 1 -> class key */
 	uint32_t *name_of_method;   /* method key - 1 -> symbol key */
@@ -400,7 +401,11 @@ static bool is_java(enum frame_kind kind)
 	       kind == FRAME_KIND_JAVA_INLINED;
 }
 
-/* One method per code frame: its class (a Java frame's, else the empty one), name and type. */
+/*
+ * One method per code frame's name and type: its class (a Java frame's,
+ * else the empty one), name and type. A Java method's frames kept per
+ * line are one method, each frame its own line and bytecode index.
+ */
 static int add_methods(struct pools *p, const struct profile *profile)
 {
 	size_t nr = profile__frame_count(profile);
@@ -416,13 +421,27 @@ static int add_methods(struct pools *p, const struct profile *profile)
 	for (uint32_t i = 0; i < nr; i++) {
 		enum frame_kind kind = profile__frame_kind(profile, i);
 		char *name = output_kind_mapping(kind) ? output_plain_name(profile__frame_name(profile, i), kind) : NULL;
-		char *dot = name && is_java(kind) ? strrchr(name, '.') : NULL, *pkg_dot;
-		uint32_t class_key, method = p->nr_methods;
+		char *dot = name && is_java(kind) ? strrchr(name, '.') : NULL, *pkg_dot, *typed;
+		uint32_t class_key, method = p->nr_methods, key;
 
 		if (!output_kind_mapping(kind))
 			continue;
-		if (!name)
+		if (!name || asprintf(&typed, "%d,%s", (int)frame_type_of(kind), name) < 0) {
+			free(name);
 			return -ENOMEM;
+		}
+		key = key_of(p->methods, typed);
+		free(typed);
+		if (!key) {
+			free(name);
+			return -ENOMEM;
+		}
+		/* Keys are dense in the order added: one not new is a method already written. */
+		if (key <= p->nr_methods) {
+			p->method_of_frame[i] = key;
+			free(name);
+			continue;
+		}
 		if (dot)
 			*dot = '\0';
 		class_key = key_of(p->classes, dot ? name : "");
@@ -464,12 +483,15 @@ static int add_stacks(struct pools *p, const struct profile *profile)
 		uint64_t count;
 		const uint32_t *frames = profile__stack(profile, i, &depth, &count);
 		uint32_t owner = UINT32_MAX, *key_frames = malloc((depth ? depth : 1) * sizeof(*key_frames)), index;
+		uint32_t *code_frames = malloc((depth ? depth : 1) * sizeof(*code_frames));
 		size_t before;
 		char *text = NULL;
 		FILE *f;
 		int state = -1;
 
-		if (!key_frames) {
+		if (!key_frames || !code_frames) {
+			free(key_frames);
+			free(code_frames);
 			free(thread_key);
 			return -ENOMEM;
 		}
@@ -480,8 +502,10 @@ static int add_stacks(struct pools *p, const struct profile *profile)
 				owner = frames[k];
 			else if (kind == FRAME_KIND_STATE)
 				state = profile__frame_state(profile, frames[k]);
-			else if (p->method_of_frame[frames[k]])
+			else if (p->method_of_frame[frames[k]]) {
+				code_frames[n] = frames[k];
 				key_frames[n++] = p->method_of_frame[frames[k]];
+			}
 		}
 		/* The thread: by its frame (or its process's), one key each; the unknown one shared. */
 		if (owner == UINT32_MAX) {
@@ -504,17 +528,23 @@ static int add_stacks(struct pools *p, const struct profile *profile)
 		f = open_memstream(&text, &len);
 		if (!f) {
 			free(key_frames);
+			free(code_frames);
 			free(thread_key);
 			return -ENOMEM;
 		}
-		for (size_t k = n; k-- > 0;)
-			fprintf(f, "%u,", key_frames[k]);
+		/* A frame's method and its place in it (frames of one method differ by line and bci). */
+		for (size_t k = n; k-- > 0;) {
+			struct frame_position pos = profile__frame_position(profile, code_frames[k]);
+
+			fprintf(f, "%u:%d:%d,", key_frames[k], pos.line, pos.bci);
+		}
 		fclose(f);
 		before = profile__frame_count(p->stacks);
 		index = text ? key_of(p->stacks, text) : 0;
 		free(text);
 		if (!index) {
 			free(key_frames);
+			free(code_frames);
 			free(thread_key);
 			return -ENOMEM;
 		}
@@ -525,16 +555,19 @@ static int add_stacks(struct pools *p, const struct profile *profile)
 			put_varint(&p->stack_bodies, n);
 			for (size_t k = n; k-- > 0;) {
 				uint32_t m = key_frames[k];
+				struct frame_position pos = profile__frame_position(profile, code_frames[k]);
 
 				put_varint(&p->stack_bodies, m);
-				put_varint(&p->stack_bodies, (uint64_t)(int64_t)-1); /* line number: not kept */
-				put_varint(&p->stack_bodies, (uint64_t)(int64_t)-1); /* bytecode index: not kept */
+				/* -1 where the profile did not keep them (native frames, a profile without lines) */
+				put_varint(&p->stack_bodies, (uint64_t)(int64_t)(pos.line > 0 ? pos.line : -1));
+				put_varint(&p->stack_bodies, (uint64_t)(int64_t)pos.bci);
 				put_varint(&p->stack_bodies, p->type_of_method[m - 1]);
 			}
 			p->stack_offsets[index] = p->stack_bodies.len;
 		}
 		p->stack_of[i] = index;
 		free(key_frames);
+		free(code_frames);
 	}
 	free(thread_key);
 	return p->stack_bodies.failed ? -ENOMEM : 0;
@@ -542,9 +575,17 @@ static int add_stacks(struct pools *p, const struct profile *profile)
 
 /* ---- the constant pools --------------------------------------------------------- */
 
-/* One pool's header: its type and how many entries follow. */
+/*
+ * One pool's header: its type and how many entries follow. An empty pool
+ * is not written at all (the JDK's reader refuses one: "Pool
+ * jdk.types.Package must contain at least one element", as a profile of
+ * classes in the default package alone had): the checkpoint counts only
+ * the others.
+ */
 static void pool_begin(struct buf *b, enum type_id type, size_t count)
 {
+	if (!count)
+		return;
 	put_varint(b, type);
 	put_varint(b, count);
 }
@@ -777,6 +818,7 @@ static void pools_free(struct pools *p)
 	profile__free(p->classes);
 	profile__free(p->packages);
 	profile__free(p->stacks);
+	profile__free(p->methods);
 	free(p->method_of_frame);
 	free(p->class_of_method);
 	free(p->name_of_method);
@@ -815,7 +857,8 @@ int output_jfr_write_chunks(const struct profile *profile, const struct output_m
 	p.classes = profile__new(&table_limits);
 	p.packages = profile__new(&table_limits);
 	p.stacks = profile__new(&table_limits);
-	err = !p.symbols || !p.classes || !p.packages || !p.stacks ? -ENOMEM : 0;
+	p.methods = profile__new(&table_limits);
+	err = !p.symbols || !p.classes || !p.packages || !p.stacks || !p.methods ? -ENOMEM : 0;
 	/*
 	 * Symbol 1 is every method's descriptor: "()", the shortest that readers
 	 * parse as one (names do not keep signatures).

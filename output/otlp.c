@@ -319,8 +319,9 @@ static int add_frames(struct builder *b, const struct profile *profile)
 	for (uint32_t i = 0; i + 1 < nr; i++) {
 		enum frame_kind kind = profile__frame_kind(profile, i);
 		const char *text = profile__frame_name(profile, i);
+		struct frame_position pos = profile__frame_position(profile, i);
 		size_t n = b->dict.n_function_table;
-		int32_t mapping, plain, exact, type = 0;
+		int32_t mapping, plain, exact, type = 0, file = 0;
 		char *name;
 
 		if (!is_code(kind))
@@ -334,16 +335,21 @@ static int add_frames(struct builder *b, const struct profile *profile)
 		plain = string_id(b, name);
 		free(name);
 		exact = string_id(b, text);
+		if (pos.file)
+			file = string_id(b, pos.file);
 		if (frame_type(kind))
 			type = attribute_id(b, "profile.frame.type", frame_type(kind), 0);
-		if (plain < 0 || exact < 0 || type < 0)
+		if (plain < 0 || exact < 0 || type < 0 || file < 0)
 			return -ENOMEM;
 		opentelemetry__proto__profiles__v1development__function__init(&b->functions[n]);
 		b->functions[n].name_strindex = plain;
 		b->functions[n].system_name_strindex = exact;
+		/* A Java frame's class's source file and its line, as pprof has them. */
+		b->functions[n].filename_strindex = file;
 		b->function_ptrs[n] = &b->functions[n];
 		opentelemetry__proto__profiles__v1development__line__init(&b->lines[n]);
 		b->lines[n].function_index = (int32_t)n;
+		b->lines[n].line = pos.line > 0 ? pos.line : 0;
 		b->line_ptrs[n] = &b->lines[n];
 		opentelemetry__proto__profiles__v1development__location__init(&b->locations[n]);
 		b->locations[n].mapping_index = mapping;

@@ -30,8 +30,12 @@
  *                   thread frame "[name tid=N]"   -> "thread" and "tid"
  *                   state frame "[sleeping]"      -> "state" ("sleeping")
  *   function      one per frame: name without the kind's suffix ("_[k]",
- *                 "_[j]", ...), system_name the frame's exact text
- *   location      one per frame, one line, in the mapping of its kind
+ *                 "_[j]", ...), system_name the frame's exact text;
+ *                 filename a Java frame's source file, where its class
+ *                 names one (profile__frame_position)
+ *   location      one per frame, one line, in the mapping of its kind;
+ *                 the line's number a Java frame's source line, where the
+ *                 profile kept it (a frame per line of a method)
  *   mapping       one per file native code was seen in, with its path and
  *                 build-id (hex) when the recording noted them (a full
  *                 aggregation does: profile__module); native frames of
@@ -226,7 +230,8 @@ static int add_frames(struct builder *b, const struct profile *profile)
 	for (size_t i = 0; i < nr; i++) {
 		enum frame_kind kind = profile__frame_kind(profile, (uint32_t)i);
 		const char *text = profile__frame_name(profile, (uint32_t)i);
-		int64_t exact, plain;
+		struct frame_position pos = profile__frame_position(profile, (uint32_t)i);
+		int64_t exact, plain, file = 0;
 		uint64_t mapping;
 		size_t n;
 		char *name;
@@ -242,16 +247,20 @@ static int add_frames(struct builder *b, const struct profile *profile)
 		plain = string_id(&b->strings, name);
 		free(name);
 		exact = string_id(&b->strings, text);
-		if (plain < 0 || exact < 0)
+		if (pos.file)
+			file = string_id(&b->strings, pos.file);
+		if (plain < 0 || exact < 0 || file < 0)
 			return -ENOMEM;
 		n = b->msg.n_function;
 		perftools__profiles__function__init(&b->functions[n]);
 		b->functions[n].id = i + 1;
 		b->functions[n].name = plain;
 		b->functions[n].system_name = exact;
+		b->functions[n].filename = file;
 		b->function_ptrs[n] = &b->functions[n];
 		perftools__profiles__line__init(&b->lines[n]);
 		b->lines[n].function_id = i + 1;
+		b->lines[n].line = pos.line > 0 ? pos.line : 0;
 		b->line_ptrs[n] = &b->lines[n];
 		perftools__profiles__location__init(&b->locations[n]);
 		b->locations[n].id = i + 1;

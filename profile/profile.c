@@ -2,8 +2,8 @@
  * profile: interned frames and counted stacks (contract in profile.h).
  *
  * Layout:
- *   frames[]      one entry per distinct (name, kind), indexed by frame id
- *   frame_index   open-addressing hash table of frame ids, keyed by (name, kind)
+ *   frames[]      one entry per distinct (name, kind, line, bci), indexed by frame id
+ *   frame_index   open-addressing hash table of frame ids, keyed by the same
  *   stack_ids     all stacks' frame ids end to end; stacks[i] points into it
  *   stack_index   open-addressing hash table of stack numbers, keyed by ids
  *
@@ -37,6 +37,9 @@ struct frame {
 	char *container;  /* a process frame's container id, else NULL */
 	int64_t number;   /* its pid or tid, a state frame's state; -1: none */
 	uint32_t module;  /* 0: none, else index + 1 in modules */
+	int32_t line;     /* a Java frame's position (struct frame_position): 0 none */
+	int32_t bci;      /* -1 none */
+	char *file;       /* NULL none */
 	uint64_t hash;
 };
 
@@ -179,6 +182,7 @@ void profile__free(struct profile *p)
 		free(p->frames[i].root_name);
 		free(p->frames[i].program);
 		free(p->frames[i].container);
+		free(p->frames[i].file);
 	}
 	free(p->frames);
 	for (size_t i = 0; i < p->nr_modules; i++) {
@@ -251,23 +255,36 @@ static uint64_t stack_hash_of(const struct profile *p, size_t i)
 	return p->stacks[i].hash;
 }
 
-/*
- * The id of the frame (name, kind), adding it if new with its parts:
- * root_name (copied, may be NULL) and number.
- */
-static int64_t intern(struct profile *p, const char *name, enum frame_kind kind, const char *root_name,
-		      int64_t number)
+static bool has_position(const struct frame_position *pos)
 {
-	uint64_t h = hash_finish(hash_bytes(hash_bytes(HASH_SEED, &kind, sizeof(kind)), name, strlen(name)));
+	return pos && (pos->line || pos->bci != -1);
+}
+
+/*
+ * The id of the frame (name, kind, pos's line and bci), adding it if new
+ * with its parts: root_name (copied, may be NULL), number, pos's file
+ * (copied; pos may be NULL: no position).
+ */
+static int64_t intern_with(struct profile *p, const char *name, enum frame_kind kind, const char *root_name,
+			   int64_t number, const struct frame_position *pos)
+{
+	uint64_t h = hash_bytes(hash_bytes(HASH_SEED, &kind, sizeof(kind)), name, strlen(name));
+	int32_t line = has_position(pos) ? pos->line : 0, bci = has_position(pos) ? pos->bci : -1;
 	size_t slot;
 	int err;
 
+	/* Frames without a position hash as before positions existed. */
+	if (has_position(pos)) {
+		h = hash_bytes(h, &line, sizeof(line));
+		h = hash_bytes(h, &bci, sizeof(bci));
+	}
+	h = hash_finish(h);
 	if (p->frame_index_cap) {
 		slot = h & (p->frame_index_cap - 1);
 		while (p->frame_index[slot]) {
 			const struct frame *f = &p->frames[p->frame_index[slot] - 1];
 
-			if (f->hash == h && f->kind == kind && !strcmp(f->name, name))
+			if (f->hash == h && f->kind == kind && f->line == line && f->bci == bci && !strcmp(f->name, name))
 				return p->frame_index[slot] - 1;
 			slot = (slot + 1) & (p->frame_index_cap - 1);
 		}
@@ -286,11 +303,15 @@ static int64_t intern(struct profile *p, const char *name, enum frame_kind kind,
 
 	f->name = strdup(name);
 	f->root_name = root_name ? strdup(root_name) : NULL;
-	if (!f->name || (root_name && !f->root_name)) {
+	f->file = has_position(pos) && pos->file && *pos->file ? strdup(pos->file) : NULL;
+	if (!f->name || (root_name && !f->root_name) || (has_position(pos) && pos->file && *pos->file && !f->file)) {
 		free(f->name);
 		free(f->root_name);
+		free(f->file);
 		return -ENOMEM;
 	}
+	f->line = line;
+	f->bci = bci;
 	f->kind = kind;
 	f->number = number;
 	f->program = f->container = NULL;
@@ -303,12 +324,40 @@ static int64_t intern(struct profile *p, const char *name, enum frame_kind kind,
 	return (int64_t)p->nr_frames++;
 }
 
+static int64_t intern(struct profile *p, const char *name, enum frame_kind kind, const char *root_name,
+		      int64_t number)
+{
+	return intern_with(p, name, kind, root_name, number, NULL);
+}
+
 int64_t profile__intern(struct profile *p, const char *name, enum frame_kind kind)
+{
+	return profile__intern_at(p, name, kind, NULL);
+}
+
+int64_t profile__intern_at(struct profile *p, const char *name, enum frame_kind kind,
+			   const struct frame_position *pos)
 {
 	if (kind == FRAME_KIND_PROCESS || kind == FRAME_KIND_THREAD || kind == FRAME_KIND_STATE ||
 	    kind == FRAME_KIND_WAKER_PROCESS || kind == FRAME_KIND_WAKER_THREAD)
 		return -EINVAL;
-	return intern(p, name, kind, NULL, -1);
+	return intern_with(p, name, kind, NULL, -1, pos);
+}
+
+struct frame_position profile__frame_position(const struct profile *p, uint32_t frame)
+{
+	if (frame >= p->nr_frames)
+		return (struct frame_position){ .line = 0, .bci = -1 };
+	return (struct frame_position){ .line = p->frames[frame].line, .bci = p->frames[frame].bci,
+					.file = p->frames[frame].file };
+}
+
+bool profile__has_positions(const struct profile *p)
+{
+	for (size_t i = 0; i < p->nr_frames; i++)
+		if (p->frames[i].line || p->frames[i].bci != -1)
+			return true;
+	return false;
 }
 
 /*

@@ -3,7 +3,8 @@
  *
  * A profile is a set of distinct stacks, each a sequence of frames read root
  * first, with a count (samples for a CPU profile). Frames are interned: each
- * distinct (name, kind) pair gets a small id, so a stack is an array of ids
+ * distinct (name, kind) pair (with a Java frame's position, when it has one)
+ * gets a small id, so a stack is an array of ids
  * and comparing stacks is comparing integers.
  *
  * Names are stored as they are printed in the collapsed format, suffix
@@ -82,6 +83,28 @@ void profile__free(struct profile *profile);
  * the kinds made from parts below.
  */
 int64_t profile__intern(struct profile *profile, const char *name, enum frame_kind kind);
+
+/*
+ * Where in its method a Java frame was: its source line and bytecode index,
+ * and the source file its class names. A frame interned with a position is
+ * one per (name, kind, line, bci), its name the method's as without one
+ * ("pkg.Class.method", suffix included): the view (profile/view.h) decides
+ * whether the line shows in the text, pprof and JFR carry it in fields of
+ * their own. The file is kept from the frame's first intern (it is its
+ * class's). A line of 0 and a bci of -1 are no position.
+ */
+struct frame_position {
+	int32_t line;     /* 0: none */
+	int32_t bci;      /* -1: none */
+	const char *file; /* NULL or "": none */
+};
+/* profile__intern with a position (NULL: none); the kinds made from parts are refused as there. */
+int64_t profile__intern_at(struct profile *profile, const char *name, enum frame_kind kind,
+			   const struct frame_position *pos);
+/* A frame's position: line 0, bci -1, file NULL for a frame interned without one. */
+struct frame_position profile__frame_position(const struct profile *profile, uint32_t frame);
+/* Whether any frame has a position. */
+bool profile__has_positions(const struct profile *profile);
 
 /* How many characters of a container's id a process frame shows, as docker ps does. */
 #define PROCESS_CONTAINER_SHOWN 12

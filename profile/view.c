@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +115,35 @@ static int64_t intern_without_id(struct profile *to, const char *name)
 }
 
 /*
+ * A Java frame as the view shows it: its suffix ("_[j]") kept with
+ * annotate, else a plain Java frame; its position dropped, shown in its
+ * name ("name:LINE" before the suffix), or kept. Its id in to, or a
+ * negative errno.
+ */
+static int64_t show_java(const struct profile *from, uint32_t i, const struct view_config *config, struct profile *to)
+{
+	enum frame_kind kind = profile__frame_kind(from, i);
+	const char *name = profile__frame_name(from, i);
+	struct frame_position pos = profile__frame_position(from, i);
+	const char *suffix = java_suffixes[kind] ? java_suffixes[kind] : "";
+	size_t len = strlen(name), cut = strlen(suffix);
+	char line[16] = "";
+	char *text;
+	int64_t shown;
+
+	if (!cut || len < cut || strcmp(name + len - cut, suffix))
+		suffix = "", cut = 0;
+	if (config->lines == VIEW_LINES_SHOW && pos.line > 0)
+		snprintf(line, sizeof(line), ":%d", pos.line);
+	if (asprintf(&text, "%.*s%s%s", (int)(len - cut), name, line, config->annotate ? suffix : "") < 0)
+		return -ENOMEM;
+	shown = profile__intern_at(to, text, config->annotate ? kind : FRAME_KIND_JAVA,
+				   config->lines == VIEW_LINES_KEEP ? &pos : NULL);
+	free(text);
+	return shown;
+}
+
+/*
  * The frame the view shows for source frame i, interned in to: *id, or
  * NO_FRAME when the view leaves it out. 0 or a negative errno.
  */
@@ -124,8 +154,6 @@ static int show_frame(const struct profile *from, uint32_t i, const struct view_
 	const char *name = profile__frame_name(from, i);
 	struct process_parts parts;
 	int64_t shown;
-	size_t len, cut;
-	char *plain;
 
 	*id = NO_FRAME;
 	switch (kind) {
@@ -169,22 +197,11 @@ static int show_frame(const struct profile *from, uint32_t i, const struct view_
 			return 0;
 		shown = profile__intern(to, name, kind);
 		break;
+	case FRAME_KIND_JAVA:
 	case FRAME_KIND_JAVA_COMPILED:
 	case FRAME_KIND_JAVA_INLINED:
 	case FRAME_KIND_JAVA_INTERP:
-		if (config->annotate) {
-			shown = profile__intern(to, name, kind);
-			break;
-		}
-		len = strlen(name);
-		cut = strlen(java_suffixes[kind]);
-		if (len >= cut && !strcmp(name + len - cut, java_suffixes[kind]))
-			len -= cut;
-		plain = strndup(name, len);
-		if (!plain)
-			return -ENOMEM;
-		shown = profile__intern(to, plain, FRAME_KIND_JAVA);
-		free(plain);
+		shown = show_java(from, i, config, to);
 		break;
 	default:
 		shown = profile__intern(to, name, kind);

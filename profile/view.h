@@ -17,6 +17,10 @@
  *   threads       keep the thread frames
  *   annotate      keep how Java frames ran; otherwise they become plain
  *                 Java frames without suffix
+ *   lines         a Java frame's position (profile__frame_position):
+ *                 dropped, so a method is one frame; shown in its name,
+ *                 "pkg.Class.method:LINE" (before any suffix), a frame
+ *                 per line; or kept as it is, for pprof and JFR
  *   state_mask    keep only stacks whose state frame is among these
  *                 (stacks with no state frame are kept)
  *   include       keep only stacks with a frame whose name matches
@@ -80,10 +84,17 @@ int view_root_of_word(const char *word);
  */
 int64_t view__process_frame(struct profile *to, const struct process_parts *parts, enum view_process_root root);
 
+enum view_lines {
+	VIEW_LINES_DROP,
+	VIEW_LINES_SHOW,
+	VIEW_LINES_KEEP,
+};
+
 struct view_config {
 	enum view_process_root process_root;
 	bool threads;
 	bool annotate;
+	enum view_lines lines;
 	unsigned state_mask;      /* 1 << enum jbpf_state per state kept; 0 keeps all */
 	const regex_t *include;   /* NULL: keep all */
 	const regex_t *exclude;   /* NULL: drop none */

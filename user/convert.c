@@ -26,7 +26,7 @@ struct convert_options {
 	enum output_format format;
 	bool format_given;
 	unsigned state_mask;        /* 0: all */
-	bool threads, annotate, reverse, no_wakers, carrier_frames;
+	bool threads, annotate, lines, reverse, no_wakers, carrier_frames;
 	bool group_by_given;        /* else as the recording's own views began stacks */
 	enum view_process_root group_by;
 	bool include_given, exclude_given;
@@ -41,6 +41,7 @@ enum {
 	OPT_STATE = 256,
 	OPT_THREADS,
 	OPT_ANNOTATE,
+	OPT_LINES,
 	OPT_CARRIER_FRAMES,
 	OPT_INCLUDE,
 	OPT_EXCLUDE,
@@ -62,6 +63,7 @@ static const struct option long_options[] = {
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "carrier-frames", no_argument, NULL, OPT_CARRIER_FRAMES },
 	{ "include", required_argument, NULL, OPT_INCLUDE },
 	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
@@ -122,6 +124,8 @@ static void print_help(const char *command)
 	       "                           recording's own output began them\n"
 	       "      --annotate           mark Java frames _[j] compiled, _[i] inlined, _[0]\n"
 	       "                           interpreted\n"
+	       "      --lines              name each Java frame with its source line,\n"
+	       "                           Class.method:LINE, where the recording kept them\n"
 	       "      --carrier-frames     keep a virtual thread's carrier's frames under its\n"
 	       "                           [virtual thread] frame\n"
 	       "      --include REGEX      keep only stacks with a frame that matches REGEX\n"
@@ -192,6 +196,9 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 			break;
 		case OPT_ANNOTATE:
 			o->annotate = true;
+			break;
+		case OPT_LINES:
+			o->lines = true;
 			break;
 		case OPT_CARRIER_FRAMES:
 			o->carrier_frames = true;
@@ -408,6 +415,7 @@ static struct view_config view_of(const struct convert_options *o, const struct 
 		.process_root = whole ? VIEW_ROOT_PROCESS : roots_of(o, rec),
 		.threads = whole || o->threads,
 		.annotate = whole || o->annotate,
+		.lines = whole ? VIEW_LINES_KEEP : o->lines ? VIEW_LINES_SHOW : VIEW_LINES_DROP,
 		.carrier_frames = whole || o->carrier_frames,
 		.virtual_thread_ids = whole || o->threads,
 		.state_mask = o->state_mask,

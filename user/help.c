@@ -92,6 +92,8 @@ void options_print_help(FILE *out)
 "                           none (default with one -p): no such frame\n"
 "      --annotate           mark Java frames _[j] compiled, _[i] inlined, _[0]\n"
 "                           interpreted\n"
+"      --lines              name each Java frame with its source line,\n"
+"                           Class.method:LINE (pprof and JFR always keep them)\n"
 "      --carrier-frames     keep a virtual thread's carrier's frames under its\n"
 "                           [virtual thread] frame (default: the stack starts\n"
 "                           there; with --threads, at [virtual thread #ID])\n"

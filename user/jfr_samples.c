@@ -94,18 +94,40 @@ static struct method_frames *method_entry(struct reader *r, uint64_t key)
 }
 
 /*
- * A frame of a stack trace: its method and type, named and interned. A
- * method's name and class are read once a chunk for each kind of frame it
- * is met as: stacks share their methods.
+ * Frame id, a Java frame's, at pos: the same name interned with its line
+ * and bytecode index (another frame of the profile); id itself for a frame
+ * of another kind or with no position.
+ */
+static int64_t positioned(struct reader *r, int64_t id, enum frame_kind kind, const struct frame_position *pos)
+{
+	char name[2 * MAX_NAME + 8];
+
+	if (id < 0 || (pos->line == 0 && pos->bci < 0) ||
+	    (kind != FRAME_KIND_JAVA && kind != FRAME_KIND_JAVA_INTERP && kind != FRAME_KIND_JAVA_COMPILED &&
+	     kind != FRAME_KIND_JAVA_INLINED))
+		return id;
+	/* Copied: interning may move the profile's names. */
+	snprintf(name, sizeof(name), "%s", profile__frame_name(r->rec->profile, (uint32_t)id));
+	return profile__intern_at(r->rec->profile, name, kind, pos);
+}
+
+/*
+ * A frame of a stack trace: its method and type, named and interned; a
+ * Java frame with its line and bytecode index (lineNumber, bytecodeIndex)
+ * where the file gives them, as pprof keeps lines. A method's name and
+ * class are read once a chunk for each kind of frame it is met as: stacks
+ * share their methods; a position is added to the name found.
  */
 static int64_t frame_id(struct reader *r, struct cur *c)
 {
 	const struct jclass *fc = &r->classes[r->c_frame];
 	char method_name[MAX_NAME], class_name[MAX_NAME], type[64] = "Native", name[2 * MAX_NAME + 8];
+	struct frame_position pos = { .line = 0, .bci = -1 };
 	struct method_frames *m;
 	uint64_t key = 0;
 	bool has_key = false, has_method;
 	enum frame_kind kind;
+	int64_t id;
 
 	for (size_t i = 0; i < fc->nr_fields && !c->bad; i++) {
 		const struct jfield *f = &fc->fields[i];
@@ -115,6 +137,12 @@ static int64_t frame_id(struct reader *r, struct cur *c)
 			has_key = true;
 		} else if (f->word == W_TYPE) {
 			jfr_read_text(r, c, f, type, sizeof(type), 1);
+		} else if ((!strcmp(f->name, "lineNumber") || !strcmp(f->name, "bytecodeIndex")) && !f->pooled &&
+			   !f->array && r->classes[f->type].prim == P_INT) {
+			/* A Java int: -1 (none) comes as its 32 bits, or sign-extended. */
+			int32_t v = (int32_t)(uint32_t)jfr_get_int(c, r->compressed, 4);
+
+			*(f->name[0] == 'l' ? &pos.line : &pos.bci) = v < 0 ? (f->name[0] == 'l' ? 0 : -1) : v;
 		} else {
 			jfr_skip_value(r, c, f, 1);
 		}
@@ -130,7 +158,7 @@ static int64_t frame_id(struct reader *r, struct cur *c)
 	if (!m)
 		return -ENOMEM;
 	if (m->has_class >= 0 && m->id[kind = kind_of(type, m->has_class)] >= 0)
-		return m->id[kind];
+		return positioned(r, m->id[kind], kind, &pos);
 	has_method = method_names(r, key, method_name, class_name);
 	m->has_class = class_name[0] != '\0';
 	kind = kind_of(type, m->has_class);
@@ -141,7 +169,8 @@ static int64_t frame_id(struct reader *r, struct cur *c)
 	         has_method && method_name[0] ? method_name : "[unknown]",
 	         suffixes[kind] ? suffixes[kind] : "");
 	m->id[kind] = profile__intern(r->rec->profile, name, kind);
-	return m->id[kind];
+	id = m->id[kind];
+	return positioned(r, id, kind, &pos);
 }
 
 /* The frames of stack trace key, leaf first, read once: their offset in stack_ids and count. */

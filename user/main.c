@@ -125,6 +125,9 @@ static struct profile *profile_for(const struct command *cmd, enum output_format
 			      : recording__roots(cmd->rec),
 		.threads = whole || o->threads,
 		.annotate = whole || o->annotate,
+		.lines = output_keeps_everything(format) ? VIEW_LINES_KEEP
+			 : o->lines			 ? VIEW_LINES_SHOW
+							 : VIEW_LINES_DROP,
 		/* What the aggregator leaves to the view whatever the recording: virtual threads' carriers. */
 		.carrier_frames = output_keeps_everything(format) || o->carrier_frames,
 		.virtual_thread_ids = output_keeps_everything(format) || o->threads,
@@ -244,7 +247,8 @@ static int write_outputs(struct command *cmd, const char *summary)
 	meta = event_meta(cmd, only, summary, targets, title, sizeof(title));
 	for (size_t i = 0; i < cmd->nr_outputs; i++) {
 		struct output_file *f = &cmd->outputs[i];
-		bool as_is = !cmd->full && !o->include_given && !o->exclude_given &&
+		/* --lines: the view writes each Java frame's line into its name. */
+		bool as_is = !cmd->full && !o->include_given && !o->exclude_given && !o->lines &&
 			     (o->carrier_frames || !has_virtual_threads(recording__profile(cmd->rec)));
 		struct profile *p = NULL;
 		int error;
@@ -334,6 +338,7 @@ static struct recording_config recording_config_of(const struct command *cmd)
 		.group_by_given = o->group_by_given,
 		.group_by = o->group_by,
 		.annotate = o->annotate,
+		.lines = o->lines,
 		.verbose = o->verbose,
 	};
 }

@@ -34,6 +34,7 @@ enum {
 	OPT_JAVA,
 	OPT_NO_JAVA,
 	OPT_ANNOTATE,
+	OPT_LINES,
 	OPT_CARRIER_FRAMES,
 	OPT_NO_UNMOUNTED,
 	OPT_STATE,
@@ -75,6 +76,7 @@ static const struct option long_options[] = {
 	{ "java", no_argument, NULL, OPT_JAVA },
 	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "carrier-frames", no_argument, NULL, OPT_CARRIER_FRAMES },
 	{ "no-unmounted", no_argument, NULL, OPT_NO_UNMOUNTED },
 	{ "event", required_argument, NULL, 'e' },
@@ -644,6 +646,9 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			break;
 		case OPT_ANNOTATE:
 			opts->annotate = true;
+			break;
+		case OPT_LINES:
+			opts->lines = true;
 			break;
 		case OPT_CARRIER_FRAMES:
 			opts->carrier_frames = true;

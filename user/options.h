@@ -95,6 +95,7 @@ struct options {
 	enum unwind_mode unwind;         /* how user stacks are walked */
 	enum java_stacks_mode java_stacks; /* where Java frames come from */
 	bool annotate;                   /* suffix Java frames by how they ran */
+	bool lines;                      /* Java frames named with their source line, "Class.method:LINE" */
 	bool carrier_frames;             /* keep virtual threads' carriers' frames */
 	bool no_unmounted;               /* waits: not the time virtual threads spend unmounted (no probes) */
 	unsigned events;                 /* 1 << enum event_mode for each event recorded (-e), at least one */

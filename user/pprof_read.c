@@ -271,6 +271,13 @@ static enum frame_kind kind_of_mapping(const char *filename)
 	return FRAME_KIND_NATIVE;
 }
 
+/* Whether frames of kind are Java methods, whose lines a profile may keep. */
+static bool is_java_kind(enum frame_kind kind)
+{
+	return kind == FRAME_KIND_JAVA || kind == FRAME_KIND_JAVA_COMPILED || kind == FRAME_KIND_JAVA_INLINED ||
+	       kind == FRAME_KIND_JAVA_INTERP;
+}
+
 /* The module a native mapping names (its file and build-id), or 0 for none. */
 static uint32_t module_of(struct reader *r, const Perftools__Profiles__Mapping *mapping)
 {
@@ -318,7 +325,8 @@ static int intern_locations(struct reader *r)
 		r->location_frames[i] = (int64_t)at;
 		for (size_t l = loc->n_line; l-- > 0;) {
 			ssize_t fi = find_id(r->functions, m->n_function, loc->line[l]->function_id);
-			const char *name, *exact;
+			const char *name, *exact, *file;
+			struct frame_position pos = { .line = 0, .bci = -1 };
 			int64_t id;
 
 			if (fi < 0)
@@ -326,10 +334,16 @@ static int intern_locations(struct reader *r)
 					    ", which does not exist", loc->id, loc->line[l]->function_id);
 			name = string_at(r, m->function[fi]->name);
 			exact = string_at(r, m->function[fi]->system_name);
-			if (!name || !exact)
+			file = string_at(r, m->function[fi]->filename);
+			if (!name || !exact || !file)
 				return pprof_read_fail(r->err, r->err_size, "function %" PRIu64 " has a name outside the string table",
 					    m->function[fi]->id);
-			id = profile__intern(r->rec->profile, *exact ? exact : *name ? name : "[unnamed]", kind);
+			/* A Java frame's line, and its class's file: the recording's (or any Java profile's) position. */
+			if (is_java_kind(kind) && loc->line[l]->line > 0 && loc->line[l]->line <= INT32_MAX) {
+				pos.line = (int32_t)loc->line[l]->line;
+				pos.file = file;
+			}
+			id = profile__intern_at(r->rec->profile, *exact ? exact : *name ? name : "[unnamed]", kind, &pos);
 			if (id < 0)
 				return pprof_read_fail(r->err, r->err_size, "too many distinct frames");
 			profile__set_frame_module(r->rec->profile, (uint32_t)id, module);

@@ -20,6 +20,8 @@
 #                  written by DIR/seed_vmstructs (tests/fuzz/seed_vmstructs.c)
 #   fuzz_classes   an image with vmClasses, a StackChunk class (its pool and
 #                  field stream) and a flag table, one seed per call
+#   fuzz_lines     line number tables as JDK 17 and JDK 25 compress them:
+#                  short pairs, a long one (0xff and two signed numbers)
 #   fuzz_thread_names  a JavaThread whose Thread is named in Latin-1, and one
 #                  in UTF-16, with compressed oops
 # fuzz_record and fuzz_javastream start from nothing: their formats are
@@ -31,7 +33,7 @@ cd "$(dirname "$0")/../.."
 dir=${1:-build/fuzz}/seeds
 rm -rf "$dir"
 for name in fuzz_procmaps fuzz_proc fuzz_attach fuzz_perfmap fuzz_elf fuzz_unwind fuzz_pprof fuzz_record \
-	fuzz_javastream fuzz_hotspot_names fuzz_vmstructs fuzz_jfr fuzz_classes fuzz_thread_names; do
+	fuzz_javastream fuzz_hotspot_names fuzz_vmstructs fuzz_jfr fuzz_classes fuzz_thread_names fuzz_lines; do
 	mkdir -p "$dir/$name"
 done
 "${1:-build/fuzz}/seed_vmstructs" "$dir/fuzz_vmstructs/jdk17"
@@ -171,3 +173,29 @@ if command -v java >/dev/null && [ -f build/java/CpuSplit.class ]; then
 		-cp build/java CpuSplit -t 1 >/dev/null 2>&1 || true
 fi
 echo "seeds: $(find "$dir" -type f | wc -l) files in $dir"
+
+# fuzz_lines: flags (bit 0: JDK 20's excluded byte), a bci (u16), then the
+# table (tests/fuzz/fuzz_lines.c): line 20 at bci 0 (a long pair: 0xff and
+# two zigzag UNSIGNED5 numbers), a line more every 4 bytecodes, a jump back
+# of 5 lines 280 bytecodes on (long), and the end byte.
+python3 - "$dir/fuzz_lines" <<'PY'
+import sys
+def u5(v, x):
+    out = bytearray()
+    for i in range(5):
+        if v < 192 - x or i == 4:
+            out.append(v + x)
+            return bytes(out)
+        d = (192 - x) + (v - (192 - x)) % 64
+        out.append(d + x)
+        v = (v - d) // 64
+def zigzag(v):
+    return ((v << 1) ^ (v >> 31)) & 0xffffffff
+for name, x in (("jdk17", 0), ("jdk25", 1)):
+    t = bytearray([0xff]) + u5(zigzag(0), x) + u5(zigzag(20), x)
+    t += bytes([(4 << 3) | 1] * 8)
+    t += bytes([0xff]) + u5(zigzag(280), x) + u5(zigzag(-5), x)
+    t.append(0)
+    with open(sys.argv[1] + "/" + name, "wb") as f:
+        f.write(bytes([x, 12, 0]) + bytes(t) + b"bytes after the end")
+PY

@@ -13,6 +13,8 @@
  *    back into Java);
  *  - javac from the first instant of its work: 99% of the main thread's
  *    samples reach JavacDriver.main (less the sampling error of a run);
+ *  - javac profiled from its exec, ten times: never the agent, and its
+ *    main thread's samples as whole as those of a JVM already started;
  *  - whole stacks through JNI: Java -> JNI -> Java -> JNI;
  *  - a recursion 1000 deep: cut at the walk's bound, counted and said;
  *  - a JVM run with -Xint: every Java frame interpreted;
@@ -307,6 +309,177 @@ static void javac_main_thread_reaches_main(void **state)
 	free(fifo);
 	free(argfile);
 	free(out_dir);
+	free(classes);
+	free(dir);
+}
+
+/*
+ * Samples of thread tid (its roots "[any name tid=TID]": named by the kernel
+ * until the JVM's name is read) outside the JVM's creation and the
+ * launcher's loading of the main class, and of those the ones that reach
+ * frame.
+ */
+static void count_tid_frame(const struct collapsed *c, const char *tid_suffix, const char *frame, uint64_t *on_tid,
+			    uint64_t *with_frame)
+{
+	size_t slen = strlen(tid_suffix);
+
+	*on_tid = *with_frame = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct frames fr;
+		size_t len;
+
+		frames_split(&fr, c->stacks[i]);
+		len = fr.n > 0 ? strlen(fr.f[0]) : 0;
+		if (len > slen && fr.f[0][0] == '[' && !strcmp(fr.f[0] + len - slen, tid_suffix) &&
+		    find_frame(&fr, 1, "JNI_CreateJavaVM") < 0 &&
+		    find_frame(&fr, 1, "sun.launcher.LauncherHelper.checkAndLoadMain") < 0) {
+			*on_tid += c->counts[i];
+			if (find_frame(&fr, 1, frame) >= 0)
+				*with_frame += c->counts[i];
+		}
+		free(fr.buf);
+	}
+}
+
+/*
+ * The " tid=N]" of the thread root with the most samples that reach frame,
+ * into out, in one pass (the recordings have thousands of stacks): "" when
+ * none does.
+ */
+#define MAX_ROOTS 512
+static void busiest_tid(const struct collapsed *c, const char *frame, char *out, size_t size)
+{
+	static char roots[MAX_ROOTS][128];
+	uint64_t counts[MAX_ROOTS] = { 0 }, best = 0;
+	size_t nr = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < c->n; i++) {
+		struct frames fr;
+		const char *tid;
+		size_t k;
+
+		frames_split(&fr, c->stacks[i]);
+		tid = fr.n > 0 && fr.f[0][0] == '[' ? strstr(fr.f[0], " tid=") : NULL;
+		if (tid && strlen(tid) < sizeof(roots[0]) && find_frame(&fr, 1, frame) >= 0) {
+			for (k = 0; k < nr && strcmp(roots[k], tid); k++)
+				;
+			if (k == nr && nr < MAX_ROOTS)
+				strcpy(roots[nr++], tid);
+			if (k < nr)
+				counts[k] += c->counts[i];
+		}
+		free(fr.buf);
+	}
+	for (size_t k = 0; k < nr; k++)
+		if (counts[k] > best && strlen(roots[k]) < size) {
+			best = counts[k];
+			strcpy(out, roots[k]);
+		}
+}
+
+/* Whether /proc/PID/maps names the agent's library, or its copy in the JVM's /tmp. */
+static bool agent_mapped(pid_t pid)
+{
+	char path[64], *maps = NULL;
+	size_t size = 0;
+	bool mapped;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_true(getdelim(&maps, &size, '\0', f) > 0);
+	fclose(f);
+	mapped = strstr(maps, "jbpfagent") || strstr(maps, "jbpfprof-agent");
+	free(maps);
+	return mapped;
+}
+
+#define FROM_EXEC_RUNS 10
+
+/*
+ * JavacDriver compiling, profiled from its exec onward, ten times: the
+ * profiler is pointed at the process as it starts (a shell about to exec
+ * java), so it meets the JVM before it loads libjvm, or while its layout
+ * does not read yet. The walk takes it as soon as it can, and the agent is
+ * never loaded: after the compile, with the JVM held alive, its maps have
+ * no trace of it. The main thread's samples outside the VM's creation
+ * reach JavacDriver.main as often as those of a JVM profiled once started
+ * (javac_main_thread_reaches_main's bound, over the runs' samples).
+ */
+static void javac_profiled_from_its_exec(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	char *dir = harness_tmpdir(), *fifo = harness_path(dir, "go"), *argfile = harness_path(dir, "javac.args");
+	char *out_dir = harness_path(dir, "classes"), *file = harness_path(dir, "javac.collapsed");
+	char *classes = jvm_class_dir(), command[4096], pid[16], *argv[32];
+	uint64_t all_main = 0, all_with = 0;
+
+	assert_non_null(classes);
+	assert_int_equal(mkdir(out_dir, 0700), 0);
+	write_sources(dir, argfile, out_dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	for (int run = 0; run < FROM_EXEC_RUNS; run++) {
+		char tid_suffix[48];
+		const char *unwalked;
+		struct child javac, profiler;
+		struct collapsed stacks;
+		uint64_t on_main, with_main;
+		bool mapped;
+		int go, status;
+
+		/* Read and write: opening a FIFO so never waits; the line is there before java reads it. */
+		go = open(fifo, O_RDWR | O_CLOEXEC);
+		assert_true(go >= 0);
+		assert_int_equal(write(go, "go\n", 3), 3);
+		snprintf(command, sizeof(command), "exec %s -cp %s JavacDriver 1 @%s hold < %s", jdk_java_path(jdk),
+			 classes, argfile, fifo);
+		assert_int_equal(harness_start_command(&javac, (char *[]){ "/bin/sh", "-c", command, NULL },
+						       STDOUT_FILENO), 0);
+		snprintf(pid, sizeof(pid), "%d", (int)javac.pid);
+		harness_profiler_args(argv, 32, pid, file, (char *[]){ "-F", "499", "--threads", NULL });
+		assert_int_equal(harness_start_profiler(&profiler, argv), 0);
+		if (harness_wait_for(&javac, "elapsed_ns", 120)) {
+			fprintf(stderr, "javac did not finish; its output:\n%s\n", javac.buf);
+			fail();
+		}
+		/* Held alive (hold): whatever was loaded into it is still mapped. */
+		mapped = agent_mapped(javac.pid);
+		assert_int_equal(write(go, "end\n", 4), 4);
+		status = harness_finish(&profiler, 60);
+		if (status != 0)
+			fprintf(stderr, "the profiler exited with %d; its stderr:\n%s\n", status, profiler.buf);
+		assert_int_equal(status, 0);
+		assert_int_equal(harness_finish(&javac, 30), 0);
+		close(go);
+		assert_int_equal(collapsed_load(file, &stacks), 0);
+		busiest_tid(&stacks, "JavacDriver.main", tid_suffix, sizeof(tid_suffix));
+		assert_true(tid_suffix[0] != '\0');
+		count_tid_frame(&stacks, tid_suffix, "JavacDriver.main", &on_main, &with_main);
+		unwalked = strstr(profiler.buf, "unwalked while starting");
+		fprintf(stderr, "  %s run %d: agent mapped: %s; main thread%s: %llu samples, %.2f%% reach "
+			"JavacDriver.main; %.*s\n", jdk->name, run + 1, mapped ? "yes" : "no", tid_suffix,
+			(unsigned long long)on_main, harness_percent(with_main, on_main),
+			unwalked ? (int)strcspn(unwalked, ";\n") : 24, unwalked ? unwalked : "walked from the start");
+		assert_false(mapped);
+		all_main += on_main;
+		all_with += with_main;
+		collapsed_free(&stacks);
+		unlink(file);
+	}
+	fprintf(stderr, "  %s: %d runs, main thread %llu samples, %.2f%% reach JavacDriver.main\n", jdk->name,
+		FROM_EXEC_RUNS, (unsigned long long)all_main, harness_percent(all_with, all_main));
+	/* As javac_main_thread_reaches_main: 99% less three standard errors of a share of 99%. */
+	assert_true(all_main >= 1000);
+	assert_true(harness_percent(all_with, all_main) >= 99.0 - 300.0 * sqrt(0.99 * 0.01 / (double)all_main));
+	unlink(fifo);
+	unlink(argfile);
+	free(fifo);
+	free(argfile);
+	free(out_dir);
+	free(file);
 	free(classes);
 	free(dir);
 }
@@ -771,6 +944,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		JDK_TESTS(walk_agrees_with_agent),
 		JDK_TESTS(javac_main_thread_reaches_main),
+		JDK_TESTS(javac_profiled_from_its_exec),
 		JDK_TESTS(jni_calls_back_into_java),
 		JDK_TESTS(deep_recursion_cut_and_counted),
 		JDK_TESTS(interpreter_only),

@@ -35,6 +35,7 @@ static const struct field_def common_fields[] = {
 	{ "ConstMethod", "_constants", "ConstantPool*", 8 },
 	{ "ConstantPool", "_pool_holder", "InstanceKlass*", 24 },
 	{ "ConstantPool", "_length", "int", 60 },
+	{ "ConstantPool", "_source_file_name_index", "u2", 54 },
 	{ "Klass", "_name", "Symbol*", 24 },
 	{ "Symbol", "_length", "u2", 4 },
 	{ "Symbol", "_body", "?", 6 },

@@ -175,6 +175,36 @@ static void kinds_of_frames(void **state)
 	aggregator__free(agg);
 }
 
+/*
+ * A Java frame's position is kept only when the configuration asks: else
+ * a method's lines are one frame, and the profile no larger than without.
+ */
+static void positions_kept_only_when_asked(void **state)
+{
+	struct fixture *f = *state;
+	const struct frame_position at10 = { 10, 1, "A.java" }, at11 = { 11, 5, "A.java" };
+
+	for (int keep = 0; keep < 2; keep++) {
+		struct aggregator_config config = { .positions = keep };
+		struct profile *p = profile__new(NULL);
+		struct aggregator *agg;
+		int64_t a, b;
+
+		assert_non_null(p);
+		agg = aggregator__new(&config, f->sym, p);
+		assert_non_null(agg);
+		assert_int_equal(aggregator__keeps_positions(agg), keep);
+		a = aggregator__intern_at(agg, "A.run", FRAME_KIND_JAVA, &at10);
+		b = aggregator__intern_at(agg, "A.run", FRAME_KIND_JAVA, &at11);
+		assert_true(a >= 0 && b >= 0);
+		assert_int_equal(a == b, !keep);
+		assert_int_equal(profile__has_positions(p), keep);
+		assert_int_equal(profile__frame_count(p), keep ? 2 : 1);
+		aggregator__free(agg);
+		profile__free(p);
+	}
+}
+
 static void process_and_thread_roots(void **state)
 {
 	struct fixture *f = *state;
@@ -382,6 +412,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(user_then_kernel_root_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(kinds_of_frames, setup, teardown),
+		cmocka_unit_test_setup_teardown(positions_kept_only_when_asked, setup, teardown),
 		cmocka_unit_test_setup_teardown(process_and_thread_roots, setup, teardown),
 		cmocka_unit_test_setup_teardown(full_length_comm, setup, teardown),
 		cmocka_unit_test_setup_teardown(unreadable_stacks_become_reason_frames, setup, teardown),

@@ -145,6 +145,7 @@ struct method_def {
 	const struct pair *lines;
 	int nr_lines;
 	bool native;
+	const char *file; /* the class's SourceFile, pool entry 5; NULL: none (index 0) */
 };
 
 struct method {
@@ -165,6 +166,10 @@ static struct method method(struct image *im, const struct jdk *j, const struct 
 	put(im, m.pool + 60, 8, 4);
 	put(im, m.pool + 72 + 8 * 3, symbol(im, d->name), 8);
 	put(im, m.pool + 72 + 8 * 4, symbol(im, d->signature), 8);
+	if (d->file) {
+		put(im, m.pool + 54, 5, 2);
+		put(im, m.pool + 72 + 8 * 5, symbol(im, d->file), 8);
+	}
 	m.const_method = alloc(im, j->cm_size + d->code_size + table.len);
 	put(im, m.const_method + 8, m.pool, 8);
 	put(im, m.const_method + j->cm_flags, d->nr_lines ? 1 : 0, (int)j->cm_flags_size);
@@ -305,11 +310,11 @@ static const struct pair baz_lines[] = { { 0, 70 }, { 4, 72 } };
 static int setup(void **state, const struct jdk *j)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	const struct method_def foo = { "com/example/Foo", "run", "(I)V", 400, foo_lines, 4, false };
-	const struct method_def bar = { "com/example/Bar", "add", "(JJ)J", 20, bar_lines, 2, false };
+	const struct method_def foo = { "com/example/Foo", "run", "(I)V", 400, foo_lines, 4, false, "Foo.java" };
+	const struct method_def bar = { "com/example/Bar", "add", "(JJ)J", 20, bar_lines, 2, false, NULL };
 	const struct method_def baz = { "com/example/Foo$$Lambda+0x0000000801001234", "apply",
-					"(Ljava/lang/Object;)Ljava/lang/Object;", 10, baz_lines, 2, false };
-	const struct method_def nat = { "java/lang/Thread", "sleep0", "(J)V", 0, NULL, 0, true };
+					"(Ljava/lang/Object;)Ljava/lang/Object;", 10, baz_lines, 2, false, NULL };
+	const struct method_def nat = { "java/lang/Thread", "sleep0", "(J)V", 0, NULL, 0, true, NULL };
 	char why[256] = "";
 	uint64_t version;
 
@@ -425,6 +430,37 @@ static void interpreted_frames_have_names_bci_and_line(void **state)
 	hotspot_names_stats(f->names, &st);
 	assert_int_equal(st.named, 4);
 	assert_int_equal(st.cached, 3);
+}
+
+/*
+ * The class's source file from its pool's SourceFile entry; none where the
+ * class names none, and none (the names kept) where the index lies past
+ * the pool or its Symbol cannot be read.
+ */
+static void source_file_from_the_pool_or_none(void **state)
+{
+	struct fixture *f = *state;
+	const struct method_def past = { "com/example/Past", "run", "()V", 4, NULL, 0, false, "Past.java" };
+	const struct method_def lost = { "com/example/Lost", "run", "()V", 4, NULL, 0, false, "Lost.java" };
+	struct method m_past = method(&f->im, f->jdk, &past), m_lost = method(&f->im, f->jdk, &lost);
+	struct hotspot_frame out[4];
+	struct jbpf_java_frame jf = interp(f, &f->foo, 7);
+
+	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_string_equal(out[0].file, "Foo.java");
+	jf = interp(f, &f->bar, 0);
+	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_null(out[0].file);
+	put(&f->im, m_past.pool + 54, 200, 2);
+	jf = interp(f, &m_past, 0);
+	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_frame(&out[0], "com.example.Past", "run", "()V", 0, 0, HOTSPOT_FRAME_INTERPRETED);
+	assert_null(out[0].file);
+	put(&f->im, m_lost.pool + 72 + 8 * 5, 0x7f0000000000ull, 8);
+	jf = interp(f, &m_lost, 0);
+	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_frame(&out[0], "com.example.Lost", "run", "()V", 0, 0, HOTSPOT_FRAME_INTERPRETED);
+	assert_null(out[0].file);
 }
 
 static void hidden_classes_keep_their_address(void **state)
@@ -587,7 +623,7 @@ static void bcp_outside_the_bytecodes_is_invalid(void **state)
 static void huge_symbol_over_unreadable_memory(void **state)
 {
 	struct fixture *f = *state;
-	const struct method_def d = { "a/Huge", "m", "()V", 4, NULL, 0, false };
+	const struct method_def d = { "a/Huge", "m", "()V", 4, NULL, 0, false, NULL };
 	struct method m = method(&f->im, f->jdk, &d);
 	uint64_t sym = alloc(&f->im, 16);
 	struct jbpf_java_frame jf = interp(f, &m, 1);
@@ -643,7 +679,7 @@ static void looping_scope_chain_is_invalid(void **state)
 static void line_table_without_end(void **state)
 {
 	struct fixture *f = *state;
-	const struct method_def d = { "a/Endless", "m", "()V", 8, NULL, 0, false };
+	const struct method_def d = { "a/Endless", "m", "()V", 8, NULL, 0, false, NULL };
 	struct method m = method(&f->im, f->jdk, &d);
 	uint64_t cm = alloc(&f->im, f->jdk->cm_size + 8 + 100000);
 	struct jbpf_java_frame jf;
@@ -728,6 +764,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		BOTH(interpreted_frames_have_names_bci_and_line),
+		BOTH(source_file_from_the_pool_or_none),
 		BOTH(hidden_classes_keep_their_address),
 		BOTH(native_methods_are_named_native),
 		BOTH(compiled_frames_expand_inlined_scopes),

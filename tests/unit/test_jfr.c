@@ -110,6 +110,47 @@ static void cpu_recording_reads_back(void **state)
 	profile__free(p);
 }
 
+/*
+ * Java frames with positions: each frame's lineNumber and bytecodeIndex,
+ * read back as they were; one method of two lines is one method of the
+ * file; a frame without a position (native) has none read back; a profile
+ * of default-package classes alone (no package) still reads.
+ */
+static void lines_and_bytecode_indexes_read_back(void **state)
+{
+	const struct frame_position at23 = { 23, 9, "Foo.java" }, at31 = { 31, 40, "Foo.java" };
+	struct profile *p = profile__new(NULL);
+	struct pprof_recording rec;
+	int64_t t, native, a, b;
+	size_t seen = 0;
+
+	(void)state;
+	assert_non_null(p);
+	t = profile__intern_thread(p, "main", 12);
+	native = profile__intern(p, "start_thread", FRAME_KIND_NATIVE);
+	a = profile__intern_at(p, "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED, &at23);
+	b = profile__intern_at(p, "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED, &at31);
+	assert_true(t >= 0 && native >= 0 && a >= 0 && b >= 0);
+	assert_int_equal(profile__add(p, (uint32_t[]){ (uint32_t)t, (uint32_t)native, (uint32_t)a }, 3, 2), 0);
+	assert_int_equal(profile__add(p, (uint32_t[]){ (uint32_t)t, (uint32_t)native, (uint32_t)b }, 3, 3), 0);
+	read_back(p, &cpu_meta, &rec);
+	for (uint32_t f = 0; f < profile__frame_count(rec.profile); f++) {
+		struct frame_position pos = profile__frame_position(rec.profile, f);
+
+		if (profile__frame_kind(rec.profile, f) != FRAME_KIND_JAVA_COMPILED) {
+			assert_int_equal(pos.line, 0);
+			assert_int_equal(pos.bci, -1);
+			continue;
+		}
+		assert_string_equal(profile__frame_name(rec.profile, f), "Foo.bar_[j]");
+		assert_true((pos.line == 23 && pos.bci == 9) || (pos.line == 31 && pos.bci == 40));
+		seen++;
+	}
+	assert_int_equal(seen, 2);
+	pprof_recording_free(&rec);
+	profile__free(p);
+}
+
 /* Wall time: one event per 10 ms, read back as samples; waiting stacks keep their states, running ones none.
  */
 static void wall_recording_reads_back_with_states(void **state)
@@ -312,6 +353,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(cpu_recording_reads_back),
+	    cmocka_unit_test(lines_and_bytecode_indexes_read_back),
 	    cmocka_unit_test(wall_recording_reads_back_with_states),
 	    cmocka_unit_test(chunks_read_back_as_one_recording),
 	    cmocka_unit_test(damaged_files_read_or_fail),

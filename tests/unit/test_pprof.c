@@ -468,6 +468,66 @@ static void process_parts_travel_as_labels(void **state)
 	profile__free(p);
 }
 
+/*
+ * A Java frame's line goes into its location's line and its class's file
+ * into its function's filename; read back, the frames have them again (no
+ * bytecode index: pprof has no field for it), and frames without a
+ * position none.
+ */
+static void java_lines_and_files_travel(void **state)
+{
+	const struct frame_position at = { 23, 9, "Foo.java" }, other = { 31, 40, "Foo.java" };
+	struct profile *p = profile__new(NULL);
+	struct pprof_recording rec;
+	int64_t native, bar23, bar31;
+	size_t len, with_line = 0;
+	uint8_t *data;
+	PProfile *msg;
+
+	(void)state;
+	assert_non_null(p);
+	native = profile__intern(p, "main", FRAME_KIND_NATIVE);
+	bar23 = profile__intern_at(p, "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED, &at);
+	bar31 = profile__intern_at(p, "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED, &other);
+	assert_true(native >= 0 && bar23 >= 0 && bar31 >= 0 && bar23 != bar31);
+	assert_int_equal(profile__add(p, (uint32_t[]){ (uint32_t)native, (uint32_t)bar23 }, 2, 2), 0);
+	assert_int_equal(profile__add(p, (uint32_t[]){ (uint32_t)native, (uint32_t)bar31 }, 2, 3), 0);
+	data = write_pprof(p, &cpu_meta, &len);
+	msg = decode(data, len);
+	for (size_t i = 0; i < msg->n_location; i++) {
+		const PLocation *loc = msg->location[i];
+		const PFunction *fn = function_of(msg, loc->line[0]->function_id);
+
+		if (strcmp(msg->string_table[fn->name], "Foo.bar"))
+			continue;
+		assert_string_equal(msg->string_table[fn->filename], "Foo.java");
+		assert_true(loc->line[0]->line == 23 || loc->line[0]->line == 31);
+		with_line++;
+	}
+	assert_int_equal(with_line, 2);
+	perftools__profiles__profile__free_unpacked(msg, NULL);
+
+	read_ok(data, len, &rec);
+	with_line = 0;
+	for (uint32_t f = 0; f < profile__frame_count(rec.profile); f++) {
+		struct frame_position pos = profile__frame_position(rec.profile, f);
+
+		if (profile__frame_kind(rec.profile, f) != FRAME_KIND_JAVA_COMPILED) {
+			assert_int_equal(pos.line, 0);
+			continue;
+		}
+		assert_string_equal(profile__frame_name(rec.profile, f), "Foo.bar_[j]");
+		assert_true(pos.line == 23 || pos.line == 31);
+		assert_int_equal(pos.bci, -1);
+		assert_string_equal(pos.file, "Foo.java");
+		with_line++;
+	}
+	assert_int_equal(with_line, 2);
+	pprof_recording_free(&rec);
+	free(data);
+	profile__free(p);
+}
+
 static void cpu_message_has_samples_and_cpu_time(void **state)
 {
 	check_message(cpu_stacks, ARRAY_SIZE(cpu_stacks), &cpu_meta, false);
@@ -1178,6 +1238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cpu_profile_reads_back_as_written),
 		cmocka_unit_test(process_parts_travel_as_labels),
+		cmocka_unit_test(java_lines_and_files_travel),
 		cmocka_unit_test(wall_profile_reads_back_as_written),
 		cmocka_unit_test(profile_without_thread_frames_reads_back),
 		cmocka_unit_test(empty_profile_reads_back_empty),

@@ -734,6 +734,79 @@ static void virtual_threads_start_at_their_marker(void **state)
 	profile__free(from);
 }
 
+/*
+ * Java frames with positions (one frame per line): dropped, a method is one
+ * frame again; shown, each line is in its name, before the suffix when
+ * annotated; kept, names stay and positions go through (pprof, JFR).
+ */
+static void lines_dropped_shown_or_kept(void **state)
+{
+	struct profile *from = profile__new(NULL);
+	const struct frame_position at10 = { 10, 3, "Foo.java" }, at12 = { 12, 7, "Foo.java" }, at5 = { 5, 0, NULL };
+	uint32_t root, main_, bar10, bar12, qux, s[3];
+	static const struct {
+		struct view_config config;
+		const char *text;
+	} views[] = {
+		{ { .process_root = VIEW_ROOT_NONE, .lines = VIEW_LINES_DROP },
+		  "main|native;Foo.bar|java 5\nmain|native;Foo.qux|java 4\n" },
+		{ { .process_root = VIEW_ROOT_NONE, .lines = VIEW_LINES_SHOW },
+		  "main|native;Foo.bar:10|java 2\nmain|native;Foo.bar:12|java 3\nmain|native;Foo.qux:5|java 4\n" },
+		{ { .process_root = VIEW_ROOT_NONE, .lines = VIEW_LINES_SHOW, .annotate = true },
+		  "main|native;Foo.bar:10_[j]|compiled 2\nmain|native;Foo.bar:12_[j]|compiled 3\n"
+		  "main|native;Foo.qux:5|java 4\n" },
+	};
+
+	(void)state;
+	assert_non_null(from);
+	root = frame_ok(from, "app", FRAME_KIND_PROCESS, 42);
+	main_ = frame_ok(from, "main", FRAME_KIND_NATIVE, 0);
+	bar10 = (uint32_t)profile__intern_at(from, "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED, &at10);
+	bar12 = (uint32_t)profile__intern_at(from, "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED, &at12);
+	qux = (uint32_t)profile__intern_at(from, "Foo.qux", FRAME_KIND_JAVA, &at5);
+	assert_true(bar10 != bar12);
+	assert_int_equal(profile__intern_at(from, "Foo.bar_[j]", FRAME_KIND_JAVA_COMPILED, &at10), bar10);
+	s[0] = root, s[1] = main_, s[2] = bar10;
+	assert_int_equal(profile__add(from, s, 3, 2), 0);
+	s[2] = bar12;
+	assert_int_equal(profile__add(from, s, 3, 3), 0);
+	s[2] = qux;
+	assert_int_equal(profile__add(from, s, 3, 4), 0);
+	for (size_t v = 0; v < ARRAY_SIZE(views); v++) {
+		struct profile *to = profile__new(NULL);
+		char *got;
+
+		assert_non_null(to);
+		assert_int_equal(view__apply(from, &views[v].config, to, NULL), 0);
+		assert_false(profile__has_positions(to));
+		got = profile_text(to);
+		assert_string_equal(got, views[v].text);
+		free(got);
+		profile__free(to);
+	}
+	{
+		const struct view_config keep = { .process_root = VIEW_ROOT_PROCESS, .annotate = true,
+						  .lines = VIEW_LINES_KEEP };
+		struct profile *to = profile__new(NULL);
+		size_t lines_seen = 0;
+
+		assert_non_null(to);
+		assert_int_equal(view__apply(from, &keep, to, NULL), 0);
+		for (uint32_t f = 0; f < profile__frame_count(to); f++) {
+			struct frame_position pos = profile__frame_position(to, f);
+
+			if (!strcmp(profile__frame_name(to, f), "Foo.bar_[j]")) {
+				assert_true((pos.line == 10 && pos.bci == 3) || (pos.line == 12 && pos.bci == 7));
+				assert_string_equal(pos.file, "Foo.java");
+				lines_seen++;
+			}
+		}
+		assert_int_equal(lines_seen, 2);
+		profile__free(to);
+	}
+	profile__free(from);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -758,6 +831,7 @@ int main(void)
 		cmocka_unit_test(full_target_gives_enospc),
 		cmocka_unit_test(root_frames_keep_names_that_look_like_their_text),
 		cmocka_unit_test(virtual_threads_start_at_their_marker),
+		cmocka_unit_test(lines_dropped_shown_or_kept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -200,6 +200,11 @@ enum java_adopt {
 	JAVA_ADOPT_WAIT,
 };
 #define JAVA_ADOPT_WAIT_MS 5000
+/*
+ * When the next try of a watched process is due (CLOCK_MONOTONIC ns), for
+ * the loop that calls java__tick to wake by then; UINT64_MAX when none is.
+ */
+uint64_t java__next_watch_ns(const struct java *java);
 typedef enum java_adopt (*java_adopt_fn)(void *ctx, uint32_t tgid);
 void java__set_adopter(struct java *java, java_adopt_fn fn, void *ctx);
 /* The profile was handed over (--continuous): frame ids kept for it are forgotten. */

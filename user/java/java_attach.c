@@ -587,9 +587,14 @@ void java_attach_watched(struct java *java, uint64_t now)
 			continue;
 		}
 		w->heap_only = adopt == JAVA_ADOPT_HEAP_ONLY;
+		/*
+		 * A JVM still starting is asked again soon, not later and later:
+		 * its samples have no Java frames until the walk takes it, and it
+		 * runs Java code a few tens of milliseconds after its layout reads.
+		 */
 		if (adopt == JAVA_ADOPT_WAIT && now < w->since_ns + JAVA_ADOPT_WAIT_MS * NS_PER_MS) {
 			w->jvm = true;
-			try_later(w, now);
+			w->next_ns = now + WATCH_FIRST_MS * NS_PER_MS;
 			continue;
 		}
 		if (!start_try(java, w)) {
@@ -597,6 +602,19 @@ void java_attach_watched(struct java *java, uint64_t now)
 			return;
 		}
 	}
+}
+
+uint64_t java__next_watch_ns(const struct java *java)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (size_t i = 0; i < WATCH_SLOTS; i++) {
+		const struct watch *w = &java->watches[i];
+
+		if (w->tgid && !w->in_flight && w->next_ns < next)
+			next = w->next_ns;
+	}
+	return next;
 }
 
 int java__attach_when_live(struct java *java, uint32_t tgid, char *err, size_t err_size)

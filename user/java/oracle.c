@@ -101,6 +101,18 @@ static void log_difference(struct oracle *o, const struct jbpf_sample *s, const 
 	fprintf(o->log, "\n\n");
 }
 
+/*
+ * Whether the sample's innermost Java frame is interpreted and runs at the
+ * sampled pc (no native frame inside it): the one whose bcp the walk takes
+ * from r13 (bpf/hotspot.bpf.h, hotspot_live_bcp).
+ */
+static bool running_interpreted(const struct jbpf_sample *s)
+{
+	const struct jbpf_java_frame *java = record_sample_java_frames(s);
+
+	return s->java_len && java[0].kind == JBPF_JAVA_INTERPRETED && java[0].native_before == 0 && java[0].pc;
+}
+
 void oracle__compare(void *ctx, const struct jbpf_sample *s, const struct join_trace *t, const struct javamap *map)
 {
 	struct oracle *o = ctx;
@@ -123,7 +135,10 @@ void oracle__compare(void *ctx, const struct jbpf_sample *s, const struct join_t
 	for (int k = 0; k < n; k++) {
 		uint8_t a = agent_kind(t->frames[k].kind), b = bpf_kind(o->bpf[k].kind);
 
-		if (t->frames[k].bci >= 0 && o->bpf[k].bci >= 0) {
+		if (k == 0 && running_interpreted(s) && t->frames[k].bci >= 0 && o->bpf[k].bci >= 0) {
+			o->stats.live_bcis++;
+			o->stats.live_differ += t->frames[k].bci != o->bpf[k].bci;
+		} else if (t->frames[k].bci >= 0 && o->bpf[k].bci >= 0) {
 			o->stats.bci_pairs++;
 			o->stats.same_bci += t->frames[k].bci == o->bpf[k].bci;
 			same &= t->frames[k].bci == o->bpf[k].bci;
@@ -163,9 +178,11 @@ void oracle__describe(const struct oracle *o, char *buf, size_t size)
 		return;
 	snprintf(buf, size,
 		 "BPF walk against the agent: %llu samples, %.1f%% the same methods (%llu without Java frames, "
-		 "%llu ended early), %.1f%% of %llu bytecode indexes and %.1f%% of %llu kinds the same",
+		 "%llu ended early), %.1f%% of %llu bytecode indexes and %.1f%% of %llu kinds the same (%llu "
+		 "running interpreted frames' bytecode indexes not compared, the agent's stale in %llu)",
 		 (unsigned long long)st->samples, share(st->same_methods, st->samples),
 		 (unsigned long long)st->bpf_none, (unsigned long long)st->bpf_stopped,
 		 share(st->same_bci, st->bci_pairs), (unsigned long long)st->bci_pairs,
-		 share(st->same_kind, st->kind_pairs), (unsigned long long)st->kind_pairs);
+		 share(st->same_kind, st->kind_pairs), (unsigned long long)st->kind_pairs,
+		 (unsigned long long)st->live_bcis, (unsigned long long)st->live_differ);
 }

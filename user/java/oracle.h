@@ -7,7 +7,11 @@
  * profile is the agent's; each sample the agent gave a Java stack for is
  * compared here with the walk's: the same methods in the same order, the
  * same bytecode index where both have one, the same kind (interpreted,
- * compiled, inlined) where both know it. The summary gives the shares,
+ * compiled, inlined) where both know it. The bytecode index of an
+ * interpreted frame running at the sampled pc is not compared: the walk
+ * takes the interpreter's live bcp (r13), AsyncGetCallTrace the frame's
+ * slot, which the interpreter writes only before it calls out (counted
+ * apart, with how often they differ). The summary gives the shares,
  * and with JBPFPROF_ORACLE_LOG=FILE each sample that differs is written
  * there, both stacks, for a test or a person to read.
  */
@@ -29,6 +33,8 @@ struct oracle_stats {
 	uint64_t bpf_stopped;    /* ... for which the walk ended early */
 	uint64_t same_methods;   /* ... with the same methods in the same order */
 	uint64_t bci_pairs, same_bci;   /* frames of those where both had a bci */
+	uint64_t live_bcis, live_differ; /* innermost interpreted frames at the pc: not compared, and of
+					    those, whose slot's bci was not the live one */
 	uint64_t kind_pairs, same_kind; /* frames of those where both knew the kind */
 };
 

@@ -558,16 +558,19 @@ static int64_t logical_id(struct walked *w, const struct hotspot_frame *f, uint8
 		return aggregator__intern(w->agg, f->method ? f->method : "[stub]", FRAME_KIND_JIT);
 	walked__frame_name(f, method, sizeof(method));
 	snprintf(name, sizeof(name), "%s%s", method, annotate && annotations[kind] ? annotations[kind] : "");
-	return aggregator__intern(w->agg, name, annotate ? kind : FRAME_KIND_JAVA);
+	return aggregator__intern_at(w->agg, name, annotate ? kind : FRAME_KIND_JAVA,
+				     &(struct frame_position){ .line = f->line, .bci = f->bci, .file = f->file });
 }
 
 /* One walked Java frame, outermost logical frame first: its ids remembered, or named. */
 static void push_java(struct walked *w, struct walked_jvm *j, const struct jbpf_java_frame *f)
 {
-	/* An interpreted frame's name does not depend on its bcp; a compiled one's inlining does on its pc. */
-	struct frame_ids_key key = {
-		.ptr = f->ptr, .pc = f->kind == JBPF_JAVA_COMPILED ? f->pc : 0, .cookie = f->cookie, .kind = f->kind
-	};
+	/*
+	 * An interpreted frame's name does not depend on its bcp, but its line
+	 * does; a compiled one's inlining and lines do on its pc.
+	 */
+	bool by_pc = f->kind == JBPF_JAVA_COMPILED || aggregator__keeps_positions(w->agg);
+	struct frame_ids_key key = { .ptr = f->ptr, .pc = by_pc ? f->pc : 0, .cookie = f->cookie, .kind = f->kind };
 	int64_t ids[FRAME_IDS_INLINE];
 	char name[NAME_MAX_LEN];
 	bool all_named = true;

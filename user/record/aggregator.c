@@ -886,11 +886,22 @@ void aggregator__push_user_error(struct aggregator *agg, const struct jbpf_sampl
 
 int64_t aggregator__intern(struct aggregator *agg, const char *name, enum frame_kind kind)
 {
-	int64_t id = profile__intern(agg->profile, name, kind);
+	return aggregator__intern_at(agg, name, kind, NULL);
+}
+
+int64_t aggregator__intern_at(struct aggregator *agg, const char *name, enum frame_kind kind,
+			      const struct frame_position *pos)
+{
+	int64_t id = profile__intern_at(agg->profile, name, kind, agg->config.positions ? pos : NULL);
 
 	if (id < 0)
 		agg->failed = true;
 	return id;
+}
+
+bool aggregator__keeps_positions(const struct aggregator *agg)
+{
+	return agg->config.positions;
 }
 
 void aggregator__push_id(struct aggregator *agg, int64_t id)

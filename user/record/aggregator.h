@@ -53,6 +53,12 @@ struct aggregator_config {
 	enum view_process_root process_root; /* the process frame (user/record/process_roots.h) */
 	bool thread_root;
 	bool annotate;           /* suffix Java frames _[j] _[i] _[0] by how they ran */
+	/*
+	 * Java frames walked by BPF keep their source line, bytecode index and
+	 * file (profile__intern_at): only when an output or --lines needs them,
+	 * as each line of a method is a frame of its own.
+	 */
+	bool positions;
 	bool time_weights;       /* wall-clock or off-CPU profile, see above */
 	unsigned state_mask;     /* with time_weights: 1 << state for each state kept */
 	bool modules;            /* note each native frame's file and build-id (profile__module) */
@@ -183,6 +189,11 @@ void aggregator__push_native(struct aggregator *agg, uint32_t tgid, uint64_t add
 void aggregator__push_user_error(struct aggregator *agg, const struct jbpf_sample *sample);
 /* A frame's id, interned once and pushed many times with aggregator__push_id; < 0 when full. */
 int64_t aggregator__intern(struct aggregator *agg, const char *name, enum frame_kind kind);
+/* The same with a position, kept only with config.positions (else as aggregator__intern). */
+int64_t aggregator__intern_at(struct aggregator *agg, const char *name, enum frame_kind kind,
+			      const struct frame_position *pos);
+/* Whether Java frames keep their positions (config.positions). */
+bool aggregator__keeps_positions(const struct aggregator *agg);
 void aggregator__push_id(struct aggregator *agg, int64_t id);
 void aggregator__end(struct aggregator *agg, const struct jbpf_sample *sample);
 /*

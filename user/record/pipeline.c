@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "user/java/starting.h"
 #include "user/java/walked.h"
 #include "user/record/decode.h"
 #include "user/record/leaks.h"
@@ -27,6 +28,7 @@ struct pipeline {
 	struct wall *wall;
 	struct unwinder *unwinder;      /* NULL with --unwind fp */
 	struct walked *walked;          /* JVMs whose Java frames BPF walks, or NULL */
+	struct starting *starting;      /* JVMs the walk found still starting, or NULL */
 	struct leaks *leaks;            /* -e nativemem --leaks: allocations held until freed, or NULL */
 	struct sampler *sampler;        /* at pipeline__finish */
 	bool wall_stopped;
@@ -90,8 +92,10 @@ static void after_wall(void *ctx, const struct record *r)
 			java__sample(p->java, r->sample, r->size);
 		else if (walked__has(p->walked, r->sample->tgid))
 			walked__sample(p->walked, r->sample);
-		else
+		else {
+			starting__sample(p->starting, r->sample);
 			aggregator__add(p->agg, r->sample);
+		}
 		return;
 	case JBPF_RECORD_WAKER:
 		/*
@@ -176,9 +180,10 @@ struct wall *pipeline__wall(const struct pipeline *p)
 	return p->wall;
 }
 
-void pipeline__set_walked(struct pipeline *p, struct walked *walked)
+void pipeline__set_walked(struct pipeline *p, struct walked *walked, struct starting *starting)
 {
 	p->walked = walked;
+	p->starting = starting;
 }
 
 void pipeline__set_leaks(struct pipeline *p, struct leaks *leaks)
@@ -250,6 +255,11 @@ void pipeline__on_poll(struct pipeline *p, const struct pollfd *fds, size_t nr)
 {
 	if (p->java)
 		java__on_poll(p->java, fds, nr);
+}
+
+uint64_t pipeline__next_tick_ns(const struct pipeline *p)
+{
+	return p->java ? java__next_watch_ns(p->java) : UINT64_MAX;
 }
 
 void pipeline__tick(struct pipeline *p, uint64_t now_ns)

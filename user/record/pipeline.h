@@ -68,8 +68,12 @@ struct wall *pipeline__wall(const struct pipeline *p);
  * each process sampled, each exec and each pc the walker could not place.
  */
 struct walked;
-/* JVMs whose Java frames BPF walks: their samples go there (user/java/walked.h). */
-void pipeline__set_walked(struct pipeline *p, struct walked *walked);
+struct starting;
+/*
+ * JVMs whose Java frames BPF walks: their samples go there (user/java/walked.h);
+ * the samples of those not walked yet are counted by starting (user/java/starting.h).
+ */
+void pipeline__set_walked(struct pipeline *p, struct walked *walked, struct starting *starting);
 
 void pipeline__set_unwinder(struct pipeline *p, struct unwinder *unwinder);
 
@@ -87,6 +91,8 @@ void pipeline__record(void *ctx, const void *data, size_t size);
 size_t pipeline__poll_fds(struct pipeline *p, struct pollfd *fds, size_t max);
 void pipeline__on_poll(struct pipeline *p, const struct pollfd *fds, size_t nr);
 void pipeline__tick(struct pipeline *p, uint64_t now_ns);
+/* When a tick is next due (a watched JVM's try), CLOCK_MONOTONIC ns; UINT64_MAX: none before the loop's own. */
+uint64_t pipeline__next_tick_ns(const struct pipeline *p);
 
 /* The sampler stopped at stop_ns; records drained from now on are cut there. */
 void pipeline__stopped(struct pipeline *p, uint64_t stop_ns);

@@ -23,6 +23,7 @@
 #include "symbolizer/symbolizer.h"
 #include "user/java/java.h"
 #include "user/java/oracle.h"
+#include "user/java/starting.h"
 #include "user/java/walked.h"
 #include "user/record/checks.h"
 #include "user/record/kernel_symbols.h"
@@ -114,6 +115,7 @@ void recording__free(struct recording *rec)
 	leaks__free(rec->leaks);
 	oracle__free(rec->oracle);
 	walked__free(rec->walked);
+	starting__free(rec->starting);
 	java__free(rec->java);
 	aggregator__free(rec->agg);
 	profile__free(rec->profile);
@@ -274,6 +276,8 @@ static int make_stages(struct recording *rec)
 		.process_root = c->full ? VIEW_ROOT_PROCESS : recording__roots(rec),
 		.thread_root = c->full || c->threads,
 		.annotate = c->full || c->annotate,
+		/* pprof (full, and --continuous's) and JFR carry lines always; the others with --lines. */
+		.positions = c->full || c->interval_ns || c->lines,
 		.modules = c->full,
 		.time_weights = weighs_time(c),
 		.state_mask = c->state_mask,
@@ -303,9 +307,10 @@ static int make_stages(struct recording *rec)
 		java__without_signals(rec->java);
 	rec->walked = walked__new(rec->agg);
 	rec->pipeline = pipeline__new(rec->agg, rec->java);
-	if (!rec->walked || !rec->pipeline)
+	rec->starting = starting__new();
+	if (!rec->walked || !rec->pipeline || !rec->starting)
 		return -ENOMEM;
-	pipeline__set_walked(rec->pipeline, rec->walked);
+	pipeline__set_walked(rec->pipeline, rec->walked, rec->starting);
 	/* -e lock: BPF reads each wait's monitor through its thread's JavaThread. */
 	if (recording_config_has(c, RECORDING_LOCK))
 		walked__follow_threads(rec->walked);
@@ -714,7 +719,9 @@ int recording__run(struct recording *rec)
 			profile__set_time_origin(rec->profile, origin);
 		rec->start_unix_ns = rec->interval_from_unix_ns - (int64_t)(now - origin);
 	}
+	rec->sampling_ns = clock_monotonic_ns();
 	error = session__run(rec->sampler, rec->pipeline, &session_config, &rec->session, err, sizeof(err));
+	rec->stop_ns = clock_monotonic_ns();
 	sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
 	if (error) {
 		fprintf(stderr, "jbpfprof: %s\n", err);

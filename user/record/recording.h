@@ -89,6 +89,7 @@ struct recording_config {
 	bool full;                /* aggregate everything, for a pprof file (profile/view.h) */
 	bool no_times;            /* no output needs when stacks were counted: no timeline kept */
 	bool threads, annotate;   /* without full: the thread frames, how Java frames ran */
+	bool lines;               /* Java frames' source lines kept (--lines); full and --continuous keep them too */
 	/*
 	 * How stacks begin (--group-by), when given; by default, a frame per
 	 * process with -a or several targets, none for one.

@@ -37,6 +37,7 @@ struct recording {
 	struct java *java;
 	struct walked *walked;   /* JVMs whose Java frames BPF walks */
 	size_t jvms_starting;    /* JVMs offered to the walk at the start while still starting */
+	struct starting *starting; /* JVMs unwalked while starting, for the summary */
 	struct oracle *oracle;   /* --java-stacks both: the walk checked against the agent */
 	struct pipeline *pipeline;
 	struct leaks *leaks;     /* -e nativemem --leaks */
@@ -46,6 +47,8 @@ struct recording {
 	uint64_t base_period_ns;
 	uint64_t start_ns;    /* CLOCK_MONOTONIC when the recording was made */
 	int64_t start_unix_ns; /* CLOCK_REALTIME when the sampler started: the timeline's tick 0; 0 before */
+	uint64_t sampling_ns; /* CLOCK_MONOTONIC when its session began, the sampler open */
+	uint64_t stop_ns;     /* CLOCK_MONOTONIC when its session ended, 0 before */
 	/* --continuous: where the interval in progress began, and the counts then */
 	int64_t interval_from_unix_ns;
 	uint64_t cut_counters[JBPF_CNT_NR];

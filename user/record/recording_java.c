@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "symbolizer/proc.h"
 #include "user/java/java.h"
+#include "user/java/starting.h"
 #include "user/java/walked.h"
 #include "user/record/sampler.h"
 
@@ -56,16 +58,17 @@ static enum walked_result offer_walk(struct recording *rec, uint32_t tgid, bool 
 						   : "its allocations are recorded without Java frames");
 	if (rc == WALKED_STARTING && !rec->sampler)
 		rec->jvms_starting++;
+	/* How long it stays unwalked, for the summary. */
+	if (rc == WALKED_STARTING)
+		starting__seen(rec->starting, tgid, clock_monotonic_ns());
+	else
+		starting__walked(rec->starting, tgid, clock_monotonic_ns());
 	/* Watched (the agent's tries too), and offered to the walk again at each try: adopt_jvm. */
 	if (rc == WALKED_STARTING && !quiet && rec->config.verbose)
 		fprintf(stderr, "jbpfprof: JVM pid %u: still starting (%s); walked once its layout reads\n", tgid, why);
 	return rc;
 }
 
-static bool walk_by_bpf(struct recording *rec, uint32_t tgid, bool quiet)
-{
-	return offer_walk(rec, tgid, quiet) == WALKED_OK && rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF;
-}
 
 /*
  * A process watched since the start (a JVM still starting, a launcher)
@@ -128,16 +131,28 @@ static int attach_heap_only(struct recording *rec, uint32_t tgid)
  */
 static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
 {
+	bool by_bpf = rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF;
+	enum walked_result walk = offer_walk(rec, tgid, !named);
 	char err[512];
 	int rc;
 
-	if (walk_by_bpf(rec, tgid, !named)) {
+	if (walk == WALKED_OK && by_bpf) {
 		attach_heap_only(rec, tgid);
 		return;
 	}
 	/* An allocator's uprobe has no Java stack to ask the agent for: BPF's walk or none. */
 	if (!agent_wanted(&rec->config))
 		return;
+	/*
+	 * Still starting: watched, and the watch asks the walk first at each
+	 * try (adopt_jvm). An attach now would leave its request with the JVM,
+	 * which loads the agent once live, after the layout reads: into a JVM
+	 * the walk takes.
+	 */
+	if (walk == WALKED_STARTING && by_bpf) {
+		java__watch(rec->java, tgid);
+		return;
+	}
 	rc = java__attach(rec->java, tgid, err, sizeof(err));
 
 	if (rc == JAVA_ATTACH_OK) {
@@ -167,7 +182,8 @@ static int attach_required(struct recording *rec)
 	for (size_t i = 0; i < rec->nr_tgids; i++) {
 		int rc;
 
-		if (walk_by_bpf(rec, rec->tgids[i], false)) {
+		if (offer_walk(rec, rec->tgids[i], false) == WALKED_OK &&
+		    rec->config.java_stacks == RECORDING_JAVA_STACKS_BPF) {
 			if (attach_heap_only(rec, rec->tgids[i]))
 				return -1;
 			continue;

@@ -110,7 +110,7 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 		config->on_started(config->interval_ctx);
 
 	while (!stop) {
-		uint64_t now = clock_monotonic_ns(), wait_ns = DRAIN_INTERVAL_MS * 1000000ull;
+		uint64_t now = clock_monotonic_ns(), wait_ns = DRAIN_INTERVAL_MS * 1000000ull, next_tick;
 		int ready;
 
 		if (config->duration_ns) {
@@ -121,6 +121,10 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 		}
 		if (config->interval_ns && next_cut > now && next_cut - now < wait_ns)
 			wait_ns = next_cut - now;
+		/* A JVM still starting is offered to the walk every few ms, not at the drain's pace. */
+		next_tick = pipeline__next_tick_ns(pipeline);
+		if (next_tick < now + wait_ns)
+			wait_ns = next_tick > now ? next_tick - now : 0;
 		nr_hook_fds = pipeline__poll_fds(pipeline, fds + nr_fds, MAX_HOOK_FDS);
 		ready = poll(fds, nr_fds + nr_hook_fds, (int)((wait_ns + 999999) / 1000000));
 		if (ready < 0 && errno != EINTR) {

@@ -13,12 +13,14 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "common/clock.h"
 #include "common/counts.h"
 #include "profile/timeline.h"
 #include "symbolizer/symbolizer.h"
 #include "unwind/unwind.h"
 #include "user/java/java.h"
 #include "user/java/oracle.h"
+#include "user/java/starting.h"
 #include "user/java/walked.h"
 #include "user/record/leaks.h"
 #include "user/record/loader.h"
@@ -364,6 +366,15 @@ static void time_summary(const struct recording *rec, char *buf, size_t size)
 
 		walked__describe(rec->walked, java_line + used + (used ? 2 : 0), sizeof(java_line) - used - 2);
 		if (used)
+			memcpy(java_line + used, "; ", 2);
+	}
+	if (rec->starting) {
+		size_t used = strlen(java_line);
+
+		starting__describe(rec->starting, rec->sampling_ns,
+				   rec->stop_ns ? rec->stop_ns : clock_monotonic_ns(), java_line + used + (used ? 2 : 0),
+				   sizeof(java_line) - used - 2);
+		if (used && java_line[used + 2])
 			memcpy(java_line + used, "; ", 2);
 	}
 	if (rec->oracle) {

@@ -11,7 +11,7 @@ import javax.tools.ToolProvider;
  * bench/java_overhead.sh. One JVM runs javac several times, so a profiler
  * can attach to it before the measured work starts.
  *
- *   java JavacDriver COMPILES @ARGFILE
+ *   java JavacDriver COMPILES @ARGFILE [hold]
  *
  * It prints "ready", waits for one line on standard input (the benchmark
  * sends it once the profiler samples), then runs javac with the options and
@@ -19,7 +19,8 @@ import javax.tools.ToolProvider;
  * this JVM, through javax.tools. After each it prints "compile_ms N"; at the
  * end "cpu_ns N", the CPU time the whole JVM used meanwhile (all its
  * threads: compilers and GC too), then "elapsed_ns N" for all of them, the
- * time the benchmark compares. Any
+ * time the benchmark compares. With hold it then waits for one more line
+ * before it exits, so that a test can look at the JVM after its work. Any
  * compilation error ends it with status 1. javac's diagnostics are
  * discarded (JDK sources draw hundreds of warnings that no option silences).
  */
@@ -28,8 +29,10 @@ public final class JavacDriver {
 	}
 
 	public static void main(String[] args) throws Exception {
-		if (args.length != 2 || !args[1].startsWith("@")) {
-			System.err.println("usage: java JavacDriver COMPILES @ARGFILE");
+		boolean hold = args.length == 3 && args[2].equals("hold");
+
+		if ((args.length != 2 && !hold) || !args[1].startsWith("@")) {
+			System.err.println("usage: java JavacDriver COMPILES @ARGFILE [hold]");
 			System.exit(2);
 		}
 		int compiles = Workload.positiveArg("java JavacDriver COMPILES @ARGFILE", args[0]);
@@ -65,5 +68,7 @@ public final class JavacDriver {
 		System.out.println("cpu_ns " + (os.getProcessCpuTime() - cpuStart));
 		System.out.println("elapsed_ns " + elapsed);
 		System.out.flush();
+		if (hold)
+			in.readLine();
 	}
 }
