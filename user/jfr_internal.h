@@ -67,8 +67,9 @@ struct jclass {
 
 /* A method's frames, by kind: profile frame ids, -1 until named (jfr_samples.c). */
 struct method_frames {
-	int64_t id[FRAME_KIND_NR];
-	int8_t has_class; /* its class has a name: -1 until read */
+	int64_t id[FRAME_KIND_NR]; /* its frame of each kind without a position, -1 until interned */
+	char *base;                /* "pkg.Class.method", NULL until read */
+	int8_t has_class;          /* its class has a name: -1 until read */
 };
 
 struct reader {

@@ -684,6 +684,8 @@ static void chunk_free(struct reader *r)
 	map_free(&r->stacks);
 	map_free(&r->methods);
 	map_free(&r->class_ids);
+	for (size_t i = 0; i < r->nr_method_frames; i++)
+		free(r->method_frames[i].base);
 	free(r->method_frames);
 	r->method_frames = NULL;
 	r->nr_method_frames = r->cap_method_frames = 0;

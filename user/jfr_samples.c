@@ -90,33 +90,24 @@ static struct method_frames *method_entry(struct reader *r, uint64_t key)
 	for (size_t k = 0; k < FRAME_KIND_NR; k++)
 		m->id[k] = -1;
 	m->has_class = -1;
+	m->base = NULL;
 	return m;
 }
 
-/*
- * Frame id, a Java frame's, at pos: the same name interned with its line
- * and bytecode index (another frame of the profile); id itself for a frame
- * of another kind or with no position.
- */
-static int64_t positioned(struct reader *r, int64_t id, enum frame_kind kind, const struct frame_position *pos)
+/* Whether a frame of kind at pos is interned with its position: a Java frame that has one. */
+static bool has_position(enum frame_kind kind, const struct frame_position *pos)
 {
-	char name[2 * MAX_NAME + 8];
-
-	if (id < 0 || (pos->line == 0 && pos->bci < 0) ||
-	    (kind != FRAME_KIND_JAVA && kind != FRAME_KIND_JAVA_INTERP && kind != FRAME_KIND_JAVA_COMPILED &&
-	     kind != FRAME_KIND_JAVA_INLINED))
-		return id;
-	/* Copied: interning may move the profile's names. */
-	snprintf(name, sizeof(name), "%s", profile__frame_name(r->rec->profile, (uint32_t)id));
-	return profile__intern_at(r->rec->profile, name, kind, pos);
+	return (pos->line != 0 || pos->bci >= 0) && (kind == FRAME_KIND_JAVA || kind == FRAME_KIND_JAVA_INTERP ||
+						     kind == FRAME_KIND_JAVA_COMPILED || kind == FRAME_KIND_JAVA_INLINED);
 }
 
 /*
  * A frame of a stack trace: its method and type, named and interned; a
  * Java frame with its line and bytecode index (lineNumber, bytecodeIndex)
  * where the file gives them, as pprof keeps lines. A method's name and
- * class are read once a chunk for each kind of frame it is met as: stacks
- * share their methods; a position is added to the name found.
+ * class are read once a chunk (its base name kept in method_frames:
+ * stacks share their methods), and a frame without a position is interned
+ * once for each kind of frame its method is met as.
  */
 static int64_t frame_id(struct reader *r, struct cur *c)
 {
@@ -125,9 +116,8 @@ static int64_t frame_id(struct reader *r, struct cur *c)
 	struct frame_position pos = { .line = 0, .bci = -1 };
 	struct method_frames *m;
 	uint64_t key = 0;
-	bool has_key = false, has_method;
+	bool has_key = false;
 	enum frame_kind kind;
-	int64_t id;
 
 	for (size_t i = 0; i < fc->nr_fields && !c->bad; i++) {
 		const struct jfield *f = &fc->fields[i];
@@ -157,20 +147,27 @@ static int64_t frame_id(struct reader *r, struct cur *c)
 	m = method_entry(r, key);
 	if (!m)
 		return -ENOMEM;
-	if (m->has_class >= 0 && m->id[kind = kind_of(type, m->has_class)] >= 0)
-		return positioned(r, m->id[kind], kind, &pos);
-	has_method = method_names(r, key, method_name, class_name);
-	m->has_class = class_name[0] != '\0';
+	if (!m->base) {
+		bool has_method = method_names(r, key, method_name, class_name);
+
+		m->has_class = class_name[0] != '\0';
+		for (char *s = class_name; *s; s++)
+			if (*s == '/')
+				*s = '.';
+		snprintf(name, sizeof(name), "%s%s%s", class_name, class_name[0] ? "." : "",
+			 has_method && method_name[0] ? method_name : "[unknown]");
+		m->base = strdup(name);
+		if (!m->base)
+			return -ENOMEM;
+	}
 	kind = kind_of(type, m->has_class);
-	for (char *s = class_name; *s; s++)
-		if (*s == '/')
-			*s = '.';
-	snprintf(name, sizeof(name), "%s%s%s%s", class_name, class_name[0] ? "." : "",
-	         has_method && method_name[0] ? method_name : "[unknown]",
-	         suffixes[kind] ? suffixes[kind] : "");
+	if (!has_position(kind, &pos) && m->id[kind] >= 0)
+		return m->id[kind];
+	snprintf(name, sizeof(name), "%s%s", m->base, suffixes[kind] ? suffixes[kind] : "");
+	if (has_position(kind, &pos))
+		return profile__intern_at(r->rec->profile, name, kind, &pos);
 	m->id[kind] = profile__intern(r->rec->profile, name, kind);
-	id = m->id[kind];
-	return positioned(r, id, kind, &pos);
+	return m->id[kind];
 }
 
 /* The frames of stack trace key, leaf first, read once: their offset in stack_ids and count. */
