@@ -795,6 +795,8 @@ static const struct {
 	{ "alloc", true, { "Churn.allocate" } },
 	{ "plugin", true, { "Churn.plugins", "Stress.pluginRound", "Stress$PluginLoader.*", "StressPlugin*" } },
 	{ "collect", true, { "Churn.lambda$main$*", "Stress.collect" } },
+	/* The main thread: named by the JVM, or by the launcher's comm where its names are not read. */
+	{ "main", false, { "Churn.main", "Churn.startAndJoin" } },
 	{ "java", false, { "Churn.main", "Churn.startAndJoin" } },
 };
 
