@@ -80,64 +80,87 @@ column_failed() {
 	printf '%s\t%s\t0\t%s\n' "(every check)" "FAILS ($why)" "$3" >"$results/cells.tsv"
 }
 
-columns=() times=()
+# One guest's column: boots KROOT under qemu to run the checks into
+# RESULTS, then writes its label (with the guest's release) and its time.
+# The guests run side by side: TCG gives each a host thread of its own.
+run_guest() {
+	local kroot=$1 results=$2 label=$3 start=$SECONDS status=0 took
+	BOOT_TIMEOUT=${GUEST_TIMEOUT:-3600} tests/kernels/boot.sh "$kroot" "$results" \
+		env KERNEL_MATRIX="$form" JBPF_TIMEOUT_SCALE="${GUEST_TIMEOUT_SCALE:-8}" \
+		JBPFPROF="${JBPFPROF:-build/asan/jbpfprof}" WORKLOAD_DIR="${WORKLOAD_DIR:-build/workloads}" \
+		JAVA_CLASSES="${JAVA_CLASSES:-build/java}" AGENT="${AGENT:-build/libjbpfagent.so}" \
+		tests/kernels/guest-checks.sh /jbpf-results \
+		>"$results/boot.log" 2>&1 || status=$?
+	# The guest's progress lines, for whoever watches.
+	grep '^guest-checks: ' "$results/console.log" >&2 || true
+	if [ ! -s "$results/cells.tsv" ]; then
+		column_failed "$results" "the guest did not run its checks (status $status): $(tail -1 \
+			"$results/boot.log")" console.log
+	elif [ "$status" -ne 0 ]; then
+		# Checks ran but the guest ended badly: a cell for that too.
+		printf '%s\t%s\t0\t%s\n' "(guest)" "FAILS (guest-checks.sh exited with $status)" \
+			console.log >>"$results/cells.tsv"
+	fi
+	label="$(cat "$results/kernel.txt" 2>/dev/null || echo "$label") (qemu)"
+	echo "$label" >"$results/label.txt"
+	took=$((SECONDS - start))
+	echo "$label: $((took / 60)) min $((took % 60)) s" >"$results/time.txt"
+}
+
+columns=() guests=()
+matrix_start=$SECONDS
 for k in $kernels; do
 	results="$cache/results/$k"
 	label=$k
-	if [ "$k" = host ] || [ "$k" = host-fallbacks ]; then
-		label="$(uname -r) (host)"
-		forced=
-		# The fallbacks 6.1 and 6.12 take, forced: their ways proved on this
-		# kernel too. (bpf-loop, for kernels before 6.1, leaves the Java
-		# walk out altogether: test_wall forces it on its own.)
-		[ "$k" = host-fallbacks ] && label="$(uname -r) (host, fallbacks)" \
-			forced=map-elem-iter,task-work,uprobe-multi,uprobe-session
-		rm -rf "$results" && mkdir -p "$results"
-		echo "$label" >"$results/label.txt"
-		echo "matrix: $label: $form checks" >&2
-		start=$SECONDS
-		JBPFPROF_FORCE_FALLBACK=$forced KERNEL_MATRIX=$form tests/kernels/guest-checks.sh "$results" >&2 ||
-			column_failed "$results" "guest-checks.sh exited with $?" ""
-	else
-		pkg=$(package_of "$k")
-		[ -z "$pkg" ] || { results="$cache/results/${pkg#linux-image-}" label=${pkg#linux-image-}; }
-		rm -rf "$results" && mkdir -p "$results"
-		echo "$label" >"$results/label.txt"
-		if [ -z "$pkg" ]; then
-			column_failed "$results" "apt knows no package for $k: apt-get update?" ""
-			columns+=("$results") times+=("$label: not run")
-			continue
-		fi
-		if ! kroot=$(unpacked "$pkg"); then
-			column_failed "$results" "apt-get download $pkg failed" ""
-			columns+=("$results") times+=("$label: not run")
-			continue
-		fi
-		echo "matrix: $pkg under qemu: $form checks (console: $results/console.log)" >&2
-		start=$SECONDS
-		status=0
-		BOOT_TIMEOUT=${GUEST_TIMEOUT:-3600} tests/kernels/boot.sh "$kroot" "$results" \
-			env KERNEL_MATRIX="$form" JBPF_TIMEOUT_SCALE="${GUEST_TIMEOUT_SCALE:-8}" \
-			JBPFPROF="${JBPFPROF:-build/asan/jbpfprof}" WORKLOAD_DIR="${WORKLOAD_DIR:-build/workloads}" \
-			JAVA_CLASSES="${JAVA_CLASSES:-build/java}" AGENT="${AGENT:-build/libjbpfagent.so}" \
-			tests/kernels/guest-checks.sh /jbpf-results \
-			>"$results/boot.log" 2>&1 || status=$?
-		# The guest's progress lines, for whoever watches.
-		grep '^guest-checks: ' "$results/console.log" >&2 || true
-		if [ ! -s "$results/cells.tsv" ]; then
-			column_failed "$results" "the guest did not run its checks (status $status): $(tail -1 \
-				"$results/boot.log")" console.log
-		elif [ "$status" -ne 0 ]; then
-			# Checks ran but the guest ended badly: a cell for that too.
-			printf '%s\t%s\t0\t%s\n' "(guest)" "FAILS (guest-checks.sh exited with $status)" \
-				console.log >>"$results/cells.tsv"
-		fi
-		label="$(cat "$results/kernel.txt" 2>/dev/null || echo "$label") (qemu)"
-		echo "$label" >"$results/label.txt"
+	[ "$k" = host ] || [ "$k" = host-fallbacks ] && { columns+=("$results"); continue; }
+	pkg=$(package_of "$k")
+	[ -z "$pkg" ] || { results="$cache/results/${pkg#linux-image-}" label=${pkg#linux-image-}; }
+	rm -rf "$results" && mkdir -p "$results"
+	echo "$label" >"$results/label.txt"
+	columns+=("$results")
+	if [ -z "$pkg" ]; then
+		column_failed "$results" "apt knows no package for $k: apt-get update?" ""
+		echo "$label: not run" >"$results/time.txt"
+		continue
 	fi
-	took=$((SECONDS - start))
-	columns+=("$results") times+=("$label: $((took / 60)) min $((took % 60)) s")
+	if ! kroot=$(unpacked "$pkg"); then
+		column_failed "$results" "apt-get download $pkg failed" ""
+		echo "$label: not run" >"$results/time.txt"
+		continue
+	fi
+	echo "matrix: $pkg under qemu: $form checks (console: $results/console.log)" >&2
+	run_guest "$kroot" "$results" "$label" &
+	guests+=($!)
 done
+for pid in "${guests[@]}"; do
+	wait "$pid" || true
+done
+# The host's columns after the guests, whose emulation would slow its checks.
+for k in $kernels; do
+	[ "$k" = host ] || [ "$k" = host-fallbacks ] || continue
+	results="$cache/results/$k"
+	label="$(uname -r) (host)"
+	forced=
+	# The fallbacks 6.1 and 6.12 take, forced: their ways proved on this
+	# kernel too. (bpf-loop, for kernels before 6.1, leaves the Java
+	# walk out altogether: test_wall forces it on its own.)
+	[ "$k" = host-fallbacks ] && label="$(uname -r) (host, fallbacks)" \
+		forced=map-elem-iter,task-work,uprobe-multi,uprobe-session
+	rm -rf "$results" && mkdir -p "$results"
+	echo "$label" >"$results/label.txt"
+	echo "matrix: $label: $form checks" >&2
+	start=$SECONDS
+	JBPFPROF_FORCE_FALLBACK=$forced KERNEL_MATRIX=$form tests/kernels/guest-checks.sh "$results" >&2 ||
+		column_failed "$results" "guest-checks.sh exited with $?" ""
+	took=$((SECONDS - start))
+	echo "$label: $((took / 60)) min $((took % 60)) s" >"$results/time.txt"
+done
+times=()
+for results in "${columns[@]}"; do
+	times+=("$(cat "$results/time.txt" 2>/dev/null || echo "$(cat "$results/label.txt"): no time")")
+done
+took=$((SECONDS - matrix_start))
+times+=("in all (the guests side by side): $((took / 60)) min $((took % 60)) s")
 
 # The table: one row per mode in the order the checks ran, one column per
 # kernel. Cells longer than a word go to numbered notes, one per distinct
