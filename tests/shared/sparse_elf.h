@@ -9,6 +9,7 @@
 
 #include <elf.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
 
