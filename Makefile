@@ -167,7 +167,7 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(Q)test -r $(VMLINUX_BTF) || { echo "error: no kernel BTF at $(VMLINUX_BTF); set VMLINUX_BTF=<file with BTF>" >&2; exit 1; }
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(OUTPUT)/vmlinux.h | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) common/thread_state.h $(OUTPUT)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-I$(OUTPUT) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $(@:.o=.tmp.o)

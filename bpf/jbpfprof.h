@@ -10,6 +10,8 @@
 #define JBPFPROF_H
 
 #include "hotspot.h"
+/* The thread states (enum jbpf_state), which the profile model shares. */
+#include "../common/thread_state.h"
 
 /*
  * perf_event_open's own ceiling on stack depth (kernel.perf_event_max_stack
@@ -59,20 +61,6 @@ enum jbpf_record_type {
 
 /* Unmounted virtual threads noted at once, over all targets (bpf/vthreads.bpf.c `unmounted`). */
 #define JBPF_MAX_UNMOUNTED 262144
-
-/*
- * Where a thread is, for wall-clock and off-CPU profiles (bpf/offcpu.bpf.c).
- * RUNNABLE: preempted or woken, waiting for a CPU; SLEEPING: interruptible
- * sleep (futex, nanosleep, pipe or socket read, poll); BLOCKED:
- * uninterruptible sleep, typically disk I/O.
- */
-enum jbpf_state {
-	JBPF_STATE_RUNNING = 0,
-	JBPF_STATE_RUNNABLE = 1,
-	JBPF_STATE_SLEEPING = 2,
-	JBPF_STATE_BLOCKED = 3,
-	JBPF_STATE_NR = 4,
-};
 
 /* Bits of jbpf_sample.flags. */
 #define JBPF_SAMPLE_DEFERRED 1u /* its Java stack is taken when the thread leaves its system call */

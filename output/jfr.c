@@ -52,7 +52,7 @@
 #include <string.h>
 #include <linux/types.h>
 
-#include "bpf/jbpfprof.h"
+#include "common/thread_state.h"
 #include "emit.h"
 #include "profile/timeline.h"
 

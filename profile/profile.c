@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf/jbpfprof.h"
+#include "common/thread_state.h"
 #include "timeline.h"
 
 #define DEFAULT_MAX_FRAMES (1u << 20)

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf/jbpfprof.h"
+#include "common/thread_state.h"
 #include "output/output.h"
 #include "profile/timeline.h"
 #include "user/fleet/push.h"
