@@ -61,7 +61,7 @@ LIBS := -lbpf -ldw -lelf -lcrypto -lprotobuf-c -lz $(CURL_LIBS) -lstdc++ -lm -lp
 SYMBOLIZER_SRCS := $(wildcard symbolizer/*.c)
 UNWIND_SRCS := $(wildcard unwind/*.c) common/fdio.c common/elf_limits.c
 # jvmti-stub/classname.c: the agent's Java frame names, which the BPF walk's names (user/java/walked.c) follow.
-LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c hotspot/*.c profile/*.c output/*.c user/record/*.c user/java/*.c user/fleet/*.c) \
+LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c hotspot/*.c profile/*.c output/*.c input/*.c user/record/*.c user/java/*.c user/fleet/*.c) \
 	    jvmti-stub/classname.c \
 	    $(filter-out user/main.c,$(wildcard user/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -385,7 +385,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c hotspot/*.c) user/record/decode.c \
-		 user/pprof_read.c user/jfr_read.c user/jfr_samples.c output/pprof.c output/code_frames.c output/emit.c \
+		 input/pprof_read.c input/jfr_read.c input/jfr_samples.c output/pprof.c output/code_frames.c output/emit.c \
 		 output/flametree.c output/flametime.c user/java/javastream.c \
 		 user/java/attach_parse.c user/java/attach_protocol.c
 FUZZ_SECONDS ?= 20
@@ -467,7 +467,7 @@ test: all check-handler $(UNIT_TESTS) $(BROWSER_PAGE_WRITER) $(FIXTURES) $(OUTPU
 		tests/kernels/matrix.sh
 
 check-headers: $(SKELS)
-	$(Q)for h in $(wildcard common/*.h hotspot/*.h profile/*.h symbolizer/*.h unwind/*.h output/*.h user/*.h user/*/*.h); do \
+	$(Q)for h in $(wildcard common/*.h hotspot/*.h profile/*.h symbolizer/*.h unwind/*.h output/*.h input/*.h user/*.h user/*/*.h); do \
 		printf '#include "%s"\n#include "%s"\n' $$h $$h | \
 		$(CC) $(RELEASE_CFLAGS) -x c -fsyntax-only - || exit 1; \
 	done

@@ -1,7 +1,7 @@
 /*
  * pprof: the profile as a gzipped pprof profile (proto/profile.proto), the
  * format `go tool pprof` and the fleet profilers read, and the one
- * `jbpfprof convert` re-renders (user/pprof_read.c reads it back).
+ * `jbpfprof convert` re-renders (input/pprof_read.c reads it back).
  *
  * The message is built as protobuf-c structures and packed by protobuf-c,
  * then compressed by zlib as a gzip stream. What goes where:
@@ -441,7 +441,7 @@ static int add_samples(struct builder *b, const struct profile *profile, uint64_
  * The unit a value is a whole number of: a time in ns that the profile
  * counts in µs (a wall-clock profile's) is shared out in µs, so that each
  * span's part reads back to a whole number of them and the parts of a
- * stack still add up to its count once read (user/pprof_read.c rounds
+ * stack still add up to its count once read (input/pprof_read.c rounds
  * each sample's ns to µs).
  */
 static uint64_t value_unit(uint64_t value)

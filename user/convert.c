@@ -14,7 +14,7 @@
 #include "output/output.h"
 #include "user/options.h"
 #include "output/files.h"
-#include "user/pprof_read.h"
+#include "input/pprof_read.h"
 #include "profile/timeline.h"
 #include "profile/view.h"
 

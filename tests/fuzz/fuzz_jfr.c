@@ -1,7 +1,7 @@
 /* A JDK Flight Recorder file handed to jbpfprof convert or diff. */
 #include "fuzz.h"
 
-#include "user/jfr_read.h"
+#include "input/jfr_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -13,7 +13,7 @@
 #include "output/flametree.h"
 #include "profile/timeline.h"
 #include "profile/view.h"
-#include "user/pprof_read.h"
+#include "input/pprof_read.h"
 
 static void use_times(const struct pprof_recording *rec)
 {

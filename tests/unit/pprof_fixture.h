@@ -1,7 +1,7 @@
 /*
  * pprof_fixture: a pprof file's bytes as the tests look into them: gzip
  * undone and done, and the message decoded with protobuf-c (the reader
- * under test is user/pprof_read.c; these look at the file as go tool
+ * under test is input/pprof_read.c; these look at the file as go tool
  * pprof would). Shared by the unit tests and tests/integration/test_fleet.c.
  */
 #ifndef JBPF_PPROF_FIXTURE_H

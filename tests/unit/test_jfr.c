@@ -1,5 +1,5 @@
 /*
- * Unit tests for output/jfr.c and user/jfr_read.c together: a profile
+ * Unit tests for output/jfr.c and input/jfr_read.c together: a profile
  * written as JFR reads back as the same stacks (threads, frames and their
  * kinds, waiting states, counts); and the reader refuses, without a crash
  * or unbounded memory, every truncation and single-bit flip of such a
@@ -26,8 +26,8 @@
 
 #include "bpf/jbpfprof.h"
 #include "common/clock.h"
-#include "user/jfr_internal.h"
-#include "user/jfr_read.h"
+#include "input/jfr_internal.h"
+#include "input/jfr_read.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests for output/pprof.c and user/pprof_read.c: a profile written
+ * Unit tests for output/pprof.c and input/pprof_read.c: a profile written
  * and read back, the pprof message itself, the reader on corrupt input,
  * and hand-built messages for each error the reader names.
  */
@@ -26,7 +26,7 @@
 #include "bpf/jbpfprof.h"
 #include "output/output.h"
 #include "proto/profile.pb-c.h"
-#include "user/pprof_read.h"
+#include "input/pprof_read.h"
 #include "profile/profile.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -1,5 +1,5 @@
 /*
- * An allocation profile in pprof (output/pprof.c, user/pprof_read.c): its
+ * An allocation profile in pprof (output/pprof.c, input/pprof_read.c): its
  * bytes as alloc_space, the default, and the objects beside them as
  * alloc_objects when the profile counts them; the class frames as
  * locations. Written, then read back the same, objects included.
@@ -18,7 +18,7 @@
 
 #include "output/output.h"
 #include "profile/profile.h"
-#include "user/pprof_read.h"
+#include "input/pprof_read.h"
 
 static const struct output_meta alloc_meta = {
 	.title = "Allocation profile of app",

@@ -1,6 +1,6 @@
 /*
  * A recording of several events in one pprof file (output/pprof.c,
- * user/pprof_read.c): each event's sample types side by side, each sample
+ * input/pprof_read.c): each event's sample types side by side, each sample
  * valued in its own event's types and 0 in the others', the first event's
  * main type the default; read back one event at a time, the first unless
  * another is asked for, and an event the file has not refused by name.
@@ -20,7 +20,7 @@
 
 #include "output/output.h"
 #include "profile/profile.h"
-#include "user/pprof_read.h"
+#include "input/pprof_read.h"
 
 static const struct output_meta both_meta = {
 	.title = "Profiles of app: CPU, native memory",

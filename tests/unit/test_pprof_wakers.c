@@ -1,6 +1,6 @@
 /*
  * A wait joined with its waker (--wakers) in a pprof file and in a view
- * (output/pprof.c, user/pprof_read.c, profile/view.c): the waker's frames
+ * (output/pprof.c, input/pprof_read.c, profile/view.c): the waker's frames
  * after the wait's state, in that order; the waker's process and thread
  * as labels of their own (waker_process, waker_pid, waker_thread,
  * waker_tid), read back as the frames that end the stack; a view shows
@@ -26,7 +26,7 @@
 #include "output/output.h"
 #include "profile/profile.h"
 #include "profile/view.h"
-#include "user/pprof_read.h"
+#include "input/pprof_read.h"
 
 static const struct output_meta wall_meta = {
 	.title = "Wall-clock profile of app",

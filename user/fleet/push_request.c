@@ -14,7 +14,7 @@
 #include "common/random.h"
 #include "output/output.h"
 #include "proto/pyroscope/push/v1/push.pb-c.h"
-#include "user/pprof_read.h"
+#include "input/pprof_read.h"
 
 /* The longest name a query can hold (push__query encodes one of at most 1 KiB). */
 #define NAME_MAX_LEN 1024

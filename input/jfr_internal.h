@@ -1,7 +1,7 @@
 /*
- * jfr_internal: what the two halves of the JFR reader share (user/jfr_read.c
+ * jfr_internal: what the two halves of the JFR reader share (input/jfr_read.c
  * reads the file: its chunks, metadata, constant pools and values;
- * user/jfr_samples.c turns sample events into stacks).
+ * input/jfr_samples.c turns sample events into stacks).
  */
 #ifndef JBPF_JFR_INTERNAL_H
 #define JBPF_JFR_INTERNAL_H
@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "profile/profile.h"
-#include "user/pprof_read.h"
+#include "input/pprof_read.h"
 
 /* Nesting of metadata elements, and of objects inside objects (a field of a class's own type is refused by
  * it). */

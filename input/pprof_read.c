@@ -32,11 +32,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "bpf/jbpfprof.h"
+#include "common/thread_state.h"
 #include "output/output.h"
 #include "proto/profile.pb-c.h"
 #include "profile/timeline.h"
-#include "user/jfr_read.h"
+#include "input/jfr_read.h"
 
 typedef Perftools__Profiles__Profile PProfile;
 typedef Perftools__Profiles__Sample PSample;
@@ -809,7 +809,7 @@ int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, 
 	int ret;
 
 	memset(rec, 0, sizeof(*rec));
-	/* A JDK Flight Recorder file reads as the same recording (user/jfr_read.h). */
+	/* A JDK Flight Recorder file reads as the same recording (input/jfr_read.h). */
 	if (jfr_looks_like(data, len)) {
 		ret = jfr_read_buffer(data, len, rec, err, err_size);
 		if (!ret && event && strcmp(event, rec->event)) {

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "user/pprof_read.h"
+#include "input/pprof_read.h"
 
 /* Whether data (len bytes) begins as a JFR file does ("FLR\0"). */
 bool jfr_looks_like(const uint8_t *data, size_t len);

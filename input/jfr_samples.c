@@ -1,6 +1,6 @@
 /*
  * jfr_samples: a JFR file's sample events into stacks of the profile (the
- * reader's other half, user/jfr_read.c; contract in user/jfr_read.h): a
+ * reader's other half, input/jfr_read.c; contract in input/jfr_read.h): a
  * sample's thread, stack trace and state, each read once per key.
  */
 #include "jfr_internal.h"
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf/jbpfprof.h"
+#include "common/thread_state.h"
 #include "profile/profile.h"
 
 /* ---- samples --------------------------------------------------------------------------------------- */

@@ -20,7 +20,6 @@
 #include <sys/random.h>
 #include <sys/types.h>
 
-#include "bpf/jbpfprof.h"
 #include "common/clock.h"
 #include "common/terminal.h"
 #include "profile/profile.h"
