@@ -22,7 +22,7 @@
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 #include "output/output.h"
 #include "profile/profile.h"
-#include "user/fleet/service.h"
+#include "symbolizer/service.h"
 #include "user/fleet/spool.h"
 
 #define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -51,11 +51,11 @@ static void service_names_are_sanitized(void **state)
 {
 	char out[16];
 
-	labels__sanitize_service("my app{x}", out, sizeof(out));
+	service__sanitize("my app{x}", out, sizeof(out));
 	assert_string_equal(out, "my_app_x_");
-	labels__sanitize_service("", out, sizeof(out));
+	service__sanitize("", out, sizeof(out));
 	assert_string_equal(out, "unknown");
-	labels__sanitize_service("averyveryverylongname", out, sizeof(out));
+	service__sanitize("averyveryverylongname", out, sizeof(out));
 	assert_string_equal(out, "averyveryverylo");
 }
 
@@ -71,7 +71,7 @@ static void app_name_is_pyroscopes_form(void **state)
 
 static void service_of(const char *cmdline, size_t len, const char *expect)
 {
-	char out[FLEET_SERVICE_MAX + 1] = "untouched";
+	char out[SERVICE_NAME_MAX + 1] = "untouched";
 	int rc = service__from_cmdline(cmdline, len, out, sizeof(out));
 
 	if (!expect) {

@@ -20,8 +20,8 @@
 #include "common/thread_state.h"
 #include "output/output.h"
 #include "profile/timeline.h"
+#include "symbolizer/service.h"
 #include "user/fleet/push.h"
-#include "user/fleet/service.h"
 #include "user/fleet/spool.h"
 
 /* Processes remembered: a host's worth; past it a process is named afresh each interval. */

@@ -1,5 +1,5 @@
 /*
- * labels: --label, service names and the ingest name (contract in labels.h).
+ * labels: --label, label values and the ingest name (contract in labels.h).
  */
 #include "labels.h"
 
@@ -9,11 +9,6 @@
 static bool label_rune_ok(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
-}
-
-static bool service_rune_ok(char c)
-{
-	return label_rune_ok(c) || c == '-' || c == '/';
 }
 
 /* A value survives Pyroscope's parser unchanged: no separator, no space to trim, nothing to quote. */
@@ -75,27 +70,17 @@ int labels__parse(const char *arg, struct fleet_label *out, char *err, size_t er
 	return 0;
 }
 
-static void sanitize(const char *in, char *out, size_t size, bool (*ok)(char))
+void labels__sanitize_value(const char *in, char *out, size_t size)
 {
 	size_t n = 0;
 
 	if (!size)
 		return;
 	for (; in[n] && n + 1 < size; n++)
-		out[n] = ok(in[n]) ? in[n] : '_';
+		out[n] = value_rune_ok(in[n]) ? in[n] : '_';
 	out[n] = '\0';
 	if (!n)
 		snprintf(out, size, "unknown");
-}
-
-void labels__sanitize_service(const char *in, char *out, size_t size)
-{
-	sanitize(in, out, size, service_rune_ok);
-}
-
-void labels__sanitize_value(const char *in, char *out, size_t size)
-{
-	sanitize(in, out, size, value_rune_ok);
 }
 
 int labels__app_name(char *buf, size_t size, const char *service, const char *event,

@@ -12,9 +12,10 @@
  *                 rules or is one of the labels the profiler sets itself
  *                 (labels__parse);
  *   a service     comes from the target (its command line, its executable)
- *                 and is made to fit: other bytes become '_'
- *                 (labels__sanitize_service); a value read from a target
- *                 (a container id) likewise (labels__sanitize_value).
+ *                 and is made to fit where it is found: other bytes become
+ *                 '_' (service__sanitize, symbolizer/service.h); a value
+ *                 read from a target (a container id) likewise
+ *                 (labels__sanitize_value).
  *
  * Pure functions, no I/O, no allocation.
  */
@@ -27,7 +28,6 @@
 #define FLEET_MAX_LABELS 16          /* user labels; a few more are set by the profiler */
 #define FLEET_LABEL_KEY_MAX 63       /* bytes, without the NUL */
 #define FLEET_LABEL_VALUE_MAX 127
-#define FLEET_SERVICE_MAX 127
 
 struct fleet_label {
 	char key[FLEET_LABEL_KEY_MAX + 1];
@@ -47,11 +47,6 @@ int labels__parse(const char *arg, struct fleet_label *out, char *err, size_t er
 /* Whether key is a label name Pyroscope takes and the profiler does not set. */
 bool labels__key_ok(const char *key);
 
-/*
- * in (NUL-terminated, from a target) as a service name: bytes outside
- * [A-Za-z0-9_.-/] become '_', cut to size - 1; "unknown" when empty.
- */
-void labels__sanitize_service(const char *in, char *out, size_t size);
 /* in as a label value: printable ASCII but ',', '{', '}', '=', '"', '\\' and space kept; others '_'. */
 void labels__sanitize_value(const char *in, char *out, size_t size);
 

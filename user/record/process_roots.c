@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "bpf/jbpfprof.h"
-#include "user/fleet/service.h"
+#include "symbolizer/service.h"
 
 struct root_slot {
 	uint32_t tgid;

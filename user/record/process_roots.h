@@ -2,7 +2,7 @@
  * process_roots: the frame that begins each process's stacks, made once
  * per process.
  *
- * A process is named by what it runs (user/fleet/service.h: a JVM's main
+ * A process is named by what it runs (symbolizer/service.h: a JVM's main
  * class or jar, an interpreter's script), what it calls itself (its comm),
  * its pid and its container, then shown as the grouping asks
  * (view__process_frame): "org.example.Main (java, pid 12)", "app.py

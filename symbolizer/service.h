@@ -19,27 +19,40 @@
  *                ("cri-containerd-ID.scope", "/kubepods/.../ID"), CRI-O
  *                ("crio-ID.scope") and podman ("libpod-ID.scope") write it
  *
+ * A service name is what Pyroscope's ingest API takes in one
+ * (api/model/labelset in grafana/pyroscope: [A-Za-z0-9_.-/]); the
+ * profiler's own root frames (-a) show the same name, so it is made here,
+ * beside the rest of what is known of a process, and the fleet files
+ * profiles under it.
+ *
  * Everything read is the target's choice (its command line above all) and
  * is parsed as hostile input: lengths bounded, no NUL assumed. The parsers
  * are pure; service__of_process reads through symbolizer/proc.c.
  */
-#ifndef JBPF_FLEET_SERVICE_H
-#define JBPF_FLEET_SERVICE_H
+#ifndef JBPF_SERVICE_H
+#define JBPF_SERVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "user/fleet/labels.h"
+#define SERVICE_NAME_MAX 127 /* bytes, without the NUL */
 
 #define SERVICE_CONTAINER_ID_LEN 64
 /* A java command line longer than this (a huge class path) is read no further: its service is then "java". */
 #define SERVICE_CMDLINE_MAX (1u << 20)
 
 struct service_info {
-	char name[FLEET_SERVICE_MAX + 1];                /* sanitized (labels__sanitize_service) */
+	char name[SERVICE_NAME_MAX + 1];                 /* sanitized (service__sanitize) */
 	bool from_cmdline;                               /* name is the command line's program, not the executable's */
 	char container_id[SERVICE_CONTAINER_ID_LEN + 1]; /* "" when none */
 };
+
+/*
+ * in (NUL-terminated, from a target) as a service name: bytes outside
+ * [A-Za-z0-9_.-/] become '_', cut to size - 1; "unknown" when empty.
+ */
+void service__sanitize(const char *in, char *out, size_t size);
 
 /*
  * A NUL-separated command line (len bytes) to its program, as described
@@ -61,4 +74,4 @@ int service__container_id(const char *cgroup, size_t len, char *out, size_t size
  */
 void service__of_process(const char *proc_root, uint32_t tgid, const char *fallback, struct service_info *out);
 
-#endif /* JBPF_FLEET_SERVICE_H */
+#endif /* JBPF_SERVICE_H */

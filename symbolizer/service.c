@@ -13,6 +13,25 @@
 
 #include "symbolizer/proc.h"
 
+static bool service_rune_ok(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+	       c == '-' || c == '/';
+}
+
+void service__sanitize(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+
+	if (!size)
+		return;
+	for (; in[n] && n + 1 < size; n++)
+		out[n] = service_rune_ok(in[n]) ? in[n] : '_';
+	out[n] = '\0';
+	if (!n)
+		snprintf(out, size, "unknown");
+}
+
 /* java launcher options whose value is the next argument (JDK 8 to 25). */
 static bool takes_value(const char *arg, size_t len)
 {
@@ -54,13 +73,13 @@ static bool is_java_launcher(const char *arg, size_t len)
 
 static void put(const char *s, size_t len, char *out, size_t size)
 {
-	char tmp[FLEET_SERVICE_MAX + 1];
+	char tmp[SERVICE_NAME_MAX + 1];
 
-	if (len > FLEET_SERVICE_MAX)
-		len = FLEET_SERVICE_MAX;
+	if (len > SERVICE_NAME_MAX)
+		len = SERVICE_NAME_MAX;
 	memcpy(tmp, s, len);
 	tmp[len] = '\0';
-	labels__sanitize_service(tmp, out, size);
+	service__sanitize(tmp, out, size);
 }
 
 static int java_program(const char *cmdline, size_t len, char *out, size_t size)
@@ -334,5 +353,5 @@ void service__of_process(const char *proc_root, uint32_t tgid, const char *fallb
 	if (!out->name[0])
 		exe_name(proc_root, tgid, out->name, sizeof(out->name));
 	if (!out->name[0])
-		labels__sanitize_service(fallback ? fallback : "", out->name, sizeof(out->name));
+		service__sanitize(fallback ? fallback : "", out->name, sizeof(out->name));
 }
