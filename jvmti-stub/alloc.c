@@ -11,10 +11,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "classname.h"
 #include "emit.h"
 #include "jninative.h"
 #include "stream.h"
+#include "common/classname.h"
 
 /*
  * Scratch buffers, each under its own lock, a thread's chosen by its tid:

@@ -8,8 +8,8 @@
 
 #include <string.h>
 
-#include "classname.h"
 #include "stream.h"
+#include "common/classname.h"
 
 static void deallocate(jvmtiEnv *jvmti, char *p)
 {

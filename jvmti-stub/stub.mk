@@ -12,16 +12,18 @@
 #   -static-libgcc        no libgcc_s the JVM may not have;
 #   no sanitizers         the JVM does not load their runtimes first.
 # It links nothing from user/ or libbpf: jvmti-stub/stream.h is the interface.
+# It shares one file with the profiler, common/classname.c (includes nothing):
+# the agent and the BPF walk name Java frames by the same rule.
 
 OUTPUT ?= build
 JAVA_HOME ?= /usr/lib/jvm/java-17-openjdk-amd64
 WARNINGS ?= -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	    -Wmissing-prototypes -Wformat=2 -Wvla -Wno-unused-parameter
 
-AGENT_SRCS := $(wildcard jvmti-stub/*.c)
-AGENT_HDRS := $(wildcard jvmti-stub/*.h)
+AGENT_SRCS := $(wildcard jvmti-stub/*.c) common/classname.c
+AGENT_HDRS := $(wildcard jvmti-stub/*.h) common/classname.h
 AGENT_CFLAGS = -std=gnu11 -O2 -g -fPIC -fvisibility=hidden -fno-omit-frame-pointer -D_GNU_SOURCE \
-	       $(WARNINGS) -Ijvmti-stub -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux $(EXTRA_CFLAGS)
+	       $(WARNINGS) -Ijvmti-stub -I. -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux $(EXTRA_CFLAGS)
 AGENT_LDFLAGS = -shared -Wl,-z,defs -Wl,-z,nodelete -Wl,-z,now -static-libgcc -pthread -ldl
 
 $(OUTPUT)/libjbpfagent.so: $(AGENT_SRCS) $(AGENT_HDRS) jvmti-stub/stub.mk

@@ -1,5 +1,5 @@
 /*
- * agent classname (jvmti-stub/classname.c): hidden classes lose the
+ * classname (common/classname.c), as the agent and the BPF walk name frames: hidden classes lose the
  * address in their name in every spelling HotSpot uses, what is not an
  * address is kept, and a small buffer cuts at a UTF-8 character boundary.
  */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "jvmti-stub/classname.h"
+#include "common/classname.h"
 
 static void check_name(const char *sig, const char *method, const char *want)
 {
