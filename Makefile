@@ -60,7 +60,7 @@ LIBS := -lbpf -ldw -lelf -lcrypto -lprotobuf-c -lz $(CURL_LIBS) -lstdc++ -lm -lp
 # the rest is linked as objects.
 SYMBOLIZER_SRCS := $(wildcard symbolizer/*.c)
 UNWIND_SRCS := $(wildcard unwind/*.c) common/fdio.c common/elf_limits.c
-LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c hotspot/*.c profile/*.c output/*.c input/*.c user/record/*.c user/java/*.c user/fleet/*.c) \
+LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c hotspot/*.c profile/*.c output/*.c input/*.c user/record/*.c user/java/*.c user/session/*.c user/fleet/*.c) \
 	    $(filter-out user/main.c,$(wildcard user/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))

@@ -22,7 +22,7 @@
 #include "user/fleet/continuous.h"
 #include "user/options.h"
 #include "user/record/checks.h"
-#include "user/record/recording.h"
+#include "user/session/recording.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 

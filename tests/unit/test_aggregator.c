@@ -22,7 +22,7 @@
 #include "common/sampled_bytes.h"
 #include "output/output.h"
 #include "user/record/aggregator.h"
-#include "user/record/pipeline.h"
+#include "user/session/pipeline.h"
 #include "symbolizer_fixture.h"
 
 struct fixture {

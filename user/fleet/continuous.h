@@ -29,7 +29,7 @@
 #include "profile/profile.h"
 #include "user/fleet/labels.h"
 #include "user/fleet/push.h"
-#include "user/record/recording.h"
+#include "user/session/recording.h"
 
 struct fleet_config {
 	const char *event;              /* "cpu" or "wall" (names and file names) */

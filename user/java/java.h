@@ -5,7 +5,7 @@
  * into a JVM through the HotSpot attach protocol, and keeps the socket the
  * agent connects back on. From then on:
  *
- *   - the pipeline (user/record/pipeline.h) hands it the samples of the
+ *   - the pipeline (user/session/pipeline.h) hands it the samples of the
  *     JVMs java__targets lists (java__sample), exec records and lost
  *     signals: a sample waits in the join for its Java stack, then the
  *     Java merge (merge.h) adds it to the profile;

@@ -4,7 +4,7 @@
  * over the recording's window.
  *
  * Every ring buffer record goes through wall__record first (the pipeline's
- * first stage, user/record/pipeline.h):
+ * first stage, user/session/pipeline.h):
  *   - a wait whose user stack comes later (from its system call's exit) or
  *     whose end comes later (a blocked wait, sent open at switch-out)
  *     waits here for that piece, then goes on complete; the others go on

@@ -7,7 +7,7 @@
  * become one. The same BPF walk is offered every process the Java side
  * watches during the recording (java__set_adopter).
  */
-#include "user/record/recording_internal.h"
+#include "user/session/recording_internal.h"
 
 #include <stdio.h>
 #include <unistd.h>

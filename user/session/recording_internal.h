@@ -21,9 +21,9 @@
 
 #include "bpf/jbpfprof.h"
 #include "user/record/aggregator.h"
-#include "user/record/pipeline.h"
-#include "user/record/recording.h"
-#include "user/record/session.h"
+#include "user/session/pipeline.h"
+#include "user/session/recording.h"
+#include "user/session/session.h"
 
 struct recording {
 	struct recording_config config;

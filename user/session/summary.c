@@ -6,7 +6,7 @@
  * read after the outputs; and with -v the recording's costs (its own CPU
  * time, the BPF programs' run time) and how its tables and caches fared.
  */
-#include "user/record/recording_internal.h"
+#include "user/session/recording_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

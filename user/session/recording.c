@@ -5,7 +5,7 @@
  * profile cut at each interval and handed over with the interval's own
  * counts.
  */
-#include "user/record/recording_internal.h"
+#include "user/session/recording_internal.h"
 
 #include <errno.h>
 #include <malloc.h>

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "user/record/pipeline.h"
+#include "user/session/pipeline.h"
 #include "user/record/sampler.h"
 
 struct session_config {
