@@ -12,6 +12,7 @@
 #   make install PREFIX=/usr/local DESTDIR=   jbpfprof in PREFIX/bin, the agent in PREFIX/lib/jbpfprof
 #   make check-headers    compile every header on its own
 #   make check-handler    the agent's signal handler calls only its listed signal-safe functions
+#   make check-layers     every #include as docs/architecture.md's table of folders allows, no cycle
 #   make fuzz             the libFuzzer targets (tests/fuzz/) and their seeds, in build/fuzz
 #   make fuzz-smoke       each fuzz target for FUZZ_SECONDS (20) under its bounds; part of make test
 #
@@ -140,8 +141,8 @@ FIXTURES :=
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
-.PHONY: FORCE all test check-unit check-browser check-integration check-headers bench install clean workloads fixtures \
-	fuzz fuzz-smoke test-kernels
+.PHONY: FORCE all test check-unit check-browser check-integration check-headers check-layers bench install clean \
+	workloads fixtures fuzz fuzz-smoke test-kernels
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -456,13 +457,17 @@ test-kernels: all $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS)
 # the fuzz smoke run, the browser tests, the integration tests, then the
 # kernel matrix's short form. All run even if one fails; the last line is
 # the total.
-test: all check-handler $(UNIT_TESTS) $(BROWSER_PAGE_WRITER) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) \
+test: all check-handler check-layers $(UNIT_TESTS) $(BROWSER_PAGE_WRITER) $(FIXTURES) $(OUTPUT)/asan/jbpfprof $(INTEGRATION_TESTS) \
       fuzz
 	$(Q)FIXTURE_DIR=$(OUTPUT)/fixtures JBPFPROF=$(OUTPUT)/asan/jbpfprof WORKLOAD_DIR=$(OUTPUT)/workloads \
 		JAVA_CLASSES=$(OUTPUT)/java AGENT=$(AGENT) ARTIFACT_DIR=$(ARTIFACT_DIR) PAGE_WRITER=$(BROWSER_PAGE_WRITER) \
 		FUZZ_DIR=$(OUTPUT)/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) KERNEL_MATRIX=$(TEST_KERNEL_MATRIX) \
 		tests/run-suite.sh all $(UNIT_TESTS) tests/fuzz/smoke.sh $(BROWSER_TESTS) $(INTEGRATION_TESTS) \
 		tests/kernels/matrix.sh
+
+# The folders and what each may include: docs/architecture.md's table, read by the script.
+check-layers:
+	$(Q)tests/check-layers.sh
 
 check-headers: $(SKELS)
 	$(Q)for h in $(wildcard common/*.h hotspot/*.h profile/*.h symbolizer/*.h unwind/*.h output/*.h input/*.h user/*.h user/*/*.h); do \
