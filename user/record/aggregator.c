@@ -1,5 +1,8 @@
 /*
  * aggregator: sample records to profile stacks (contract in aggregator.h).
+ * --wakers' slots are user/record/wakers.c, -e lock's class guess
+ * user/record/lock_class.c; what stays here is building a stack, and the
+ * monitor waits -e lock --wakers holds for their releaser.
  */
 #include "aggregator.h"
 
@@ -14,7 +17,9 @@
 #include "jvmti-stub/stream.h"
 #include "profile/shares.h"
 #include "user/record/addr_ids.h"
+#include "user/record/lock_class.h"
 #include "user/record/process_roots.h"
+#include "user/record/wakers.h"
 
 /*
  * Frames of one stack: two roots, two full perf stacks, a Java stack, two
@@ -22,20 +27,6 @@
  */
 #define MAX_FRAMES (2 + 2 * JBPF_MAX_STACK_DEPTH + JBPF_STREAM_MAX_FRAMES + 2)
 #define NAME_MAX_LEN 512
-/*
- * Wakers captured and not yet joined to their waits, by the number that
- * joins them (wait_id): a slot each (a power of two). A waker whose slot is
- * taken replaces the one there, most likely of a wait that did not come
- * (dropped by --min-block, ended unseen).
- */
-#define WAKER_SLOTS 4096
-
-/* A waker's stack, captured for the wait whose wait_id is seq. */
-struct waker_slot {
-	uint64_t seq;
-	uint32_t depth;          /* 0: empty */
-	uint32_t *frames;        /* the joined part: [woken by], then the waker's frames innermost first */
-};
 
 struct aggregator {
 	struct aggregator_config config;
@@ -53,8 +44,8 @@ struct aggregator {
 	bool capturing;
 	uint32_t captured[MAX_FRAMES];
 	size_t captured_depth;
-	struct waker_slot *wakers;    /* WAKER_SLOTS of them, made at the first capture */
-	const struct waker_slot *joined; /* the waker of the wait being added, or NULL */
+	struct wakers *wakers;        /* made at the first waker kept */
+	const struct waker *joined;   /* the waker of the wait being added, or NULL */
 	char lock_class[NAME_MAX_LEN];   /* -e lock: the monitor's class of the sample being built, or "" */
 	struct deferred_wait *deferred;  /* -e lock --wakers: monitor waits a timer ended, held (defer_wait) */
 	size_t nr_deferred;
@@ -114,9 +105,7 @@ void aggregator__free(struct aggregator *agg)
 			agg->deferred = d->next;
 			free(d);
 		}
-		for (size_t i = 0; agg->wakers && i < WAKER_SLOTS; i++)
-			free(agg->wakers[i].frames);
-		free(agg->wakers);
+		wakers__free(agg->wakers);
 		shares__free(agg->shares);
 		addr_ids__free(agg->addr_ids);
 		process_roots__free(agg->roots);
@@ -136,8 +125,7 @@ int aggregator__set_profile(struct aggregator *agg, struct profile *profile)
 	agg->profile = profile;
 	/* The ids remembered name frames of the old profile: so do the wakers kept for their waits. */
 	addr_ids__clear(agg->addr_ids);
-	for (size_t i = 0; agg->wakers && i < WAKER_SLOTS; i++)
-		agg->wakers[i].depth = 0;
+	wakers__clear(agg->wakers);
 	if (agg->roots)
 		process_roots__clear(agg->roots);
 	return 0;
@@ -454,140 +442,13 @@ static bool add_weighted(struct aggregator *agg, const struct jbpf_sample *s, si
 			    share ? end : start, end);
 }
 
-/* The slot of the waker numbered seq. */
-static struct waker_slot *waker_slot(struct aggregator *agg, uint64_t seq)
-{
-	return &agg->wakers[(seq * 0x9e3779b97f4a7c15ull >> 40) & (WAKER_SLOTS - 1)];
-}
-
-/* The waker captured for wait s, or a stand-in that says it was not recorded (ring full, replaced). */
-static const struct waker_slot *waker_of(struct aggregator *agg, const struct jbpf_sample *s)
-{
-	static uint32_t lost_frames[2];
-	static struct waker_slot lost = { .frames = lost_frames };
-	struct waker_slot *w = agg->wakers ? waker_slot(agg, s->wait_id) : NULL;
-	int64_t sep, reason;
-
-	if (w && w->depth && w->seq == s->wait_id)
-		return w;
-	agg->stats.wakers_missing++;
-	sep = profile__intern(agg->profile, "[woken by]", FRAME_KIND_WAKER);
-	reason = profile__intern(agg->profile, "[waker not recorded]", FRAME_KIND_WAKER);
-	if (sep < 0 || reason < 0)
-		return NULL;
-	lost_frames[0] = (uint32_t)sep;
-	lost_frames[1] = (uint32_t)reason;
-	lost.depth = 2;
-	return &lost;
-}
-
 void aggregator__set_lock_class(struct aggregator *agg, const char *name)
 {
 	snprintf(agg->lock_class, sizeof(agg->lock_class), "%s", name ? name : "");
 }
 
-static bool starts_with(const char *s, const char *prefix)
-{
-	return !strncmp(s, prefix, strlen(prefix));
-}
-
-/* A frame of HotSpot's that enters a monitor (JDK 17's and 25's names). */
-static bool enters_monitor(const char *name)
-{
-	static const char *const entries[] = {
-		"ObjectMonitor::enter", "ObjectMonitor::EnterI", "ObjectMonitor::ReenterI", "ObjectMonitor::reenter",
-		"ObjectSynchronizer::enter", "LightweightSynchronizer::enter",
-	};
-
-	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
-		if (starts_with(name, entries[i]))
-			return true;
-	return false;
-}
-
-#define SYNCHRONIZER "java.util.concurrent.locks.AbstractQueued"
-
-/* A frame of AbstractQueued(Long)Synchronizer that acquires it. */
-static bool acquires_synchronizer(const char *name)
-{
-	const char *method;
-
-	if (!starts_with(name, SYNCHRONIZER) || !(method = strstr(name, "Synchronizer.")))
-		return false;
-	method += strlen("Synchronizer.");
-	return starts_with(method, "acquire") || starts_with(method, "tryAcquire");
-}
-
-/*
- * The class of a java.util.concurrent lock, from the frame that called
- * into its synchronizer (name): "java.util.concurrent.locks.ReentrantLock"
- * from "...ReentrantLock$Sync.lock" (a lock's Sync, NonfairSync or
- * FairSync inner class stands for the lock), into out.
- */
-static void lock_class_of_caller(const char *name, char *out, size_t size)
-{
-	const char *end = strchr(name, '('), *dot;
-	size_t len = end ? (size_t)(end - name) : strlen(name);
-	static const char *const syncs[] = { "$Sync", "$NonfairSync", "$FairSync" };
-
-	/* An annotated frame ends in _[j] and the like. */
-	if (len > 4 && name[len - 4] == '_' && name[len - 3] == '[')
-		len -= 4;
-	snprintf(out, size, "%.*s", (int)len, name);
-	dot = strrchr(out, '.');
-	if (dot)
-		out[dot - out] = '\0';
-	for (size_t i = 0; i < sizeof(syncs) / sizeof(syncs[0]); i++) {
-		size_t n = strlen(out), k = strlen(syncs[i]);
-
-		if (n > k && !strcmp(out + n - k, syncs[i]))
-			out[n - k] = '\0';
-	}
-}
-
-/*
- * -e lock: whether the stack in agg->frames[0..depth) acquires a lock,
- * and its class into out: a monitor's (agg->lock_class, or unknown), a
- * synchronizer's from the frame outside its outermost acquiring frame.
- */
-static bool lock_of(struct aggregator *agg, size_t depth, char *out, size_t size, bool *monitor)
-{
-	long outermost = -1;
-
-	*monitor = false;
-	for (size_t d = 0; d < depth; d++) {
-		const char *name = profile__frame_name(agg->profile, agg->frames[d]);
-
-		if (enters_monitor(name)) {
-			*monitor = true;
-			snprintf(out, size, "%s", agg->lock_class[0] ? agg->lock_class : "[monitor of unknown class]");
-			return true;
-		}
-		if (outermost < 0 && acquires_synchronizer(name))
-			outermost = (long)d;
-	}
-	if (outermost < 0)
-		return false;
-	for (long d = outermost - 1; d >= 0; d--) {
-		const char *name = profile__frame_name(agg->profile, agg->frames[d]);
-
-		if (!starts_with(name, SYNCHRONIZER)) {
-			lock_class_of_caller(name, out, size);
-			return true;
-		}
-	}
-	snprintf(out, size, "[synchronizer of unknown class]");
-	return true;
-}
-
-/* Whether waker w is a timer's (an interrupt waker ends in "[timed out]"). */
-static bool timer_waker(const struct aggregator *agg, const struct waker_slot *w)
-{
-	return w->depth && !strcmp(profile__frame_name(agg->profile, w->frames[w->depth - 1]), "[timed out]");
-}
-
 /* Holds wait s, its stack agg->frames[0..depth), and its timer waker w: true, or false when it cannot be held. */
-static bool defer_wait(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, const struct waker_slot *w)
+static bool defer_wait(struct aggregator *agg, const struct jbpf_sample *s, size_t depth, const struct waker *w)
 {
 	struct deferred_wait *d;
 
@@ -610,17 +471,17 @@ static bool defer_wait(struct aggregator *agg, const struct jbpf_sample *s, size
  * (NULL: each with its own timer). agg->frames is theirs meanwhile: the
  * caller's stack is kept aside and put back.
  */
-static void add_deferred(struct aggregator *agg, uint32_t tid, const struct waker_slot *waker)
+static void add_deferred(struct aggregator *agg, uint32_t tid, const struct waker *waker)
 {
 	uint32_t kept[MAX_FRAMES];
 	size_t kept_depth = agg->depth;
-	const struct waker_slot *joined = agg->joined;
+	const struct waker *joined = agg->joined;
 	struct deferred_wait **at = &agg->deferred;
 
 	memcpy(kept, agg->frames, sizeof(kept));
 	while (*at) {
 		struct deferred_wait *d = *at;
-		struct waker_slot own = { .depth = (uint32_t)d->timer_depth, .frames = d->frames + d->depth };
+		struct waker own = { .depth = (uint32_t)d->timer_depth, .frames = d->frames + d->depth };
 
 		if (tid && d->s.tid != tid) {
 			at = &d->next;
@@ -652,8 +513,7 @@ void aggregator__flush_waits(struct aggregator *agg)
 /* Done with the waker joined to wait s: its slot emptied (a waker is of one wait), agg->joined cleared. */
 static void release_joined(struct aggregator *agg, const struct jbpf_sample *s)
 {
-	if (agg->joined && agg->wakers && agg->joined == waker_slot(agg, s->wait_id))
-		waker_slot(agg, s->wait_id)->depth = 0;
+	wakers__release(agg->wakers, agg->joined, s->wait_id);
 	agg->joined = NULL;
 }
 
@@ -668,10 +528,17 @@ static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, si
 		agg->captured_depth = depth;
 		return true;
 	}
-	agg->joined = s->type == JBPF_RECORD_WAIT && (s->flags & JBPF_WAIT_WAKER) ? waker_of(agg, s) : NULL;
+	agg->joined = NULL;
+	if (s->type == JBPF_RECORD_WAIT && (s->flags & JBPF_WAIT_WAKER)) {
+		bool missing;
+
+		agg->joined = wakers__of(agg->wakers, agg->profile, s->wait_id, &missing);
+		agg->stats.wakers_missing += missing;
+	}
 	if (agg->config.lock_view && agg->event == AGGREGATOR_TIME) {
 		char lock[NAME_MAX_LEN];
-		bool monitor, is_lock = lock_of(agg, depth, lock, sizeof(lock), &monitor);
+		bool monitor, is_lock = lock_class__of(agg->profile, agg->frames, depth, agg->lock_class, lock,
+						       sizeof(lock), &monitor);
 
 		agg->lock_class[0] = '\0';
 		if (!is_lock) {
@@ -687,11 +554,12 @@ static bool finish_stack(struct aggregator *agg, const struct jbpf_sample *s, si
 			return false;
 		}
 		/* A monitor's timed re-check waits for the holder's release; a release takes the held ones along. */
-		if (monitor && agg->joined && timer_waker(agg, agg->joined) && defer_wait(agg, s, depth, agg->joined)) {
+		if (monitor && agg->joined && wakers__is_timer(agg->profile, agg->joined) &&
+		    defer_wait(agg, s, depth, agg->joined)) {
 			release_joined(agg, s);
 			return true;
 		}
-		if (agg->deferred && agg->joined && !timer_waker(agg, agg->joined))
+		if (agg->deferred && agg->joined && !wakers__is_timer(agg->profile, agg->joined))
 			add_deferred(agg, s->tid, agg->joined);
 	}
 	added = add_weighted(agg, s, depth, weight, objects);
@@ -785,22 +653,6 @@ void aggregator__add(struct aggregator *agg, const struct jbpf_sample *s)
 
 /* ---- wakers (--wakers) ---- */
 
-/* Frame f of a waker's captured stack as the waker's: its roots as the waker's roots, the rest FRAME_KIND_WAKER. */
-static int64_t waker_frame(struct profile *profile, uint32_t f)
-{
-	struct process_parts parts;
-
-	switch (profile__frame_kind(profile, f)) {
-	case FRAME_KIND_PROCESS:
-		profile__process_parts(profile, f, &parts);
-		return profile__intern_waker_process_parts(profile, &parts);
-	case FRAME_KIND_THREAD:
-		return profile__intern_waker_thread(profile, profile__root_name(profile, f), profile__root_id(profile, f));
-	default:
-		return profile__intern(profile, profile__frame_name(profile, f), FRAME_KIND_WAKER);
-	}
-}
-
 void aggregator__capture_waker(struct aggregator *agg)
 {
 	agg->capturing = true;
@@ -809,37 +661,14 @@ void aggregator__capture_waker(struct aggregator *agg)
 
 void aggregator__keep_waker(struct aggregator *agg, const struct jbpf_sample *waker)
 {
-	struct waker_slot *w;
-	uint32_t *frames;
-	int64_t id;
+	bool replaced = false;
 
 	agg->capturing = false;
-	if (!agg->wakers && !(agg->wakers = calloc(WAKER_SLOTS, sizeof(*agg->wakers))))
+	if (!agg->wakers && !(agg->wakers = wakers__new()))
 		return;
-	w = waker_slot(agg, waker->wait_id);
-	if (w->depth)
-		agg->stats.wakers_replaced++;
-	w->depth = 0;
-	frames = realloc(w->frames, (1 + agg->captured_depth) * sizeof(*frames));
-	if (!frames)
-		return;
-	w->frames = frames;
-	id = profile__intern(agg->profile, "[woken by]", FRAME_KIND_WAKER);
-	if (id < 0)
-		return;
-	frames[0] = (uint32_t)id;
-	/* Innermost first, so that the two stacks meet at the separator; kinds of their own. */
-	for (size_t i = 0; i < agg->captured_depth; i++) {
-		uint32_t f = agg->captured[agg->captured_depth - 1 - i];
-
-		id = waker_frame(agg->profile, f);
-		if (id < 0)
-			return;
-		frames[1 + i] = (uint32_t)id;
-	}
-	w->seq = waker->wait_id;
-	w->depth = (uint32_t)(1 + agg->captured_depth);
-	agg->stats.wakers++;
+	if (!wakers__keep(agg->wakers, agg->profile, waker->wait_id, agg->captured, agg->captured_depth, &replaced))
+		agg->stats.wakers++;
+	agg->stats.wakers_replaced += replaced;
 }
 
 /* ---- a stack built by another stage ---- */

@@ -22,7 +22,13 @@
  * wait (JBPF_RECORD_WAIT) counts its own length; a CPU sample, or a wait
  * recorded by chance (JBPF_WAIT_SAMPLED), is a share of its thread's exact
  * time in that state, which aggregator__settle spreads at the end (see
- * user/shares.h).
+ * profile/shares.h).
+ *
+ * Two more jobs end a stack, each in a file of its own: --wakers joins a
+ * wait with the stack of the thread that woke it, kept until the wait
+ * comes (user/record/wakers.h); -e lock keeps only stacks that acquire a
+ * lock, ended by the lock's class (user/record/lock_class.h), and holds a
+ * monitor wait its own timer ended until its releaser is known (below).
  */
 #ifndef JBPF_AGGREGATOR_H
 #define JBPF_AGGREGATOR_H
