@@ -44,6 +44,7 @@
 
 #include "common/version.h"
 #include "emit.h"
+#include "mappings.h"
 #include "profile/timeline.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
@@ -101,8 +102,7 @@ struct builder {
 	struct profile *strings, *attribute_keys, *stack_keys;
 	char **string_items;
 	OMapping *mappings, **mapping_ptrs;
-	int32_t mapping_of_kind[FRAME_KIND_NR];
-	int32_t *mapping_of_module;
+	struct mappings mapping_of;   /* a code frame's mapping index */
 	OFunction *functions, **function_ptrs;
 	OLocation *locations, **location_ptrs;
 	OLine *lines, **line_ptrs;
@@ -244,9 +244,10 @@ static int32_t attribute_id(struct builder *b, const char *key, const char *str,
 	return (int32_t)id + 1;
 }
 
-/* A new mapping named filename, with a build-id attribute unless it is ""; its index, or -1. */
-static int32_t new_mapping(struct builder *b, const char *filename, const char *build_id)
+/* A new mapping named filename, with a build-id attribute unless it is ""; its index, or -1 (mappings_new_fn). */
+static int64_t new_mapping(void *ctx, const char *filename, const char *build_id)
 {
+	struct builder *b = ctx;
 	size_t n = b->dict.n_mapping_table;
 	OMapping *m = &b->mappings[n];
 	int32_t name = string_id(b, filename);
@@ -272,21 +273,6 @@ static int32_t new_mapping(struct builder *b, const char *filename, const char *
 	return (int32_t)n;
 }
 
-static int32_t mapping_of(struct builder *b, const struct profile *profile, uint32_t frame, enum frame_kind kind)
-{
-	uint32_t module = kind == FRAME_KIND_NATIVE ? profile__frame_module(profile, frame) : 0;
-
-	if (module) {
-		if (!b->mapping_of_module[module])
-			b->mapping_of_module[module] = new_mapping(b, profile__module_path(profile, module),
-								   profile__module_build_id(profile, module));
-		return b->mapping_of_module[module];
-	}
-	if (!b->mapping_of_kind[kind])
-		b->mapping_of_kind[kind] = new_mapping(b, output_kind_mapping(kind), NULL);
-	return b->mapping_of_kind[kind];
-}
-
 /* Functions, lines and locations: one each per code frame, after the zero entries. */
 static int add_frames(struct builder *b, const struct profile *profile)
 {
@@ -294,7 +280,6 @@ static int add_frames(struct builder *b, const struct profile *profile)
 
 	b->mappings = calloc(1 + FRAME_KIND_NR + nr_modules, sizeof(*b->mappings));
 	b->mapping_ptrs = calloc(1 + FRAME_KIND_NR + nr_modules, sizeof(*b->mapping_ptrs));
-	b->mapping_of_module = calloc(nr_modules + 1, sizeof(*b->mapping_of_module));
 	b->functions = calloc(nr, sizeof(*b->functions));
 	b->function_ptrs = calloc(nr, sizeof(*b->function_ptrs));
 	b->locations = calloc(nr, sizeof(*b->locations));
@@ -302,7 +287,8 @@ static int add_frames(struct builder *b, const struct profile *profile)
 	b->lines = calloc(nr, sizeof(*b->lines));
 	b->line_ptrs = calloc(nr, sizeof(*b->line_ptrs));
 	b->location_of_frame = calloc(nr, sizeof(*b->location_of_frame));
-	if (!b->mappings || !b->mapping_ptrs || !b->mapping_of_module || !b->functions || !b->function_ptrs ||
+	if (mappings__init(&b->mapping_of, profile, new_mapping, b) || !b->mappings || !b->mapping_ptrs ||
+	    !b->functions || !b->function_ptrs ||
 	    !b->locations || !b->location_ptrs || !b->lines || !b->line_ptrs || !b->location_of_frame)
 		return -ENOMEM;
 	b->dict.mapping_table = b->mapping_ptrs;
@@ -326,7 +312,7 @@ static int add_frames(struct builder *b, const struct profile *profile)
 
 		if (!is_code(kind))
 			continue;
-		mapping = mapping_of(b, profile, i, kind);
+		mapping = (int32_t)mappings__of(&b->mapping_of, profile, i, kind);
 		name = output_plain_name(text, kind);
 		if (mapping < 0 || !name) {
 			free(name);
@@ -750,7 +736,7 @@ static void builder_free(struct builder *b)
 		free(b->locations[i].attribute_indices);
 	free(b->mappings);
 	free(b->mapping_ptrs);
-	free(b->mapping_of_module);
+	mappings__free(&b->mapping_of);
 	free(b->functions);
 	free(b->function_ptrs);
 	free(b->locations);

@@ -65,6 +65,7 @@
 #include <zlib.h>
 
 #include "emit.h"
+#include "mappings.h"
 #include "profile/timeline.h"
 #include "proto/profile.pb-c.h"
 #include "common/version.h"
@@ -142,8 +143,7 @@ struct builder {
 	PProfile msg;
 	struct strings strings;
 	PMapping *mappings, **mapping_ptrs; /* one per kind, then one per module */
-	uint64_t mapping_of_kind[FRAME_KIND_NR];   /* mapping id, 0 none yet */
-	uint64_t *mapping_of_module;               /* by module number; 0 none yet */
+	struct mappings mapping_of;                /* a code frame's mapping id */
 	PFunction *functions;   /* one per profile frame; only code frames used */
 	PFunction **function_ptrs;
 	PLocation *locations;
@@ -169,9 +169,10 @@ struct builder {
 	size_t nr_groups;
 };
 
-/* A new mapping named filename (and build_id, "" for none); its id, or 0 out of memory. */
-static uint64_t new_mapping(struct builder *b, const char *filename, const char *build_id)
+/* A new mapping named filename (and build_id, "" for none); its id, or 0 out of memory (mappings_new_fn). */
+static int64_t new_mapping(void *ctx, const char *filename, const char *build_id)
 {
+	struct builder *b = ctx;
 	size_t n = b->msg.n_mapping;
 	int64_t name = string_id(&b->strings, filename), id = string_id(&b->strings, build_id);
 
@@ -187,25 +188,6 @@ static uint64_t new_mapping(struct builder *b, const char *filename, const char 
 	return n + 1;
 }
 
-/*
- * The mapping of a frame: its module's file for native code whose file is
- * known, else the pseudo-mapping of its kind. 0 when out of memory.
- */
-static uint64_t mapping_of(struct builder *b, const struct profile *profile, uint32_t frame, enum frame_kind kind)
-{
-	uint32_t module = kind == FRAME_KIND_NATIVE ? profile__frame_module(profile, frame) : 0;
-
-	if (module) {
-		if (!b->mapping_of_module[module])
-			b->mapping_of_module[module] = new_mapping(b, profile__module_path(profile, module),
-								   profile__module_build_id(profile, module));
-		return b->mapping_of_module[module];
-	}
-	if (!b->mapping_of_kind[kind])
-		b->mapping_of_kind[kind] = new_mapping(b, output_kind_mapping(kind), "");
-	return b->mapping_of_kind[kind];
-}
-
 /* Functions and locations, one each per code frame; id = frame id + 1. */
 static int add_frames(struct builder *b, const struct profile *profile)
 {
@@ -213,8 +195,7 @@ static int add_frames(struct builder *b, const struct profile *profile)
 
 	b->mappings = calloc(FRAME_KIND_NR + nr_modules, sizeof(*b->mappings));
 	b->mapping_ptrs = calloc(FRAME_KIND_NR + nr_modules, sizeof(*b->mapping_ptrs));
-	b->mapping_of_module = calloc(nr_modules + 1, sizeof(*b->mapping_of_module));
-	if (!b->mappings || !b->mapping_ptrs || !b->mapping_of_module)
+	if (mappings__init(&b->mapping_of, profile, new_mapping, b) || !b->mappings || !b->mapping_ptrs)
 		return -ENOMEM;
 	b->functions = calloc(nr ? nr : 1, sizeof(*b->functions));
 	b->function_ptrs = calloc(nr ? nr : 1, sizeof(*b->function_ptrs));
@@ -238,7 +219,7 @@ static int add_frames(struct builder *b, const struct profile *profile)
 
 		if (!is_code(kind))
 			continue;
-		mapping = mapping_of(b, profile, (uint32_t)i, kind);
+		mapping = (uint64_t)mappings__of(&b->mapping_of, profile, (uint32_t)i, kind);
 		name = output_plain_name(text, kind);
 		if (!mapping || !name) {
 			free(name);
@@ -665,7 +646,7 @@ static void builder_free(struct builder *b)
 	strings_free(&b->strings);
 	free(b->mappings);
 	free(b->mapping_ptrs);
-	free(b->mapping_of_module);
+	mappings__free(&b->mapping_of);
 	free(b->functions);
 	free(b->function_ptrs);
 	free(b->locations);
