@@ -17,30 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int kallsyms__parse_line(const char *line, uint64_t *addr, char *type, const char **name,
 			 size_t *name_len)
 {
 	const char *p = line;
-	uint64_t value = 0;
-	size_t digits = 0, len = 0;
+	uint64_t value;
+	size_t len = 0;
 
-	for (; hexval(*p) >= 0; p++, digits++) {
-		if (digits == 16)
-			return 0;
-		value = value << 4 | (uint64_t)hexval(*p);
-	}
-	if (!digits || *p++ != ' ')
+	if (lines__parse_hex(&p, 16, &value) || *p++ != ' ')
 		return 0;
 	if (!isalpha((unsigned char)*p) || p[1] != ' ')
 		return 0;

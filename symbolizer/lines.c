@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/hex.h"
+
 long lines__next_bounded(FILE *f, char *buf, size_t size, size_t *consumed, size_t limit)
 {
 	size_t len = 0, total = 0;
@@ -49,15 +51,9 @@ int lines__parse_hex(const char **p, size_t max_digits, uint64_t *out)
 	const char *s = *p;
 
 	for (;; s++, n++) {
-		int d;
+		int d = hex__digit(*s);
 
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
+		if (d < 0)
 			break;
 		if (n == max_digits)
 			return -EINVAL;

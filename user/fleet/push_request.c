@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "common/random.h"
 #include "output/output.h"
 #include "proto/pyroscope/push/v1/push.pb-c.h"
@@ -18,17 +19,6 @@
 
 /* The longest name a query can hold (push__query encodes one of at most 1 KiB). */
 #define NAME_MAX_LEN 1024
-
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* The query's "name" parameter, percent-decoded into out; false when absent, malformed or too long. */
 static bool name_of(const char *query, char *out, size_t size)
@@ -47,8 +37,8 @@ static bool name_of(const char *query, char *out, size_t size)
 		char c = *p;
 
 		if (c == '%') {
-			hi = hex_value(p[1]);
-			lo = hi < 0 ? -1 : hex_value(p[2]);
+			hi = hex__digit(p[1]);
+			lo = hi < 0 ? -1 : hex__digit(p[2]);
 			if (lo < 0)
 				return false;
 			c = (char)(hi << 4 | lo);
