@@ -313,7 +313,7 @@ $(OUTPUT)/tests/test_stub: jvmti-stub/stream.h $(ATTACH_CLIENT_SRCS) $(ATTACH_CL
 # test_hotspot_layout reads real JVMs' layout and threads with hotspot/ and the symbolizer's
 # ELF, maps and /proc readers it calls.
 HOTSPOT_LAYOUT_SRCS := hotspot/memory.c hotspot/vmstructs.c hotspot/find.c hotspot/layout.c hotspot/threads.c \
-		       hotspot/classes.c hotspot/lines.c symbolizer/elf.c common/elf_limits.c \
+		       hotspot/classes.c hotspot/lines.c symbolizer/elf.c common/elf_limits.c common/refuse.c \
 		       symbolizer/symtab.c symbolizer/proc.c symbolizer/procmaps.c symbolizer/lines.c
 $(OUTPUT)/tests/test_hotspot_layout: INTEGRATION_LINK = $(HOTSPOT_LAYOUT_SRCS) -lelf
 $(OUTPUT)/tests/test_hotspot_layout: $(HOTSPOT_LAYOUT_SRCS) $(wildcard hotspot/*.h symbolizer/*.h) bpf/hotspot.h

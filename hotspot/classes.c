@@ -3,11 +3,11 @@
  */
 #include "hotspot/classes.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/refuse.h"
 #include "hotspot/names_internal.h"
 
 /* The longest name compared: class names, field names and signatures the walk asks for are short. */
@@ -23,19 +23,6 @@
 #define ACC_STATIC 0x0008u
 /* JDK 17: a field the VM injected, whose name index is not the constant pool's. */
 #define ACC_FIELD_INTERNAL 0x0400u
-
-static int refuse(char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int refuse(char *why, size_t why_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && why_size) {
-		va_start(ap, fmt);
-		vsnprintf(why, why_size, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* Where a Symbol's length (u2) and bytes are. */
 struct symbol_layout {

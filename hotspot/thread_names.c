@@ -3,27 +3,14 @@
  */
 #include "hotspot/thread_names.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/refuse.h"
 #include "hotspot/classes.h"
 
 #define CODER_LATIN1 0
 #define CODER_UTF16 1
-
-static int refuse(char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int refuse(char *why, size_t why_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && why_size) {
-		va_start(ap, fmt);
-		vsnprintf(why, why_size, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* The word at the static field type::name (the first of the two spellings listed), read from the process. */
 static bool static_word(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *type,

@@ -3,38 +3,28 @@
  */
 #include "hotspot/threads.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "common/refuse.h"
+
 /* Threads' pointers read per gather from the list: a few reads for a JVM of a thousand threads. */
 #define THREADS_PER_READ 512
-
-static int fail(char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *why, size_t why_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, why_size, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 int hotspot_threads_layout(const struct hotspot_vm *vm, struct hotspot_threads_layout *out, char *why,
 			   size_t why_size)
 {
 	if (!hotspot_vm_static(vm, "ThreadsSMRSupport", "_java_thread_list", &out->list))
-		return fail(why, why_size, "HotSpot lists no ThreadsSMRSupport::_java_thread_list");
+		return refuse(why, why_size, "HotSpot lists no ThreadsSMRSupport::_java_thread_list");
 	if (!hotspot_vm_field(vm, "ThreadsList", "_length", &out->list_length, NULL) ||
 	    !hotspot_vm_field(vm, "ThreadsList", "_threads", &out->list_threads, NULL))
-		return fail(why, why_size, "HotSpot lists no ThreadsList::_length or _threads");
+		return refuse(why, why_size, "HotSpot lists no ThreadsList::_length or _threads");
 	/* JDK 17 has it in JavaThread, later JDKs in Thread. */
 	if (!hotspot_vm_field(vm, "JavaThread", "_osthread", &out->osthread, NULL) &&
 	    !hotspot_vm_field(vm, "Thread", "_osthread", &out->osthread, NULL))
-		return fail(why, why_size, "HotSpot lists no JavaThread::_osthread or Thread::_osthread");
+		return refuse(why, why_size, "HotSpot lists no JavaThread::_osthread or Thread::_osthread");
 	if (!hotspot_vm_field(vm, "OSThread", "_thread_id", &out->thread_id, NULL))
-		return fail(why, why_size, "HotSpot lists no OSThread::_thread_id");
+		return refuse(why, why_size, "HotSpot lists no OSThread::_thread_id");
 	return 0;
 }
 
@@ -63,18 +53,18 @@ int hotspot_threads_read(struct hotspot_memory *mem, const struct hotspot_thread
 
 	*nr = 0;
 	if (!read_u64(mem, layout->list, &list) || !list)
-		return fail(why, why_size, "its thread list cannot be read");
+		return refuse(why, why_size, "its thread list cannot be read");
 	if (!hotspot_memory_read(mem, list + layout->list_length, &length, sizeof(length)) ||
 	    !read_u64(mem, list + layout->list_threads, &threads))
-		return fail(why, why_size, "its thread list (at 0x%llx) cannot be read", (unsigned long long)list);
+		return refuse(why, why_size, "its thread list (at 0x%llx) cannot be read", (unsigned long long)list);
 	if (length > HOTSPOT_THREADS_MAX)
-		return fail(why, why_size, "its thread list claims %u threads, more than %u", length,
+		return refuse(why, why_size, "its thread list claims %u threads, more than %u", length,
 			    HOTSPOT_THREADS_MAX);
 	for (uint32_t at = 0; at < length && *nr < max; at += THREADS_PER_READ) {
 		uint32_t n = length - at < THREADS_PER_READ ? length - at : THREADS_PER_READ;
 
 		if (!hotspot_memory_read(mem, threads + (uint64_t)at * sizeof(uint64_t), batch, n * sizeof(batch[0])))
-			return fail(why, why_size, "its thread list's threads (at 0x%llx) cannot be read",
+			return refuse(why, why_size, "its thread list's threads (at 0x%llx) cannot be read",
 				    (unsigned long long)threads);
 		for (uint32_t i = 0; i < n && *nr < max; i++) {
 			uint32_t tid = tid_of(mem, layout, batch[i]);

@@ -28,10 +28,11 @@
  */
 #include "hotspot/vmstructs.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/refuse.h"
 
 /* Bytes of an entry array one read asks for (a real gHotSpotVMStructs is ~150 KiB). */
 #define TABLE_CHUNK (64u << 10)
@@ -81,18 +82,6 @@ struct hotspot_vm {
 };
 
 /* ---- the copy ---- */
-
-static void say(char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t why_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !why_size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, why_size, fmt, ap);
-	va_end(ap);
-}
 
 /* Room for one more element in *arr (nr used of *cap, each size bytes): 0 or -1. */
 static int grow(void **arr, size_t *cap, size_t nr, size_t size)
@@ -339,11 +328,11 @@ static bool read_symbol(struct hotspot_memory *mem, uint64_t symbol, const char 
 			size_t why_size)
 {
 	if (!symbol) {
-		say(why, why_size, "libjvm exports no %s", name);
+		refuse(why, why_size, "libjvm exports no %s", name);
 		return false;
 	}
 	if (!hotspot_memory_u64(mem, symbol, out)) {
-		say(why, why_size, "%s is unreadable at 0x%llx", name, (unsigned long long)symbol);
+		refuse(why, why_size, "%s is unreadable at 0x%llx", name, (unsigned long long)symbol);
 		return false;
 	}
 	return true;
@@ -355,11 +344,11 @@ static bool open_table(struct hotspot_memory *mem, struct table *t, char *why, s
 	    !read_symbol(mem, t->stride_symbol, t->stride_name, &t->stride, why, why_size))
 		return false;
 	if (!t->array) {
-		say(why, why_size, "%s is NULL", t->name);
+		refuse(why, why_size, "%s is NULL", t->name);
 		return false;
 	}
 	if (!t->stride || t->stride > HOTSPOT_VM_MAX_STRIDE) {
-		say(why, why_size, "%s's stride %llu is outside 1..%d", t->name, (unsigned long long)t->stride,
+		refuse(why, why_size, "%s's stride %llu is outside 1..%d", t->name, (unsigned long long)t->stride,
 		    HOTSPOT_VM_MAX_STRIDE);
 		return false;
 	}
@@ -369,7 +358,7 @@ static bool open_table(struct hotspot_memory *mem, struct table *t, char *why, s
 		if (!read_symbol(mem, m->symbol, m->name, &t->offsets[i], why, why_size))
 			return false;
 		if (t->offsets[i] > t->stride || m->width > t->stride - t->offsets[i]) {
-			say(why, why_size, "%s %llu leaves its %u bytes outside the %llu-byte entry", m->name,
+			refuse(why, why_size, "%s %llu leaves its %u bytes outside the %llu-byte entry", m->name,
 			    (unsigned long long)t->offsets[i], m->width, (unsigned long long)t->stride);
 			return false;
 		}
@@ -434,7 +423,7 @@ static bool read_rows(struct hotspot_memory *mem, struct table *t, char *why, si
 	bool ended = false;
 
 	if (!buf) {
-		say(why, why_size, "out of memory reading %s", t->name);
+		refuse(why, why_size, "out of memory reading %s", t->name);
 		return false;
 	}
 	/* At most one entry past the bound is read: the bound's worth of entries and their end. */
@@ -444,15 +433,15 @@ static bool read_rows(struct hotspot_memory *mem, struct table *t, char *why, si
 		if (n > HOTSPOT_VM_MAX_ENTRIES + 1 - first)
 			n = HOTSPOT_VM_MAX_ENTRIES + 1 - first;
 		if (!read_chunk(mem, t, first, &n, buf)) {
-			say(why, why_size, "%s entry %zu is unreadable at 0x%llx", t->name, first,
+			refuse(why, why_size, "%s entry %zu is unreadable at 0x%llx", t->name, first,
 			    (unsigned long long)(t->array + first * t->stride));
 			break;
 		}
 		if (add_rows(t, buf, n, &cap, &ended)) {
 			if (t->nr_rows >= HOTSPOT_VM_MAX_ENTRIES)
-				say(why, why_size, "%s has no end within %d entries", t->name, HOTSPOT_VM_MAX_ENTRIES);
+				refuse(why, why_size, "%s has no end within %d entries", t->name, HOTSPOT_VM_MAX_ENTRIES);
 			else
-				say(why, why_size, "out of memory reading %s", t->name);
+				refuse(why, why_size, "out of memory reading %s", t->name);
 			break;
 		}
 		first += n;
@@ -587,7 +576,7 @@ static bool read_names(struct hotspot_memory *mem, struct hotspot_vm *vm, struct
 
 	while (ok && i < names->nr && names->bad <= VM_MAX_BAD_NAMES) {
 		if (mem->reads - first_read > VM_MAX_NAME_READS) {
-			say(why, why_size, "VMStructs' names are scattered over more than %d reads", VM_MAX_NAME_READS);
+			refuse(why, why_size, "VMStructs' names are scattered over more than %d reads", VM_MAX_NAME_READS);
 			free(buf);
 			return false;
 		}
@@ -601,9 +590,9 @@ static bool read_names(struct hotspot_memory *mem, struct hotspot_vm *vm, struct
 	}
 	free(buf);
 	if (!ok)
-		say(why, why_size, "out of memory reading VMStructs' names");
+		refuse(why, why_size, "out of memory reading VMStructs' names");
 	else if (names->bad > VM_MAX_BAD_NAMES)
-		say(why, why_size, "more than %d of VMStructs' names are unreadable or longer than %d bytes",
+		refuse(why, why_size, "more than %d of VMStructs' names are unreadable or longer than %d bytes",
 		    VM_MAX_BAD_NAMES, HOTSPOT_VM_MAX_NAME - 1);
 	return ok && names->bad <= VM_MAX_BAD_NAMES;
 }
@@ -722,16 +711,16 @@ int hotspot_vm_read(struct hotspot_memory *mem, const struct hotspot_vm_symbols 
 	for (size_t i = 0; i < NR_TABLES && ok; i++)
 		ok = open_table(mem, &tables[i], why, why_size) && read_rows(mem, &tables[i], why, why_size);
 	if (ok && !(vm = hotspot_vm_new())) {
-		say(why, why_size, "out of memory reading VMStructs");
+		refuse(why, why_size, "out of memory reading VMStructs");
 		ok = false;
 	}
 	if (ok && !collect_names(&names, all, NR_TABLES)) {
-		say(why, why_size, "out of memory reading VMStructs' names");
+		refuse(why, why_size, "out of memory reading VMStructs' names");
 		ok = false;
 	}
 	ok = ok && read_names(mem, vm, &names, why, why_size);
 	if (ok && fill(vm, tables, &names)) {
-		say(why, why_size, "out of memory reading VMStructs");
+		refuse(why, why_size, "out of memory reading VMStructs");
 		ok = false;
 	}
 	for (size_t i = 0; i < NR_TABLES; i++)

@@ -14,7 +14,7 @@ $(NAMES_ORACLE): tests/workloads/names_oracle/oracle.c tests/workloads/names_ora
 # test_hotspot_names reads real JVMs with hotspot/ (names, layout, code cache)
 # and the symbolizer readers hotspot_find calls.
 HOTSPOT_NAMES_SRCS := hotspot/memory.c hotspot/vmstructs.c hotspot/find.c hotspot/layout.c hotspot/classes.c hotspot/codecache.c \
-		      hotspot/names.c hotspot/names_layout.c hotspot/scopes.c hotspot/lines.c symbolizer/elf.c common/elf_limits.c \
+		      hotspot/names.c hotspot/names_layout.c hotspot/scopes.c hotspot/lines.c symbolizer/elf.c common/elf_limits.c common/refuse.c \
 		      symbolizer/symtab.c symbolizer/proc.c symbolizer/procmaps.c symbolizer/lines.c
 $(OUTPUT)/tests/test_hotspot_names: INTEGRATION_LINK = $(HOTSPOT_NAMES_SRCS) -lelf
 $(OUTPUT)/tests/test_hotspot_names: $(HOTSPOT_NAMES_SRCS) $(wildcard hotspot/*.h symbolizer/*.h) bpf/hotspot.h
