@@ -312,3 +312,45 @@ bool loader__has_uprobe_session(void)
 		known = uprobe_link_errno(LOADER_TRACE_UPROBE_SESSION, 0) == -EBADF;
 	return known;
 }
+
+int loader__links_reserve(struct loader_links *links, size_t more)
+{
+	size_t cap = links->cap ? links->cap : 8;
+	int *fds;
+
+	if (links->nr + more <= links->cap)
+		return 0;
+	while (cap < links->nr + more)
+		cap *= 2;
+	fds = realloc(links->fds, cap * sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	links->fds = fds;
+	links->cap = cap;
+	return 0;
+}
+
+int loader__links_add(struct loader_links *links, int fd)
+{
+	if (loader__links_reserve(links, 1)) {
+		close(fd);
+		return -ENOMEM;
+	}
+	links->fds[links->nr++] = fd;
+	return 0;
+}
+
+void loader__links_close(struct loader_links *links)
+{
+	for (size_t i = 0; i < links->nr; i++)
+		close(links->fds[i]);
+	links->nr = 0;
+}
+
+void loader__links_free(struct loader_links *links)
+{
+	loader__links_close(links);
+	free(links->fds);
+	links->fds = NULL;
+	links->cap = 0;
+}

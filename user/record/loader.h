@@ -89,6 +89,24 @@ int loader__uretprobe_multi(int prog_fd, const char *file, const uint64_t *offse
 			    size_t nr, uint32_t pid);
 
 /*
+ * The links a uprobe loader made (-e nativemem's, the virtual threads'),
+ * kept until it detaches: fds, closed in the order they were added.
+ */
+struct loader_links {
+	int *fds;
+	size_t nr, cap;
+};
+
+/* Room for more links, so that as many adds cannot fail: 0 or -ENOMEM. */
+int loader__links_reserve(struct loader_links *links, size_t more);
+/* Keeps link fd: 0, or -ENOMEM with fd closed (a link not kept is no link left behind). */
+int loader__links_add(struct loader_links *links, int fd);
+/* Closes every link kept (the probes are gone once it returns); the list stays, empty. */
+void loader__links_close(struct loader_links *links);
+/* Closes every link and frees the list. */
+void loader__links_free(struct loader_links *links);
+
+/*
  * Whether the kernel makes multi-uprobe links (Linux 6.6) whose pid
  * limits them to a process. Kernels before the fix of 6.10 (and of the
  * stable releases it went to) limited them to the one thread of that id,

@@ -56,8 +56,7 @@ struct nativemem {
 	bool leaks;
 	bool multi;               /* multi-uprobe links (Linux 6.6), else one perf-event uprobe per function */
 	bool session;             /* --leaks with sessions (Linux 6.13), else entry and return probes */
-	int *links;               /* the multi-uprobe links' fds */
-	size_t nr_links, cap_links;
+	struct loader_links links; /* the multi-uprobe links */
 	struct bpf_link **probes; /* the perf-event uprobes */
 	size_t nr_probes, cap_probes;
 };
@@ -318,23 +317,6 @@ static int keep_probe(struct nativemem *nm, struct bpf_link *probe)
 	return 0;
 }
 
-static int keep_link(struct nativemem *nm, int fd)
-{
-	if (nm->nr_links == nm->cap_links) {
-		size_t cap = nm->cap_links ? 2 * nm->cap_links : 8;
-		int *more = realloc(nm->links, cap * sizeof(*more));
-
-		if (!more) {
-			close(fd);
-			return -ENOMEM;
-		}
-		nm->links = more;
-		nm->cap_links = cap;
-	}
-	nm->links[nm->nr_links++] = fd;
-	return 0;
-}
-
 static struct bpf_program *probe_program(const struct nativemem *nm, enum probe_kind kind)
 {
 	switch (kind) {
@@ -375,7 +357,7 @@ static int attach_list(struct nativemem *nm, uint32_t tgid, const char *file, co
 						  kind == PROBE_SESSION ? LOADER_TRACE_UPROBE_SESSION
 									: LOADER_TRACE_UPROBE_MULTI,
 						  file, offsets, cookies, nr, tgid);
-		return fd < 0 ? fd : keep_link(nm, fd);
+		return fd < 0 ? fd : loader__links_add(&nm->links, fd);
 	}
 	for (size_t i = 0; i < nr; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies[i], .retprobe = kind == PROBE_RETURN);
@@ -474,9 +456,7 @@ void nativemem__detach(struct nativemem *nm)
 {
 	if (!nm)
 		return;
-	for (size_t i = 0; i < nm->nr_links; i++)
-		close(nm->links[i]);
-	nm->nr_links = 0;
+	loader__links_close(&nm->links);
 	for (size_t i = 0; i < nm->nr_probes; i++)
 		bpf_link__destroy(nm->probes[i]);
 	nm->nr_probes = 0;
@@ -487,7 +467,7 @@ void nativemem__close(struct nativemem *nm)
 	if (!nm)
 		return;
 	nativemem__detach(nm);
-	free(nm->links);
+	loader__links_free(&nm->links);
 	free(nm->probes);
 	nativemem_bpf__destroy(nm->skel);
 	free(nm);

@@ -44,17 +44,18 @@ static const struct {
 #define NR_FUNCTIONS (sizeof(functions) / sizeof(functions[0]))
 _Static_assert(NR_FUNCTIONS <= VTHREADS_MAX_FUNCTIONS, "room for every function found");
 
-/* A process probed: its two links. */
+/* A process probed. */
 struct probed {
 	uint32_t tgid;
 	uint64_t start_ticks;
-	int links[2];
 };
 
 struct vthreads {
 	struct vthreads_bpf *skel;
 	struct probed *probed;
 	size_t nr_probed, cap_probed;
+	/* Each probed process's link on its freezes, and on its thaws, in the order of probed. */
+	struct loader_links unmounts, mounts;
 };
 
 int vthreads__open(const struct vthreads_config *config, const struct bpf_object *owner, struct vthreads **out,
@@ -145,6 +146,8 @@ static int room_for_one(struct vthreads *vt)
 	size_t cap;
 	struct probed *more;
 
+	if (loader__links_reserve(&vt->unmounts, 1) || loader__links_reserve(&vt->mounts, 1))
+		return -ENOMEM;
 	if (vt->nr_probed < vt->cap_probed)
 		return 0;
 	cap = vt->cap_probed ? 2 * vt->cap_probed : 8;
@@ -198,8 +201,7 @@ int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, 
 	uint64_t freezes[VTHREADS_MAX_FUNCTIONS], thaws[VTHREADS_MAX_FUNCTIONS];
 	size_t nr_freezes, nr_thaws;
 	char path[PATH_MAX], file[64];
-	struct probed *p;
-	int fd, error;
+	int fd, error, unmount = -1, mount = -1;
 
 	for (size_t i = 0; i < vt->nr_probed; i++)
 		if (vt->probed[i].tgid == tgid && vt->probed[i].start_ticks == start_ticks)
@@ -217,17 +219,14 @@ int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, 
 		close(fd);
 		return -1;
 	}
-	p = &vt->probed[vt->nr_probed];
-	p->tgid = tgid;
-	p->start_ticks = start_ticks;
 	/* The uprobes are on the file opened and checked here, not on whatever its path names by then. */
 	snprintf(file, sizeof(file), "/proc/self/fd/%d", fd);
-	p->links[0] = error = probe(vt->skel->progs.vthread_unmount, true, file, freezes, nr_freezes, tgid);
+	unmount = error = probe(vt->skel->progs.vthread_unmount, true, file, freezes, nr_freezes, tgid);
 	if (error >= 0) {
-		p->links[1] = error = probe(vt->skel->progs.vthread_mount, false, file, thaws, nr_thaws, tgid);
+		mount = error = probe(vt->skel->progs.vthread_mount, false, file, thaws, nr_thaws, tgid);
 		/* Unmounts without their mounts would look unmounted for ever. */
 		if (error < 0)
-			close(p->links[0]);
+			close(unmount);
 	}
 	close(fd);
 	if (error < 0) {
@@ -235,7 +234,10 @@ int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, 
 			 error == -EINVAL || error == -EOPNOTSUPP ? " (uprobe sessions need Linux 6.13)" : "");
 		return -1;
 	}
-	vt->nr_probed++;
+	/* Room was made for both (room_for_one): neither add fails. */
+	loader__links_add(&vt->unmounts, unmount);
+	loader__links_add(&vt->mounts, mount);
+	vt->probed[vt->nr_probed++] = (struct probed){ .tgid = tgid, .start_ticks = start_ticks };
 	return 0;
 }
 
@@ -274,10 +276,8 @@ void vthreads__detach(struct vthreads *vt)
 	 * The mounts first: with the unmounts gone first, every mount in
 	 * between would find no unmount and look unmounted since the start.
 	 */
-	for (size_t i = 0; i < vt->nr_probed; i++)
-		close(vt->probed[i].links[1]);
-	for (size_t i = 0; i < vt->nr_probed; i++)
-		close(vt->probed[i].links[0]);
+	loader__links_close(&vt->mounts);
+	loader__links_close(&vt->unmounts);
 	vt->nr_probed = 0;
 }
 
@@ -286,6 +286,8 @@ void vthreads__close(struct vthreads *vt)
 	if (!vt)
 		return;
 	vthreads__detach(vt);
+	loader__links_free(&vt->mounts);
+	loader__links_free(&vt->unmounts);
 	free(vt->probed);
 	vthreads_bpf__destroy(vt->skel);
 	free(vt);
