@@ -146,35 +146,17 @@ extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 	(sizeof(struct jbpf_sample) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64) +                          \
 	 JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame))
 
+#include "scratch.bpf.h"
+
 /*
  * The header and ips of a record fit under 4096 bytes (a mask the verifier
  * follows), its Java frames after them.
  */
-#define JAVA_FRAMES_BYTES (JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame))
 _Static_assert(WAIT_MAX_SIZE - JAVA_FRAMES_BYTES <= UNWIND_SCRATCH_IPS_BYTES, "the ips part of a wait fits the mask");
 _Static_assert(__builtin_offsetof(struct jbpf_thread_end, ips) + 2 * JBPF_MAX_STACK_DEPTH * sizeof(__u64) <= UNWIND_SCRATCH_IPS_BYTES,
 	       "the ips part of a jbpf_thread_end fits the mask");
-
-struct scratch {
-	__u8 bytes[UNWIND_SCRATCH_IPS_BYTES + JAVA_FRAMES_BYTES];
-};
 /* end_of_waits builds its records there too. */
 _Static_assert(sizeof(struct jbpf_thread_end) <= sizeof(struct scratch), "scratch too small for a jbpf_thread_end");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch SEC(".maps");
-
-/* The record being built on this CPU: the walker's (bpf/unwind.bpf.h) too. */
-static __always_inline struct jbpf_sample *unwind_sample(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&scratch, &zero);
-}
 
 
 /*

@@ -78,24 +78,7 @@ struct {
 _Static_assert(SAMPLE_MAX_SIZE - JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame) <= UNWIND_SCRATCH_IPS_BYTES,
 	       "the ips part of a record fits the mask");
 
-struct scratch {
-	__u8 bytes[UNWIND_SCRATCH_IPS_BYTES + JBPF_MAX_JAVA_FRAMES * sizeof(struct jbpf_java_frame)];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch SEC(".maps");
-
-/* The record being built on this CPU (for the walker, bpf/unwind.bpf.h). */
-static __always_inline struct jbpf_sample *unwind_sample(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&scratch, &zero);
-}
+#include "scratch.bpf.h"
 
 /*
  * Wake the reader when the ring is getting full, or for a process's first

@@ -46,16 +46,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  */
 #define EXIT_RECORD_MAX_SIZE (sizeof(struct jbpf_sample) + JBPF_MAX_STACK_DEPTH * sizeof(__u64))
 
-struct scratch {
-	__u8 bytes[EXIT_RECORD_MAX_SIZE];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch SEC(".maps");
+#define SCRATCH_BYTES EXIT_RECORD_MAX_SIZE
+#include "scratch.bpf.h"
 
 /*
  * The user stack of a thread that waited in this system call (see
