@@ -49,16 +49,11 @@
 #ifndef JBPF_DEFERRAL_BPF_H
 #define JBPF_DEFERRAL_BPF_H
 
+#include "late_switch_in.bpf.h"
 #include "shared.bpf.h"
 
 /* Set by userspace between open and load: pay debts by task work, else at system call exit. */
 const volatile bool defer_by_task_work = false;
-
-/*
- * Set by userspace when the recording stops and the scheduler program is
- * detached: from then on a thread found off CPU is no missed switch.
- */
-bool waits_stopped = false;
 
 /*
  * Runs callback in task's context when it next returns to user mode
@@ -112,15 +107,10 @@ static __always_inline void check_switched_in(struct jbpf_owed *o, __u32 tgid, _
 	struct jbpf_sample *wait;
 
 	o->what.off_since = 0;
-	w = bpf_map_lookup_elem(&waits, &tid);
-	if (waits_stopped || !w || w->off_since != since)
-		return;
 	now = at_or_after(now, since);
-	count(JBPF_CNT_SWITCH_MISSED);
-	count(JBPF_CNT_SWITCH_IN_LATE);
-	w->off_since = 0;
-	/* On a CPU since about now: a later missed switch-out counts its run from here. */
-	w->on_since = now;
+	w = late_switch_in(tid, since, now);
+	if (!w)
+		return;
 	w->check_in = 1;
 	woken = woken_by_run_delay(w, bpf_get_current_task_btf(), since, now);
 	if (w->open_wait) {
@@ -136,21 +126,11 @@ static __always_inline void check_switched_in(struct jbpf_owed *o, __u32 tgid, _
 	wait = reserve_counted(OWED_WAIT_SIZE, JBPF_CNT_WAITS_LOST);
 	if (!wait)
 		return;
-	sample_header__init(wait, JBPF_RECORD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
-	wait->state = w->state;
-	wait->wait_start_ns = since;
-	wait->woken_ns = woken;
-	wait->kstack_err = -116; /* ESTALE: the switch was not seen */
-	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
+	late_wait_init(wait, w, tgid, tid, since, now, woken);
 	wait->ustack_len = stack_frames(bpf_get_task_stack(bpf_get_current_task_btf(), wait->ips,
 							   JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),
 					&wait->ustack_err);
-	if (java_target_of(tgid, bpf_get_current_task_btf())) {
-		if (!o->what.java_seq)
-			o->what.java_seq = new_java_seq();
-		wait->java_seq = o->what.java_seq;
-		wait->flags = JBPF_SAMPLE_DEFERRED;
-	}
+	late_wait_java(wait, tgid, &o->what.java_seq);
 	bpf_ringbuf_submit(wait, BPF_RB_NO_WAKEUP);
 	count(JBPF_CNT_WAITS_SENT);
 }

@@ -28,13 +28,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "late_switch_in.bpf.h"
 #include "shared.bpf.h"
-
-/*
- * Set by userspace when the recording stops and the scheduler program is
- * detached: from then on a thread found off CPU is no missed switch.
- */
-bool waits_stopped = false;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -84,20 +79,16 @@ static __always_inline void send_user_stack(void *ctx, __u32 tid, __u64 seq)
 static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, __u32 tgid, __u32 tid)
 {
 	__u64 since = pending->off_since, now = bpf_ktime_get_ns();
-	struct jbpf_thread_waits *w = bpf_map_lookup_elem(&waits, &tid);
+	struct jbpf_thread_waits *w;
 	struct jbpf_sample *wait;
 	__u32 zero = 0;
 	__u64 n;
 
 	pending->off_since = 0;
-	if (waits_stopped || !w || w->off_since != since)
-		return;
 	now = at_or_after(now, since);
-	count(JBPF_CNT_SWITCH_MISSED);
-	count(JBPF_CNT_SWITCH_IN_LATE);
-	w->off_since = 0;
-	/* On a CPU since about now: a later missed switch-out counts its run from here. */
-	w->on_since = now;
+	w = late_switch_in(tid, since, now);
+	if (!w)
+		return;
 	if (w->open_wait) {
 		send_wait_end(tid, w->open_wait, now, woken_by_run_delay(w, bpf_get_current_task_btf(), since, now));
 		w->open_wait = 0;
@@ -106,21 +97,11 @@ static void check_switched_in(void *ctx, struct jbpf_syscall_pending *pending, _
 	wait = bpf_map_lookup_elem(&scratch, &zero);
 	if (!wait)
 		return;
-	sample_header__init(wait, JBPF_RECORD_WAIT, bpf_get_smp_processor_id(), now, tgid, tid);
-	wait->state = w->state;
-	wait->wait_start_ns = since;
-	wait->woken_ns = woken_by_run_delay(w, bpf_get_current_task_btf(), since, now);
-	wait->kstack_err = -116; /* ESTALE: the switch was not seen */
-	bpf_get_current_comm(wait->comm, sizeof(wait->comm));
+	late_wait_init(wait, w, tgid, tid, since, now, woken_by_run_delay(w, bpf_get_current_task_btf(), since, now));
 	n = stack_frames(bpf_get_stack(ctx, wait->ips, JBPF_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK),
 			 &wait->ustack_err);
 	wait->ustack_len = n;
-	if (java_target_of(tgid, bpf_get_current_task_btf())) {
-		if (!pending->java_seq)
-			pending->java_seq = new_java_seq();
-		wait->java_seq = pending->java_seq;
-		wait->flags = JBPF_SAMPLE_DEFERRED;
-	}
+	late_wait_java(wait, tgid, &pending->java_seq);
 	if (bpf_ringbuf_output(&events, wait, sizeof(*wait) + n * sizeof(__u64), BPF_RB_NO_WAKEUP))
 		count(JBPF_CNT_WAITS_LOST);
 }
