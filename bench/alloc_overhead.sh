@@ -95,20 +95,9 @@ run_once() {
 
 echo "alloc_overhead.sh: $(date +%F), $(nproc) CPUs, $(uname -r), $runs runs per mode," \
 	"$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/ *java.runtime.version = //p'), AllocSplit -t 2 -r $work"
-for ((r = 0; r < runs; r++)); do
-	printf '  round %d:' $((r + 1))
-	n=${#modes[@]}
-	for ((k = 0; k < n; k++)); do
-		m=${modes[$(((k + r) % n))]}
-		run_once "$m"
-		printf '  %s %.2f s' "$m" "$(awk -v v="$(tail -1 "$tmp/$m")" 'BEGIN { print v / 1e9 }')"
-	done
-	echo
-done
+rotated_rounds "$runs" 2 "${modes[@]}"
 for m in "${modes[@]}"; do
-	read -r med lo hi <<<"$(spread "$tmp/$m")"
-	printf '  %-7s median %.2f s (min %.2f, max %.2f)' "$m" "$(awk -v v="$med" 'BEGIN { print v / 1e9 }')" \
-		"$(awk -v v="$lo" 'BEGIN { print v / 1e9 }')" "$(awk -v v="$hi" 'BEGIN { print v / 1e9 }')"
+	print_times "$m" 7 2
 	[ ! -f "$tmp/off" ] || printf '  per-round ratio to off: median %.4f' "$(ratio_median "$tmp/$m" "$tmp/off")"
 	[ "$m" != alloc ] || printf '  allocations sampled: median %s' "$(median <"$tmp/alloc.sampled")"
 	echo

@@ -55,3 +55,36 @@ write_javac_args() {
 		sed "s|^|$1/|" "$1/files"
 	} >"$3"
 }
+
+# Runs $1 rounds of the modes $3..., each mode once a round through the
+# script's run_once MODE (which appends the run's time, in ns, to
+# $tmp/MODE), in an order rotated from round to round so that no mode
+# always runs first or after the same one; prints each round's times in
+# seconds with $2 decimals, "  round N:  MODE T s ...".
+rotated_rounds() {
+	local runs=$1 digits=$2 r k m
+	shift 2
+	local modes=("$@") n=$#
+
+	for ((r = 0; r < runs; r++)); do
+		printf '  round %d:' $((r + 1))
+		for ((k = 0; k < n; k++)); do
+			m=${modes[$(((k + r) % n))]}
+			run_once "$m"
+			printf "  %s %.${digits}f s" "$m" "$(awk -v v="$(tail -1 "$tmp/$m")" 'BEGIN { print v / 1e9 }')"
+		done
+		echo
+	done
+}
+
+# Prints, without ending the line, mode $1's times over the rounds (from
+# $tmp/$1, ns) in seconds with $3 decimals, the mode's name $2 wide:
+# "  MODE median T s (min T, max T)".
+print_times() {
+	local m=$1 width=$2 digits=$3 med lo hi
+
+	read -r med lo hi <<<"$(spread "$tmp/$m")"
+	printf "  %-${width}s median %.${digits}f s (min %.${digits}f, max %.${digits}f)" "$m" \
+		"$(awk -v v="$med" 'BEGIN { print v / 1e9 }')" "$(awk -v v="$lo" 'BEGIN { print v / 1e9 }')" \
+		"$(awk -v v="$hi" 'BEGIN { print v / 1e9 }')"
+}

@@ -117,20 +117,9 @@ run_once() {
 
 echo "lock.sh: $(date +%F), $(nproc) CPUs, $(uname -r), $runs runs per mode," \
 	"$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/ *java.runtime.version = //p'), Contention -r $work"
-for ((r = 0; r < runs; r++)); do
-	printf '  round %d:' $((r + 1))
-	n=${#modes[@]}
-	for ((k = 0; k < n; k++)); do
-		m=${modes[$(((k + r) % n))]}
-		run_once "$m"
-		printf '  %s %.3f s' "$m" "$(awk -v v="$(tail -1 "$tmp/$m")" 'BEGIN { print v / 1e9 }')"
-	done
-	echo
-done
+rotated_rounds "$runs" 3 "${modes[@]}"
 for m in "${modes[@]}"; do
-	read -r med lo hi <<<"$(spread "$tmp/$m")"
-	printf '  %-6s median %.3f s (min %.3f, max %.3f)' "$m" "$(awk -v v="$med" 'BEGIN { print v / 1e9 }')" \
-		"$(awk -v v="$lo" 'BEGIN { print v / 1e9 }')" "$(awk -v v="$hi" 'BEGIN { print v / 1e9 }')"
+	print_times "$m" 6 3
 	[ ! -f "$tmp/off" ] || printf '  per-round ratio to off: median %.4f' "$(ratio_median "$tmp/$m" "$tmp/off")"
 	echo
 	if [ -f "$tmp/$m.shown" ]; then

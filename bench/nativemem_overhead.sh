@@ -107,22 +107,12 @@ run_once() {
 
 echo "nativemem_overhead.sh: $(date +%F), $(nproc) CPUs, $(uname -r), $runs runs per mode," \
 	"malloc_split -t 2 -r $work, interval $interval"
-for ((r = 0; r < runs; r++)); do
-	printf '  round %d:' $((r + 1))
-	n=${#modes[@]}
-	for ((k = 0; k < n; k++)); do
-		m=${modes[$(((k + r) % n))]}
-		run_once "$m"
-		printf '  %s %.2f s' "$m" "$(awk -v v="$(tail -1 "$tmp/$m")" 'BEGIN { print v / 1e9 }')"
-	done
-	echo
-done
+rotated_rounds "$runs" 2 "${modes[@]}"
 calls=$(cat "$tmp/calls")
 echo "  malloc_split: $calls allocation calls (and as many frees) a run"
 for m in "${modes[@]}"; do
-	read -r med lo hi <<<"$(spread "$tmp/$m")"
-	printf '  %-9s median %.2f s (min %.2f, max %.2f)' "$m" "$(awk -v v="$med" 'BEGIN { print v / 1e9 }')" \
-		"$(awk -v v="$lo" 'BEGIN { print v / 1e9 }')" "$(awk -v v="$hi" 'BEGIN { print v / 1e9 }')"
+	print_times "$m" 9 2
+	med=$(median <"$tmp/$m")
 	if [ -f "$tmp/off" ] && [ "$m" != off ]; then
 		printf '  per-round ratio to off: median %.3f' "$(ratio_median "$tmp/$m" "$tmp/off")"
 		# Two threads on two CPUs: the wall time added, per call of one thread, is the cost a call.
