@@ -299,8 +299,8 @@ ATTACH_CLIENT_HDRS := $(wildcard user/java/attach*.h) $(wildcard common/*.h) sym
 
 # test_stub reads the agent's stream and loads the agent with the attach client.
 # test_fleet decodes what the stand-in server received: push requests and the pprof in them.
-$(OUTPUT)/tests/test_fleet: INTEGRATION_LINK = $(PROTO_C) $(VENDORED_PROTO_C) -lprotobuf-c -lz
-$(OUTPUT)/tests/test_fleet: $(PROTO_C) $(PROTO_H) $(VENDORED_PROTO_C) $(VENDORED_PROTO_H)
+$(OUTPUT)/tests/test_fleet: INTEGRATION_LINK = tests/integration/fleet_harness.c $(PROTO_C) $(VENDORED_PROTO_C) -lprotobuf-c -lz
+$(OUTPUT)/tests/test_fleet: tests/integration/fleet_harness.c $(PROTO_C) $(PROTO_H) $(VENDORED_PROTO_C) $(VENDORED_PROTO_H)
 
 # test_convert and test_time_ranges decode OTLP files.
 $(OUTPUT)/tests/test_convert $(OUTPUT)/tests/test_time_ranges: INTEGRATION_LINK = \
