@@ -307,8 +307,8 @@ $(OUTPUT)/tests/test_convert $(OUTPUT)/tests/test_time_ranges: INTEGRATION_LINK 
 	$(filter $(OUTPUT)/proto/otlp/%,$(VENDORED_PROTO_C)) -lprotobuf-c
 $(OUTPUT)/tests/test_convert $(OUTPUT)/tests/test_time_ranges: $(VENDORED_PROTO_C) $(VENDORED_PROTO_H)
 
-$(OUTPUT)/tests/test_stub: INTEGRATION_LINK = $(ATTACH_CLIENT_SRCS)
-$(OUTPUT)/tests/test_stub: jvmti-stub/stream.h $(ATTACH_CLIENT_SRCS) $(ATTACH_CLIENT_HDRS)
+$(OUTPUT)/tests/test_stub: INTEGRATION_LINK = tests/integration/stub_harness.c $(ATTACH_CLIENT_SRCS)
+$(OUTPUT)/tests/test_stub: tests/integration/stub_harness.c jvmti-stub/stream.h $(ATTACH_CLIENT_SRCS) $(ATTACH_CLIENT_HDRS)
 
 # test_hotspot_layout reads real JVMs' layout and threads with hotspot/ and the symbolizer's
 # ELF, maps and /proc readers it calls.
