@@ -307,6 +307,10 @@ $(OUTPUT)/tests/test_convert $(OUTPUT)/tests/test_time_ranges: INTEGRATION_LINK 
 	$(filter $(OUTPUT)/proto/otlp/%,$(VENDORED_PROTO_C)) -lprotobuf-c
 $(OUTPUT)/tests/test_convert $(OUTPUT)/tests/test_time_ranges: $(VENDORED_PROTO_C) $(VENDORED_PROTO_H)
 
+# test_wall's recording of offcpu and the clocks read around it.
+$(OUTPUT)/tests/test_wall: INTEGRATION_LINK = tests/integration/wall_run.c
+$(OUTPUT)/tests/test_wall: tests/integration/wall_run.c
+
 $(OUTPUT)/tests/test_stub: INTEGRATION_LINK = tests/integration/stub_harness.c $(ATTACH_CLIENT_SRCS)
 $(OUTPUT)/tests/test_stub: tests/integration/stub_harness.c jvmti-stub/stream.h $(ATTACH_CLIENT_SRCS) $(ATTACH_CLIENT_HDRS)
 
