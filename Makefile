@@ -307,6 +307,10 @@ $(OUTPUT)/tests/test_convert $(OUTPUT)/tests/test_time_ranges: INTEGRATION_LINK 
 	$(filter $(OUTPUT)/proto/otlp/%,$(VENDORED_PROTO_C)) -lprotobuf-c
 $(OUTPUT)/tests/test_convert $(OUTPUT)/tests/test_time_ranges: $(VENDORED_PROTO_C) $(VENDORED_PROTO_H)
 
+# test_java_walk's recording of a JVM and its check against the agent.
+$(OUTPUT)/tests/test_java_walk: INTEGRATION_LINK = tests/integration/java_walk_run.c
+$(OUTPUT)/tests/test_java_walk: tests/integration/java_walk_run.c
+
 # test_wall's recording of offcpu and the clocks read around it.
 $(OUTPUT)/tests/test_wall: INTEGRATION_LINK = tests/integration/wall_run.c
 $(OUTPUT)/tests/test_wall: tests/integration/wall_run.c
