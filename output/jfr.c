@@ -54,105 +54,8 @@
 
 #include "common/thread_state.h"
 #include "emit.h"
+#include "jfr_buf.h"
 #include "profile/timeline.h"
-
-/* A growing byte buffer; a failed allocation marks it failed and later writes do nothing. */
-struct buf {
-	uint8_t *data;
-	size_t len, cap;
-	bool failed;
-};
-
-static void put_bytes(struct buf *b, const void *data, size_t len)
-{
-	if (b->failed)
-		return;
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		uint8_t *n;
-
-		while (cap < b->len + len)
-			cap *= 2;
-		n = realloc(b->data, cap);
-		if (!n) {
-			b->failed = true;
-			return;
-		}
-		b->data = n;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, data, len);
-	b->len += len;
-}
-
-static void put_u8(struct buf *b, uint8_t v)
-{
-	put_bytes(b, &v, 1);
-}
-
-/* A compressed integer: 7 bits a byte, least significant first, the ninth byte whole. */
-static void put_varint(struct buf *b, uint64_t v)
-{
-	for (int i = 0; i < 8; i++) {
-		if (v < 0x80) {
-			put_u8(b, (uint8_t)v);
-			return;
-		}
-		put_u8(b, (uint8_t)(v & 0x7f) | 0x80);
-		v >>= 7;
-	}
-	put_u8(b, (uint8_t)v);
-}
-
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80 && n < 9) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-/*
- * A string as JFR encodes one inline: 3 (UTF-8), its length, its bytes; the
- * empty string as 1, its own encoding (the JDK's reader takes a UTF-8
- * string of length 0 for null).
- */
-static void put_string(struct buf *b, const char *s)
-{
-	size_t len = strlen(s);
-
-	if (!len) {
-		put_u8(b, 1);
-		return;
-	}
-	put_u8(b, 3);
-	put_varint(b, len);
-	put_bytes(b, s, len);
-}
-
-static void put_be(struct buf *b, uint64_t v, int bytes)
-{
-	for (int i = bytes - 1; i >= 0; i--)
-		put_u8(b, (uint8_t)(v >> (8 * i)));
-}
-
-/*
- * An event whose body (type id and fields) is in body, framed by its size,
- * which counts itself.
- */
-static void put_event(struct buf *out, const struct buf *body)
-{
-	size_t size = body->len + 1;
-
-	while (size != body->len + varint_len(size))
-		size = body->len + varint_len(size);
-	put_varint(out, size);
-	put_bytes(out, body->data, body->len);
-	out->failed |= body->failed;
-}
 
 /* ---- types ------------------------------------------------------------------ */
 
@@ -266,26 +169,26 @@ struct element {
 };
 
 /* An element with its attributes and child_count children still to come. */
-static void put_element(struct buf *b, struct profile *strings, const struct element *e, size_t child_count)
+static void put_element(struct jfr_buf *b, struct profile *strings, const struct element *e, size_t child_count)
 {
 	size_t nr = 0;
 
 	while (nr < 5 && e->attrs[2 * nr])
 		nr++;
-	put_varint(b, (uint64_t)meta_string(strings, e->name));
-	put_varint(b, nr);
+	jfr_buf__varint(b, (uint64_t)meta_string(strings, e->name));
+	jfr_buf__varint(b, nr);
 	for (size_t i = 0; i < nr; i++) {
-		put_varint(b, (uint64_t)meta_string(strings, e->attrs[2 * i]));
-		put_varint(b, (uint64_t)meta_string(strings, e->attrs[2 * i + 1]));
+		jfr_buf__varint(b, (uint64_t)meta_string(strings, e->attrs[2 * i]));
+		jfr_buf__varint(b, (uint64_t)meta_string(strings, e->attrs[2 * i + 1]));
 	}
-	put_varint(b, child_count);
+	jfr_buf__varint(b, child_count);
 }
 
 /* The metadata event: its strings, then the element tree (root: metadata, region). */
-static void put_metadata(struct buf *out, int64_t start_ns)
+static void put_metadata(struct jfr_buf *out, int64_t start_ns)
 {
 	struct profile *strings = profile__new(NULL);
-	struct buf tree = { 0 }, body = { 0 };
+	struct jfr_buf tree = { 0 }, body = { 0 };
 	char ids[sizeof(types) / sizeof(types[0])][16], timestamp_id[16];
 
 	if (!strings) {
@@ -334,16 +237,16 @@ static void put_metadata(struct buf *out, int64_t start_ns)
 	put_element(&tree, strings, &(struct element){ .name = "region", .attrs = { "locale", "en_US", "gmtOffset", "0" } },
 		    0);
 
-	put_varint(&body, 0);                      /* the metadata event's type */
-	put_varint(&body, (uint64_t)start_ns);     /* start, in ticks: nanoseconds */
-	put_varint(&body, 0);                      /* duration */
-	put_varint(&body, 1);                      /* metadata id */
-	put_varint(&body, profile__frame_count(strings));
+	jfr_buf__varint(&body, 0);                      /* the metadata event's type */
+	jfr_buf__varint(&body, (uint64_t)start_ns);     /* start, in ticks: nanoseconds */
+	jfr_buf__varint(&body, 0);                      /* duration */
+	jfr_buf__varint(&body, 1);                      /* metadata id */
+	jfr_buf__varint(&body, profile__frame_count(strings));
 	for (size_t i = 0; i < profile__frame_count(strings); i++)
-		put_string(&body, profile__frame_name(strings, (uint32_t)i));
-	put_bytes(&body, tree.data, tree.len);
+		jfr_buf__string(&body, profile__frame_name(strings, (uint32_t)i));
+	jfr_buf__bytes(&body, tree.data, tree.len);
 	body.failed |= tree.failed;
-	put_event(out, &body);
+	jfr_buf__event(out, &body);
 	free(tree.data);
 	free(body.data);
 	profile__free(strings);
@@ -363,7 +266,7 @@ struct pools {
 	uint32_t *stack_of;         /* profile stack -> stack trace key */
 	uint32_t *thread_of;        /* profile stack -> thread key */
 	uint8_t *state_of;          /* profile stack -> thread state key */
-	struct buf stack_bodies;    /* each stack trace's frames, as its pool entry holds them */
+	struct jfr_buf stack_bodies;    /* each stack trace's frames, as its pool entry holds them */
 	size_t *stack_offsets;      /* stack trace key - 1 -> offset in stack_bodies; one more at the end */
 	uint32_t nr_threads;
 	uint32_t *thread_frame;     /* thread key - 1 -> its profile frame (thread or process), UINT32_MAX none */
@@ -551,17 +454,17 @@ static int add_stacks(struct pools *p, const struct profile *profile)
 		if (profile__frame_count(p->stacks) > before) {
 			/* New: its entry's fields, frames leaf first; key k's run from offset k - 1 to offset k. */
 			p->stack_offsets[index - 1] = p->stack_bodies.len;
-			put_u8(&p->stack_bodies, 0); /* truncated: no; a stack cut short says so in a frame */
-			put_varint(&p->stack_bodies, n);
+			jfr_buf__u8(&p->stack_bodies, 0); /* truncated: no; a stack cut short says so in a frame */
+			jfr_buf__varint(&p->stack_bodies, n);
 			for (size_t k = n; k-- > 0;) {
 				uint32_t m = key_frames[k];
 				struct frame_position pos = profile__frame_position(profile, code_frames[k]);
 
-				put_varint(&p->stack_bodies, m);
+				jfr_buf__varint(&p->stack_bodies, m);
 				/* -1 where the profile did not keep them (native frames, a profile without lines) */
-				put_varint(&p->stack_bodies, (uint64_t)(int64_t)(pos.line > 0 ? pos.line : -1));
-				put_varint(&p->stack_bodies, (uint64_t)(int64_t)pos.bci);
-				put_varint(&p->stack_bodies, p->type_of_method[m - 1]);
+				jfr_buf__varint(&p->stack_bodies, (uint64_t)(int64_t)(pos.line > 0 ? pos.line : -1));
+				jfr_buf__varint(&p->stack_bodies, (uint64_t)(int64_t)pos.bci);
+				jfr_buf__varint(&p->stack_bodies, p->type_of_method[m - 1]);
 			}
 			p->stack_offsets[index] = p->stack_bodies.len;
 		}
@@ -582,12 +485,12 @@ static int add_stacks(struct pools *p, const struct profile *profile)
  * classes in the default package alone had): the checkpoint counts only
  * the others.
  */
-static void pool_begin(struct buf *b, enum type_id type, size_t count)
+static void pool_begin(struct jfr_buf *b, enum type_id type, size_t count)
 {
 	if (!count)
 		return;
-	put_varint(b, type);
-	put_varint(b, count);
+	jfr_buf__varint(b, type);
+	jfr_buf__varint(b, count);
 }
 
 /* The name a thread is known by: its thread frame's, else its process's, else "[unknown]". */
@@ -599,72 +502,72 @@ static const char *thread_name(const struct profile *profile, uint32_t frame)
 }
 
 /* Writes a table's entries: key, then the string (symbols: its text; packages: the symbol of their name). */
-static void put_checkpoint(struct buf *out, const struct pools *p, const struct profile *profile, int64_t start_ns)
+static void put_checkpoint(struct jfr_buf *out, const struct pools *p, const struct profile *profile, int64_t start_ns)
 {
-	struct buf body = { 0 };
+	struct jfr_buf body = { 0 };
 	size_t nr_symbols = profile__frame_count(p->symbols), nr_classes = profile__frame_count(p->classes);
 	size_t nr_packages = profile__frame_count(p->packages), nr_stacks = profile__frame_count(p->stacks);
 	uint32_t package_symbol_base = (uint32_t)nr_symbols;
 
-	put_varint(&body, 1);                  /* the checkpoint event's type */
-	put_varint(&body, (uint64_t)start_ns); /* start */
-	put_varint(&body, 0);                  /* duration */
-	put_varint(&body, 0);                  /* delta to the previous checkpoint: none */
-	put_u8(&body, 0);                      /* type mask */
+	jfr_buf__varint(&body, 1);                  /* the checkpoint event's type */
+	jfr_buf__varint(&body, (uint64_t)start_ns); /* start */
+	jfr_buf__varint(&body, 0);                  /* duration */
+	jfr_buf__varint(&body, 0);                  /* delta to the previous checkpoint: none */
+	jfr_buf__u8(&body, 0);                      /* type mask */
 	/*
 	 * Only the pools with entries: the JDK's reader refuses a pool of none
 	 * ("Pool jdk.types.Package must contain at least one element"), which a
 	 * recording of native code alone (no package) or of nothing would be.
 	 * A reference to an absent pool's type is 0, null, which needs no pool.
 	 */
-	put_varint(&body, (nr_symbols + nr_classes + nr_packages > 0) + (nr_packages > 0) + (nr_classes > 0) +
+	jfr_buf__varint(&body, (nr_symbols + nr_classes + nr_packages > 0) + (nr_packages > 0) + (nr_classes > 0) +
 				  (p->nr_methods > 0) + (nr_stacks > 0) + (p->nr_threads > 0) + 2);
 
 	/* Symbols: the methods' and classes' names, then the packages' names after them. */
 	if (nr_symbols + nr_classes + nr_packages)
 		pool_begin(&body, T_SYMBOL, nr_symbols + nr_classes + nr_packages);
 	for (size_t i = 0; i < nr_symbols; i++) {
-		put_varint(&body, i + 1);
-		put_string(&body, profile__frame_name(p->symbols, (uint32_t)i));
+		jfr_buf__varint(&body, i + 1);
+		jfr_buf__string(&body, profile__frame_name(p->symbols, (uint32_t)i));
 	}
 	for (size_t i = 0; i < nr_classes; i++) {
-		put_varint(&body, nr_symbols + nr_packages + i + 1);
-		put_string(&body, profile__frame_name(p->classes, (uint32_t)i));
+		jfr_buf__varint(&body, nr_symbols + nr_packages + i + 1);
+		jfr_buf__string(&body, profile__frame_name(p->classes, (uint32_t)i));
 	}
 	for (size_t i = 0; i < nr_packages; i++) {
-		put_varint(&body, package_symbol_base + i + 1);
-		put_string(&body, profile__frame_name(p->packages, (uint32_t)i));
+		jfr_buf__varint(&body, package_symbol_base + i + 1);
+		jfr_buf__string(&body, profile__frame_name(p->packages, (uint32_t)i));
 	}
 	if (nr_packages)
 		pool_begin(&body, T_PACKAGE, nr_packages);
 	for (size_t i = 0; i < nr_packages; i++) {
-		put_varint(&body, i + 1);
-		put_varint(&body, package_symbol_base + i + 1);
+		jfr_buf__varint(&body, i + 1);
+		jfr_buf__varint(&body, package_symbol_base + i + 1);
 	}
 	if (nr_classes)
 		pool_begin(&body, T_CLASS, nr_classes);
 	for (size_t i = 0; i < nr_classes; i++) {
-		put_varint(&body, i + 1);
-		put_varint(&body, nr_symbols + nr_packages + i + 1); /* name */
-		put_varint(&body, p->package_of_class[i]);          /* package, 0: none */
-		put_varint(&body, 1);                                /* modifiers: public */
-		put_u8(&body, 0);                                    /* hidden */
+		jfr_buf__varint(&body, i + 1);
+		jfr_buf__varint(&body, nr_symbols + nr_packages + i + 1); /* name */
+		jfr_buf__varint(&body, p->package_of_class[i]);          /* package, 0: none */
+		jfr_buf__varint(&body, 1);                                /* modifiers: public */
+		jfr_buf__u8(&body, 0);                                    /* hidden */
 	}
 	if (p->nr_methods)
 		pool_begin(&body, T_METHOD, p->nr_methods);
 	for (uint32_t m = 0; m < p->nr_methods; m++) {
-		put_varint(&body, m + 1);
-		put_varint(&body, p->class_of_method[m]);
-		put_varint(&body, p->name_of_method[m]);
-		put_varint(&body, 1); /* descriptor: "()", signatures not kept */
-		put_varint(&body, 1); /* modifiers: public */
-		put_u8(&body, 0);     /* hidden */
+		jfr_buf__varint(&body, m + 1);
+		jfr_buf__varint(&body, p->class_of_method[m]);
+		jfr_buf__varint(&body, p->name_of_method[m]);
+		jfr_buf__varint(&body, 1); /* descriptor: "()", signatures not kept */
+		jfr_buf__varint(&body, 1); /* modifiers: public */
+		jfr_buf__u8(&body, 0);     /* hidden */
 	}
 	if (nr_stacks)
 		pool_begin(&body, T_STACK_TRACE, nr_stacks);
 	for (size_t k = 1; k <= nr_stacks; k++) {
-		put_varint(&body, k);
-		put_bytes(&body, p->stack_bodies.data + p->stack_offsets[k - 1], p->stack_offsets[k] - p->stack_offsets[k - 1]);
+		jfr_buf__varint(&body, k);
+		jfr_buf__bytes(&body, p->stack_bodies.data + p->stack_offsets[k - 1], p->stack_offsets[k] - p->stack_offsets[k - 1]);
 	}
 	if (p->nr_threads)
 		pool_begin(&body, T_THREAD, p->nr_threads);
@@ -672,23 +575,23 @@ static void put_checkpoint(struct buf *out, const struct pools *p, const struct 
 		uint32_t frame = p->thread_frame[t];
 		int64_t tid = frame == UINT32_MAX ? -1 : profile__root_id(profile, frame);
 
-		put_varint(&body, t + 1);
-		put_string(&body, thread_name(profile, frame));
-		put_varint(&body, (uint64_t)tid);
-		put_string(&body, thread_name(profile, frame));
-		put_varint(&body, (uint64_t)(int64_t)-1); /* the Java thread id: not known */
+		jfr_buf__varint(&body, t + 1);
+		jfr_buf__string(&body, thread_name(profile, frame));
+		jfr_buf__varint(&body, (uint64_t)tid);
+		jfr_buf__string(&body, thread_name(profile, frame));
+		jfr_buf__varint(&body, (uint64_t)(int64_t)-1); /* the Java thread id: not known */
 	}
 	pool_begin(&body, T_FRAME_TYPE, FT_NR - 1);
 	for (int t = 1; t < FT_NR; t++) {
-		put_varint(&body, (uint64_t)t);
-		put_string(&body, frame_type_names[t]);
+		jfr_buf__varint(&body, (uint64_t)t);
+		jfr_buf__string(&body, frame_type_names[t]);
 	}
 	pool_begin(&body, T_THREAD_STATE, TS_NR - 1);
 	for (int t = 1; t < TS_NR; t++) {
-		put_varint(&body, (uint64_t)t);
-		put_string(&body, thread_state_names[t]);
+		jfr_buf__varint(&body, (uint64_t)t);
+		jfr_buf__string(&body, thread_state_names[t]);
 	}
-	put_event(out, &body);
+	jfr_buf__event(out, &body);
 	free(body.data);
 }
 
@@ -728,37 +631,37 @@ static uint64_t *events_per_stack(const struct profile *profile, bool time_weigh
 }
 
 /* The recording's settings for the samples: jdk.ActiveSetting events, as the JDK writes its own. */
-static void put_settings(struct buf *out, int64_t start_ns, uint64_t period_us)
+static void put_settings(struct jfr_buf *out, int64_t start_ns, uint64_t period_us)
 {
 	char period[32];
 	const char *const settings[][2] = { { "enabled", "true" }, { "period", period }, { "stackTrace", "true" } };
-	struct buf body = { 0 };
+	struct jfr_buf body = { 0 };
 
 	snprintf(period, sizeof(period), "%" PRIu64 " us", period_us);
 	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
 		body.len = 0;
-		put_varint(&body, T_ACTIVE_SETTING);
-		put_varint(&body, (uint64_t)start_ns);
-		put_varint(&body, 0);                  /* duration */
-		put_varint(&body, 0);                  /* eventThread: none */
-		put_varint(&body, T_EXECUTION_SAMPLE); /* the event type set */
-		put_string(&body, settings[i][0]);
-		put_string(&body, settings[i][1]);
-		put_event(out, &body);
+		jfr_buf__varint(&body, T_ACTIVE_SETTING);
+		jfr_buf__varint(&body, (uint64_t)start_ns);
+		jfr_buf__varint(&body, 0);                  /* duration */
+		jfr_buf__varint(&body, 0);                  /* eventThread: none */
+		jfr_buf__varint(&body, T_EXECUTION_SAMPLE); /* the event type set */
+		jfr_buf__string(&body, settings[i][0]);
+		jfr_buf__string(&body, settings[i][1]);
+		jfr_buf__event(out, &body);
 	}
 	free(body.data);
 }
 
 /* One sample event of stack s at time (ns since the epoch). */
-static void put_sample(struct buf *out, struct buf *body, const struct pools *p, size_t s, uint64_t time)
+static void put_sample(struct jfr_buf *out, struct jfr_buf *body, const struct pools *p, size_t s, uint64_t time)
 {
 	body->len = 0;
-	put_varint(body, T_EXECUTION_SAMPLE);
-	put_varint(body, time);
-	put_varint(body, p->thread_of[s]);
-	put_varint(body, p->stack_of[s]);
-	put_varint(body, p->state_of[s]);
-	put_event(out, body);
+	jfr_buf__varint(body, T_EXECUTION_SAMPLE);
+	jfr_buf__varint(body, time);
+	jfr_buf__varint(body, p->thread_of[s]);
+	jfr_buf__varint(body, p->stack_of[s]);
+	jfr_buf__varint(body, p->state_of[s]);
+	jfr_buf__event(out, body);
 }
 
 /*
@@ -768,7 +671,7 @@ static void put_sample(struct buf *out, struct buf *body, const struct pools *p,
  * stacks with no time kept. Without one, stack after stack, event i at
  * start + duration * i / total.
  */
-static void put_samples(struct buf *out, const struct pools *p, const struct profile *profile,
+static void put_samples(struct jfr_buf *out, const struct pools *p, const struct profile *profile,
 			const uint64_t *per_stack, uint64_t total, uint64_t from, uint64_t to, int64_t start_ns,
 			uint64_t duration_ns)
 {
@@ -776,7 +679,7 @@ static void put_samples(struct buf *out, const struct pools *p, const struct pro
 	size_t nr_stacks = profile__stack_count(profile);
 	uint64_t *weights = tl ? timeline__stack_weights(tl, nr_stacks) : NULL;
 	uint64_t *carries = tl ? calloc(nr_stacks + 1, sizeof(*carries)) : NULL;
-	struct buf body = { 0 };
+	struct jfr_buf body = { 0 };
 	uint64_t i = 0;
 
 	if (tl && (!weights || !carries)) {
@@ -843,7 +746,7 @@ int output_jfr_write_chunks(const struct profile *profile, const struct output_m
 	/* A recording that does not say its rate (another tool's pprof) is taken as sampled at 100 Hz. */
 	uint64_t period_us = meta && meta->frequency_hz ? 1000000 / meta->frequency_hz : 10000;
 	struct pools p = { 0 };
-	struct buf chunk = { 0 };
+	struct jfr_buf chunk = { 0 };
 	size_t metadata_at, pools_at;
 	uint64_t *per_stack = NULL, total = 0;
 	int err;
@@ -889,13 +792,13 @@ int output_jfr_write_chunks(const struct profile *profile, const struct output_m
 		}
 
 		chunk.len = 0;
-		put_bytes(&chunk, "FLR\0", 4);
-		put_be(&chunk, 2, 2); /* major */
-		put_be(&chunk, 0, 2); /* minor */
+		jfr_buf__bytes(&chunk, "FLR\0", 4);
+		jfr_buf__be(&chunk, 2, 2); /* major */
+		jfr_buf__be(&chunk, 0, 2); /* minor */
 		/* Chunk size, the pools' and the metadata's offsets, start, duration, start ticks, ticks a second: below. */
 		for (int i = 0; i < 7; i++)
-			put_be(&chunk, 0, 8);
-		put_be(&chunk, 1, 4); /* features: compressed integers */
+			jfr_buf__be(&chunk, 0, 8);
+		jfr_buf__be(&chunk, 1, 4); /* features: compressed integers */
 		if (!from)
 			put_settings(&chunk, start_ns, period_us);
 		put_samples(&chunk, &p, profile, per_stack, total, from, to, start_ns, duration_ns);
@@ -906,15 +809,15 @@ int output_jfr_write_chunks(const struct profile *profile, const struct output_m
 		if (chunk.failed) {
 			err = -ENOMEM;
 		} else {
-			struct buf header = { 0 };
+			struct jfr_buf header = { 0 };
 
-			put_be(&header, chunk.len, 8);
-			put_be(&header, pools_at, 8);
-			put_be(&header, metadata_at, 8);
-			put_be(&header, (uint64_t)chunk_start, 8);
-			put_be(&header, chunk_ns, 8);
-			put_be(&header, (uint64_t)chunk_start, 8); /* start in ticks */
-			put_be(&header, 1000000000, 8);            /* ticks per second */
+			jfr_buf__be(&header, chunk.len, 8);
+			jfr_buf__be(&header, pools_at, 8);
+			jfr_buf__be(&header, metadata_at, 8);
+			jfr_buf__be(&header, (uint64_t)chunk_start, 8);
+			jfr_buf__be(&header, chunk_ns, 8);
+			jfr_buf__be(&header, (uint64_t)chunk_start, 8); /* start in ticks */
+			jfr_buf__be(&header, 1000000000, 8);            /* ticks per second */
 			if (header.failed)
 				err = -ENOMEM;
 			else
