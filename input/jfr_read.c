@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "common/clock.h"
+#include "common/refuse.h"
 #include "common/terminal.h"
 #include "profile/profile.h"
 
@@ -528,22 +529,22 @@ static int read_metadata(struct reader *r, size_t offset)
 	int err;
 
 	if (c.bad || size < 2 || size > r->chunk_end - offset)
-		return pprof_read_fail(r->err, r->err_size, "its metadata event does not fit its chunk");
+		return refuse(r->err, r->err_size, "its metadata event does not fit its chunk");
 	c.end = r->base + offset + size;
 	if (jfr_get_long(r, &c) != 0)
-		return pprof_read_fail(r->err, r->err_size,
-		                       "the header's metadata offset points at another event");
+		return refuse(r->err, r->err_size,
+			      "the header's metadata offset points at another event");
 	jfr_get_long(r, &c); /* start */
 	jfr_get_long(r, &c); /* duration */
 	jfr_get_long(r, &c); /* metadata id */
 	nr = jfr_get_int(&c, r->compressed, 4);
 	/* A string takes a byte at least. */
 	if (c.bad || nr > (uint64_t)(c.end - c.p))
-		return pprof_read_fail(r->err, r->err_size, "its metadata's string table does not fit it");
+		return refuse(r->err, r->err_size, "its metadata's string table does not fit it");
 	r->strings = calloc(nr ? nr : 1, sizeof(*r->strings));
 	r->words = calloc(nr ? nr : 1, sizeof(*r->words));
 	if (!r->strings || !r->words)
-		return pprof_read_fail(r->err, r->err_size, "out of memory");
+		return refuse(r->err, r->err_size, "out of memory");
 	r->nr_strings = nr;
 	for (uint64_t i = 0; i < nr && !c.bad; i++) {
 		char buf[MAX_NAME];
@@ -551,21 +552,21 @@ static int read_metadata(struct reader *r, size_t offset)
 		if (!read_string(r, &c, buf, sizeof(buf), 0))
 			continue;
 		if (!(r->strings[i] = strdup(buf)))
-			return pprof_read_fail(r->err, r->err_size, "out of memory");
+			return refuse(r->err, r->err_size, "out of memory");
 		r->words[i] = (uint8_t)word_of(buf, strlen(buf));
 	}
 	err = c.bad ? -1 : read_element(r, &c, 0, NULL);
 	if (err == -ENOMEM)
-		return pprof_read_fail(r->err, r->err_size, "out of memory");
+		return refuse(r->err, r->err_size, "out of memory");
 	if (err || c.bad)
-		return pprof_read_fail(r->err, r->err_size, "its metadata does not read");
+		return refuse(r->err, r->err_size, "its metadata does not read");
 	/* Each field's class, by id: the first class of that id, through a map (thousands of fields). */
 	for (size_t i = 0; i < r->nr_classes; i++) {
 		uint64_t known;
 
 		if (!jfr_map_get(&r->class_ids, r->classes[i].id, &known) &&
 		    jfr_map_put(&r->class_ids, r->classes[i].id, i))
-			return pprof_read_fail(r->err, r->err_size, "out of memory");
+			return refuse(r->err, r->err_size, "out of memory");
 	}
 	for (size_t i = 0; i < r->nr_classes; i++)
 		for (size_t f = 0; f < r->classes[i].nr_fields; f++) {
@@ -578,10 +579,10 @@ static int read_metadata(struct reader *r, size_t offset)
 				/* The names are the file's: made safe, the reason stays one line. */
 				char field[64], class[128];
 
-				return pprof_read_fail(r->err, r->err_size,
-						       "field %s of %s has a class the metadata lacks",
-						       terminal__safe(fd->name, field, sizeof(field)),
-						       terminal__safe(r->classes[i].name, class, sizeof(class)));
+				return refuse(r->err, r->err_size,
+					      "field %s of %s has a class the metadata lacks",
+					      terminal__safe(fd->name, field, sizeof(field)),
+					      terminal__safe(r->classes[i].name, class, sizeof(class)));
 			}
 		}
 	r->c_string = class_named(r, "java.lang.String");
@@ -615,10 +616,10 @@ static int read_checkpoint(struct reader *r, size_t offset, int64_t *delta)
 	uint64_t size = jfr_get_int(&c, r->compressed, 4), nr_pools;
 
 	if (c.bad || size < 2 || size > r->chunk_end - offset)
-		return pprof_read_fail(r->err, r->err_size, "a checkpoint event does not fit its chunk");
+		return refuse(r->err, r->err_size, "a checkpoint event does not fit its chunk");
 	c.end = r->base + offset + size;
 	if (jfr_get_long(r, &c) != 1)
-		return pprof_read_fail(r->err, r->err_size, "a constant pool offset points at another event");
+		return refuse(r->err, r->err_size, "a constant pool offset points at another event");
 	jfr_get_long(r, &c); /* start */
 	jfr_get_long(r, &c); /* duration */
 	*delta = (int64_t)jfr_get_long(r, &c);
@@ -629,19 +630,19 @@ static int read_checkpoint(struct reader *r, size_t offset, int64_t *delta)
 		uint64_t count = jfr_get_int(&c, r->compressed, 4);
 
 		if (cl == NO_CLASS || count > (uint64_t)(c.end - c.p))
-			return pprof_read_fail(
+			return refuse(
 			    r->err, r->err_size,
 			    "a constant pool is of no class the metadata has, or too long");
 		for (uint64_t i = 0; i < count && !c.bad; i++) {
 			uint64_t key = jfr_get_long(r, &c);
 
 			if (jfr_map_put(&r->classes[cl].pool, key, (uint64_t)(c.p - r->base)))
-				return pprof_read_fail(r->err, r->err_size, "out of memory");
+				return refuse(r->err, r->err_size, "out of memory");
 			skip_one(r, &c, &(struct jfield){.type = cl}, 0);
 		}
 	}
 	if (c.bad)
-		return pprof_read_fail(r->err, r->err_size, "a constant pool does not read");
+		return refuse(r->err, r->err_size, "a constant pool does not read");
 	return 0;
 }
 
@@ -658,11 +659,11 @@ static int read_pools(struct reader *r, size_t offset)
 		/* Each step goes back, and stays past the header; as unsigned, since -INT64_MIN would overflow. */
 		back = 0 - (uint64_t)delta;
 		if (delta > 0 || back > offset - r->chunk_start - HEADER_BYTES)
-			return pprof_read_fail(r->err, r->err_size,
-			                       "a checkpoint's delta leads outside its chunk");
+			return refuse(r->err, r->err_size,
+				      "a checkpoint's delta leads outside its chunk");
 		offset -= (size_t)back;
 	}
-	return pprof_read_fail(r->err, r->err_size, "more than %d checkpoints in a chunk", MAX_CHECKPOINTS);
+	return refuse(r->err, r->err_size, "more than %d checkpoints in a chunk", MAX_CHECKPOINTS);
 }
 
 /* ---- chunks ---------------------------------------------------------------------------------------- */
@@ -705,20 +706,20 @@ static int read_events(struct reader *r)
 		int err;
 
 		if (c.bad || size < 2 || size > r->chunk_end - at)
-			return pprof_read_fail(r->err, r->err_size,
-			                       "an event at offset %zu does not fit its chunk", at);
+			return refuse(r->err, r->err_size,
+				      "an event at offset %zu does not fit its chunk", at);
 		c.end = r->base + at + size;
 		type = jfr_get_long(r, &c);
 		cl = type > 1 ? class_by_id(r, type) : NO_CLASS;
 		if (cl != NO_CLASS && (cl == r->c_execution || cl == r->c_native || cl == r->c_cpu_time)) {
 			err = jfr_add_sample(r, &c, &r->classes[cl]);
 			if (err == -ENOMEM)
-				return pprof_read_fail(r->err, r->err_size, "out of memory");
+				return refuse(r->err, r->err_size, "out of memory");
 			if (err == -ENOSPC)
-				return pprof_read_fail(r->err, r->err_size, "too many distinct stacks");
+				return refuse(r->err, r->err_size, "too many distinct stacks");
 			if (err)
-				return pprof_read_fail(r->err, r->err_size,
-				                       "a sample at offset %zu does not read", at);
+				return refuse(r->err, r->err_size,
+					      "a sample at offset %zu does not read", at);
 		} else if (cl != NO_CLASS && cl == r->c_lost) {
 			const struct jclass *lc = &r->classes[cl];
 
@@ -746,7 +747,7 @@ static int read_chunk(struct reader *r, size_t start, int64_t *start_ns, double 
 	int err;
 
 	if (r->len - start < HEADER_BYTES || memcmp(r->base + start, "FLR\0", 4))
-		return pprof_read_fail(r->err, r->err_size, "a chunk at offset %zu has no JFR header", start);
+		return refuse(r->err, r->err_size, "a chunk at offset %zu has no JFR header", start);
 	c.p += 4;
 	major = (uint16_t)get_fixed(&c, 2);
 	get_fixed(&c, 2);
@@ -759,14 +760,14 @@ static int read_chunk(struct reader *r, size_t start, int64_t *start_ns, double 
 	get_fixed(&c, 8); /* ticks a second */
 	features = (uint32_t)get_fixed(&c, 4);
 	if (major != 2)
-		return pprof_read_fail(r->err, r->err_size, "JFR format %u, not 2 (JDK 11 and later)", major);
+		return refuse(r->err, r->err_size, "JFR format %u, not 2 (JDK 11 and later)", major);
 	/* A chunk still being written says 0: it runs to the end of the file. */
 	if (!size)
 		size = r->len - start;
 	if (size < HEADER_BYTES || size > r->len - start || pools < HEADER_BYTES || pools >= size ||
 	    metadata < HEADER_BYTES || metadata >= size)
-		return pprof_read_fail(r->err, r->err_size,
-		                       "a chunk's header gives sizes or offsets outside it");
+		return refuse(r->err, r->err_size,
+			      "a chunk's header gives sizes or offsets outside it");
 	r->compressed = features & 1;
 	r->chunk_start = start;
 	r->chunk_end = start + (size_t)size;
@@ -799,10 +800,10 @@ int jfr_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec
 
 	memset(rec, 0, sizeof(*rec));
 	if (!jfr_looks_like(data, len))
-		return pprof_read_fail(err, err_size, "not a JFR file");
+		return refuse(err, err_size, "not a JFR file");
 	rec->profile = profile__new(NULL);
 	if (!rec->profile)
-		return pprof_read_fail(err, err_size, "out of memory");
+		return refuse(err, err_size, "out of memory");
 	while (at < len) {
 		int n = read_chunk(&r, at, &rec->start_unix_ns, &rec->duration_s);
 
@@ -827,7 +828,7 @@ int jfr_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec
 	rec->process_roots = strdup("none");
 	if (!rec->event || !rec->summary || !rec->process_roots) {
 		pprof_recording_free(rec);
-		return pprof_read_fail(err, err_size, "out of memory");
+		return refuse(err, err_size, "out of memory");
 	}
 	return 0;
 }

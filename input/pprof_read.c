@@ -23,7 +23,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/types.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +31,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/refuse.h"
 #include "common/thread_state.h"
 #include "output/output.h"
 #include "proto/profile.pb-c.h"
@@ -50,16 +50,6 @@ typedef Perftools__Profiles__Location PLocation;
 /* Frames kept of one sample, leaf first; the profile cuts further at its own limit. */
 #define MAX_READ_DEPTH 4096
 
-int pprof_read_fail(char *err, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* ---- bytes ------------------------------------------------------------------- */
 
 static int inflate_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len, char *err, size_t size)
@@ -74,7 +64,7 @@ static int inflate_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *ou
 	buf = malloc(cap);
 	if (!buf || inflateInit2(&z, 15 + 16) != Z_OK) {
 		free(buf);
-		return pprof_read_fail(err, size, "out of memory");
+		return refuse(err, size, "out of memory");
 	}
 	z.next_in = (uint8_t *)in;
 	z.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
@@ -111,12 +101,12 @@ static int inflate_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *ou
 	}
 	free(buf);
 	if (ret == Z_MEM_ERROR && cap >= PPROF_MAX_CONTENT_BYTES)
-		return pprof_read_fail(err, size, "the gzip data inflates to more than %u MiB", PPROF_MAX_CONTENT_BYTES >> 20);
+		return refuse(err, size, "the gzip data inflates to more than %u MiB", PPROF_MAX_CONTENT_BYTES >> 20);
 	if (ret == Z_MEM_ERROR)
-		return pprof_read_fail(err, size, "out of memory");
+		return refuse(err, size, "out of memory");
 	if (ret == Z_BUF_ERROR || ret == Z_OK)
-		return pprof_read_fail(err, size, "truncated gzip data (the file ends inside the compressed stream)");
-	return pprof_read_fail(err, size, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
+		return refuse(err, size, "truncated gzip data (the file ends inside the compressed stream)");
+	return refuse(err, size, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
 }
 
 /* ---- message ------------------------------------------------------------------ */
@@ -223,13 +213,13 @@ static int sorted_ids(struct reader *r, const char *what, size_t n, uint64_t (*i
 	struct id_index *ids = calloc(n ? n : 1, sizeof(*ids));
 
 	if (!ids)
-		return pprof_read_fail(r->err, r->err_size, "out of memory");
+		return refuse(r->err, r->err_size, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		ids[i].id = id_of(r->msg, i);
 		ids[i].index = i;
 		if (!ids[i].id) {
 			free(ids);
-			return pprof_read_fail(r->err, r->err_size, "%s %zu has id 0", what, i);
+			return refuse(r->err, r->err_size, "%s %zu has id 0", what, i);
 		}
 	}
 	qsort(ids, n, sizeof(*ids), id_compare);
@@ -238,7 +228,7 @@ static int sorted_ids(struct reader *r, const char *what, size_t n, uint64_t (*i
 			uint64_t dup = ids[i].id;
 
 			free(ids);
-			return pprof_read_fail(r->err, r->err_size, "two %ss have id %" PRIu64, what, dup);
+			return refuse(r->err, r->err_size, "two %ss have id %" PRIu64, what, dup);
 		}
 	*out = ids;
 	return 0;
@@ -296,18 +286,18 @@ static int intern_locations(struct reader *r)
 
 	for (size_t i = 0; i < m->n_mapping; i++)
 		if (!string_at(r, m->mapping[i]->filename) || !string_at(r, m->mapping[i]->build_id))
-			return pprof_read_fail(r->err, r->err_size, "mapping %" PRIu64 " has a file name or build-id outside the string table",
+			return refuse(r->err, r->err_size, "mapping %" PRIu64 " has a file name or build-id outside the string table",
 				    m->mapping[i]->id);
 	for (size_t i = 0; i < m->n_location; i++) {
 		if (m->location[i]->n_line > MAX_READ_DEPTH)
-			return pprof_read_fail(r->err, r->err_size, "location %" PRIu64 " has %zu lines", m->location[i]->id,
+			return refuse(r->err, r->err_size, "location %" PRIu64 " has %zu lines", m->location[i]->id,
 				    m->location[i]->n_line);
 		total += m->location[i]->n_line;
 	}
 	r->location_frames = calloc(m->n_location + 1, sizeof(*r->location_frames));
 	r->frames_flat = calloc(total ? total : 1, sizeof(*r->frames_flat));
 	if (!r->location_frames || !r->frames_flat)
-		return pprof_read_fail(r->err, r->err_size, "out of memory");
+		return refuse(r->err, r->err_size, "out of memory");
 	for (size_t i = 0; i < m->n_location; i++) {
 		const PLocation *loc = m->location[i];
 		enum frame_kind kind = FRAME_KIND_NATIVE;
@@ -317,7 +307,7 @@ static int intern_locations(struct reader *r)
 			ssize_t mi = find_id(r->mappings, m->n_mapping, loc->mapping_id);
 
 			if (mi < 0)
-				return pprof_read_fail(r->err, r->err_size, "location %" PRIu64 " names mapping %" PRIu64
+				return refuse(r->err, r->err_size, "location %" PRIu64 " names mapping %" PRIu64
 					    ", which does not exist", loc->id, loc->mapping_id);
 			kind = kind_of_mapping(string_at(r, m->mapping[mi]->filename));
 			module = kind == FRAME_KIND_NATIVE ? module_of(r, m->mapping[mi]) : 0;
@@ -330,13 +320,13 @@ static int intern_locations(struct reader *r)
 			int64_t id;
 
 			if (fi < 0)
-				return pprof_read_fail(r->err, r->err_size, "location %" PRIu64 " names function %" PRIu64
+				return refuse(r->err, r->err_size, "location %" PRIu64 " names function %" PRIu64
 					    ", which does not exist", loc->id, loc->line[l]->function_id);
 			name = string_at(r, m->function[fi]->name);
 			exact = string_at(r, m->function[fi]->system_name);
 			file = string_at(r, m->function[fi]->filename);
 			if (!name || !exact || !file)
-				return pprof_read_fail(r->err, r->err_size, "function %" PRIu64 " has a name outside the string table",
+				return refuse(r->err, r->err_size, "function %" PRIu64 " has a name outside the string table",
 					    m->function[fi]->id);
 			/* A Java frame's line, and its class's file: the recording's (or any Java profile's) position. */
 			if (is_java_kind(kind) && loc->line[l]->line > 0 && loc->line[l]->line <= INT32_MAX) {
@@ -345,7 +335,7 @@ static int intern_locations(struct reader *r)
 			}
 			id = profile__intern_at(r->rec->profile, *exact ? exact : *name ? name : "[unnamed]", kind, &pos);
 			if (id < 0)
-				return pprof_read_fail(r->err, r->err_size, "too many distinct frames");
+				return refuse(r->err, r->err_size, "too many distinct frames");
 			profile__set_frame_module(r->rec->profile, (uint32_t)id, module);
 			r->frames_flat[at++] = (uint32_t)id;
 		}
@@ -400,8 +390,8 @@ static int read_time_label(struct reader *r, size_t n, const PLabel *l, const ch
 		return 0;
 	}
 	if (l->num < 0)
-		return pprof_read_fail(r->err, r->err_size, "sample %zu: label duration is %" PRId64 " ns, below 0", n,
-				       l->num);
+		return refuse(r->err, r->err_size, "sample %zu: label duration is %" PRId64 " ns, below 0", n,
+			      l->num);
 	out->duration = l->num;
 	return 0;
 }
@@ -414,15 +404,15 @@ static int read_waker_label(struct reader *r, size_t n, const PLabel *l, const c
 
 	if (!strcmp(what, "pid") || !strcmp(what, "tid")) {
 		if (l->str || l->num < 0 || l->num > UINT32_MAX)
-			return pprof_read_fail(r->err, r->err_size, "sample %zu: label %s must be a process or thread id",
-					       n, key);
+			return refuse(r->err, r->err_size, "sample %zu: label %s must be a process or thread id",
+				      n, key);
 		*(what[0] == 'p' ? &out->waker_pid : &out->waker_tid) = l->num;
 		return 0;
 	}
 	if (strcmp(what, "process") && strcmp(what, "thread") && strcmp(what, "service"))
 		return 0; /* another tool's label: not ours to judge */
 	if (!l->str && l->num)
-		return pprof_read_fail(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
+		return refuse(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
 	*(what[0] == 'p' ? &out->waker_process : what[0] == 's' ? &out->waker_service : &out->waker_thread) = str;
 	return 0;
 }
@@ -442,7 +432,7 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 		bool numeric;
 
 		if (!key || !str)
-			return pprof_read_fail(r->err, r->err_size, "sample %zu: a label refers outside the string table", n);
+			return refuse(r->err, r->err_size, "sample %zu: a label refers outside the string table", n);
 		if (!strncmp(key, "waker_", strlen("waker_"))) {
 			if (read_waker_label(r, n, l, key, str, out))
 				return -1;
@@ -456,10 +446,10 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 		numeric = !strcmp(key, "pid") || !strcmp(key, "tid");
 		if (numeric) {
 			if (l->str)
-				return pprof_read_fail(r->err, r->err_size, "sample %zu: label %s must be a number, not \"%s\"", n,
+				return refuse(r->err, r->err_size, "sample %zu: label %s must be a number, not \"%s\"", n,
 					    key, quoted(str, shown, sizeof(shown)));
 			if (l->num < 0 || l->num > UINT32_MAX)
-				return pprof_read_fail(r->err, r->err_size, "sample %zu: label %s is %" PRId64
+				return refuse(r->err, r->err_size, "sample %zu: label %s is %" PRId64
 					    ", not a process or thread id", n, key, l->num);
 			*(key[0] == 'p' ? &out->pid : &out->tid) = l->num;
 			continue;
@@ -473,14 +463,14 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 		if (strcmp(key, "process") && strcmp(key, "thread") && strcmp(key, "state"))
 			continue; /* another tool's label: not ours to judge */
 		if (!l->str && l->num)
-			return pprof_read_fail(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
+			return refuse(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
 		if (!strcmp(key, "state")) {
 			out->state = -1;
 			for (int st = 0; st < JBPF_STATE_NR; st++)
 				if (!strcmp(str, profile_state_name((unsigned)st)))
 					out->state = st;
 			if (out->state < 0)
-				return pprof_read_fail(r->err, r->err_size, "sample %zu: label state is \"%s\", not one of "
+				return refuse(r->err, r->err_size, "sample %zu: label state is \"%s\", not one of "
 					    "running, runnable, sleeping, blocked", n, quoted(str, shown, sizeof(shown)));
 		} else {
 			*(key[0] == 'p' ? &out->process : &out->thread) = str;
@@ -494,7 +484,7 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 static int push_id(struct reader *r, uint32_t *stack, size_t *depth, int64_t id)
 {
 	if (id < 0)
-		return pprof_read_fail(r->err, r->err_size, "too many distinct frames");
+		return refuse(r->err, r->err_size, "too many distinct frames");
 	stack[(*depth)++] = (uint32_t)id;
 	return 0;
 }
@@ -537,15 +527,15 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 	int err;
 
 	if (s->n_value != r->msg->n_sample_type)
-		return pprof_read_fail(r->err, r->err_size, "sample %zu has %zu values for %zu sample types", n, s->n_value,
+		return refuse(r->err, r->err_size, "sample %zu has %zu values for %zu sample types", n, s->n_value,
 			    r->msg->n_sample_type);
 	value = s->value[r->value_index];
 	if (value < 0)
-		return pprof_read_fail(r->err, r->err_size, "sample %zu has a negative value", n);
+		return refuse(r->err, r->err_size, "sample %zu has a negative value", n);
 	count = r->value_ns ? ((uint64_t)value + 500) / 1000 : (uint64_t)value;
 	objects = r->objects_index >= 0 ? s->value[r->objects_index] : 0;
 	if (objects < 0)
-		return pprof_read_fail(r->err, r->err_size, "sample %zu has a negative value", n);
+		return refuse(r->err, r->err_size, "sample %zu has a negative value", n);
 	/* In a file of several events, a sample of another one has nothing in this one's types. */
 	if (r->several && !value && !objects)
 		return 0;
@@ -556,7 +546,7 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 		ssize_t li = find_id(r->locations, r->msg->n_location, s->location_id[i]);
 
 		if (li < 0)
-			return pprof_read_fail(r->err, r->err_size, "sample %zu names location %" PRIu64 ", which does not exist",
+			return refuse(r->err, r->err_size, "sample %zu names location %" PRIu64 ", which does not exist",
 				    n, s->location_id[i]);
 		frames += (size_t)(r->location_frames[li + 1] - r->location_frames[li]);
 		if (frames > MAX_READ_DEPTH)
@@ -610,12 +600,12 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 		return -1;
 	err = profile__add_objects_indexed(r->rec->profile, stack, depth, count, (uint64_t)objects, &index);
 	if (err == -ENOSPC)
-		return pprof_read_fail(r->err, r->err_size, "too many distinct stacks");
+		return refuse(r->err, r->err_size, "too many distinct stacks");
 	/* A span full is counted by the timeline; the recording reads on. */
 	if (!err && labels.timed)
 		err = add_time(r, index, &labels, count) == -ENOMEM ? -ENOMEM : 0;
 	if (err)
-		return pprof_read_fail(r->err, r->err_size, "out of memory");
+		return refuse(r->err, r->err_size, "out of memory");
 	return 0;
 }
 
@@ -671,16 +661,16 @@ static int choose_event(struct reader *r)
 
 	if (!rec->event || !strchr(rec->event, ',')) {
 		if (want && rec->event && strcmp(want, rec->event))
-			return pprof_read_fail(r->err, r->err_size, "a recording of %s alone: it has no event %s",
-					       quoted(rec->event, shown, sizeof(shown)), quoted(want, asked, sizeof(asked)));
+			return refuse(r->err, r->err_size, "a recording of %s alone: it has no event %s",
+				      quoted(rec->event, shown, sizeof(shown)), quoted(want, asked, sizeof(asked)));
 		return 0;
 	}
 	/* Every word checked, the one asked for (or the first) noted. */
 	for (const char *p = rec->event;; p += len + 1) {
 		len = strcspn(p, ",");
 		if (!known_event(p, len))
-			return pprof_read_fail(r->err, r->err_size, "its event comment \"%s\" names no event of ours",
-					       quoted(rec->event, shown, sizeof(shown)));
+			return refuse(r->err, r->err_size, "its event comment \"%s\" names no event of ours",
+				      quoted(rec->event, shown, sizeof(shown)));
 		if (!chosen && (!want || (strlen(want) == len && !strncmp(p, want, len)))) {
 			chosen = p;
 			chosen_len = len;
@@ -689,12 +679,12 @@ static int choose_event(struct reader *r)
 			break;
 	}
 	if (!chosen)
-		return pprof_read_fail(r->err, r->err_size, "a recording of %s: it has no event %s",
-				       quoted(rec->event, shown, sizeof(shown)), quoted(want, asked, sizeof(asked)));
+		return refuse(r->err, r->err_size, "a recording of %s: it has no event %s",
+			      quoted(rec->event, shown, sizeof(shown)), quoted(want, asked, sizeof(asked)));
 	rec->events = rec->event;
 	rec->event = strndup(chosen, chosen_len);
 	r->several = true;
-	return rec->event ? 0 : pprof_read_fail(r->err, r->err_size, "out of memory");
+	return rec->event ? 0 : refuse(r->err, r->err_size, "out of memory");
 }
 
 static int read_header(struct reader *r)
@@ -706,7 +696,7 @@ static int read_header(struct reader *r)
 
 	for (size_t i = 0; i < m->n_comment; i++)
 		if (!string_at(r, m->comment[i]))
-			return pprof_read_fail(r->err, r->err_size, "comment %zu refers outside the string table", i);
+			return refuse(r->err, r->err_size, "comment %zu refers outside the string table", i);
 	rec->event = comment_value(r, "event");
 	if (choose_event(r))
 		return -1;
@@ -714,7 +704,7 @@ static int read_header(struct reader *r)
 		const char *type = string_at(r, m->sample_type[i]->type), *unit = string_at(r, m->sample_type[i]->unit);
 
 		if (!type || !unit)
-			return pprof_read_fail(r->err, r->err_size, "sample type %zu refers outside the string table", i);
+			return refuse(r->err, r->err_size, "sample type %zu refers outside the string table", i);
 		/* Another event's types are not this reading's. */
 		if (r->several && !type_of_event(type, rec->event))
 			continue;
@@ -731,9 +721,9 @@ static int read_header(struct reader *r)
 	}
 	r->objects_index = -1;
 	if (!m->n_sample_type)
-		return pprof_read_fail(r->err, r->err_size, "the profile has no sample type");
+		return refuse(r->err, r->err_size, "the profile has no sample type");
 	if (r->several && samples < 0 && time < 0 && space < 0)
-		return pprof_read_fail(r->err, r->err_size, "event %s has no sample type of its own", rec->event);
+		return refuse(r->err, r->err_size, "event %s has no sample type of its own", rec->event);
 	if (space >= 0 && time < 0 && (samples < 0 || samples == objects)) {
 		r->value_index = (size_t)space;
 		r->objects_index = objects;
@@ -766,7 +756,7 @@ static int read_header(struct reader *r)
 	rec->duration_s = m->duration_nanos > 0 ? (double)m->duration_nanos / 1e9 : 0.0;
 	rec->start_unix_ns = m->time_nanos;
 	if (!rec->event)
-		return pprof_read_fail(r->err, r->err_size, "out of memory");
+		return refuse(r->err, r->err_size, "out of memory");
 	return 0;
 }
 
@@ -777,14 +767,14 @@ static int read_message(struct reader *r)
 	int err;
 
 	if (!m->n_string_table || m->string_table[0][0])
-		return pprof_read_fail(r->err, r->err_size, "not a pprof profile: its string table does not start with \"\"");
+		return refuse(r->err, r->err_size, "not a pprof profile: its string table does not start with \"\"");
 	if (read_header(r) || sorted_ids(r, "function", m->n_function, function_id, &r->functions) ||
 	    sorted_ids(r, "location", m->n_location, location_id, &r->locations) ||
 	    sorted_ids(r, "mapping", m->n_mapping, mapping_id, &r->mappings) || intern_locations(r))
 		return -1;
 	stack = malloc((MAX_READ_DEPTH * 2 + 4) * sizeof(*stack));
 	if (!stack)
-		return pprof_read_fail(r->err, r->err_size, "out of memory");
+		return refuse(r->err, r->err_size, "out of memory");
 	err = 0;
 	for (size_t i = 0; !err && i < m->n_sample; i++)
 		err = add_sample(r, i, stack);
@@ -815,8 +805,8 @@ int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, 
 		if (!ret && event && strcmp(event, rec->event)) {
 			char shown[64], asked[64];
 
-			ret = pprof_read_fail(err, err_size, "a recording of %s alone: it has no event %s",
-					      quoted(rec->event, shown, sizeof(shown)), quoted(event, asked, sizeof(asked)));
+			ret = refuse(err, err_size, "a recording of %s alone: it has no event %s",
+				     quoted(rec->event, shown, sizeof(shown)), quoted(event, asked, sizeof(asked)));
 			pprof_recording_free(rec);
 		}
 		return ret;
@@ -829,15 +819,15 @@ int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, 
 	msg = perftools__profiles__profile__unpack(&allocator, len, data);
 	free(inflated);
 	if (!msg && budget.exceeded)
-		return pprof_read_fail(err, err_size,
+		return refuse(err, err_size,
 			    "its records would take more than %zu MiB of memory to read, the limit for a file "
 			    "of %zu KiB: not a profile as profilers write them",
 			    budget_bytes >> 20, (input_len + 1023) >> 10);
 	if (!msg)
-		return pprof_read_fail(err, err_size, "not a pprof profile (not gzip, and not a protobuf message of that shape)");
+		return refuse(err, err_size, "not a pprof profile (not gzip, and not a protobuf message of that shape)");
 	rec->profile = profile__new(NULL);
 	r.msg = msg;
-	ret = rec->profile ? read_message(&r) : pprof_read_fail(err, err_size, "out of memory");
+	ret = rec->profile ? read_message(&r) : refuse(err, err_size, "out of memory");
 	perftools__profiles__profile__free_unpacked(msg, &allocator);
 	free(r.functions);
 	free(r.locations);
@@ -864,19 +854,19 @@ int pprof_read_event(const char *path, const char *event, struct pprof_recording
 
 	memset(rec, 0, sizeof(*rec));
 	if (fd < 0)
-		return pprof_read_fail(err, err_size, "cannot open: %s", strerror(errno));
+		return refuse(err, err_size, "cannot open: %s", strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return pprof_read_fail(err, err_size, "not a regular file");
+		return refuse(err, err_size, "not a regular file");
 	}
 	if ((uint64_t)st.st_size > PPROF_MAX_FILE_BYTES) {
 		close(fd);
-		return pprof_read_fail(err, err_size, "larger than %u MiB", PPROF_MAX_FILE_BYTES >> 20);
+		return refuse(err, err_size, "larger than %u MiB", PPROF_MAX_FILE_BYTES >> 20);
 	}
 	data = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!data) {
 		close(fd);
-		return pprof_read_fail(err, err_size, "out of memory");
+		return refuse(err, err_size, "out of memory");
 	}
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
@@ -886,14 +876,14 @@ int pprof_read_event(const char *path, const char *event, struct pprof_recording
 
 			free(data);
 			close(fd);
-			return pprof_read_fail(err, err_size, "cannot read: %s", strerror(e));
+			return refuse(err, err_size, "cannot read: %s", strerror(e));
 		}
 		got += (size_t)n;
 	}
 	close(fd);
 	if (!got) {
 		free(data);
-		return pprof_read_fail(err, err_size, "empty file, not a pprof profile");
+		return refuse(err, err_size, "empty file, not a pprof profile");
 	}
 	ret = pprof_read_buffer_event(data, got, event, rec, err, err_size);
 	free(data);

@@ -66,7 +66,5 @@ int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, 
 			    char *err, size_t err_size);
 void pprof_recording_free(struct pprof_recording *rec);
 
-/* Writes a one-line reason into err, as printf would, and returns -1: how the readers refuse a file. */
-int pprof_read_fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif /* JBPF_PPROF_READ_H */
