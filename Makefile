@@ -392,7 +392,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_SRCS := $(SYMBOLIZER_SRCS) $(UNWIND_SRCS) $(wildcard common/*.c profile/*.c hotspot/*.c) user/record/decode.c \
-		 input/pprof_read.c input/jfr_read.c input/jfr_samples.c output/pprof.c output/mappings.c output/code_frames.c output/emit.c \
+		 input/pprof_read.c input/pprof_unpack.c input/jfr_read.c input/jfr_samples.c output/pprof.c output/mappings.c output/code_frames.c output/emit.c \
 		 output/flametree.c output/flametime.c user/java/javastream.c \
 		 user/java/attach_parse.c user/java/attach_protocol.c
 FUZZ_SECONDS ?= 20

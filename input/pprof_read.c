@@ -1,21 +1,9 @@
 /*
  * pprof_read: a pprof file back into a profile (contract in pprof_read.h).
  *
- * Three stages, each refusing what it cannot vouch for: the bytes
- * (regular file, bounded size, gzip inflated to a bounded size), the
- * message (protobuf-c's unpacker checks the wire format, and allocates
- * within a budget), the meaning (every string index, id and label checked
- * before use).
- *
- * The budget. protobuf-c gives every submessage a struct of its own: an
- * empty sample is two bytes on the wire and some 100 bytes unpacked, and
- * gzip multiplies the wire bytes by up to a thousand before that, so a
- * 39 KB file could ask for gigabytes. What unpacking may allocate is
- * bounded by the size of the file as given (compressed, if it is):
- * UNPACK_BYTES_PER_INPUT_BYTE times it, at least UNPACK_MIN_BYTES. A
- * profile this tool writes unpacks to some 40 to 45 times its gzipped size
- * (measured on -a CPU and --threads wall recordings of 60 to 90 KB), well
- * inside the budget.
+ * Three stages, each refusing what it cannot vouch for: the bytes and the
+ * message (input/pprof_unpack.c), the meaning (every string index, id and
+ * label checked before use: here).
  */
 #include "pprof_read.h"
 
@@ -29,7 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "common/refuse.h"
 #include "common/thread_state.h"
@@ -37,131 +24,15 @@
 #include "proto/profile.pb-c.h"
 #include "profile/timeline.h"
 #include "input/jfr_read.h"
+#include "input/pprof_unpack.h"
 
 typedef Perftools__Profiles__Profile PProfile;
 typedef Perftools__Profiles__Sample PSample;
 typedef Perftools__Profiles__Label PLabel;
 typedef Perftools__Profiles__Location PLocation;
 
-/* What unpacking may allocate, per byte of the file, and at least (see the top). */
-#define UNPACK_BYTES_PER_INPUT_BYTE 256u
-#define UNPACK_MIN_BYTES (64u << 20)
-
 /* Frames kept of one sample, leaf first; the profile cuts further at its own limit. */
 #define MAX_READ_DEPTH 4096
-
-/* ---- bytes ------------------------------------------------------------------- */
-
-static int inflate_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len, char *err, size_t size)
-{
-	z_stream z = { 0 };
-	size_t cap = len * 4 > 65536 ? len * 4 : 65536, used = 0;
-	uint8_t *buf;
-	int ret;
-
-	if (cap > PPROF_MAX_CONTENT_BYTES)
-		cap = PPROF_MAX_CONTENT_BYTES;
-	buf = malloc(cap);
-	if (!buf || inflateInit2(&z, 15 + 16) != Z_OK) {
-		free(buf);
-		return refuse(err, size, "out of memory");
-	}
-	z.next_in = (uint8_t *)in;
-	z.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
-	for (;;) {
-		if (used == cap) {
-			uint8_t *grown;
-
-			if (cap >= PPROF_MAX_CONTENT_BYTES) {
-				ret = Z_MEM_ERROR;
-				break;
-			}
-			cap = cap * 2 > PPROF_MAX_CONTENT_BYTES ? PPROF_MAX_CONTENT_BYTES : cap * 2;
-			grown = realloc(buf, cap);
-			if (!grown) {
-				ret = Z_MEM_ERROR;
-				break;
-			}
-			buf = grown;
-		}
-		z.next_out = buf + used;
-		z.avail_out = (uInt)(cap - used > UINT32_MAX ? UINT32_MAX : cap - used);
-		ret = inflate(&z, Z_NO_FLUSH);
-		used = (size_t)(z.next_out - buf);
-		if (ret == Z_STREAM_END || (ret != Z_OK && ret != Z_BUF_ERROR))
-			break;
-		if (ret == Z_BUF_ERROR && z.avail_in == 0)
-			break; /* input ended before the stream did */
-	}
-	inflateEnd(&z);
-	if (ret == Z_STREAM_END) {
-		*out = buf;
-		*out_len = used;
-		return 0;
-	}
-	free(buf);
-	if (ret == Z_MEM_ERROR && cap >= PPROF_MAX_CONTENT_BYTES)
-		return refuse(err, size, "the gzip data inflates to more than %u MiB", PPROF_MAX_CONTENT_BYTES >> 20);
-	if (ret == Z_MEM_ERROR)
-		return refuse(err, size, "out of memory");
-	if (ret == Z_BUF_ERROR || ret == Z_OK)
-		return refuse(err, size, "truncated gzip data (the file ends inside the compressed stream)");
-	return refuse(err, size, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
-}
-
-/* ---- message ------------------------------------------------------------------ */
-
-/*
- * protobuf-c's allocations, counted against a budget. Its free gets no
- * size, so each block carries its own in a header (sized to keep the
- * block's alignment).
- */
-struct unpack_budget {
-	size_t left;
-	bool exceeded;
-};
-
-union block_header {
-	size_t size;
-	max_align_t align;
-};
-
-static void *budget_alloc(void *data, size_t size)
-{
-	struct unpack_budget *b = data;
-	union block_header *h;
-
-	if (size > b->left || sizeof(*h) > b->left - size) {
-		b->exceeded = true;
-		return NULL;
-	}
-	h = malloc(sizeof(*h) + size);
-	if (!h)
-		return NULL;
-	h->size = sizeof(*h) + size;
-	b->left -= h->size;
-	return h + 1;
-}
-
-static void budget_free(void *data, void *pointer)
-{
-	struct unpack_budget *b = data;
-	union block_header *h = pointer;
-
-	if (!pointer)
-		return;
-	h--;
-	b->left += h->size;
-	free(h);
-}
-
-static size_t unpack_budget_for(size_t input_len)
-{
-	size_t bytes = input_len > SIZE_MAX / UNPACK_BYTES_PER_INPUT_BYTE ? SIZE_MAX
-									   : input_len * UNPACK_BYTES_PER_INPUT_BYTE;
-
-	return bytes < UNPACK_MIN_BYTES ? UNPACK_MIN_BYTES : bytes;
-}
 
 /* ---- meaning ------------------------------------------------------------------ */
 
@@ -791,11 +662,7 @@ int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, 
 			    char *err, size_t err_size)
 {
 	struct reader r = { .rec = rec, .want_event = event, .err = err, .err_size = err_size };
-	struct unpack_budget budget = { .left = unpack_budget_for(len) };
-	ProtobufCAllocator allocator = { .alloc = budget_alloc, .free = budget_free, .allocator_data = &budget };
-	size_t budget_bytes = budget.left, input_len = len;
-	uint8_t *inflated = NULL;
-	PProfile *msg;
+	struct pprof_unpacked unpacked;
 	int ret;
 
 	memset(rec, 0, sizeof(*rec));
@@ -811,24 +678,12 @@ int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, 
 		}
 		return ret;
 	}
-	if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
-		if (inflate_gzip(data, len, &inflated, &len, err, err_size))
-			return -1;
-		data = inflated;
-	}
-	msg = perftools__profiles__profile__unpack(&allocator, len, data);
-	free(inflated);
-	if (!msg && budget.exceeded)
-		return refuse(err, err_size,
-			    "its records would take more than %zu MiB of memory to read, the limit for a file "
-			    "of %zu KiB: not a profile as profilers write them",
-			    budget_bytes >> 20, (input_len + 1023) >> 10);
-	if (!msg)
-		return refuse(err, err_size, "not a pprof profile (not gzip, and not a protobuf message of that shape)");
+	if (pprof_unpack__open(&unpacked, data, len, err, err_size))
+		return -1;
 	rec->profile = profile__new(NULL);
-	r.msg = msg;
+	r.msg = unpacked.msg;
 	ret = rec->profile ? read_message(&r) : refuse(err, err_size, "out of memory");
-	perftools__profiles__profile__free_unpacked(msg, &allocator);
+	pprof_unpack__close(&unpacked);
 	free(r.functions);
 	free(r.locations);
 	free(r.mappings);
