@@ -19,6 +19,13 @@
 #include "proto/profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile PProfile;
+typedef Perftools__Profiles__ValueType PValueType;
+typedef Perftools__Profiles__Sample PSample;
+typedef Perftools__Profiles__Label PLabel;
+typedef Perftools__Profiles__Mapping PMapping;
+typedef Perftools__Profiles__Location PLocation;
+typedef Perftools__Profiles__Line PLine;
+typedef Perftools__Profiles__Function PFunction;
 
 static inline uint8_t *gunzip(const uint8_t *in, size_t len, size_t *out_len)
 {

@@ -23,14 +23,6 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
-typedef Perftools__Profiles__ValueType PValueType;
-typedef Perftools__Profiles__Sample PSample;
-typedef Perftools__Profiles__Label PLabel;
-typedef Perftools__Profiles__Mapping PMapping;
-typedef Perftools__Profiles__Location PLocation;
-typedef Perftools__Profiles__Line PLine;
-typedef Perftools__Profiles__Function PFunction;
-
 enum {
 	S_EMPTY, S_SAMPLES, S_COUNT, S_CPU, S_NANOSECONDS, S_MAIN, S_WORK, S_APP_BIN, S_LIBC,
 	S_PROCESS, S_PID, S_THREAD, S_TID, S_STATE, S_APP, S_WORKER, S_SLEEPING, S_DOZING, S_43, S_SPAN, S_NR

@@ -32,14 +32,6 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-typedef Perftools__Profiles__ValueType PValueType;
-typedef Perftools__Profiles__Sample PSample;
-typedef Perftools__Profiles__Label PLabel;
-typedef Perftools__Profiles__Mapping PMapping;
-typedef Perftools__Profiles__Location PLocation;
-typedef Perftools__Profiles__Line PLine;
-typedef Perftools__Profiles__Function PFunction;
-
 /* ---- the recordings written --------------------------------------------------- */
 
 struct frame_spec {
