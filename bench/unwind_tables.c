@@ -35,11 +35,11 @@ static uint64_t digest_ns(int fd, int runs)
 	uint64_t ns[MAX_RUNS];
 
 	for (int i = 0; i < runs; i++) {
-		uint64_t start = clock_monotonic_ns();
+		uint64_t start = clock__monotonic_ns();
 
 		if (unwind_digest__file(fd, -1, digest))
 			return 0;
-		ns[i] = clock_monotonic_ns() - start;
+		ns[i] = clock__monotonic_ns() - start;
 	}
 	qsort(ns, runs, sizeof(ns[0]), cmp_u64);
 	return ns[runs / 2];

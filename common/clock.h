@@ -2,7 +2,7 @@
  * clock: the two clocks the profiler reads, in nanoseconds.
  *
  * CLOCK_MONOTONIC is the clock BPF's bpf_ktime_get_ns() reads, so every
- * timestamp in a record compares with clock_monotonic_ns() directly.
+ * timestamp in a record compares with clock__monotonic_ns() directly.
  * CLOCK_REALTIME is only for saying when a recording began.
  */
 #ifndef JBPF_CLOCK_H
@@ -14,7 +14,7 @@
 #define NS_PER_MS 1000000ull
 #define NS_PER_SEC 1000000000ull
 
-static inline uint64_t clock_monotonic_ns(void)
+static inline uint64_t clock__monotonic_ns(void)
 {
 	struct timespec ts;
 
@@ -22,12 +22,12 @@ static inline uint64_t clock_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-static inline int64_t clock_monotonic_ms(void)
+static inline int64_t clock__monotonic_ms(void)
 {
-	return (int64_t)(clock_monotonic_ns() / NS_PER_MS);
+	return (int64_t)(clock__monotonic_ns() / NS_PER_MS);
 }
 
-static inline int64_t clock_realtime_ns(void)
+static inline int64_t clock__realtime_ns(void)
 {
 	struct timespec ts;
 

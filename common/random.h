@@ -13,6 +13,6 @@
  * Before the generator is seeded (early boot) it falls back on the pid and
  * the clock: weaker, but a name is still checked when it is created.
  */
-uint64_t random_u64(void);
+uint64_t random__u64(void);
 
 #endif /* JBPF_RANDOM_H */

@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-int refuse(char *why, size_t why_size, const char *fmt, ...)
+int refuse__say(char *why, size_t why_size, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -6,7 +6,7 @@
 
 #include <math.h>
 
-uint64_t sampled_bytes(uint64_t size, uint64_t interval)
+uint64_t sampled_bytes__of(uint64_t size, uint64_t interval)
 {
 	double x;
 
@@ -21,7 +21,7 @@ uint64_t sampled_bytes(uint64_t size, uint64_t interval)
 	return (uint64_t)llround((double)size / -expm1(-x));
 }
 
-uint64_t sampled_objects(uint64_t bytes, uint64_t size)
+uint64_t sampled_bytes__objects(uint64_t bytes, uint64_t size)
 {
 	uint64_t objects = size ? (bytes + size / 2) / size : 1;
 

@@ -17,9 +17,9 @@
  * The bytes one sampled allocation of size bytes stands for:
  * size / (1 - e^(-size/interval)). size itself when interval is 0.
  */
-uint64_t sampled_bytes(uint64_t size, uint64_t interval);
+uint64_t sampled_bytes__of(uint64_t size, uint64_t interval);
 
-/* The allocations bytes (from sampled_bytes) of size each are: at least one. */
-uint64_t sampled_objects(uint64_t bytes, uint64_t size);
+/* The allocations bytes (from sampled_bytes__of) of size each are: at least one. */
+uint64_t sampled_bytes__objects(uint64_t bytes, uint64_t size);
 
 #endif /* JBPF_SAMPLED_BYTES_H */

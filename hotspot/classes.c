@@ -33,9 +33,9 @@ static bool symbol_layout(const struct hotspot_vm *vm, struct symbol_layout *l)
 {
 	uint64_t size = 0;
 
-	return hotspot_vm_field(vm, "Symbol", "_length", &l->length, &size) && size == 2 &&
-	       (hotspot_vm_field(vm, "Symbol", "_body", &l->body, NULL) ||
-		hotspot_vm_field(vm, "Symbol", "_body[0]", &l->body, NULL));
+	return hotspot_vm__field(vm, "Symbol", "_length", &l->length, &size) && size == 2 &&
+	       (hotspot_vm__field(vm, "Symbol", "_body", &l->body, NULL) ||
+		hotspot_vm__field(vm, "Symbol", "_body[0]", &l->body, NULL));
 }
 
 /* Whether the Symbol at sym spells want. */
@@ -45,12 +45,12 @@ static bool symbol_is(struct hotspot_memory *mem, const struct symbol_layout *l,
 	size_t len = strlen(want);
 	uint16_t got;
 
-	if (!sym || len > sizeof(buf) || !hotspot_memory_u16(mem, sym + l->length, &got) || got != len)
+	if (!sym || len > sizeof(buf) || !hotspot_memory__u16(mem, sym + l->length, &got) || got != len)
 		return false;
-	return hotspot_memory_read(mem, sym + l->body, buf, len) && !memcmp(buf, want, len);
+	return hotspot_memory__read(mem, sym + l->body, buf, len) && !memcmp(buf, want, len);
 }
 
-int hotspot_vm_class(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, uint64_t *klass,
+int hotspot_classes__find(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, uint64_t *klass,
 		     char *why, size_t why_size)
 {
 	struct symbol_layout sl;
@@ -58,28 +58,28 @@ int hotspot_vm_class(const struct hotspot_vm *vm, struct hotspot_memory *mem, co
 	size_t nr = HOTSPOT_VM_CLASSES_MAX;
 	int rc = -1;
 
-	if (!hotspot_vm_static(vm, "vmClasses", "_klasses[static_cast<int>(vmClassID::Object_klass_knum)]", &base) ||
+	if (!hotspot_vm__static(vm, "vmClasses", "_klasses[static_cast<int>(vmClassID::Object_klass_knum)]", &base) ||
 	    !base)
-		return refuse(why, why_size, "VMStructs lists no vmClasses::_klasses");
-	if (!hotspot_vm_field(vm, "Klass", "_name", &klass_name, &size) || (size && size != 8) ||
+		return refuse__say(why, why_size, "VMStructs lists no vmClasses::_klasses");
+	if (!hotspot_vm__field(vm, "Klass", "_name", &klass_name, &size) || (size && size != 8) ||
 	    !symbol_layout(vm, &sl))
-		return refuse(why, why_size, "VMStructs lists no Klass::_name or Symbol");
+		return refuse__say(why, why_size, "VMStructs lists no Klass::_name or Symbol");
 	entries = malloc(HOTSPOT_VM_CLASSES_MAX * sizeof(*entries));
 	if (!entries)
-		return refuse(why, why_size, "out of memory");
+		return refuse__say(why, why_size, "out of memory");
 	/* The array ends somewhere before the most read: read less until a read succeeds. */
-	while (nr && !hotspot_memory_read(mem, base, entries, nr * sizeof(entries[0])))
+	while (nr && !hotspot_memory__read(mem, base, entries, nr * sizeof(entries[0])))
 		nr /= 2;
 	for (size_t i = 0; i < nr && rc; i++) {
 		uint64_t sym;
 
-		if (entries[i] && hotspot_memory_u64(mem, entries[i] + klass_name, &sym) && symbol_is(mem, &sl, sym, name)) {
+		if (entries[i] && hotspot_memory__u64(mem, entries[i] + klass_name, &sym) && symbol_is(mem, &sl, sym, name)) {
 			*klass = entries[i];
 			rc = 0;
 		}
 	}
 	free(entries);
-	return rc ? refuse(why, why_size, "the VM does not know the class %s", name) : 0;
+	return rc ? refuse__say(why, why_size, "the VM does not know the class %s", name) : 0;
 }
 
 /* The FieldInfo stream's bytes into *buf (caller frees), their number into *len. */
@@ -89,21 +89,21 @@ static int read_stream(const struct hotspot_vm *vm, struct hotspot_memory *mem, 
 	uint64_t stream_field, array, data = 4;
 	int32_t length;
 
-	if (!hotspot_vm_field(vm, "InstanceKlass", "_fieldinfo_stream", &stream_field, NULL))
-		return refuse(why, why_size, "VMStructs lists no InstanceKlass::_fieldinfo_stream");
+	if (!hotspot_vm__field(vm, "InstanceKlass", "_fieldinfo_stream", &stream_field, NULL))
+		return refuse__say(why, why_size, "VMStructs lists no InstanceKlass::_fieldinfo_stream");
 	/* An Array<u1>'s bytes follow its int length, unless VMStructs says otherwise. */
-	hotspot_vm_field(vm, "Array<u1>", "_data", &data, NULL);
-	if (!hotspot_memory_u64(mem, klass + stream_field, &array) || !array ||
-	    !hotspot_memory_read(mem, array, &length, sizeof(length)))
-		return refuse(why, why_size, "the class's field stream is unreadable");
+	hotspot_vm__field(vm, "Array<u1>", "_data", &data, NULL);
+	if (!hotspot_memory__u64(mem, klass + stream_field, &array) || !array ||
+	    !hotspot_memory__read(mem, array, &length, sizeof(length)))
+		return refuse__say(why, why_size, "the class's field stream is unreadable");
 	if (length <= 0 || (uint32_t)length > HOTSPOT_FIELD_STREAM_MAX)
-		return refuse(why, why_size, "a field stream of %d bytes", length);
+		return refuse__say(why, why_size, "a field stream of %d bytes", length);
 	*buf = malloc((size_t)length);
 	if (!*buf)
-		return refuse(why, why_size, "out of memory");
-	if (!hotspot_memory_read(mem, array + data, *buf, (size_t)length)) {
+		return refuse__say(why, why_size, "out of memory");
+	if (!hotspot_memory__read(mem, array + data, *buf, (size_t)length)) {
 		free(*buf);
-		return refuse(why, why_size, "the class's field stream is unreadable");
+		return refuse__say(why, why_size, "the class's field stream is unreadable");
 	}
 	*len = (size_t)length;
 	return 0;
@@ -119,16 +119,16 @@ struct pool {
 static int pool_of(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, struct pool *p,
 		   char *why, size_t why_size)
 {
-	uint64_t constants_field, pool_length_field, pool_size = hotspot_vm_type_size(vm, "ConstantPool");
+	uint64_t constants_field, pool_length_field, pool_size = hotspot_vm__type_size(vm, "ConstantPool");
 	int32_t length;
 
-	if (!hotspot_vm_field(vm, "InstanceKlass", "_constants", &constants_field, NULL) ||
-	    !hotspot_vm_field(vm, "ConstantPool", "_length", &pool_length_field, NULL) || !pool_size ||
+	if (!hotspot_vm__field(vm, "InstanceKlass", "_constants", &constants_field, NULL) ||
+	    !hotspot_vm__field(vm, "ConstantPool", "_length", &pool_length_field, NULL) || !pool_size ||
 	    !symbol_layout(vm, &p->sl))
-		return refuse(why, why_size, "VMStructs lists no constant pool or Symbol");
-	if (!hotspot_memory_u64(mem, klass + constants_field, &p->at) || !p->at ||
-	    !hotspot_memory_read(mem, p->at + pool_length_field, &length, sizeof(length)) || length <= 0)
-		return refuse(why, why_size, "the class's constant pool is unreadable");
+		return refuse__say(why, why_size, "VMStructs lists no constant pool or Symbol");
+	if (!hotspot_memory__u64(mem, klass + constants_field, &p->at) || !p->at ||
+	    !hotspot_memory__read(mem, p->at + pool_length_field, &length, sizeof(length)) || length <= 0)
+		return refuse__say(why, why_size, "the class's constant pool is unreadable");
 	p->entries = p->at + pool_size;
 	p->length = (uint32_t)length;
 	return 0;
@@ -142,9 +142,9 @@ static bool field_is(struct hotspot_memory *mem, const struct pool *p, uint32_t 
 
 	if (name_index == 0 || name_index >= p->length || sig_index == 0 || sig_index >= p->length)
 		return false;
-	return hotspot_memory_u64(mem, p->entries + 8ull * name_index, &name_sym) &&
+	return hotspot_memory__u64(mem, p->entries + 8ull * name_index, &name_sym) &&
 	       symbol_is(mem, &p->sl, name_sym, name) &&
-	       hotspot_memory_u64(mem, p->entries + 8ull * sig_index, &sig_sym) &&
+	       hotspot_memory__u64(mem, p->entries + 8ull * sig_index, &sig_sym) &&
 	       symbol_is(mem, &p->sl, sig_sym, signature);
 }
 
@@ -160,8 +160,8 @@ static int field_in_stream(const struct hotspot_vm *vm, struct hotspot_memory *m
 
 	if (read_stream(vm, mem, klass, &buf, &len, why, why_size))
 		return -1;
-	if (!lines_u5(buf, len, &pos, U5_EXCLUDED, &java_fields) || !lines_u5(buf, len, &pos, U5_EXCLUDED, &injected)) {
-		refuse(why, why_size, "a field stream that ends early");
+	if (!hotspot_lines__u5(buf, len, &pos, U5_EXCLUDED, &java_fields) || !hotspot_lines__u5(buf, len, &pos, U5_EXCLUDED, &injected)) {
+		refuse__say(why, why_size, "a field stream that ends early");
 		goto out;
 	}
 	for (uint32_t f = 0; f < java_fields; f++) {
@@ -169,24 +169,24 @@ static int field_in_stream(const struct hotspot_vm *vm, struct hotspot_memory *m
 		bool read = true;
 
 		for (int k = 0; k < 5 && read; k++)
-			read = lines_u5(buf, len, &pos, U5_EXCLUDED, &item[k]);
+			read = hotspot_lines__u5(buf, len, &pos, U5_EXCLUDED, &item[k]);
 		if (!read) {
-			refuse(why, why_size, "a field stream that ends early");
+			refuse__say(why, why_size, "a field stream that ends early");
 			goto out;
 		}
 		/* item: name index, signature index, offset, access flags, field flags. */
 		if (item[4] & ~FIELD_KNOWN_FLAGS) {
-			refuse(why, why_size, "a field with flags 0x%x not known", item[4]);
+			refuse__say(why, why_size, "a field with flags 0x%x not known", item[4]);
 			goto out;
 		}
 		optional = !!(item[4] & FIELD_INITIALIZED) + !!(item[4] & FIELD_GENERIC) + !!(item[4] & FIELD_CONTENDED);
 		for (uint32_t k = 0; k < optional && read; k++) {
 			uint32_t skipped;
 
-			read = lines_u5(buf, len, &pos, U5_EXCLUDED, &skipped);
+			read = hotspot_lines__u5(buf, len, &pos, U5_EXCLUDED, &skipped);
 		}
 		if (!read) {
-			refuse(why, why_size, "a field stream that ends early");
+			refuse__say(why, why_size, "a field stream that ends early");
 			goto out;
 		}
 		if ((item[3] & ACC_STATIC) || (item[4] & FIELD_INJECTED))
@@ -197,7 +197,7 @@ static int field_in_stream(const struct hotspot_vm *vm, struct hotspot_memory *m
 		rc = 0;
 		goto out;
 	}
-	refuse(why, why_size, "no instance field %s %s", signature, name);
+	refuse__say(why, why_size, "no instance field %s %s", signature, name);
 out:
 	free(buf);
 	return rc;
@@ -220,34 +220,34 @@ static int field_in_array(const struct hotspot_vm *vm, struct hotspot_memory *me
 	int32_t length;
 	int rc = -1;
 
-	if (!hotspot_vm_field(vm, "InstanceKlass", "_fields", &fields_field, NULL) ||
-	    !hotspot_vm_field(vm, "InstanceKlass", "_java_fields_count", &count_field, NULL) ||
-	    !hotspot_vm_int(vm, "FieldInfo::field_slots", &slots) ||
-	    !hotspot_vm_int(vm, "FieldInfo::access_flags_offset", &access) ||
-	    !hotspot_vm_int(vm, "FieldInfo::name_index_offset", &name_at) ||
-	    !hotspot_vm_int(vm, "FieldInfo::signature_index_offset", &sig_at) ||
-	    !hotspot_vm_int(vm, "FieldInfo::low_packed_offset", &low) ||
-	    !hotspot_vm_int(vm, "FieldInfo::high_packed_offset", &high) ||
-	    !hotspot_vm_int(vm, "FIELDINFO_TAG_SIZE", &tag_size))
-		return refuse(why, why_size, "VMStructs lists neither InstanceKlass::_fieldinfo_stream nor _fields");
+	if (!hotspot_vm__field(vm, "InstanceKlass", "_fields", &fields_field, NULL) ||
+	    !hotspot_vm__field(vm, "InstanceKlass", "_java_fields_count", &count_field, NULL) ||
+	    !hotspot_vm__int(vm, "FieldInfo::field_slots", &slots) ||
+	    !hotspot_vm__int(vm, "FieldInfo::access_flags_offset", &access) ||
+	    !hotspot_vm__int(vm, "FieldInfo::name_index_offset", &name_at) ||
+	    !hotspot_vm__int(vm, "FieldInfo::signature_index_offset", &sig_at) ||
+	    !hotspot_vm__int(vm, "FieldInfo::low_packed_offset", &low) ||
+	    !hotspot_vm__int(vm, "FieldInfo::high_packed_offset", &high) ||
+	    !hotspot_vm__int(vm, "FIELDINFO_TAG_SIZE", &tag_size))
+		return refuse__say(why, why_size, "VMStructs lists neither InstanceKlass::_fieldinfo_stream nor _fields");
 	if (slots <= 0 || slots > 16 || access < 0 || access >= slots || name_at < 0 || name_at >= slots ||
 	    sig_at < 0 || sig_at >= slots || low < 0 || low >= slots || high < 0 || high >= slots || tag_size < 1 ||
 	    tag_size > 8)
-		return refuse(why, why_size, "FieldInfo's constants make no sense");
-	hotspot_vm_field(vm, "Array<u2>", "_data", &data, NULL);
-	if (!hotspot_memory_u64(mem, klass + fields_field, &array) || !array ||
-	    !hotspot_memory_u16(mem, klass + count_field, &count) ||
-	    !hotspot_memory_read(mem, array, &length, sizeof(length)))
-		return refuse(why, why_size, "the class's fields are unreadable");
+		return refuse__say(why, why_size, "FieldInfo's constants make no sense");
+	hotspot_vm__field(vm, "Array<u2>", "_data", &data, NULL);
+	if (!hotspot_memory__u64(mem, klass + fields_field, &array) || !array ||
+	    !hotspot_memory__u16(mem, klass + count_field, &count) ||
+	    !hotspot_memory__read(mem, array, &length, sizeof(length)))
+		return refuse__say(why, why_size, "the class's fields are unreadable");
 	if (length < 0 || (uint64_t)count * (uint32_t)slots > (uint32_t)length ||
 	    (uint64_t)length * 2 > HOTSPOT_FIELD_STREAM_MAX)
-		return refuse(why, why_size, "%u fields in an array of %d shorts", count, length);
+		return refuse__say(why, why_size, "%u fields in an array of %d shorts", count, length);
 	shorts = malloc((size_t)count * (size_t)slots * 2 + 2);
 	if (!shorts)
-		return refuse(why, why_size, "out of memory");
-	if (!hotspot_memory_read(mem, array + data, shorts, (size_t)count * (size_t)slots * 2)) {
+		return refuse__say(why, why_size, "out of memory");
+	if (!hotspot_memory__read(mem, array + data, shorts, (size_t)count * (size_t)slots * 2)) {
 		free(shorts);
-		return refuse(why, why_size, "the class's fields are unreadable");
+		return refuse__say(why, why_size, "the class's fields are unreadable");
 	}
 	for (uint32_t f = 0; f < count && rc; f++) {
 		const uint16_t *fi = shorts + (size_t)f * (size_t)slots;
@@ -260,10 +260,10 @@ static int field_in_array(const struct hotspot_vm *vm, struct hotspot_memory *me
 		rc = 0;
 	}
 	free(shorts);
-	return rc ? refuse(why, why_size, "no instance field %s %s", signature, name) : 0;
+	return rc ? refuse__say(why, why_size, "no instance field %s %s", signature, name) : 0;
 }
 
-int hotspot_instance_field(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, const char *name,
+int hotspot_classes__instance_field(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, const char *name,
 			   const char *signature, uint32_t *offset, char *why, size_t why_size)
 {
 	struct pool p;
@@ -271,34 +271,34 @@ int hotspot_instance_field(const struct hotspot_vm *vm, struct hotspot_memory *m
 
 	if (pool_of(vm, mem, klass, &p, why, why_size))
 		return -1;
-	if (hotspot_vm_field(vm, "InstanceKlass", "_fieldinfo_stream", &unused, NULL))
+	if (hotspot_vm__field(vm, "InstanceKlass", "_fieldinfo_stream", &unused, NULL))
 		return field_in_stream(vm, mem, klass, &p, name, signature, offset, why, why_size);
 	return field_in_array(vm, mem, klass, &p, name, signature, offset, why, why_size);
 }
 
-int hotspot_flag_bool(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, bool *value,
+int hotspot_classes__flag_bool(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, bool *value,
 		      char *why, size_t why_size)
 {
-	uint64_t flags_addr, count_addr, table, count, name_field, addr_field, stride = hotspot_vm_type_size(vm, "JVMFlag");
+	uint64_t flags_addr, count_addr, table, count, name_field, addr_field, stride = hotspot_vm__type_size(vm, "JVMFlag");
 	char got[CLASSES_MAX_NAME];
 	uint8_t *flags;
 
-	if (!hotspot_vm_static(vm, "JVMFlag", "flags", &flags_addr) ||
-	    !hotspot_vm_static(vm, "JVMFlag", "numFlags", &count_addr) ||
-	    !hotspot_vm_field(vm, "JVMFlag", "_name", &name_field, NULL) ||
-	    !hotspot_vm_field(vm, "JVMFlag", "_addr", &addr_field, NULL) || !stride || stride > 256 ||
+	if (!hotspot_vm__static(vm, "JVMFlag", "flags", &flags_addr) ||
+	    !hotspot_vm__static(vm, "JVMFlag", "numFlags", &count_addr) ||
+	    !hotspot_vm__field(vm, "JVMFlag", "_name", &name_field, NULL) ||
+	    !hotspot_vm__field(vm, "JVMFlag", "_addr", &addr_field, NULL) || !stride || stride > 256 ||
 	    name_field + 8 > stride || addr_field + 8 > stride)
-		return refuse(why, why_size, "VMStructs lists no JVMFlag table");
-	if (!hotspot_memory_u64(mem, flags_addr, &table) || !hotspot_memory_u64(mem, count_addr, &count) || !table)
-		return refuse(why, why_size, "the flag table is unreadable");
+		return refuse__say(why, why_size, "VMStructs lists no JVMFlag table");
+	if (!hotspot_memory__u64(mem, flags_addr, &table) || !hotspot_memory__u64(mem, count_addr, &count) || !table)
+		return refuse__say(why, why_size, "the flag table is unreadable");
 	if (count > HOTSPOT_FLAGS_MAX)
-		return refuse(why, why_size, "%llu flags", (unsigned long long)count);
+		return refuse__say(why, why_size, "%llu flags", (unsigned long long)count);
 	flags = malloc(count * stride + 1);
 	if (!flags)
-		return refuse(why, why_size, "out of memory");
-	if (!hotspot_memory_read(mem, table, flags, count * stride)) {
+		return refuse__say(why, why_size, "out of memory");
+	if (!hotspot_memory__read(mem, table, flags, count * stride)) {
 		free(flags);
-		return refuse(why, why_size, "the flag table is unreadable");
+		return refuse__say(why, why_size, "the flag table is unreadable");
 	}
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t name_ptr, addr;
@@ -306,14 +306,14 @@ int hotspot_flag_bool(const struct hotspot_vm *vm, struct hotspot_memory *mem, c
 
 		memcpy(&name_ptr, flags + i * stride + name_field, 8);
 		memcpy(&addr, flags + i * stride + addr_field, 8);
-		if (hotspot_memory_string(mem, name_ptr, got, sizeof(got)) < 0 || strcmp(got, name))
+		if (hotspot_memory__string(mem, name_ptr, got, sizeof(got)) < 0 || strcmp(got, name))
 			continue;
 		free(flags);
-		if (!hotspot_memory_u8(mem, addr, &v) || v > 1)
-			return refuse(why, why_size, "the flag %s is unreadable", name);
+		if (!hotspot_memory__u8(mem, addr, &v) || v > 1)
+			return refuse__say(why, why_size, "the flag %s is unreadable", name);
 		*value = v;
 		return 0;
 	}
 	free(flags);
-	return refuse(why, why_size, "no flag %s", name);
+	return refuse__say(why, why_size, "no flag %s", name);
 }

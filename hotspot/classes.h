@@ -38,15 +38,15 @@
 #define HOTSPOT_FLAGS_MAX 8192
 
 /* The Klass * of the VM's class named name ("jdk/internal/vm/StackChunk") into *klass. */
-int hotspot_vm_class(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, uint64_t *klass,
+int hotspot_classes__find(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, uint64_t *klass,
 		     char *why, size_t why_size);
 
 /* The offset of klass's instance field name of signature ("I", "Ljava/lang/Object;") into *offset. */
-int hotspot_instance_field(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, const char *name,
+int hotspot_classes__instance_field(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, const char *name,
 			   const char *signature, uint32_t *offset, char *why, size_t why_size);
 
 /* The value of the boolean flag name ("UseCompressedOops") into *value. */
-int hotspot_flag_bool(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, bool *value,
+int hotspot_classes__flag_bool(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, bool *value,
 		      char *why, size_t why_size);
 
 #endif /* JBPF_HOTSPOT_CLASSES_H */

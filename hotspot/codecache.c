@@ -15,25 +15,25 @@ static uint64_t in_heap(const struct jbpf_hotspot_jvm *l, const struct jbpf_hots
 	uint32_t size;
 	uint8_t hop, used;
 
-	if (!hotspot_memory_u64(mem, h->heap + l->heap_memory_high, &high) || pc < h->low || pc >= high ||
+	if (!hotspot_memory__u64(mem, h->heap + l->heap_memory_high, &high) || pc < h->low || pc >= high ||
 	    h->log2_segment > 20)
 		return 0;
 	idx = (pc - h->low) >> h->log2_segment;
-	if (!hotspot_memory_u8(mem, h->segmap + idx, &hop) || hop == 0xff)
+	if (!hotspot_memory__u8(mem, h->segmap + idx, &hop) || hop == 0xff)
 		return 0;
 	for (int n = 0; hop && n < MAX_HOPS; n++) {
 		if (hop > idx)
 			return 0;
 		idx -= hop;
-		if (!hotspot_memory_u8(mem, h->segmap + idx, &hop))
+		if (!hotspot_memory__u8(mem, h->segmap + idx, &hop))
 			return 0;
 	}
 	if (hop)
 		return 0;
 	block = h->low + (idx << h->log2_segment);
 	blob = block + l->block_size;
-	if (!hotspot_memory_u8(mem, block + l->block_used, &used) || !used ||
-	    !hotspot_memory_u32(mem, blob + l->blob_size, &size))
+	if (!hotspot_memory__u8(mem, block + l->block_used, &used) || !used ||
+	    !hotspot_memory__u32(mem, blob + l->blob_size, &size))
 		return 0;
 	/* A stale map (a block being freed) can lead to a block that ends before pc. */
 	if (pc >= blob + size || blob + size > high)
@@ -41,7 +41,7 @@ static uint64_t in_heap(const struct jbpf_hotspot_jvm *l, const struct jbpf_hots
 	return blob;
 }
 
-uint64_t hotspot_codecache_blob(const struct jbpf_hotspot_jvm *l, struct hotspot_memory *mem, uint64_t pc)
+uint64_t hotspot_codecache__blob(const struct jbpf_hotspot_jvm *l, struct hotspot_memory *mem, uint64_t pc)
 {
 	if (pc < l->code_low || pc >= l->code_high)
 		return 0;

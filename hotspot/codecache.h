@@ -22,6 +22,6 @@
 #include "hotspot/memory.h"
 
 /* The blob holding pc, or 0 when none does (or what was read makes no sense). */
-uint64_t hotspot_codecache_blob(const struct jbpf_hotspot_jvm *l, struct hotspot_memory *mem, uint64_t pc);
+uint64_t hotspot_codecache__blob(const struct jbpf_hotspot_jvm *l, struct hotspot_memory *mem, uint64_t pc);
 
 #endif /* JBPF_HOTSPOT_CODECACHE_H */

@@ -32,7 +32,7 @@
 struct wanted {
 	const char *name;
 	size_t offset; /* in struct hotspot_vm_symbols */
-	bool optional; /* not read by hotspot_vm_read */
+	bool optional; /* not read by hotspot_vm__read */
 };
 
 #define WANT(sym, field) { sym, offsetof(struct hotspot_vm_symbols, field), false }
@@ -111,7 +111,7 @@ out:
 	return err;
 }
 
-int hotspot_find(const char *proc_root, uint32_t tgid, struct hotspot_vm_symbols *syms, uint64_t *libjvm_base,
+int hotspot_find__jvm(const char *proc_root, uint32_t tgid, struct hotspot_vm_symbols *syms, uint64_t *libjvm_base,
 		 char *why, size_t why_size)
 {
 	struct procmaps_entry *entries;

@@ -21,7 +21,7 @@
  * 0 when it maps none or its maps cannot be read, -1 with a one-line
  * reason in why.
  */
-int hotspot_find(const char *proc_root, uint32_t tgid, struct hotspot_vm_symbols *syms, uint64_t *libjvm_base,
+int hotspot_find__jvm(const char *proc_root, uint32_t tgid, struct hotspot_vm_symbols *syms, uint64_t *libjvm_base,
 		 char *why, size_t why_size);
 
 #endif /* JBPF_HOTSPOT_FIND_H */

@@ -80,7 +80,7 @@ static bool field(struct reader *r, const char *type, const char *name, uint64_t
 {
 	uint64_t size = 0;
 
-	if (!hotspot_vm_field(r->vm, type, name, offset, &size))
+	if (!hotspot_vm__field(r->vm, type, name, offset, &size))
 		return refuse(r, "VMStructs lists no %s::%s", type, name);
 	if (!size || (size != size_a && size != size_b))
 		return refuse(r, "%s::%s is %llu bytes", type, name, (unsigned long long)size);
@@ -99,7 +99,7 @@ static void extend(uint64_t *extent, uint64_t offset, uint64_t width)
 /* Whether fields ending at extent lie inside type (its size, from VMStructs, into *size). */
 static bool inside(struct reader *r, const char *type, uint64_t extent, uint64_t *size)
 {
-	uint64_t got = hotspot_vm_type_size(r->vm, type);
+	uint64_t got = hotspot_vm__type_size(r->vm, type);
 
 	if (size)
 		*size = got;
@@ -127,9 +127,9 @@ static bool static_word(struct reader *r, const char *type, const char *name, ui
 {
 	uint64_t addr;
 
-	if (!hotspot_vm_static(r->vm, type, name, &addr) || !addr)
+	if (!hotspot_vm__static(r->vm, type, name, &addr) || !addr)
 		return refuse(r, "VMStructs lists no static %s::%s", type, name);
-	if (!hotspot_memory_u64(r->mem, addr, value))
+	if (!hotspot_memory__u64(r->mem, addr, value))
 		return refuse(r, "%s::%s is unreadable at 0x%llx", type, name, (unsigned long long)addr);
 	return true;
 }
@@ -171,12 +171,12 @@ static bool read_blob(struct reader *r, struct jbpf_hotspot_jvm *out, uint64_t *
 	extend(extent, size, 4);
 	extend(extent, frame_size, 4);
 	extend(extent, complete, complete_width);
-	out->code_is_offset = !hotspot_vm_field(r->vm, "CodeBlob", "_code_begin", &code, NULL);
+	out->code_is_offset = !hotspot_vm__field(r->vm, "CodeBlob", "_code_begin", &code, NULL);
 	if (out->code_is_offset ? !field(r, "CodeBlob", "_code_offset", 4, 4, &code, NULL)
 				: !field(r, "CodeBlob", "_code_begin", 8, 8, &code, NULL))
 		return false;
 	extend(extent, code, out->code_is_offset ? 4 : 8);
-	out->by_kind = hotspot_vm_int(r->vm, "CodeBlobKind::Nmethod", &kind_nmethod);
+	out->by_kind = hotspot_vm__int(r->vm, "CodeBlobKind::Nmethod", &kind_nmethod);
 	if (out->by_kind) {
 		if (kind_nmethod < 0 || kind_nmethod > UINT8_MAX)
 			return refuse(r, "CodeBlobKind::Nmethod is %d, not one byte", kind_nmethod);
@@ -188,7 +188,7 @@ static bool read_blob(struct reader *r, struct jbpf_hotspot_jvm *out, uint64_t *
 			return false;
 	}
 	/* The name tells an nmethod where there is no kind; elsewhere it is kept when listed, for names. */
-	if (!out->by_kind || hotspot_vm_field(r->vm, "CodeBlob", "_name", &name, NULL)) {
+	if (!out->by_kind || hotspot_vm__field(r->vm, "CodeBlob", "_name", &name, NULL)) {
 		if (!field(r, "CodeBlob", "_name", 8, 8, &name, NULL))
 			return false;
 		extend(extent, name, 8);
@@ -206,7 +206,7 @@ static bool read_nmethod(struct reader *r, struct jbpf_hotspot_jvm *out, uint64_
 	uint64_t method, compile_id;
 
 	/* JDK 17 lists it in CompiledMethod, nmethod's base; either way it is an offset in the nmethod. */
-	if (hotspot_vm_field(r->vm, "nmethod", "_method", &method, NULL) ? !field(r, "nmethod", "_method", 8, 8, &method, NULL)
+	if (hotspot_vm__field(r->vm, "nmethod", "_method", &method, NULL) ? !field(r, "nmethod", "_method", 8, 8, &method, NULL)
 									: !field(r, "CompiledMethod", "_method", 8, 8, &method, NULL))
 		return false;
 	if (!field(r, "nmethod", "_compile_id", 4, 4, &compile_id, NULL))
@@ -226,11 +226,11 @@ static bool read_nmethod(struct reader *r, struct jbpf_hotspot_jvm *out, uint64_
 static void read_verified_entry(struct reader *r, struct jbpf_hotspot_jvm *out)
 {
 	uint64_t entry, size = 0;
-	bool is_offset = hotspot_vm_field(r->vm, "nmethod", "_verified_entry_offset", &entry, &size);
+	bool is_offset = hotspot_vm__field(r->vm, "nmethod", "_verified_entry_offset", &entry, &size);
 
-	if (!is_offset && !hotspot_vm_field(r->vm, "nmethod", "_verified_entry_point", &entry, &size))
+	if (!is_offset && !hotspot_vm__field(r->vm, "nmethod", "_verified_entry_point", &entry, &size))
 		return;
-	if (size != (is_offset ? 2 : 8) || entry + size > hotspot_vm_type_size(r->vm, "nmethod") ||
+	if (size != (is_offset ? 2 : 8) || entry + size > hotspot_vm__type_size(r->vm, "nmethod") ||
 	    entry > UINT16_MAX)
 		return;
 	out->nm_verified_entry = (__u16)entry;
@@ -261,20 +261,20 @@ static void read_method_check(struct reader *r, struct jbpf_hotspot_jvm *out)
 	uint64_t constants, idnum, holder, methods, length, data, sizes[5];
 
 	/* A pointer's type may be missing from the types table (size 0): a pointer is 8 bytes. */
-	if (!hotspot_vm_field(r->vm, "ConstMethod", "_constants", &constants, &sizes[0]) ||
-	    !hotspot_vm_field(r->vm, "ConstMethod", "_method_idnum", &idnum, &sizes[1]) ||
-	    !hotspot_vm_field(r->vm, "ConstantPool", "_pool_holder", &holder, &sizes[2]) ||
-	    !hotspot_vm_field(r->vm, "InstanceKlass", "_methods", &methods, &sizes[3]) ||
+	if (!hotspot_vm__field(r->vm, "ConstMethod", "_constants", &constants, &sizes[0]) ||
+	    !hotspot_vm__field(r->vm, "ConstMethod", "_method_idnum", &idnum, &sizes[1]) ||
+	    !hotspot_vm__field(r->vm, "ConstantPool", "_pool_holder", &holder, &sizes[2]) ||
+	    !hotspot_vm__field(r->vm, "InstanceKlass", "_methods", &methods, &sizes[3]) ||
 	    /* Every Array<T> has its _length first; HotSpot lists it for Array<int>. */
-	    (!hotspot_vm_field(r->vm, "Array<Method*>", "_length", &length, &sizes[4]) &&
-	     !hotspot_vm_field(r->vm, "Array<int>", "_length", &length, &sizes[4])) ||
-	    !hotspot_vm_field(r->vm, "Array<Method*>", "_data", &data, NULL) || (sizes[0] && sizes[0] != 8) ||
+	    (!hotspot_vm__field(r->vm, "Array<Method*>", "_length", &length, &sizes[4]) &&
+	     !hotspot_vm__field(r->vm, "Array<int>", "_length", &length, &sizes[4])) ||
+	    !hotspot_vm__field(r->vm, "Array<Method*>", "_data", &data, NULL) || (sizes[0] && sizes[0] != 8) ||
 	    sizes[1] != 2 || (sizes[2] && sizes[2] != 8) || (sizes[3] && sizes[3] != 8) || sizes[4] != 4)
 		return;
-	if (constants + 8 > hotspot_vm_type_size(r->vm, "ConstMethod") ||
-	    idnum + 2 > hotspot_vm_type_size(r->vm, "ConstMethod") ||
-	    holder + 8 > hotspot_vm_type_size(r->vm, "ConstantPool") ||
-	    methods + 8 > hotspot_vm_type_size(r->vm, "InstanceKlass") || length > UINT16_MAX || data > UINT16_MAX)
+	if (constants + 8 > hotspot_vm__type_size(r->vm, "ConstMethod") ||
+	    idnum + 2 > hotspot_vm__type_size(r->vm, "ConstMethod") ||
+	    holder + 8 > hotspot_vm__type_size(r->vm, "ConstantPool") ||
+	    methods + 8 > hotspot_vm__type_size(r->vm, "InstanceKlass") || length > UINT16_MAX || data > UINT16_MAX)
 		return;
 	out->const_constants = (__u16)constants;
 	out->const_idnum = (__u16)idnum;
@@ -297,20 +297,20 @@ static void read_locks(struct reader *r, struct jbpf_hotspot_jvm *out)
 	uint64_t pending, waiting, object, klass, base, shift_addr, klass_base, sizes[3];
 	int32_t shift;
 
-	if (!hotspot_vm_field(r->vm, "JavaThread", "_current_pending_monitor", &pending, &sizes[0]) ||
-	    !hotspot_vm_field(r->vm, "JavaThread", "_current_waiting_monitor", &waiting, &sizes[1]) ||
-	    !hotspot_vm_field(r->vm, "ObjectMonitor", "_object", &object, NULL) ||
-	    !hotspot_vm_field(r->vm, "oopDesc", "_metadata._compressed_klass", &klass, &sizes[2]) ||
+	if (!hotspot_vm__field(r->vm, "JavaThread", "_current_pending_monitor", &pending, &sizes[0]) ||
+	    !hotspot_vm__field(r->vm, "JavaThread", "_current_waiting_monitor", &waiting, &sizes[1]) ||
+	    !hotspot_vm__field(r->vm, "ObjectMonitor", "_object", &object, NULL) ||
+	    !hotspot_vm__field(r->vm, "oopDesc", "_metadata._compressed_klass", &klass, &sizes[2]) ||
 	    (sizes[0] && sizes[0] != 8) || (sizes[1] && sizes[1] != 8) || (sizes[2] && sizes[2] != 4) ||
 	    pending > UINT16_MAX || waiting > UINT16_MAX || object > UINT16_MAX || klass > UINT16_MAX)
 		return;
-	if (!(hotspot_vm_static(r->vm, "CompressedKlassPointers", "_narrow_klass._base", &base) &&
-	      hotspot_vm_static(r->vm, "CompressedKlassPointers", "_narrow_klass._shift", &shift_addr)) &&
-	    !(hotspot_vm_static(r->vm, "CompressedKlassPointers", "_base", &base) &&
-	      hotspot_vm_static(r->vm, "CompressedKlassPointers", "_shift", &shift_addr)))
+	if (!(hotspot_vm__static(r->vm, "CompressedKlassPointers", "_narrow_klass._base", &base) &&
+	      hotspot_vm__static(r->vm, "CompressedKlassPointers", "_narrow_klass._shift", &shift_addr)) &&
+	    !(hotspot_vm__static(r->vm, "CompressedKlassPointers", "_base", &base) &&
+	      hotspot_vm__static(r->vm, "CompressedKlassPointers", "_shift", &shift_addr)))
 		return;
-	if (!hotspot_memory_u64(r->mem, base, &klass_base) ||
-	    !hotspot_memory_read(r->mem, shift_addr, &shift, sizeof(shift)) || shift < 0 || shift > 32)
+	if (!hotspot_memory__u64(r->mem, base, &klass_base) ||
+	    !hotspot_memory__read(r->mem, shift_addr, &shift, sizeof(shift)) || shift < 0 || shift > 32)
 		return;
 	out->thread_pending_monitor = (__u16)pending;
 	out->thread_waiting_monitor = (__u16)waiting;
@@ -332,9 +332,9 @@ static void read_continuations(struct reader *r, struct jbpf_hotspot_jvm *out)
 {
 	uint64_t entry, size = 0, addr, return_pc;
 
-	if (!hotspot_vm_field(r->vm, "JavaThread", "_cont_entry", &entry, &size) || size != 8 ||
-	    entry > UINT16_MAX || !hotspot_vm_static(r->vm, "ContinuationEntry", "_return_pc", &addr) ||
-	    !hotspot_memory_u64(r->mem, addr, &return_pc) || !return_pc ||
+	if (!hotspot_vm__field(r->vm, "JavaThread", "_cont_entry", &entry, &size) || size != 8 ||
+	    entry > UINT16_MAX || !hotspot_vm__static(r->vm, "ContinuationEntry", "_return_pc", &addr) ||
+	    !hotspot_memory__u64(r->mem, addr, &return_pc) || !return_pc ||
 	    !in_code_cache(out, return_pc, return_pc + 1))
 		return;
 	out->thread_cont_entry = (__u16)entry;
@@ -347,7 +347,7 @@ static bool chunk_field(struct reader *r, uint64_t klass, const char *name, cons
 {
 	uint32_t offset;
 
-	if (hotspot_instance_field(r->vm, r->mem, klass, name, signature, &offset, NULL, 0) || offset > UINT16_MAX)
+	if (hotspot_classes__instance_field(r->vm, r->mem, klass, name, signature, &offset, NULL, 0) || offset > UINT16_MAX)
 		return false;
 	*out = (__u16)offset;
 	return true;
@@ -364,7 +364,7 @@ static void read_vthread_names(struct reader *r, struct jbpf_hotspot_jvm *out, u
 {
 	uint64_t string_klass;
 
-	if (out->oop_klass != 8 || hotspot_vm_class(r->vm, r->mem, "java/lang/String", &string_klass, NULL, 0) ||
+	if (out->oop_klass != 8 || hotspot_classes__find(r->vm, r->mem, "java/lang/String", &string_klass, NULL, 0) ||
 	    !chunk_field(r, thread_klass, "name", "Ljava/lang/String;", &out->thread_name) ||
 	    !chunk_field(r, string_klass, "value", "[B", &out->string_value) ||
 	    !chunk_field(r, string_klass, "coder", "B", &out->string_coder))
@@ -388,23 +388,23 @@ static void read_chunks(struct reader *r, struct jbpf_hotspot_jvm *out)
 	int32_t helper, shift = 0;
 
 	if (!(out->flags & JBPF_HOTSPOT_CONTINUATIONS) || !(out->flags & JBPF_HOTSPOT_LOCKS) ||
-	    !hotspot_vm_field(r->vm, "JavaThread", "_vthread", &vthread, &size) || size != 8 ||
-	    vthread > UINT16_MAX || !hotspot_vm_field(r->vm, "Klass", "_layout_helper", &layout_helper, NULL))
+	    !hotspot_vm__field(r->vm, "JavaThread", "_vthread", &vthread, &size) || size != 8 ||
+	    vthread > UINT16_MAX || !hotspot_vm__field(r->vm, "Klass", "_layout_helper", &layout_helper, NULL))
 		return;
-	if (hotspot_flag_bool(r->vm, r->mem, "UseCompressedOops", &narrow, NULL, 0) ||
-	    (!hotspot_flag_bool(r->vm, r->mem, "UseZGC", &zgc, NULL, 0) && zgc) ||
-	    (!hotspot_flag_bool(r->vm, r->mem, "UseShenandoahGC", &shenandoah, NULL, 0) && shenandoah))
+	if (hotspot_classes__flag_bool(r->vm, r->mem, "UseCompressedOops", &narrow, NULL, 0) ||
+	    (!hotspot_classes__flag_bool(r->vm, r->mem, "UseZGC", &zgc, NULL, 0) && zgc) ||
+	    (!hotspot_classes__flag_bool(r->vm, r->mem, "UseShenandoahGC", &shenandoah, NULL, 0) && shenandoah))
 		return;
-	if (narrow && (!hotspot_vm_static(r->vm, "CompressedOops", "_base", &base_addr) ||
-		       !hotspot_vm_static(r->vm, "CompressedOops", "_shift", &shift_addr) ||
-		       !hotspot_memory_u64(r->mem, base_addr, &base) ||
-		       !hotspot_memory_read(r->mem, shift_addr, &shift, sizeof(shift)) || shift < 0 || shift > 8))
+	if (narrow && (!hotspot_vm__static(r->vm, "CompressedOops", "_base", &base_addr) ||
+		       !hotspot_vm__static(r->vm, "CompressedOops", "_shift", &shift_addr) ||
+		       !hotspot_memory__u64(r->mem, base_addr, &base) ||
+		       !hotspot_memory__read(r->mem, shift_addr, &shift, sizeof(shift)) || shift < 0 || shift > 8))
 		return;
-	if (hotspot_vm_class(r->vm, r->mem, "java/lang/Thread", &thread_klass, NULL, 0) ||
+	if (hotspot_classes__find(r->vm, r->mem, "java/lang/Thread", &thread_klass, NULL, 0) ||
 	    !chunk_field(r, thread_klass, "tid", "J", &out->thread_tid) ||
-	    hotspot_vm_class(r->vm, r->mem, "java/lang/VirtualThread", &vthread_klass, NULL, 0) ||
-	    hotspot_vm_class(r->vm, r->mem, "jdk/internal/vm/Continuation", &cont_klass, NULL, 0) ||
-	    hotspot_vm_class(r->vm, r->mem, "jdk/internal/vm/StackChunk", &chunk_klass, NULL, 0))
+	    hotspot_classes__find(r->vm, r->mem, "java/lang/VirtualThread", &vthread_klass, NULL, 0) ||
+	    hotspot_classes__find(r->vm, r->mem, "jdk/internal/vm/Continuation", &cont_klass, NULL, 0) ||
+	    hotspot_classes__find(r->vm, r->mem, "jdk/internal/vm/StackChunk", &chunk_klass, NULL, 0))
 		return;
 	if (!chunk_field(r, vthread_klass, "cont", "Ljdk/internal/vm/Continuation;", &out->vthread_cont) ||
 	    !chunk_field(r, cont_klass, "tail", "Ljdk/internal/vm/StackChunk;", &out->cont_tail) ||
@@ -413,7 +413,7 @@ static void read_chunks(struct reader *r, struct jbpf_hotspot_jvm *out)
 	    !chunk_field(r, chunk_klass, "bottom", "I", &out->chunk_bottom))
 		return;
 	/* An instance's size in bytes, the slow-path bit aside: where a StackChunk's frames begin. */
-	if (!hotspot_memory_read(r->mem, chunk_klass + layout_helper, &helper, sizeof(helper)) || helper <= 0 ||
+	if (!hotspot_memory__read(r->mem, chunk_klass + layout_helper, &helper, sizeof(helper)) || helper <= 0 ||
 	    (helper & ~1) > UINT16_MAX || (helper & 7 & ~1))
 		return;
 	out->chunk_stack = (__u16)(helper & ~1);
@@ -442,7 +442,7 @@ struct heap_offsets {
 /* The offsets of CodeHeap's, VirtualSpace's, GrowableArray's and HeapBlock's fields. */
 static bool heap_offsets(struct reader *r, struct heap_offsets *h, struct jbpf_hotspot_jvm *out)
 {
-	uint64_t vs = hotspot_vm_type_size(r->vm, "VirtualSpace"), header = hotspot_vm_type_size(r->vm, "HeapBlock::Header");
+	uint64_t vs = hotspot_vm__type_size(r->vm, "VirtualSpace"), header = hotspot_vm__type_size(r->vm, "HeapBlock::Header");
 	uint64_t memory, segmap, low, high, hb_header, used, block_size, extent = 0;
 
 	if (!vs || !header)
@@ -497,7 +497,7 @@ static bool read_heap(struct reader *r, const struct heap_offsets *h, uint64_t h
 	uint64_t low, high, segmap, segmap_high;
 	int32_t shift;
 
-	if (!heap || !hotspot_memory_read(r->mem, heap, buf, h->heap_size))
+	if (!heap || !hotspot_memory__read(r->mem, heap, buf, h->heap_size))
 		return refuse(r, "code heap %u is unreadable at 0x%llx", i, (unsigned long long)heap);
 	memcpy(&shift, buf + h->log2, sizeof(shift));
 	low = word_at(buf, h->memory_low);
@@ -542,7 +542,7 @@ static bool read_heaps(struct reader *r, struct jbpf_hotspot_jvm *out)
 		return false;
 	if (!heaps_array)
 		return not_yet(r, "CodeCache::_heaps");
-	if (h.array_size > sizeof(array) || !hotspot_memory_read(r->mem, heaps_array, array, h.array_size))
+	if (h.array_size > sizeof(array) || !hotspot_memory__read(r->mem, heaps_array, array, h.array_size))
 		return refuse(r, "CodeCache::_heaps is unreadable at 0x%llx", (unsigned long long)heaps_array);
 	memcpy(&nr, array + h.array_len, sizeof(nr));
 	data = word_at(array, h.array_data);
@@ -550,7 +550,7 @@ static bool read_heaps(struct reader *r, struct jbpf_hotspot_jvm *out)
 		return not_yet(r, "the code heaps");
 	if (nr < 1 || nr > JBPF_HOTSPOT_MAX_HEAPS)
 		return refuse(r, "%d code heaps, not 1..%d", nr, JBPF_HOTSPOT_MAX_HEAPS);
-	if (!data || !hotspot_memory_read(r->mem, data, heaps, (size_t)nr * sizeof(heaps[0])))
+	if (!data || !hotspot_memory__read(r->mem, data, heaps, (size_t)nr * sizeof(heaps[0])))
 		return refuse(r, "CodeCache::_heaps' elements are unreadable at 0x%llx", (unsigned long long)data);
 	for (int32_t i = 0; i < nr; i++)
 		if (!read_heap(r, &h, heaps[i], (uint32_t)i, out, &highs[i]))
@@ -577,8 +577,8 @@ static bool read_interpreter(struct reader *r, struct jbpf_hotspot_jvm *out)
 		return false;
 	if (!queue)
 		return not_yet(r, "the interpreter's StubQueue");
-	if (!hotspot_memory_u64(r->mem, queue + buffer_off, &buffer) ||
-	    !hotspot_memory_u32(r->mem, queue + limit_off, &raw_limit))
+	if (!hotspot_memory__u64(r->mem, queue + buffer_off, &buffer) ||
+	    !hotspot_memory__u32(r->mem, queue + limit_off, &raw_limit))
 		return refuse(r, "the interpreter's StubQueue is unreadable at 0x%llx", (unsigned long long)queue);
 	limit = (int32_t)raw_limit;
 	if (limit <= 0 || (uint64_t)limit > LAYOUT_MAX_INTERPRETER)
@@ -606,7 +606,7 @@ static bool read_call_stub(struct reader *r, struct jbpf_hotspot_jvm *out)
 	return true;
 }
 
-int hotspot_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct jbpf_hotspot_jvm *out,
+int hotspot_layout__read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct jbpf_hotspot_jvm *out,
 			char *why, size_t why_size)
 {
 	struct reader r = { .vm = vm, .mem = mem, .why = why, .why_size = why_size };

@@ -22,14 +22,14 @@
 #include "hotspot/memory.h"
 #include "hotspot/vmstructs.h"
 
-/* What hotspot_layout_read returns for a JVM still starting (why says what is not set yet). */
+/* What hotspot_layout__read returns for a JVM still starting (why says what is not set yet). */
 #define HOTSPOT_LAYOUT_STARTING (-2)
 
 /*
  * Fills *out (start_ticks left 0 for the caller): 0, or -1 with a one-line
  * reason in why, or HOTSPOT_LAYOUT_STARTING.
  */
-int hotspot_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct jbpf_hotspot_jvm *out,
+int hotspot_layout__read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct jbpf_hotspot_jvm *out,
 			char *why, size_t why_size);
 
 #endif /* JBPF_HOTSPOT_LAYOUT_H */

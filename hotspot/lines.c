@@ -28,7 +28,7 @@
 #define U5_HIGH 192
 #define U5_MAX_LENGTH 5
 
-bool lines_u5(const uint8_t *buf, size_t len, size_t *pos, uint8_t excluded, uint32_t *out)
+bool hotspot_lines__u5(const uint8_t *buf, size_t len, size_t *pos, uint8_t excluded, uint32_t *out)
 {
 	uint32_t sum = 0;
 	size_t p = *pos;
@@ -56,7 +56,7 @@ static bool u5_signed(const uint8_t *buf, size_t len, size_t *pos, uint8_t exclu
 {
 	uint32_t v;
 
-	if (!lines_u5(buf, len, pos, excluded, &v))
+	if (!hotspot_lines__u5(buf, len, pos, excluded, &v))
 		return false;
 	*out = (int32_t)((v >> 1) ^ -(v & 1));
 	return true;
@@ -92,7 +92,7 @@ static enum pair_result next_pair(const uint8_t *buf, size_t len, size_t *pos, u
 	return PAIR_OK;
 }
 
-int32_t lines_of_bci(const uint8_t *table, size_t len, uint8_t excluded, int32_t bci)
+int32_t hotspot_lines__of_bci(const uint8_t *table, size_t len, uint8_t excluded, int32_t bci)
 {
 	int32_t cur_bci = 0, cur_line = 0, best_bci = 0, best_line = 0;
 	size_t pos = 0;
@@ -120,7 +120,7 @@ int32_t lines_of_bci(const uint8_t *table, size_t len, uint8_t excluded, int32_t
 #define LINES_CHUNK 256
 #define PAGE 4096
 
-size_t lines_first_read(uint64_t addr)
+size_t hotspot_lines__first_read(uint64_t addr)
 {
 	size_t n = PAGE - (addr & (PAGE - 1));
 
@@ -135,17 +135,17 @@ size_t lines_first_read(uint64_t addr)
 static bool fetch(struct hotspot_memory *mem, uint64_t addr, uint8_t *buf, size_t *have)
 {
 	uint64_t at = addr + *have;
-	size_t n = lines_first_read(at);
+	size_t n = hotspot_lines__first_read(at);
 
 	if (n > NAMES_MAX_LINE_TABLE - *have)
 		n = NAMES_MAX_LINE_TABLE - *have;
-	if (!hotspot_memory_read(mem, at, buf + *have, n))
+	if (!hotspot_memory__read(mem, at, buf + *have, n))
 		return false;
 	*have += n;
 	return true;
 }
 
-int lines_read_table(struct hotspot_memory *mem, uint64_t addr, uint8_t excluded, uint8_t **out, size_t *len)
+int hotspot_lines__read_table(struct hotspot_memory *mem, uint64_t addr, uint8_t excluded, uint8_t **out, size_t *len)
 {
 	uint8_t *buf = malloc(NAMES_MAX_LINE_TABLE);
 	int32_t bci = 0, line = 0;

@@ -29,7 +29,7 @@ static bool read_process(void *ctx, uint64_t addr, void *buf, size_t len)
 	return n == (ssize_t)len;
 }
 
-void hotspot_memory_of_process(struct hotspot_memory *mem, pid_t pid)
+void hotspot_memory__of_process(struct hotspot_memory *mem, pid_t pid)
 {
 	/* The pid travels in ctx, so that a copy of *mem reads the same process. */
 	*mem = (struct hotspot_memory){ .read = read_process, .ctx = (void *)(intptr_t)pid, .pid = pid };
@@ -41,7 +41,7 @@ static bool range_valid(uint64_t addr, size_t len)
 	return addr && addr + len >= addr;
 }
 
-bool hotspot_memory_read(struct hotspot_memory *mem, uint64_t addr, void *buf, size_t len)
+bool hotspot_memory__read(struct hotspot_memory *mem, uint64_t addr, void *buf, size_t len)
 {
 	if (!len)
 		return true;
@@ -80,7 +80,7 @@ static size_t gather_call(pid_t pid, struct hotspot_span *spans, size_t nr)
 	return i < nr ? i + 1 : nr;
 }
 
-void hotspot_memory_gather(struct hotspot_memory *mem, struct hotspot_span *spans, size_t nr)
+void hotspot_memory__gather(struct hotspot_memory *mem, struct hotspot_span *spans, size_t nr)
 {
 	struct hotspot_span *live[HOTSPOT_GATHER_MAX];
 	struct hotspot_span copy[HOTSPOT_GATHER_MAX];
@@ -112,24 +112,24 @@ void hotspot_memory_gather(struct hotspot_memory *mem, struct hotspot_span *span
 		live[i]->ok = copy[i].ok;
 }
 
-bool hotspot_memory_u64(struct hotspot_memory *mem, uint64_t addr, uint64_t *out)
+bool hotspot_memory__u64(struct hotspot_memory *mem, uint64_t addr, uint64_t *out)
 {
-	return hotspot_memory_read(mem, addr, out, sizeof(*out));
+	return hotspot_memory__read(mem, addr, out, sizeof(*out));
 }
 
-bool hotspot_memory_u32(struct hotspot_memory *mem, uint64_t addr, uint32_t *out)
+bool hotspot_memory__u32(struct hotspot_memory *mem, uint64_t addr, uint32_t *out)
 {
-	return hotspot_memory_read(mem, addr, out, sizeof(*out));
+	return hotspot_memory__read(mem, addr, out, sizeof(*out));
 }
 
-bool hotspot_memory_u16(struct hotspot_memory *mem, uint64_t addr, uint16_t *out)
+bool hotspot_memory__u16(struct hotspot_memory *mem, uint64_t addr, uint16_t *out)
 {
-	return hotspot_memory_read(mem, addr, out, sizeof(*out));
+	return hotspot_memory__read(mem, addr, out, sizeof(*out));
 }
 
-bool hotspot_memory_u8(struct hotspot_memory *mem, uint64_t addr, uint8_t *out)
+bool hotspot_memory__u8(struct hotspot_memory *mem, uint64_t addr, uint8_t *out)
 {
-	return hotspot_memory_read(mem, addr, out, sizeof(*out));
+	return hotspot_memory__read(mem, addr, out, sizeof(*out));
 }
 
 /*
@@ -137,7 +137,7 @@ bool hotspot_memory_u8(struct hotspot_memory *mem, uint64_t addr, uint8_t *out)
  * time: a string that ends before its page does is read in one call even
  * when the next page is not mapped.
  */
-long hotspot_memory_string(struct hotspot_memory *mem, uint64_t addr, char *buf, size_t size)
+long hotspot_memory__string(struct hotspot_memory *mem, uint64_t addr, char *buf, size_t size)
 {
 	size_t done = 0;
 
@@ -150,7 +150,7 @@ long hotspot_memory_string(struct hotspot_memory *mem, uint64_t addr, char *buf,
 
 		if (chunk > size - 1 - done)
 			chunk = size - 1 - done;
-		if (!hotspot_memory_read(mem, at, buf + done, chunk))
+		if (!hotspot_memory__read(mem, at, buf + done, chunk))
 			break;
 		nul = memchr(buf + done, '\0', chunk);
 		if (nul)
@@ -169,7 +169,7 @@ static bool read_window(void *ctx, uint64_t addr, void *buf, size_t len)
 		memcpy(buf, w->copy + (addr - w->base), len);
 		return true;
 	}
-	return hotspot_memory_read(w->under, addr, buf, len);
+	return hotspot_memory__read(w->under, addr, buf, len);
 }
 
 /* w over [base, base + len) of under, len cut to the window's size; nothing read yet. */
@@ -181,15 +181,15 @@ static void window_init(struct hotspot_window *w, struct hotspot_memory *under, 
 	w->len = len < HOTSPOT_WINDOW_MAX ? len : HOTSPOT_WINDOW_MAX;
 }
 
-bool hotspot_window_open(struct hotspot_window *w, struct hotspot_memory *under, uint64_t base, size_t len)
+bool hotspot_memory__window_open(struct hotspot_window *w, struct hotspot_memory *under, uint64_t base, size_t len)
 {
 	window_init(w, under, base, len);
-	if (!hotspot_memory_read(under, base, w->copy, w->len))
+	if (!hotspot_memory__read(under, base, w->copy, w->len))
 		w->len = 0;
 	return w->len || !len;
 }
 
-void hotspot_windows_open(struct hotspot_window *const *ws, struct hotspot_memory *under, const uint64_t *bases,
+void hotspot_memory__windows_open(struct hotspot_window *const *ws, struct hotspot_memory *under, const uint64_t *bases,
 			  const size_t *lens, size_t nr)
 {
 	struct hotspot_span spans[HOTSPOT_GATHER_MAX];
@@ -200,7 +200,7 @@ void hotspot_windows_open(struct hotspot_window *const *ws, struct hotspot_memor
 		window_init(ws[i], under, bases[i], lens[i]);
 		spans[i] = (struct hotspot_span){ .addr = bases[i], .buf = ws[i]->copy, .len = ws[i]->len };
 	}
-	hotspot_memory_gather(under, spans, nr);
+	hotspot_memory__gather(under, spans, nr);
 	for (size_t i = 0; i < nr; i++)
 		if (!spans[i].ok)
 			ws[i]->len = 0;

@@ -28,10 +28,10 @@ struct hotspot_memory {
 };
 
 /* A reader of process pid's memory (process_vm_readv). */
-void hotspot_memory_of_process(struct hotspot_memory *mem, pid_t pid);
+void hotspot_memory__of_process(struct hotspot_memory *mem, pid_t pid);
 
 /* len bytes at addr into buf: true, or false (buf then undefined) when not all are readable. */
-bool hotspot_memory_read(struct hotspot_memory *mem, uint64_t addr, void *buf, size_t len);
+bool hotspot_memory__read(struct hotspot_memory *mem, uint64_t addr, void *buf, size_t len);
 
 /*
  * A gather: several ranges read together, in order, in one system call
@@ -50,19 +50,19 @@ struct hotspot_span {
 };
 #define HOTSPOT_GATHER_MAX 72
 /* Reads spans[0..nr) (nr at most HOTSPOT_GATHER_MAX; more are left not ok). */
-void hotspot_memory_gather(struct hotspot_memory *mem, struct hotspot_span *spans, size_t nr);
+void hotspot_memory__gather(struct hotspot_memory *mem, struct hotspot_span *spans, size_t nr);
 
 /* Typed reads of one little-endian word at addr. */
-bool hotspot_memory_u64(struct hotspot_memory *mem, uint64_t addr, uint64_t *out);
-bool hotspot_memory_u32(struct hotspot_memory *mem, uint64_t addr, uint32_t *out);
-bool hotspot_memory_u16(struct hotspot_memory *mem, uint64_t addr, uint16_t *out);
-bool hotspot_memory_u8(struct hotspot_memory *mem, uint64_t addr, uint8_t *out);
+bool hotspot_memory__u64(struct hotspot_memory *mem, uint64_t addr, uint64_t *out);
+bool hotspot_memory__u32(struct hotspot_memory *mem, uint64_t addr, uint32_t *out);
+bool hotspot_memory__u16(struct hotspot_memory *mem, uint64_t addr, uint16_t *out);
+bool hotspot_memory__u8(struct hotspot_memory *mem, uint64_t addr, uint8_t *out);
 
 /*
  * A NUL-terminated string at addr, at most size - 1 bytes, into buf:
  * its length, or -1 when unreadable or longer (buf then holds "").
  */
-long hotspot_memory_string(struct hotspot_memory *mem, uint64_t addr, char *buf, size_t size);
+long hotspot_memory__string(struct hotspot_memory *mem, uint64_t addr, char *buf, size_t size);
 
 /*
  * A window: a copy of [base, base + len) of another reader's memory, taken
@@ -88,14 +88,14 @@ struct hotspot_window {
  * true when the copy was taken. A caller whose fields all lie in one
  * object can take false for the object unreadable.
  */
-bool hotspot_window_open(struct hotspot_window *w, struct hotspot_memory *under, uint64_t base, size_t len);
+bool hotspot_memory__window_open(struct hotspot_window *w, struct hotspot_memory *under, uint64_t base, size_t len);
 
 /*
  * Opens ws[i] over [bases[i], bases[i] + lens[i]) of under for each i < nr
- * (at most HOTSPOT_GATHER_MAX), in one gather: as hotspot_window_open for
+ * (at most HOTSPOT_GATHER_MAX), in one gather: as hotspot_memory__window_open for
  * each, whose result is each window's len (0: not taken, unless asked 0).
  */
-void hotspot_windows_open(struct hotspot_window *const *ws, struct hotspot_memory *under, const uint64_t *bases,
+void hotspot_memory__windows_open(struct hotspot_window *const *ws, struct hotspot_memory *under, const uint64_t *bases,
 			  const size_t *lens, size_t nr);
 
 #endif /* JBPF_HOTSPOT_MEMORY_H */

@@ -109,7 +109,7 @@ struct hotspot_names {
 	struct cache methods, nmethods, scopes;
 	size_t bytes;
 	uint64_t clears;
-	struct hotspot_names_stats stats;
+	struct hotspot_names__stats stats;
 };
 
 static uint64_t key_hash(const struct cache_key *k)
@@ -238,10 +238,10 @@ static int read_symbol(struct hotspot_names *n, struct hotspot_window *w, uint64
 
 	if (!plausible(sym))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!names_read_field(&w->mem, sym, n->l.symbol_length, &len))
+	if (!hotspot_names__read_field(&w->mem, sym, n->l.symbol_length, &len))
 		return HOTSPOT_UNRESOLVED_READ;
 	take = len > NAMES_MAX_NAME ? NAMES_MAX_NAME : (size_t)len;
-	if (!hotspot_memory_read(&w->mem, sym + n->l.symbol_body, buf, take))
+	if (!hotspot_memory__read(&w->mem, sym + n->l.symbol_body, buf, take))
 		return HOTSPOT_UNRESOLVED_READ;
 	/* Symbols are modified UTF-8, which codes NUL in two bytes: a zero byte means garbage. */
 	if (memchr(buf, 0, take))
@@ -256,7 +256,7 @@ static int pool_symbol(struct hotspot_names *n, struct hotspot_memory *mem, uint
 {
 	if (idx == 0 || (int64_t)idx >= length)
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!hotspot_memory_u64(mem, pool + n->l.pool_size + 8 * idx, sym))
+	if (!hotspot_memory__u64(mem, pool + n->l.pool_size + 8 * idx, sym))
 		return HOTSPOT_UNRESOLVED_READ;
 	return 0;
 }
@@ -325,22 +325,22 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 	m->file[0] = '\0';
 	if (!plausible(method))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!hotspot_window_open(&m->method_w, n->mem, method, NAMES_FIELDS_SPAN(l->method_const, l->method_access)) ||
-	    !names_read_field(&m->method_w.mem, method, l->method_const, &m->const_method) ||
-	    !names_read_field(&m->method_w.mem, method, l->method_access, &m->access))
+	if (!hotspot_memory__window_open(&m->method_w, n->mem, method, NAMES_FIELDS_SPAN(l->method_const, l->method_access)) ||
+	    !hotspot_names__read_field(&m->method_w.mem, method, l->method_const, &m->const_method) ||
+	    !hotspot_names__read_field(&m->method_w.mem, method, l->method_access, &m->access))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (m->const_method != expected_const)
 		return HOTSPOT_UNRESOLVED_MOVED;
 	if (!plausible(m->const_method))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!hotspot_window_open(&m->const_w, n->mem, m->const_method,
+	if (!hotspot_memory__window_open(&m->const_w, n->mem, m->const_method,
 				 NAMES_FIELDS_SPAN(l->const_constants, l->const_flags, l->const_code_size,
 					     l->const_name_index, l->const_signature_index)) ||
-	    !names_read_field(&m->const_w.mem, m->const_method, l->const_constants, &m->pool) ||
-	    !names_read_field(&m->const_w.mem, m->const_method, l->const_flags, &m->flags) ||
-	    !names_read_field(&m->const_w.mem, m->const_method, l->const_code_size, &m->code_size) ||
-	    !names_read_field(&m->const_w.mem, m->const_method, l->const_name_index, &name_idx) ||
-	    !names_read_field(&m->const_w.mem, m->const_method, l->const_signature_index, &sig_idx))
+	    !hotspot_names__read_field(&m->const_w.mem, m->const_method, l->const_constants, &m->pool) ||
+	    !hotspot_names__read_field(&m->const_w.mem, m->const_method, l->const_flags, &m->flags) ||
+	    !hotspot_names__read_field(&m->const_w.mem, m->const_method, l->const_code_size, &m->code_size) ||
+	    !hotspot_names__read_field(&m->const_w.mem, m->const_method, l->const_name_index, &name_idx) ||
+	    !hotspot_names__read_field(&m->const_w.mem, m->const_method, l->const_signature_index, &sig_idx))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (!plausible(m->pool))
 		return HOTSPOT_UNRESOLVED_INVALID;
@@ -354,12 +354,12 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 		const uint64_t at[] = { m->pool, m->pool + l->pool_size + 8 * first, lines_at };
 		const size_t len[] = { NAMES_FIELDS_SPAN(l->pool_holder, l->pool_length, l->pool_source_file),
 				       8 * (last - first + 1),
-				       has_lines ? lines_first_read(lines_at) : 0 };
+				       has_lines ? hotspot_lines__first_read(lines_at) : 0 };
 
-		hotspot_windows_open(ws, n->mem, at, len, 3);
+		hotspot_memory__windows_open(ws, n->mem, at, len, 3);
 	}
-	if (!m->pool_w.len || !names_read_field(&m->pool_w.mem, m->pool, l->pool_holder, &m->holder) ||
-	    !names_read_field(&m->pool_w.mem, m->pool, l->pool_length, &length))
+	if (!m->pool_w.len || !hotspot_names__read_field(&m->pool_w.mem, m->pool, l->pool_holder, &m->holder) ||
+	    !hotspot_names__read_field(&m->pool_w.mem, m->pool, l->pool_length, &length))
 		return HOTSPOT_UNRESOLVED_READ;
 	/* A constant pool has at most 65535 entries (JVMS 4.1: constant_pool_count is a u2). */
 	if (!plausible(m->holder) || (int32_t)length <= 0 || length > 65535)
@@ -368,11 +368,11 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 	    (r = pool_symbol(n, &m->entries_w.mem, m->pool, (int64_t)length, sig_idx, &sig_sym)))
 		return r;
 	/* 0, or an index past the pool: no file named (the file is the class's, not needed for its names). */
-	if (!l->pool_source_file.size || !names_read_field(&m->pool_w.mem, m->pool, l->pool_source_file, &file_idx) ||
+	if (!l->pool_source_file.size || !hotspot_names__read_field(&m->pool_w.mem, m->pool, l->pool_source_file, &file_idx) ||
 	    (int64_t)file_idx >= (int64_t)length)
 		file_idx = 0;
 	/* A table that cannot be read or never ends costs the lines, not the names. */
-	if (has_lines && lines_read_table(&m->lines_w.mem, lines_at, l->u5_excluded, &m->lines, &m->lines_len))
+	if (has_lines && hotspot_lines__read_table(&m->lines_w.mem, lines_at, l->u5_excluded, &m->lines, &m->lines_len))
 		m->lines = NULL;
 	{
 		struct hotspot_window *const ws[] = { &m->holder_w, &m->name_w, &m->sig_w, &m->file_entry_w };
@@ -380,9 +380,9 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 					m->pool + l->pool_size + 8 * file_idx };
 		const size_t len[] = { l->klass_name.size, symbol_span(name_sym), symbol_span(sig_sym), file_idx ? 8 : 0 };
 
-		hotspot_windows_open(ws, n->mem, at, len, 4);
+		hotspot_memory__windows_open(ws, n->mem, at, len, 4);
 	}
-	if (!names_read_field(&m->holder_w.mem, m->holder, l->klass_name, &klass_sym))
+	if (!hotspot_names__read_field(&m->holder_w.mem, m->holder, l->klass_name, &klass_sym))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (file_idx && pool_symbol(n, &m->file_entry_w.mem, m->pool, (int64_t)length, file_idx, &file_sym))
 		file_sym = 0;
@@ -391,7 +391,7 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 		const uint64_t at[] = { klass_sym, file_sym, method + l->method_const.offset };
 		const size_t len[] = { symbol_span(klass_sym), file_sym ? symbol_span(file_sym) : 0, l->method_const.size };
 
-		hotspot_windows_open(ws, n->mem, at, len, 3);
+		hotspot_memory__windows_open(ws, n->mem, at, len, 3);
 	}
 	if ((r = read_symbol(n, &m->klass_w, klass_sym, m->klass)) || (r = read_symbol(n, &m->name_w, name_sym, m->name)) ||
 	    (r = read_symbol(n, &m->sig_w, sig_sym, m->signature)))
@@ -400,7 +400,7 @@ static int read_method(struct hotspot_names *n, uint64_t method, uint64_t expect
 	if (file_sym && read_symbol(n, &m->file_w, file_sym, m->file))
 		m->file[0] = '\0';
 	/* Read last: a Method unloaded (or unmapped) while its names were read may have had them from another. */
-	if (!m->again_w.len || !names_read_field(&m->again_w.mem, method, l->method_const, &again) ||
+	if (!m->again_w.len || !hotspot_names__read_field(&m->again_w.mem, method, l->method_const, &again) ||
 	    again != expected_const)
 		return HOTSPOT_UNRESOLVED_MOVED;
 	java_class_name(m->klass);
@@ -479,7 +479,7 @@ static void named(const struct hotspot_names *n, struct hotspot_frame *f, const 
 		.method = e->name,
 		.signature = e->signature,
 		.bci = bci,
-		.line = e->lines ? lines_of_bci(e->lines, e->lines_len, n->l.u5_excluded, bci) : 0,
+		.line = e->lines ? hotspot_lines__of_bci(e->lines, e->lines_len, n->l.u5_excluded, bci) : 0,
 		.file = e->file,
 		.kind = kind,
 		.method_ptr = method,
@@ -532,7 +532,7 @@ static int compiled_nmethod(struct hotspot_names *n, const struct jbpf_java_fram
 	int r;
 
 	if (!e) {
-		r = scopes_nmethod(&n->l, n->mem, jf->ptr, jf->cookie, &nm);
+		r = hotspot_scopes__nmethod(&n->l, n->mem, jf->ptr, jf->cookie, &nm);
 		if (!(e = malloc(sizeof(*e)))) {
 			free(nm);
 			return r ? r : HOTSPOT_UNRESOLVED_READ;
@@ -567,7 +567,7 @@ static int compiled_scopes(struct hotspot_names *n, const struct jbpf_java_frame
 	*cached = false;
 	r = compiled_nmethod(n, jf, &ne);
 	if (!r)
-		r = scopes_offset_at(&n->l, n->mem, ne->nm, jf->pc, &scope);
+		r = hotspot_scopes__offset_at(&n->l, n->mem, ne->nm, jf->pc, &scope);
 	if (r)
 		return r;
 	key = (struct cache_key){ jf->ptr, jf->cookie, scope };
@@ -576,7 +576,7 @@ static int compiled_scopes(struct hotspot_names *n, const struct jbpf_java_frame
 		*out = e;
 		return e->unresolved;
 	}
-	r = scopes_of(&n->l, n->mem, ne->nm, scope, jf->cookie, scopes, HOTSPOT_NAMES_MAX_INLINE, &nr);
+	r = hotspot_scopes__of(&n->l, n->mem, ne->nm, scope, jf->cookie, scopes, HOTSPOT_NAMES_MAX_INLINE, &nr);
 	if (r)
 		nr = 0;
 	e = malloc(sizeof(*e) + nr * sizeof(e->scopes[0]));
@@ -647,7 +647,7 @@ static int stub(struct hotspot_names *n, const struct jbpf_java_frame *jf, struc
 		return 1;
 	}
 	/* Keyed by the name's pointer too: a blob freed and its space reused by another has another name. */
-	if (!names_read_field(n->mem, jf->ptr, n->l.blob_name, &key.b)) {
+	if (!hotspot_names__read_field(n->mem, jf->ptr, n->l.blob_name, &key.b)) {
 		unresolved(out, HOTSPOT_FRAME_STUB, HOTSPOT_UNRESOLVED_READ, 0);
 		return 1;
 	}
@@ -655,7 +655,7 @@ static int stub(struct hotspot_names *n, const struct jbpf_java_frame *jf, struc
 	if (e) {
 		n->stats.cached++;
 	} else {
-		long len = hotspot_memory_string(n->mem, key.b, name, sizeof(name));
+		long len = hotspot_memory__string(n->mem, key.b, name, sizeof(name));
 
 		if (len <= 0) {
 			unresolved(out, HOTSPOT_FRAME_STUB, len ? HOTSPOT_UNRESOLVED_READ : HOTSPOT_UNRESOLVED_INVALID, 0);
@@ -673,7 +673,7 @@ static int stub(struct hotspot_names *n, const struct jbpf_java_frame *jf, struc
 	return 1;
 }
 
-int hotspot_names_frame(struct hotspot_names *names, const struct jbpf_java_frame *frame, struct hotspot_frame *out,
+int hotspot_names__frame(struct hotspot_names *names, const struct jbpf_java_frame *frame, struct hotspot_frame *out,
 			int max)
 {
 	int nr;
@@ -705,7 +705,7 @@ int hotspot_names_frame(struct hotspot_names *names, const struct jbpf_java_fram
 	return nr;
 }
 
-int hotspot_names_klass(struct hotspot_names *n, uint64_t klass, char *out, size_t size)
+int hotspot_names__klass(struct hotspot_names *n, uint64_t klass, char *out, size_t size)
 {
 	static char name[NAMES_MAX_NAME + 4];
 	struct hotspot_window w;
@@ -714,9 +714,9 @@ int hotspot_names_klass(struct hotspot_names *n, uint64_t klass, char *out, size
 
 	if (!plausible(klass))
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!names_read_field(n->mem, klass, n->l.klass_name, &sym))
+	if (!hotspot_names__read_field(n->mem, klass, n->l.klass_name, &sym))
 		return HOTSPOT_UNRESOLVED_READ;
-	if (!hotspot_window_open(&w, n->mem, sym, symbol_span(sym)))
+	if (!hotspot_memory__window_open(&w, n->mem, sym, symbol_span(sym)))
 		return HOTSPOT_UNRESOLVED_READ;
 	r = read_symbol(n, &w, sym, name);
 	if (r)
@@ -726,14 +726,14 @@ int hotspot_names_klass(struct hotspot_names *n, uint64_t klass, char *out, size
 	return 0;
 }
 
-void hotspot_names_stats(const struct hotspot_names *names, struct hotspot_names_stats *out)
+void hotspot_names__stats(const struct hotspot_names *names, struct hotspot_names__stats *out)
 {
 	*out = names->stats;
 }
 
-void hotspot_names_cache_stats(const struct hotspot_names *names, struct hotspot_names_cache_stats *out)
+void hotspot_names__cache_stats(const struct hotspot_names *names, struct hotspot_names__cache_stats *out)
 {
-	*out = (struct hotspot_names_cache_stats){
+	*out = (struct hotspot_names__cache_stats){
 		.methods = names->methods.count,
 		.scopes = names->scopes.count,
 		.bytes = names->bytes,
@@ -741,7 +741,7 @@ void hotspot_names_cache_stats(const struct hotspot_names *names, struct hotspot
 	};
 }
 
-void hotspot_names_free(struct hotspot_names *names)
+void hotspot_names__free(struct hotspot_names *names)
 {
 	if (!names)
 		return;
@@ -752,7 +752,7 @@ void hotspot_names_free(struct hotspot_names *names)
 	free(names);
 }
 
-struct hotspot_names *hotspot_names_new(const struct hotspot_vm *vm, struct hotspot_memory *mem, char *why,
+struct hotspot_names *hotspot_names__new(const struct hotspot_vm *vm, struct hotspot_memory *mem, char *why,
 					size_t why_size)
 {
 	struct hotspot_names *n = calloc(1, sizeof(*n));
@@ -762,13 +762,13 @@ struct hotspot_names *hotspot_names_new(const struct hotspot_vm *vm, struct hots
 		return NULL;
 	}
 	n->mem = mem;
-	if (names_layout_read(vm, mem, &n->l, why, why_size)) {
+	if (hotspot_names__layout_read(vm, mem, &n->l, why, why_size)) {
 		free(n);
 		return NULL;
 	}
 	if (!cache_init(&n->methods) || !cache_init(&n->nmethods) || !cache_init(&n->scopes)) {
 		snprintf(why, why_size, "out of memory");
-		hotspot_names_free(n);
+		hotspot_names__free(n);
 		return NULL;
 	}
 	return n;

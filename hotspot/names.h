@@ -75,16 +75,16 @@ struct hotspot_names;
  * What naming needs of one JVM, from its VMStructs: NULL with a one-line
  * reason in why when its layout lacks something. mem is kept (not owned).
  */
-struct hotspot_names *hotspot_names_new(const struct hotspot_vm *vm, struct hotspot_memory *mem, char *why,
+struct hotspot_names *hotspot_names__new(const struct hotspot_vm *vm, struct hotspot_memory *mem, char *why,
 					size_t why_size);
-void hotspot_names_free(struct hotspot_names *names);
+void hotspot_names__free(struct hotspot_names *names);
 
 /*
  * The logical frames of one walked frame into out (at most max), innermost
  * first: how many (at least 1; an unresolved frame is one frame with
  * `unresolved` set). JBPF_JAVA_STOP frames are not named here.
  */
-int hotspot_names_frame(struct hotspot_names *names, const struct jbpf_java_frame *frame, struct hotspot_frame *out,
+int hotspot_names__frame(struct hotspot_names *names, const struct jbpf_java_frame *frame, struct hotspot_frame *out,
 			int max);
 
 /*
@@ -92,13 +92,13 @@ int hotspot_names_frame(struct hotspot_names *names, const struct jbpf_java_fram
  * ("java.lang.Object"), into out: 0, or an enum hotspot_unresolved. Read
  * each time, not cached.
  */
-int hotspot_names_klass(struct hotspot_names *names, uint64_t klass, char *out, size_t size);
+int hotspot_names__klass(struct hotspot_names *names, uint64_t klass, char *out, size_t size);
 
-/* Frames named and unresolved by reason, since hotspot_names_new. */
-struct hotspot_names_stats {
+/* Frames named and unresolved by reason, since hotspot_names__new. */
+struct hotspot_names__stats {
 	uint64_t named, cached, unresolved[HOTSPOT_UNRESOLVED_NR];
 };
-void hotspot_names_stats(const struct hotspot_names *names, struct hotspot_names_stats *out);
+void hotspot_names__stats(const struct hotspot_names *names, struct hotspot_names__stats *out);
 
 /* Entries each of the caches holds at most (methods, nmethods, scope lists). */
 #define HOTSPOT_NAMES_MAX_ENTRIES 16384
@@ -107,9 +107,9 @@ void hotspot_names_stats(const struct hotspot_names *names, struct hotspot_names
  * The caches' sizes now and how often they were emptied to stay within
  * their bounds (HOTSPOT_NAMES_MAX_ENTRIES entries each, 16 MiB in all).
  */
-struct hotspot_names_cache_stats {
+struct hotspot_names__cache_stats {
 	uint64_t methods, scopes, bytes, clears;
 };
-void hotspot_names_cache_stats(const struct hotspot_names *names, struct hotspot_names_cache_stats *out);
+void hotspot_names__cache_stats(const struct hotspot_names *names, struct hotspot_names__cache_stats *out);
 
 #endif /* JBPF_HOTSPOT_NAMES_H */

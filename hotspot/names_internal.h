@@ -79,17 +79,17 @@ struct names_scope {
  * The layout of one JVM from its VMStructs (names_layout.c): 0, or -1 with
  * a one-line reason in why. mem reads the VM's major version.
  */
-int names_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct names_layout *l, char *why,
+int hotspot_names__layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct names_layout *l, char *why,
 		      size_t why_size);
 
 /* Bytes from an object's start to the end of the furthest of nr fields (one read of them all). */
-size_t names_fields_span(const struct names_field *f, size_t nr);
+size_t hotspot_names__fields_span(const struct names_field *f, size_t nr);
 #define NAMES_FIELDS_SPAN(...) \
-	names_fields_span((const struct names_field[]){ __VA_ARGS__ }, \
+	hotspot_names__fields_span((const struct names_field[]){ __VA_ARGS__ }, \
 			  sizeof((const struct names_field[]){ __VA_ARGS__ }) / sizeof(struct names_field))
 
 /* Reads the width of f at base + f.offset into *out, zero-extended. */
-bool names_read_field(struct hotspot_memory *mem, uint64_t base, struct names_field f, uint64_t *out);
+bool hotspot_names__read_field(struct hotspot_memory *mem, uint64_t base, struct names_field f, uint64_t *out);
 
 /* The parts of an nmethod a scope lookup reads, each [begin, end) in the target. */
 struct names_nm_parts {
@@ -103,7 +103,7 @@ struct names_nm_parts {
 #define NAMES_MAX_PCS_COPIED 16384
 
 /*
- * What naming keeps of one nmethod, read once (scopes_nmethod): its own
+ * What naming keeps of one nmethod, read once (hotspot_scopes__nmethod): its own
  * Method *, _comp_level, where its parts lie, and its PcDescs' pc and
  * scope offsets (copied: false when there are more than
  * NAMES_MAX_PCS_COPIED, or none were read).
@@ -124,7 +124,7 @@ struct names_nmethod {
  * its compile id is not cookie, before or after the reads). Its header is
  * read in one read, its PcDescs in another.
  */
-int scopes_nmethod(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nmethod, uint64_t cookie,
+int hotspot_scopes__nmethod(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nmethod, uint64_t cookie,
 		   struct names_nmethod **out);
 
 /*
@@ -132,7 +132,7 @@ int scopes_nmethod(const struct names_layout *l, struct hotspot_memory *mem, uin
  * pc (pc_desc_near's rule) into *scope, 0 when there is none: 0, or an
  * enum hotspot_unresolved (INVALID for a pc outside nm's code).
  */
-int scopes_offset_at(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
+int hotspot_scopes__offset_at(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
 		     uint64_t pc, uint64_t *scope);
 
 /*
@@ -143,7 +143,7 @@ int scopes_offset_at(const struct names_layout *l, struct hotspot_memory *mem, c
  * (ScopeDesc::decode_body). The compile id is checked against cookie
  * again after the reads.
  */
-int scopes_of(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
+int hotspot_scopes__of(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
 	      uint64_t scope, uint64_t cookie, struct names_scope *out, int max, int *nr);
 
 /*
@@ -151,14 +151,14 @@ int scopes_of(const struct names_layout *l, struct hotspot_memory *mem, const st
  * buf[*pos, len): true and *pos past it, or false when it runs past len or
  * holds an excluded byte. excluded is 0 before JDK 20, 1 after.
  */
-bool lines_u5(const uint8_t *buf, size_t len, size_t *pos, uint8_t excluded, uint32_t *out);
+bool hotspot_lines__u5(const uint8_t *buf, size_t len, size_t *pos, uint8_t excluded, uint32_t *out);
 
 /*
  * The line of bci in a compressed line number table (Method::line_from_bci
  * over CompressedLineNumberReadStream): 0 when none. A table that runs
  * past len without its end gives 0.
  */
-int32_t lines_of_bci(const uint8_t *table, size_t len, uint8_t excluded, int32_t bci);
+int32_t hotspot_lines__of_bci(const uint8_t *table, size_t len, uint8_t excluded, int32_t bci);
 
 /* Bytes of a line number table read at most: 64 KiB, some 30,000 lines. */
 #define NAMES_MAX_LINE_TABLE 65536
@@ -169,9 +169,9 @@ int32_t lines_of_bci(const uint8_t *table, size_t len, uint8_t excluded, int32_t
  * (READ when unreadable, INVALID when it does not end within
  * NAMES_MAX_LINE_TABLE bytes).
  */
-int lines_read_table(struct hotspot_memory *mem, uint64_t addr, uint8_t excluded, uint8_t **out, size_t *len);
+int hotspot_lines__read_table(struct hotspot_memory *mem, uint64_t addr, uint8_t excluded, uint8_t **out, size_t *len);
 
-/* Bytes lines_read_table reads first of a table at addr (to fetch them beforehand, in a window). */
-size_t lines_first_read(uint64_t addr);
+/* Bytes hotspot_lines__read_table reads first of a table at addr (to fetch them beforehand, in a window). */
+size_t hotspot_lines__first_read(uint64_t addr);
 
 #endif /* JBPF_HOTSPOT_NAMES_INTERNAL_H */

@@ -56,13 +56,13 @@ static bool try_field(struct lookup *lk, const char *type, const char *name, uin
 {
 	uint64_t offset, size, type_size;
 
-	if (!hotspot_vm_field(lk->vm, type, name, &offset, &size))
+	if (!hotspot_vm__field(lk->vm, type, name, &offset, &size))
 		return false;
 	if (!size)
 		size = width_if_unknown;
 	if (size != 1 && size != 2 && size != 4 && size != 8)
 		return false;
-	type_size = hotspot_vm_type_size(lk->vm, type);
+	type_size = hotspot_vm__type_size(lk->vm, type);
 	if (offset > UINT32_MAX || (type_size && offset + size > type_size))
 		return false;
 	f->offset = (uint32_t)offset;
@@ -87,7 +87,7 @@ static void field2(struct lookup *lk, const char *type1, const char *name1, cons
 
 static uint64_t type_size(struct lookup *lk, const char *type)
 {
-	uint64_t size = hotspot_vm_type_size(lk->vm, type);
+	uint64_t size = hotspot_vm__type_size(lk->vm, type);
 
 	/* The objects named are a few hundred bytes at most. */
 	if (!size || size > 4096)
@@ -99,7 +99,7 @@ static int32_t constant(struct lookup *lk, const char *name, const char *other)
 {
 	int32_t v = 0;
 
-	if (!hotspot_vm_int(lk->vm, name, &v) && !(other && hotspot_vm_int(lk->vm, other, &v)))
+	if (!hotspot_vm__int(lk->vm, name, &v) && !(other && hotspot_vm__int(lk->vm, other, &v)))
 		fail(lk, "HotSpot lists no constant %s (VMStructs)", name);
 	return v;
 }
@@ -184,11 +184,11 @@ static void u5_coding(struct lookup *lk, struct hotspot_memory *mem, struct name
 	uint64_t addr;
 	uint32_t major;
 
-	if (!hotspot_vm_static(lk->vm, "Abstract_VM_Version", "_vm_major_version", &addr)) {
+	if (!hotspot_vm__static(lk->vm, "Abstract_VM_Version", "_vm_major_version", &addr)) {
 		fail(lk, "HotSpot lists no Abstract_VM_Version::_vm_major_version (VMStructs)");
 		return;
 	}
-	if (!hotspot_memory_u32(mem, addr, &major)) {
+	if (!hotspot_memory__u32(mem, addr, &major)) {
 		fail(lk, "cannot read the JVM's major version at 0x%llx", (unsigned long long)addr);
 		return;
 	}
@@ -199,7 +199,7 @@ static void u5_coding(struct lookup *lk, struct hotspot_memory *mem, struct name
 	l->u5_excluded = major >= UNSIGNED5_EXCLUDES_FROM;
 }
 
-int names_layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct names_layout *l, char *why,
+int hotspot_names__layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct names_layout *l, char *why,
 		      size_t why_size)
 {
 	struct lookup lk = { .vm = vm, .why = why, .why_size = why_size };

@@ -47,7 +47,7 @@ static bool plausible(uint64_t addr)
 	return addr && addr < (1ull << 47) && !(addr & 7);
 }
 
-size_t names_fields_span(const struct names_field *f, size_t nr)
+size_t hotspot_names__fields_span(const struct names_field *f, size_t nr)
 {
 	size_t span = 0;
 
@@ -57,7 +57,7 @@ size_t names_fields_span(const struct names_field *f, size_t nr)
 	return span;
 }
 
-bool names_read_field(struct hotspot_memory *mem, uint64_t base, struct names_field f, uint64_t *out)
+bool hotspot_names__read_field(struct hotspot_memory *mem, uint64_t base, struct names_field f, uint64_t *out)
 {
 	uint8_t b1;
 	uint16_t b2;
@@ -65,22 +65,22 @@ bool names_read_field(struct hotspot_memory *mem, uint64_t base, struct names_fi
 
 	switch (f.size) {
 	case 1:
-		if (!hotspot_memory_u8(mem, base + f.offset, &b1))
+		if (!hotspot_memory__u8(mem, base + f.offset, &b1))
 			return false;
 		*out = b1;
 		return true;
 	case 2:
-		if (!hotspot_memory_u16(mem, base + f.offset, &b2))
+		if (!hotspot_memory__u16(mem, base + f.offset, &b2))
 			return false;
 		*out = b2;
 		return true;
 	case 4:
-		if (!hotspot_memory_u32(mem, base + f.offset, &b4))
+		if (!hotspot_memory__u32(mem, base + f.offset, &b4))
 			return false;
 		*out = b4;
 		return true;
 	case 8:
-		return hotspot_memory_u64(mem, base + f.offset, out);
+		return hotspot_memory__u64(mem, base + f.offset, out);
 	default:
 		return false;
 	}
@@ -96,7 +96,7 @@ static bool read_int(struct hotspot_memory *mem, uint64_t base, struct names_fie
 {
 	uint64_t v;
 
-	if (!names_read_field(mem, base, f, &v))
+	if (!hotspot_names__read_field(mem, base, f, &v))
 		return false;
 	*out = sign_extend(v, f.size);
 	return true;
@@ -120,7 +120,7 @@ static int code_bounds(const struct names_layout *l, struct hotspot_memory *mem,
 		p->code_end = nm + (uint64_t)end;
 		return 0;
 	}
-	if (!names_read_field(mem, nm, l->blob_code, &p->code) || !names_read_field(mem, nm, l->blob_code_end, &p->code_end))
+	if (!hotspot_names__read_field(mem, nm, l->blob_code, &p->code) || !hotspot_names__read_field(mem, nm, l->blob_code_end, &p->code_end))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (p->code < nm || p->code_end < p->code || p->code_end - nm > (uint64_t)size)
 		return HOTSPOT_UNRESOLVED_INVALID;
@@ -133,7 +133,7 @@ static int header_parts(const struct names_layout *l, struct hotspot_memory *mem
 	int64_t pcs, pcs_end, metadata;
 
 	if (!read_int(mem, nm, l->nm_pcs, &pcs) || !read_int(mem, nm, l->nm_pcs_end, &pcs_end) ||
-	    !read_int(mem, nm, l->nm_metadata, &metadata) || !names_read_field(mem, nm, l->nm_scopes, &p->scopes))
+	    !read_int(mem, nm, l->nm_metadata, &metadata) || !hotspot_names__read_field(mem, nm, l->nm_scopes, &p->scopes))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (pcs < 0 || pcs_end < pcs || metadata < 0 || pcs_end > MAX_BLOB || metadata > MAX_BLOB)
 		return HOTSPOT_UNRESOLVED_INVALID;
@@ -151,9 +151,9 @@ static int immutable_parts(const struct names_layout *l, struct hotspot_memory *
 	uint64_t imm, mutable;
 	int64_t imm_size, pcs, scopes, mutable_size, relocs;
 
-	if (!names_read_field(mem, nm, l->nm_immutable, &imm) || !read_int(mem, nm, l->nm_immutable_size, &imm_size) ||
+	if (!hotspot_names__read_field(mem, nm, l->nm_immutable, &imm) || !read_int(mem, nm, l->nm_immutable_size, &imm_size) ||
 	    !read_int(mem, nm, l->nm_pcs, &pcs) || !read_int(mem, nm, l->nm_scopes_offset, &scopes) ||
-	    !names_read_field(mem, nm, l->blob_mutable, &mutable) ||
+	    !hotspot_names__read_field(mem, nm, l->blob_mutable, &mutable) ||
 	    !read_int(mem, nm, l->blob_mutable_size, &mutable_size) ||
 	    !read_int(mem, nm, l->blob_relocation_size, &relocs))
 		return HOTSPOT_UNRESOLVED_READ;
@@ -214,7 +214,7 @@ static bool copy_pc_descs(const struct names_layout *l, struct hotspot_memory *m
 {
 	size_t bytes = (size_t)(nm->parts.pcs_end - nm->parts.pcs);
 	uint8_t *table = malloc(bytes ? bytes : 1);
-	bool ok = table && hotspot_memory_read(mem, nm->parts.pcs, table, bytes);
+	bool ok = table && hotspot_memory__read(mem, nm->parts.pcs, table, bytes);
 
 	for (uint32_t i = 0; ok && i < nm->nr_pcs; i++) {
 		nm->pcs[i].pc = int_in(table + i * l->pc_desc_size, l->pc_offset);
@@ -225,7 +225,7 @@ static bool copy_pc_descs(const struct names_layout *l, struct hotspot_memory *m
 	return ok;
 }
 
-int scopes_nmethod(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nmethod, uint64_t cookie,
+int hotspot_scopes__nmethod(const struct names_layout *l, struct hotspot_memory *mem, uint64_t nmethod, uint64_t cookie,
 		   struct names_nmethod **out)
 {
 	struct hotspot_window header;
@@ -239,14 +239,14 @@ int scopes_nmethod(const struct names_layout *l, struct hotspot_memory *mem, uin
 	if (!plausible(nmethod))
 		return HOTSPOT_UNRESOLVED_INVALID;
 	/* A real nmethod's header is followed by its code: a header that cannot be read whole is no nmethod's. */
-	if (!hotspot_window_open(&header, mem, nmethod, header_span(l)))
+	if (!hotspot_memory__window_open(&header, mem, nmethod, header_span(l)))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (!read_int(&header.mem, nmethod, l->nm_compile_id, &id))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (id != (int64_t)(int32_t)cookie)
 		return HOTSPOT_UNRESOLVED_MOVED;
-	if (!names_read_field(&header.mem, nmethod, l->nm_method, &head.method) ||
-	    !names_read_field(&header.mem, nmethod, l->nm_comp_level, &lvl))
+	if (!hotspot_names__read_field(&header.mem, nmethod, l->nm_method, &head.method) ||
+	    !hotspot_names__read_field(&header.mem, nmethod, l->nm_comp_level, &lvl))
 		return HOTSPOT_UNRESOLVED_READ;
 	if (!plausible(head.method))
 		return HOTSPOT_UNRESOLVED_INVALID;
@@ -324,7 +324,7 @@ static int read_scope(const struct names_layout *l, struct hotspot_memory *mem, 
 	return 0;
 }
 
-int scopes_offset_at(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
+int hotspot_scopes__offset_at(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
 		     uint64_t pc, uint64_t *scope)
 {
 	int64_t off = 0;
@@ -352,7 +352,7 @@ static int metadata_at(struct hotspot_memory *mem, const struct names_nm_parts *
 {
 	if (idx == 0 || idx > (p->metadata_end - p->metadata) / 8)
 		return HOTSPOT_UNRESOLVED_INVALID;
-	if (!hotspot_memory_u64(mem, p->metadata + 8ull * (idx - 1), method))
+	if (!hotspot_memory__u64(mem, p->metadata + 8ull * (idx - 1), method))
 		return HOTSPOT_UNRESOLVED_READ;
 	return plausible(*method) ? 0 : HOTSPOT_UNRESOLVED_INVALID;
 }
@@ -376,7 +376,7 @@ static int scope_chain(const struct names_layout *l, struct hotspot_memory *mem,
 
 	if (offset >= bound)
 		return HOTSPOT_UNRESOLVED_INVALID;
-	hotspot_windows_open(ws, mem, at, lens, 2);
+	hotspot_memory__windows_open(ws, mem, at, lens, 2);
 	while (offset) {
 		uint8_t buf[SCOPE_HEADER_MAX];
 		size_t len = SCOPE_HEADER_MAX, pos = 0;
@@ -388,10 +388,10 @@ static int scope_chain(const struct names_layout *l, struct hotspot_memory *mem,
 			return HOTSPOT_UNRESOLVED_INVALID;
 		if (len > bound - offset)
 			len = bound - offset;
-		if (!hotspot_memory_read(&scopes.mem, p->scopes + offset, buf, len))
+		if (!hotspot_memory__read(&scopes.mem, p->scopes + offset, buf, len))
 			return HOTSPOT_UNRESOLVED_READ;
-		if (!lines_u5(buf, len, &pos, l->u5_excluded, &sender) || !lines_u5(buf, len, &pos, l->u5_excluded, &idx) ||
-		    !lines_u5(buf, len, &pos, l->u5_excluded, &bci))
+		if (!hotspot_lines__u5(buf, len, &pos, l->u5_excluded, &sender) || !hotspot_lines__u5(buf, len, &pos, l->u5_excluded, &idx) ||
+		    !hotspot_lines__u5(buf, len, &pos, l->u5_excluded, &bci))
 			return HOTSPOT_UNRESOLVED_INVALID;
 		r = metadata_at(&metadata.mem, p, idx, &out[n].method);
 		if (r)
@@ -406,7 +406,7 @@ static int scope_chain(const struct names_layout *l, struct hotspot_memory *mem,
 	return 0;
 }
 
-int scopes_of(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
+int hotspot_scopes__of(const struct names_layout *l, struct hotspot_memory *mem, const struct names_nmethod *nm,
 	      uint64_t scope, uint64_t cookie, struct names_scope *out, int max, int *nr)
 {
 	struct hotspot_span spans[HOTSPOT_GATHER_MAX];
@@ -437,7 +437,7 @@ int scopes_of(const struct names_layout *l, struct hotspot_memory *mem, const st
 	}
 	spans[*nr] = (struct hotspot_span){ .addr = nm->nmethod + l->nm_compile_id.offset, .buf = &id_field,
 					    .len = l->nm_compile_id.size };
-	hotspot_memory_gather(mem, spans, (size_t)*nr + 1);
+	hotspot_memory__gather(mem, spans, (size_t)*nr + 1);
 	for (int i = 0; i <= *nr; i++)
 		if (!spans[i].ok)
 			return HOTSPOT_UNRESOLVED_READ;

@@ -18,9 +18,9 @@ static bool static_word(const struct hotspot_vm *vm, struct hotspot_memory *mem,
 {
 	uint64_t addr;
 
-	if (!hotspot_vm_static(vm, type, name_a, &addr) && !hotspot_vm_static(vm, type, name_b, &addr))
+	if (!hotspot_vm__static(vm, type, name_a, &addr) && !hotspot_vm__static(vm, type, name_b, &addr))
 		return false;
-	return addr && hotspot_memory_read(mem, addr, out, size);
+	return addr && hotspot_memory__read(mem, addr, out, size);
 }
 
 /* An instance field's offset, bounded: objects read here are a few words. */
@@ -29,46 +29,46 @@ static int java_field(const struct hotspot_vm *vm, struct hotspot_memory *mem, u
 {
 	char reason[128];
 
-	if (hotspot_instance_field(vm, mem, klass, name, signature, out, reason, sizeof(reason)))
-		return refuse(why, why_size, "%s: %s", name, reason);
+	if (hotspot_classes__instance_field(vm, mem, klass, name, signature, out, reason, sizeof(reason)))
+		return refuse__say(why, why_size, "%s: %s", name, reason);
 	if (*out < 8 || *out > 4096)
-		return refuse(why, why_size, "the field %s at %u", name, *out);
+		return refuse__say(why, why_size, "the field %s at %u", name, *out);
 	return 0;
 }
 
-int hotspot_thread_names_layout(const struct hotspot_vm *vm, struct hotspot_memory *mem,
-				struct hotspot_thread_names_layout *out, char *why, size_t why_size)
+int hotspot_thread_names__layout(const struct hotspot_vm *vm, struct hotspot_memory *mem,
+				struct hotspot_thread_names__layout *out, char *why, size_t why_size)
 {
 	bool narrow = false, klass_narrow = false, flag = false;
 	uint64_t size = 0, klass, thread_klass, base = 0, klass_base = 0;
 	int32_t shift = 0, klass_shift = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!hotspot_vm_field(vm, "JavaThread", "_threadObj", &out->thread_obj, &size) || (size && size != 8))
-		return refuse(why, why_size, "VMStructs lists no JavaThread::_threadObj");
+	if (!hotspot_vm__field(vm, "JavaThread", "_threadObj", &out->thread_obj, &size) || (size && size != 8))
+		return refuse__say(why, why_size, "VMStructs lists no JavaThread::_threadObj");
 	/* Objects the collector may be moving under us, or pointers that need its barriers to read. */
-	if ((!hotspot_flag_bool(vm, mem, "UseZGC", &flag, NULL, 0) && flag) ||
-	    (!hotspot_flag_bool(vm, mem, "UseShenandoahGC", &flag, NULL, 0) && flag))
-		return refuse(why, why_size, "its collector (ZGC or Shenandoah) needs barriers to read the heap");
-	if (!hotspot_flag_bool(vm, mem, "UseCompactObjectHeaders", &flag, NULL, 0) && flag)
-		return refuse(why, why_size, "compact object headers are not read");
-	if (hotspot_flag_bool(vm, mem, "UseCompressedClassPointers", &klass_narrow, NULL, 0) || !klass_narrow ||
-	    hotspot_flag_bool(vm, mem, "UseCompressedOops", &narrow, NULL, 0))
-		return refuse(why, why_size, "its objects' headers are not read without compressed class pointers");
+	if ((!hotspot_classes__flag_bool(vm, mem, "UseZGC", &flag, NULL, 0) && flag) ||
+	    (!hotspot_classes__flag_bool(vm, mem, "UseShenandoahGC", &flag, NULL, 0) && flag))
+		return refuse__say(why, why_size, "its collector (ZGC or Shenandoah) needs barriers to read the heap");
+	if (!hotspot_classes__flag_bool(vm, mem, "UseCompactObjectHeaders", &flag, NULL, 0) && flag)
+		return refuse__say(why, why_size, "compact object headers are not read");
+	if (hotspot_classes__flag_bool(vm, mem, "UseCompressedClassPointers", &klass_narrow, NULL, 0) || !klass_narrow ||
+	    hotspot_classes__flag_bool(vm, mem, "UseCompressedOops", &narrow, NULL, 0))
+		return refuse__say(why, why_size, "its objects' headers are not read without compressed class pointers");
 	/* A compressed class pointer right after the mark word, then an array's length, then its bytes. */
-	if (!hotspot_vm_field(vm, "oopDesc", "_metadata._compressed_klass", &klass, &size) || klass != 8 ||
+	if (!hotspot_vm__field(vm, "oopDesc", "_metadata._compressed_klass", &klass, &size) || klass != 8 ||
 	    (size && size != 4))
-		return refuse(why, why_size, "an object's class pointer is not where it is read");
+		return refuse__say(why, why_size, "an object's class pointer is not where it is read");
 	if (narrow && (!static_word(vm, mem, "CompressedOops", "_narrow_oop._base", "_base", 8, &base) ||
 		       !static_word(vm, mem, "CompressedOops", "_narrow_oop._shift", "_shift", 4, &shift) ||
 		       shift < 0 || shift > 8))
-		return refuse(why, why_size, "the compressed oops' base and shift are unreadable");
+		return refuse__say(why, why_size, "the compressed oops' base and shift are unreadable");
 	if (!static_word(vm, mem, "CompressedKlassPointers", "_narrow_klass._base", "_base", 8, &klass_base) ||
 	    !static_word(vm, mem, "CompressedKlassPointers", "_narrow_klass._shift", "_shift", 4, &klass_shift) ||
 	    klass_shift < 0 || klass_shift > 32)
-		return refuse(why, why_size, "the compressed class pointers' base and shift are unreadable");
-	if (hotspot_vm_class(vm, mem, "java/lang/Thread", &thread_klass, why, why_size) ||
-	    hotspot_vm_class(vm, mem, "java/lang/String", &out->string_klass, why, why_size))
+		return refuse__say(why, why_size, "the compressed class pointers' base and shift are unreadable");
+	if (hotspot_classes__find(vm, mem, "java/lang/Thread", &thread_klass, why, why_size) ||
+	    hotspot_classes__find(vm, mem, "java/lang/String", &out->string_klass, why, why_size))
 		return -1;
 	if (java_field(vm, mem, thread_klass, "name", "Ljava/lang/String;", &out->thread_name, why, why_size) ||
 	    java_field(vm, mem, out->string_klass, "value", "[B", &out->string_value, why, why_size) ||
@@ -86,32 +86,32 @@ int hotspot_thread_names_layout(const struct hotspot_vm *vm, struct hotspot_memo
 }
 
 /* The reference at addr (a field of an object in the heap): false when unreadable. */
-static bool read_ref(struct hotspot_memory *mem, const struct hotspot_thread_names_layout *l, uint64_t addr,
+static bool read_ref(struct hotspot_memory *mem, const struct hotspot_thread_names__layout *l, uint64_t addr,
 		     uint64_t *out)
 {
 	uint32_t narrow;
 
 	if (!l->narrow)
-		return hotspot_memory_u64(mem, addr, out);
-	if (!hotspot_memory_u32(mem, addr, &narrow))
+		return hotspot_memory__u64(mem, addr, out);
+	if (!hotspot_memory__u32(mem, addr, &narrow))
 		return false;
 	*out = narrow ? l->base + ((uint64_t)narrow << l->shift) : 0;
 	return true;
 }
 
-enum hotspot_thread_name_result hotspot_thread_name_string(struct hotspot_memory *mem,
-							   const struct hotspot_thread_names_layout *l,
+enum hotspot_thread_name_result hotspot_thread_names__string(struct hotspot_memory *mem,
+							   const struct hotspot_thread_names__layout *l,
 							   uint64_t java_thread, uint64_t *string)
 {
 	uint64_t handle, thread;
 
 	*string = 0;
-	if (!java_thread || !hotspot_memory_u64(mem, java_thread + l->thread_obj, &handle))
+	if (!java_thread || !hotspot_memory__u64(mem, java_thread + l->thread_obj, &handle))
 		return HOTSPOT_THREAD_NAME_UNREADABLE;
 	/* A thread attaching, or a VM thread that is a JavaThread without a Thread yet. */
 	if (!handle)
 		return HOTSPOT_THREAD_NAME_NONE;
-	if (!hotspot_memory_u64(mem, handle, &thread))
+	if (!hotspot_memory__u64(mem, handle, &thread))
 		return HOTSPOT_THREAD_NAME_UNREADABLE;
 	if (!thread)
 		return HOTSPOT_THREAD_NAME_NONE;
@@ -154,7 +154,7 @@ static void put_utf8(char out[HOTSPOT_THREAD_NAME_MAX], size_t *at, uint32_t cp)
 	*at += n;
 }
 
-enum hotspot_thread_name_result hotspot_thread_name_decode(const uint8_t *bytes, size_t len, uint8_t coder,
+enum hotspot_thread_name_result hotspot_thread_names__decode(const uint8_t *bytes, size_t len, uint8_t coder,
 							   char out[HOTSPOT_THREAD_NAME_MAX])
 {
 	size_t at = 0;
@@ -185,8 +185,8 @@ enum hotspot_thread_name_result hotspot_thread_name_decode(const uint8_t *bytes,
 	return HOTSPOT_THREAD_NAME_OK;
 }
 
-enum hotspot_thread_name_result hotspot_thread_name_read(struct hotspot_memory *mem,
-							 const struct hotspot_thread_names_layout *l, uint64_t string,
+enum hotspot_thread_name_result hotspot_thread_names__read(struct hotspot_memory *mem,
+							 const struct hotspot_thread_names__layout *l, uint64_t string,
 							 char out[HOTSPOT_THREAD_NAME_MAX])
 {
 	uint8_t bytes[HOTSPOT_THREAD_NAME_VALUE_MAX], coder = 0;
@@ -201,17 +201,17 @@ enum hotspot_thread_name_result hotspot_thread_name_read(struct hotspot_memory *
 	out[0] = '\0';
 	if (!string)
 		return HOTSPOT_THREAD_NAME_NONE;
-	hotspot_memory_gather(mem, spans, 2);
+	hotspot_memory__gather(mem, spans, 2);
 	if (!spans[0].ok || !spans[1].ok || !read_ref(mem, l, string + l->string_value, &value))
 		return HOTSPOT_THREAD_NAME_UNREADABLE;
 	/* String is final: an object of another class is not a name (a collector moving it, or a lie). */
 	if (l->klass_base + ((uint64_t)narrow_klass << l->klass_shift) != l->string_klass || !value)
 		return HOTSPOT_THREAD_NAME_INVALID;
-	if (!hotspot_memory_read(mem, value + l->array_length, &length, sizeof(length)))
+	if (!hotspot_memory__read(mem, value + l->array_length, &length, sizeof(length)))
 		return HOTSPOT_THREAD_NAME_UNREADABLE;
 	if (length < 0 || length > HOTSPOT_THREAD_NAME_VALUE_MAX)
 		return HOTSPOT_THREAD_NAME_INVALID;
-	if (length && !hotspot_memory_read(mem, value + l->array_data, bytes, (size_t)length))
+	if (length && !hotspot_memory__read(mem, value + l->array_data, bytes, (size_t)length))
 		return HOTSPOT_THREAD_NAME_UNREADABLE;
-	return hotspot_thread_name_decode(bytes, (size_t)length, coder, out);
+	return hotspot_thread_names__decode(bytes, (size_t)length, coder, out);
 }

@@ -43,7 +43,7 @@
 #define HOTSPOT_THREAD_NAME_MAX (2 * HOTSPOT_THREAD_NAME_VALUE_MAX + 1)
 
 /* Where a JVM keeps its threads' names. */
-struct hotspot_thread_names_layout {
+struct hotspot_thread_names__layout {
 	uint64_t thread_obj;     /* JavaThread::_threadObj */
 	uint32_t thread_name;    /* Thread.name */
 	uint32_t string_value;   /* String.value */
@@ -67,21 +67,21 @@ enum hotspot_thread_name_result {
 };
 
 /* The layout from vm: 0, or -1 with a one-line reason in why. */
-int hotspot_thread_names_layout(const struct hotspot_vm *vm, struct hotspot_memory *mem,
-				struct hotspot_thread_names_layout *out, char *why, size_t why_size);
+int hotspot_thread_names__layout(const struct hotspot_vm *vm, struct hotspot_memory *mem,
+				struct hotspot_thread_names__layout *out, char *why, size_t why_size);
 
 /*
  * The address of java_thread's name String into *string, the cheap part
  * (three reads): a thread whose String is the one its name was read from
  * is not renamed (Strings do not change; a rename stores another one).
  */
-enum hotspot_thread_name_result hotspot_thread_name_string(struct hotspot_memory *mem,
-							   const struct hotspot_thread_names_layout *l,
+enum hotspot_thread_name_result hotspot_thread_names__string(struct hotspot_memory *mem,
+							   const struct hotspot_thread_names__layout *l,
 							   uint64_t java_thread, uint64_t *string);
 
 /* The String at string as UTF-8 into out (HOTSPOT_THREAD_NAME_MAX bytes); out is "" unless OK. */
-enum hotspot_thread_name_result hotspot_thread_name_read(struct hotspot_memory *mem,
-							 const struct hotspot_thread_names_layout *l, uint64_t string,
+enum hotspot_thread_name_result hotspot_thread_names__read(struct hotspot_memory *mem,
+							 const struct hotspot_thread_names__layout *l, uint64_t string,
 							 char out[HOTSPOT_THREAD_NAME_MAX]);
 
 /*
@@ -90,7 +90,7 @@ enum hotspot_thread_name_result hotspot_thread_name_read(struct hotspot_memory *
  * for an unknown coder, an odd UTF-16 length or more than
  * HOTSPOT_THREAD_NAME_VALUE_MAX bytes; NONE for no characters.
  */
-enum hotspot_thread_name_result hotspot_thread_name_decode(const uint8_t *bytes, size_t len, uint8_t coder,
+enum hotspot_thread_name_result hotspot_thread_names__decode(const uint8_t *bytes, size_t len, uint8_t coder,
 							   char out[HOTSPOT_THREAD_NAME_MAX]);
 
 #endif /* JBPF_HOTSPOT_THREAD_NAMES_H */

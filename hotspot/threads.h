@@ -29,7 +29,7 @@
 #define HOTSPOT_THREADS_MAX 65536
 
 /* Where a JVM keeps its thread list, from its VMStructs. */
-struct hotspot_threads_layout {
+struct hotspot_threads__layout {
 	uint64_t list;             /* &ThreadsSMRSupport::_java_thread_list */
 	uint64_t list_length;      /* ThreadsList::_length, a uint */
 	uint64_t list_threads;     /* ThreadsList::_threads, JavaThread *const * */
@@ -43,14 +43,14 @@ struct hotspot_java_thread {
 };
 
 /* The layout from vm: 0, or -1 with a one-line reason in why (what HotSpot does not list). */
-int hotspot_threads_layout(const struct hotspot_vm *vm, struct hotspot_threads_layout *out, char *why,
+int hotspot_threads__layout(const struct hotspot_vm *vm, struct hotspot_threads__layout *out, char *why,
 			   size_t why_size);
 /*
  * The Java threads now, at most max of them into out, their number into
  * *nr: 0, or -1 with a one-line reason in why (the list unreadable, or
  * longer than HOTSPOT_THREADS_MAX).
  */
-int hotspot_threads_read(struct hotspot_memory *mem, const struct hotspot_threads_layout *layout,
+int hotspot_threads__read(struct hotspot_memory *mem, const struct hotspot_threads__layout *layout,
 			 struct hotspot_java_thread *out, size_t max, size_t *nr, char *why, size_t why_size);
 
 #endif /* JBPF_HOTSPOT_THREADS_H */

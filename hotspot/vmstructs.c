@@ -126,12 +126,12 @@ static const char *pool_name(const struct hotspot_vm *vm, uint32_t at)
 	return at < vm->pool_len ? vm->pool + at : "";
 }
 
-struct hotspot_vm *hotspot_vm_new(void)
+struct hotspot_vm *hotspot_vm__new(void)
 {
 	return calloc(1, sizeof(struct hotspot_vm));
 }
 
-void hotspot_vm_free(struct hotspot_vm *vm)
+void hotspot_vm__free(struct hotspot_vm *vm)
 {
 	if (!vm)
 		return;
@@ -186,7 +186,7 @@ static int add_constant_at(struct vm_constant **arr, size_t *nr, size_t *cap, ui
 	return 0;
 }
 
-int hotspot_vm_add_field(struct hotspot_vm *vm, const char *type, const char *field, const char *type_string,
+int hotspot_vm__add_field(struct hotspot_vm *vm, const char *type, const char *field, const char *type_string,
 			 bool is_static, uint64_t offset, uint64_t address)
 {
 	uint32_t t, f, ts;
@@ -201,21 +201,21 @@ int hotspot_vm_add_field(struct hotspot_vm *vm, const char *type, const char *fi
 	return add_field_at(vm, t, f, ts, is_static, offset, address);
 }
 
-int hotspot_vm_add_type(struct hotspot_vm *vm, const char *type, uint64_t size)
+int hotspot_vm__add_type(struct hotspot_vm *vm, const char *type, uint64_t size)
 {
 	uint32_t t = type ? builder_name(vm, type) : BAD_NAME;
 
 	return t == BAD_NAME ? -1 : add_type_at(vm, t, size);
 }
 
-int hotspot_vm_add_int(struct hotspot_vm *vm, const char *name, int32_t value)
+int hotspot_vm__add_int(struct hotspot_vm *vm, const char *name, int32_t value)
 {
 	uint32_t n = name ? builder_name(vm, name) : BAD_NAME;
 
 	return n == BAD_NAME ? -1 : add_constant_at(&vm->ints, &vm->nr_ints, &vm->cap_ints, n, value);
 }
 
-int hotspot_vm_add_long(struct hotspot_vm *vm, const char *name, int64_t value)
+int hotspot_vm__add_long(struct hotspot_vm *vm, const char *name, int64_t value)
 {
 	uint32_t n = name ? builder_name(vm, name) : BAD_NAME;
 
@@ -237,7 +237,7 @@ static const struct vm_field *find_field(const struct hotspot_vm *vm, const char
 	return NULL;
 }
 
-uint64_t hotspot_vm_type_size(const struct hotspot_vm *vm, const char *type)
+uint64_t hotspot_vm__type_size(const struct hotspot_vm *vm, const char *type)
 {
 	for (size_t i = 0; i < vm->nr_types; i++)
 		if (!strcmp(pool_name(vm, vm->types[i].name), type))
@@ -245,7 +245,7 @@ uint64_t hotspot_vm_type_size(const struct hotspot_vm *vm, const char *type)
 	return 0;
 }
 
-bool hotspot_vm_field(const struct hotspot_vm *vm, const char *type, const char *name, uint64_t *offset,
+bool hotspot_vm__field(const struct hotspot_vm *vm, const char *type, const char *name, uint64_t *offset,
 		      uint64_t *size)
 {
 	const struct vm_field *f = find_field(vm, type, name, false);
@@ -259,12 +259,12 @@ bool hotspot_vm_field(const struct hotspot_vm *vm, const char *type, const char 
 		ts = f->type_string == NO_NAME ? "" : pool_name(vm, f->type_string);
 		len = strlen(ts);
 		/* Any pointer ("Method*", "intptr_t*") has a pointer's size; other types are in the types table. */
-		*size = !len ? 0 : ts[len - 1] == '*' ? sizeof(uint64_t) : hotspot_vm_type_size(vm, ts);
+		*size = !len ? 0 : ts[len - 1] == '*' ? sizeof(uint64_t) : hotspot_vm__type_size(vm, ts);
 	}
 	return true;
 }
 
-bool hotspot_vm_static(const struct hotspot_vm *vm, const char *type, const char *name, uint64_t *address)
+bool hotspot_vm__static(const struct hotspot_vm *vm, const char *type, const char *name, uint64_t *address)
 {
 	const struct vm_field *f = find_field(vm, type, name, true);
 
@@ -283,7 +283,7 @@ static const struct vm_constant *find_constant(const struct vm_constant *arr, si
 	return NULL;
 }
 
-bool hotspot_vm_int(const struct hotspot_vm *vm, const char *name, int32_t *value)
+bool hotspot_vm__int(const struct hotspot_vm *vm, const char *name, int32_t *value)
 {
 	const struct vm_constant *c = find_constant(vm->ints, vm->nr_ints, vm, name);
 
@@ -292,7 +292,7 @@ bool hotspot_vm_int(const struct hotspot_vm *vm, const char *name, int32_t *valu
 	return c != NULL;
 }
 
-bool hotspot_vm_long(const struct hotspot_vm *vm, const char *name, int64_t *value)
+bool hotspot_vm__long(const struct hotspot_vm *vm, const char *name, int64_t *value)
 {
 	const struct vm_constant *c = find_constant(vm->longs, vm->nr_longs, vm, name);
 
@@ -328,11 +328,11 @@ static bool read_symbol(struct hotspot_memory *mem, uint64_t symbol, const char 
 			size_t why_size)
 {
 	if (!symbol) {
-		refuse(why, why_size, "libjvm exports no %s", name);
+		refuse__say(why, why_size, "libjvm exports no %s", name);
 		return false;
 	}
-	if (!hotspot_memory_u64(mem, symbol, out)) {
-		refuse(why, why_size, "%s is unreadable at 0x%llx", name, (unsigned long long)symbol);
+	if (!hotspot_memory__u64(mem, symbol, out)) {
+		refuse__say(why, why_size, "%s is unreadable at 0x%llx", name, (unsigned long long)symbol);
 		return false;
 	}
 	return true;
@@ -344,11 +344,11 @@ static bool open_table(struct hotspot_memory *mem, struct table *t, char *why, s
 	    !read_symbol(mem, t->stride_symbol, t->stride_name, &t->stride, why, why_size))
 		return false;
 	if (!t->array) {
-		refuse(why, why_size, "%s is NULL", t->name);
+		refuse__say(why, why_size, "%s is NULL", t->name);
 		return false;
 	}
 	if (!t->stride || t->stride > HOTSPOT_VM_MAX_STRIDE) {
-		refuse(why, why_size, "%s's stride %llu is outside 1..%d", t->name, (unsigned long long)t->stride,
+		refuse__say(why, why_size, "%s's stride %llu is outside 1..%d", t->name, (unsigned long long)t->stride,
 		    HOTSPOT_VM_MAX_STRIDE);
 		return false;
 	}
@@ -358,7 +358,7 @@ static bool open_table(struct hotspot_memory *mem, struct table *t, char *why, s
 		if (!read_symbol(mem, m->symbol, m->name, &t->offsets[i], why, why_size))
 			return false;
 		if (t->offsets[i] > t->stride || m->width > t->stride - t->offsets[i]) {
-			refuse(why, why_size, "%s %llu leaves its %u bytes outside the %llu-byte entry", m->name,
+			refuse__say(why, why_size, "%s %llu leaves its %u bytes outside the %llu-byte entry", m->name,
 			    (unsigned long long)t->offsets[i], m->width, (unsigned long long)t->stride);
 			return false;
 		}
@@ -391,7 +391,7 @@ static bool read_chunk(struct hotspot_memory *mem, const struct table *t, size_t
 	if (addr < t->array)
 		return false;
 	for (;;) {
-		if (hotspot_memory_read(mem, addr, buf, *n * t->stride))
+		if (hotspot_memory__read(mem, addr, buf, *n * t->stride))
 			return true;
 		if (*n == 1)
 			return false;
@@ -423,7 +423,7 @@ static bool read_rows(struct hotspot_memory *mem, struct table *t, char *why, si
 	bool ended = false;
 
 	if (!buf) {
-		refuse(why, why_size, "out of memory reading %s", t->name);
+		refuse__say(why, why_size, "out of memory reading %s", t->name);
 		return false;
 	}
 	/* At most one entry past the bound is read: the bound's worth of entries and their end. */
@@ -433,15 +433,15 @@ static bool read_rows(struct hotspot_memory *mem, struct table *t, char *why, si
 		if (n > HOTSPOT_VM_MAX_ENTRIES + 1 - first)
 			n = HOTSPOT_VM_MAX_ENTRIES + 1 - first;
 		if (!read_chunk(mem, t, first, &n, buf)) {
-			refuse(why, why_size, "%s entry %zu is unreadable at 0x%llx", t->name, first,
+			refuse__say(why, why_size, "%s entry %zu is unreadable at 0x%llx", t->name, first,
 			    (unsigned long long)(t->array + first * t->stride));
 			break;
 		}
 		if (add_rows(t, buf, n, &cap, &ended)) {
 			if (t->nr_rows >= HOTSPOT_VM_MAX_ENTRIES)
-				refuse(why, why_size, "%s has no end within %d entries", t->name, HOTSPOT_VM_MAX_ENTRIES);
+				refuse__say(why, why_size, "%s has no end within %d entries", t->name, HOTSPOT_VM_MAX_ENTRIES);
 			else
-				refuse(why, why_size, "out of memory reading %s", t->name);
+				refuse__say(why, why_size, "out of memory reading %s", t->name);
 			break;
 		}
 		first += n;
@@ -500,9 +500,9 @@ static size_t read_window(struct hotspot_memory *mem, uint64_t base, char *buf)
 {
 	size_t to_page_end = PAGE_SIZE_BYTES - (size_t)(base % PAGE_SIZE_BYTES);
 
-	if (base + STRING_WINDOW > base && hotspot_memory_read(mem, base, buf, STRING_WINDOW))
+	if (base + STRING_WINDOW > base && hotspot_memory__read(mem, base, buf, STRING_WINDOW))
 		return STRING_WINDOW;
-	return hotspot_memory_read(mem, base, buf, to_page_end) ? to_page_end : 0;
+	return hotspot_memory__read(mem, base, buf, to_page_end) ? to_page_end : 0;
 }
 
 /* Name i, its bytes found at s (len of them, NUL excluded), into the pool: false when out of memory. */
@@ -525,7 +525,7 @@ static void name_bad(struct names *names, size_t i)
 static bool read_name_alone(struct hotspot_memory *mem, struct hotspot_vm *vm, struct names *names, size_t i)
 {
 	char buf[HOTSPOT_VM_MAX_NAME];
-	long len = hotspot_memory_string(mem, names->addrs[i], buf, sizeof(buf));
+	long len = hotspot_memory__string(mem, names->addrs[i], buf, sizeof(buf));
 
 	if (len < 0) {
 		name_bad(names, i);
@@ -576,7 +576,7 @@ static bool read_names(struct hotspot_memory *mem, struct hotspot_vm *vm, struct
 
 	while (ok && i < names->nr && names->bad <= VM_MAX_BAD_NAMES) {
 		if (mem->reads - first_read > VM_MAX_NAME_READS) {
-			refuse(why, why_size, "VMStructs' names are scattered over more than %d reads", VM_MAX_NAME_READS);
+			refuse__say(why, why_size, "VMStructs' names are scattered over more than %d reads", VM_MAX_NAME_READS);
 			free(buf);
 			return false;
 		}
@@ -590,9 +590,9 @@ static bool read_names(struct hotspot_memory *mem, struct hotspot_vm *vm, struct
 	}
 	free(buf);
 	if (!ok)
-		refuse(why, why_size, "out of memory reading VMStructs' names");
+		refuse__say(why, why_size, "out of memory reading VMStructs' names");
 	else if (names->bad > VM_MAX_BAD_NAMES)
-		refuse(why, why_size, "more than %d of VMStructs' names are unreadable or longer than %d bytes",
+		refuse__say(why, why_size, "more than %d of VMStructs' names are unreadable or longer than %d bytes",
 		    VM_MAX_BAD_NAMES, HOTSPOT_VM_MAX_NAME - 1);
 	return ok && names->bad <= VM_MAX_BAD_NAMES;
 }
@@ -695,7 +695,7 @@ static void describe_tables(struct table *tables, const struct hotspot_vm_symbol
 	};
 }
 
-int hotspot_vm_read(struct hotspot_memory *mem, const struct hotspot_vm_symbols *syms, struct hotspot_vm **out,
+int hotspot_vm__read(struct hotspot_memory *mem, const struct hotspot_vm_symbols *syms, struct hotspot_vm **out,
 		    char *why, size_t why_size)
 {
 	struct table tables[NR_TABLES];
@@ -710,17 +710,17 @@ int hotspot_vm_read(struct hotspot_memory *mem, const struct hotspot_vm_symbols 
 		all[i] = &tables[i];
 	for (size_t i = 0; i < NR_TABLES && ok; i++)
 		ok = open_table(mem, &tables[i], why, why_size) && read_rows(mem, &tables[i], why, why_size);
-	if (ok && !(vm = hotspot_vm_new())) {
-		refuse(why, why_size, "out of memory reading VMStructs");
+	if (ok && !(vm = hotspot_vm__new())) {
+		refuse__say(why, why_size, "out of memory reading VMStructs");
 		ok = false;
 	}
 	if (ok && !collect_names(&names, all, NR_TABLES)) {
-		refuse(why, why_size, "out of memory reading VMStructs' names");
+		refuse__say(why, why_size, "out of memory reading VMStructs' names");
 		ok = false;
 	}
 	ok = ok && read_names(mem, vm, &names, why, why_size);
 	if (ok && fill(vm, tables, &names)) {
-		refuse(why, why_size, "out of memory reading VMStructs");
+		refuse__say(why, why_size, "out of memory reading VMStructs");
 		ok = false;
 	}
 	for (size_t i = 0; i < NR_TABLES; i++)
@@ -728,7 +728,7 @@ int hotspot_vm_read(struct hotspot_memory *mem, const struct hotspot_vm_symbols 
 	free(names.addrs);
 	free(names.at);
 	if (!ok) {
-		hotspot_vm_free(vm);
+		hotspot_vm__free(vm);
 		return -1;
 	}
 	*out = vm;

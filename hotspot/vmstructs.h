@@ -50,31 +50,31 @@ struct hotspot_vm;
  * Reads the tables through mem into *out: 0, or -1 with a one-line reason
  * in why (what is missing or out of bounds).
  */
-int hotspot_vm_read(struct hotspot_memory *mem, const struct hotspot_vm_symbols *syms, struct hotspot_vm **out,
+int hotspot_vm__read(struct hotspot_memory *mem, const struct hotspot_vm_symbols *syms, struct hotspot_vm **out,
 		    char *why, size_t why_size);
 
 /* An empty description, filled by hotspot_vm_add_* (tests and fuzzers build one so). NULL when out of memory. */
-struct hotspot_vm *hotspot_vm_new(void);
-int hotspot_vm_add_field(struct hotspot_vm *vm, const char *type, const char *field, const char *type_string,
+struct hotspot_vm *hotspot_vm__new(void);
+int hotspot_vm__add_field(struct hotspot_vm *vm, const char *type, const char *field, const char *type_string,
 			 bool is_static, uint64_t offset, uint64_t address);
-int hotspot_vm_add_type(struct hotspot_vm *vm, const char *type, uint64_t size);
-int hotspot_vm_add_int(struct hotspot_vm *vm, const char *name, int32_t value);
-int hotspot_vm_add_long(struct hotspot_vm *vm, const char *name, int64_t value);
+int hotspot_vm__add_type(struct hotspot_vm *vm, const char *type, uint64_t size);
+int hotspot_vm__add_int(struct hotspot_vm *vm, const char *name, int32_t value);
+int hotspot_vm__add_long(struct hotspot_vm *vm, const char *name, int64_t value);
 
-void hotspot_vm_free(struct hotspot_vm *vm);
+void hotspot_vm__free(struct hotspot_vm *vm);
 
 /*
  * Look-ups: false (or 0) when HotSpot does not list the item.
  * field: the non-static field type::name, its offset, and its type's size
  * (from typeString and the types table; 0 when unknown).
  */
-bool hotspot_vm_field(const struct hotspot_vm *vm, const char *type, const char *name, uint64_t *offset,
+bool hotspot_vm__field(const struct hotspot_vm *vm, const char *type, const char *name, uint64_t *offset,
 		      uint64_t *size);
 /* The address of the static field type::name. */
-bool hotspot_vm_static(const struct hotspot_vm *vm, const char *type, const char *name, uint64_t *address);
+bool hotspot_vm__static(const struct hotspot_vm *vm, const char *type, const char *name, uint64_t *address);
 /* sizeof(type) as HotSpot gives it, 0 when it lists none. */
-uint64_t hotspot_vm_type_size(const struct hotspot_vm *vm, const char *type);
-bool hotspot_vm_int(const struct hotspot_vm *vm, const char *name, int32_t *value);
-bool hotspot_vm_long(const struct hotspot_vm *vm, const char *name, int64_t *value);
+uint64_t hotspot_vm__type_size(const struct hotspot_vm *vm, const char *type);
+bool hotspot_vm__int(const struct hotspot_vm *vm, const char *name, int32_t *value);
+bool hotspot_vm__long(const struct hotspot_vm *vm, const char *name, int64_t *value);
 
 #endif /* JBPF_HOTSPOT_VMSTRUCTS_H */

@@ -106,24 +106,24 @@ struct cur {
 	bool bad;
 };
 
-bool jfr_map_get(const struct map *m, uint64_t key, uint64_t *value);
+bool jfr_read__map_get(const struct map *m, uint64_t key, uint64_t *value);
 /* Sets key to value (a key given twice keeps its last value). 0 or -ENOMEM. */
-int jfr_map_put(struct map *m, uint64_t key, uint64_t value);
+int jfr_read__map_put(struct map *m, uint64_t key, uint64_t value);
 
 /* An integer: compressed (7 bits a byte, the ninth whole), or big-endian of its size. */
-uint64_t jfr_get_int(struct cur *c, bool compressed, int bytes);
-uint64_t jfr_get_long(struct reader *r, struct cur *c);
+uint64_t jfr_read__get_int(struct cur *c, bool compressed, int bytes);
+uint64_t jfr_read__get_long(struct reader *r, struct cur *c);
 /* Skips one value of field f (its array, if it is one), or the fields of an object of class cl. */
-void jfr_skip_value(struct reader *r, struct cur *c, const struct jfield *f, int depth);
-void jfr_skip_object(struct reader *r, struct cur *c, const struct jclass *cl, int depth);
+void jfr_read__skip_value(struct reader *r, struct cur *c, const struct jfield *f, int depth);
+void jfr_read__skip_object(struct reader *r, struct cur *c, const struct jclass *cl, int depth);
 /* The index of cl's field named name, or -1. */
-int jfr_field_index(const struct jclass *cl, const char *name);
+int jfr_read__field_index(const struct jclass *cl, const char *name);
 /* A cursor at the value of key in class cl's pool; bad when there is none. */
-struct cur jfr_pool_entry(struct reader *r, size_t cl, uint64_t key);
+struct cur jfr_read__pool_entry(struct reader *r, size_t cl, uint64_t key);
 /* A string-like value of field f at c (a String, or a simple class of one), pooled or inline, into out. */
-bool jfr_read_text(struct reader *r, struct cur *c, const struct jfield *f, char *out, size_t size, int depth);
+bool jfr_read__text(struct reader *r, struct cur *c, const struct jfield *f, char *out, size_t size, int depth);
 
 /* One sample event of class cl at c, added to the profile: 0, -ENOMEM, -ENOSPC, or -EINVAL when it does not read. */
-int jfr_add_sample(struct reader *r, struct cur *c, const struct jclass *cl);
+int jfr_samples__add(struct reader *r, struct cur *c, const struct jclass *cl);
 
 #endif /* JBPF_JFR_INTERNAL_H */

@@ -45,7 +45,7 @@ static uint64_t map_secret(void)
 
 	if (!drawn) {
 		if (getrandom(&secret, sizeof(secret), 0) != (ssize_t)sizeof(secret))
-			secret = (uint64_t)clock_monotonic_ns() * 0x9e3779b97f4a7c15ull;
+			secret = (uint64_t)clock__monotonic_ns() * 0x9e3779b97f4a7c15ull;
 		drawn = true;
 	}
 	return secret;
@@ -62,7 +62,7 @@ static uint64_t mix(uint64_t k)
 	return k;
 }
 
-bool jfr_map_get(const struct map *m, uint64_t key, uint64_t *value)
+bool jfr_read__map_get(const struct map *m, uint64_t key, uint64_t *value)
 {
 	if (!m->cap)
 		return false;
@@ -77,7 +77,7 @@ bool jfr_map_get(const struct map *m, uint64_t key, uint64_t *value)
 }
 
 /* Sets key to value (a key given twice keeps its last value). 0 or -ENOMEM. */
-int jfr_map_put(struct map *m, uint64_t key, uint64_t value)
+int jfr_read__map_put(struct map *m, uint64_t key, uint64_t value)
 {
 	size_t i;
 
@@ -95,7 +95,7 @@ int jfr_map_put(struct map *m, uint64_t key, uint64_t value)
 		}
 		for (size_t j = 0; j < m->cap; j++)
 			if (m->used[j])
-				jfr_map_put(&n, m->keys[j], m->values[j]);
+				jfr_read__map_put(&n, m->keys[j], m->values[j]);
 		free(m->keys);
 		free(m->values);
 		free(m->used);
@@ -148,7 +148,7 @@ static uint64_t get_fixed(struct cur *c, int bytes)
 }
 
 /* An integer: compressed (7 bits a byte, the ninth whole), or big-endian of its size. */
-uint64_t jfr_get_int(struct cur *c, bool compressed, int bytes)
+uint64_t jfr_read__get_int(struct cur *c, bool compressed, int bytes)
 {
 	uint64_t v = 0;
 
@@ -164,9 +164,9 @@ uint64_t jfr_get_int(struct cur *c, bool compressed, int bytes)
 	return v | (uint64_t)get_u8(c) << 56;
 }
 
-uint64_t jfr_get_long(struct reader *r, struct cur *c)
+uint64_t jfr_read__get_long(struct reader *r, struct cur *c)
 {
-	return jfr_get_int(c, r->compressed, 8);
+	return jfr_read__get_int(c, r->compressed, 8);
 }
 
 /* ---- values ------------------------------------------------------------------------------------ */
@@ -220,11 +220,11 @@ static bool read_string(struct reader *r, struct cur *c, char *out, size_t size,
 	case 1:
 		return !c->bad;
 	case 2:
-		len = jfr_get_long(r, c);
+		len = jfr_read__get_long(r, c);
 		return !c->bad && (!out || read_pooled_string(r, len, out, size, depth + 1));
 	case 3:
 	case 5:
-		len = jfr_get_int(c, r->compressed, 4);
+		len = jfr_read__get_int(c, r->compressed, 4);
 		if (c->bad || len > (uint64_t)(c->end - c->p)) {
 			c->bad = true;
 			return false;
@@ -238,14 +238,14 @@ static bool read_string(struct reader *r, struct cur *c, char *out, size_t size,
 		c->p += len;
 		break;
 	case 4:
-		len = jfr_get_int(c, r->compressed, 4);
+		len = jfr_read__get_int(c, r->compressed, 4);
 		/* A char takes a byte at least. */
 		if (c->bad || len > (uint64_t)(c->end - c->p)) {
 			c->bad = true;
 			return false;
 		}
 		for (uint64_t i = 0; i < len && !c->bad; i++) {
-			uint32_t u = (uint32_t)jfr_get_int(c, r->compressed, 2) & 0xffff;
+			uint32_t u = (uint32_t)jfr_read__get_int(c, r->compressed, 2) & 0xffff;
 
 			if (out)
 				put_utf8(out, size, &n, u);
@@ -261,14 +261,14 @@ static bool read_string(struct reader *r, struct cur *c, char *out, size_t size,
 }
 
 /* Skips the fields of an object of class cl. */
-void jfr_skip_object(struct reader *r, struct cur *c, const struct jclass *cl, int depth)
+void jfr_read__skip_object(struct reader *r, struct cur *c, const struct jclass *cl, int depth)
 {
 	if (depth > MAX_DEPTH) {
 		c->bad = true;
 		return;
 	}
 	for (size_t i = 0; i < cl->nr_fields && !c->bad; i++)
-		jfr_skip_value(r, c, &cl->fields[i], depth + 1);
+		jfr_read__skip_value(r, c, &cl->fields[i], depth + 1);
 }
 
 /* Skips one value of f's class (pooled: its key), without its array. */
@@ -277,7 +277,7 @@ static void skip_one(struct reader *r, struct cur *c, const struct jfield *f, in
 	const struct jclass *cl = &r->classes[f->type];
 
 	if (f->pooled) {
-		jfr_get_long(r, c);
+		jfr_read__get_long(r, c);
 		return;
 	}
 	switch (cl->prim) {
@@ -287,13 +287,13 @@ static void skip_one(struct reader *r, struct cur *c, const struct jfield *f, in
 		break;
 	case P_CHAR:
 	case P_SHORT:
-		jfr_get_int(c, r->compressed, 2);
+		jfr_read__get_int(c, r->compressed, 2);
 		break;
 	case P_INT:
-		jfr_get_int(c, r->compressed, 4);
+		jfr_read__get_int(c, r->compressed, 4);
 		break;
 	case P_LONG:
-		jfr_get_long(r, c);
+		jfr_read__get_long(r, c);
 		break;
 	case P_FLOAT:
 		get_fixed(c, 4);
@@ -305,12 +305,12 @@ static void skip_one(struct reader *r, struct cur *c, const struct jfield *f, in
 		read_string(r, c, NULL, 0, depth);
 		break;
 	case P_OBJECT:
-		jfr_skip_object(r, c, cl, depth);
+		jfr_read__skip_object(r, c, cl, depth);
 		break;
 	}
 }
 
-void jfr_skip_value(struct reader *r, struct cur *c, const struct jfield *f, int depth)
+void jfr_read__skip_value(struct reader *r, struct cur *c, const struct jfield *f, int depth)
 {
 	uint64_t count;
 
@@ -318,7 +318,7 @@ void jfr_skip_value(struct reader *r, struct cur *c, const struct jfield *f, int
 		skip_one(r, c, f, depth);
 		return;
 	}
-	count = jfr_get_int(c, r->compressed, 4);
+	count = jfr_read__get_int(c, r->compressed, 4);
 	/* Every element takes a byte at least: a count past what is left is not a file's. */
 	if (count > (uint64_t)(c->end - c->p)) {
 		c->bad = true;
@@ -329,7 +329,7 @@ void jfr_skip_value(struct reader *r, struct cur *c, const struct jfield *f, int
 }
 
 /* The index of cl's field named name, or -1. */
-int jfr_field_index(const struct jclass *cl, const char *name)
+int jfr_read__field_index(const struct jclass *cl, const char *name)
 {
 	for (size_t i = 0; i < cl->nr_fields; i++)
 		if (!strcmp(cl->fields[i].name, name))
@@ -338,11 +338,11 @@ int jfr_field_index(const struct jclass *cl, const char *name)
 }
 
 /* A cursor at the value of key in cl's pool; bad when there is none. */
-struct cur jfr_pool_entry(struct reader *r, size_t cl, uint64_t key)
+struct cur jfr_read__pool_entry(struct reader *r, size_t cl, uint64_t key)
 {
 	uint64_t offset;
 
-	if (cl == NO_CLASS || !jfr_map_get(&r->classes[cl].pool, key, &offset))
+	if (cl == NO_CLASS || !jfr_read__map_get(&r->classes[cl].pool, key, &offset))
 		return (struct cur){.p = r->base, .end = r->base, .bad = true};
 	return cur_at(r, (size_t)offset, r->chunk_end);
 }
@@ -351,7 +351,7 @@ struct cur jfr_pool_entry(struct reader *r, size_t cl, uint64_t key)
  * A string-like value of field f at c: a String, or a simple class whose
  * one field is one (the JDK's Symbol), inline or pooled. Into out.
  */
-bool jfr_read_text(struct reader *r, struct cur *c, const struct jfield *f, char *out, size_t size,
+bool jfr_read__text(struct reader *r, struct cur *c, const struct jfield *f, char *out, size_t size,
                       int depth)
 {
 	const struct jclass *cl = &r->classes[f->type];
@@ -359,11 +359,11 @@ bool jfr_read_text(struct reader *r, struct cur *c, const struct jfield *f, char
 
 	out[0] = '\0';
 	if (depth > MAX_DEPTH || f->array) {
-		jfr_skip_value(r, c, f, depth);
+		jfr_read__skip_value(r, c, f, depth);
 		return false;
 	}
 	if (f->pooled) {
-		at = jfr_pool_entry(r, f->type, jfr_get_long(r, c));
+		at = jfr_read__pool_entry(r, f->type, jfr_read__get_long(r, c));
 		if (c->bad || at.bad)
 			return false;
 		c = &at;
@@ -371,14 +371,14 @@ bool jfr_read_text(struct reader *r, struct cur *c, const struct jfield *f, char
 	if (cl->prim == P_STRING)
 		return read_string(r, c, out, size, depth);
 	if (cl->prim == P_OBJECT && cl->nr_fields == 1)
-		return jfr_read_text(r, c, &cl->fields[0], out, size, depth + 1);
+		return jfr_read__text(r, c, &cl->fields[0], out, size, depth + 1);
 	skip_one(r, c, &(struct jfield){.type = f->type}, depth);
 	return false;
 }
 
 static bool read_pooled_string(struct reader *r, uint64_t key, char *out, size_t size, int depth)
 {
-	struct cur at = jfr_pool_entry(r, r->c_string, key);
+	struct cur at = jfr_read__pool_entry(r, r->c_string, key);
 
 	return !at.bad && depth <= MAX_DEPTH && read_string(r, &at, out, size, depth);
 }
@@ -404,7 +404,7 @@ static enum jfr_word word_of(const char *s, size_t len)
 /* A string of the table by its index at c, and its word in *word. */
 static const char *meta_string(struct reader *r, struct cur *c, enum jfr_word *word)
 {
-	uint64_t i = jfr_get_int(c, r->compressed, 4);
+	uint64_t i = jfr_read__get_int(c, r->compressed, 4);
 
 	if (i >= r->nr_strings) {
 		c->bad = true;
@@ -435,7 +435,7 @@ static int read_element(struct reader *r, struct cur *c, int depth, struct jclas
 	struct jclass *cl = NULL;
 
 	meta_string(r, c, &element);
-	nr_attrs = jfr_get_int(c, r->compressed, 4);
+	nr_attrs = jfr_read__get_int(c, r->compressed, 4);
 	if (depth > MAX_DEPTH || nr_attrs > (uint64_t)(c->end - c->p))
 		return -1;
 	for (uint64_t i = 0; i < nr_attrs && !c->bad; i++) {
@@ -499,7 +499,7 @@ static int read_element(struct reader *r, struct cur *c, int depth, struct jclas
 		f->pooled = attr_pool && !strcmp(attr_pool, "true");
 		f->array = attr_dim && strcmp(attr_dim, "0");
 	}
-	nr_children = jfr_get_int(c, r->compressed, 4);
+	nr_children = jfr_read__get_int(c, r->compressed, 4);
 	if (c->bad || nr_children > (uint64_t)(c->end - c->p))
 		return -1;
 	for (uint64_t i = 0; i < nr_children; i++) {
@@ -525,26 +525,26 @@ static size_t class_named(const struct reader *r, const char *name)
 static int read_metadata(struct reader *r, size_t offset)
 {
 	struct cur c = cur_at(r, offset, r->chunk_end);
-	uint64_t size = jfr_get_int(&c, r->compressed, 4), nr;
+	uint64_t size = jfr_read__get_int(&c, r->compressed, 4), nr;
 	int err;
 
 	if (c.bad || size < 2 || size > r->chunk_end - offset)
-		return refuse(r->err, r->err_size, "its metadata event does not fit its chunk");
+		return refuse__say(r->err, r->err_size, "its metadata event does not fit its chunk");
 	c.end = r->base + offset + size;
-	if (jfr_get_long(r, &c) != 0)
-		return refuse(r->err, r->err_size,
+	if (jfr_read__get_long(r, &c) != 0)
+		return refuse__say(r->err, r->err_size,
 			      "the header's metadata offset points at another event");
-	jfr_get_long(r, &c); /* start */
-	jfr_get_long(r, &c); /* duration */
-	jfr_get_long(r, &c); /* metadata id */
-	nr = jfr_get_int(&c, r->compressed, 4);
+	jfr_read__get_long(r, &c); /* start */
+	jfr_read__get_long(r, &c); /* duration */
+	jfr_read__get_long(r, &c); /* metadata id */
+	nr = jfr_read__get_int(&c, r->compressed, 4);
 	/* A string takes a byte at least. */
 	if (c.bad || nr > (uint64_t)(c.end - c.p))
-		return refuse(r->err, r->err_size, "its metadata's string table does not fit it");
+		return refuse__say(r->err, r->err_size, "its metadata's string table does not fit it");
 	r->strings = calloc(nr ? nr : 1, sizeof(*r->strings));
 	r->words = calloc(nr ? nr : 1, sizeof(*r->words));
 	if (!r->strings || !r->words)
-		return refuse(r->err, r->err_size, "out of memory");
+		return refuse__say(r->err, r->err_size, "out of memory");
 	r->nr_strings = nr;
 	for (uint64_t i = 0; i < nr && !c.bad; i++) {
 		char buf[MAX_NAME];
@@ -552,34 +552,34 @@ static int read_metadata(struct reader *r, size_t offset)
 		if (!read_string(r, &c, buf, sizeof(buf), 0))
 			continue;
 		if (!(r->strings[i] = strdup(buf)))
-			return refuse(r->err, r->err_size, "out of memory");
+			return refuse__say(r->err, r->err_size, "out of memory");
 		r->words[i] = (uint8_t)word_of(buf, strlen(buf));
 	}
 	err = c.bad ? -1 : read_element(r, &c, 0, NULL);
 	if (err == -ENOMEM)
-		return refuse(r->err, r->err_size, "out of memory");
+		return refuse__say(r->err, r->err_size, "out of memory");
 	if (err || c.bad)
-		return refuse(r->err, r->err_size, "its metadata does not read");
+		return refuse__say(r->err, r->err_size, "its metadata does not read");
 	/* Each field's class, by id: the first class of that id, through a map (thousands of fields). */
 	for (size_t i = 0; i < r->nr_classes; i++) {
 		uint64_t known;
 
-		if (!jfr_map_get(&r->class_ids, r->classes[i].id, &known) &&
-		    jfr_map_put(&r->class_ids, r->classes[i].id, i))
-			return refuse(r->err, r->err_size, "out of memory");
+		if (!jfr_read__map_get(&r->class_ids, r->classes[i].id, &known) &&
+		    jfr_read__map_put(&r->class_ids, r->classes[i].id, i))
+			return refuse__say(r->err, r->err_size, "out of memory");
 	}
 	for (size_t i = 0; i < r->nr_classes; i++)
 		for (size_t f = 0; f < r->classes[i].nr_fields; f++) {
 			struct jfield *fd = &r->classes[i].fields[f];
 			uint64_t k;
 
-			if (jfr_map_get(&r->class_ids, fd->type_id, &k))
+			if (jfr_read__map_get(&r->class_ids, fd->type_id, &k))
 				fd->type = (size_t)k;
 			if (fd->type == NO_CLASS) {
 				/* The names are the file's: made safe, the reason stays one line. */
 				char field[64], class[128];
 
-				return refuse(r->err, r->err_size,
+				return refuse__say(r->err, r->err_size,
 					      "field %s of %s has a class the metadata lacks",
 					      terminal__safe(fd->name, field, sizeof(field)),
 					      terminal__safe(r->classes[i].name, class, sizeof(class)));
@@ -606,43 +606,43 @@ static size_t class_by_id(const struct reader *r, uint64_t id)
 {
 	uint64_t i;
 
-	return jfr_map_get(&r->class_ids, id, &i) ? (size_t)i : NO_CLASS;
+	return jfr_read__map_get(&r->class_ids, id, &i) ? (size_t)i : NO_CLASS;
 }
 
 /* The checkpoint at offset, its pools' entries mapped; *delta its step back to the one before. */
 static int read_checkpoint(struct reader *r, size_t offset, int64_t *delta)
 {
 	struct cur c = cur_at(r, offset, r->chunk_end);
-	uint64_t size = jfr_get_int(&c, r->compressed, 4), nr_pools;
+	uint64_t size = jfr_read__get_int(&c, r->compressed, 4), nr_pools;
 
 	if (c.bad || size < 2 || size > r->chunk_end - offset)
-		return refuse(r->err, r->err_size, "a checkpoint event does not fit its chunk");
+		return refuse__say(r->err, r->err_size, "a checkpoint event does not fit its chunk");
 	c.end = r->base + offset + size;
-	if (jfr_get_long(r, &c) != 1)
-		return refuse(r->err, r->err_size, "a constant pool offset points at another event");
-	jfr_get_long(r, &c); /* start */
-	jfr_get_long(r, &c); /* duration */
-	*delta = (int64_t)jfr_get_long(r, &c);
+	if (jfr_read__get_long(r, &c) != 1)
+		return refuse__say(r->err, r->err_size, "a constant pool offset points at another event");
+	jfr_read__get_long(r, &c); /* start */
+	jfr_read__get_long(r, &c); /* duration */
+	*delta = (int64_t)jfr_read__get_long(r, &c);
 	get_u8(&c); /* type mask */
-	nr_pools = jfr_get_int(&c, r->compressed, 4);
+	nr_pools = jfr_read__get_int(&c, r->compressed, 4);
 	for (uint64_t p = 0; p < nr_pools && !c.bad; p++) {
-		size_t cl = class_by_id(r, jfr_get_long(r, &c));
-		uint64_t count = jfr_get_int(&c, r->compressed, 4);
+		size_t cl = class_by_id(r, jfr_read__get_long(r, &c));
+		uint64_t count = jfr_read__get_int(&c, r->compressed, 4);
 
 		if (cl == NO_CLASS || count > (uint64_t)(c.end - c.p))
-			return refuse(
+			return refuse__say(
 			    r->err, r->err_size,
 			    "a constant pool is of no class the metadata has, or too long");
 		for (uint64_t i = 0; i < count && !c.bad; i++) {
-			uint64_t key = jfr_get_long(r, &c);
+			uint64_t key = jfr_read__get_long(r, &c);
 
-			if (jfr_map_put(&r->classes[cl].pool, key, (uint64_t)(c.p - r->base)))
-				return refuse(r->err, r->err_size, "out of memory");
+			if (jfr_read__map_put(&r->classes[cl].pool, key, (uint64_t)(c.p - r->base)))
+				return refuse__say(r->err, r->err_size, "out of memory");
 			skip_one(r, &c, &(struct jfield){.type = cl}, 0);
 		}
 	}
 	if (c.bad)
-		return refuse(r->err, r->err_size, "a constant pool does not read");
+		return refuse__say(r->err, r->err_size, "a constant pool does not read");
 	return 0;
 }
 
@@ -659,11 +659,11 @@ static int read_pools(struct reader *r, size_t offset)
 		/* Each step goes back, and stays past the header; as unsigned, since -INT64_MIN would overflow. */
 		back = 0 - (uint64_t)delta;
 		if (delta > 0 || back > offset - r->chunk_start - HEADER_BYTES)
-			return refuse(r->err, r->err_size,
+			return refuse__say(r->err, r->err_size,
 				      "a checkpoint's delta leads outside its chunk");
 		offset -= (size_t)back;
 	}
-	return refuse(r->err, r->err_size, "more than %d checkpoints in a chunk", MAX_CHECKPOINTS);
+	return refuse__say(r->err, r->err_size, "more than %d checkpoints in a chunk", MAX_CHECKPOINTS);
 }
 
 /* ---- chunks ---------------------------------------------------------------------------------------- */
@@ -701,24 +701,24 @@ static int read_events(struct reader *r)
 
 	while (at < r->chunk_end) {
 		struct cur c = cur_at(r, at, r->chunk_end);
-		uint64_t size = jfr_get_int(&c, r->compressed, 4), type;
+		uint64_t size = jfr_read__get_int(&c, r->compressed, 4), type;
 		size_t cl;
 		int err;
 
 		if (c.bad || size < 2 || size > r->chunk_end - at)
-			return refuse(r->err, r->err_size,
+			return refuse__say(r->err, r->err_size,
 				      "an event at offset %zu does not fit its chunk", at);
 		c.end = r->base + at + size;
-		type = jfr_get_long(r, &c);
+		type = jfr_read__get_long(r, &c);
 		cl = type > 1 ? class_by_id(r, type) : NO_CLASS;
 		if (cl != NO_CLASS && (cl == r->c_execution || cl == r->c_native || cl == r->c_cpu_time)) {
-			err = jfr_add_sample(r, &c, &r->classes[cl]);
+			err = jfr_samples__add(r, &c, &r->classes[cl]);
 			if (err == -ENOMEM)
-				return refuse(r->err, r->err_size, "out of memory");
+				return refuse__say(r->err, r->err_size, "out of memory");
 			if (err == -ENOSPC)
-				return refuse(r->err, r->err_size, "too many distinct stacks");
+				return refuse__say(r->err, r->err_size, "too many distinct stacks");
 			if (err)
-				return refuse(r->err, r->err_size,
+				return refuse__say(r->err, r->err_size,
 					      "a sample at offset %zu does not read", at);
 		} else if (cl != NO_CLASS && cl == r->c_lost) {
 			const struct jclass *lc = &r->classes[cl];
@@ -728,9 +728,9 @@ static int read_events(struct reader *r)
 
 				if (!strcmp(f->name, "lostSamples") && !f->pooled && !f->array &&
 				    r->classes[f->type].prim == P_INT)
-					r->lost += jfr_get_int(&c, r->compressed, 4);
+					r->lost += jfr_read__get_int(&c, r->compressed, 4);
 				else
-					jfr_skip_value(r, &c, f, 1);
+					jfr_read__skip_value(r, &c, f, 1);
 			}
 		}
 		at += (size_t)size;
@@ -747,7 +747,7 @@ static int read_chunk(struct reader *r, size_t start, int64_t *start_ns, double 
 	int err;
 
 	if (r->len - start < HEADER_BYTES || memcmp(r->base + start, "FLR\0", 4))
-		return refuse(r->err, r->err_size, "a chunk at offset %zu has no JFR header", start);
+		return refuse__say(r->err, r->err_size, "a chunk at offset %zu has no JFR header", start);
 	c.p += 4;
 	major = (uint16_t)get_fixed(&c, 2);
 	get_fixed(&c, 2);
@@ -760,13 +760,13 @@ static int read_chunk(struct reader *r, size_t start, int64_t *start_ns, double 
 	get_fixed(&c, 8); /* ticks a second */
 	features = (uint32_t)get_fixed(&c, 4);
 	if (major != 2)
-		return refuse(r->err, r->err_size, "JFR format %u, not 2 (JDK 11 and later)", major);
+		return refuse__say(r->err, r->err_size, "JFR format %u, not 2 (JDK 11 and later)", major);
 	/* A chunk still being written says 0: it runs to the end of the file. */
 	if (!size)
 		size = r->len - start;
 	if (size < HEADER_BYTES || size > r->len - start || pools < HEADER_BYTES || pools >= size ||
 	    metadata < HEADER_BYTES || metadata >= size)
-		return refuse(r->err, r->err_size,
+		return refuse__say(r->err, r->err_size,
 			      "a chunk's header gives sizes or offsets outside it");
 	r->compressed = features & 1;
 	r->chunk_start = start;
@@ -787,29 +787,29 @@ static int read_chunk(struct reader *r, size_t start, int64_t *start_ns, double 
 	return err ? -1 : (int)(r->chunk_end - start);
 }
 
-bool jfr_looks_like(const uint8_t *data, size_t len)
+bool jfr_read__looks_like(const uint8_t *data, size_t len)
 {
 	return len >= 4 && !memcmp(data, "FLR\0", 4);
 }
 
-int jfr_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size)
+int jfr_read__buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size)
 {
 	struct reader r = {.base = data, .len = len, .err = err, .err_size = err_size, .rec = rec};
 	char summary[128];
 	size_t at = 0;
 
 	memset(rec, 0, sizeof(*rec));
-	if (!jfr_looks_like(data, len))
-		return refuse(err, err_size, "not a JFR file");
+	if (!jfr_read__looks_like(data, len))
+		return refuse__say(err, err_size, "not a JFR file");
 	rec->profile = profile__new(NULL);
 	if (!rec->profile)
-		return refuse(err, err_size, "out of memory");
+		return refuse__say(err, err_size, "out of memory");
 	while (at < len) {
 		int n = read_chunk(&r, at, &rec->start_unix_ns, &rec->duration_s);
 
 		if (n <= 0) {
 			free(r.stack_ids);
-			pprof_recording_free(rec);
+			pprof_recording__free(rec);
 			return -1;
 		}
 		at += (size_t)n;
@@ -827,8 +827,8 @@ int jfr_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec
 	rec->summary = strdup(summary);
 	rec->process_roots = strdup("none");
 	if (!rec->event || !rec->summary || !rec->process_roots) {
-		pprof_recording_free(rec);
-		return refuse(err, err_size, "out of memory");
+		pprof_recording__free(rec);
+		return refuse__say(err, err_size, "out of memory");
 	}
 	return 0;
 }

@@ -37,9 +37,9 @@
 #include "input/pprof_read.h"
 
 /* Whether data (len bytes) begins as a JFR file does ("FLR\0"). */
-bool jfr_looks_like(const uint8_t *data, size_t len);
+bool jfr_read__looks_like(const uint8_t *data, size_t len);
 
 /* Reads a JFR file's bytes into rec. 0, or -1 with a one-line reason in err. */
-int jfr_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size);
+int jfr_read__buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size);
 
 #endif /* JBPF_JFR_READ_H */

@@ -42,7 +42,7 @@ static const char *const suffixes[FRAME_KIND_NR] = {
 /* The names of method key, from its pool entry: false when it has none. */
 static bool method_names(struct reader *r, uint64_t key, char *method_name, char *class_name)
 {
-	struct cur m = jfr_pool_entry(r, r->c_method, key);
+	struct cur m = jfr_read__pool_entry(r, r->c_method, key);
 	const struct jclass *mc = &r->classes[r->c_method];
 
 	method_name[0] = class_name[0] = '\0';
@@ -50,21 +50,21 @@ static bool method_names(struct reader *r, uint64_t key, char *method_name, char
 		const struct jfield *mf = &mc->fields[k];
 
 		if (!strcmp(mf->name, "name")) {
-			jfr_read_text(r, &m, mf, method_name, MAX_NAME, 1);
+			jfr_read__text(r, &m, mf, method_name, MAX_NAME, 1);
 		} else if (!strcmp(mf->name, "type") && mf->pooled && mf->type == r->c_class) {
-			struct cur k2 = jfr_pool_entry(r, r->c_class, jfr_get_long(r, &m));
+			struct cur k2 = jfr_read__pool_entry(r, r->c_class, jfr_read__get_long(r, &m));
 			const struct jclass *cc = &r->classes[r->c_class];
-			int n = jfr_field_index(cc, "name");
+			int n = jfr_read__field_index(cc, "name");
 
 			for (int j = 0; n >= 0 && !k2.bad && j < n; j++)
-				jfr_skip_value(r, &k2, &cc->fields[j], 1);
+				jfr_read__skip_value(r, &k2, &cc->fields[j], 1);
 			if (n >= 0 && !k2.bad)
-				jfr_read_text(r, &k2, &cc->fields[n], class_name, MAX_NAME, 1);
+				jfr_read__text(r, &k2, &cc->fields[n], class_name, MAX_NAME, 1);
 		} else {
-			jfr_skip_value(r, &m, mf, 1);
+			jfr_read__skip_value(r, &m, mf, 1);
 		}
 	}
-	return !jfr_pool_entry(r, r->c_method, key).bad;
+	return !jfr_read__pool_entry(r, r->c_method, key).bad;
 }
 
 /* The frames of method key (a new entry, nothing named yet); NULL when out of memory. */
@@ -73,7 +73,7 @@ static struct method_frames *method_entry(struct reader *r, uint64_t key)
 	struct method_frames *m;
 	uint64_t index;
 
-	if (jfr_map_get(&r->methods, key, &index))
+	if (jfr_read__map_get(&r->methods, key, &index))
 		return &r->method_frames[index];
 	if (r->nr_method_frames == r->cap_method_frames) {
 		size_t cap = r->cap_method_frames ? r->cap_method_frames * 2 : 256;
@@ -84,7 +84,7 @@ static struct method_frames *method_entry(struct reader *r, uint64_t key)
 		r->method_frames = m;
 		r->cap_method_frames = cap;
 	}
-	if (jfr_map_put(&r->methods, key, r->nr_method_frames))
+	if (jfr_read__map_put(&r->methods, key, r->nr_method_frames))
 		return NULL;
 	m = &r->method_frames[r->nr_method_frames++];
 	for (size_t k = 0; k < FRAME_KIND_NR; k++)
@@ -123,18 +123,18 @@ static int64_t frame_id(struct reader *r, struct cur *c)
 		const struct jfield *f = &fc->fields[i];
 
 		if (f->word == W_METHOD && f->pooled && f->type == r->c_method && !f->array) {
-			key = jfr_get_long(r, c);
+			key = jfr_read__get_long(r, c);
 			has_key = true;
 		} else if (f->word == W_TYPE) {
-			jfr_read_text(r, c, f, type, sizeof(type), 1);
+			jfr_read__text(r, c, f, type, sizeof(type), 1);
 		} else if ((!strcmp(f->name, "lineNumber") || !strcmp(f->name, "bytecodeIndex")) && !f->pooled &&
 			   !f->array && r->classes[f->type].prim == P_INT) {
 			/* A Java int: -1 (none) comes as its 32 bits, or sign-extended. */
-			int32_t v = (int32_t)(uint32_t)jfr_get_int(c, r->compressed, 4);
+			int32_t v = (int32_t)(uint32_t)jfr_read__get_int(c, r->compressed, 4);
 
 			*(f->name[0] == 'l' ? &pos.line : &pos.bci) = v < 0 ? (f->name[0] == 'l' ? 0 : -1) : v;
 		} else {
-			jfr_skip_value(r, c, f, 1);
+			jfr_read__skip_value(r, c, f, 1);
 		}
 	}
 	if (c->bad)
@@ -176,20 +176,20 @@ static int stack_frames(struct reader *r, uint64_t key, size_t *first, size_t *d
 	const struct jclass *sc = &r->classes[r->c_stack_trace];
 	uint64_t packed;
 	struct cur c;
-	int ff = jfr_field_index(sc, "frames");
+	int ff = jfr_read__field_index(sc, "frames");
 
-	if (jfr_map_get(&r->stacks, key, &packed)) {
+	if (jfr_read__map_get(&r->stacks, key, &packed)) {
 		*first = (size_t)(packed >> 16);
 		*depth = (size_t)(packed & 0xffff);
 		return 0;
 	}
-	c = jfr_pool_entry(r, r->c_stack_trace, key);
+	c = jfr_read__pool_entry(r, r->c_stack_trace, key);
 	if (c.bad || ff < 0 || !sc->fields[ff].array || sc->fields[ff].pooled ||
 	    sc->fields[ff].type != r->c_frame)
 		return -EINVAL;
 	for (int i = 0; i < ff; i++)
-		jfr_skip_value(r, &c, &sc->fields[i], 0);
-	uint64_t count = jfr_get_int(&c, r->compressed, 4);
+		jfr_read__skip_value(r, &c, &sc->fields[i], 0);
+	uint64_t count = jfr_read__get_int(&c, r->compressed, 4);
 
 	if (c.bad || count > (uint64_t)(c.end - c.p))
 		return -EINVAL;
@@ -200,7 +200,7 @@ static int stack_frames(struct reader *r, uint64_t key, size_t *first, size_t *d
 
 		if (*depth == MAX_FRAMES) {
 			/* Past what is kept: its root end is cut. */
-			jfr_skip_object(r, &c, &r->classes[r->c_frame], 1);
+			jfr_read__skip_object(r, &c, &r->classes[r->c_frame], 1);
 			continue;
 		}
 		id = frame_id(r, &c);
@@ -220,7 +220,7 @@ static int stack_frames(struct reader *r, uint64_t key, size_t *first, size_t *d
 	}
 	if (c.bad || *first >= (1ull << 47))
 		return -EINVAL;
-	return jfr_map_put(&r->stacks, key, (uint64_t)*first << 16 | *depth);
+	return jfr_read__map_put(&r->stacks, key, (uint64_t)*first << 16 | *depth);
 }
 
 /* The thread frame of thread key, read once; -1 for none. */
@@ -232,23 +232,23 @@ static int64_t thread_id(struct reader *r, uint64_t key)
 	uint64_t known;
 	struct cur c;
 
-	if (jfr_map_get(&r->threads, key, &known))
+	if (jfr_read__map_get(&r->threads, key, &known))
 		return (int64_t)known;
-	c = jfr_pool_entry(r, r->c_thread, key);
+	c = jfr_read__pool_entry(r, r->c_thread, key);
 	if (c.bad || !tc)
 		return -1;
 	for (size_t i = 0; i < tc->nr_fields && !c.bad; i++) {
 		const struct jfield *f = &tc->fields[i];
 
 		if (!strcmp(f->name, "javaName"))
-			jfr_read_text(r, &c, f, java_name, sizeof(java_name), 1);
+			jfr_read__text(r, &c, f, java_name, sizeof(java_name), 1);
 		else if (!strcmp(f->name, "osName"))
-			jfr_read_text(r, &c, f, os_name, sizeof(os_name), 1);
+			jfr_read__text(r, &c, f, os_name, sizeof(os_name), 1);
 		else if (!strcmp(f->name, "osThreadId") && !f->pooled && !f->array &&
 		         r->classes[f->type].prim == P_LONG)
-			tid = (int64_t)jfr_get_long(r, &c);
+			tid = (int64_t)jfr_read__get_long(r, &c);
 		else
-			jfr_skip_value(r, &c, f, 1);
+			jfr_read__skip_value(r, &c, f, 1);
 	}
 	if (c.bad)
 		return -1;
@@ -257,7 +257,7 @@ static int64_t thread_id(struct reader *r, uint64_t key)
 	                            : os_name[0] ? os_name
 	                                         : "[unknown]",
 	                            tid);
-	if (id >= 0 && jfr_map_put(&r->threads, key, (uint64_t)id))
+	if (id >= 0 && jfr_read__map_put(&r->threads, key, (uint64_t)id))
 		return -1;
 	return id;
 }
@@ -274,7 +274,7 @@ static int64_t state_id(struct reader *r, const struct jfield *f, struct cur *c)
 	                                       "STATE_PARKED_TIMED"};
 	char name[64];
 
-	if (!jfr_read_text(r, c, f, name, sizeof(name), 1))
+	if (!jfr_read__text(r, c, f, name, sizeof(name), 1))
 		return -1;
 	for (size_t i = 0; i < sizeof(sleeping) / sizeof(sleeping[0]); i++)
 		if (!strcmp(name, sleeping[i])) {
@@ -289,7 +289,7 @@ static int64_t state_id(struct reader *r, const struct jfield *f, struct cur *c)
 }
 
 /* One sample event of class cl at c: its thread, stack and state, added to the profile. */
-int jfr_add_sample(struct reader *r, struct cur *c, const struct jclass *cl)
+int jfr_samples__add(struct reader *r, struct cur *c, const struct jclass *cl)
 {
 	uint32_t ids[MAX_FRAMES + 2];
 	int64_t thread = -1, state = -1;
@@ -302,17 +302,17 @@ int jfr_add_sample(struct reader *r, struct cur *c, const struct jclass *cl)
 
 		if ((f->word == W_SAMPLED_THREAD || f->word == W_EVENT_THREAD) && f->pooled &&
 		    f->type == r->c_thread && !f->array) {
-			thread = thread_id(r, jfr_get_long(r, c));
+			thread = thread_id(r, jfr_read__get_long(r, c));
 		} else if (f->word == W_STACK_TRACE && f->pooled && f->type == r->c_stack_trace &&
 		           !f->array) {
-			err = stack_frames(r, jfr_get_long(r, c), &first, &depth);
+			err = stack_frames(r, jfr_read__get_long(r, c), &first, &depth);
 			if (err == -ENOMEM)
 				return err;
 			has_stack = !err;
 		} else if (f->word == W_STATE && f->type == r->c_state) {
 			state = state_id(r, f, c);
 		} else {
-			jfr_skip_value(r, c, f, 1);
+			jfr_read__skip_value(r, c, f, 1);
 		}
 	}
 	if (c->bad)

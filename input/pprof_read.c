@@ -84,13 +84,13 @@ static int sorted_ids(struct reader *r, const char *what, size_t n, uint64_t (*i
 	struct id_index *ids = calloc(n ? n : 1, sizeof(*ids));
 
 	if (!ids)
-		return refuse(r->err, r->err_size, "out of memory");
+		return refuse__say(r->err, r->err_size, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		ids[i].id = id_of(r->msg, i);
 		ids[i].index = i;
 		if (!ids[i].id) {
 			free(ids);
-			return refuse(r->err, r->err_size, "%s %zu has id 0", what, i);
+			return refuse__say(r->err, r->err_size, "%s %zu has id 0", what, i);
 		}
 	}
 	qsort(ids, n, sizeof(*ids), id_compare);
@@ -99,7 +99,7 @@ static int sorted_ids(struct reader *r, const char *what, size_t n, uint64_t (*i
 			uint64_t dup = ids[i].id;
 
 			free(ids);
-			return refuse(r->err, r->err_size, "two %ss have id %" PRIu64, what, dup);
+			return refuse__say(r->err, r->err_size, "two %ss have id %" PRIu64, what, dup);
 		}
 	*out = ids;
 	return 0;
@@ -124,7 +124,7 @@ static uint64_t mapping_id(const PProfile *m, size_t i)
 static enum frame_kind kind_of_mapping(const char *filename)
 {
 	for (int k = 0; k < FRAME_KIND_NR; k++) {
-		const char *name = output_kind_mapping((enum frame_kind)k);
+		const char *name = output__kind_mapping((enum frame_kind)k);
 
 		if (name && filename && !strcmp(name, filename))
 			return (enum frame_kind)k;
@@ -144,7 +144,7 @@ static uint32_t module_of(struct reader *r, const Perftools__Profiles__Mapping *
 {
 	const char *file = string_at(r, mapping->filename), *build_id = string_at(r, mapping->build_id);
 
-	if (!file || !*file || !strcmp(file, output_kind_mapping(FRAME_KIND_NATIVE)))
+	if (!file || !*file || !strcmp(file, output__kind_mapping(FRAME_KIND_NATIVE)))
 		return 0;
 	return profile__module(r->rec->profile, file, build_id ? build_id : "");
 }
@@ -157,18 +157,18 @@ static int intern_locations(struct reader *r)
 
 	for (size_t i = 0; i < m->n_mapping; i++)
 		if (!string_at(r, m->mapping[i]->filename) || !string_at(r, m->mapping[i]->build_id))
-			return refuse(r->err, r->err_size, "mapping %" PRIu64 " has a file name or build-id outside the string table",
+			return refuse__say(r->err, r->err_size, "mapping %" PRIu64 " has a file name or build-id outside the string table",
 				    m->mapping[i]->id);
 	for (size_t i = 0; i < m->n_location; i++) {
 		if (m->location[i]->n_line > MAX_READ_DEPTH)
-			return refuse(r->err, r->err_size, "location %" PRIu64 " has %zu lines", m->location[i]->id,
+			return refuse__say(r->err, r->err_size, "location %" PRIu64 " has %zu lines", m->location[i]->id,
 				    m->location[i]->n_line);
 		total += m->location[i]->n_line;
 	}
 	r->location_frames = calloc(m->n_location + 1, sizeof(*r->location_frames));
 	r->frames_flat = calloc(total ? total : 1, sizeof(*r->frames_flat));
 	if (!r->location_frames || !r->frames_flat)
-		return refuse(r->err, r->err_size, "out of memory");
+		return refuse__say(r->err, r->err_size, "out of memory");
 	for (size_t i = 0; i < m->n_location; i++) {
 		const PLocation *loc = m->location[i];
 		enum frame_kind kind = FRAME_KIND_NATIVE;
@@ -178,7 +178,7 @@ static int intern_locations(struct reader *r)
 			ssize_t mi = find_id(r->mappings, m->n_mapping, loc->mapping_id);
 
 			if (mi < 0)
-				return refuse(r->err, r->err_size, "location %" PRIu64 " names mapping %" PRIu64
+				return refuse__say(r->err, r->err_size, "location %" PRIu64 " names mapping %" PRIu64
 					    ", which does not exist", loc->id, loc->mapping_id);
 			kind = kind_of_mapping(string_at(r, m->mapping[mi]->filename));
 			module = kind == FRAME_KIND_NATIVE ? module_of(r, m->mapping[mi]) : 0;
@@ -191,13 +191,13 @@ static int intern_locations(struct reader *r)
 			int64_t id;
 
 			if (fi < 0)
-				return refuse(r->err, r->err_size, "location %" PRIu64 " names function %" PRIu64
+				return refuse__say(r->err, r->err_size, "location %" PRIu64 " names function %" PRIu64
 					    ", which does not exist", loc->id, loc->line[l]->function_id);
 			name = string_at(r, m->function[fi]->name);
 			exact = string_at(r, m->function[fi]->system_name);
 			file = string_at(r, m->function[fi]->filename);
 			if (!name || !exact || !file)
-				return refuse(r->err, r->err_size, "function %" PRIu64 " has a name outside the string table",
+				return refuse__say(r->err, r->err_size, "function %" PRIu64 " has a name outside the string table",
 					    m->function[fi]->id);
 			/* A Java frame's line, and its class's file: the recording's (or any Java profile's) position. */
 			if (is_java_kind(kind) && loc->line[l]->line > 0 && loc->line[l]->line <= INT32_MAX) {
@@ -206,7 +206,7 @@ static int intern_locations(struct reader *r)
 			}
 			id = profile__intern_at(r->rec->profile, *exact ? exact : *name ? name : "[unnamed]", kind, &pos);
 			if (id < 0)
-				return refuse(r->err, r->err_size, "too many distinct frames");
+				return refuse__say(r->err, r->err_size, "too many distinct frames");
 			profile__set_frame_module(r->rec->profile, (uint32_t)id, module);
 			r->frames_flat[at++] = (uint32_t)id;
 		}
@@ -261,7 +261,7 @@ static int read_time_label(struct reader *r, size_t n, const PLabel *l, const ch
 		return 0;
 	}
 	if (l->num < 0)
-		return refuse(r->err, r->err_size, "sample %zu: label duration is %" PRId64 " ns, below 0", n,
+		return refuse__say(r->err, r->err_size, "sample %zu: label duration is %" PRId64 " ns, below 0", n,
 			      l->num);
 	out->duration = l->num;
 	return 0;
@@ -275,7 +275,7 @@ static int read_waker_label(struct reader *r, size_t n, const PLabel *l, const c
 
 	if (!strcmp(what, "pid") || !strcmp(what, "tid")) {
 		if (l->str || l->num < 0 || l->num > UINT32_MAX)
-			return refuse(r->err, r->err_size, "sample %zu: label %s must be a process or thread id",
+			return refuse__say(r->err, r->err_size, "sample %zu: label %s must be a process or thread id",
 				      n, key);
 		*(what[0] == 'p' ? &out->waker_pid : &out->waker_tid) = l->num;
 		return 0;
@@ -283,7 +283,7 @@ static int read_waker_label(struct reader *r, size_t n, const PLabel *l, const c
 	if (strcmp(what, "process") && strcmp(what, "thread") && strcmp(what, "service"))
 		return 0; /* another tool's label: not ours to judge */
 	if (!l->str && l->num)
-		return refuse(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
+		return refuse__say(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
 	*(what[0] == 'p' ? &out->waker_process : what[0] == 's' ? &out->waker_service : &out->waker_thread) = str;
 	return 0;
 }
@@ -303,7 +303,7 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 		bool numeric;
 
 		if (!key || !str)
-			return refuse(r->err, r->err_size, "sample %zu: a label refers outside the string table", n);
+			return refuse__say(r->err, r->err_size, "sample %zu: a label refers outside the string table", n);
 		if (!strncmp(key, "waker_", strlen("waker_"))) {
 			if (read_waker_label(r, n, l, key, str, out))
 				return -1;
@@ -317,10 +317,10 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 		numeric = !strcmp(key, "pid") || !strcmp(key, "tid");
 		if (numeric) {
 			if (l->str)
-				return refuse(r->err, r->err_size, "sample %zu: label %s must be a number, not \"%s\"", n,
+				return refuse__say(r->err, r->err_size, "sample %zu: label %s must be a number, not \"%s\"", n,
 					    key, quoted(str, shown, sizeof(shown)));
 			if (l->num < 0 || l->num > UINT32_MAX)
-				return refuse(r->err, r->err_size, "sample %zu: label %s is %" PRId64
+				return refuse__say(r->err, r->err_size, "sample %zu: label %s is %" PRId64
 					    ", not a process or thread id", n, key, l->num);
 			*(key[0] == 'p' ? &out->pid : &out->tid) = l->num;
 			continue;
@@ -334,14 +334,14 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 		if (strcmp(key, "process") && strcmp(key, "thread") && strcmp(key, "state"))
 			continue; /* another tool's label: not ours to judge */
 		if (!l->str && l->num)
-			return refuse(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
+			return refuse__say(r->err, r->err_size, "sample %zu: label %s must be a string, not a number", n, key);
 		if (!strcmp(key, "state")) {
 			out->state = -1;
 			for (int st = 0; st < JBPF_STATE_NR; st++)
-				if (!strcmp(str, profile_state_name((unsigned)st)))
+				if (!strcmp(str, profile__state_name((unsigned)st)))
 					out->state = st;
 			if (out->state < 0)
-				return refuse(r->err, r->err_size, "sample %zu: label state is \"%s\", not one of "
+				return refuse__say(r->err, r->err_size, "sample %zu: label state is \"%s\", not one of "
 					    "running, runnable, sleeping, blocked", n, quoted(str, shown, sizeof(shown)));
 		} else {
 			*(key[0] == 'p' ? &out->process : &out->thread) = str;
@@ -355,7 +355,7 @@ static int read_labels(struct reader *r, size_t n, const PSample *s, struct samp
 static int push_id(struct reader *r, uint32_t *stack, size_t *depth, int64_t id)
 {
 	if (id < 0)
-		return refuse(r->err, r->err_size, "too many distinct frames");
+		return refuse__say(r->err, r->err_size, "too many distinct frames");
 	stack[(*depth)++] = (uint32_t)id;
 	return 0;
 }
@@ -398,15 +398,15 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 	int err;
 
 	if (s->n_value != r->msg->n_sample_type)
-		return refuse(r->err, r->err_size, "sample %zu has %zu values for %zu sample types", n, s->n_value,
+		return refuse__say(r->err, r->err_size, "sample %zu has %zu values for %zu sample types", n, s->n_value,
 			    r->msg->n_sample_type);
 	value = s->value[r->value_index];
 	if (value < 0)
-		return refuse(r->err, r->err_size, "sample %zu has a negative value", n);
+		return refuse__say(r->err, r->err_size, "sample %zu has a negative value", n);
 	count = r->value_ns ? ((uint64_t)value + 500) / 1000 : (uint64_t)value;
 	objects = r->objects_index >= 0 ? s->value[r->objects_index] : 0;
 	if (objects < 0)
-		return refuse(r->err, r->err_size, "sample %zu has a negative value", n);
+		return refuse__say(r->err, r->err_size, "sample %zu has a negative value", n);
 	/* In a file of several events, a sample of another one has nothing in this one's types. */
 	if (r->several && !value && !objects)
 		return 0;
@@ -417,7 +417,7 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 		ssize_t li = find_id(r->locations, r->msg->n_location, s->location_id[i]);
 
 		if (li < 0)
-			return refuse(r->err, r->err_size, "sample %zu names location %" PRIu64 ", which does not exist",
+			return refuse__say(r->err, r->err_size, "sample %zu names location %" PRIu64 ", which does not exist",
 				    n, s->location_id[i]);
 		frames += (size_t)(r->location_frames[li + 1] - r->location_frames[li]);
 		if (frames > MAX_READ_DEPTH)
@@ -471,12 +471,12 @@ static int add_sample(struct reader *r, size_t n, uint32_t *stack)
 		return -1;
 	err = profile__add_objects_indexed(r->rec->profile, stack, depth, count, (uint64_t)objects, &index);
 	if (err == -ENOSPC)
-		return refuse(r->err, r->err_size, "too many distinct stacks");
+		return refuse__say(r->err, r->err_size, "too many distinct stacks");
 	/* A span full is counted by the timeline; the recording reads on. */
 	if (!err && labels.timed)
 		err = add_time(r, index, &labels, count) == -ENOMEM ? -ENOMEM : 0;
 	if (err)
-		return refuse(r->err, r->err_size, "out of memory");
+		return refuse__say(r->err, r->err_size, "out of memory");
 	return 0;
 }
 
@@ -501,8 +501,8 @@ static bool type_of_event(const char *type, const char *event)
 	if (!strcmp(event, "cpu"))
 		return !strcmp(type, "samples") || !strcmp(type, "cpu");
 	/* Named as the writer names them (output/output.h). */
-	if (output_event_allocates(event))
-		return !strcmp(type, output_space_type(event)) || !strcmp(type, output_objects_type(event));
+	if (output__event_allocates(event))
+		return !strcmp(type, output__space_type(event)) || !strcmp(type, output__objects_type(event));
 	return !strcmp(type, event);
 }
 
@@ -532,7 +532,7 @@ static int choose_event(struct reader *r)
 
 	if (!rec->event || !strchr(rec->event, ',')) {
 		if (want && rec->event && strcmp(want, rec->event))
-			return refuse(r->err, r->err_size, "a recording of %s alone: it has no event %s",
+			return refuse__say(r->err, r->err_size, "a recording of %s alone: it has no event %s",
 				      quoted(rec->event, shown, sizeof(shown)), quoted(want, asked, sizeof(asked)));
 		return 0;
 	}
@@ -540,7 +540,7 @@ static int choose_event(struct reader *r)
 	for (const char *p = rec->event;; p += len + 1) {
 		len = strcspn(p, ",");
 		if (!known_event(p, len))
-			return refuse(r->err, r->err_size, "its event comment \"%s\" names no event of ours",
+			return refuse__say(r->err, r->err_size, "its event comment \"%s\" names no event of ours",
 				      quoted(rec->event, shown, sizeof(shown)));
 		if (!chosen && (!want || (strlen(want) == len && !strncmp(p, want, len)))) {
 			chosen = p;
@@ -550,12 +550,12 @@ static int choose_event(struct reader *r)
 			break;
 	}
 	if (!chosen)
-		return refuse(r->err, r->err_size, "a recording of %s: it has no event %s",
+		return refuse__say(r->err, r->err_size, "a recording of %s: it has no event %s",
 			      quoted(rec->event, shown, sizeof(shown)), quoted(want, asked, sizeof(asked)));
 	rec->events = rec->event;
 	rec->event = strndup(chosen, chosen_len);
 	r->several = true;
-	return rec->event ? 0 : refuse(r->err, r->err_size, "out of memory");
+	return rec->event ? 0 : refuse__say(r->err, r->err_size, "out of memory");
 }
 
 static int read_header(struct reader *r)
@@ -567,7 +567,7 @@ static int read_header(struct reader *r)
 
 	for (size_t i = 0; i < m->n_comment; i++)
 		if (!string_at(r, m->comment[i]))
-			return refuse(r->err, r->err_size, "comment %zu refers outside the string table", i);
+			return refuse__say(r->err, r->err_size, "comment %zu refers outside the string table", i);
 	rec->event = comment_value(r, "event");
 	if (choose_event(r))
 		return -1;
@@ -575,7 +575,7 @@ static int read_header(struct reader *r)
 		const char *type = string_at(r, m->sample_type[i]->type), *unit = string_at(r, m->sample_type[i]->unit);
 
 		if (!type || !unit)
-			return refuse(r->err, r->err_size, "sample type %zu refers outside the string table", i);
+			return refuse__say(r->err, r->err_size, "sample type %zu refers outside the string table", i);
 		/* Another event's types are not this reading's. */
 		if (r->several && !type_of_event(type, rec->event))
 			continue;
@@ -592,9 +592,9 @@ static int read_header(struct reader *r)
 	}
 	r->objects_index = -1;
 	if (!m->n_sample_type)
-		return refuse(r->err, r->err_size, "the profile has no sample type");
+		return refuse__say(r->err, r->err_size, "the profile has no sample type");
 	if (r->several && samples < 0 && time < 0 && space < 0)
-		return refuse(r->err, r->err_size, "event %s has no sample type of its own", rec->event);
+		return refuse__say(r->err, r->err_size, "event %s has no sample type of its own", rec->event);
 	if (space >= 0 && time < 0 && (samples < 0 || samples == objects)) {
 		r->value_index = (size_t)space;
 		r->objects_index = objects;
@@ -627,7 +627,7 @@ static int read_header(struct reader *r)
 	rec->duration_s = m->duration_nanos > 0 ? (double)m->duration_nanos / 1e9 : 0.0;
 	rec->start_unix_ns = m->time_nanos;
 	if (!rec->event)
-		return refuse(r->err, r->err_size, "out of memory");
+		return refuse__say(r->err, r->err_size, "out of memory");
 	return 0;
 }
 
@@ -638,14 +638,14 @@ static int read_message(struct reader *r)
 	int err;
 
 	if (!m->n_string_table || m->string_table[0][0])
-		return refuse(r->err, r->err_size, "not a pprof profile: its string table does not start with \"\"");
+		return refuse__say(r->err, r->err_size, "not a pprof profile: its string table does not start with \"\"");
 	if (read_header(r) || sorted_ids(r, "function", m->n_function, function_id, &r->functions) ||
 	    sorted_ids(r, "location", m->n_location, location_id, &r->locations) ||
 	    sorted_ids(r, "mapping", m->n_mapping, mapping_id, &r->mappings) || intern_locations(r))
 		return -1;
 	stack = malloc((MAX_READ_DEPTH * 2 + 4) * sizeof(*stack));
 	if (!stack)
-		return refuse(r->err, r->err_size, "out of memory");
+		return refuse__say(r->err, r->err_size, "out of memory");
 	err = 0;
 	for (size_t i = 0; !err && i < m->n_sample; i++)
 		err = add_sample(r, i, stack);
@@ -653,12 +653,12 @@ static int read_message(struct reader *r)
 	return err;
 }
 
-int pprof_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size)
+int pprof_read__buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size)
 {
-	return pprof_read_buffer_event(data, len, NULL, rec, err, err_size);
+	return pprof_read__buffer_event(data, len, NULL, rec, err, err_size);
 }
 
-int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, struct pprof_recording *rec,
+int pprof_read__buffer_event(const uint8_t *data, size_t len, const char *event, struct pprof_recording *rec,
 			    char *err, size_t err_size)
 {
 	struct reader r = { .rec = rec, .want_event = event, .err = err, .err_size = err_size };
@@ -667,14 +667,14 @@ int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, 
 
 	memset(rec, 0, sizeof(*rec));
 	/* A JDK Flight Recorder file reads as the same recording (input/jfr_read.h). */
-	if (jfr_looks_like(data, len)) {
-		ret = jfr_read_buffer(data, len, rec, err, err_size);
+	if (jfr_read__looks_like(data, len)) {
+		ret = jfr_read__buffer(data, len, rec, err, err_size);
 		if (!ret && event && strcmp(event, rec->event)) {
 			char shown[64], asked[64];
 
-			ret = refuse(err, err_size, "a recording of %s alone: it has no event %s",
+			ret = refuse__say(err, err_size, "a recording of %s alone: it has no event %s",
 				     quoted(rec->event, shown, sizeof(shown)), quoted(event, asked, sizeof(asked)));
-			pprof_recording_free(rec);
+			pprof_recording__free(rec);
 		}
 		return ret;
 	}
@@ -682,7 +682,7 @@ int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, 
 		return -1;
 	rec->profile = profile__new(NULL);
 	r.msg = unpacked.msg;
-	ret = rec->profile ? read_message(&r) : refuse(err, err_size, "out of memory");
+	ret = rec->profile ? read_message(&r) : refuse__say(err, err_size, "out of memory");
 	pprof_unpack__close(&unpacked);
 	free(r.functions);
 	free(r.locations);
@@ -690,16 +690,16 @@ int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, 
 	free(r.location_frames);
 	free(r.frames_flat);
 	if (ret)
-		pprof_recording_free(rec);
+		pprof_recording__free(rec);
 	return ret;
 }
 
-int pprof_read(const char *path, struct pprof_recording *rec, char *err, size_t err_size)
+int pprof_read__file(const char *path, struct pprof_recording *rec, char *err, size_t err_size)
 {
-	return pprof_read_event(path, NULL, rec, err, err_size);
+	return pprof_read__file_event(path, NULL, rec, err, err_size);
 }
 
-int pprof_read_event(const char *path, const char *event, struct pprof_recording *rec, char *err, size_t err_size)
+int pprof_read__file_event(const char *path, const char *event, struct pprof_recording *rec, char *err, size_t err_size)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	uint8_t *data;
@@ -709,19 +709,19 @@ int pprof_read_event(const char *path, const char *event, struct pprof_recording
 
 	memset(rec, 0, sizeof(*rec));
 	if (fd < 0)
-		return refuse(err, err_size, "cannot open: %s", strerror(errno));
+		return refuse__say(err, err_size, "cannot open: %s", strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return refuse(err, err_size, "not a regular file");
+		return refuse__say(err, err_size, "not a regular file");
 	}
 	if ((uint64_t)st.st_size > PPROF_MAX_FILE_BYTES) {
 		close(fd);
-		return refuse(err, err_size, "larger than %u MiB", PPROF_MAX_FILE_BYTES >> 20);
+		return refuse__say(err, err_size, "larger than %u MiB", PPROF_MAX_FILE_BYTES >> 20);
 	}
 	data = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!data) {
 		close(fd);
-		return refuse(err, err_size, "out of memory");
+		return refuse__say(err, err_size, "out of memory");
 	}
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
@@ -731,21 +731,21 @@ int pprof_read_event(const char *path, const char *event, struct pprof_recording
 
 			free(data);
 			close(fd);
-			return refuse(err, err_size, "cannot read: %s", strerror(e));
+			return refuse__say(err, err_size, "cannot read: %s", strerror(e));
 		}
 		got += (size_t)n;
 	}
 	close(fd);
 	if (!got) {
 		free(data);
-		return refuse(err, err_size, "empty file, not a pprof profile");
+		return refuse__say(err, err_size, "empty file, not a pprof profile");
 	}
-	ret = pprof_read_buffer_event(data, got, event, rec, err, err_size);
+	ret = pprof_read__buffer_event(data, got, event, rec, err, err_size);
 	free(data);
 	return ret;
 }
 
-void pprof_recording_free(struct pprof_recording *rec)
+void pprof_recording__free(struct pprof_recording *rec)
 {
 	profile__free(rec->profile);
 	free(rec->event);

@@ -51,9 +51,9 @@ struct pprof_recording {
  * Reads path. Returns 0, or -1 with a one-line reason in err (no trailing
  * newline, no file name).
  */
-int pprof_read(const char *path, struct pprof_recording *rec, char *err, size_t err_size);
+int pprof_read__file(const char *path, struct pprof_recording *rec, char *err, size_t err_size);
 /* The same from bytes in memory (gzipped or not). */
-int pprof_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size);
+int pprof_read__buffer(const uint8_t *data, size_t len, struct pprof_recording *rec, char *err, size_t err_size);
 /*
  * The same, reading one event of a file that holds several
  * (output/pprof.c): event NULL for its first, else one of its words
@@ -61,10 +61,10 @@ int pprof_read_buffer(const uint8_t *data, size_t len, struct pprof_recording *r
  * rec->events then lists them all. An event the file has not is an error
  * that names those it has.
  */
-int pprof_read_event(const char *path, const char *event, struct pprof_recording *rec, char *err, size_t err_size);
-int pprof_read_buffer_event(const uint8_t *data, size_t len, const char *event, struct pprof_recording *rec,
+int pprof_read__file_event(const char *path, const char *event, struct pprof_recording *rec, char *err, size_t err_size);
+int pprof_read__buffer_event(const uint8_t *data, size_t len, const char *event, struct pprof_recording *rec,
 			    char *err, size_t err_size);
-void pprof_recording_free(struct pprof_recording *rec);
+void pprof_recording__free(struct pprof_recording *rec);
 
 
 #endif /* JBPF_PPROF_READ_H */

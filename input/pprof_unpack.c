@@ -24,7 +24,7 @@ static int inflate_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *ou
 	buf = malloc(cap);
 	if (!buf || inflateInit2(&z, 15 + 16) != Z_OK) {
 		free(buf);
-		return refuse(err, size, "out of memory");
+		return refuse__say(err, size, "out of memory");
 	}
 	z.next_in = (uint8_t *)in;
 	z.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
@@ -61,12 +61,12 @@ static int inflate_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *ou
 	}
 	free(buf);
 	if (ret == Z_MEM_ERROR && cap >= PPROF_MAX_CONTENT_BYTES)
-		return refuse(err, size, "the gzip data inflates to more than %u MiB", PPROF_MAX_CONTENT_BYTES >> 20);
+		return refuse__say(err, size, "the gzip data inflates to more than %u MiB", PPROF_MAX_CONTENT_BYTES >> 20);
 	if (ret == Z_MEM_ERROR)
-		return refuse(err, size, "out of memory");
+		return refuse__say(err, size, "out of memory");
 	if (ret == Z_BUF_ERROR || ret == Z_OK)
-		return refuse(err, size, "truncated gzip data (the file ends inside the compressed stream)");
-	return refuse(err, size, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
+		return refuse__say(err, size, "truncated gzip data (the file ends inside the compressed stream)");
+	return refuse__say(err, size, "corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
 }
 
 /*
@@ -132,12 +132,12 @@ int pprof_unpack__open(struct pprof_unpacked *u, const uint8_t *data, size_t len
 	u->msg = perftools__profiles__profile__unpack(&u->allocator, len, data);
 	free(inflated);
 	if (!u->msg && u->budget.exceeded)
-		return refuse(err, err_size,
+		return refuse__say(err, err_size,
 			      "its records would take more than %zu MiB of memory to read, the limit for a file "
 			      "of %zu KiB: not a profile as profilers write them",
 			      budget_bytes >> 20, (input_len + 1023) >> 10);
 	if (!u->msg)
-		return refuse(err, err_size, "not a pprof profile (not gzip, and not a protobuf message of that shape)");
+		return refuse__say(err, err_size, "not a pprof profile (not gzip, and not a protobuf message of that shape)");
 	return 0;
 }
 

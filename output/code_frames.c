@@ -25,12 +25,12 @@ static const struct {
 	[FRAME_KIND_CARRIER] = { "[virtual thread]", NULL },
 };
 
-const char *output_kind_mapping(enum frame_kind kind)
+const char *output__kind_mapping(enum frame_kind kind)
 {
 	return (unsigned)kind < FRAME_KIND_NR ? kinds[kind].mapping : NULL;
 }
 
-char *output_plain_name(const char *text, enum frame_kind kind)
+char *output__plain_name(const char *text, enum frame_kind kind)
 {
 	const char *suffix = (unsigned)kind < FRAME_KIND_NR ? kinds[kind].suffix : NULL;
 	size_t len = strlen(text);

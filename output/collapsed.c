@@ -197,7 +197,7 @@ static void write_line(FILE *out, const char *const *names, const struct line *l
 	fprintf(out, " %" PRIu64 "\n", l->count);
 }
 
-int output_collapsed_write(const struct profile *profile, FILE *out)
+int output__collapsed_write(const struct profile *profile, FILE *out)
 {
 	size_t nr_stacks = profile__stack_count(profile), nr_lines = 0, nr_owned = 0;
 	struct line *lines = calloc(nr_stacks ? nr_stacks : 1, sizeof(*lines));

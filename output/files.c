@@ -46,7 +46,7 @@ static int open_temp_beside(struct output_file *f)
 		int fd;
 
 		if ((size_t)snprintf(f->temp, sizeof(f->temp), "%s.%016llx.tmp", f->path,
-				     (unsigned long long)random_u64()) >= sizeof(f->temp)) {
+				     (unsigned long long)random__u64()) >= sizeof(f->temp)) {
 			f->temp[0] = '\0';
 			errno = ENAMETOOLONG;
 			return -1;

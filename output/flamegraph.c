@@ -14,7 +14,7 @@
  * The JSON holds a frame table and the merged call tree (output/flametree.h):
  *
  *   {"version":1, "unit":"samples", "total":N, "diff":false,
- *    "kinds":["native","kernel",...],      frame_kind_name() of each kind
+ *    "kinds":["native","kernel",...],      profile__frame_kind_name() of each kind
  *    "names":["main","read_[k]",...],      frame id -> name
  *    "frameKinds":[0,1,...],               frame id -> index into kinds
  *    "nodes":[frame,level,total,self, ...]}
@@ -25,7 +25,7 @@
  * passes through the node, self those whose stack ends there. Siblings are
  * ordered by name, so the page needs no sorting.
  *
- * A diff page (output_flamegraph_diff_write) has "diff":true and two more
+ * A diff page (output__flamegraph_diff_write) has "diff":true and two more
  * members:
  *
  *   "beforeTotal":M,                       BEFORE's total
@@ -54,7 +54,7 @@
  * When the cells would pass their bound even in wide buckets, the member
  * is {"omitted":true} and the page says so.
  *
- * A page of several events (output_flamegraph_write_events) has
+ * A page of several events (output__flamegraph_write_events) has
  *
  *   {"events":[{"event":"cpu", "title":"...", "summary":["Total: ...", "..."],
  *               "version":1, "unit":..., ...}, ...]}
@@ -182,7 +182,7 @@ static void write_data(FILE *out, const struct page *pg, const char *event)
 	for (int k = 0; k < FRAME_KIND_NR; k++) {
 		if (k)
 			fputc(',', out);
-		emit__json_string(out, frame_kind_name((enum frame_kind)k));
+		emit__json_string(out, profile__frame_kind_name((enum frame_kind)k));
 	}
 	fputs("],\n\"names\":[", out);
 	for (size_t i = 0; i < nr_frames; i++) {
@@ -316,7 +316,7 @@ static int page_write(const struct page *pages, size_t nr, FILE *out)
 	return emit__finish(out);
 }
 
-int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
+int output__flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
 {
 	struct flame_tree t = { 0 };
 	struct flame_time ft = { 0 };
@@ -332,7 +332,7 @@ int output_flamegraph_write(const struct profile *profile, const struct output_m
 	return err;
 }
 
-int output_flamegraph_write_events(const struct profile *const *profiles, const struct output_meta *metas, size_t nr,
+int output__flamegraph_write_events(const struct profile *const *profiles, const struct output_meta *metas, size_t nr,
 				   FILE *out)
 {
 	struct flame_tree trees[OUTPUT_MAX_EVENTS] = { 0 };
@@ -355,7 +355,7 @@ int output_flamegraph_write_events(const struct profile *const *profiles, const 
 	return err;
 }
 
-int output_flamegraph_diff_write(const struct profile *before, const struct profile *after,
+int output__flamegraph_diff_write(const struct profile *before, const struct profile *after,
 				 const struct output_meta *meta, FILE *out)
 {
 	struct flame_tree t = { 0 };

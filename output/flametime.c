@@ -103,7 +103,7 @@ static int fill(const struct profile *profile, const struct flame_tree *tree, co
 		for (size_t k = g->start[s]; k < g->start[s + 1]; k++) {
 			const struct timeline_span *sp = &spans[g->by_stack[k]];
 
-			spread(sp, timeline_span_share(sp, count, weights[s], &carry), width, row);
+			spread(sp, timeline__span_share(sp, count, weights[s], &carry), width, row);
 		}
 		for (uint32_t b = 0; b < buckets; b++) {
 			if (!row[b])

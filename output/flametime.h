@@ -5,7 +5,7 @@
  * The recording's length (the later of its duration and its timeline's
  * last tick) is cut into at most FLAMETIME_MAX_BUCKETS buckets of a round
  * width (1, 2 or 5 times a power of ten ms). Each stack's count is shared
- * among its spans (timeline_span_share) and each span's part among the
+ * among its spans (timeline__span_share) and each span's part among the
  * buckets it overlaps, in proportion to its ticks in each, with carries so
  * that a stack's cells sum to its count exactly. A cell is (node of the
  * flame tree where the stack ends, bucket, count), only where the count

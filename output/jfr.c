@@ -323,11 +323,11 @@ static int add_methods(struct pools *p, const struct profile *profile)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < nr; i++) {
 		enum frame_kind kind = profile__frame_kind(profile, i);
-		char *name = output_kind_mapping(kind) ? output_plain_name(profile__frame_name(profile, i), kind) : NULL;
+		char *name = output__kind_mapping(kind) ? output__plain_name(profile__frame_name(profile, i), kind) : NULL;
 		char *dot = name && is_java(kind) ? strrchr(name, '.') : NULL, *pkg_dot, *typed;
 		uint32_t class_key, method = p->nr_methods, key;
 
-		if (!output_kind_mapping(kind))
+		if (!output__kind_mapping(kind))
 			continue;
 		if (!name || asprintf(&typed, "%d,%s", (int)frame_type_of(kind), name) < 0) {
 			free(name);
@@ -667,7 +667,7 @@ static void put_sample(struct jfr_buf *out, struct jfr_buf *body, const struct p
 /*
  * The events numbered [from, to) of the recording's total. With a
  * timeline, span after span: each its part of its stack's events
- * (timeline_span_share), spread evenly over the span's ticks; then the
+ * (timeline__span_share), spread evenly over the span's ticks; then the
  * stacks with no time kept. Without one, stack after stack, event i at
  * start + duration * i / total.
  */
@@ -692,7 +692,7 @@ static void put_samples(struct jfr_buf *out, const struct pools *p, const struct
 
 		if (sp->stack >= nr_stacks)
 			continue;
-		n = timeline_span_share(sp, per_stack[sp->stack], weights[sp->stack], &carries[sp->stack]);
+		n = timeline__span_share(sp, per_stack[sp->stack], weights[sp->stack], &carries[sp->stack]);
 		span_ns = ((uint64_t)sp->last + 1 - sp->first) * TIMELINE_TICK_NS;
 		for (uint64_t e = 0; e < n && i < to; e++, i++)
 			if (i >= from)
@@ -735,7 +735,7 @@ static void pools_free(struct pools *p)
 	free(p->thread_frame);
 }
 
-int output_jfr_write_chunks(const struct profile *profile, const struct output_meta *meta, uint64_t chunk_events,
+int output__jfr_write_chunks(const struct profile *profile, const struct output_meta *meta, uint64_t chunk_events,
 			    FILE *out)
 {
 	const struct profile_limits table_limits = { .max_frames = UINT32_MAX - 2, .max_stacks = 1 };
@@ -752,7 +752,7 @@ int output_jfr_write_chunks(const struct profile *profile, const struct output_m
 	int err;
 
 	/* Allocations would be jdk.ObjectAllocationSample events, which this writer does not make. */
-	if (output_event_allocates(event))
+	if (output__event_allocates(event))
 		return -EOPNOTSUPP;
 
 	emit__begin(out);
@@ -835,7 +835,7 @@ int output_jfr_write_chunks(const struct profile *profile, const struct output_m
 	return err ? err : emit__finish(out);
 }
 
-int output_jfr_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
+int output__jfr_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
 {
-	return output_jfr_write_chunks(profile, meta, CHUNK_EVENTS, out);
+	return output__jfr_write_chunks(profile, meta, CHUNK_EVENTS, out);
 }

@@ -35,6 +35,6 @@ int64_t mappings__of(struct mappings *m, const struct profile *profile, uint32_t
 		return m->of_module[module];
 	}
 	if (!m->of_kind[kind])
-		m->of_kind[kind] = m->make(m->ctx, output_kind_mapping(kind), "");
+		m->of_kind[kind] = m->make(m->ctx, output__kind_mapping(kind), "");
 	return m->of_kind[kind];
 }

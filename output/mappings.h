@@ -4,7 +4,7 @@
  *
  * A native frame whose module (file) is known is in that module's mapping,
  * with its path and build id; any other code frame in the pseudo-mapping of
- * its kind ("[jit]", "[kernel]", ... : output_kind_mapping). Each mapping is
+ * its kind ("[jit]", "[kernel]", ... : output__kind_mapping). Each mapping is
  * made once, at its first frame, by the writer's own function, which
  * returns the mapping's id or index in its format, 0 when it could not be
  * made (tried again at the next frame), or a negative number (kept, and

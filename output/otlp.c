@@ -154,7 +154,7 @@ static const char *frame_type(enum frame_kind kind)
 
 static bool is_code(enum frame_kind kind)
 {
-	return output_kind_mapping(kind) != NULL;
+	return output__kind_mapping(kind) != NULL;
 }
 
 static int32_t string_id(struct builder *b, const char *s)
@@ -313,7 +313,7 @@ static int add_frames(struct builder *b, const struct profile *profile)
 		if (!is_code(kind))
 			continue;
 		mapping = (int32_t)mappings__of(&b->mapping_of, profile, i, kind);
-		name = output_plain_name(text, kind);
+		name = output__plain_name(text, kind);
 		if (mapping < 0 || !name) {
 			free(name);
 			return -ENOMEM;
@@ -498,7 +498,7 @@ static int sample_roots(struct builder *b, const struct profile *profile, const 
 				attributes[(*nr_attributes)++] = t;
 		} else if (kind == FRAME_KIND_STATE && *nr_attributes < SAMPLE_ATTRIBUTES) {
 			/* -1, an unknown state, is past the states: "unknown state". */
-			a = attribute_id(b, "state", profile_state_name((unsigned)profile__frame_state(profile, frames[k])),
+			a = attribute_id(b, "state", profile__state_name((unsigned)profile__frame_state(profile, frames[k])),
 					 0);
 			if (a < 0)
 				return -ENOMEM;
@@ -542,7 +542,7 @@ static int group_spans(struct builder *b, const struct profile *profile)
 /*
  * Sample s of stack i, sample type t, as one value per span of the stack
  * with its time (the span's first tick): the span's part of the stack's
- * value (timeline_span_share; the parts sum to it).
+ * value (timeline__span_share; the parts sum to it).
  */
 static void add_timestamps(struct builder *b, const struct profile *profile, size_t i, size_t t, OSample *s,
 			   int64_t start_unix_ns)
@@ -560,7 +560,7 @@ static void add_timestamps(struct builder *b, const struct profile *profile, siz
 	for (size_t k = 0; k < n; k++) {
 		const struct timeline_span *sp = &spans[b->span_order[first + k]];
 
-		s->values[k] = (int64_t)timeline_span_share(sp, value, weight, &carry);
+		s->values[k] = (int64_t)timeline__span_share(sp, value, weight, &carry);
 		s->timestamps_unix_nano[k] = (uint64_t)start_unix_ns + sp->first * TIMELINE_TICK_NS;
 	}
 }
@@ -689,7 +689,7 @@ static void add_profiles(struct builder *b, const struct output_meta *meta, uint
 static int add_types(struct builder *b, bool time_weights, const char *event)
 {
 	int32_t ids[4] = {
-		string_id(b, b->bytes ? output_space_type(event) : time_weights ? event : "samples"),
+		string_id(b, b->bytes ? output__space_type(event) : time_weights ? event : "samples"),
 		string_id(b, b->bytes ? "bytes" : time_weights ? "nanoseconds" : "count"),
 		string_id(b, b->bytes ? "space" : time_weights ? "wall" : "cpu"),
 		string_id(b, b->bytes ? "bytes" : "nanoseconds"),
@@ -769,11 +769,11 @@ static void builder_free(struct builder *b)
 	free(b->timestamps);
 }
 
-int output_otlp_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
+int output__otlp_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
 {
 	const struct profile_limits table_limits = { .max_frames = INT32_MAX - 2, .max_stacks = 1 };
 	const char *event = meta && meta->event ? meta->event : "cpu";
-	bool bytes = output_event_allocates(event);
+	bool bytes = output__event_allocates(event);
 	bool time_weights = strcmp(event, "cpu") && !bytes;
 	/* An allocation profile counts bytes, one value: no sampling period in time. */
 	uint64_t period_ns = meta && meta->frequency_hz && !bytes ? 1000000000ull / meta->frequency_hz : 0;

@@ -60,7 +60,7 @@ struct output_meta {
 };
 
 /* A format: its name, its files' extension, what a message calls it, its writer. */
-struct output_writer {
+struct output__writer {
 	const char *name;       /* as -o takes it: "flamegraph" */
 	const char *extension;  /* of default file names, without the dot: "html" */
 	const char *noun;       /* in messages: "flame graph" */
@@ -73,7 +73,7 @@ struct output_writer {
  * (process, thread and state frames, how Java frames ran), for a later
  * view: pprof, otlp and jfr.
  */
-static inline int output_keeps_everything(enum output_format format)
+static inline int output__keeps_everything(enum output_format format)
 {
 	return format == OUTPUT_PPROF || format == OUTPUT_OTLP || format == OUTPUT_JFR;
 }
@@ -83,38 +83,38 @@ static inline int output_keeps_everything(enum output_format format)
  * and the allocations they are: "alloc" (Java heap), "nativemem" (native
  * memory) and "leaks" (native memory still allocated at the end).
  */
-static inline int output_event_allocates(const char *event)
+static inline int output__event_allocates(const char *event)
 {
 	return event && (!strcmp(event, "alloc") || !strcmp(event, "nativemem") || !strcmp(event, "leaks"));
 }
 
 /* Go's names for an allocation profile's bytes and allocations: in use (leaks), else allocated. */
-static inline const char *output_space_type(const char *event)
+static inline const char *output__space_type(const char *event)
 {
 	return event && !strcmp(event, "leaks") ? "inuse_space" : "alloc_space";
 }
 
-static inline const char *output_objects_type(const char *event)
+static inline const char *output__objects_type(const char *event)
 {
 	return event && !strcmp(event, "leaks") ? "inuse_objects" : "alloc_objects";
 }
 
 /* The writer of format (the flame graph's for a value out of range). */
-const struct output_writer *output_writer(enum output_format format);
+const struct output__writer *output__writer(enum output_format format);
 
-/* output_writer(format)->write(...). */
-int output_write(enum output_format format, const struct profile *profile, const struct output_meta *meta,
+/* output__writer(format)->write(...). */
+int output__write(enum output_format format, const struct profile *profile, const struct output_meta *meta,
 		 size_t top, FILE *out);
 
-int output_collapsed_write(const struct profile *profile, FILE *out);
+int output__collapsed_write(const struct profile *profile, FILE *out);
 /* The profile as a JDK Flight Recorder file (output/jfr.c describes it); meta may be NULL. */
-int output_jfr_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
-/* The same in chunks of at most chunk_events events (output_jfr_write's are of 2^20). */
-int output_jfr_write_chunks(const struct profile *profile, const struct output_meta *meta, uint64_t chunk_events,
+int output__jfr_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
+/* The same in chunks of at most chunk_events events (output__jfr_write's are of 2^20). */
+int output__jfr_write_chunks(const struct profile *profile, const struct output_meta *meta, uint64_t chunk_events,
 			    FILE *out);
 /* The profile as an OTLP ExportProfilesServiceRequest (output/otlp.c describes it); meta may be NULL. */
-int output_otlp_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
-int output_flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
+int output__otlp_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
+int output__flamegraph_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
 /*
  * One page of several events' flame graphs (a recording of -e cpu,alloc),
  * shown one at a time, chosen in the page: profiles[i] is event
@@ -122,7 +122,7 @@ int output_flamegraph_write(const struct profile *profile, const struct output_m
  * OUTPUT_MAX_EVENTS.
  */
 #define OUTPUT_MAX_EVENTS 4
-int output_flamegraph_write_events(const struct profile *const *profiles, const struct output_meta *metas, size_t nr,
+int output__flamegraph_write_events(const struct profile *const *profiles, const struct output_meta *metas, size_t nr,
 				   FILE *out);
 /*
  * The same page drawing after, each frame coloured by how its share of the
@@ -130,23 +130,23 @@ int output_flamegraph_write_events(const struct profile *const *profiles, const 
  * their (name, kind) path from the root; meta describes the comparison (its
  * title) and the after recording.
  */
-int output_flamegraph_diff_write(const struct profile *before, const struct profile *after,
+int output__flamegraph_diff_write(const struct profile *before, const struct profile *after,
 				 const struct output_meta *meta, FILE *out);
 /* top: rows in each table (by self, by total); 0 means a default of 30. */
-int output_text_write(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out);
+int output__text_write(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out);
 /*
  * Best with a profile aggregated in full (see user/view.h): its process,
  * thread and state frames become the samples' labels.
  */
-int output_pprof_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
+int output__pprof_write(const struct profile *profile, const struct output_meta *meta, FILE *out);
 /*
  * The pseudo-mapping pprof and OTLP files name for a kind of code frame
  * ("[kernel.kallsyms]", "[java compiled]"...; native code whose file is
  * not known: "[native]"); NULL for the kinds that are not code (process,
  * thread, state frames).
  */
-const char *output_kind_mapping(enum frame_kind kind);
+const char *output__kind_mapping(enum frame_kind kind);
 /* A frame's text without its kind's suffix ("read_[k]" -> "read"), malloc'd; NULL out of memory. */
-char *output_plain_name(const char *text, enum frame_kind kind);
+char *output__plain_name(const char *text, enum frame_kind kind);
 
 #endif /* JBPF_OUTPUT_H */

@@ -122,7 +122,7 @@ static void strings_free(struct strings *t)
 /* Code frames are locations; the others become labels. */
 static bool is_code(enum frame_kind kind)
 {
-	return output_kind_mapping(kind) != NULL;
+	return output__kind_mapping(kind) != NULL;
 }
 
 /* ---- building the message ------------------------------------------------ */
@@ -220,7 +220,7 @@ static int add_frames(struct builder *b, const struct profile *profile)
 		if (!is_code(kind))
 			continue;
 		mapping = (uint64_t)mappings__of(&b->mapping_of, profile, (uint32_t)i, kind);
-		name = output_plain_name(text, kind);
+		name = output__plain_name(text, kind);
 		if (!mapping || !name) {
 			free(name);
 			return -ENOMEM;
@@ -304,7 +304,7 @@ static int add_frame_labels(struct builder *b, PSample *s, const struct profile 
 	int err;
 
 	if (kind == FRAME_KIND_STATE)
-		return add_label(b, s, "state", profile_state_name((unsigned)profile__frame_state(profile, frame)), 0);
+		return add_label(b, s, "state", profile__state_name((unsigned)profile__frame_state(profile, frame)), 0);
 	/* A waker's (--wakers): its process's name, pid and program, its thread's name and tid. */
 	if (kind == FRAME_KIND_WAKER_PROCESS || kind == FRAME_KIND_WAKER_THREAD) {
 		bool process = kind == FRAME_KIND_WAKER_PROCESS;
@@ -479,7 +479,7 @@ static int add_timed_samples(struct builder *b, const struct profile *profile, i
 		for (size_t v = 0; v < types; v++) {
 			uint64_t quantum = value_unit((uint64_t)of->value[v]);
 
-			s->value[v] = (int64_t)(quantum * timeline_span_share(sp, (uint64_t)of->value[v] / quantum,
+			s->value[v] = (int64_t)(quantum * timeline__span_share(sp, (uint64_t)of->value[v] / quantum,
 									   weights[sp->stack],
 									   &carries[sp->stack * types + v]));
 			any |= s->value[v] != 0;
@@ -567,13 +567,13 @@ static int add_sample_types(struct builder *b, const struct profile *profile, ui
 		int t;
 
 		g->first = b->msg.n_sample_type;
-		g->alloc = output_event_allocates(ev);
+		g->alloc = output__event_allocates(ev);
 		g->objects = g->alloc && objects;
 		g->time_weights = !g->alloc && strcmp(ev, "cpu");
 		/* Allocations, as Go's heap profiles name them: objects then bytes, bytes shown first. */
-		if (g->objects && add_sample_type(b, output_objects_type(ev), "count") < 0)
+		if (g->objects && add_sample_type(b, output__objects_type(ev), "count") < 0)
 			return -ENOMEM;
-		t = add_sample_type(b, g->alloc ? output_space_type(ev) : g->time_weights ? ev : "samples",
+		t = add_sample_type(b, g->alloc ? output__space_type(ev) : g->time_weights ? ev : "samples",
 				    g->alloc ? "bytes" : g->time_weights ? "nanoseconds" : "count");
 		if (t >= 0 && !g->alloc && !g->time_weights)
 			t = add_sample_type(b, "cpu", "nanoseconds");
@@ -698,12 +698,12 @@ static int write_gzip(const uint8_t *data, size_t len, FILE *out)
 	return ret == Z_STREAM_END ? 0 : -EIO;
 }
 
-int output_pprof_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
+int output__pprof_write(const struct profile *profile, const struct output_meta *meta, FILE *out)
 {
 	/* Every string the file names: bounded only by what ids can number. */
 	const struct profile_limits string_limits = { .max_frames = UINT32_MAX - 2, .max_stacks = 1 };
 	/* An allocation profile counts bytes: no sampling period in time. */
-	bool alloc = output_event_allocates(meta->event);
+	bool alloc = output__event_allocates(meta->event);
 	uint64_t period_ns = meta->frequency_hz && !alloc ? 1000000000ull / meta->frequency_hz : 0;
 	struct builder b = { 0 };
 	uint8_t *packed = NULL;

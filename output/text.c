@@ -409,7 +409,7 @@ static int write_wakers(FILE *out, const struct profile *profile, const char *un
 	return 0;
 }
 
-int output_text_write(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out)
+int output__text_write(const struct profile *profile, const struct output_meta *meta, size_t top, FILE *out)
 {
 	const char *unit = meta && meta->unit ? meta->unit : "samples";
 	const char *event = meta && meta->event ? meta->event : "cpu";
@@ -452,7 +452,7 @@ int output_text_write(const struct profile *profile, const struct output_meta *m
 			 "the other processes");
 	if (!err)
 		err = write_rows(out, profile, top, unit, grand_total,
-				 output_event_allocates(event) && strcmp(event, "alloc") ? caller_of : site_of,
+				 output__event_allocates(event) && strcmp(event, "alloc") ? caller_of : site_of,
 				 "Allocation sites by", "SITE", "the other sites");
 	if (!err) {
 		write_table(out, &fns, sorted, top, 0, unit, grand_total);

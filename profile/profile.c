@@ -117,17 +117,17 @@ static const char *const state_names[JBPF_STATE_NR] = {
 	[JBPF_STATE_BLOCKED] = "blocked",
 };
 
-const char *profile_state_frame(unsigned state)
+const char *profile__state_frame(unsigned state)
 {
 	return state < JBPF_STATE_NR ? state_frames[state] : "[unknown state]";
 }
 
-const char *profile_state_name(unsigned state)
+const char *profile__state_name(unsigned state)
 {
 	return state < JBPF_STATE_NR ? state_names[state] : "unknown state";
 }
 
-const char *frame_kind_name(enum frame_kind kind)
+const char *profile__frame_kind_name(enum frame_kind kind)
 {
 	if ((unsigned)kind >= FRAME_KIND_NR)
 		return "unknown";
@@ -472,7 +472,7 @@ int64_t profile__intern_waker_thread(struct profile *p, const char *name, int64_
 
 int64_t profile__intern_state(struct profile *p, unsigned state)
 {
-	return intern(p, profile_state_frame(state), FRAME_KIND_STATE, NULL, state < JBPF_STATE_NR ? (int64_t)state : -1);
+	return intern(p, profile__state_frame(state), FRAME_KIND_STATE, NULL, state < JBPF_STATE_NR ? (int64_t)state : -1);
 }
 
 int profile__add(struct profile *p, const uint32_t *frames, size_t depth, uint64_t count)

@@ -57,12 +57,12 @@ enum frame_kind {
  * "[sleeping]" and the like: the frame that ends a wall-clock or off-CPU
  * stack in that state (enum jbpf_state); "[unknown state]" past them.
  */
-const char *profile_state_frame(unsigned state);
+const char *profile__state_frame(unsigned state);
 /* The state alone, as in "sleeping"; "unknown state" past them. */
-const char *profile_state_name(unsigned state);
+const char *profile__state_name(unsigned state);
 
 /* A short lowercase word for a kind ("kernel", "native", ...), never NULL. */
-const char *frame_kind_name(enum frame_kind kind);
+const char *profile__frame_kind_name(enum frame_kind kind);
 
 struct profile;
 
@@ -126,7 +126,7 @@ struct process_parts {
  *            given (C: the id's first PROCESS_CONTAINER_SHOWN characters),
  *            or without a program "name (pid N, container C)", or "name"
  *   thread   "[name tid=N]", or "[name]" without a tid
- *   state    profile_state_frame(state)
+ *   state    profile__state_frame(state)
  *
  * A frame is still one per (text, kind): should two sets of parts give the
  * same text (a process named "a (pid 1)" with no pid, and "a" with pid 1),

@@ -150,11 +150,11 @@ double *timeline__range_weights(const struct timeline *t, size_t nr_stacks, uint
 
 	for (size_t i = 0; w && t && i < t->nr; i++)
 		if (t->spans[i].stack < nr_stacks)
-			w[t->spans[i].stack] += t->spans[i].weight * timeline_span_part(&t->spans[i], from, to);
+			w[t->spans[i].stack] += t->spans[i].weight * timeline__span_part(&t->spans[i], from, to);
 	return w;
 }
 
-double timeline_span_part(const struct timeline_span *s, uint64_t from, uint64_t to)
+double timeline__span_part(const struct timeline_span *s, uint64_t from, uint64_t to)
 {
 	uint64_t lo = s->first > from ? s->first : from, hi = (uint64_t)s->last + 1 < to ? (uint64_t)s->last + 1 : to;
 
@@ -163,7 +163,7 @@ double timeline_span_part(const struct timeline_span *s, uint64_t from, uint64_t
 	return (double)(hi - lo) / (double)((uint64_t)s->last + 1 - s->first);
 }
 
-uint64_t timeline_span_share(const struct timeline_span *s, uint64_t count, uint64_t stack_weight,
+uint64_t timeline__span_share(const struct timeline_span *s, uint64_t count, uint64_t stack_weight,
 			     uint64_t *carry)
 {
 	/* count * weight needs up to 96 bits; a carry is below stack_weight. */

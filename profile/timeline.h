@@ -9,7 +9,7 @@
  *
  * Weights place a stack's count in time; they are not the count. A
  * stack's count is spread over its spans in proportion to their weights
- * (timeline_span_share), so a count settled after its samples were taken
+ * (timeline__span_share), so a count settled after its samples were taken
  * (a wall-clock profile's on-CPU time) or a weight that saturated at
  * 2^32 - 1 still lands where its samples were.
  *
@@ -68,7 +68,7 @@ uint32_t timeline__end(const struct timeline *t);
 uint64_t *timeline__stack_weights(const struct timeline *t, size_t nr_stacks);
 
 /*
- * Each stack's spans' weights within ticks [from, to) (timeline_span_part
+ * Each stack's spans' weights within ticks [from, to) (timeline__span_part
  * of each), for stacks 0..nr_stacks): an array the caller frees; NULL out
  * of memory.
  */
@@ -78,7 +78,7 @@ double *timeline__range_weights(const struct timeline *t, size_t nr_stacks, uint
  * What part of span s lies in ticks [from, to): its share of the span's
  * ticks, 0 to 1.
  */
-double timeline_span_part(const struct timeline_span *s, uint64_t from, uint64_t to);
+double timeline__span_part(const struct timeline_span *s, uint64_t from, uint64_t to);
 
 /*
  * The part of count that span s carries, its stack's spans weighing
@@ -87,7 +87,7 @@ double timeline_span_part(const struct timeline_span *s, uint64_t from, uint64_t
  * parts of all its spans, given in any order with one carry per stack,
  * sum to count exactly.
  */
-uint64_t timeline_span_share(const struct timeline_span *s, uint64_t count, uint64_t stack_weight,
+uint64_t timeline__span_share(const struct timeline_span *s, uint64_t count, uint64_t stack_weight,
 			     uint64_t *carry);
 
 #endif /* JBPF_TIMELINE_H */

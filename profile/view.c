@@ -42,12 +42,12 @@ static const char *const root_words[VIEW_ROOT_NR] = {
 	[VIEW_ROOT_PROCESS] = "process",
 };
 
-const char *view_root_word(enum view_process_root root)
+const char *view__root_word(enum view_process_root root)
 {
 	return (unsigned)root < VIEW_ROOT_NR ? root_words[root] : "none";
 }
 
-int view_root_of_word(const char *word)
+int view__root_of_word(const char *word)
 {
 	for (int i = 0; i < VIEW_ROOT_NR; i++)
 		if (!strcmp(word, root_words[i]))
@@ -387,7 +387,7 @@ int view__apply(const struct profile *from, const struct view_config *config, st
 		if (sp->stack >= nr_stacks || to_index[sp->stack] == UINT32_MAX)
 			continue;
 		if (config->time_range) {
-			double part = timeline_span_part(sp, config->from_tick, config->to_tick);
+			double part = timeline__span_part(sp, config->from_tick, config->to_tick);
 
 			if (part <= 0)
 				continue;

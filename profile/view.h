@@ -74,9 +74,9 @@ enum view_process_root {
 };
 
 /* As --group-by takes them: "none", "executable", "service", "process". */
-const char *view_root_word(enum view_process_root root);
+const char *view__root_word(enum view_process_root root);
 /* The grouping a word names (also "name" and "pid", as older pprof files say); -1 for none. */
-int view_root_of_word(const char *word);
+int view__root_of_word(const char *word);
 
 /*
  * The frame process parts are shown as under root, interned in to: its

@@ -19,7 +19,7 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
  */
 #define DEMANGLE_MAX_INPUT 4096
 
-int demangle(const char *name, char *buf, size_t size)
+int demangle__cxx(const char *name, char *buf, size_t size)
 {
 	char *out;
 	int status = 0;

@@ -16,6 +16,6 @@
  * truncated to size). Returns 1 if buf holds a demangled name, 0 if name
  * was not a mangled C++ name (buf untouched), -ENOMEM on allocation failure.
  */
-int demangle(const char *name, char *buf, size_t size);
+int demangle__cxx(const char *name, char *buf, size_t size);
 
 #endif /* JBPF_DEMANGLE_H */

@@ -228,7 +228,7 @@ static int read_maps(struct proccache *pc, struct process *p)
 	free_maps(p);
 	p->maps = maps;
 	p->nr_maps = out;
-	p->maps_read_ns = clock_monotonic_ns();
+	p->maps_read_ns = clock__monotonic_ns();
 	return 0;
 }
 
@@ -322,14 +322,14 @@ int proccache__refresh(struct proccache *pc, struct process *p)
 	uint64_t start_time;
 	int err;
 
-	if (clock_monotonic_ns() - p->maps_read_ns < PROCCACHE_REFRESH_NS)
+	if (clock__monotonic_ns() - p->maps_read_ns < PROCCACHE_REFRESH_NS)
 		return 0;
 	/* Whatever comes of it, the maps answered before may not hold now. */
 	pc->generation++;
 	err = proc__start_time(pc->proc_root, p->tgid, &start_time);
 	if (err) {
 		/* Gone: what was read before is all there will be. */
-		p->maps_read_ns = clock_monotonic_ns();
+		p->maps_read_ns = clock__monotonic_ns();
 		return 0;
 	}
 	if (start_time != p->start_time) {
@@ -342,7 +342,7 @@ int proccache__refresh(struct proccache *pc, struct process *p)
 		read_uid(pc, p);
 	}
 	if (read_maps(pc, p)) {
-		p->maps_read_ns = clock_monotonic_ns();
+		p->maps_read_ns = clock__monotonic_ns();
 		return 0;
 	}
 	return 1;
@@ -388,10 +388,10 @@ const char *proccache__perfmap_lookup(struct proccache *pc, struct process *p, u
 		if (idx >= 0)
 			return symtab__name(p->perfmap, idx);
 	}
-	if (p->perfmap_checked && clock_monotonic_ns() - p->perfmap_checked_ns < PROCCACHE_REFRESH_NS)
+	if (p->perfmap_checked && clock__monotonic_ns() - p->perfmap_checked_ns < PROCCACHE_REFRESH_NS)
 		return NULL;
 	p->perfmap_checked = 1;
-	p->perfmap_checked_ns = clock_monotonic_ns();
+	p->perfmap_checked_ns = clock__monotonic_ns();
 
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->nspid);
 	fd = proc__open_target(pc->proc_root, p->tgid, path, &owned);

@@ -143,7 +143,7 @@ static const char *symbol_at(struct symtab *table, uint64_t addr)
 	if (idx < 0)
 		return NULL;
 	if (!symtab__renamed(table, idx) &&
-	    demangle(symtab__name(table, idx), demangled, sizeof(demangled)) == 1)
+	    demangle__cxx(symtab__name(table, idx), demangled, sizeof(demangled)) == 1)
 		symtab__rename(table, idx, demangled);
 	return symtab__name(table, idx);
 }

@@ -263,7 +263,7 @@ static int read_or_build(struct unwind_cache *cache, const struct unwind_cache_k
 static struct entry *build_entry(struct unwind_cache *cache, const struct unwind_cache_key *key, int fd,
 				 int debug_fd)
 {
-	uint64_t start_ns = clock_monotonic_ns();
+	uint64_t start_ns = clock__monotonic_ns();
 	struct entry *e = calloc(1, sizeof(*e));
 	struct unwind_table *table;
 	char err[160];
@@ -286,7 +286,7 @@ static struct entry *build_entry(struct unwind_cache *cache, const struct unwind
 		cache->stats.failed++;
 	}
 	e->bytes += sizeof(*e);
-	cache->stats.build_ns += clock_monotonic_ns() - start_ns;
+	cache->stats.build_ns += clock__monotonic_ns() - start_ns;
 	return e;
 }
 

@@ -92,7 +92,7 @@ static uint64_t work_of(const struct program *pr, const uint8_t *start, uint64_t
 	return (uint64_t)(pr->p - start) + remembers * CFA_REMEMBER_WORK;
 }
 
-bool cfa_program_check(const uint8_t *p, const uint8_t *end, unsigned addr_encoding, uint64_t *work)
+bool cfa_check__program(const uint8_t *p, const uint8_t *end, unsigned addr_encoding, uint64_t *work)
 {
 	struct program pr = { p, end };
 	unsigned depth = 0;
@@ -189,9 +189,9 @@ bool cfa_program_check(const uint8_t *p, const uint8_t *end, unsigned addr_encod
 	return true;
 }
 
-bool cfa_program_is_bounded(const uint8_t *p, const uint8_t *end, unsigned addr_encoding)
+bool cfa_check__is_bounded(const uint8_t *p, const uint8_t *end, unsigned addr_encoding)
 {
 	uint64_t work;
 
-	return cfa_program_check(p, end, addr_encoding, &work);
+	return cfa_check__program(p, end, addr_encoding, &work);
 }

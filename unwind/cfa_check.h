@@ -31,7 +31,7 @@
  * encoding of the program's CIE); a set_loc whose operand is indirect,
  * aligned or of unknown size is refused.
  */
-bool cfa_program_is_bounded(const uint8_t *p, const uint8_t *end, unsigned addr_encoding);
+bool cfa_check__is_bounded(const uint8_t *p, const uint8_t *end, unsigned addr_encoding);
 
 /*
  * What one run of a program costs libdw, in bytes: the bytes it runs, and
@@ -42,7 +42,7 @@ bool cfa_program_is_bounded(const uint8_t *p, const uint8_t *end, unsigned addr_
  */
 #define CFA_REMEMBER_WORK 16
 
-/* cfa_program_is_bounded, and the work of a run to the program's end in *work (0 when not bounded). */
-bool cfa_program_check(const uint8_t *p, const uint8_t *end, unsigned addr_encoding, uint64_t *work);
+/* cfa_check__is_bounded, and the work of a run to the program's end in *work (0 when not bounded). */
+bool cfa_check__program(const uint8_t *p, const uint8_t *end, unsigned addr_encoding, uint64_t *work);
 
 #endif /* JBPF_UNWIND_CFA_CHECK_H */

@@ -199,7 +199,7 @@ static struct cie_info cie_lookup(const unsigned char *e_ident, Elf_Data *data, 
 			info.enc = aug && aug[0] == '\0' ? DW_EH_PE_absptr : ENC_UNKNOWN;
 		info.sized = aug && aug[0] == 'z';
 		info.bounded = info.enc != ENC_UNKNOWN &&
-			       cfa_program_is_bounded(entry.cie.initial_instructions,
+			       cfa_check__is_bounded(entry.cie.initial_instructions,
 						      entry.cie.initial_instructions_end, info.enc);
 	}
 	memo->offset[memo->next] = cie_offset;
@@ -237,7 +237,7 @@ static bool fde_is_bounded(const Dwarf_FDE *fde, struct cie_info cie, uint32_t *
 			return false;
 		c.p += len;
 	}
-	if (!cfa_program_check(c.p, c.end, cie.enc, &work))
+	if (!cfa_check__program(c.p, c.end, cie.enc, &work))
 		return false;
 	*program = work < UINT32_MAX ? (uint32_t)work : UINT32_MAX;
 	return true;

@@ -444,7 +444,7 @@ static int build(struct builder *b, int fd, int debug_fd)
 
 int unwind_table__build(int fd, int debug_fd, struct unwind_table **out, char *err, size_t err_size)
 {
-	uint64_t start_ns = clock_monotonic_ns();
+	uint64_t start_ns = clock__monotonic_ns();
 	struct builder b = { .err = err, .err_size = err_size };
 	int ret;
 
@@ -478,7 +478,7 @@ int unwind_table__build(int fd, int debug_fd, struct unwind_table **out, char *e
 	}
 	b.table->base = b.base;
 	b.table->end = b.end;
-	b.table->stats.build_ns = clock_monotonic_ns() - start_ns;
+	b.table->stats.build_ns = clock__monotonic_ns() - start_ns;
 	*out = b.table;
 	return 0;
 }

@@ -170,7 +170,7 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 	while ((c = getopt_long(argc, argv, nr_inputs == 1 ? ":o:f:h" : ":f:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			if (parse_format(optarg, &o->format)) {
+			if (options__parse_format(optarg, &o->format)) {
 				snprintf(err, sizeof(err), "-o: unknown format '%s' (flamegraph, collapsed, text, pprof, jfr or otlp)",
 					 optarg);
 				return usage_error(o, err);
@@ -183,14 +183,14 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 			o->output_path = optarg;
 			break;
 		case OPT_STATE:
-			if (parse_states(optarg, &o->state_mask, err, sizeof(err)))
+			if (options__parse_states(optarg, &o->state_mask, err, sizeof(err)))
 				return usage_error(o, err);
 			break;
 		case OPT_THREADS:
 			o->threads = true;
 			break;
 		case OPT_GROUP_BY:
-			if (parse_group_by(optarg, &o->group_by, err, sizeof(err)))
+			if (options__parse_group_by(optarg, &o->group_by, err, sizeof(err)))
 				return usage_error(o, err);
 			o->group_by_given = true;
 			break;
@@ -213,7 +213,7 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 		case OPT_EXCLUDE:
 			if (c == OPT_INCLUDE ? o->include_given : o->exclude_given)
 				return usage_error(o, "--include and --exclude may each be given once: join patterns with |");
-			if (parse_pattern(c == OPT_INCLUDE ? "--include" : "--exclude", optarg,
+			if (options__parse_pattern(c == OPT_INCLUDE ? "--include" : "--exclude", optarg,
 					  c == OPT_INCLUDE ? &o->include : &o->exclude, err, sizeof(err)))
 				return usage_error(o, err);
 			*(c == OPT_INCLUDE ? &o->include_given : &o->exclude_given) = true;
@@ -236,7 +236,7 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 			*(c == OPT_BASE_FROM ? &o->base_from : &o->base_to) = optarg;
 			break;
 		case OPT_TOP:
-			if (parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))
+			if (options__parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))
 				return usage_error(o, err);
 			o->top = (size_t)value;
 			break;
@@ -261,7 +261,7 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 	if (o->nr_inputs < nr_inputs)
 		return usage_error(o, nr_inputs == 1 ? "name the recording to convert" : "name two recordings: BEFORE AFTER");
 	if (o->output_path && !o->format_given && nr_inputs == 1) {
-		int format = strcmp(o->output_path, "-") ? format_from_path(o->output_path) : OUTPUT_COLLAPSED;
+		int format = strcmp(o->output_path, "-") ? options__format_from_path(o->output_path) : OUTPUT_COLLAPSED;
 
 		if (format < 0) {
 			snprintf(err, sizeof(err), "-f: cannot tell the format from '%s'; add -o flamegraph, collapsed, "
@@ -270,7 +270,7 @@ static int parse(int argc, char **argv, struct convert_options *o, size_t nr_inp
 		}
 		o->format = (enum output_format)format;
 	}
-	if (o->reverse && output_keeps_everything(o->format))
+	if (o->reverse && output__keeps_everything(o->format))
 		return usage_error(o, "--reverse makes no sense in a pprof, JFR or OTLP file, whose stacks have a direction");
 	return -1;
 }
@@ -291,12 +291,12 @@ static void default_output(const char *input, enum output_format format, char *b
 		}
 	}
 	snprintf(buf, size, "%.*s%s.%s", (int)(len < 1000 ? len : 1000), base,
-		 format == OUTPUT_PPROF ? ".converted" : "", output_writer(format)->extension);
+		 format == OUTPUT_PPROF ? ".converted" : "", output__writer(format)->extension);
 }
 
 static enum view_process_root roots_of(const struct convert_options *o, const struct pprof_recording *rec)
 {
-	int root = rec->process_roots ? view_root_of_word(rec->process_roots) : -1;
+	int root = rec->process_roots ? view__root_of_word(rec->process_roots) : -1;
 
 	if (o->group_by_given)
 		return o->group_by;
@@ -409,7 +409,7 @@ static int time_range(const struct convert_options *o, const struct range *r, co
 
 static struct view_config view_of(const struct convert_options *o, const struct pprof_recording *rec)
 {
-	bool whole = output_keeps_everything(o->format);
+	bool whole = output__keeps_everything(o->format);
 
 	return (struct view_config){
 		.process_root = whole ? VIEW_ROOT_PROCESS : roots_of(o, rec),
@@ -431,7 +431,7 @@ static int read_recording(const struct convert_options *o, const char *path, str
 {
 	char err[512];
 
-	if (pprof_read_event(path, o->event, rec, err, sizeof(err))) {
+	if (pprof_read__file_event(path, o->event, rec, err, sizeof(err))) {
 		fprintf(stderr, "jbpfprof %s: %s: %s\n", o->command, path, err);
 		return -1;
 	}
@@ -441,7 +441,7 @@ static int read_recording(const struct convert_options *o, const char *path, str
 	if (o->state_mask && !rec->has_states) {
 		fprintf(stderr, "jbpfprof %s: %s: --state needs a wall-clock or off-CPU recording; this one has no "
 			"states\n", o->command, path);
-		pprof_recording_free(rec);
+		pprof_recording__free(rec);
 		return -1;
 	}
 	return 0;
@@ -499,11 +499,11 @@ static struct output_meta meta_of(const struct convert_options *o, const struct 
 		.summary = summary,
 		.event = rec->event,
 		.start_unix_ns = rec->start_unix_ns,
-		.process_roots = o->group_by_given ? view_root_word(o->group_by) : rec->process_roots,
+		.process_roots = o->group_by_given ? view__root_word(o->group_by) : rec->process_roots,
 	};
 }
 
-int convert_main(int argc, char **argv)
+int convert__main(int argc, char **argv)
 {
 	struct convert_options o = { 0 };
 	struct pprof_recording rec;
@@ -537,14 +537,14 @@ int convert_main(int argc, char **argv)
 	snprintf(title, sizeof(title), "%s", rec.title ? rec.title : "Profile");
 	describe(&range, &rec, &stats, summary, sizeof(summary));
 	meta = meta_of(&o, &rec, title, summary);
-	error = output_write(o.format, p, &meta, o.top, file.out);
+	error = output__write(o.format, p, &meta, o.top, file.out);
 	if (output_file__finish(&file, error))
 		goto out_rec;
 	if (!file.to_stdout)
-		fprintf(stderr, "jbpfprof: wrote %s to %s\n", output_writer(o.format)->noun, file.path);
+		fprintf(stderr, "jbpfprof: wrote %s to %s\n", output__writer(o.format)->noun, file.path);
 	status = 0;
 out_rec:
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 out:
 	profile__free(p);
 	free_options(&o);
@@ -561,7 +561,7 @@ static void range_words(const struct range *r, double duration_s, char *buf, siz
 		snprintf(buf, size, "%.1f s", duration_s);
 }
 
-int diff_main(int argc, char **argv)
+int convert__diff_main(int argc, char **argv)
 {
 	struct convert_options o = { 0 };
 	struct pprof_recording before = { 0 }, after = { 0 };
@@ -578,8 +578,8 @@ int diff_main(int argc, char **argv)
 		return status;
 	}
 	status = 1;
-	if (o.output_path && strcmp(o.output_path, "-") && format_from_path(o.output_path) >= 0 &&
-	    format_from_path(o.output_path) != OUTPUT_FLAMEGRAPH) {
+	if (o.output_path && strcmp(o.output_path, "-") && options__format_from_path(o.output_path) >= 0 &&
+	    options__format_from_path(o.output_path) != OUTPUT_FLAMEGRAPH) {
 		status = usage_error(&o, "-f: the differential flame graph is an HTML page: name it .html");
 		goto out;
 	}
@@ -607,7 +607,7 @@ int diff_main(int argc, char **argv)
 		 profile__total(pb), before.time_weights ? "microseconds" : "samples", when_before,
 		 profile__total(pa), after.time_weights ? "microseconds" : "samples", when_after);
 	meta = meta_of(&o, &after, title, summary);
-	error = output_flamegraph_diff_write(pb, pa, &meta, file.out);
+	error = output__flamegraph_diff_write(pb, pa, &meta, file.out);
 	if (output_file__finish(&file, error))
 		goto out;
 	if (!file.to_stdout)
@@ -616,8 +616,8 @@ int diff_main(int argc, char **argv)
 out:
 	profile__free(pb);
 	profile__free(pa);
-	pprof_recording_free(&before);
-	pprof_recording_free(&after);
+	pprof_recording__free(&before);
+	pprof_recording__free(&after);
 	free_options(&o);
 	return status;
 }

@@ -16,7 +16,7 @@
 #define JBPF_CONVERT_H
 
 /* argv[0] is the command's name ("convert", "diff"). */
-int convert_main(int argc, char **argv);
-int diff_main(int argc, char **argv);
+int convert__main(int argc, char **argv);
+int convert__diff_main(int argc, char **argv);
 
 #endif /* JBPF_CONVERT_H */

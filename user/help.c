@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-void options_print_help(FILE *out)
+void help__print(FILE *out)
 {
 	fprintf(out,
 "Usage: jbpfprof [-p PID[,PID...] | -a] [-e EVENT[,EVENT]] [-d SECONDS]\n"

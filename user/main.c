@@ -50,7 +50,7 @@ static unsigned recording_events_of(const struct options *o)
 	unsigned mask = 0;
 
 	for (int e = 0; e < EVENT_NR; e++)
-		if (options_records(o, (enum event_mode)e))
+		if (options__records(o, (enum event_mode)e))
 			mask |= RECORDING_EVENT(outputs__recording_event((enum event_mode)e));
 	return mask;
 }
@@ -125,7 +125,7 @@ static int run_continuous(struct command *cmd, struct recording_config *config)
 {
 	const struct options *o = &cmd->opts;
 	struct fleet_config fc = {
-		.event = options_records(o, EVENT_WALL) ? "wall" : "cpu",
+		.event = options__records(o, EVENT_WALL) ? "wall" : "cpu",
 		.frequency_hz = o->frequency_hz,
 		.dir = o->dir,
 		.keep_bytes = o->keep_bytes,
@@ -162,7 +162,7 @@ static int run_continuous(struct command *cmd, struct recording_config *config)
 	/* After the last interval was handed over: the pusher sends what it can, the spool keeps the rest. */
 	fleet__free(fleet);
 	recording__free(cmd->rec);
-	options_free(&cmd->opts);
+	options__free(&cmd->opts);
 	return status;
 }
 
@@ -174,10 +174,10 @@ int main(int argc, char **argv)
 	int status = 1;
 
 	if (argc > 1 && !strcmp(argv[1], "convert"))
-		return convert_main(argc - 1, argv + 1);
+		return convert__main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "diff"))
-		return diff_main(argc - 1, argv + 1);
-	switch (options_parse(argc, argv, &cmd.opts)) {
+		return convert__diff_main(argc - 1, argv + 1);
+	switch (options__parse_args(argc, argv, &cmd.opts)) {
 	case OPTIONS_DONE:
 		return 0;
 	case OPTIONS_USAGE:
@@ -204,7 +204,7 @@ int main(int argc, char **argv)
 		goto out;
 	/* Whether a pprof file is among the outputs decides how much is aggregated. */
 	recording__set_full(cmd.rec, cmd.out.full);
-	cmd.out.start_unix_ns = clock_realtime_ns();
+	cmd.out.start_unix_ns = clock__realtime_ns();
 	if (recording__run(cmd.rec))
 		goto out;
 	recording__summary(cmd.rec, summary, sizeof(summary));
@@ -214,12 +214,12 @@ int main(int argc, char **argv)
 	recording__report(cmd.rec);
 	for (size_t i = 0; i < cmd.out.nr_outputs; i++)
 		if (!cmd.out.outputs[i].to_stdout)
-			fprintf(stderr, "jbpfprof: wrote %s to %s\n", output_writer(cmd.out.outputs[i].format)->noun,
+			fprintf(stderr, "jbpfprof: wrote %s to %s\n", output__writer(cmd.out.outputs[i].format)->noun,
 				cmd.out.outputs[i].path);
 	status = 0;
 out:
 	outputs__discard(&cmd.out);
 	recording__free(cmd.rec);
-	options_free(&cmd.opts);
+	options__free(&cmd.opts);
 	return status;
 }

@@ -106,12 +106,12 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int parse_group_by(const char *arg, enum view_process_root *out, char *err, size_t err_size)
+int options__parse_group_by(const char *arg, enum view_process_root *out, char *err, size_t err_size)
 {
-	int root = view_root_of_word(arg);
+	int root = view__root_of_word(arg);
 
 	/* The words older pprof files use are not options. */
-	if (root < 0 || strcmp(view_root_word((enum view_process_root)root), arg)) {
+	if (root < 0 || strcmp(view__root_word((enum view_process_root)root), arg)) {
 		snprintf(err, err_size, "--group-by: unknown grouping '%s' (process, service, executable or none)", arg);
 		return -1;
 	}
@@ -119,7 +119,7 @@ int parse_group_by(const char *arg, enum view_process_root *out, char *err, size
 	return 0;
 }
 
-int parse_u64(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out,
+int options__parse_u64(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out,
 	      char *err, size_t err_size)
 {
 	unsigned long long value;
@@ -153,7 +153,7 @@ static const struct {
 	{ "m", 60 * NS_PER_SEC }, { "h", 3600 * NS_PER_SEC },
 };
 
-int parse_duration(const char *option, const char *arg, uint64_t default_unit_ns, uint64_t min_ns,
+int options__parse_duration(const char *option, const char *arg, uint64_t default_unit_ns, uint64_t min_ns,
 		   uint64_t max_ns, uint64_t *out_ns, char *err, size_t err_size)
 {
 	uint64_t unit = default_unit_ns;
@@ -188,7 +188,7 @@ int parse_duration(const char *option, const char *arg, uint64_t default_unit_ns
 	return 0;
 }
 
-int format_from_path(const char *path)
+int options__format_from_path(const char *path)
 {
 	const char *dot = strrchr(path, '.');
 
@@ -207,7 +207,7 @@ int format_from_path(const char *path)
 	return -1;
 }
 
-int parse_pattern(const char *option, const char *arg, regex_t *re, char *err, size_t err_size)
+int options__parse_pattern(const char *option, const char *arg, regex_t *re, char *err, size_t err_size)
 {
 	char reason[128];
 	int ret = regcomp(re, arg, REG_EXTENDED | REG_NOSUB);
@@ -220,7 +220,7 @@ int parse_pattern(const char *option, const char *arg, regex_t *re, char *err, s
 	return -1;
 }
 
-void options_free(struct options *opts)
+void options__free(struct options *opts)
 {
 	if (opts->include_given)
 		regfree(&opts->include);
@@ -229,7 +229,7 @@ void options_free(struct options *opts)
 	opts->include_given = opts->exclude_given = false;
 }
 
-int parse_format(const char *arg, enum output_format *format)
+int options__parse_format(const char *arg, enum output_format *format)
 {
 	if (!strcmp(arg, "flamegraph") || !strcmp(arg, "html"))
 		*format = OUTPUT_FLAMEGRAPH;
@@ -265,7 +265,7 @@ static int parse_pid_list(const char *arg, struct options *opts, char *err, size
 		}
 		memcpy(item, p, len);
 		item[len] = '\0';
-		if (parse_u64("-p", item, 1, INT32_MAX, &pid, err, err_size))
+		if (options__parse_u64("-p", item, 1, INT32_MAX, &pid, err, err_size))
 			return -1;
 		for (size_t i = 0; i < opts->nr_pids; i++) {
 			if (opts->pids[i] == pid) {
@@ -320,7 +320,7 @@ static int parse_word_list(const char *option, const char *arg, const char *cons
 	}
 }
 
-int parse_states(const char *arg, unsigned *mask, char *err, size_t err_size)
+int options__parse_states(const char *arg, unsigned *mask, char *err, size_t err_size)
 {
 	*mask = 0;
 	return parse_word_list("--state", arg, state_names, JBPF_STATE_NR, "running, runnable, sleeping or blocked",
@@ -336,7 +336,7 @@ static const char *const event_names[EVENT_NR] = {
 	[EVENT_LOCK] = "lock",
 };
 
-int parse_events(const char *arg, unsigned *events, char *err, size_t err_size)
+int options__parse_events(const char *arg, unsigned *events, char *err, size_t err_size)
 {
 	return parse_word_list("-e", arg, event_names, EVENT_NR, "cpu, wall, offcpu, alloc, nativemem or lock",
 			       "an event", events, err, err_size);
@@ -360,7 +360,7 @@ static enum options_result resolve_output_formats(struct options *opts, bool for
 
 	for (size_t i = 0; i < opts->nr_outputs; i++) {
 		const char *path = opts->output_paths[i];
-		int format = strcmp(path, "-") ? format_from_path(path) : OUTPUT_COLLAPSED;
+		int format = strcmp(path, "-") ? options__format_from_path(path) : OUTPUT_COLLAPSED;
 
 		to_stdout += !strcmp(path, "-");
 		if (format_given && (opts->nr_outputs == 1 || format < 0 || !strcmp(path, "-")))
@@ -387,7 +387,7 @@ static enum options_result print_agent_path(void)
 {
 	char path[4096];
 
-	if (agent_path_installed(path, sizeof(path))) {
+	if (agent_path__installed(path, sizeof(path))) {
 		fprintf(stderr, "jbpfprof: no agent installed at %s: 'make install' puts it there\n", path);
 		return OPTIONS_FAILED;
 	}
@@ -395,7 +395,7 @@ static enum options_result print_agent_path(void)
 	return OPTIONS_DONE;
 }
 
-int parse_size(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out, char *err,
+int options__parse_size(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out, char *err,
 	       size_t err_size)
 {
 	char digits[32];
@@ -413,7 +413,7 @@ int parse_size(const char *option, const char *arg, uint64_t min, uint64_t max, 
 	}
 	memcpy(digits, arg, n);
 	digits[n] = '\0';
-	if (parse_u64(option, digits, 0, UINT64_MAX >> shift, &value, err, err_size))
+	if (options__parse_u64(option, digits, 0, UINT64_MAX >> shift, &value, err, err_size))
 		return -1;
 	value <<= shift;
 	if (value < min || value > max) {
@@ -459,12 +459,12 @@ static enum options_result check_events(const struct options *opts)
 	unsigned of_time = opts->events & EVENTS_OF_TIME;
 
 	if (of_time & (of_time - 1))
-		return usage_error(options_records(opts, EVENT_WALL)
+		return usage_error(options__records(opts, EVENT_WALL)
 					   ? "-e: give one of cpu, wall, offcpu and lock (wall already holds the CPU time, as "
 					     "its [running] state)"
 					   : "-e: give one of cpu, wall, offcpu and lock (offcpu is the part of wall off CPU, "
 					     "lock a part of offcpu)");
-	if (options_records(opts, EVENT_ALLOC) && options_records(opts, EVENT_NATIVEMEM))
+	if (options__records(opts, EVENT_ALLOC) && options__records(opts, EVENT_NATIVEMEM))
 		return usage_error("-e: alloc and nativemem are recorded apart, one recording each");
 	return OPTIONS_RUN;
 }
@@ -480,7 +480,7 @@ static enum options_result check_formats_of_events(const struct options *opts)
 	size_t nr = opts->nr_outputs ? opts->nr_outputs : 1;
 	char err[256];
 
-	if (!options_several_events(opts))
+	if (!options__several_events(opts))
 		return OPTIONS_RUN;
 	for (size_t i = 0; i < nr; i++) {
 		enum output_format format = opts->nr_outputs ? opts->output_formats[i] : opts->format;
@@ -489,14 +489,14 @@ static enum options_result check_formats_of_events(const struct options *opts)
 			snprintf(err, sizeof(err),
 				 "-o %s holds one event: record to pprof and pick one later (jbpfprof convert "
 				 "--event), or give one event",
-				 output_writer(format)->name);
+				 output__writer(format)->name);
 			return usage_error(err);
 		}
 	}
 	return OPTIONS_RUN;
 }
 
-enum options_result options_parse(int argc, char **argv, struct options *opts)
+enum options_result options__parse_args(int argc, char **argv, struct options *opts)
 {
 	bool frequency_given = false, fleet_given = false;
 	bool format_given = false, state_given = false, block_given = false, alloc_given = false, event_given = false;
@@ -530,12 +530,12 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			opts->all = true;
 			break;
 		case 'd':
-			if (parse_duration("-d", optarg, NS_PER_SEC, 1000000, MAX_DURATION_NS,
+			if (options__parse_duration("-d", optarg, NS_PER_SEC, 1000000, MAX_DURATION_NS,
 					   &opts->duration_ns, err, sizeof(err)))
 				return usage_error(err);
 			break;
 		case 'F':
-			if (parse_u64("-F", optarg, 1, MAX_FREQUENCY_HZ, &value, err, sizeof(err)))
+			if (options__parse_u64("-F", optarg, 1, MAX_FREQUENCY_HZ, &value, err, sizeof(err)))
 				return usage_error(err);
 			opts->frequency_hz = (unsigned)value;
 			frequency_given = true;
@@ -544,7 +544,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			opts->continuous = true;
 			break;
 		case OPT_INTERVAL:
-			if (parse_duration("--interval", optarg, NS_PER_SEC, 1000000000ull, 24 * 3600 * NS_PER_SEC,
+			if (options__parse_duration("--interval", optarg, NS_PER_SEC, 1000000000ull, 24 * 3600 * NS_PER_SEC,
 					   &opts->interval_ns, err, sizeof(err)))
 				return usage_error(err);
 			fleet_given = true;
@@ -593,13 +593,13 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			break;
 		case OPT_KEEP:
 		case OPT_SPOOL_SIZE:
-			if (parse_size(c == OPT_KEEP ? "--keep" : "--spool-size", optarg, 4096, UINT64_MAX,
+			if (options__parse_size(c == OPT_KEEP ? "--keep" : "--spool-size", optarg, 4096, UINT64_MAX,
 				       c == OPT_KEEP ? &opts->keep_bytes : &opts->spool_bytes, err, sizeof(err)))
 				return usage_error(err);
 			fleet_given = true;
 			break;
 		case 'o':
-			if (parse_format(optarg, &opts->format)) {
+			if (options__parse_format(optarg, &opts->format)) {
 				snprintf(err, sizeof(err),
 					 "-o: unknown format '%s' (flamegraph, collapsed, text, pprof, jfr or otlp)", optarg);
 				return usage_error(err);
@@ -622,7 +622,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 					 c == OPT_INCLUDE ? "--include" : "--exclude");
 				return usage_error(err);
 			}
-			if (parse_pattern(c == OPT_INCLUDE ? "--include" : "--exclude", optarg,
+			if (options__parse_pattern(c == OPT_INCLUDE ? "--include" : "--exclude", optarg,
 					  c == OPT_INCLUDE ? &opts->include : &opts->exclude, err, sizeof(err)))
 				return usage_error(err);
 			*(c == OPT_INCLUDE ? &opts->include_given : &opts->exclude_given) = true;
@@ -631,7 +631,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			opts->threads = true;
 			break;
 		case OPT_GROUP_BY:
-			if (parse_group_by(optarg, &opts->group_by, err, sizeof(err)))
+			if (options__parse_group_by(optarg, &opts->group_by, err, sizeof(err)))
 				return usage_error(err);
 			opts->group_by_given = true;
 			break;
@@ -661,17 +661,17 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			if (!event_given)
 				opts->events = 0;
 			event_given = true;
-			if (parse_events(optarg, &opts->events, err, sizeof(err)))
+			if (options__parse_events(optarg, &opts->events, err, sizeof(err)))
 				return usage_error(err);
 			break;
 		case OPT_STATE:
-			if (parse_states(optarg, &opts->state_mask, err, sizeof(err)))
+			if (options__parse_states(optarg, &opts->state_mask, err, sizeof(err)))
 				return usage_error(err);
 			state_given = true;
 			break;
 		case OPT_MIN_BLOCK:
 		case OPT_MAX_BLOCK:
-			if (parse_duration(c == OPT_MIN_BLOCK ? "--min-block" : "--max-block", optarg, 1000, 0,
+			if (options__parse_duration(c == OPT_MIN_BLOCK ? "--min-block" : "--max-block", optarg, 1000, 0,
 					   MAX_DURATION_NS,
 					   c == OPT_MIN_BLOCK ? &opts->min_block_ns : &opts->max_block_ns, err,
 					   sizeof(err)))
@@ -679,13 +679,13 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			block_given = true;
 			break;
 		case OPT_WAIT_INTERVAL:
-			if (parse_duration("--wait-interval", optarg, 1000, 100000, 60 * NS_PER_SEC,
+			if (options__parse_duration("--wait-interval", optarg, 1000, 100000, 60 * NS_PER_SEC,
 					   &opts->wait_interval_ns, err, sizeof(err)))
 				return usage_error(err);
 			block_given = interval_given = true;
 			break;
 		case OPT_ALLOC_INTERVAL:
-			if (parse_size("--alloc-interval", optarg, 1, MAX_ALLOC_INTERVAL, &value, err, sizeof(err)))
+			if (options__parse_size("--alloc-interval", optarg, 1, MAX_ALLOC_INTERVAL, &value, err, sizeof(err)))
 				return usage_error(err);
 			opts->alloc_interval = (uint32_t)value;
 			alloc_given = true;
@@ -719,7 +719,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			}
 			break;
 		case OPT_TOP:
-			if (parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))
+			if (options__parse_u64("--top", optarg, 1, 100000, &value, err, sizeof(err)))
 				return usage_error(err);
 			opts->text_top = (size_t)value;
 			break;
@@ -727,7 +727,7 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 			opts->verbose++;
 			break;
 		case 'h':
-			options_print_help(stdout);
+			help__print(stdout);
 			return OPTIONS_DONE;
 		case 'V':
 			printf("jbpfprof %s\n", JBPFPROF_VERSION);
@@ -756,32 +756,32 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 		return OPTIONS_USAGE;
 	if ((state_given || block_given) && !(opts->events & EVENTS_OF_WAITS))
 		return usage_error("--state, --min-block, --max-block and --wait-interval need -e wall, offcpu or lock");
-	if (alloc_given && !options_records(opts, EVENT_ALLOC) && !options_records(opts, EVENT_NATIVEMEM))
+	if (alloc_given && !options__records(opts, EVENT_ALLOC) && !options__records(opts, EVENT_NATIVEMEM))
 		return usage_error("--alloc-interval needs -e alloc or -e nativemem");
-	if (opts->leaks && !options_records(opts, EVENT_NATIVEMEM))
+	if (opts->leaks && !options__records(opts, EVENT_NATIVEMEM))
 		return usage_error("--leaks needs -e nativemem");
 	if (opts->wakers && !(opts->events & EVENTS_OF_WAITS))
 		return usage_error("--wakers needs -e wall, offcpu or lock");
 	if (opts->no_unmounted && !(opts->events & EVENTS_OF_WAITS))
 		return usage_error("--no-unmounted needs -e wall, offcpu or lock");
-	if (options_records(opts, EVENT_LOCK) && interval_given)
+	if (options__records(opts, EVENT_LOCK) && interval_given)
 		return usage_error("-e lock records every wait: --wait-interval does not apply");
-	if (options_records(opts, EVENT_LOCK) && opts->java == JAVA_OFF)
+	if (options__records(opts, EVENT_LOCK) && opts->java == JAVA_OFF)
 		return usage_error("-e lock is the time Java threads wait for locks: drop --no-java");
-	if (options_records(opts, EVENT_LOCK) && opts->java_stacks != JAVA_STACKS_BPF)
+	if (options__records(opts, EVENT_LOCK) && opts->java_stacks != JAVA_STACKS_BPF)
 		return usage_error("-e lock takes Java frames from the BPF walk only: drop --java-stacks");
-	if (options_records(opts, EVENT_NATIVEMEM) && opts->all)
+	if (options__records(opts, EVENT_NATIVEMEM) && opts->all)
 		return usage_error("-e nativemem probes the allocator of each process named: use -p PID, not -a");
-	if (options_records(opts, EVENT_NATIVEMEM) && opts->java_stacks != JAVA_STACKS_BPF)
+	if (options__records(opts, EVENT_NATIVEMEM) && opts->java_stacks != JAVA_STACKS_BPF)
 		return usage_error("-e nativemem takes Java frames from the BPF walk only: drop --java-stacks");
-	if (options_records(opts, EVENT_NATIVEMEM) && opts->java == JAVA_REQUIRED)
+	if (options__records(opts, EVENT_NATIVEMEM) && opts->java == JAVA_REQUIRED)
 		return usage_error("-e nativemem loads no agent: drop --java");
-	if (options_records(opts, EVENT_ALLOC) && opts->java == JAVA_OFF)
+	if (options__records(opts, EVENT_ALLOC) && opts->java == JAVA_OFF)
 		return usage_error("-e alloc samples Java allocations: drop --no-java");
-	if ((options_records(opts, EVENT_OFFCPU) || options_records(opts, EVENT_LOCK)) && state_given &&
+	if ((options__records(opts, EVENT_OFFCPU) || options__records(opts, EVENT_LOCK)) && state_given &&
 	    opts->state_mask == 1u << JBPF_STATE_RUNNING)
 		return usage_error("--state running with -e offcpu or lock keeps nothing; use -e wall");
-	if (options_records(opts, EVENT_OFFCPU) || options_records(opts, EVENT_LOCK))
+	if (options__records(opts, EVENT_OFFCPU) || options__records(opts, EVENT_LOCK))
 		opts->state_mask &= ~(1u << JBPF_STATE_RUNNING);
 	if (opts->max_block_ns && opts->max_block_ns < opts->min_block_ns)
 		return usage_error("--max-block is shorter than --min-block: nothing would be kept");
@@ -795,8 +795,8 @@ enum options_result options_parse(int argc, char **argv, struct options *opts)
 	jfr = !opts->nr_outputs && opts->format == OUTPUT_JFR;
 	for (size_t i = 0; i < opts->nr_outputs; i++)
 		jfr |= opts->output_formats[i] == OUTPUT_JFR;
-	if (jfr && (options_records(opts, EVENT_ALLOC) || options_records(opts, EVENT_NATIVEMEM)))
-		return usage_error(options_records(opts, EVENT_ALLOC)
+	if (jfr && (options__records(opts, EVENT_ALLOC) || options__records(opts, EVENT_NATIVEMEM)))
+		return usage_error(options__records(opts, EVENT_ALLOC)
 					   ? "-e alloc writes no JFR file yet: use -o pprof, flamegraph, text, collapsed or otlp"
 					   : "-e nativemem writes no JFR file: use -o pprof, flamegraph, text, collapsed or otlp");
 	if (jfr && opts->wakers)

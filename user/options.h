@@ -1,7 +1,7 @@
 /*
  * options: the command line, parsed and checked once.
  *
- * options_parse fills struct options from argv, reporting any mistake as one
+ * options__parse_args fills struct options from argv, reporting any mistake as one
  * line on stderr. Value parsers are exposed for the unit tests and for later
  * options; they check the whole argument and its range, never clamp quietly.
  */
@@ -123,13 +123,13 @@ struct options {
 };
 
 /* Whether the recording has event e (-e). */
-static inline bool options_records(const struct options *opts, enum event_mode e)
+static inline bool options__records(const struct options *opts, enum event_mode e)
 {
 	return opts->events & (1u << e);
 }
 
 /* Whether it has several: each is kept apart in the profile and in the files (output/output.h). */
-static inline bool options_several_events(const struct options *opts)
+static inline bool options__several_events(const struct options *opts)
 {
 	return opts->events & (opts->events - 1);
 }
@@ -137,18 +137,18 @@ static inline bool options_several_events(const struct options *opts)
 /*
  * Parses "cpu", "alloc" or a comma-separated list of events ("cpu,alloc")
  * into *events, a mask of 1 << enum event_mode added to; on error as
- * parse_u64.
+ * options__parse_u64.
  */
-int parse_events(const char *arg, unsigned *events, char *err, size_t err_size);
+int options__parse_events(const char *arg, unsigned *events, char *err, size_t err_size);
 
-/* Frees what options_parse compiled. */
-void options_free(struct options *opts);
+/* Frees what options__parse_args compiled. */
+void options__free(struct options *opts);
 
 /*
  * Parses "sleeping,blocked" into a mask of 1 << enum jbpf_state; on error as
- * parse_u64.
+ * options__parse_u64.
  */
-int parse_states(const char *arg, unsigned *mask, char *err, size_t err_size);
+int options__parse_states(const char *arg, unsigned *mask, char *err, size_t err_size);
 
 enum options_result {
 	OPTIONS_RUN,        /* go on and record */
@@ -157,42 +157,42 @@ enum options_result {
 	OPTIONS_FAILED,     /* --agent-path found no agent, and said so: exit 1 */
 };
 
-enum options_result options_parse(int argc, char **argv, struct options *opts);
-void options_print_help(FILE *out);
+enum options_result options__parse_args(int argc, char **argv, struct options *opts);
+void help__print(FILE *out);
 
-/* Parses --group-by's word (process, service, executable, none); on error as parse_u64. */
-int parse_group_by(const char *arg, enum view_process_root *out, char *err, size_t err_size);
+/* Parses --group-by's word (process, service, executable, none); on error as options__parse_u64. */
+int options__parse_group_by(const char *arg, enum view_process_root *out, char *err, size_t err_size);
 
 /*
  * Parses a whole decimal integer in [min, max]. On error writes a one-line
  * reason naming option into err and returns -1.
  */
-int parse_u64(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out,
+int options__parse_u64(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out,
 	      char *err, size_t err_size);
 
 /*
  * Parses a duration: a decimal number with an optional unit, ns, us, ms, s, m
  * or h; a bare number is in default_unit_ns. Result in nanoseconds, in
- * [min_ns, max_ns]. On error as parse_u64.
+ * [min_ns, max_ns]. On error as options__parse_u64.
  */
-int parse_duration(const char *option, const char *arg, uint64_t default_unit_ns, uint64_t min_ns,
+int options__parse_duration(const char *option, const char *arg, uint64_t default_unit_ns, uint64_t min_ns,
 		   uint64_t max_ns, uint64_t *out_ns, char *err, size_t err_size);
 
 /*
  * Parses a size: a decimal number with an optional K, M or G (powers of
- * 1024), in [min, max]. On error as parse_u64.
+ * 1024), in [min, max]. On error as options__parse_u64.
  */
-int parse_size(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out, char *err,
+int options__parse_size(const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out, char *err,
 	       size_t err_size);
 
 /* The output format a file name implies, or -1 if its extension says nothing. */
-int format_from_path(const char *path);
+int options__format_from_path(const char *path);
 /* Parses "flamegraph", "collapsed", "text" or "pprof"; -1 for anything else. */
-int parse_format(const char *arg, enum output_format *format);
+int options__parse_format(const char *arg, enum output_format *format);
 /*
  * Compiles a --include or --exclude pattern (POSIX extended regular
- * expression); on error as parse_u64.
+ * expression); on error as options__parse_u64.
  */
-int parse_pattern(const char *option, const char *arg, regex_t *re, char *err, size_t err_size);
+int options__parse_pattern(const char *option, const char *arg, regex_t *re, char *err, size_t err_size);
 
 #endif /* JBPF_OPTIONS_H */

@@ -26,7 +26,7 @@ static void default_path(const struct outputs *out, char *buf, size_t size)
 		snprintf(who, sizeof(who), "all");
 	else
 		snprintf(who, sizeof(who), "%u", tgids[0]);
-	snprintf(buf, size, "jbpfprof-%s-%s.%s", who, stamp, output_writer(out->opts->format)->extension);
+	snprintf(buf, size, "jbpfprof-%s-%s.%s", who, stamp, output__writer(out->opts->format)->extension);
 }
 
 int outputs__open(struct outputs *out)
@@ -37,14 +37,14 @@ int outputs__open(struct outputs *out)
 	if (!o->nr_outputs) {
 		default_path(out, path, sizeof(path));
 		out->nr_outputs = 1;
-		out->full = output_keeps_everything(o->format);
+		out->full = output__keeps_everything(o->format);
 		return output_file__open(&out->outputs[0], path, o->format);
 	}
 	for (size_t i = 0; i < o->nr_outputs; i++) {
 		if (output_file__open(&out->outputs[i], o->output_paths[i], o->output_formats[i]))
 			return -1;
 		out->nr_outputs = i + 1;
-		out->full |= output_keeps_everything(o->output_formats[i]);
+		out->full |= output__keeps_everything(o->output_formats[i]);
 	}
 	return 0;
 }
@@ -76,18 +76,18 @@ static bool has_virtual_threads(const struct profile *p)
 static struct profile *profile_for(const struct outputs *out, enum output_format format, const char *event)
 {
 	const struct options *o = out->opts;
-	bool whole = output_keeps_everything(format) || !out->full;
+	bool whole = output__keeps_everything(format) || !out->full;
 	struct view_config view = {
 		.process_root = whole ? VIEW_ROOT_PROCESS
 			      : recording__roots(out->rec),
 		.threads = whole || o->threads,
 		.annotate = whole || o->annotate,
-		.lines = output_keeps_everything(format) ? VIEW_LINES_KEEP
+		.lines = output__keeps_everything(format) ? VIEW_LINES_KEEP
 			 : o->lines			 ? VIEW_LINES_SHOW
 							 : VIEW_LINES_DROP,
 		/* What the aggregator leaves to the view whatever the recording: virtual threads' carriers. */
-		.carrier_frames = output_keeps_everything(format) || o->carrier_frames,
-		.virtual_thread_ids = output_keeps_everything(format) || o->threads,
+		.carrier_frames = output__keeps_everything(format) || o->carrier_frames,
+		.virtual_thread_ids = output__keeps_everything(format) || o->threads,
 		.include = o->include_given ? &o->include : NULL,
 		.exclude = o->exclude_given ? &o->exclude : NULL,
 		.event = event,
@@ -96,7 +96,7 @@ static struct profile *profile_for(const struct outputs *out, enum output_format
 	int error = p ? view__apply(recording__profile(out->rec), &view, p, NULL) : -ENOMEM;
 
 	if (error) {
-		fprintf(stderr, "jbpfprof: preparing the %s failed: %s\n", output_writer(format)->noun, strerror(-error));
+		fprintf(stderr, "jbpfprof: preparing the %s failed: %s\n", output__writer(format)->noun, strerror(-error));
 		profile__free(p);
 		return NULL;
 	}
@@ -137,9 +137,9 @@ static struct output_meta event_meta(const struct outputs *out, enum event_mode 
 		.duration_s = recording__elapsed_s(out->rec),
 		.frequency_hz = allocates ? 0 : o->frequency_hz,
 		.summary = summary,
-		.event = recording_event_word(events[e].recording, leaks),
+		.event = recording__event_word(events[e].recording, leaks),
 		.start_unix_ns = recording__start_unix_ns(out->rec) ? recording__start_unix_ns(out->rec) : out->start_unix_ns,
-		.process_roots = view_root_word(recording__roots(out->rec)),
+		.process_roots = view__root_word(recording__roots(out->rec)),
 	};
 }
 
@@ -159,7 +159,7 @@ static int write_events(struct outputs *out, struct output_file *f, const char *
 	int error = 0;
 
 	for (int e = 0; e < EVENT_NR; e++) {
-		if (!options_records(o, (enum event_mode)e))
+		if (!options__records(o, (enum event_mode)e))
 			continue;
 		metas[n] = event_meta(out, (enum event_mode)e, summary, targets, titles[n], sizeof(titles[n]));
 		snprintf(words + strlen(words), sizeof(words) - strlen(words), "%s%s", n ? "," : "", metas[n].event);
@@ -174,7 +174,7 @@ static int write_events(struct outputs *out, struct output_file *f, const char *
 		all = metas[0];
 		all.title = title;
 		all.event = words;
-		error = p ? output_write(f->format, p, &all, o->text_top, f->out) : -ENOMEM;
+		error = p ? output__write(f->format, p, &all, o->text_top, f->out) : -ENOMEM;
 		profile__free(p);
 		return error;
 	}
@@ -183,10 +183,10 @@ static int write_events(struct outputs *out, struct output_file *f, const char *
 		if (!profiles[i])
 			error = -ENOMEM;
 		else if (f->format == OUTPUT_TEXT)
-			error = output_write(f->format, profiles[i], &metas[i], o->text_top, f->out);
+			error = output__write(f->format, profiles[i], &metas[i], o->text_top, f->out);
 	}
 	if (!error && f->format == OUTPUT_FLAMEGRAPH)
-		error = output_flamegraph_write_events((const struct profile *const *)profiles, metas, n, f->out);
+		error = output__flamegraph_write_events((const struct profile *const *)profiles, metas, n, f->out);
 	for (size_t i = 0; i < n; i++)
 		profile__free(profiles[i]);
 	return error;
@@ -210,7 +210,7 @@ int outputs__write(struct outputs *out, const char *summary)
 		struct profile *p = NULL;
 		int error;
 
-		if (options_several_events(o)) {
+		if (options__several_events(o)) {
 			failed |= output_file__finish(f, write_events(out, f, summary, targets));
 			continue;
 		}
@@ -220,7 +220,7 @@ int outputs__write(struct outputs *out, const char *summary)
 			failed = -1;
 			continue;
 		}
-		error = output_write(f->format, p, &meta, o->text_top, f->out);
+		error = output__write(f->format, p, &meta, o->text_top, f->out);
 		if (p != recording__profile(out->rec))
 			profile__free(p);
 		failed |= output_file__finish(f, error);

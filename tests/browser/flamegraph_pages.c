@@ -2,8 +2,8 @@
  * flamegraph_pages DIR: writes the flame graph pages the browser tests
  * open, and what each page must show, into DIR (which must exist).
  *
- * Each page is written by the project's own writers (output_flamegraph_write
- * or output_flamegraph_diff_write) from a profile built here, one page per
+ * Each page is written by the project's own writers (output__flamegraph_write
+ * or output__flamegraph_diff_write) from a profile built here, one page per
  * check of test_flamegraph_page.mjs, named after it. DIR/expected.json holds,
  * under the same check names, the page's file name and the texts and
  * numbers the page must show, computed here from the same profiles: the
@@ -166,7 +166,7 @@ static void write_page(const char *file, const struct profile *before, const str
 	out = fopen(path, "w");
 	if (!out)
 		die("%s: %s", path, strerror(errno));
-	err = before ? output_flamegraph_diff_write(before, after, meta, out) : output_flamegraph_write(after, meta, out);
+	err = before ? output__flamegraph_diff_write(before, after, meta, out) : output__flamegraph_write(after, meta, out);
 	if (fclose(out) || err)
 		die("%s: the writer failed", path);
 }
@@ -462,7 +462,7 @@ static void events_page_shows_one_event_at_a_time(struct emitter *e)
 	out = fopen(path, "w");
 	if (!out)
 		die("%s: %s", path, strerror(errno));
-	err = output_flamegraph_write_events(profiles, metas, 2, out);
+	err = output__flamegraph_write_events(profiles, metas, 2, out);
 	if (fclose(out) || err)
 		die("%s: the writer failed", path);
 	emit_check(e, __func__, "events.html");

@@ -16,14 +16,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gid_t gid;
 
 	/* Whatever the reply, msg is one line. */
-	attach_parse_reply(text, size, &agent_rc, msg, sizeof(msg));
+	attach__parse_reply(text, size, &agent_rc, msg, sizeof(msg));
 	if (!memchr(msg, '\0', sizeof(msg)) || strchr(msg, '\n'))
 		abort();
-	attach_parse_status(text, size, &nspid, &uid, &gid);
-	attach_status_catches(text, size, 3);
-	attach_cmdline_disables(text, size, 0);
-	attach_options_disables(text, size, 0);
-	if (attach_parse_perfdata(data, size, caps, sizeof(caps)) >= 0 && !memchr(caps, '\0', sizeof(caps)))
+	attach__parse_status(text, size, &nspid, &uid, &gid);
+	attach__status_catches(text, size, 3);
+	attach__cmdline_disables(text, size, 0);
+	attach__options_disables(text, size, 0);
+	if (attach__parse_perfdata(data, size, caps, sizeof(caps)) >= 0 && !memchr(caps, '\0', sizeof(caps)))
 		abort();
 	free(text);
 	return 0;

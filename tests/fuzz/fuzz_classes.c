@@ -22,26 +22,26 @@ static struct hotspot_vm *vm;
 
 static struct hotspot_vm *describe(void)
 {
-	struct hotspot_vm *v = hotspot_vm_new();
+	struct hotspot_vm *v = hotspot_vm__new();
 	int err = 0;
 
 	if (!v)
 		abort();
-	err |= hotspot_vm_add_type(v, "u2", 2) | hotspot_vm_add_type(v, "address", 8) |
-	       hotspot_vm_add_type(v, "int", 4) | hotspot_vm_add_type(v, "ConstantPool", 72) |
-	       hotspot_vm_add_type(v, "JVMFlag", 32);
-	err |= hotspot_vm_add_field(v, "vmClasses", "_klasses[static_cast<int>(vmClassID::Object_klass_knum)]",
+	err |= hotspot_vm__add_type(v, "u2", 2) | hotspot_vm__add_type(v, "address", 8) |
+	       hotspot_vm__add_type(v, "int", 4) | hotspot_vm__add_type(v, "ConstantPool", 72) |
+	       hotspot_vm__add_type(v, "JVMFlag", 32);
+	err |= hotspot_vm__add_field(v, "vmClasses", "_klasses[static_cast<int>(vmClassID::Object_klass_knum)]",
 				    "InstanceKlass*", true, 0, CLASSES_IMAGE);
-	err |= hotspot_vm_add_field(v, "Klass", "_name", "address", false, 24, 0);
-	err |= hotspot_vm_add_field(v, "Symbol", "_length", "u2", false, 4, 0);
-	err |= hotspot_vm_add_field(v, "Symbol", "_body", NULL, false, 6, 0);
-	err |= hotspot_vm_add_field(v, "InstanceKlass", "_constants", "address", false, 224, 0);
-	err |= hotspot_vm_add_field(v, "InstanceKlass", "_fieldinfo_stream", "address", false, 448, 0);
-	err |= hotspot_vm_add_field(v, "ConstantPool", "_length", "int", false, 60, 0);
-	err |= hotspot_vm_add_field(v, "JVMFlag", "_name", "address", false, 8, 0);
-	err |= hotspot_vm_add_field(v, "JVMFlag", "_addr", NULL, false, 16, 0);
-	err |= hotspot_vm_add_field(v, "JVMFlag", "flags", "JVMFlag*", true, 0, CLASSES_IMAGE + 0xf00);
-	err |= hotspot_vm_add_field(v, "JVMFlag", "numFlags", "size_t", true, 0, CLASSES_IMAGE + 0xf08);
+	err |= hotspot_vm__add_field(v, "Klass", "_name", "address", false, 24, 0);
+	err |= hotspot_vm__add_field(v, "Symbol", "_length", "u2", false, 4, 0);
+	err |= hotspot_vm__add_field(v, "Symbol", "_body", NULL, false, 6, 0);
+	err |= hotspot_vm__add_field(v, "InstanceKlass", "_constants", "address", false, 224, 0);
+	err |= hotspot_vm__add_field(v, "InstanceKlass", "_fieldinfo_stream", "address", false, 448, 0);
+	err |= hotspot_vm__add_field(v, "ConstantPool", "_length", "int", false, 60, 0);
+	err |= hotspot_vm__add_field(v, "JVMFlag", "_name", "address", false, 8, 0);
+	err |= hotspot_vm__add_field(v, "JVMFlag", "_addr", NULL, false, 16, 0);
+	err |= hotspot_vm__add_field(v, "JVMFlag", "flags", "JVMFlag*", true, 0, CLASSES_IMAGE + 0xf00);
+	err |= hotspot_vm__add_field(v, "JVMFlag", "numFlags", "size_t", true, 0, CLASSES_IMAGE + 0xf08);
 	if (err)
 		abort();
 	return v;
@@ -66,13 +66,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fake_reader(&mem, &fm);
 	switch (data[0] % 3) {
 	case 0:
-		hotspot_vm_class(vm, &mem, "jdk/internal/vm/StackChunk", &klass, why, sizeof(why));
+		hotspot_classes__find(vm, &mem, "jdk/internal/vm/StackChunk", &klass, why, sizeof(why));
 		break;
 	case 1:
-		hotspot_instance_field(vm, &mem, CLASSES_IMAGE + 0x100, "sp", "I", &offset, why, sizeof(why));
+		hotspot_classes__instance_field(vm, &mem, CLASSES_IMAGE + 0x100, "sp", "I", &offset, why, sizeof(why));
 		break;
 	default:
-		hotspot_flag_bool(vm, &mem, "UseCompressedOops", &value, why, sizeof(why));
+		hotspot_classes__flag_bool(vm, &mem, "UseCompressedOops", &value, why, sizeof(why));
 		break;
 	}
 	fake_memory_free(&fm);

@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(fake_map(&fm, IMAGE_BASE, image_len), frames + nr * FRAME_BYTES, image_len);
 	fake_reader(&mem, &fm);
 	vm = described(j);
-	names = hotspot_names_new(vm, &mem, why, sizeof(why));
+	names = hotspot_names__new(vm, &mem, why, sizeof(why));
 	if (!names)
 		abort();
 	for (int round = 0; round < 2; round++) {
@@ -101,14 +101,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 								      : IMAGE_BASE + u32_at(d + 9),
 			};
 			uint64_t before = mem.reads;
-			int got = hotspot_names_frame(names, &jf, out, HOTSPOT_NAMES_MAX_INLINE);
+			int got = hotspot_names__frame(names, &jf, out, HOTSPOT_NAMES_MAX_INLINE);
 
 			if (got < 1 || got > HOTSPOT_NAMES_MAX_INLINE || mem.reads - before > MAX_READS_PER_CALL)
 				abort();
 			check_named(out, got);
 		}
 	}
-	hotspot_names_free(names);
+	hotspot_names__free(names);
 	fake_memory_free(&fm);
 	return 0;
 }

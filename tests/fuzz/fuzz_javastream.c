@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* As the reader does: consumed messages dropped, a partial one kept for more bytes that never come. */
 	while (done < size) {
-		ssize_t n = javastream_parse(data + done, size - done, &handler);
+		ssize_t n = javastream__parse(data + done, size - done, &handler);
 
 		if (n <= 0)
 			break;

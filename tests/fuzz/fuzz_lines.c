@@ -35,18 +35,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bci = (int32_t)(data[1] | data[2] << 8);
 	in = data + 3;
 	in_len = size - 3;
-	if (lines_of_bci(in, in_len, excluded, bci) < 0)
+	if (hotspot_lines__of_bci(in, in_len, excluded, bci) < 0)
 		abort();
 	image = fake_map(&fm, IMAGE_BASE, in_len);
 	memcpy(image, in, in_len);
 	fake_reader(&mem, &fm);
-	if (!lines_read_table(&mem, IMAGE_BASE, excluded, &table, &len)) {
+	if (!hotspot_lines__read_table(&mem, IMAGE_BASE, excluded, &table, &len)) {
 		if (!len || len > in_len || len > NAMES_MAX_LINE_TABLE || table[len - 1] != 0)
 			abort();
 		for (size_t i = 0; i < sizeof(bcis) / sizeof(bcis[0]); i++)
-			if (lines_of_bci(table, len, excluded, bcis[i]) != lines_of_bci(in, in_len, excluded, bcis[i]))
+			if (hotspot_lines__of_bci(table, len, excluded, bcis[i]) != hotspot_lines__of_bci(in, in_len, excluded, bcis[i]))
 				abort();
-		if (lines_of_bci(table, len, excluded, bci) != lines_of_bci(in, in_len, excluded, bci))
+		if (hotspot_lines__of_bci(table, len, excluded, bci) != hotspot_lines__of_bci(in, in_len, excluded, bci))
 			abort();
 		free(table);
 	}

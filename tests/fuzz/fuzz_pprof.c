@@ -54,10 +54,10 @@ static void read_one(const uint8_t *data, size_t size, const char *event)
 	struct pprof_recording rec;
 	char err[256];
 
-	if (pprof_read_buffer_event(data, size, event, &rec, err, sizeof(err)) == 0) {
+	if (pprof_read__buffer_event(data, size, event, &rec, err, sizeof(err)) == 0) {
 		if (profile__timeline(rec.profile))
 			use_times(&rec);
-		pprof_recording_free(&rec);
+		pprof_recording__free(&rec);
 	} else if (!memchr(err, '\0', sizeof(err)) || strchr(err, '\n')) {
 		abort(); /* the reason is one line */
 	}

@@ -16,13 +16,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		abort();
 	memcpy(copy, data, size);
-	record_decode(copy, size, &r);
-	if (record_sample_is_valid(copy, size)) {
+	decode__record(copy, size, &r);
+	if (decode__sample_is_valid(copy, size)) {
 		const struct jbpf_sample *s = (const void *)copy;
 
-		if (record_sample_used_size(s) > size)
+		if (decode__sample_used_size(s) > size)
 			abort();
-		record_sample_java_frames(s);
+		decode__sample_java_frames(s);
 	}
 	free(copy);
 	return 0;

@@ -21,7 +21,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct hotspot_thread_names_layout l = {
+	struct hotspot_thread_names__layout l = {
 		.thread_obj = 0x18,
 		.thread_name = 0x50,
 		.string_value = 12,
@@ -46,10 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	image = fake_map(&fm, NAMES_IMAGE, size - 1);
 	memcpy(image, data + 1, size - 1);
 	fake_reader(&mem, &fm);
-	if (hotspot_thread_name_string(&mem, &l, NAMES_IMAGE, &string) == HOTSPOT_THREAD_NAME_OK &&
-	    hotspot_thread_name_read(&mem, &l, string, out) == HOTSPOT_THREAD_NAME_OK && strlen(out) >= sizeof(out))
+	if (hotspot_thread_names__string(&mem, &l, NAMES_IMAGE, &string) == HOTSPOT_THREAD_NAME_OK &&
+	    hotspot_thread_names__read(&mem, &l, string, out) == HOTSPOT_THREAD_NAME_OK && strlen(out) >= sizeof(out))
 		abort();
-	if (hotspot_thread_name_decode(data + 1, size - 1, data[0] & 3, out) == HOTSPOT_THREAD_NAME_OK &&
+	if (hotspot_thread_names__decode(data + 1, size - 1, data[0] & 3, out) == HOTSPOT_THREAD_NAME_OK &&
 	    strlen(out) >= sizeof(out))
 		abort();
 	fake_memory_free(&fm);

@@ -72,14 +72,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		lens[i] = take(tables[i], rooms[i], &data, &size, lens[i]);
 	strings = take(fj.strings + 16, FAKE_STRINGS_ROOM - 16, &data, &size, size);
 	fake_reader(&mem, &fj.fm);
-	if (!hotspot_vm_read(&mem, &fj.syms, &vm, why, sizeof(why))) {
+	if (!hotspot_vm__read(&mem, &fj.syms, &vm, why, sizeof(why))) {
 		if (!vm)
 			abort();
 		/* Whatever the tables say, both layouts are bounded reads of the same memory. */
-		hotspot_layout_read(vm, &mem, &jvm, why, sizeof(why));
-		names = hotspot_names_new(vm, &mem, why, sizeof(why));
-		hotspot_names_free(names);
-		hotspot_vm_free(vm);
+		hotspot_layout__read(vm, &mem, &jvm, why, sizeof(why));
+		names = hotspot_names__new(vm, &mem, why, sizeof(why));
+		hotspot_names__free(names);
+		hotspot_vm__free(vm);
 	}
 	if (strnlen(why, sizeof(why)) == sizeof(why))
 		abort();

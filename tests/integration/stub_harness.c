@@ -235,10 +235,10 @@ int load_agent(pid_t pid, const char *options, int timeout_s)
 	const char *rc;
 	int ret;
 
-	if (jvm_target_open(pid, &target, err, sizeof(err)))
+	if (attach__target_open(pid, &target, err, sizeof(err)))
 		fail_msg("cannot attach to JVM pid %d: %s", (int)pid, err);
-	ret = jvm_load_agent(&target, agent_path, options, timeout_s * 1000, err, sizeof(err));
-	jvm_target_close(&target);
+	ret = attach__load_agent(&target, agent_path, options, timeout_s * 1000, err, sizeof(err));
+	attach__target_close(&target);
 	if (!ret)
 		return 0;
 	rc = strstr(err, returned);

@@ -1,16 +1,16 @@
 /*
  * HotSpot's layout read from real JVMs (JDK 17 and JDK 25), without
- * entering them: hotspot_find, hotspot_vm_read and hotspot_layout_read on
+ * entering them: hotspot_find__jvm, hotspot_vm__read and hotspot_layout__read on
  * a running CpuSplit workload, the values checked for what a running JVM
  * must hold, and the code heaps checked against what the JVM itself says
  * of them (jcmd PID Compiler.codecache: one "bounds [low, high,
  * high_boundary]" line per heap), with the code cache segmented (three
  * heaps, the default) and not (one).
  *
- * The time hotspot_vm_read takes (best of HOTSPOT_VM_READS, with its reads
+ * The time hotspot_vm__read takes (best of HOTSPOT_VM_READS, with its reads
  * and bytes) is printed, for docs/architecture.md.
  *
- * And its Java threads (hotspot_threads_read): every tid listed is one of
+ * And its Java threads (hotspot_threads__read): every tid listed is one of
  * the JVM's tasks, a Java thread of the workload ("split-0") is listed,
  * and the VM's own threads that are no Java threads ("VM Thread",
  * "GC Thread#0") are not.
@@ -54,9 +54,9 @@ static struct hotspot_vm *read_tables(const struct jdk *jdk, pid_t tgid, const s
 		struct hotspot_memory mem;
 		double start = now_ms(), took;
 
-		hotspot_vm_free(vm);
-		hotspot_memory_of_process(&mem, tgid);
-		if (hotspot_vm_read(&mem, syms, &vm, why, sizeof(why)))
+		hotspot_vm__free(vm);
+		hotspot_memory__of_process(&mem, tgid);
+		if (hotspot_vm__read(&mem, syms, &vm, why, sizeof(why)))
 			fail_msg("%s: hotspot_vm_read: %s", jdk->name, why);
 		took = now_ms() - start;
 		if (took < best)
@@ -157,12 +157,12 @@ static void check_layout(const struct jdk *jdk, char *const jvm_opts[], uint32_t
 	char why[256] = "";
 
 	jvm_start_opts(&jvm, jdk, jvm_opts, "CpuSplit", NULL);
-	if (hotspot_find("/proc", (uint32_t)jvm.out.pid, &syms, &base, why, sizeof(why)) != 1)
+	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, why, sizeof(why)) != 1)
 		fail_msg("%s: hotspot_find: %s", jdk->name, why[0] ? why : "no libjvm.so");
 	assert_true(base && syms.structs > base);
 	vm = read_tables(jdk, jvm.out.pid, &syms);
-	hotspot_memory_of_process(&mem, jvm.out.pid);
-	if (hotspot_layout_read(vm, &mem, &l, why, sizeof(why)))
+	hotspot_memory__of_process(&mem, jvm.out.pid);
+	if (hotspot_layout__read(vm, &mem, &l, why, sizeof(why)))
 		fail_msg("%s: hotspot_layout_read: %s", jdk->name, why);
 	fprintf(stderr, "  %s: %u heaps, code [0x%llx, 0x%llx), interpreter [0x%llx, 0x%llx), %" PRIu64 " reads\n",
 		jdk->name, l.nr_heaps, (unsigned long long)l.code_low, (unsigned long long)l.code_high,
@@ -194,7 +194,7 @@ static void check_layout(const struct jdk *jdk, char *const jvm_opts[], uint32_t
 		assert_true(l.blob_name != 0);
 	codecache_of(jdk, jvm.out.pid, &printed);
 	assert_as_printed(&l, &printed);
-	hotspot_vm_free(vm);
+	hotspot_vm__free(vm);
 	jvm_stop(&jvm);
 }
 
@@ -237,7 +237,7 @@ static void java_threads_of_a_running_jvm(void **state)
 {
 	const struct jdk *jdk = *state;
 	static struct hotspot_java_thread threads[4096];
-	struct hotspot_threads_layout layout;
+	struct hotspot_threads__layout layout;
 	struct hotspot_vm_symbols syms;
 	struct hotspot_memory mem;
 	struct hotspot_vm *vm;
@@ -249,13 +249,13 @@ static void java_threads_of_a_running_jvm(void **state)
 
 	jvm_require(jdk, "CpuSplit");
 	jvm_start(&jvm, jdk, "CpuSplit", NULL);
-	if (hotspot_find("/proc", (uint32_t)jvm.out.pid, &syms, &base, why, sizeof(why)) != 1)
+	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, why, sizeof(why)) != 1)
 		fail_msg("%s: hotspot_find: %s", jdk->name, why[0] ? why : "no libjvm.so");
 	vm = read_tables(jdk, jvm.out.pid, &syms);
-	if (hotspot_threads_layout(vm, &layout, why, sizeof(why)))
+	if (hotspot_threads__layout(vm, &layout, why, sizeof(why)))
 		fail_msg("%s: hotspot_threads_layout: %s", jdk->name, why);
-	hotspot_memory_of_process(&mem, jvm.out.pid);
-	if (hotspot_threads_read(&mem, &layout, threads, 4096, &nr, why, sizeof(why)))
+	hotspot_memory__of_process(&mem, jvm.out.pid);
+	if (hotspot_threads__read(&mem, &layout, threads, 4096, &nr, why, sizeof(why)))
 		fail_msg("%s: hotspot_threads_read: %s", jdk->name, why);
 	worker_tid = task_named(jvm.out.pid, "split-0");
 	vm_tid = task_named(jvm.out.pid, "VM Thread");
@@ -272,7 +272,7 @@ static void java_threads_of_a_running_jvm(void **state)
 	assert_true(listed(threads, nr, worker_tid));
 	assert_false(listed(threads, nr, vm_tid));
 	assert_false(listed(threads, nr, gc_tid));
-	hotspot_vm_free(vm);
+	hotspot_vm__free(vm);
 	jvm_stop(&jvm);
 }
 
@@ -303,9 +303,9 @@ static void no_jvm_no_layout(void **state)
 	uint64_t base;
 	char why[256] = "";
 
-	assert_int_equal(hotspot_find("/proc", (uint32_t)getpid(), &syms, &base, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_find__jvm("/proc", (uint32_t)getpid(), &syms, &base, why, sizeof(why)), 0);
 	assert_true(syms.structs == 0 && base == 0);
-	assert_int_equal(hotspot_find("/proc", 0x3fffffff, &syms, &base, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_find__jvm("/proc", 0x3fffffff, &syms, &base, why, sizeof(why)), 0);
 	assert_non_null(strstr(why, "cannot read"));
 }
 

@@ -215,7 +215,7 @@ static void check_methods(struct hotspot_names *names, struct hotspot_memory *me
 		uint64_t cm;
 		bool ok = true;
 
-		if (!hotspot_memory_u64(mem, m->method + l->method_const, &cm))
+		if (!hotspot_memory__u64(mem, m->method + l->method_const, &cm))
 			continue;
 		jf.cookie = cm;
 		if (!m->native && !m->nr_lines)
@@ -225,7 +225,7 @@ static void check_methods(struct hotspot_names *names, struct hotspot_memory *me
 			int bci = m->native ? -1 : m->start[k];
 
 			jf.pc = m->native ? 0 : jf.cookie + l->const_size + (uint64_t)bci;
-			hotspot_names_frame(names, &jf, &f, 1);
+			hotspot_names__frame(names, &jf, &f, 1);
 			if (f.unresolved == HOTSPOT_UNRESOLVED_MOVED) {
 				t->moved++;
 				ok = false;
@@ -248,17 +248,17 @@ static void check_methods(struct hotspot_names *names, struct hotspot_memory *me
 static uint64_t nmethod_at(struct hotspot_memory *mem, const struct jbpf_hotspot_jvm *l, uint64_t code,
 			   uint64_t method, uint32_t *compile_id)
 {
-	uint64_t nm = hotspot_codecache_blob(l, mem, code), nm_method, begin;
+	uint64_t nm = hotspot_codecache__blob(l, mem, code), nm_method, begin;
 	uint32_t off;
 
-	if (!nm || !hotspot_memory_u64(mem, nm + l->nm_method, &nm_method) || nm_method != method ||
-	    !hotspot_memory_u32(mem, nm + l->nm_compile_id, compile_id))
+	if (!nm || !hotspot_memory__u64(mem, nm + l->nm_method, &nm_method) || nm_method != method ||
+	    !hotspot_memory__u32(mem, nm + l->nm_compile_id, compile_id))
 		return 0;
 	if (l->code_is_offset) {
-		if (!hotspot_memory_u32(mem, nm + l->blob_code, &off))
+		if (!hotspot_memory__u32(mem, nm + l->blob_code, &off))
 			return 0;
 		begin = nm + off;
-	} else if (!hotspot_memory_u64(mem, nm + l->blob_code, &begin)) {
+	} else if (!hotspot_memory__u64(mem, nm + l->blob_code, &begin)) {
 		return 0;
 	}
 	return begin == code ? nm : 0;
@@ -277,7 +277,7 @@ static void check_pc(struct hotspot_names *names, const struct oracle *o, uint64
 	jf.pc = strtoull(strtok_r(NULL, "\t\n", &save), NULL, 16);
 	want = atoi(strtok_r(NULL, "\t\n", &save));
 	(void)tok;
-	nr = hotspot_names_frame(names, &jf, f, HOTSPOT_NAMES_MAX_INLINE);
+	nr = hotspot_names__frame(names, &jf, f, HOTSPOT_NAMES_MAX_INLINE);
 	if (nr == 1 && f[0].unresolved == HOTSPOT_UNRESOLVED_MOVED) {
 		t->moved++;
 		return;
@@ -346,7 +346,7 @@ static void names_agree_with_jvmti(void **state)
 	struct hotspot_vm_symbols syms;
 	struct jbpf_hotspot_jvm l;
 	struct hotspot_memory mem;
-	struct hotspot_names_stats st;
+	struct hotspot_names__stats st;
 	struct hotspot_names *names;
 	struct hotspot_vm *vm;
 	struct oracle o = { 0 };
@@ -374,19 +374,19 @@ static void names_agree_with_jvmti(void **state)
 	snprintf(opt, sizeof(opt), "-agentpath:%s=%s,%d", agent, file, DUMP_AFTER_MS);
 	jvm_start_opts(&jvm, jdk, opts, "CpuSplit", args);
 	oracle_read(&o, file, &jvm);
-	if (hotspot_find("/proc", (uint32_t)jvm.out.pid, &syms, &base, why, sizeof(why)) != 1)
+	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, why, sizeof(why)) != 1)
 		fail_msg("%s: hotspot_find: %s", jdk->name, why);
-	hotspot_memory_of_process(&mem, jvm.out.pid);
-	if (hotspot_vm_read(&mem, &syms, &vm, why, sizeof(why)))
+	hotspot_memory__of_process(&mem, jvm.out.pid);
+	if (hotspot_vm__read(&mem, &syms, &vm, why, sizeof(why)))
 		fail_msg("%s: hotspot_vm_read: %s", jdk->name, why);
-	if (hotspot_layout_read(vm, &mem, &l, why, sizeof(why)))
+	if (hotspot_layout__read(vm, &mem, &l, why, sizeof(why)))
 		fail_msg("%s: hotspot_layout_read: %s", jdk->name, why);
-	names = hotspot_names_new(vm, &mem, why, sizeof(why));
+	names = hotspot_names__new(vm, &mem, why, sizeof(why));
 	if (!names)
 		fail_msg("%s: hotspot_names_new: %s", jdk->name, why);
 	check_methods(names, &mem, &l, &o, &t);
 	check_compiled(names, &mem, &l, &o, &t);
-	hotspot_names_stats(names, &st);
+	hotspot_names__stats(names, &st);
 	fprintf(stderr,
 		"  %s: %" PRIu64 "/%" PRIu64 " methods agree (%" PRIu64 "/%" PRIu64 " bcis and lines), %" PRIu64
 		" moved; %" PRIu64 " nmethods listed, %" PRIu64 " gone; %" PRIu64 "/%" PRIu64 " pcs agree (%" PRIu64
@@ -398,8 +398,8 @@ static void names_agree_with_jvmti(void **state)
 	assert_true(t.pcs >= 100 && t.inlined_pcs >= 10 && t.c1 && t.c2);
 	assert_int_equal(t.bcis_ok, t.bcis);
 	assert_int_equal(t.pcs_ok, t.pcs);
-	hotspot_names_free(names);
-	hotspot_vm_free(vm);
+	hotspot_names__free(names);
+	hotspot_vm__free(vm);
 	oracle_free(&o);
 	jvm_stop(&jvm);
 	unlink(file);

@@ -92,7 +92,7 @@ static const struct field_def fields25[] = {
 static inline bool add_fields(struct hotspot_vm *vm, const struct field_def *f)
 {
 	for (; f->type; f++)
-		if (hotspot_vm_add_field(vm, f->type, f->field, f->type_string, false, f->offset, 0))
+		if (hotspot_vm__add_field(vm, f->type, f->field, f->type_string, false, f->offset, 0))
 			return false;
 	return true;
 }
@@ -100,7 +100,7 @@ static inline bool add_fields(struct hotspot_vm *vm, const struct field_def *f)
 /* What JDK j's libjvm.so says of the structures named here; its major version is read at version_addr. NULL on failure. */
 static inline struct hotspot_vm *jdk_describe(const struct jdk *j, uint64_t version_addr)
 {
-	struct hotspot_vm *vm = hotspot_vm_new();
+	struct hotspot_vm *vm = hotspot_vm__new();
 	static const char *const sized[] = { "int", "jint", "u1", "u2", "u4", "address" };
 	static const uint64_t sizes[] = { 4, 4, 1, 2, 4, 8 };
 	int err = 0;
@@ -109,31 +109,31 @@ static inline struct hotspot_vm *jdk_describe(const struct jdk *j, uint64_t vers
 		return NULL;
 	if (!add_fields(vm, common_fields) || !add_fields(vm, j->v25 ? fields25 : fields17))
 		err = -1;
-	err |= hotspot_vm_add_field(vm, "Abstract_VM_Version", "_vm_major_version", "int", true, 0, version_addr);
+	err |= hotspot_vm__add_field(vm, "Abstract_VM_Version", "_vm_major_version", "int", true, 0, version_addr);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		err |= hotspot_vm_add_type(vm, sized[i], sizes[i]);
-	err |= hotspot_vm_add_type(vm, "Method", j->method_size);
-	err |= hotspot_vm_add_type(vm, "ConstMethod", j->cm_size);
-	err |= hotspot_vm_add_type(vm, "ConstantPool", 72);
-	err |= hotspot_vm_add_type(vm, "Klass", j->klass_size);
-	err |= hotspot_vm_add_type(vm, "Symbol", 8);
-	err |= hotspot_vm_add_type(vm, "PcDesc", 16);
-	err |= hotspot_vm_add_type(vm, "AccessFlags", j->access_size);
-	err |= hotspot_vm_add_type(vm, "nmethod", j->nm_header);
-	err |= hotspot_vm_add_type(vm, "CodeBlob", j->v25 ? 64 : 104);
+		err |= hotspot_vm__add_type(vm, sized[i], sizes[i]);
+	err |= hotspot_vm__add_type(vm, "Method", j->method_size);
+	err |= hotspot_vm__add_type(vm, "ConstMethod", j->cm_size);
+	err |= hotspot_vm__add_type(vm, "ConstantPool", 72);
+	err |= hotspot_vm__add_type(vm, "Klass", j->klass_size);
+	err |= hotspot_vm__add_type(vm, "Symbol", 8);
+	err |= hotspot_vm__add_type(vm, "PcDesc", 16);
+	err |= hotspot_vm__add_type(vm, "AccessFlags", j->access_size);
+	err |= hotspot_vm__add_type(vm, "nmethod", j->nm_header);
+	err |= hotspot_vm__add_type(vm, "CodeBlob", j->v25 ? 64 : 104);
 	if (j->v25) {
-		err |= hotspot_vm_add_type(vm, "CompLevel", 1);
-		err |= hotspot_vm_add_int(vm, "ConstMethodFlags::_misc_has_linenumber_table", 1);
+		err |= hotspot_vm__add_type(vm, "CompLevel", 1);
+		err |= hotspot_vm__add_int(vm, "ConstMethodFlags::_misc_has_linenumber_table", 1);
 	} else {
-		err |= hotspot_vm_add_type(vm, "CompiledMethod", 192);
-		err |= hotspot_vm_add_int(vm, "ConstMethod::_has_linenumber_table", 1);
+		err |= hotspot_vm__add_type(vm, "CompiledMethod", 192);
+		err |= hotspot_vm__add_int(vm, "ConstMethod::_has_linenumber_table", 1);
 	}
-	err |= hotspot_vm_add_int(vm, "InvocationEntryBci", -1);
-	err |= hotspot_vm_add_int(vm, "CompLevel_simple", 1);
-	err |= hotspot_vm_add_int(vm, "CompLevel_full_profile", 3);
-	err |= hotspot_vm_add_int(vm, "CompLevel_full_optimization", 4);
+	err |= hotspot_vm__add_int(vm, "InvocationEntryBci", -1);
+	err |= hotspot_vm__add_int(vm, "CompLevel_simple", 1);
+	err |= hotspot_vm__add_int(vm, "CompLevel_full_profile", 3);
+	err |= hotspot_vm__add_int(vm, "CompLevel_full_optimization", 4);
 	if (err) {
-		hotspot_vm_free(vm);
+		hotspot_vm__free(vm);
 		return NULL;
 	}
 	return vm;

@@ -145,7 +145,7 @@ static inline int hand_read(const struct hand *h, struct pprof_recording *rec, c
 
 	assert_non_null(data);
 	assert_int_equal(perftools__profiles__profile__pack(&h->msg, data), len);
-	ret = pprof_read_buffer(data, len, rec, err, err_size);
+	ret = pprof_read__buffer(data, len, rec, err, err_size);
 	free(data);
 	return ret;
 }
@@ -156,7 +156,7 @@ static inline void assert_refused(const struct hand *h, const char *reason)
 	char err[256] = "";
 
 	if (hand_read(h, &rec, err, sizeof(err)) != -1) {
-		pprof_recording_free(&rec);
+		pprof_recording__free(&rec);
 		fail_msg("read, though it should fail with \"%s\"", reason);
 	}
 	if (!strstr(err, reason))

@@ -15,7 +15,7 @@
 #include "profile/profile.h"
 
 /*
- * p written in format (output_write), the bytes in memory, NUL-terminated
+ * p written in format (output__write), the bytes in memory, NUL-terminated
  * after the *len of them; the caller frees them. Fails the test if the
  * writer fails.
  */
@@ -26,7 +26,7 @@ static inline char *written(enum output_format format, const struct profile *p, 
 	FILE *out = open_memstream(&data, len);
 
 	assert_non_null(out);
-	assert_int_equal(output_write(format, p, meta, top, out), 0);
+	assert_int_equal(output__write(format, p, meta, top, out), 0);
 	assert_int_equal(fclose(out), 0);
 	return data;
 }
@@ -102,7 +102,7 @@ static inline char *sorted_text(char **lines, size_t n)
 
 /*
  * Every stack of p with its count, one line each, "name|kind;name|kind COUNT"
- * (root first, kind as frame_kind_name says), lines sorted: two profiles
+ * (root first, kind as profile__frame_kind_name says), lines sorted: two profiles
  * hold the same stacks, frames and counts exactly when their texts are
  * equal. The caller frees the text.
  */
@@ -122,7 +122,7 @@ static inline char *profile_text(const struct profile *p)
 		assert_non_null(out);
 		for (size_t d = 0; d < depth; d++)
 			fprintf(out, "%s%s|%s", d ? ";" : "", profile__frame_name(p, frames[d]),
-				frame_kind_name(profile__frame_kind(p, frames[d])));
+				profile__frame_kind_name(profile__frame_kind(p, frames[d])));
 		fprintf(out, " %" PRIu64, count);
 		assert_int_equal(fclose(out), 0);
 	}

@@ -401,8 +401,8 @@ static void event_frames_keep_events_apart(void **state)
 		}
 	}
 	assert_int_equal(wall_us, 10000);
-	assert_int_equal(native_bytes, sampled_bytes(2048, 4096));
-	assert_int_equal(native_calls, sampled_objects(native_bytes, 2048));
+	assert_int_equal(native_bytes, sampled_bytes__of(2048, 4096));
+	assert_int_equal(native_calls, sampled_bytes__objects(native_bytes, 2048));
 	assert_true(native_bytes > 4096);
 	aggregator__free(agg);
 }

@@ -18,7 +18,7 @@
 #include "user/java/attach.h"
 
 /* Parses a string literal's bytes, NULs included, without its terminator. */
-#define REPLY(s, rc, msg) attach_parse_reply((s), sizeof(s) - 1, (rc), (msg), sizeof(msg))
+#define REPLY(s, rc, msg) attach__parse_reply((s), sizeof(s) - 1, (rc), (msg), sizeof(msg))
 
 static void assert_printable_line(const char *msg)
 {
@@ -48,7 +48,7 @@ static void reply_success_and_agent_codes(void **state)
 	assert_int_equal(rc, 3);
 	assert_string_equal(msg, "WARNING: something more");
 	/* The length is what counts, not a terminator: "0\nreturn code: 1" of "...12". */
-	assert_int_equal(attach_parse_reply("0\nreturn code: 12", 16, &rc, msg, sizeof(msg)), 0);
+	assert_int_equal(attach__parse_reply("0\nreturn code: 12", 16, &rc, msg, sizeof(msg)), 0);
 	assert_int_equal(rc, 1);
 }
 
@@ -99,17 +99,17 @@ static void reply_truncated_or_garbage(void **state)
 	/* Overlong: refused even if it would parse. */
 	memset(big, ' ', sizeof(big));
 	memcpy(big, "0\nreturn code: 0\n", 17);
-	assert_int_equal(attach_parse_reply(big, ATTACH_REPLY_MAX + 1, &rc, msg, sizeof(msg)), -1);
+	assert_int_equal(attach__parse_reply(big, ATTACH_REPLY_MAX + 1, &rc, msg, sizeof(msg)), -1);
 	assert_non_null(strstr(msg, "longer than"));
-	assert_int_equal(attach_parse_reply(big, ATTACH_REPLY_MAX, &rc, msg, sizeof(msg)), 0);
+	assert_int_equal(attach__parse_reply(big, ATTACH_REPLY_MAX, &rc, msg, sizeof(msg)), 0);
 	assert_int_equal(rc, 0);
 	/* A long error is cut to the buffer, marked, and still terminated. */
 	memset(big, 'x', sizeof(big));
 	memcpy(big, "-1\n", 3);
-	assert_int_equal(attach_parse_reply(big, ATTACH_REPLY_MAX, &rc, msg, 16), -1);
+	assert_int_equal(attach__parse_reply(big, ATTACH_REPLY_MAX, &rc, msg, 16), -1);
 	assert_int_equal(strlen(msg), 15);
 	assert_string_equal(msg + 12, "...");
-	assert_int_equal(attach_parse_reply(big, ATTACH_REPLY_MAX, &rc, msg, 1), -1);
+	assert_int_equal(attach__parse_reply(big, ATTACH_REPLY_MAX, &rc, msg, 1), -1);
 	assert_string_equal(msg, "");
 }
 
@@ -132,21 +132,21 @@ static void status_effective_ids_and_innermost_pid(void **state)
 	uid_t uid = 0;
 	gid_t gid = 0;
 
-	assert_int_equal(attach_parse_status(status_text, sizeof(status_text) - 1, &nspid, &uid, &gid), 0);
+	assert_int_equal(attach__parse_status(status_text, sizeof(status_text) - 1, &nspid, &uid, &gid), 0);
 	assert_int_equal(nspid, 1);
 	assert_int_equal(uid, 1001);
 	assert_int_equal(gid, 2001);
 	{
 		static const char s[] = "NSpid:\t99\nUid:\t0\t0\t0\t0\nGid:\t5\t6\t7\t8";
 
-		assert_int_equal(attach_parse_status(s, sizeof(s) - 1, &nspid, &uid, &gid), 0);
+		assert_int_equal(attach__parse_status(s, sizeof(s) - 1, &nspid, &uid, &gid), 0);
 	}
 	assert_int_equal(nspid, 99);
 	assert_int_equal(uid, 0);
 	assert_int_equal(gid, 6);
-	assert_int_equal(attach_status_catches(status_text, sizeof(status_text) - 1, 3), 1);  /* SIGQUIT */
-	assert_int_equal(attach_status_catches(status_text, sizeof(status_text) - 1, 2), 0);  /* SIGINT */
-	assert_int_equal(attach_status_catches(status_text, sizeof(status_text) - 1, 33), 1);
+	assert_int_equal(attach__status_catches(status_text, sizeof(status_text) - 1, 3), 1);  /* SIGQUIT */
+	assert_int_equal(attach__status_catches(status_text, sizeof(status_text) - 1, 2), 0);  /* SIGINT */
+	assert_int_equal(attach__status_catches(status_text, sizeof(status_text) - 1, 33), 1);
 }
 
 static void status_missing_or_garbage_fields(void **state)
@@ -173,21 +173,21 @@ static void status_missing_or_garbage_fields(void **state)
 	gid_t gid = 77;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		if (attach_parse_status(bad[i], strlen(bad[i]), &nspid, &uid, &gid) != -1)
+		if (attach__parse_status(bad[i], strlen(bad[i]), &nspid, &uid, &gid) != -1)
 			fail_msg("accepted status #%zu", i);
 	}
 	assert_int_equal(nspid, 77);
 	assert_int_equal(uid, 77);
 	assert_int_equal(gid, 77);
 	/* The NSpid line past len does not count. */
-	assert_int_equal(attach_parse_status(status_text, strstr(status_text, "NSpid") - status_text, &nspid, &uid, &gid),
+	assert_int_equal(attach__parse_status(status_text, strstr(status_text, "NSpid") - status_text, &nspid, &uid, &gid),
 			 -1);
-	assert_int_equal(attach_status_catches("SigCgt:\tzz\n", 11, 3), -1);
-	assert_int_equal(attach_status_catches("SigCgt:\t00000000000000001\n", 26, 3), -1);
-	assert_int_equal(attach_status_catches("SigCgt:\t\n", 9, 3), -1);
-	assert_int_equal(attach_status_catches("SigIgn:\t4\n", 10, 3), -1);
-	assert_int_equal(attach_status_catches(status_text, sizeof(status_text) - 1, 0), -1);
-	assert_int_equal(attach_status_catches(status_text, sizeof(status_text) - 1, 65), -1);
+	assert_int_equal(attach__status_catches("SigCgt:\tzz\n", 11, 3), -1);
+	assert_int_equal(attach__status_catches("SigCgt:\t00000000000000001\n", 26, 3), -1);
+	assert_int_equal(attach__status_catches("SigCgt:\t\n", 9, 3), -1);
+	assert_int_equal(attach__status_catches("SigIgn:\t4\n", 10, 3), -1);
+	assert_int_equal(attach__status_catches(status_text, sizeof(status_text) - 1, 0), -1);
+	assert_int_equal(attach__status_catches(status_text, sizeof(status_text) - 1, 65), -1);
 }
 
 /* A command line as /proc/PID/cmdline holds it: each argument NUL-terminated. */
@@ -210,7 +210,7 @@ static int cmdline_disables(int before, const char *const *argv)
 	char buf[512];
 	size_t n = cmdline(buf, sizeof(buf), argv);
 
-	return attach_cmdline_disables(buf, n, before);
+	return attach__cmdline_disables(buf, n, before);
 }
 
 #define CMD(before, ...) cmdline_disables((before), (const char *const[]){ __VA_ARGS__, NULL })
@@ -240,14 +240,14 @@ static void disable_flag_on_the_command_line(void **state)
 	assert_int_equal(CMD(0, "java", " -XX:+DisableAttachMechanism", "Main"), 0);
 	/* Cut short (no terminator), or empty. */
 	n = cmdline(buf, sizeof(buf), (const char *const[]){ "java", "-XX:+DisableAttachMechanism", NULL });
-	assert_int_equal(attach_cmdline_disables(buf, n - 1, 0), 1);
-	assert_int_equal(attach_cmdline_disables(buf, n - 2, 0), 0);
-	assert_int_equal(attach_cmdline_disables(buf, 0, 0), 0);
+	assert_int_equal(attach__cmdline_disables(buf, n - 1, 0), 1);
+	assert_int_equal(attach__cmdline_disables(buf, n - 2, 0), 0);
+	assert_int_equal(attach__cmdline_disables(buf, 0, 0), 0);
 }
 
 static void disable_flag_in_option_variables(void **state)
 {
-#define OPTS(s, before) attach_options_disables((s), strlen(s), (before))
+#define OPTS(s, before) attach__options_disables((s), strlen(s), (before))
 	assert_int_equal(OPTS("-XX:+DisableAttachMechanism", 0), 1);
 	assert_int_equal(OPTS("  -Xmx1g\t-XX:+DisableAttachMechanism  -Dx=y\n", 0), 1);
 	assert_int_equal(OPTS("-XX:+DisableAttachMechanism -XX:-DisableAttachMechanism", 0), 0);
@@ -313,14 +313,14 @@ static void perfdata_capabilities(void **state)
 
 	for (int little = 0; little <= 1; little++) {
 		len = perfdata(img, sizeof(img), little, entries, 3);
-		assert_int_equal(attach_parse_perfdata(img, len, caps, sizeof(caps)), 0);
+		assert_int_equal(attach__parse_perfdata(img, len, caps, sizeof(caps)), 0);
 		assert_string_equal(caps, "0100000"); /* cut to the buffer */
 	}
 	/* Not there, or not a string. */
 	len = perfdata(img, sizeof(img), 1, entries, 2);
-	assert_int_equal(attach_parse_perfdata(img, len, caps, sizeof(caps)), -1);
+	assert_int_equal(attach__parse_perfdata(img, len, caps, sizeof(caps)), -1);
 	len = perfdata(img, sizeof(img), 1, (const struct pd_entry[]){ { "sun.rt.jvmCapabilities", 'J', "1" } }, 1);
-	assert_int_equal(attach_parse_perfdata(img, len, caps, sizeof(caps)), -1);
+	assert_int_equal(attach__parse_perfdata(img, len, caps, sizeof(caps)), -1);
 }
 
 static void perfdata_malformed(void **state)
@@ -330,14 +330,14 @@ static void perfdata_malformed(void **state)
 	char caps[8];
 	size_t len = perfdata(img, sizeof(img), 1, entry, 1);
 
-	assert_int_equal(attach_parse_perfdata(img, len, caps, sizeof(caps)), 0);
+	assert_int_equal(attach__parse_perfdata(img, len, caps, sizeof(caps)), 0);
 	assert_string_equal(caps, "1100");
 	/* Every cut of the image fails cleanly (ASan checks the reads). */
 	for (size_t cut = 0; cut < len; cut++) {
 		unsigned char *exact = malloc(cut ? cut : 1);
 
 		memcpy(exact, img, cut);
-		if (attach_parse_perfdata(exact, cut, caps, sizeof(caps)) != -1)
+		if (attach__parse_perfdata(exact, cut, caps, sizeof(caps)) != -1)
 			fail_msg("accepted an image cut at %zu bytes", cut);
 		free(exact);
 	}
@@ -345,7 +345,7 @@ static void perfdata_malformed(void **state)
 	do {                                                                                        \
 		memcpy(copy, img, len);                                                             \
 		put32(copy + (offset), (value), 1);                                                 \
-		assert_int_equal(attach_parse_perfdata(copy, len, caps, sizeof(caps)), -1);         \
+		assert_int_equal(attach__parse_perfdata(copy, len, caps, sizeof(caps)), -1);         \
 	} while (0)
 	BROKEN(0, 0xdeadbeef);      /* magic */
 	BROKEN(24, 0xfffffff0);     /* entry offset past the end */
@@ -359,11 +359,11 @@ static void perfdata_malformed(void **state)
 	/* A name with no terminator inside its entry. */
 	memcpy(copy, img, len);
 	memset(copy + 32 + 20, 'x', len - 32 - 20);
-	assert_int_equal(attach_parse_perfdata(copy, len, caps, sizeof(caps)), -1);
+	assert_int_equal(attach__parse_perfdata(copy, len, caps, sizeof(caps)), -1);
 	/* Byte order flag other than 0 or 1. */
 	memcpy(copy, img, len);
 	copy[4] = 2;
-	assert_int_equal(attach_parse_perfdata(copy, len, caps, sizeof(caps)), -1);
+	assert_int_equal(attach__parse_perfdata(copy, len, caps, sizeof(caps)), -1);
 }
 
 int main(void)

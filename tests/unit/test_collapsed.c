@@ -214,7 +214,7 @@ static void failed_write_is_reported(void **state)
 	assert_non_null(full);
 	id = intern_ok(p, "main", FRAME_KIND_NATIVE);
 	assert_int_equal(profile__add(p, &id, 1, 1), 0);
-	assert_int_equal(output_collapsed_write(p, full), -ENOSPC);
+	assert_int_equal(output__collapsed_write(p, full), -ENOSPC);
 	fclose(full);
 	profile__free(p);
 }

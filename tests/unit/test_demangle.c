@@ -16,11 +16,11 @@ static void demangles_functions_methods_and_templates(void **state)
 {
 	char buf[256];
 
-	assert_int_equal(demangle("_ZN7fixture5scaleEid", buf, sizeof(buf)), 1);
+	assert_int_equal(demangle__cxx("_ZN7fixture5scaleEid", buf, sizeof(buf)), 1);
 	assert_string_equal(buf, "fixture::scale(int, double)");
-	assert_int_equal(demangle("_ZN7fixture5Shape5sidesEi", buf, sizeof(buf)), 1);
+	assert_int_equal(demangle__cxx("_ZN7fixture5Shape5sidesEi", buf, sizeof(buf)), 1);
 	assert_string_equal(buf, "fixture::Shape::sides(int)");
-	assert_int_equal(demangle("_ZN7fixture5twiceIlEET_S1_", buf, sizeof(buf)), 1);
+	assert_int_equal(demangle__cxx("_ZN7fixture5twiceIlEET_S1_", buf, sizeof(buf)), 1);
 	assert_string_equal(buf, "long fixture::twice<long>(long)");
 }
 
@@ -28,12 +28,12 @@ static void leaves_c_names_and_garbage_alone(void **state)
 {
 	char buf[64] = "untouched";
 
-	assert_int_equal(demangle("main", buf, sizeof(buf)), 0);
+	assert_int_equal(demangle__cxx("main", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "untouched");
-	assert_int_equal(demangle("_Zgarbage!!", buf, sizeof(buf)), 0);
+	assert_int_equal(demangle__cxx("_Zgarbage!!", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "untouched");
-	assert_int_equal(demangle("_Z", buf, sizeof(buf)), 0);
-	assert_int_equal(demangle("", buf, sizeof(buf)), 0);
+	assert_int_equal(demangle__cxx("_Z", buf, sizeof(buf)), 0);
+	assert_int_equal(demangle__cxx("", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "untouched");
 }
 
@@ -41,7 +41,7 @@ static void truncates_to_the_buffer(void **state)
 {
 	char buf[8];
 
-	assert_int_equal(demangle("_ZN7fixture5scaleEid", buf, sizeof(buf)), 1);
+	assert_int_equal(demangle__cxx("_ZN7fixture5scaleEid", buf, sizeof(buf)), 1);
 	assert_string_equal(buf, "fixture");
 }
 
@@ -54,7 +54,7 @@ static void refuses_absurdly_long_names(void **state)
 	memcpy(name, "_ZN", 3);
 	memset(name + 3, 'A', len - 3);
 	name[len] = '\0';
-	assert_int_equal(demangle(name, buf, sizeof(buf)), 0);
+	assert_int_equal(demangle__cxx(name, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "untouched");
 	free(name);
 }

@@ -40,7 +40,7 @@ static char *diff_page_of(const struct profile *before, const struct profile *af
 	FILE *out = open_memstream(&text, len);
 
 	assert_non_null(out);
-	assert_int_equal(output_flamegraph_diff_write(before, after, meta, out), 0);
+	assert_int_equal(output__flamegraph_diff_write(before, after, meta, out), 0);
 	assert_int_equal(fclose(out), 0);
 	assert_int_equal(strlen(text), *len);
 	return text;
@@ -140,7 +140,7 @@ static void page_carries_the_merged_tree(void **state)
 	assert_non_null(strstr(data, "\"total\":10,"));
 	assert_non_null(strstr(data, "\"diff\":false"));
 	assert_null(strstr(data, "\"before\""));
-	snprintf(expected, sizeof(expected), "\"%s\"", frame_kind_name(FRAME_KIND_KERNEL));
+	snprintf(expected, sizeof(expected), "\"%s\"", profile__frame_kind_name(FRAME_KIND_KERNEL));
 	assert_non_null(strstr(data, expected));
 	assert_non_null(strstr(data, "\"main\""));
 	assert_non_null(strstr(data, "\"ksys_read_[k]\""));
@@ -288,13 +288,13 @@ static void failed_write_is_reported(void **state)
 
 	out = fopen("/dev/full", "w");
 	assert_non_null(out);
-	assert_int_equal(output_flamegraph_write(p, NULL, out), -ENOSPC);
+	assert_int_equal(output__flamegraph_write(p, NULL, out), -ENOSPC);
 	fclose(out);
 
 	/* A memory stream smaller than the page. */
 	out = fmemopen(small, sizeof(small), "w");
 	assert_non_null(out);
-	assert_true(output_flamegraph_write(p, NULL, out) < 0);
+	assert_true(output__flamegraph_write(p, NULL, out) < 0);
 	fclose(out);
 	profile__free(p);
 }
@@ -521,7 +521,7 @@ static void page_of_several_events(void **state)
 	ids[0] = intern_ok(alloc, "Main.fill", FRAME_KIND_JAVA);
 	ids[1] = intern_ok(alloc, "long[]", FRAME_KIND_CLASS);
 	assert_int_equal(profile__add_objects(alloc, ids, 2, 65536, 8), 0);
-	assert_int_equal(output_flamegraph_write_events(profiles, metas, 2, out), 0);
+	assert_int_equal(output__flamegraph_write_events(profiles, metas, 2, out), 0);
 	assert_int_equal(fclose(out), 0);
 	data = data_of(page);
 	squeeze(data);

@@ -375,7 +375,7 @@ static void otlp_request_carries_the_profile_and_its_labels(void **state)
 	assert_non_null(f);
 	assert_true(main_fn >= 0);
 	assert_int_equal(profile__add(p, (uint32_t[]){ (uint32_t)main_fn }, 1, 42), 0);
-	assert_int_equal(output_pprof_write(p, &meta, f), 0);
+	assert_int_equal(output__pprof_write(p, &meta, f), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_true(labels__app_name(app, sizeof(app), "org.example.Main", "cpu", l, 3) > 0);
 	assert_true(push__query(query, sizeof(query), app, 100, 160, 19) > 0);

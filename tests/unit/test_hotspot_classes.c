@@ -102,30 +102,30 @@ static void image_init(struct image *im)
 	unsigned char *classes, *klasses, *syms, *pool, *values;
 
 	memset(im, 0, sizeof(*im));
-	im->vm = hotspot_vm_new();
+	im->vm = hotspot_vm__new();
 	assert_non_null(im->vm);
-	assert_int_equal(hotspot_vm_add_type(im->vm, "u2", 2), 0);
-	assert_int_equal(hotspot_vm_add_type(im->vm, "address", 8), 0);
-	assert_int_equal(hotspot_vm_add_type(im->vm, "int", 4), 0);
-	assert_int_equal(hotspot_vm_add_type(im->vm, "ConstantPool", POOL_SIZE), 0);
-	assert_int_equal(hotspot_vm_add_type(im->vm, "JVMFlag", FLAG_STRIDE), 0);
-	assert_int_equal(hotspot_vm_add_field(im->vm, "vmClasses",
+	assert_int_equal(hotspot_vm__add_type(im->vm, "u2", 2), 0);
+	assert_int_equal(hotspot_vm__add_type(im->vm, "address", 8), 0);
+	assert_int_equal(hotspot_vm__add_type(im->vm, "int", 4), 0);
+	assert_int_equal(hotspot_vm__add_type(im->vm, "ConstantPool", POOL_SIZE), 0);
+	assert_int_equal(hotspot_vm__add_type(im->vm, "JVMFlag", FLAG_STRIDE), 0);
+	assert_int_equal(hotspot_vm__add_field(im->vm, "vmClasses",
 					      "_klasses[static_cast<int>(vmClassID::Object_klass_knum)]",
 					      "InstanceKlass*", true, 0, VM_CLASSES),
 			 0);
-	assert_int_equal(hotspot_vm_add_field(im->vm, "Klass", "_name", "address", false, KLASS_NAME, 0), 0);
-	assert_int_equal(hotspot_vm_add_field(im->vm, "Symbol", "_length", "u2", false, 4, 0), 0);
-	assert_int_equal(hotspot_vm_add_field(im->vm, "Symbol", "_body", NULL, false, 6, 0), 0);
-	assert_int_equal(hotspot_vm_add_field(im->vm, "InstanceKlass", "_constants", "address", false, IK_CONSTANTS, 0),
+	assert_int_equal(hotspot_vm__add_field(im->vm, "Klass", "_name", "address", false, KLASS_NAME, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(im->vm, "Symbol", "_length", "u2", false, 4, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(im->vm, "Symbol", "_body", NULL, false, 6, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(im->vm, "InstanceKlass", "_constants", "address", false, IK_CONSTANTS, 0),
 			 0);
-	assert_int_equal(hotspot_vm_add_field(im->vm, "InstanceKlass", "_fieldinfo_stream", "address", false,
+	assert_int_equal(hotspot_vm__add_field(im->vm, "InstanceKlass", "_fieldinfo_stream", "address", false,
 					      IK_STREAM, 0),
 			 0);
-	assert_int_equal(hotspot_vm_add_field(im->vm, "ConstantPool", "_length", "int", false, POOL_LENGTH, 0), 0);
-	assert_int_equal(hotspot_vm_add_field(im->vm, "JVMFlag", "_name", "address", false, 8, 0), 0);
-	assert_int_equal(hotspot_vm_add_field(im->vm, "JVMFlag", "_addr", NULL, false, 16, 0), 0);
-	assert_int_equal(hotspot_vm_add_field(im->vm, "JVMFlag", "flags", "JVMFlag*", true, 0, STATICS), 0);
-	assert_int_equal(hotspot_vm_add_field(im->vm, "JVMFlag", "numFlags", "size_t", true, 0, STATICS + 8), 0);
+	assert_int_equal(hotspot_vm__add_field(im->vm, "ConstantPool", "_length", "int", false, POOL_LENGTH, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(im->vm, "JVMFlag", "_name", "address", false, 8, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(im->vm, "JVMFlag", "_addr", NULL, false, 16, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(im->vm, "JVMFlag", "flags", "JVMFlag*", true, 0, STATICS), 0);
+	assert_int_equal(hotspot_vm__add_field(im->vm, "JVMFlag", "numFlags", "size_t", true, 0, STATICS + 8), 0);
 
 	classes = fake_map(&im->fm, VM_CLASSES, 4 * 8);
 	klasses = fake_map(&im->fm, KLASSES, 3 * 0x400);
@@ -166,7 +166,7 @@ static void image_init(struct image *im)
 
 static void image_free(struct image *im)
 {
-	hotspot_vm_free(im->vm);
+	hotspot_vm__free(im->vm);
 	fake_memory_free(&im->fm);
 }
 
@@ -178,12 +178,12 @@ static void class_found_by_name(void **state)
 
 	(void)state;
 	image_init(&im);
-	assert_int_equal(hotspot_vm_class(im.vm, &im.mem, "jdk/internal/vm/StackChunk", &klass, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_classes__find(im.vm, &im.mem, "jdk/internal/vm/StackChunk", &klass, why, sizeof(why)), 0);
 	assert_true(klass == KLASSES + 0x400);
-	assert_int_equal(hotspot_vm_class(im.vm, &im.mem, "java/lang/Thread", &klass, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_classes__find(im.vm, &im.mem, "java/lang/Thread", &klass, why, sizeof(why)), 0);
 	assert_true(klass == KLASSES);
 	/* A prefix is not the name. */
-	assert_int_equal(hotspot_vm_class(im.vm, &im.mem, "java/lang/Threa", &klass, why, sizeof(why)), -1);
+	assert_int_equal(hotspot_classes__find(im.vm, &im.mem, "java/lang/Threa", &klass, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "does not know the class java/lang/Threa"));
 	image_free(&im);
 }
@@ -196,22 +196,22 @@ static void instance_fields_found(void **state)
 
 	(void)state;
 	image_init(&im);
-	assert_int_equal(hotspot_instance_field(im.vm, &im.mem, KLASSES + 0x400, "parent", "Ljdk/internal/vm/StackChunk;",
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "parent", "Ljdk/internal/vm/StackChunk;",
 						&offset, why, sizeof(why)),
 			 0);
 	assert_int_equal(offset, 12);
-	assert_int_equal(hotspot_instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
 			 0);
 	assert_int_equal(offset, 20);
 	/* After a contended field's group number, an offset of two bytes. */
 	assert_int_equal(
-		hotspot_instance_field(im.vm, &im.mem, KLASSES + 0x400, "bottom", "I", &offset, why, sizeof(why)), 0);
+		hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "bottom", "I", &offset, why, sizeof(why)), 0);
 	assert_int_equal(offset, 500);
 	/* A static field is no instance field; a wrong signature finds nothing. */
-	assert_int_equal(hotspot_instance_field(im.vm, &im.mem, KLASSES + 0x400, "INIT", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "INIT", "I", &offset, why, sizeof(why)),
 			 -1);
 	assert_non_null(strstr(why, "no instance field I INIT"));
-	assert_int_equal(hotspot_instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "J", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "J", &offset, why, sizeof(why)),
 			 -1);
 	image_free(&im);
 }
@@ -231,14 +231,14 @@ static void hostile_streams_refused(void **state)
 	field_record(&im, SYM_PARENT, SYM_CHUNK_SIG, 12, 0x0002, 0);
 	u5(&im, SYM_SP);
 	stream_done(&im);
-	assert_int_equal(hotspot_instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
 			 -1);
 	assert_non_null(strstr(why, "ends early"));
 	image_free(&im);
 	/* A length of 2^31 - 1 bytes. */
 	image_init(&im);
 	fake_put32(im.stream, 0x7fffffff);
-	assert_int_equal(hotspot_instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
 			 -1);
 	assert_non_null(strstr(why, "a field stream of 2147483647 bytes"));
 	image_free(&im);
@@ -249,7 +249,7 @@ static void hostile_streams_refused(void **state)
 	u5(&im, 0);
 	field_record(&im, SYM_SP, SYM_INT, 20, 0x0002, 0x20);
 	stream_done(&im);
-	assert_int_equal(hotspot_instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
 			 -1);
 	assert_non_null(strstr(why, "flags 0x20 not known"));
 	image_free(&im);
@@ -260,7 +260,7 @@ static void hostile_streams_refused(void **state)
 	u5(&im, 0);
 	field_record(&im, 5000, SYM_INT, 20, 0x0002, 0);
 	stream_done(&im);
-	assert_int_equal(hotspot_instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
 			 -1);
 	image_free(&im);
 }
@@ -273,20 +273,20 @@ static void flags_read(void **state)
 
 	(void)state;
 	image_init(&im);
-	assert_int_equal(hotspot_flag_bool(im.vm, &im.mem, "UseCompressedOops", &value, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseCompressedOops", &value, why, sizeof(why)), 0);
 	assert_true(value);
-	assert_int_equal(hotspot_flag_bool(im.vm, &im.mem, "UseZGC", &value, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseZGC", &value, why, sizeof(why)), 0);
 	assert_false(value);
-	assert_int_equal(hotspot_flag_bool(im.vm, &im.mem, "UseShenandoahGC", &value, why, sizeof(why)), -1);
+	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseShenandoahGC", &value, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "no flag UseShenandoahGC"));
 	/* A table of a million flags is not read. */
 	fake_put64(im.statics + 8, 1000000);
-	assert_int_equal(hotspot_flag_bool(im.vm, &im.mem, "UseZGC", &value, why, sizeof(why)), -1);
+	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseZGC", &value, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "1000000 flags"));
 	/* A boolean that is neither 0 nor 1. */
 	fake_put64(im.statics + 8, 3);
 	im.values[2] = 7; /* UseZGC's value */
-	assert_int_equal(hotspot_flag_bool(im.vm, &im.mem, "UseZGC", &value, why, sizeof(why)), -1);
+	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseZGC", &value, why, sizeof(why)), -1);
 	image_free(&im);
 }
 

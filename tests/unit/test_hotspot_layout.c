@@ -58,23 +58,23 @@ struct fixture {
 
 static void field(struct fixture *f, const char *type, const char *name, const char *type_string, uint64_t offset)
 {
-	assert_int_equal(hotspot_vm_add_field(f->vm, type, name, type_string, false, offset, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(f->vm, type, name, type_string, false, offset, 0), 0);
 }
 
 static void type(struct fixture *f, const char *name, uint64_t size)
 {
-	assert_int_equal(hotspot_vm_add_type(f->vm, name, size), 0);
+	assert_int_equal(hotspot_vm__add_type(f->vm, name, size), 0);
 }
 
 static void statics(struct fixture *f)
 {
-	assert_int_equal(hotspot_vm_add_field(f->vm, "CodeCache", "_low_bound", "address", true, 0, S_LOW_BOUND), 0);
-	assert_int_equal(hotspot_vm_add_field(f->vm, "CodeCache", "_high_bound", "address", true, 0, S_HIGH_BOUND), 0);
-	assert_int_equal(hotspot_vm_add_field(f->vm, "CodeCache", "_heaps", "GrowableArray<CodeHeap*>*", true, 0,
+	assert_int_equal(hotspot_vm__add_field(f->vm, "CodeCache", "_low_bound", "address", true, 0, S_LOW_BOUND), 0);
+	assert_int_equal(hotspot_vm__add_field(f->vm, "CodeCache", "_high_bound", "address", true, 0, S_HIGH_BOUND), 0);
+	assert_int_equal(hotspot_vm__add_field(f->vm, "CodeCache", "_heaps", "GrowableArray<CodeHeap*>*", true, 0,
 					      S_HEAPS), 0);
-	assert_int_equal(hotspot_vm_add_field(f->vm, "AbstractInterpreter", "_code", "StubQueue*", true, 0, S_INTERP),
+	assert_int_equal(hotspot_vm__add_field(f->vm, "AbstractInterpreter", "_code", "StubQueue*", true, 0, S_INTERP),
 			 0);
-	assert_int_equal(hotspot_vm_add_field(f->vm, "StubRoutines", "_call_stub_return_address", "address", true, 0,
+	assert_int_equal(hotspot_vm__add_field(f->vm, "StubRoutines", "_call_stub_return_address", "address", true, 0,
 					      S_CALL_STUB), 0);
 }
 
@@ -138,7 +138,7 @@ static void jdk25_description(struct fixture *f)
 	field(f, "CodeBlob", "_frame_complete_offset", "int16_t", 54);
 	field(f, "CodeBlob", "_frame_size", "int", 44);
 	field(f, "CodeBlob", "_kind", "CodeBlobKind", 56);
-	assert_int_equal(hotspot_vm_add_int(f->vm, "CodeBlobKind::Nmethod", 1), 0);
+	assert_int_equal(hotspot_vm__add_int(f->vm, "CodeBlobKind::Nmethod", 1), 0);
 	type(f, "nmethod", 224);
 	field(f, "nmethod", "_method", "Method*", 80);
 	field(f, "nmethod", "_compile_id", "int", 212);
@@ -165,7 +165,7 @@ static void fixture_init(struct fixture *f, const struct shape *shape)
 {
 	memset(f, 0, sizeof(*f));
 	f->shape = shape;
-	f->vm = hotspot_vm_new();
+	f->vm = hotspot_vm__new();
 	assert_non_null(f->vm);
 	common_description(f);
 	if (shape->jdk25)
@@ -196,7 +196,7 @@ static void fixture_init(struct fixture *f, const struct shape *shape)
 
 static void fixture_free(struct fixture *f)
 {
-	hotspot_vm_free(f->vm);
+	hotspot_vm__free(f->vm);
 	fake_memory_free(&f->fm);
 }
 
@@ -229,7 +229,7 @@ static void jdk17_layout(void **state)
 	char why[160] = "";
 
 	fixture_init(&f, &jdk17);
-	if (hotspot_layout_read(f.vm, &f.mem, &l, why, sizeof(why)))
+	if (hotspot_layout__read(f.vm, &f.mem, &l, why, sizeof(why)))
 		fail_msg("refused: %s", why);
 	assert_common(&l, &jdk17);
 	assert_int_equal(l.blob_size, 12);
@@ -259,7 +259,7 @@ static void jdk25_layout(void **state)
 	char why[160] = "";
 
 	fixture_init(&f, &jdk25);
-	if (hotspot_layout_read(f.vm, &f.mem, &l, why, sizeof(why)))
+	if (hotspot_layout__read(f.vm, &f.mem, &l, why, sizeof(why)))
 		fail_msg("refused: %s", why);
 	assert_common(&l, &jdk25);
 	assert_int_equal(l.blob_size, 24);
@@ -290,7 +290,7 @@ static void assert_read_fails(struct fixture *f, int rc, const char *reason)
 	struct jbpf_hotspot_jvm l;
 	char why[160] = "";
 
-	assert_int_equal(hotspot_layout_read(f->vm, &f->mem, &l, why, sizeof(why)), rc);
+	assert_int_equal(hotspot_layout__read(f->vm, &f->mem, &l, why, sizeof(why)), rc);
 	if (!strstr(why, reason))
 		fail_msg("refused for \"%s\", not \"%s\"", why, reason);
 	assert_true(f->mem.reads <= 16);
@@ -392,8 +392,8 @@ static void offset_past_16_bits_is_refused(void **state)
 	struct fixture f;
 
 	fixture_init(&f, &jdk25);
-	hotspot_vm_free(f.vm);
-	f.vm = hotspot_vm_new();
+	hotspot_vm__free(f.vm);
+	f.vm = hotspot_vm__new();
 	common_description(&f);
 	/* A description that lists nmethod's fields late and large: found first, so the first wins. */
 	type(&f, "nmethod", 100000);
@@ -407,8 +407,8 @@ static void field_past_its_type_is_refused(void **state)
 	struct fixture f;
 
 	fixture_init(&f, &jdk17);
-	hotspot_vm_free(f.vm);
-	f.vm = hotspot_vm_new();
+	hotspot_vm__free(f.vm);
+	f.vm = hotspot_vm__new();
 	common_description(&f);
 	type(&f, "nmethod", 300); /* _compile_id ends at 308 */
 	jdk17_description(&f);
@@ -421,12 +421,12 @@ static void missing_or_misfit_field_is_refused(void **state)
 
 	/* JDK 25's kind constant without the field it is compared with. */
 	fixture_init(&f, &jdk17);
-	assert_int_equal(hotspot_vm_add_int(f.vm, "CodeBlobKind::Nmethod", 1), 0);
+	assert_int_equal(hotspot_vm__add_int(f.vm, "CodeBlobKind::Nmethod", 1), 0);
 	assert_refused(&f, "VMStructs lists no CodeBlob::_kind");
 	/* _frame_complete_offset as a type of 8 bytes. */
 	fixture_init(&f, &jdk25);
-	hotspot_vm_free(f.vm);
-	f.vm = hotspot_vm_new();
+	hotspot_vm__free(f.vm);
+	f.vm = hotspot_vm__new();
 	type(&f, "long", 8);
 	field(&f, "CodeBlob", "_frame_complete_offset", "long", 54);
 	common_description(&f);
@@ -434,8 +434,8 @@ static void missing_or_misfit_field_is_refused(void **state)
 	assert_refused(&f, "CodeBlob::_frame_complete_offset is 8 bytes");
 	/* Fields whose type has no size listed: what the walker would read is not known. */
 	fixture_init(&f, &jdk25);
-	hotspot_vm_free(f.vm);
-	f.vm = hotspot_vm_new();
+	hotspot_vm__free(f.vm);
+	f.vm = hotspot_vm__new();
 	jdk25_description(&f);
 	assert_refused(&f, "CodeBlob::_size is 0 bytes");
 	/* The interpreter's queue not yet there (a JVM still starting). */
@@ -463,8 +463,8 @@ static void misfit_verified_entry_is_left_out(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(misfits) / sizeof(misfits[0]); i++) {
 		fixture_init(&f, misfits[i].jdk);
-		hotspot_vm_free(f.vm);
-		f.vm = hotspot_vm_new();
+		hotspot_vm__free(f.vm);
+		f.vm = hotspot_vm__new();
 		common_description(&f);
 		/* Listed first, so it is the one found. */
 		field(&f, "nmethod", misfits[i].name, misfits[i].type, misfits[i].offset);
@@ -472,7 +472,7 @@ static void misfit_verified_entry_is_left_out(void **state)
 			jdk25_description(&f);
 		else
 			jdk17_description(&f);
-		if (hotspot_layout_read(f.vm, &f.mem, &l, why, sizeof(why)))
+		if (hotspot_layout__read(f.vm, &f.mem, &l, why, sizeof(why)))
 			fail_msg("refused: %s", why);
 		assert_int_equal(l.flags & (JBPF_HOTSPOT_ENTRY | JBPF_HOTSPOT_ENTRY_OFFSET), 0);
 		assert_int_equal(l.nm_compile_id, misfits[i].jdk == &jdk25 ? 212 : 304);
@@ -500,11 +500,11 @@ static void continuations_read_when_listed(void **state)
 		fixture_init(&f, &jdk25);
 		type(&f, "JavaThread", 2048);
 		field(&f, "JavaThread", "_cont_entry", "address", 1560);
-		assert_int_equal(hotspot_vm_add_field(f.vm, "ContinuationEntry", "_return_pc", "address", true, 0,
+		assert_int_equal(hotspot_vm__add_field(f.vm, "ContinuationEntry", "_return_pc", "address", true, 0,
 						      STATICS + 0x28),
 				 0);
 		fake_put64(f.statics + 0x28, cases[i].return_pc);
-		if (hotspot_layout_read(f.vm, &f.mem, &l, why, sizeof(why)))
+		if (hotspot_layout__read(f.vm, &f.mem, &l, why, sizeof(why)))
 			fail_msg("refused: %s", why);
 		assert_int_equal(!!(l.flags & JBPF_HOTSPOT_CONTINUATIONS), cases[i].known);
 		if (cases[i].known) {
@@ -515,7 +515,7 @@ static void continuations_read_when_listed(void **state)
 	}
 	/* Not listed (JDK 17): nothing, and the rest of the layout read. */
 	fixture_init(&f, &jdk17);
-	if (hotspot_layout_read(f.vm, &f.mem, &l, why, sizeof(why)))
+	if (hotspot_layout__read(f.vm, &f.mem, &l, why, sizeof(why)))
 		fail_msg("refused: %s", why);
 	assert_int_equal(l.flags & JBPF_HOTSPOT_CONTINUATIONS, 0);
 	fixture_free(&f);

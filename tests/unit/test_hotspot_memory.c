@@ -57,22 +57,22 @@ static void window_serves_what_it_holds(void **state)
 	uint8_t b;
 
 	(void)state;
-	assert_true(hotspot_window_open(&w, &mem, BASE + 100, 64));
+	assert_true(hotspot_memory__window_open(&w, &mem, BASE + 100, 64));
 	assert_int_equal(mem.reads, 1);
 	/* Inside, to its last byte: no read of the memory under it. */
-	assert_true(hotspot_memory_u32(&w.mem, BASE + 100, &v));
+	assert_true(hotspot_memory__u32(&w.mem, BASE + 100, &v));
 	assert_int_equal(v, 100 | 101 << 8 | 102 << 16 | 103u << 24);
-	assert_true(hotspot_memory_u8(&w.mem, BASE + 163, &b));
+	assert_true(hotspot_memory__u8(&w.mem, BASE + 163, &b));
 	assert_int_equal(b, 163);
 	assert_int_equal(mem.reads, 1);
 	/* Across its end, or before it: read from the memory under it. */
-	assert_true(hotspot_memory_u32(&w.mem, BASE + 162, &v));
+	assert_true(hotspot_memory__u32(&w.mem, BASE + 162, &v));
 	assert_int_equal(v, 162 | 163 << 8 | 164 << 16 | 165u << 24);
-	assert_true(hotspot_memory_u8(&w.mem, BASE + 99, &b));
+	assert_true(hotspot_memory__u8(&w.mem, BASE + 99, &b));
 	assert_int_equal(b, 99);
 	assert_int_equal(mem.reads, 3);
 	/* Outside the memory altogether: a failed read, not a copy's bytes. */
-	assert_false(hotspot_memory_u32(&w.mem, BASE + SIZE - 2, &v));
+	assert_false(hotspot_memory__u32(&w.mem, BASE + SIZE - 2, &v));
 }
 
 static void window_cut_to_its_bound(void **state)
@@ -82,10 +82,10 @@ static void window_cut_to_its_bound(void **state)
 	uint8_t b;
 
 	(void)state;
-	assert_true(hotspot_window_open(&w, &mem, BASE, 4 * HOTSPOT_WINDOW_MAX));
+	assert_true(hotspot_memory__window_open(&w, &mem, BASE, 4 * HOTSPOT_WINDOW_MAX));
 	assert_int_equal(w.len, HOTSPOT_WINDOW_MAX);
 	assert_int_equal(mem.bytes, HOTSPOT_WINDOW_MAX);
-	assert_true(hotspot_memory_u8(&w.mem, BASE + HOTSPOT_WINDOW_MAX, &b));
+	assert_true(hotspot_memory__u8(&w.mem, BASE + HOTSPOT_WINDOW_MAX, &b));
 	assert_int_equal(b, HOTSPOT_WINDOW_MAX & 0xff);
 	assert_int_equal(mem.reads, 2);
 }
@@ -100,13 +100,13 @@ static void window_over_a_hole(void **state)
 	(void)state;
 	image.hole_lo = BASE + 200;
 	image.hole_hi = BASE + 201;
-	assert_false(hotspot_window_open(&w, &mem, BASE + 100, 200));
-	assert_true(hotspot_memory_u8(&w.mem, BASE + 150, &b));
+	assert_false(hotspot_memory__window_open(&w, &mem, BASE + 100, 200));
+	assert_true(hotspot_memory__u8(&w.mem, BASE + 150, &b));
 	assert_int_equal(b, 150);
-	assert_false(hotspot_memory_u8(&w.mem, BASE + 200, &b));
+	assert_false(hotspot_memory__u8(&w.mem, BASE + 200, &b));
 	assert_int_equal(mem.reads, 3);
 	/* Nothing asked, nothing read: an empty window is no failure. */
-	assert_true(hotspot_window_open(&w, &mem, BASE + 200, 0));
+	assert_true(hotspot_memory__window_open(&w, &mem, BASE + 200, 0));
 	assert_int_equal(mem.reads, 3);
 }
 
@@ -120,15 +120,15 @@ static void strings_stop_at_their_end(void **state)
 	memcpy(image.bytes + 4090, "abcde", 6);
 	image.hole_lo = BASE + 4096;
 	image.hole_hi = BASE + 8192;
-	assert_int_equal(hotspot_memory_string(&mem, BASE + 4090, buf, sizeof(buf)), 5);
+	assert_int_equal(hotspot_memory__string(&mem, BASE + 4090, buf, sizeof(buf)), 5);
 	assert_string_equal(buf, "abcde");
 	/* One that runs into the hole is refused. */
 	image.bytes[4095] = 'x';
-	assert_int_equal(hotspot_memory_string(&mem, BASE + 4090, buf, sizeof(buf)), -1);
+	assert_int_equal(hotspot_memory__string(&mem, BASE + 4090, buf, sizeof(buf)), -1);
 	assert_string_equal(buf, "");
 	/* Address 0 and a range that wraps are nobody's. */
-	assert_false(hotspot_memory_read(&mem, 0, buf, 4));
-	assert_false(hotspot_memory_read(&mem, UINT64_MAX - 1, buf, 4));
+	assert_false(hotspot_memory__read(&mem, 0, buf, 4));
+	assert_false(hotspot_memory__read(&mem, UINT64_MAX - 1, buf, 4));
 }
 
 /* Three ranges, the middle one over the hole when hole: each marked as read or not, its bytes the image's. */
@@ -141,7 +141,7 @@ static void gather_over(struct hotspot_memory *mem, uint64_t base, bool hole, ui
 		{ .addr = base + 2 * 4096 - 16, .buf = c, .len = sizeof(c) },
 	};
 
-	hotspot_memory_gather(mem, spans, 3);
+	hotspot_memory__gather(mem, spans, 3);
 	assert_true(spans[0].ok);
 	assert_int_equal(spans[1].ok, !hole);
 	assert_true(spans[2].ok);
@@ -172,7 +172,7 @@ static void gather_reads_each_range_or_says_it_could_not(void **state)
 	/* The unreadable range costs one more call, for the ranges after it. */
 	gather_over(&mem, BASE, true, 2);
 	mem.reads = 0;
-	hotspot_memory_gather(&mem, odd, 3);
+	hotspot_memory__gather(&mem, odd, 3);
 	assert_true(odd[0].ok);
 	assert_false(odd[1].ok);
 	assert_false(odd[2].ok);
@@ -189,7 +189,7 @@ static void gather_through_the_kernel(void **state)
 	assert_true(pages != MAP_FAILED);
 	for (unsigned i = 0; i < 2 * 4096; i++)
 		pages[i] = (uint8_t)i;
-	hotspot_memory_of_process(&mem, getpid());
+	hotspot_memory__of_process(&mem, getpid());
 	gather_over(&mem, (uint64_t)(uintptr_t)pages, false, 1);
 	assert_int_equal(mprotect(pages + 4096, 4096, PROT_NONE), 0);
 	mem.reads = 0;
@@ -202,7 +202,7 @@ static void gather_through_the_kernel(void **state)
 			{ .addr = (uint64_t)(uintptr_t)pages + 200, .buf = b, .len = sizeof(b) },
 		};
 
-		hotspot_memory_gather(&mem, spans, 3);
+		hotspot_memory__gather(&mem, spans, 3);
 		assert_true(spans[0].ok);
 		/* Half of it was readable: still not read. */
 		assert_false(spans[1].ok);
@@ -227,15 +227,15 @@ static void windows_open_together(void **state)
 	(void)state;
 	image.hole_lo = BASE + 300;
 	image.hole_hi = BASE + 301;
-	hotspot_windows_open(ws, &mem, at, lens, 3);
+	hotspot_memory__windows_open(ws, &mem, at, lens, 3);
 	assert_int_equal(w1.len, 8);
 	assert_int_equal(w2.len, 0);
 	assert_int_equal(w3.len, 0);
-	assert_true(hotspot_memory_u8(&w1.mem, BASE + 17, &b));
+	assert_true(hotspot_memory__u8(&w1.mem, BASE + 17, &b));
 	assert_int_equal(b, 17);
 	/* One call for all; the hole in the second cost one more for the third (empty: none). */
 	assert_int_equal(mem.reads, 1);
-	assert_true(hotspot_memory_u8(&w2.mem, BASE + 302, &b));
+	assert_true(hotspot_memory__u8(&w2.mem, BASE + 302, &b));
 	assert_int_equal(mem.reads, 2);
 }
 

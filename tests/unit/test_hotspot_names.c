@@ -330,7 +330,7 @@ static int setup(void **state, const struct jdk *j)
 	f->baz = method(&f->im, j, &baz);
 	f->nat = method(&f->im, j, &nat);
 	f->vm = describe(j, version);
-	f->names = hotspot_names_new(f->vm, &f->mem, why, sizeof(why));
+	f->names = hotspot_names__new(f->vm, &f->mem, why, sizeof(why));
 	if (!f->names)
 		fail_msg("hotspot_names_new: %s", why);
 	*state = f;
@@ -351,8 +351,8 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	hotspot_names_free(f->names);
-	hotspot_vm_free(f->vm);
+	hotspot_names__free(f->names);
+	hotspot_vm__free(f->vm);
 	free(f->im.buf);
 	free(f);
 	return 0;
@@ -396,7 +396,7 @@ static void assert_unresolved(struct fixture *f, const struct jbpf_java_frame *j
 	struct hotspot_frame out[HOTSPOT_NAMES_MAX_INLINE];
 	uint64_t reads = f->mem.reads;
 
-	assert_int_equal(hotspot_names_frame(f->names, jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
+	assert_int_equal(hotspot_names__frame(f->names, jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
 	assert_int_equal(out[0].unresolved, reason);
 	assert_null(out[0].klass);
 	assert_in_range(f->mem.reads - reads, 0, max_reads);
@@ -409,25 +409,25 @@ static void interpreted_frames_have_names_bci_and_line(void **state)
 	struct fixture *f = *state;
 	struct hotspot_frame out[4];
 	struct jbpf_java_frame jf = interp(f, &f->foo, 7);
-	struct hotspot_names_stats st;
+	struct hotspot_names__stats st;
 	uint64_t reads;
 
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 4), 1);
 	assert_frame(&out[0], "com.example.Foo", "run", "(I)V", 7, 11, HOTSPOT_FRAME_INTERPRETED);
 	assert_int_equal(out[0].method_ptr, f->foo.method);
 	/* The same method again: from the cache, no read; another bci, its own line (exact, escaped, first). */
 	reads = f->mem.reads;
 	jf = interp(f, &f->foo, 9);
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 4), 1);
 	assert_int_equal(out[0].line, 13);
 	jf = interp(f, &f->foo, 350);
-	hotspot_names_frame(f->names, &jf, out, 4);
+	hotspot_names__frame(f->names, &jf, out, 4);
 	assert_int_equal(out[0].line, 240);
 	jf = interp(f, &f->foo, 0);
-	hotspot_names_frame(f->names, &jf, out, 4);
+	hotspot_names__frame(f->names, &jf, out, 4);
 	assert_int_equal(out[0].line, 10);
 	assert_int_equal(f->mem.reads, reads);
-	hotspot_names_stats(f->names, &st);
+	hotspot_names__stats(f->names, &st);
 	assert_int_equal(st.named, 4);
 	assert_int_equal(st.cached, 3);
 }
@@ -446,19 +446,19 @@ static void source_file_from_the_pool_or_none(void **state)
 	struct hotspot_frame out[4];
 	struct jbpf_java_frame jf = interp(f, &f->foo, 7);
 
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 4), 1);
 	assert_string_equal(out[0].file, "Foo.java");
 	jf = interp(f, &f->bar, 0);
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 4), 1);
 	assert_null(out[0].file);
 	put(&f->im, m_past.pool + 54, 200, 2);
 	jf = interp(f, &m_past, 0);
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 4), 1);
 	assert_frame(&out[0], "com.example.Past", "run", "()V", 0, 0, HOTSPOT_FRAME_INTERPRETED);
 	assert_null(out[0].file);
 	put(&f->im, m_lost.pool + 72 + 8 * 5, 0x7f0000000000ull, 8);
 	jf = interp(f, &m_lost, 0);
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 4), 1);
 	assert_frame(&out[0], "com.example.Lost", "run", "()V", 0, 0, HOTSPOT_FRAME_INTERPRETED);
 	assert_null(out[0].file);
 }
@@ -469,7 +469,7 @@ static void hidden_classes_keep_their_address(void **state)
 	struct hotspot_frame out[1];
 	struct jbpf_java_frame jf = interp(f, &f->baz, 4);
 
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 1), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 1), 1);
 	assert_frame(&out[0], "com.example.Foo$$Lambda/0x0000000801001234", "apply",
 		     "(Ljava/lang/Object;)Ljava/lang/Object;", 4, 72, HOTSPOT_FRAME_INTERPRETED);
 }
@@ -480,7 +480,7 @@ static void native_methods_are_named_native(void **state)
 	struct hotspot_frame out[1];
 	struct jbpf_java_frame jf = interp(f, &f->nat, -1);
 
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 1), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 1), 1);
 	assert_frame(&out[0], "java.lang.Thread", "sleep0", "(J)V", -1, 0, HOTSPOT_FRAME_NATIVE);
 	/* A bcp of 0 in a method that is not native is no frame of it. */
 	jf = interp(f, &f->foo, -1);
@@ -500,7 +500,7 @@ static void compiled_frames_expand_inlined_scopes(void **state)
 	struct jbpf_java_frame jf = compiled(&n, 77, 0x40);
 	uint64_t reads;
 
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 3);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 3);
 	assert_frame(&out[0], "com.example.Foo$$Lambda/0x0000000801001234", "apply",
 		     "(Ljava/lang/Object;)Ljava/lang/Object;", 4, 72, HOTSPOT_FRAME_INLINED);
 	assert_frame(&out[1], "com.example.Bar", "add", "(JJ)J", 3, 51, HOTSPOT_FRAME_INLINED);
@@ -509,7 +509,7 @@ static void compiled_frames_expand_inlined_scopes(void **state)
 	/* Another pc before the same PcDesc: its scopes are known, no read. */
 	jf = compiled(&n, 77, 0x3c);
 	reads = f->mem.reads;
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 3);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 3);
 	assert_int_equal(f->mem.reads, reads);
 	/*
 	 * A pc between PcDescs takes the next one's scopes. The nmethod's
@@ -518,21 +518,21 @@ static void compiled_frames_expand_inlined_scopes(void **state)
 	 */
 	jf = compiled(&n, 77, 0x41);
 	reads = f->mem.reads;
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
 	assert_in_range(f->mem.reads - reads, 1, 4);
 	jf = compiled(&n, 77, 0x41);
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
 	assert_frame(&out[0], "com.example.Foo", "run", "(I)V", 9, 13, HOTSPOT_FRAME_C2);
 	reads = f->mem.reads;
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
 	assert_int_equal(f->mem.reads, reads);
 	/* Past the last PcDesc: the nmethod's own method, no bci (line of bci 0). */
 	jf = compiled(&n, 77, 0x90);
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, HOTSPOT_NAMES_MAX_INLINE), 1);
 	assert_frame(&out[0], "com.example.Foo", "run", "(I)V", -1, 10, HOTSPOT_FRAME_C2);
 	/* Too few slots: the innermost come first. */
 	jf = compiled(&n, 77, 0x40);
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 2), 2);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 2), 2);
 	assert_string_equal(out[1].method, "add");
 }
 
@@ -546,10 +546,10 @@ static void c1_and_native_wrappers(void **state)
 	struct hotspot_frame out[4];
 	struct jbpf_java_frame jf = compiled(&c1, 12, 0x20);
 
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 4), 1);
 	assert_frame(&out[0], "com.example.Bar", "add", "(JJ)J", 3, 51, HOTSPOT_FRAME_C1);
 	jf = compiled(&wrapper, 13, 0x8);
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 4), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 4), 1);
 	assert_frame(&out[0], "java.lang.Thread", "sleep0", "(J)V", -1, 0, HOTSPOT_FRAME_NATIVE);
 }
 
@@ -562,7 +562,7 @@ static void stubs_are_named_by_their_blob(void **state)
 
 	strcpy((char *)at(&f->im, name), "StubRoutines (final stubs)");
 	put(&f->im, blob + (f->jdk->v25 ? 8 : 96), name, 8);
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 1), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 1), 1);
 	assert_frame(&out[0], "", "StubRoutines (final stubs)", "", -1, 0, HOTSPOT_FRAME_STUB);
 	/* A name running past the bound: refused, not cut. */
 	memset(at(&f->im, name), 'x', 512);
@@ -579,7 +579,7 @@ static void stale_cookies_are_moved(void **state)
 	const struct pc_def pcs[] = { { 0x20, 1, { 1 }, { 3 } } };
 	struct nmethod n = nmethod(&f->im, f->jdk, f->bar.method, 40, 4, meta, 1, pcs, 1);
 	struct jbpf_java_frame jf = interp(f, &f->bar, 3);
-	struct hotspot_names_stats st;
+	struct hotspot_names__stats st;
 
 	/* The Method points at another ConstMethod than the walker saw (unloaded, redefined, reused). */
 	jf.cookie += 8;
@@ -588,7 +588,7 @@ static void stale_cookies_are_moved(void **state)
 	/* The nmethod's compile id changed: flushed and its space reused. */
 	jf = compiled(&n, 39, 0x20);
 	assert_unresolved(f, &jf, HOTSPOT_UNRESOLVED_MOVED, 1);
-	hotspot_names_stats(f->names, &st);
+	hotspot_names__stats(f->names, &st);
 	assert_int_equal(st.unresolved[HOTSPOT_UNRESOLVED_MOVED], 2);
 	assert_int_equal(st.named, 0);
 }
@@ -641,7 +641,7 @@ static void huge_symbol_over_unreadable_memory(void **state)
 	{
 		struct hotspot_frame out[1];
 
-		assert_int_equal(hotspot_names_frame(f->names, &jf, out, 1), 1);
+		assert_int_equal(hotspot_names__frame(f->names, &jf, out, 1), 1);
 		assert_int_equal(out[0].unresolved, 0);
 		assert_int_equal(strlen(out[0].klass), 1024 + 3);
 	}
@@ -692,7 +692,7 @@ static void line_table_without_end(void **state)
 	put(&f->im, m.method + 8, cm, 8);
 	m.const_method = cm;
 	jf = interp(f, &m, 2);
-	assert_int_equal(hotspot_names_frame(f->names, &jf, out, 1), 1);
+	assert_int_equal(hotspot_names__frame(f->names, &jf, out, 1), 1);
 	assert_int_equal(out[0].unresolved, 0);
 	assert_int_equal(out[0].line, 0);
 	assert_in_range(f->mem.bytes, 0, 65536 + 4096);
@@ -738,7 +738,7 @@ static void caches_stay_within_their_bounds(void **state)
 	/* Blobs 8 bytes apart, overlapping: every word of them is the name's address, wherever a blob's name lies. */
 	const int nr = HOTSPOT_NAMES_MAX_ENTRIES * 5 / 2;
 	uint64_t name = alloc(&f->im, 16), blobs = alloc(&f->im, 8 * (size_t)nr + 128);
-	struct hotspot_names_cache_stats cs;
+	struct hotspot_names__cache_stats cs;
 	struct hotspot_frame out[1];
 
 	strcpy((char *)at(&f->im, name), "vtable chunks");
@@ -748,9 +748,9 @@ static void caches_stay_within_their_bounds(void **state)
 		uint64_t blob = blobs + 8 * (uint64_t)i;
 		struct jbpf_java_frame jf = { .kind = JBPF_JAVA_STUB, .ptr = blob, .pc = blob + 64 };
 
-		assert_int_equal(hotspot_names_frame(f->names, &jf, out, 1), 1);
+		assert_int_equal(hotspot_names__frame(f->names, &jf, out, 1), 1);
 		assert_string_equal(out[0].method, "vtable chunks");
-		hotspot_names_cache_stats(f->names, &cs);
+		hotspot_names__cache_stats(f->names, &cs);
 		assert_in_range(cs.methods, 1, HOTSPOT_NAMES_MAX_ENTRIES);
 	}
 	/* Emptied each time it nearly filled: twice in two and a half times its bound. */

@@ -36,7 +36,7 @@
 #define STRING_OF(i) (HEAP + 0x1000ull * (i) + 0x200)
 #define ARRAY_OF(i) (HEAP + 0x1000ull * (i) + 0x400)
 
-static const struct hotspot_thread_names_layout layout = {
+static const struct hotspot_thread_names__layout layout = {
 	.thread_obj = 0x180,
 	.thread_name = 0x50,
 	.string_value = 12,
@@ -99,10 +99,10 @@ static uint64_t java_thread(unsigned i)
 static enum hotspot_thread_name_result name_of(struct image *im, unsigned i, char out[HOTSPOT_THREAD_NAME_MAX])
 {
 	uint64_t string;
-	enum hotspot_thread_name_result r = hotspot_thread_name_string(&im->mem, &layout, java_thread(i), &string);
+	enum hotspot_thread_name_result r = hotspot_thread_names__string(&im->mem, &layout, java_thread(i), &string);
 
 	out[0] = '\0';
-	return r == HOTSPOT_THREAD_NAME_OK ? hotspot_thread_name_read(&im->mem, &layout, string, out) : r;
+	return r == HOTSPOT_THREAD_NAME_OK ? hotspot_thread_names__read(&im->mem, &layout, string, out) : r;
 }
 
 static void latin1_names_whole(void **state)
@@ -147,19 +147,19 @@ static void decoding_hostile_bytes(void **state)
 	char out[HOTSPOT_THREAD_NAME_MAX];
 
 	(void)state;
-	assert_int_equal(hotspot_thread_name_decode((const uint8_t *)lone, sizeof(lone), 1, out),
+	assert_int_equal(hotspot_thread_names__decode((const uint8_t *)lone, sizeof(lone), 1, out),
 			 HOTSPOT_THREAD_NAME_OK);
 	assert_string_equal(out, "a\xef\xbf\xbd" "b\xef\xbf\xbd");
-	assert_int_equal(hotspot_thread_name_decode(controls, sizeof(controls), 0, out), HOTSPOT_THREAD_NAME_OK);
+	assert_int_equal(hotspot_thread_names__decode(controls, sizeof(controls), 0, out), HOTSPOT_THREAD_NAME_OK);
 	assert_string_equal(out, "a?;??z");
-	assert_int_equal(hotspot_thread_name_decode(controls, 5, 1, out), HOTSPOT_THREAD_NAME_INVALID);
-	assert_int_equal(hotspot_thread_name_decode(controls, 2, 2, out), HOTSPOT_THREAD_NAME_INVALID);
-	assert_int_equal(hotspot_thread_name_decode(controls, 0, 0, out), HOTSPOT_THREAD_NAME_NONE);
+	assert_int_equal(hotspot_thread_names__decode(controls, 5, 1, out), HOTSPOT_THREAD_NAME_INVALID);
+	assert_int_equal(hotspot_thread_names__decode(controls, 2, 2, out), HOTSPOT_THREAD_NAME_INVALID);
+	assert_int_equal(hotspot_thread_names__decode(controls, 0, 0, out), HOTSPOT_THREAD_NAME_NONE);
 	memset(big, 0xff, sizeof(big));
-	assert_int_equal(hotspot_thread_name_decode(big, HOTSPOT_THREAD_NAME_VALUE_MAX, 0, out),
+	assert_int_equal(hotspot_thread_names__decode(big, HOTSPOT_THREAD_NAME_VALUE_MAX, 0, out),
 			 HOTSPOT_THREAD_NAME_OK);
 	assert_int_equal(strlen(out), 2 * HOTSPOT_THREAD_NAME_VALUE_MAX);
-	assert_int_equal(hotspot_thread_name_decode(big, HOTSPOT_THREAD_NAME_VALUE_MAX + 2, 0, out),
+	assert_int_equal(hotspot_thread_names__decode(big, HOTSPOT_THREAD_NAME_VALUE_MAX + 2, 0, out),
 			 HOTSPOT_THREAD_NAME_INVALID);
 	assert_string_equal(out, "");
 }

@@ -35,17 +35,17 @@ static const struct jdk_threads jdk25_threads = { "Thread", 1016, 12 };
 
 static struct hotspot_vm *vm_of(const struct jdk_threads *j)
 {
-	struct hotspot_vm *vm = hotspot_vm_new();
+	struct hotspot_vm *vm = hotspot_vm__new();
 
 	assert_non_null(vm);
-	assert_int_equal(hotspot_vm_add_field(vm, "ThreadsSMRSupport", "_java_thread_list", "ThreadsList*", true, 0,
+	assert_int_equal(hotspot_vm__add_field(vm, "ThreadsSMRSupport", "_java_thread_list", "ThreadsList*", true, 0,
 					      LIST_VAR), 0);
-	assert_int_equal(hotspot_vm_add_field(vm, "ThreadsList", "_length", "const uint", false, 4, 0), 0);
-	assert_int_equal(hotspot_vm_add_field(vm, "ThreadsList", "_threads", "JavaThread *const *const", false, 16, 0),
+	assert_int_equal(hotspot_vm__add_field(vm, "ThreadsList", "_length", "const uint", false, 4, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(vm, "ThreadsList", "_threads", "JavaThread *const *const", false, 16, 0),
 			 0);
-	assert_int_equal(hotspot_vm_add_field(vm, j->osthread_type, "_osthread", "OSThread*", false, j->osthread, 0),
+	assert_int_equal(hotspot_vm__add_field(vm, j->osthread_type, "_osthread", "OSThread*", false, j->osthread, 0),
 			 0);
-	assert_int_equal(hotspot_vm_add_field(vm, "OSThread", "_thread_id", "pid_t", false, j->thread_id, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(vm, "OSThread", "_thread_id", "pid_t", false, j->thread_id, 0), 0);
 	return vm;
 }
 
@@ -72,27 +72,27 @@ static void reads(const struct jdk_threads *j)
 {
 	static struct hotspot_java_thread got[2048];
 	struct hotspot_vm *vm = vm_of(j);
-	struct hotspot_threads_layout layout;
+	struct hotspot_threads__layout layout;
 	struct fake_memory fm = { 0 };
 	struct hotspot_memory mem;
 	char why[256] = "";
 	size_t nr;
 
-	assert_int_equal(hotspot_threads_layout(vm, &layout, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_threads__layout(vm, &layout, why, sizeof(why)), 0);
 	/* More threads than one gather reads. */
 	image_of(&fm, j, 1200, 1200);
 	fake_reader(&mem, &fm);
-	assert_int_equal(hotspot_threads_read(&mem, &layout, got, 2048, &nr, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 2048, &nr, why, sizeof(why)), 0);
 	assert_int_equal(nr, 1200);
 	for (uint32_t i = 0; i < nr; i++) {
 		assert_int_equal(got[i].tid, 100 + i);
 		assert_int_equal(got[i].java_thread, JAVA_THREADS + ((uint64_t)i << 12));
 	}
 	/* No more than asked for. */
-	assert_int_equal(hotspot_threads_read(&mem, &layout, got, 10, &nr, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 10, &nr, why, sizeof(why)), 0);
 	assert_int_equal(nr, 10);
 	fake_memory_free(&fm);
-	hotspot_vm_free(vm);
+	hotspot_vm__free(vm);
 }
 
 static void threads_of_jdk17(void **state)
@@ -116,54 +116,54 @@ static void a_list_that_lies(void **state)
 {
 	struct hotspot_java_thread got[8];
 	struct hotspot_vm *vm = vm_of(&jdk17_threads);
-	struct hotspot_threads_layout layout;
+	struct hotspot_threads__layout layout;
 	struct fake_memory fm = { 0 };
 	struct hotspot_memory mem;
 	char why[256] = "";
 	size_t nr;
 
 	(void)state;
-	assert_int_equal(hotspot_threads_layout(vm, &layout, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_threads__layout(vm, &layout, why, sizeof(why)), 0);
 	image_of(&fm, &jdk17_threads, 3, 3);
 	/* Thread 1's OSThread pointer leads nowhere, thread 2's tid is 0. */
 	fake_put64(fm.regions[3].bytes + (1 << 12) + jdk17_threads.osthread, 0xdead0000);
 	fake_put32(fm.regions[3].bytes + (2 << 12) + OSTHREAD_AT + jdk17_threads.thread_id, 0);
 	fake_reader(&mem, &fm);
-	assert_int_equal(hotspot_threads_read(&mem, &layout, got, 8, &nr, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, why, sizeof(why)), 0);
 	assert_int_equal(nr, 1);
 	assert_int_equal(got[0].tid, 100);
 
 	fake_put32(fm.regions[1].bytes + 4, HOTSPOT_THREADS_MAX + 1);
-	assert_int_equal(hotspot_threads_read(&mem, &layout, got, 8, &nr, why, sizeof(why)), -1);
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, why, sizeof(why)), -1);
 	assert_string_equal(why, "its thread list claims 65537 threads, more than 65536");
 	/* Longer than the array: the rest lies past the image, as a freed list's would. */
 	fake_put32(fm.regions[1].bytes + 4, 4);
-	assert_int_equal(hotspot_threads_read(&mem, &layout, got, 8, &nr, why, sizeof(why)), -1);
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, why, sizeof(why)), -1);
 	assert_string_equal(why, "its thread list's threads (at 0x3000) cannot be read");
 	fake_put64(fm.regions[0].bytes, 0);
-	assert_int_equal(hotspot_threads_read(&mem, &layout, got, 8, &nr, why, sizeof(why)), -1);
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, why, sizeof(why)), -1);
 	assert_string_equal(why, "its thread list cannot be read");
 	fake_memory_free(&fm);
-	hotspot_vm_free(vm);
+	hotspot_vm__free(vm);
 }
 
 /* A JVM that lists no OSThread tid is refused with what is missing. */
 static void a_layout_without_tids(void **state)
 {
-	struct hotspot_vm *vm = hotspot_vm_new();
-	struct hotspot_threads_layout layout;
+	struct hotspot_vm *vm = hotspot_vm__new();
+	struct hotspot_threads__layout layout;
 	char why[256] = "";
 
 	(void)state;
 	assert_non_null(vm);
-	assert_int_equal(hotspot_vm_add_field(vm, "ThreadsSMRSupport", "_java_thread_list", "ThreadsList*", true, 0,
+	assert_int_equal(hotspot_vm__add_field(vm, "ThreadsSMRSupport", "_java_thread_list", "ThreadsList*", true, 0,
 					      LIST_VAR), 0);
-	assert_int_equal(hotspot_vm_add_field(vm, "ThreadsList", "_length", "const uint", false, 4, 0), 0);
-	assert_int_equal(hotspot_vm_add_field(vm, "ThreadsList", "_threads", "JavaThread**", false, 16, 0), 0);
-	assert_int_equal(hotspot_vm_add_field(vm, "Thread", "_osthread", "OSThread*", false, 1016, 0), 0);
-	assert_int_equal(hotspot_threads_layout(vm, &layout, why, sizeof(why)), -1);
+	assert_int_equal(hotspot_vm__add_field(vm, "ThreadsList", "_length", "const uint", false, 4, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(vm, "ThreadsList", "_threads", "JavaThread**", false, 16, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(vm, "Thread", "_osthread", "OSThread*", false, 1016, 0), 0);
+	assert_int_equal(hotspot_threads__layout(vm, &layout, why, sizeof(why)), -1);
 	assert_string_equal(why, "HotSpot lists no OSThread::_thread_id");
-	hotspot_vm_free(vm);
+	hotspot_vm__free(vm);
 }
 
 int main(void)

@@ -16,13 +16,13 @@
 #include "hotspot/vmstructs.h"
 #include "hotspot_fixture.h"
 
-/* Reads the fake JVM's tables: hotspot_vm_read's result, *vm set on success, the reason in why. */
+/* Reads the fake JVM's tables: hotspot_vm__read's result, *vm set on success, the reason in why. */
 static int read_fake(struct fake_jvm *fj, struct hotspot_memory *mem, struct hotspot_vm **vm, char *why,
 		     size_t why_size)
 {
 	why[0] = '\0';
 	fake_reader(mem, &fj->fm);
-	return hotspot_vm_read(mem, &fj->syms, vm, why, why_size);
+	return hotspot_vm__read(mem, &fj->syms, vm, why, why_size);
 }
 
 /* A small but real-looking description: fields of every kind, types, constants. */
@@ -55,34 +55,34 @@ static void fake_table_reads_back(void **state)
 	assert_int_equal(read_fake(&fj, &mem, &vm, why, sizeof(why)), 0);
 	assert_non_null(vm);
 
-	assert_true(hotspot_vm_field(vm, "CodeBlob", "_size", &offset, &size));
+	assert_true(hotspot_vm__field(vm, "CodeBlob", "_size", &offset, &size));
 	assert_int_equal(offset, 24);
 	assert_int_equal(size, 4);
-	assert_true(hotspot_vm_field(vm, "CodeBlob", "_name", &offset, &size));
+	assert_true(hotspot_vm__field(vm, "CodeBlob", "_name", &offset, &size));
 	assert_int_equal(offset, 8);
 	assert_int_equal(size, 8); /* a pointer */
-	assert_true(hotspot_vm_field(vm, "CodeBlob", "_unknown", &offset, &size));
+	assert_true(hotspot_vm__field(vm, "CodeBlob", "_unknown", &offset, &size));
 	assert_int_equal(size, 0); /* its type is not listed */
-	assert_true(hotspot_vm_field(vm, "nmethod", "_unchecked", &offset, &size));
+	assert_true(hotspot_vm__field(vm, "nmethod", "_unchecked", &offset, &size));
 	assert_int_equal(offset, 100);
 	assert_int_equal(size, 0); /* no type string */
-	assert_false(hotspot_vm_field(vm, "CodeBlob", "_absent", &offset, &size));
+	assert_false(hotspot_vm__field(vm, "CodeBlob", "_absent", &offset, &size));
 	/* A static field is not a field of the object, nor the other way round. */
-	assert_false(hotspot_vm_field(vm, "CodeCache", "_heaps", &offset, &size));
-	assert_false(hotspot_vm_static(vm, "CodeBlob", "_size", &address));
-	assert_true(hotspot_vm_static(vm, "CodeCache", "_heaps", &address));
+	assert_false(hotspot_vm__field(vm, "CodeCache", "_heaps", &offset, &size));
+	assert_false(hotspot_vm__static(vm, "CodeBlob", "_size", &address));
+	assert_true(hotspot_vm__static(vm, "CodeCache", "_heaps", &address));
 	assert_true(address == 0x7f0012345678ull);
 
-	assert_int_equal(hotspot_vm_type_size(vm, "CodeBlob"), 64);
-	assert_int_equal(hotspot_vm_type_size(vm, "nmethod"), 0);
-	assert_true(hotspot_vm_int(vm, "CodeBlobKind::Nmethod", &i32));
+	assert_int_equal(hotspot_vm__type_size(vm, "CodeBlob"), 64);
+	assert_int_equal(hotspot_vm__type_size(vm, "nmethod"), 0);
+	assert_true(hotspot_vm__int(vm, "CodeBlobKind::Nmethod", &i32));
 	assert_int_equal(i32, 1);
-	assert_true(hotspot_vm_int(vm, "negative", &i32));
+	assert_true(hotspot_vm__int(vm, "negative", &i32));
 	assert_int_equal(i32, -5);
-	assert_false(hotspot_vm_int(vm, "big", &i32));
-	assert_true(hotspot_vm_long(vm, "big", &i64));
+	assert_false(hotspot_vm__int(vm, "big", &i32));
+	assert_true(hotspot_vm__long(vm, "big", &i64));
 	assert_true(i64 == 0x123456789abcdefll);
-	hotspot_vm_free(vm);
+	hotspot_vm__free(vm);
 	fake_memory_free(&fj.fm);
 }
 
@@ -102,39 +102,39 @@ static void large_table_takes_few_reads(void **state)
 	}
 	fake_type(&fj, "int", 4);
 	assert_int_equal(read_fake(&fj, &mem, &vm, why, sizeof(why)), 0);
-	assert_true(hotspot_vm_field(vm, "Odd", "_field2999", &offset, &size));
+	assert_true(hotspot_vm__field(vm, "Odd", "_field2999", &offset, &size));
 	assert_int_equal(offset, 2999);
 	assert_int_equal(size, 4);
 	/* 3000 * 48 bytes of entries in 64 KiB reads, ~60 KiB of names in one or two windows, and the headers. */
 	assert_true(mem.reads < 40);
-	hotspot_vm_free(vm);
+	hotspot_vm__free(vm);
 	fake_memory_free(&fj.fm);
 }
 
 /* Builders make the same description a read does, for tests of what uses one. */
 static void builders_make_a_description(void **state)
 {
-	struct hotspot_vm *vm = hotspot_vm_new();
+	struct hotspot_vm *vm = hotspot_vm__new();
 	char long_name[HOTSPOT_VM_MAX_NAME + 1];
 	uint64_t offset, size;
 	int32_t v;
 
 	assert_non_null(vm);
-	assert_int_equal(hotspot_vm_add_field(vm, "Method", "_constMethod", "ConstMethod*", false, 8, 0), 0);
-	assert_int_equal(hotspot_vm_add_field(vm, "X", "_n", "u2", false, 2, 0), 0);
-	assert_int_equal(hotspot_vm_add_type(vm, "u2", 2), 0);
-	assert_int_equal(hotspot_vm_add_int(vm, "k", 7), 0);
+	assert_int_equal(hotspot_vm__add_field(vm, "Method", "_constMethod", "ConstMethod*", false, 8, 0), 0);
+	assert_int_equal(hotspot_vm__add_field(vm, "X", "_n", "u2", false, 2, 0), 0);
+	assert_int_equal(hotspot_vm__add_type(vm, "u2", 2), 0);
+	assert_int_equal(hotspot_vm__add_int(vm, "k", 7), 0);
 	memset(long_name, 'a', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
-	assert_int_equal(hotspot_vm_add_type(vm, long_name, 1), -1);
-	assert_true(hotspot_vm_field(vm, "Method", "_constMethod", &offset, &size));
+	assert_int_equal(hotspot_vm__add_type(vm, long_name, 1), -1);
+	assert_true(hotspot_vm__field(vm, "Method", "_constMethod", &offset, &size));
 	assert_int_equal(size, 8);
-	assert_true(hotspot_vm_field(vm, "X", "_n", &offset, &size));
+	assert_true(hotspot_vm__field(vm, "X", "_n", &offset, &size));
 	assert_int_equal(size, 2);
-	assert_true(hotspot_vm_int(vm, "k", &v));
+	assert_true(hotspot_vm__int(vm, "k", &v));
 	assert_int_equal(v, 7);
-	hotspot_vm_free(vm);
-	hotspot_vm_free(NULL);
+	hotspot_vm__free(vm);
+	hotspot_vm__free(NULL);
 }
 
 /* Bounds every hostile read must keep: a few hundred KiB more than one bound's worth of entries. */
@@ -249,10 +249,10 @@ static void unterminated_name_leaves_its_entry_out(void **state)
 	fake_struct(&fj, "Long", junk, "int", 0, 4, 0);
 	fake_struct(&fj, "After", "_ok", "int", 0, 12, 0);
 	assert_int_equal(read_fake(&fj, &mem, &vm, why, sizeof(why)), 0);
-	assert_true(hotspot_vm_field(vm, "After", "_ok", &offset, NULL));
+	assert_true(hotspot_vm__field(vm, "After", "_ok", &offset, NULL));
 	assert_int_equal(offset, 12);
-	assert_false(hotspot_vm_field(vm, "Long", junk, &offset, NULL));
-	hotspot_vm_free(vm);
+	assert_false(hotspot_vm__field(vm, "Long", junk, &offset, NULL));
+	hotspot_vm__free(vm);
 	fake_memory_free(&fj.fm);
 }
 

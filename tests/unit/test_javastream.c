@@ -155,7 +155,7 @@ static void parses_each_message_type(void **state)
 	put(buf, &len, JBPF_MSG_THREAD, &th, sizeof(th), "main", 4);
 	put(buf, &len, 99, "future", 6, NULL, 0); /* unknown types are skipped */
 	put(buf, &len, JBPF_MSG_FLUSHED, NULL, 0, NULL, 0);
-	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(javastream__parse(buf, len, &h), (ssize_t)len);
 	assert_int_equal(s.hellos, 1);
 	assert_int_equal(s.methods, 1);
 	assert_int_equal(s.method_id, 5);
@@ -194,10 +194,10 @@ static void notices_are_not_errors(void **state)
 	size_t len = 0;
 
 	put(buf, &len, JBPF_MSG_NOTICE, &n, sizeof(n), "layout", 6);
-	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(javastream__parse(buf, len, &h), (ssize_t)len);
 	h.notice = on_notice;
 	h.error = on_error;
-	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(javastream__parse(buf, len, &h), (ssize_t)len);
 	assert_int_equal(notices, 1);
 	assert_int_equal(errors, 0);
 	assert_string_equal(notice_text, "layout");
@@ -205,7 +205,7 @@ static void notices_are_not_errors(void **state)
 	n.len = 7;
 	len = 0;
 	put(buf, &len, JBPF_MSG_NOTICE, &n, sizeof(n), "layout", 6);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 }
 
 static void partial_message_waits_for_the_rest(void **state)
@@ -218,10 +218,10 @@ static void partial_message_waits_for_the_rest(void **state)
 	first = len;
 	len = put_method(buf, len, 2, "x.Y.w");
 	/* Everything but the last byte: the first message only. */
-	assert_int_equal(javastream_parse(buf, len - 1, &h), (ssize_t)first);
+	assert_int_equal(javastream__parse(buf, len - 1, &h), (ssize_t)first);
 	assert_int_equal(s.methods, 1);
 	/* A header alone is not a message either. */
-	assert_int_equal(javastream_parse(buf, sizeof(struct jbpf_msg_header), &h), 0);
+	assert_int_equal(javastream__parse(buf, sizeof(struct jbpf_msg_header), &h), 0);
 }
 
 static void names_are_bounded_and_made_safe(void **state)
@@ -231,7 +231,7 @@ static void names_are_bounded_and_made_safe(void **state)
 	struct javastream_handler h = handler(&s);
 	size_t len = put_method(buf, 0, 1, "a;b\nc\x01" "d");
 
-	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(javastream__parse(buf, len, &h), (ssize_t)len);
 	assert_string_equal(s.name, "a?b?c?d");
 }
 
@@ -251,27 +251,27 @@ static void contradictions_end_the_stream(void **state)
 
 	/* A payload over the limit, even before its bytes arrive. */
 	memcpy(buf, &big, sizeof(big));
-	assert_int_equal(javastream_parse(buf, sizeof(big), &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, sizeof(big), &h), -EPROTO);
 	/* A name longer than its message. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_METHOD, &m, sizeof(m), "short", 5);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	/* A status that disagrees with the frame count. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_TRACE, &t, sizeof(t), frames, sizeof(frames));
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	/* More frames than allowed, however the sizes add up. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_TRACE, &deep, sizeof(deep), NULL, 0);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	/* Code that wraps around the address space. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_CODE_LOAD, &wrap, sizeof(wrap), NULL, 0);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	/* A payload too short for its type. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_HELLO, "x", 1, NULL, 0);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	assert_int_equal(s.methods + s.traces + s.loads + s.hellos, 0);
 }
 
@@ -291,7 +291,7 @@ static void thread_stacks_arrive_with_their_frames(void **state)
 
 	len = put_method(buf, len, 11, "java.lang.Thread.sleep0");
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &st, sizeof(st), frames, sizeof(frames));
-	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(javastream__parse(buf, len, &h), (ssize_t)len);
 	assert_int_equal(s.stacks, 1);
 	assert_int_equal(s.stack.tid, 4321);
 	assert_int_equal(s.stack.jvmti_state, 0x191);
@@ -304,7 +304,7 @@ static void thread_stacks_arrive_with_their_frames(void **state)
 	/* A thread with no Java frame still has its message. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &bare, sizeof(bare), NULL, 0);
-	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(javastream__parse(buf, len, &h), (ssize_t)len);
 	assert_int_equal(s.stacks, 2);
 	assert_int_equal(s.stack.tid, 4322);
 	assert_int_equal(s.stack.frame_count, 0);
@@ -314,9 +314,9 @@ static void thread_stacks_arrive_with_their_frames(void **state)
 		many[i] = (struct jbpf_trace_frame){ .method_id = 100 + (uint64_t)i, .bci = i };
 	len = 0;
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &deep, sizeof(deep), many, sizeof(many));
-	assert_int_equal(javastream_parse(buf, len - 1, &h), 0);
+	assert_int_equal(javastream__parse(buf, len - 1, &h), 0);
 	assert_int_equal(s.stacks, 2);
-	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(javastream__parse(buf, len, &h), (ssize_t)len);
 	assert_int_equal(s.stacks, 3);
 	assert_int_equal(s.stack.flags, JBPF_TRACE_TRUNCATED);
 	assert_int_equal(s.stack_frames[JBPF_STREAM_MAX_FRAMES - 1].method_id, 100 + JBPF_STREAM_MAX_FRAMES - 1);
@@ -338,37 +338,37 @@ static void malformed_thread_stacks_end_the_stream(void **state)
 	/* Fewer frame bytes than the count says. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &two, sizeof(two), frames, sizeof(frames[0]));
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	/* More. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &two, sizeof(two), frames, sizeof(frames));
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	/* Half a frame more. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &two, sizeof(two), frames, 2 * sizeof(frames[0]) + 8);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	/* Over the depth limit, with the bytes to match. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &too_deep, sizeof(too_deep), many, sizeof(many));
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	/* A count whose byte size would wrap a 32-bit multiplication. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &huge, sizeof(huge), NULL, 0);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	/* No thread has tid 0. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &no_tid, sizeof(no_tid), frames, sizeof(frames[0]));
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	/* Shorter than its fixed part. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &two, sizeof(two) - 1, NULL, 0);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	assert_int_equal(s.stacks, 0);
 	/* A good one after a bad one is never reached: the stream has ended. */
 	len = 0;
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &no_tid, sizeof(no_tid), frames, sizeof(frames[0]));
 	put(buf, &len, JBPF_MSG_THREAD_STACK, &two, sizeof(two), frames, 2 * sizeof(frames[0]));
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	assert_int_equal(s.stacks, 0);
 }
 
@@ -397,7 +397,7 @@ static void allocations_arrive_with_their_class(void **state)
 
 	(void)state;
 	put_alloc(buf, &len, &good, frames, sizeof(frames), "long[]", 6);
-	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(javastream__parse(buf, len, &h), (ssize_t)len);
 	assert_int_equal(s.allocs, 1);
 	assert_int_equal(s.alloc.size, 1040);
 	assert_int_equal(s.alloc.interval, 524288);
@@ -408,7 +408,7 @@ static void allocations_arrive_with_their_class(void **state)
 	bad = good;
 	bad.class_len = 5;
 	put_alloc(buf, &len, &bad, frames, sizeof(frames), "a;b\nc", 5);
-	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(javastream__parse(buf, len, &h), (ssize_t)len);
 	assert_string_equal(s.class_name, "a?b?c");
 
 	/* Each contradiction ends the stream, and nothing reaches the handler. */
@@ -417,46 +417,46 @@ static void allocations_arrive_with_their_class(void **state)
 	bad.frame_count = 3; /* more frames than sent */
 	len = 0;
 	put_alloc(buf, &len, &bad, frames, sizeof(frames), "long[]", 6);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	bad = good;
 	bad.class_len = 7; /* a name longer than the bytes left */
 	len = 0;
 	put_alloc(buf, &len, &bad, frames, sizeof(frames), "long[]", 6);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	bad = good;
 	bad.class_len = 0; /* no class */
 	len = 0;
 	put_alloc(buf, &len, &bad, frames, sizeof(frames), "", 0);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	bad = good;
 	bad.interval = 0; /* a weight that cannot be computed */
 	len = 0;
 	put_alloc(buf, &len, &bad, frames, sizeof(frames), "long[]", 6);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	bad = good;
 	bad.tid = 0;
 	len = 0;
 	put_alloc(buf, &len, &bad, frames, sizeof(frames), "long[]", 6);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	bad = good;
 	bad.frame_count = JBPF_STREAM_MAX_FRAMES + 1; /* past the depth limit, with the bytes to match */
 	len = 0;
 	put_alloc(buf, &len, &bad, many, sizeof(many), "long[]", 6);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	bad = good;
 	bad.frame_count = UINT32_MAX; /* a count whose byte size wraps 32 bits */
 	len = 0;
 	put_alloc(buf, &len, &bad, frames, sizeof(frames), "long[]", 6);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	memset(long_name, 'x', sizeof(long_name));
 	bad = good;
 	bad.class_len = JBPF_STREAM_MAX_NAME + 1; /* past the name limit */
 	len = 0;
 	put_alloc(buf, &len, &bad, frames, sizeof(frames), long_name, sizeof(long_name));
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	len = 0;
 	put(buf, &len, JBPF_MSG_ALLOC, &good, sizeof(good) - 1, NULL, 0); /* shorter than its fixed part */
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	assert_int_equal(s.allocs, 0);
 }
 
@@ -485,14 +485,14 @@ static void native_frames_fill_what_the_name_leaves(void **state)
 	for (size_t i = 0; i < sizeof(pcs) / sizeof(pcs[0]); i++)
 		pcs[i] = 0x7f0000001000 + 16 * i;
 	put_native_alloc(buf, &len, &good, pcs, 2 * sizeof(pcs[0]));
-	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(javastream__parse(buf, len, &h), (ssize_t)len);
 	assert_int_equal(s.allocs, 1);
 	assert_string_equal(s.class_name, "byte[]");
 	assert_int_equal(s.nr_native, 2);
 	assert_true(s.native[0] == pcs[0] && s.native[1] == pcs[1]);
 	len = 0;
 	put_native_alloc(buf, &len, &good, pcs, JBPF_ALLOC_MAX_NATIVE * sizeof(pcs[0]));
-	assert_int_equal(javastream_parse(buf, len, &h), (ssize_t)len);
+	assert_int_equal(javastream__parse(buf, len, &h), (ssize_t)len);
 	assert_int_equal(s.nr_native, JBPF_ALLOC_MAX_NATIVE);
 	assert_true(s.native[JBPF_ALLOC_MAX_NATIVE - 1] == pcs[JBPF_ALLOC_MAX_NATIVE - 1]);
 
@@ -500,17 +500,17 @@ static void native_frames_fill_what_the_name_leaves(void **state)
 	h = handler(&s);
 	len = 0;
 	put_native_alloc(buf, &len, &good, pcs, 0);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	len = 0;
 	put_native_alloc(buf, &len, &good, pcs, sizeof(pcs));
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	len = 0;
 	put_native_alloc(buf, &len, &good, pcs, sizeof(pcs[0]) + 4);
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	good.flags = 0;
 	len = 0;
 	put_native_alloc(buf, &len, &good, pcs, sizeof(pcs[0]));
-	assert_int_equal(javastream_parse(buf, len, &h), -EPROTO);
+	assert_int_equal(javastream__parse(buf, len, &h), -EPROTO);
 	assert_int_equal(s.allocs, 0);
 }
 
@@ -526,14 +526,14 @@ static void reads_a_socket_in_pieces(void **state)
 	len = put_method(buf, len, 2, "p.Q.s");
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
 	assert_int_equal(write(sv[1], buf, 7), 7);
-	assert_int_equal(javastream_read(&reader, sv[0], &h), 0);
+	assert_int_equal(javastream__read(&reader, sv[0], &h), 0);
 	assert_int_equal(s.methods, 0);
 	assert_int_equal(write(sv[1], buf + 7, len - 7), (ssize_t)(len - 7));
-	assert_int_equal(javastream_read(&reader, sv[0], &h), 0);
+	assert_int_equal(javastream__read(&reader, sv[0], &h), 0);
 	assert_int_equal(s.methods, 2);
 	assert_string_equal(s.name, "p.Q.s");
 	close(sv[1]);
-	assert_int_equal(javastream_read(&reader, sv[0], &h), 1);
+	assert_int_equal(javastream__read(&reader, sv[0], &h), 1);
 	close(sv[0]);
 }
 
@@ -584,7 +584,7 @@ static void a_peer_that_keeps_up_gets_a_bounded_share(void **state)
 	f.fd = sv[1];
 	for (int i = 0; i < 64; i++)
 		flood_write(&f);
-	assert_int_equal(javastream_read(&reader, sv[0], &h), 0);
+	assert_int_equal(javastream__read(&reader, sv[0], &h), 0);
 	first_read = f.methods_read * f.msg_len;
 	/* Returned while the peer still had more to say, and it was not lost. */
 	assert_true(first_read <= JAVASTREAM_READ_BUDGET + sizeof(reader.buf));
@@ -592,12 +592,12 @@ static void a_peer_that_keeps_up_gets_a_bounded_share(void **state)
 	while ((f.written < FLOOD_TOTAL || f.methods_read < f.methods_written) && calls++ < 10000) {
 		if (f.methods_read == f.methods_written)
 			flood_write(&f);
-		assert_int_equal(javastream_read(&reader, sv[0], &h), 0);
+		assert_int_equal(javastream__read(&reader, sv[0], &h), 0);
 	}
 	assert_true(f.written >= FLOOD_TOTAL);
 	assert_int_equal(f.methods_read, f.methods_written);
 	close(sv[1]);
-	assert_int_equal(javastream_read(&reader, sv[0], &h), 1);
+	assert_int_equal(javastream__read(&reader, sv[0], &h), 1);
 	close(sv[0]);
 }
 

@@ -78,7 +78,7 @@ static void read_back(const struct profile *p, const struct output_meta *meta, s
 	size_t len;
 	char *data = written(OUTPUT_JFR, p, meta, 0, &len), err[256] = "";
 
-	if (jfr_read_buffer((const uint8_t *)data, len, rec, err, sizeof(err)))
+	if (jfr_read__buffer((const uint8_t *)data, len, rec, err, sizeof(err)))
 		fail_msg("the file written does not read back: %s", err);
 	free(data);
 }
@@ -106,7 +106,7 @@ static void cpu_recording_reads_back(void **state)
 	assert_int_equal(rec.start_unix_ns, cpu_meta.start_unix_ns);
 	free(want);
 	free(got);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 	profile__free(p);
 }
 
@@ -147,7 +147,7 @@ static void lines_and_bytecode_indexes_read_back(void **state)
 		seen++;
 	}
 	assert_int_equal(seen, 2);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 	profile__free(p);
 }
 
@@ -173,7 +173,7 @@ static void wall_recording_reads_back_with_states(void **state)
 	assert_true(rec.has_states);
 	free(want);
 	free(got);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 	profile__free(p);
 }
 
@@ -188,13 +188,13 @@ static void chunks_read_back_as_one_recording(void **state)
 	size_t chunks = 0;
 
 	assert_non_null(f);
-	assert_int_equal(output_jfr_write_chunks(p, &cpu_meta, 3, f), 0);
+	assert_int_equal(output__jfr_write_chunks(p, &cpu_meta, 3, f), 0);
 	assert_int_equal(fclose(f), 0);
 	/* 11 events in chunks of 3: four chunks, each beginning with the magic. */
 	for (size_t i = 0; i + 4 <= len; i++)
 		chunks += !memcmp(data + i, "FLR\0", 4) && (i == 0 || data[i + 4] == 0);
 	assert_int_equal(chunks, 4);
-	if (jfr_read_buffer((const uint8_t *)data, len, &chunked, err, sizeof(err)))
+	if (jfr_read__buffer((const uint8_t *)data, len, &chunked, err, sizeof(err)))
 		fail_msg("the chunked file does not read back: %s", err);
 	read_back(p, &cpu_meta, &one);
 	a = profile_text(one.profile);
@@ -203,8 +203,8 @@ static void chunks_read_back_as_one_recording(void **state)
 	free(a);
 	free(b);
 	free(data);
-	pprof_recording_free(&one);
-	pprof_recording_free(&chunked);
+	pprof_recording__free(&one);
+	pprof_recording__free(&chunked);
 	profile__free(p);
 }
 
@@ -221,10 +221,10 @@ static void damaged_files_read_or_fail(void **state)
 	assert_non_null(copy);
 	for (size_t n = 0; n < len; n++) {
 		memcpy(copy, data, n);
-		if (jfr_read_buffer(copy, n, &rec, err, sizeof(err)))
+		if (jfr_read__buffer(copy, n, &rec, err, sizeof(err)))
 			failed++;
 		else
-			pprof_recording_free(&rec);
+			pprof_recording__free(&rec);
 	}
 	/* A cut file is refused: its header's size says more. */
 	assert_int_equal(failed, len);
@@ -232,8 +232,8 @@ static void damaged_files_read_or_fail(void **state)
 		for (int bit = 0; bit < 8; bit++) {
 			memcpy(copy, data, len);
 			copy[i] ^= (uint8_t)(1u << bit);
-			if (!jfr_read_buffer(copy, len, &rec, err, sizeof(err)))
-				pprof_recording_free(&rec);
+			if (!jfr_read__buffer(copy, len, &rec, err, sizeof(err)))
+				pprof_recording__free(&rec);
 			flips++;
 		}
 	assert_int_equal(flips, len * 8);
@@ -259,7 +259,7 @@ static void async_profiler_file_reads(void **state)
 
 	snprintf(path, sizeof(path), "%.*s/../fixtures/jfr/async-profiler-cpusplit.jfr",
 		 slash ? (int)(slash - source) : 1, slash ? source : ".");
-	if (pprof_read(path, &rec, err, sizeof(err)))
+	if (pprof_read__file(path, &rec, err, sizeof(err)))
 		fail_msg("%s: %s", path, err);
 	assert_int_equal(profile__total(rec.profile), 198);
 	for (size_t i = 0; i < profile__stack_count(rec.profile); i++) {
@@ -273,7 +273,7 @@ static void async_profiler_file_reads(void **state)
 	}
 	for (size_t k = 0; k < ARRAY_SIZE(expected); k++)
 		assert_int_equal(leaf[k], expected[k].leaf);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 }
 
 /*
@@ -289,7 +289,7 @@ static void file_names_in_reasons_are_made_safe(void **state)
 
 	snprintf(path, sizeof(path), "%.*s/../fuzz/regressions/fuzz_jfr/class-name-with-newline",
 		 slash ? (int)(slash - source) : 1, slash ? source : ".");
-	assert_int_equal(pprof_read(path, &rec, err, sizeof(err)), -1);
+	assert_int_equal(pprof_read__file(path, &rec, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "has a class the metadata lacks"));
 	for (const char *c = err; *c; c++)
 		assert_true((unsigned char)*c >= ' ' && *c != 0x7f);
@@ -302,12 +302,12 @@ static void what_is_not_jfr_is_refused(void **state)
 	static const uint8_t pprof_like[] = {0x1f, 0x8b, 8, 0};
 	static const uint8_t old_version[68] = {'F', 'L', 'R', 0, 0, 1, 0, 0};
 
-	assert_false(jfr_looks_like(pprof_like, sizeof(pprof_like)));
-	assert_int_equal(jfr_read_buffer(pprof_like, sizeof(pprof_like), &rec, err, sizeof(err)), -1);
+	assert_false(jfr_read__looks_like(pprof_like, sizeof(pprof_like)));
+	assert_int_equal(jfr_read__buffer(pprof_like, sizeof(pprof_like), &rec, err, sizeof(err)), -1);
 	assert_string_equal(err, "not a JFR file");
-	assert_int_equal(jfr_read_buffer(old_version, sizeof(old_version), &rec, err, sizeof(err)), -1);
+	assert_int_equal(jfr_read__buffer(old_version, sizeof(old_version), &rec, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not 2"));
-	assert_int_equal(jfr_read_buffer(old_version, 4, &rec, err, sizeof(err)), -1);
+	assert_int_equal(jfr_read__buffer(old_version, 4, &rec, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "no JFR header"));
 }
 
@@ -332,18 +332,18 @@ static uint64_t aimed_key(uint64_t i)
 static void map_keys_cannot_be_aimed(void **state)
 {
 	struct map m = { 0 };
-	uint64_t start = clock_monotonic_ns(), value;
+	uint64_t start = clock__monotonic_ns(), value;
 	const uint64_t nr = 200000;
 
 	for (uint64_t i = 0; i < nr; i++)
-		assert_int_equal(jfr_map_put(&m, aimed_key(i), i), 0);
+		assert_int_equal(jfr_read__map_put(&m, aimed_key(i), i), 0);
 	for (uint64_t i = 0; i < nr; i++) {
-		assert_true(jfr_map_get(&m, aimed_key(i), &value));
+		assert_true(jfr_read__map_get(&m, aimed_key(i), &value));
 		assert_int_equal(value, i);
 	}
-	assert_false(jfr_map_get(&m, aimed_key(nr), &value));
+	assert_false(jfr_read__map_get(&m, aimed_key(nr), &value));
 	/* Aimed, they took minutes; spread, a few tens of milliseconds. */
-	assert_true(clock_monotonic_ns() - start < 5000000000ull);
+	assert_true(clock__monotonic_ns() - start < 5000000000ull);
 	free(m.keys);
 	free(m.values);
 	free(m.used);

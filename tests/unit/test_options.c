@@ -19,14 +19,14 @@
 
 #define ARGC(argv) ((int)(sizeof(argv) / sizeof((argv)[0])) - 1)
 
-/* options_parse reports mistakes on stderr; keep the test output readable. */
+/* options__parse_args reports mistakes on stderr; keep the test output readable. */
 static enum options_result parse_quietly(int argc, char **argv, struct options *opts)
 {
 	FILE *saved = stderr;
 	enum options_result r;
 
 	stderr = fopen("/dev/null", "w");
-	r = options_parse(argc, argv, opts);
+	r = options__parse_args(argc, argv, opts);
 	fclose(stderr);
 	stderr = saved;
 	return r;
@@ -37,11 +37,11 @@ static void parse_u64_accepts_whole_numbers_in_range(void **state)
 	char err[128];
 	uint64_t v = 0;
 
-	assert_int_equal(parse_u64("-F", "997", 1, 10000, &v, err, sizeof(err)), 0);
+	assert_int_equal(options__parse_u64("-F", "997", 1, 10000, &v, err, sizeof(err)), 0);
 	assert_int_equal(v, 997);
-	assert_int_equal(parse_u64("-F", "1", 1, 10000, &v, err, sizeof(err)), 0);
+	assert_int_equal(options__parse_u64("-F", "1", 1, 10000, &v, err, sizeof(err)), 0);
 	assert_int_equal(v, 1);
-	assert_int_equal(parse_u64("-F", "10000", 1, 10000, &v, err, sizeof(err)), 0);
+	assert_int_equal(options__parse_u64("-F", "10000", 1, 10000, &v, err, sizeof(err)), 0);
 	assert_int_equal(v, 10000);
 }
 
@@ -52,13 +52,13 @@ static void parse_u64_rejects_junk_and_range(void **state)
 	uint64_t v = 42;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(parse_u64("-F", bad[i], 1, 100, &v, err, sizeof(err)), -1);
+		assert_int_equal(options__parse_u64("-F", bad[i], 1, 100, &v, err, sizeof(err)), -1);
 		assert_non_null(strstr(err, "-F"));
 	}
-	assert_int_equal(parse_u64("-F", "0", 1, 100, &v, err, sizeof(err)), -1);
+	assert_int_equal(options__parse_u64("-F", "0", 1, 100, &v, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "out of range (1 to 100)"));
-	assert_int_equal(parse_u64("-F", "101", 1, 100, &v, err, sizeof(err)), -1);
-	assert_int_equal(parse_u64("-F", "99999999999999999999999", 1, UINT64_MAX, &v, err, sizeof(err)), -1);
+	assert_int_equal(options__parse_u64("-F", "101", 1, 100, &v, err, sizeof(err)), -1);
+	assert_int_equal(options__parse_u64("-F", "99999999999999999999999", 1, UINT64_MAX, &v, err, sizeof(err)), -1);
 	assert_int_equal(v, 42);
 }
 
@@ -68,17 +68,17 @@ static void parse_duration_units(void **state)
 	char err[128];
 	uint64_t ns;
 
-	assert_int_equal(parse_duration("-d", "30", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(options__parse_duration("-d", "30", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
 	assert_int_equal(ns, 30 * s);
-	assert_int_equal(parse_duration("-d", "1.5s", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(options__parse_duration("-d", "1.5s", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
 	assert_int_equal(ns, 1500000000ull);
-	assert_int_equal(parse_duration("-d", "200ms", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(options__parse_duration("-d", "200ms", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
 	assert_int_equal(ns, 200000000ull);
-	assert_int_equal(parse_duration("-d", "2m", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(options__parse_duration("-d", "2m", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
 	assert_int_equal(ns, 120 * s);
-	assert_int_equal(parse_duration("-d", "1h", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(options__parse_duration("-d", "1h", s, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
 	assert_int_equal(ns, 3600 * s);
-	assert_int_equal(parse_duration("-d", "250us", 1, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
+	assert_int_equal(options__parse_duration("-d", "250us", 1, 1, UINT64_MAX / 2, &ns, err, sizeof(err)), 0);
 	assert_int_equal(ns, 250000);
 }
 
@@ -89,12 +89,12 @@ static void parse_duration_rejects(void **state)
 	uint64_t ns = 7;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(parse_duration("-d", bad[i], 1000000000ull, 1000000, 1000000000000ull, &ns, err,
+		assert_int_equal(options__parse_duration("-d", bad[i], 1000000000ull, 1000000, 1000000000000ull, &ns, err,
 						sizeof(err)),
 				 -1);
 	/* Below the minimum and above the maximum. */
-	assert_int_equal(parse_duration("-d", "0", 1000000000ull, 1000000, 1000000000000ull, &ns, err, sizeof(err)), -1);
-	assert_int_equal(parse_duration("-d", "2000s", 1000000000ull, 1, 1000000000000ull, &ns, err, sizeof(err)), -1);
+	assert_int_equal(options__parse_duration("-d", "0", 1000000000ull, 1000000, 1000000000000ull, &ns, err, sizeof(err)), -1);
+	assert_int_equal(options__parse_duration("-d", "2000s", 1000000000ull, 1, 1000000000000ull, &ns, err, sizeof(err)), -1);
 	assert_int_equal(ns, 7);
 }
 
@@ -103,7 +103,7 @@ static void defaults(void **state)
 	char *argv[] = { "jbpfprof", "-p", "1234", NULL };
 	struct options o;
 
-	assert_int_equal(options_parse(ARGC(argv), argv, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(argv), argv, &o), OPTIONS_RUN);
 	assert_int_equal(o.nr_pids, 1);
 	assert_int_equal(o.pids[0], 1234);
 	assert_int_equal(o.frequency_hz, DEFAULT_FREQUENCY_HZ);
@@ -122,11 +122,11 @@ static void wait_interval(void **state)
 	char *too_short[] = { "jbpfprof", "-p", "1234", "-e", "wall", "--wait-interval", "50us", NULL };
 	struct options o;
 
-	assert_int_equal(options_parse(ARGC(wall), wall, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(wall), wall, &o), OPTIONS_RUN);
 	assert_int_equal(o.wait_interval_ns, 50000000ull);
-	assert_int_equal(options_parse(ARGC(given), given, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(given), given, &o), OPTIONS_RUN);
 	assert_int_equal(o.wait_interval_ns, 2500000ull);
-	assert_int_equal(options_parse(ARGC(too_short), too_short, &o), OPTIONS_USAGE);
+	assert_int_equal(options__parse_args(ARGC(too_short), too_short, &o), OPTIONS_USAGE);
 }
 
 static void every_option(void **state)
@@ -135,7 +135,7 @@ static void every_option(void **state)
 			 "-f", "out.report", "--threads", "--top", "5", "-v", NULL };
 	struct options o;
 
-	assert_int_equal(options_parse(ARGC(argv), argv, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(argv), argv, &o), OPTIONS_RUN);
 	assert_int_equal(o.nr_pids, 3);
 	assert_int_equal(o.pids[2], 3);
 	assert_int_equal(o.duration_ns, 10000000000ull);
@@ -167,23 +167,23 @@ static void format_from_file_name(void **state)
 	char *bad_regex[] = { "jbpfprof", "-a", "--include", "(unclosed", NULL };
 	struct options o;
 
-	assert_int_equal(options_parse(ARGC(html), html, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(html), html, &o), OPTIONS_RUN);
 	assert_int_equal(o.output_formats[0], OUTPUT_FLAMEGRAPH);
-	assert_int_equal(options_parse(ARGC(collapsed), collapsed, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(collapsed), collapsed, &o), OPTIONS_RUN);
 	assert_int_equal(o.output_formats[0], OUTPUT_COLLAPSED);
-	assert_int_equal(options_parse(ARGC(txt), txt, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(txt), txt, &o), OPTIONS_RUN);
 	assert_int_equal(o.output_formats[0], OUTPUT_COLLAPSED);
-	assert_int_equal(options_parse(ARGC(explicit), explicit, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(explicit), explicit, &o), OPTIONS_RUN);
 	assert_int_equal(o.output_formats[0], OUTPUT_FLAMEGRAPH);
-	assert_int_equal(options_parse(ARGC(dash), dash, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(dash), dash, &o), OPTIONS_RUN);
 	assert_int_equal(o.output_formats[0], OUTPUT_COLLAPSED);
-	assert_int_equal(options_parse(ARGC(pprof), pprof, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(pprof), pprof, &o), OPTIONS_RUN);
 	assert_int_equal(o.output_formats[0], OUTPUT_PPROF);
-	assert_int_equal(options_parse(ARGC(otlp), otlp, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(otlp), otlp, &o), OPTIONS_RUN);
 	assert_int_equal(o.output_formats[0], OUTPUT_OTLP);
-	assert_int_equal(options_parse(ARGC(otlp_asked), otlp_asked, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(otlp_asked), otlp_asked, &o), OPTIONS_RUN);
 	assert_int_equal(o.output_formats[0], OUTPUT_OTLP);
-	assert_int_equal(options_parse(ARGC(several), several, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(several), several, &o), OPTIONS_RUN);
 	assert_int_equal(o.nr_outputs, 3);
 	assert_int_equal(o.output_formats[0], OUTPUT_PPROF);
 	assert_int_equal(o.output_formats[1], OUTPUT_COLLAPSED);
@@ -192,10 +192,10 @@ static void format_from_file_name(void **state)
 	assert_int_equal(parse_quietly(ARGC(bad_regex), bad_regex, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(unknown), unknown, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(dot_in_dir), dot_in_dir, &o), OPTIONS_USAGE);
-	assert_string_equal(output_writer(OUTPUT_FLAMEGRAPH)->extension, "html");
-	assert_string_equal(output_writer(OUTPUT_COLLAPSED)->extension, "collapsed");
-	assert_string_equal(output_writer(OUTPUT_TEXT)->extension, "txt");
-	assert_string_equal(output_writer(OUTPUT_PPROF)->extension, "pb.gz");
+	assert_string_equal(output__writer(OUTPUT_FLAMEGRAPH)->extension, "html");
+	assert_string_equal(output__writer(OUTPUT_COLLAPSED)->extension, "collapsed");
+	assert_string_equal(output__writer(OUTPUT_TEXT)->extension, "txt");
+	assert_string_equal(output__writer(OUTPUT_PPROF)->extension, "pb.gz");
 }
 
 static void usage_mistakes(void **state)
@@ -236,11 +236,11 @@ static void unwind_method(void **state)
 	char *missing[] = { "jbpfprof", "-a", "--unwind", NULL };
 	struct options o;
 
-	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(plain), plain, &o), OPTIONS_RUN);
 	assert_int_equal(o.unwind, UNWIND_TABLES);
-	assert_int_equal(options_parse(ARGC(fp), fp, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(fp), fp, &o), OPTIONS_RUN);
 	assert_int_equal(o.unwind, UNWIND_FP);
-	assert_int_equal(options_parse(ARGC(tables), tables, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(tables), tables, &o), OPTIONS_RUN);
 	assert_int_equal(o.unwind, UNWIND_TABLES);
 	assert_int_equal(parse_quietly(ARGC(bad), bad, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(missing), missing, &o), OPTIONS_USAGE);
@@ -264,11 +264,11 @@ static void native_memory(void **state)
 	struct options o;
 
 	(void)state;
-	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(plain), plain, &o), OPTIONS_RUN);
 	assert_int_equal(o.events, 1u << EVENT_NATIVEMEM);
 	assert_false(o.leaks);
 	assert_int_equal(o.alloc_interval, DEFAULT_ALLOC_INTERVAL);
-	assert_int_equal(options_parse(ARGC(leaks), leaks, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(leaks), leaks, &o), OPTIONS_RUN);
 	assert_true(o.leaks);
 	assert_int_equal(o.alloc_interval, 64 << 10);
 	assert_int_equal(parse_quietly(ARGC(all), all, &o), OPTIONS_USAGE);
@@ -295,7 +295,7 @@ static void lock_contention(void **state)
 	struct options o;
 
 	(void)state;
-	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(plain), plain, &o), OPTIONS_RUN);
 	assert_int_equal(o.events, 1u << EVENT_LOCK);
 	assert_true(o.wakers);
 	assert_false(o.state_mask & (1u << JBPF_STATE_RUNNING));
@@ -315,9 +315,9 @@ static void no_unmounted_needs_waits(void **state)
 	struct options o;
 
 	(void)state;
-	assert_int_equal(options_parse(ARGC(wall), wall, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(wall), wall, &o), OPTIONS_RUN);
 	assert_true(o.no_unmounted);
-	assert_int_equal(options_parse(ARGC(plain_wall), plain_wall, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(plain_wall), plain_wall, &o), OPTIONS_RUN);
 	assert_false(o.no_unmounted);
 	assert_int_equal(parse_quietly(ARGC(cpu), cpu, &o), OPTIONS_USAGE);
 }
@@ -342,17 +342,17 @@ static void several_events(void **state)
 	struct options o;
 
 	(void)state;
-	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(plain), plain, &o), OPTIONS_RUN);
 	assert_int_equal(o.events, 1u << EVENT_CPU);
-	assert_false(options_several_events(&o));
-	assert_int_equal(options_parse(ARGC(list), list, &o), OPTIONS_RUN);
+	assert_false(options__several_events(&o));
+	assert_int_equal(options__parse_args(ARGC(list), list, &o), OPTIONS_RUN);
 	assert_int_equal(o.events, (1u << EVENT_CPU) | (1u << EVENT_ALLOC));
-	assert_true(options_several_events(&o));
-	assert_int_equal(options_parse(ARGC(twice), twice, &o), OPTIONS_RUN);
+	assert_true(options__several_events(&o));
+	assert_int_equal(options__parse_args(ARGC(twice), twice, &o), OPTIONS_RUN);
 	assert_int_equal(o.events, (1u << EVENT_WALL) | (1u << EVENT_NATIVEMEM));
 	assert_true(o.leaks);
-	assert_int_equal(options_parse(ARGC(text_and_html), text_and_html, &o), OPTIONS_RUN);
-	assert_true(options_records(&o, EVENT_OFFCPU) && options_records(&o, EVENT_NATIVEMEM));
+	assert_int_equal(options__parse_args(ARGC(text_and_html), text_and_html, &o), OPTIONS_RUN);
+	assert_true(options__records(&o, EVENT_OFFCPU) && options__records(&o, EVENT_NATIVEMEM));
 	assert_int_equal(parse_quietly(ARGC(two_times), two_times, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(both_heaps), both_heaps, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(collapsed), collapsed, &o), OPTIONS_USAGE);
@@ -361,16 +361,16 @@ static void several_events(void **state)
 	assert_int_equal(parse_quietly(ARGC(empty_word), empty_word, &o), OPTIONS_USAGE);
 }
 
-/* parse_events names the word that is no event, and the list of those that are. */
+/* options__parse_events names the word that is no event, and the list of those that are. */
 static void events_error(void **state)
 {
 	unsigned events = 0;
 	char err[256];
 
 	(void)state;
-	assert_int_equal(parse_events("cpu,nativemem", &events, err, sizeof(err)), 0);
+	assert_int_equal(options__parse_events("cpu,nativemem", &events, err, sizeof(err)), 0);
 	assert_int_equal(events, (1u << EVENT_CPU) | (1u << EVENT_NATIVEMEM));
-	assert_int_equal(parse_events("alloc,malloc", &events, err, sizeof(err)), -1);
+	assert_int_equal(options__parse_events("alloc,malloc", &events, err, sizeof(err)), -1);
 	assert_string_equal(err, "-e: 'malloc' is not an event (cpu, wall, offcpu, alloc, nativemem or lock)");
 }
 
@@ -384,12 +384,12 @@ static void group_by(void **state)
 	char *bad[] = { "jbpfprof", "-a", "--group-by", "host", NULL };
 	struct options o;
 
-	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(plain), plain, &o), OPTIONS_RUN);
 	assert_false(o.group_by_given);
-	assert_int_equal(options_parse(ARGC(service), service, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(service), service, &o), OPTIONS_RUN);
 	assert_true(o.group_by_given);
 	assert_int_equal(o.group_by, VIEW_ROOT_SERVICE);
-	assert_int_equal(options_parse(ARGC(none), none, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(none), none, &o), OPTIONS_RUN);
 	assert_int_equal(o.group_by, VIEW_ROOT_NONE);
 	assert_int_equal(parse_quietly(ARGC(old_word), old_word, &o), OPTIONS_USAGE);
 	assert_int_equal(parse_quietly(ARGC(bad), bad, &o), OPTIONS_USAGE);
@@ -405,11 +405,11 @@ static void push_api(void **state)
 	char *alone[] = { "jbpfprof", "-a", "--push-api", "ingest", NULL };
 	struct options o;
 
-	assert_int_equal(options_parse(ARGC(plain), plain, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(plain), plain, &o), OPTIONS_RUN);
 	assert_false(o.push_ingest);
-	assert_int_equal(options_parse(ARGC(ingest), ingest, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(ingest), ingest, &o), OPTIONS_RUN);
 	assert_true(o.push_ingest);
-	assert_int_equal(options_parse(ARGC(push), push, &o), OPTIONS_RUN);
+	assert_int_equal(options__parse_args(ARGC(push), push, &o), OPTIONS_RUN);
 	assert_false(o.push_ingest);
 	assert_int_equal(parse_quietly(ARGC(bad), bad, &o), OPTIONS_USAGE);
 	/* A fleet option without --continuous. */

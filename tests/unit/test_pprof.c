@@ -153,7 +153,7 @@ static void read_ok(const uint8_t *data, size_t len, struct pprof_recording *rec
 {
 	char err[256] = "";
 
-	if (pprof_read_buffer(data, len, rec, err, sizeof(err)))
+	if (pprof_read__buffer(data, len, rec, err, sizeof(err)))
 		fail_msg("read failed: %s", err);
 }
 
@@ -185,7 +185,7 @@ static void check_round_trip(const struct stack_spec *stacks, size_t n, const st
 	assert_int_equal(rec.start_unix_ns, meta->start_unix_ns);
 	assert_int_equal(rec.time_weights, time_weights);
 	assert_int_equal(rec.has_states, has_states);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 	free(data);
 	profile__free(p);
 }
@@ -225,7 +225,7 @@ static void empty_profile_reads_back_empty(void **state)
 	read_ok(data, len, &rec);
 	assert_int_equal(profile__stack_count(rec.profile), 0);
 	assert_string_equal(rec.event, "cpu");
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 	free(data);
 	profile__free(p);
 }
@@ -456,7 +456,7 @@ static void process_parts_travel_as_labels(void **state)
 		}
 		assert_string_equal(back.name, back.pid == 12 ? "java" : "cron");
 	}
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 	free(data);
 	profile__free(p);
 }
@@ -516,7 +516,7 @@ static void java_lines_and_files_travel(void **state)
 		with_line++;
 	}
 	assert_int_equal(with_line, 2);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 	free(data);
 	profile__free(p);
 }
@@ -573,7 +573,7 @@ static int read_any(const uint8_t *data, size_t len)
 	int ret;
 
 	err[0] = '\0';
-	ret = pprof_read_buffer(data, len, &rec, err, sizeof(err));
+	ret = pprof_read__buffer(data, len, &rec, err, sizeof(err));
 	if (ret == 0) {
 		assert_non_null(rec.profile);
 		assert_non_null(rec.event);
@@ -584,7 +584,7 @@ static int read_any(const uint8_t *data, size_t len)
 			fail_msg("reason on more than one line: %s", err);
 		assert_null(rec.profile);
 	}
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 	return ret;
 }
 
@@ -722,7 +722,7 @@ static void empty_buffer_is_refused(void **state)
 	struct pprof_recording rec;
 	char err[256] = "";
 
-	assert_int_equal(pprof_read_buffer(&none, 0, &rec, err, sizeof(err)), -1);
+	assert_int_equal(pprof_read__buffer(&none, 0, &rec, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not a pprof profile"));
 }
 
@@ -734,7 +734,7 @@ static void gzipped_text_is_refused_as_not_a_profile(void **state)
 	struct pprof_recording rec;
 	char err[256] = "";
 
-	assert_int_equal(pprof_read_buffer(gz, len, &rec, err, sizeof(err)), -1);
+	assert_int_equal(pprof_read__buffer(gz, len, &rec, err, sizeof(err)), -1);
 	assert_string_equal(err, "not a pprof profile (not gzip, and not a protobuf message of that shape)");
 	free(gz);
 }
@@ -759,7 +759,7 @@ static void gzipped_empty_samples_are_refused_for_memory(void **state)
 	gz = gzip(raw, raw_len, &len);
 	free(raw);
 	assert_true(len < 64u << 10);
-	assert_int_equal(pprof_read_buffer(gz, len, &rec, err, sizeof(err)), -1);
+	assert_int_equal(pprof_read__buffer(gz, len, &rec, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "would take more than 64 MiB of memory"));
 	assert_null(rec.profile);
 	free(gz);
@@ -772,7 +772,7 @@ static void truncated_gzip_is_named_as_such(void **state)
 	struct pprof_recording rec;
 	char err[256] = "";
 
-	assert_int_equal(pprof_read_buffer(data, len / 2, &rec, err, sizeof(err)), -1);
+	assert_int_equal(pprof_read__buffer(data, len / 2, &rec, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "truncated gzip data"));
 	free(data);
 }
@@ -791,7 +791,7 @@ static void read_from_a_file_matches_read_from_memory(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, data, len), (ssize_t)len);
 	close(fd);
-	if (pprof_read(path, &from_file, err, sizeof(err)))
+	if (pprof_read__file(path, &from_file, err, sizeof(err)))
 		fail_msg("read failed: %s", err);
 	read_ok(data, len, &from_memory);
 	a = profile_text(from_memory.profile);
@@ -799,18 +799,18 @@ static void read_from_a_file_matches_read_from_memory(void **state)
 	assert_string_equal(b, a);
 	free(a);
 	free(b);
-	pprof_recording_free(&from_file);
-	pprof_recording_free(&from_memory);
+	pprof_recording__free(&from_file);
+	pprof_recording__free(&from_memory);
 
 	fd = open(path, O_WRONLY | O_TRUNC);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(pprof_read(path, &from_file, err, sizeof(err)), -1);
+	assert_int_equal(pprof_read__file(path, &from_file, err, sizeof(err)), -1);
 	assert_string_equal(err, "empty file, not a pprof profile");
 	unlink(path);
-	assert_int_equal(pprof_read("/dev/null", &from_file, err, sizeof(err)), -1);
+	assert_int_equal(pprof_read__file("/dev/null", &from_file, err, sizeof(err)), -1);
 	assert_string_equal(err, "not a regular file");
-	assert_int_equal(pprof_read(path, &from_file, err, sizeof(err)), -1);
+	assert_int_equal(pprof_read__file(path, &from_file, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot open"));
 	free(data);
 }

@@ -58,7 +58,7 @@ static void check_event(bool objects, const char *event)
 	meta.event = event;
 	data = written(OUTPUT_PPROF, p, &meta, 0, &len);
 
-	if (pprof_read_buffer(data, len, &rec, err, sizeof(err)))
+	if (pprof_read__buffer(data, len, &rec, err, sizeof(err)))
 		fail_msg("read failed: %s", err);
 	assert_true(rec.bytes);
 	assert_false(rec.time_weights);
@@ -90,7 +90,7 @@ static void check_event(bool objects, const char *event)
 	}
 	free(want);
 	free(got);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 	free(data);
 	profile__free(p);
 }
@@ -111,9 +111,9 @@ static void native_memory_and_leaks_read_back(void **state)
 	(void)state;
 	check_event(true, "nativemem");
 	check_event(true, "leaks");
-	assert_string_equal(output_space_type("leaks"), "inuse_space");
-	assert_string_equal(output_objects_type("nativemem"), "alloc_objects");
-	assert_true(output_event_allocates("leaks") && !output_event_allocates("wall"));
+	assert_string_equal(output__space_type("leaks"), "inuse_space");
+	assert_string_equal(output__objects_type("nativemem"), "alloc_objects");
+	assert_true(output__event_allocates("leaks") && !output__event_allocates("wall"));
 }
 
 static void bytes_and_objects_read_back(void **state)

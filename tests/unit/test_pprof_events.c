@@ -111,7 +111,7 @@ static void read_one_event_at_a_time(void **state)
 	char *got;
 
 	(void)state;
-	if (pprof_read_buffer(data, len, &rec, err, sizeof(err)))
+	if (pprof_read__buffer(data, len, &rec, err, sizeof(err)))
 		fail_msg("read failed: %s", err);
 	assert_string_equal(rec.events, "cpu,nativemem");
 	assert_string_equal(rec.event, "cpu");
@@ -121,9 +121,9 @@ static void read_one_event_at_a_time(void **state)
 	got = profile_text(rec.profile);
 	assert_string_equal(got, "main|native;read_[k]|kernel 3\nmain|native;spin|native 7\n");
 	free(got);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 
-	if (pprof_read_buffer_event(data, len, "nativemem", &rec, err, sizeof(err)))
+	if (pprof_read__buffer_event(data, len, "nativemem", &rec, err, sizeof(err)))
 		fail_msg("read failed: %s", err);
 	assert_string_equal(rec.event, "nativemem");
 	assert_true(rec.bytes);
@@ -131,9 +131,9 @@ static void read_one_event_at_a_time(void **state)
 	assert_string_equal(got, "main|native;malloc|native 4096\n");
 	assert_int_equal(profile__stack_objects(rec.profile, 0), 2);
 	free(got);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 
-	assert_int_equal(pprof_read_buffer_event(data, len, "alloc", &rec, err, sizeof(err)), -1);
+	assert_int_equal(pprof_read__buffer_event(data, len, "alloc", &rec, err, sizeof(err)), -1);
 	assert_string_equal(err, "a recording of cpu,nativemem: it has no event alloc");
 	free(data);
 }
@@ -155,12 +155,12 @@ static void one_event_file_asked_by_name(void **state)
 	assert_int_equal(profile__add(p, &id, 1, 5), 0);
 	meta.event = "cpu";
 	data = written(OUTPUT_PPROF, p, &meta, 0, &len);
-	if (pprof_read_buffer_event(data, len, "cpu", &rec, err, sizeof(err)))
+	if (pprof_read__buffer_event(data, len, "cpu", &rec, err, sizeof(err)))
 		fail_msg("read failed: %s", err);
 	assert_null(rec.events);
 	assert_int_equal(profile__total(rec.profile), 5);
-	pprof_recording_free(&rec);
-	assert_int_equal(pprof_read_buffer_event(data, len, "wall", &rec, err, sizeof(err)), -1);
+	pprof_recording__free(&rec);
+	assert_int_equal(pprof_read__buffer_event(data, len, "wall", &rec, err, sizeof(err)), -1);
 	assert_string_equal(err, "a recording of cpu alone: it has no event wall");
 	free(data);
 	profile__free(p);
@@ -179,7 +179,7 @@ static void event_list_of_others_refused(void **state)
 	(void)state;
 	meta.event = "cpu,heap\nfake";
 	data = written(OUTPUT_PPROF, p, &meta, 0, &len);
-	assert_int_equal(pprof_read_buffer_event(data, len, NULL, &rec, err, sizeof(err)), -1);
+	assert_int_equal(pprof_read__buffer_event(data, len, NULL, &rec, err, sizeof(err)), -1);
 	assert_string_equal(err, "its event comment \"cpu,heap?fake\" names no event of ours");
 	free(data);
 	profile__free(p);

@@ -40,7 +40,7 @@ static void go_style_profile_reads_with_names_as_given(void **state)
 	assert_true(fabs(rec.duration_s - (double)h.msg.duration_nanos / 1e9) < 1e-9);
 	assert_false(rec.time_weights);
 	assert_false(rec.has_states);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 }
 
 /* A file of another tool that says neither samples nor count: its default sample type counts. */
@@ -60,7 +60,7 @@ static void default_sample_type_counts_when_no_samples_type(void **state)
 		fail_msg("read failed: %s", err);
 	assert_int_equal(profile__total(rec.profile), h.values[1]);
 	assert_string_equal(rec.event, hand_strings[S_WORK]);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 }
 
 static void labels_become_root_and_state_frames(void **state)
@@ -83,7 +83,7 @@ static void labels_become_root_and_state_frames(void **state)
 				  "[sleeping]|state 7\n");
 	free(text);
 	assert_true(rec.has_states);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 }
 
 static void string_table_must_start_with_empty_string(void **state)

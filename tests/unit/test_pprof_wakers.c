@@ -107,12 +107,12 @@ static void a_woken_wait_reads_back_as_written(void **state)
 	void *data = written(OUTPUT_PPROF, p, &wall_meta, 0, &len);
 
 	(void)state;
-	if (pprof_read_buffer(data, len, &rec, err, sizeof(err)))
+	if (pprof_read__buffer(data, len, &rec, err, sizeof(err)))
 		fail_msg("read failed: %s", err);
 	got = profile_text(rec.profile);
 	assert_string_equal(got, WOKEN_TEXT);
 	free(got);
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 	free(data);
 	profile__free(p);
 }

@@ -59,13 +59,13 @@ static void different_kind_interns_to_another_id(void **state)
 static void kind_names_are_distinct_words(void **state)
 {
 	for (int a = 0; a < FRAME_KIND_NR; a++) {
-		assert_non_null(frame_kind_name((enum frame_kind)a));
+		assert_non_null(profile__frame_kind_name((enum frame_kind)a));
 		for (int b = 0; b < a; b++)
-			assert_string_not_equal(frame_kind_name((enum frame_kind)a),
-						frame_kind_name((enum frame_kind)b));
+			assert_string_not_equal(profile__frame_kind_name((enum frame_kind)a),
+						profile__frame_kind_name((enum frame_kind)b));
 	}
-	assert_string_equal(frame_kind_name(FRAME_KIND_KERNEL), "kernel");
-	assert_non_null(frame_kind_name(FRAME_KIND_NR));
+	assert_string_equal(profile__frame_kind_name(FRAME_KIND_KERNEL), "kernel");
+	assert_non_null(profile__frame_kind_name(FRAME_KIND_NR));
 }
 
 static void identical_stacks_merge_and_totals_add_up(void **state)

@@ -1,6 +1,6 @@
 /*
  * record_java: the Java frames a sample carries (user/record/decode.c's
- * record_sample_is_valid), as BPF's walk writes them after the stack's
+ * decode__sample_is_valid), as BPF's walk writes them after the stack's
  * ips: kinds and stop reasons in range, a stop only last, and at most one
  * carrier marker (where a virtual thread's frames meet its carrier's),
  * with a reason of its own.
@@ -39,7 +39,7 @@ static bool valid(const struct jbpf_java_frame *java, unsigned n)
 	memcpy(r.java, java, n * sizeof(*java));
 	for (unsigned i = 0; i < n; i++)
 		r.java[i].native_before = 1;
-	return record_sample_is_valid(&r, record_sample_used_size(&r.sample));
+	return decode__sample_is_valid(&r, decode__sample_used_size(&r.sample));
 }
 
 #define FRAME(k, r) { .ptr = 0x1000, .pc = 0x2000, .kind = (k), .reason = (r) }
@@ -118,13 +118,13 @@ static void virtual_thread_wait_is_a_sample(void **state)
 	(void)state;
 	r.sample.type = JBPF_RECORD_VTHREAD_WAIT;
 	r.sample.java_len = 2;
-	size = record_sample_used_size(&r.sample);
+	size = decode__sample_used_size(&r.sample);
 	assert_int_equal(size, sizeof(r));
-	assert_true(record_decode(&r, size, &decoded));
+	assert_true(decode__record(&r, size, &decoded));
 	assert_int_equal(decoded.type, JBPF_RECORD_VTHREAD_WAIT);
-	assert_false(record_decode(&r, size - 1, &decoded));
+	assert_false(decode__record(&r, size - 1, &decoded));
 	r.sample.type = JBPF_RECORD_VTHREAD_WAIT + 1;
-	assert_false(record_decode(&r, size, &decoded));
+	assert_false(decode__record(&r, size, &decoded));
 }
 
 int main(void)

@@ -21,14 +21,14 @@ static void weights_at_the_limits(void **state)
 {
 	(void)state;
 	/* No interval: every allocation is sampled, each stands for itself. */
-	assert_int_equal(sampled_bytes(100, 0), 100);
-	assert_int_equal(sampled_bytes(0, 512 * KIB), 0);
+	assert_int_equal(sampled_bytes__of(100, 0), 100);
+	assert_int_equal(sampled_bytes__of(0, 512 * KIB), 0);
 	/* Far smaller than the interval: about one interval. */
-	assert_true(llabs((long long)sampled_bytes(16, 512 * KIB) - (long long)(512 * KIB)) <= 8);
+	assert_true(llabs((long long)sampled_bytes__of(16, 512 * KIB) - (long long)(512 * KIB)) <= 8);
 	/* As large as the interval: sampled with probability 1 - 1/e. */
-	assert_int_equal(sampled_bytes(512 * KIB, 512 * KIB), (uint64_t)llround(512.0 * KIB / (1 - exp(-1))));
+	assert_int_equal(sampled_bytes__of(512 * KIB, 512 * KIB), (uint64_t)llround(512.0 * KIB / (1 - exp(-1))));
 	/* Far larger: nearly always sampled, itself. */
-	assert_int_equal(sampled_bytes(64 * 512 * KIB, 512 * KIB), 64 * 512 * KIB);
+	assert_int_equal(sampled_bytes__of(64 * 512 * KIB, 512 * KIB), 64 * 512 * KIB);
 }
 
 /* xorshift64*: the test's own, so its draws are the same on every machine. */
@@ -48,7 +48,7 @@ static double uniform(uint64_t *s)
  */
 static void estimate_is_unbiased(uint64_t size, uint64_t interval, uint64_t n)
 {
-	double p = 1 - exp(-(double)size / (double)interval), w = (double)sampled_bytes(size, interval);
+	double p = 1 - exp(-(double)size / (double)interval), w = (double)sampled_bytes__of(size, interval);
 	double sigma = sqrt((double)n * p * (1 - p)) * w, total = (double)size * (double)n, estimate = 0;
 	uint64_t seed = 0x9e3779b97f4a7c15ull ^ size;
 
@@ -73,11 +73,11 @@ static void weights_add_up_to_what_was_allocated(void **state)
 static void objects_of_the_bytes(void **state)
 {
 	(void)state;
-	assert_int_equal(sampled_objects(512 * KIB, 16), 32768);
-	assert_int_equal(sampled_objects(100, 40), 3);
-	assert_int_equal(sampled_objects(10, 4096), 1);
-	assert_int_equal(sampled_objects(10, 0), 1);
-	assert_int_equal(sampled_objects(0, 16), 1);
+	assert_int_equal(sampled_bytes__objects(512 * KIB, 16), 32768);
+	assert_int_equal(sampled_bytes__objects(100, 40), 3);
+	assert_int_equal(sampled_bytes__objects(10, 4096), 1);
+	assert_int_equal(sampled_bytes__objects(10, 0), 1);
+	assert_int_equal(sampled_bytes__objects(0, 16), 1);
 }
 
 int main(void)

@@ -434,7 +434,7 @@ static void failed_write_is_reported(void **state)
 	FILE *full = fopen("/dev/full", "w");
 
 	assert_non_null(full);
-	assert_int_equal(output_text_write(p, NULL, 0, full), -ENOSPC);
+	assert_int_equal(output__text_write(p, NULL, 0, full), -ENOSPC);
 	fclose(full);
 	profile__free(p);
 }

@@ -80,11 +80,11 @@ static void part_of_a_range(void **state)
 	struct timeline_span s = { .first = 10, .last = 19, .weight = 10 };
 
 	(void)state;
-	assert_true(timeline_span_part(&s, 0, 10) == 0);
-	assert_true(timeline_span_part(&s, 10, 20) == 1);
-	assert_true(timeline_span_part(&s, 15, 100) == 0.5);
-	assert_true(timeline_span_part(&s, 12, 13) == 0.1);
-	assert_true(timeline_span_part(&s, 20, 30) == 0);
+	assert_true(timeline__span_part(&s, 0, 10) == 0);
+	assert_true(timeline__span_part(&s, 10, 20) == 1);
+	assert_true(timeline__span_part(&s, 15, 100) == 0.5);
+	assert_true(timeline__span_part(&s, 12, 13) == 0.1);
+	assert_true(timeline__span_part(&s, 20, 30) == 0);
 }
 
 static void shares_sum_to_the_count(void **state)
@@ -101,7 +101,7 @@ static void shares_sum_to_the_count(void **state)
 		for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++) {
 			struct timeline_span s = { .weight = weights[i] };
 
-			sum += timeline_span_share(&s, counts[c], total, &carry);
+			sum += timeline__span_share(&s, counts[c], total, &carry);
 		}
 		assert_true(sum == counts[c]);
 	}

@@ -635,28 +635,28 @@ static void test_cfa_programs(void **state)
 	static const uint8_t set_loc[] = { 0x01, 0x00, 0x10, 0x00, 0x00 };
 	uint8_t deep[2 * (CFA_MAX_DEPTH + 1)];
 
-	assert_true(cfa_program_is_bounded(gcc, gcc + sizeof(gcc), 0x1b));
-	assert_true(cfa_program_is_bounded(reg_255, reg_255 + sizeof(reg_255), 0x1b));
-	assert_false(cfa_program_is_bounded(reg_256, reg_256 + sizeof(reg_256), 0x1b));
-	assert_false(cfa_program_is_bounded(reg_huge, reg_huge + sizeof(reg_huge), 0x1b));
-	assert_false(cfa_program_is_bounded(cut_operand, cut_operand + sizeof(cut_operand), 0x1b));
-	assert_false(cfa_program_is_bounded(cut_block, cut_block + sizeof(cut_block), 0x1b));
+	assert_true(cfa_check__is_bounded(gcc, gcc + sizeof(gcc), 0x1b));
+	assert_true(cfa_check__is_bounded(reg_255, reg_255 + sizeof(reg_255), 0x1b));
+	assert_false(cfa_check__is_bounded(reg_256, reg_256 + sizeof(reg_256), 0x1b));
+	assert_false(cfa_check__is_bounded(reg_huge, reg_huge + sizeof(reg_huge), 0x1b));
+	assert_false(cfa_check__is_bounded(cut_operand, cut_operand + sizeof(cut_operand), 0x1b));
+	assert_false(cfa_check__is_bounded(cut_block, cut_block + sizeof(cut_block), 0x1b));
 	/* libdw stops at an opcode it does not know: nothing after it runs. */
-	assert_true(cfa_program_is_bounded(unknown_then_huge, unknown_then_huge + sizeof(unknown_then_huge), 0x1b));
+	assert_true(cfa_check__is_bounded(unknown_then_huge, unknown_then_huge + sizeof(unknown_then_huge), 0x1b));
 	/* remember_state nested CFA_MAX_DEPTH deep, then once more. */
 	memset(deep, 0x0a, sizeof(deep));
-	assert_true(cfa_program_is_bounded(deep, deep + CFA_MAX_DEPTH, 0x1b));
-	assert_false(cfa_program_is_bounded(deep, deep + CFA_MAX_DEPTH + 1, 0x1b));
+	assert_true(cfa_check__is_bounded(deep, deep + CFA_MAX_DEPTH, 0x1b));
+	assert_false(cfa_check__is_bounded(deep, deep + CFA_MAX_DEPTH + 1, 0x1b));
 	/* Remembered and restored, any number of times. */
 	for (size_t i = 0; i < sizeof(deep); i += 2) {
 		deep[i] = 0x0a;
 		deep[i + 1] = 0x0b;
 	}
-	assert_true(cfa_program_is_bounded(deep, deep + sizeof(deep), 0x1b));
+	assert_true(cfa_check__is_bounded(deep, deep + sizeof(deep), 0x1b));
 	/* set_loc: 4 bytes under sdata4, an aligned address refused. */
-	assert_true(cfa_program_is_bounded(set_loc, set_loc + sizeof(set_loc), 0x1b));
-	assert_false(cfa_program_is_bounded(set_loc, set_loc + 4, 0x1b));
-	assert_false(cfa_program_is_bounded(set_loc, set_loc + sizeof(set_loc), 0x50));
+	assert_true(cfa_check__is_bounded(set_loc, set_loc + sizeof(set_loc), 0x1b));
+	assert_false(cfa_check__is_bounded(set_loc, set_loc + 4, 0x1b));
+	assert_false(cfa_check__is_bounded(set_loc, set_loc + sizeof(set_loc), 0x50));
 }
 
 int main(void)

@@ -231,11 +231,11 @@ static void process_groupings_show_and_merge_as_they_say(void **state)
 static void grouping_words(void **state)
 {
 	for (int i = 0; i < VIEW_ROOT_NR; i++)
-		assert_int_equal(view_root_of_word(view_root_word((enum view_process_root)i)), i);
-	assert_int_equal(view_root_of_word("name"), VIEW_ROOT_EXECUTABLE);
-	assert_int_equal(view_root_of_word("pid"), VIEW_ROOT_PROCESS);
-	assert_int_equal(view_root_of_word("services"), -1);
-	assert_int_equal(view_root_of_word(""), -1);
+		assert_int_equal(view__root_of_word(view__root_word((enum view_process_root)i)), i);
+	assert_int_equal(view__root_of_word("name"), VIEW_ROOT_EXECUTABLE);
+	assert_int_equal(view__root_of_word("pid"), VIEW_ROOT_PROCESS);
+	assert_int_equal(view__root_of_word("services"), -1);
+	assert_int_equal(view__root_of_word(""), -1);
 }
 
 static void process_root_none_drops_the_process_frame(void **state)

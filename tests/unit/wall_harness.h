@@ -125,7 +125,7 @@ static inline void feed(struct wall *wall, const void *data, size_t size)
 {
 	struct record r;
 
-	if (!record_decode(data, size, &r)) {
+	if (!decode__record(data, size, &r)) {
 		decode_failures++;
 		return;
 	}

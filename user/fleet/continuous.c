@@ -214,7 +214,7 @@ static void copy_times(struct group *groups, const struct profile *from, const u
 		profile__stack(from, sp->stack, &depth, &count);
 		/* A span that finds no room is counted by the timeline; the stack's count stays. */
 		(void)profile__add_span(groups[to_group[sp->stack]].profile, to_index[sp->stack], sp->first, sp->last,
-					timeline_span_share(sp, count, weights[sp->stack], &carry[sp->stack]));
+					timeline__span_share(sp, count, weights[sp->stack], &carry[sp->stack]));
 	}
 	free(weights);
 	free(carry);
@@ -254,7 +254,7 @@ static int encode(const struct fleet *f, const struct group *g, const struct rec
 	mem = open_memstream(out, len);
 	if (!mem)
 		return -errno;
-	error = output_write(OUTPUT_PPROF, g->profile, &meta, 0, mem);
+	error = output__write(OUTPUT_PPROF, g->profile, &meta, 0, mem);
 	if (fclose(mem) && !error)
 		error = -EIO;
 	if (error) {

@@ -81,7 +81,7 @@ static int give_up(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t u
 	struct pusher *p = ctx;
 
 	return __atomic_load_n(&p->stopping, __ATOMIC_ACQUIRE) &&
-	       clock_monotonic_ns() >= __atomic_load_n(&p->flush_deadline_ns, __ATOMIC_ACQUIRE);
+	       clock__monotonic_ns() >= __atomic_load_n(&p->flush_deadline_ns, __ATOMIC_ACQUIRE);
 }
 
 /* Discards the server's answer. */
@@ -229,7 +229,7 @@ static void *run(void *arg)
 		int rc;
 
 		pthread_mutex_lock(&p->lock);
-		if (p->stopping && (failing || clock_monotonic_ns() >= p->flush_deadline_ns)) {
+		if (p->stopping && (failing || clock__monotonic_ns() >= p->flush_deadline_ns)) {
 			pthread_mutex_unlock(&p->lock);
 			break;
 		}
@@ -376,7 +376,7 @@ void pusher__stop(struct pusher *p, unsigned flush_s)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	__atomic_store_n(&p->flush_deadline_ns, clock_monotonic_ns() + (uint64_t)flush_s * NS_PER_SEC,
+	__atomic_store_n(&p->flush_deadline_ns, clock__monotonic_ns() + (uint64_t)flush_s * NS_PER_SEC,
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(&p->stopping, true, __ATOMIC_RELEASE);
 	pthread_cond_signal(&p->wake);

@@ -174,7 +174,7 @@ int push_request__otlp(const char *query, const void *profile, size_t len, uint8
 		attributes[2 * nr_attributes + 1] = labels[i].value;
 		nr_attributes++;
 	}
-	if (pprof_read_buffer(profile, len, &rec, why, why_size))
+	if (pprof_read__buffer(profile, len, &rec, why, why_size))
 		return -EINVAL;
 	meta.event = rec.event;
 	meta.unit = rec.time_weights ? "microseconds" : "samples";
@@ -184,10 +184,10 @@ int push_request__otlp(const char *query, const void *profile, size_t len, uint8
 	meta.resource_attributes = attributes;
 	meta.nr_resource_attributes = nr_attributes;
 	f = open_memstream((char **)out, out_len);
-	error = f ? output_otlp_write(rec.profile, &meta, f) : -ENOMEM;
+	error = f ? output__otlp_write(rec.profile, &meta, f) : -ENOMEM;
 	if (f && fclose(f) && !error)
 		error = -ENOMEM;
-	pprof_recording_free(&rec);
+	pprof_recording__free(&rec);
 	if (error) {
 		free(*out);
 		*out = NULL;
@@ -199,7 +199,7 @@ int push_request__otlp(const char *query, const void *profile, size_t len, uint8
 
 void push_request__uuid(char *buf, size_t size)
 {
-	uint64_t hi = random_u64(), lo = random_u64();
+	uint64_t hi = random__u64(), lo = random__u64();
 
 	/* Version 4 (random), variant 10. */
 	hi = (hi & ~0xf000ull) | 0x4000ull;

@@ -40,7 +40,7 @@ int agent_error__read(int fd, int timeout_ms, char *out, size_t size)
 	}
 	reader->len = 0;
 	if (poll(&p, 1, timeout_ms) > 0)
-		javastream_read(reader, fd, &handler);
+		javastream__read(reader, fd, &handler);
 	free(reader);
 	return said.error ? 0 : -1;
 }

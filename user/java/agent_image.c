@@ -17,7 +17,7 @@ __asm__(".section .rodata\n"
 extern const char jbpf_agent_image_start[] __asm__("jbpf_agent_image_start");
 extern const char jbpf_agent_image_end[] __asm__("jbpf_agent_image_end");
 
-const void *agent_image(size_t *size)
+const void *agent_image__bytes(size_t *size)
 {
 	*size = (size_t)(jbpf_agent_image_end - jbpf_agent_image_start);
 	return jbpf_agent_image_start;

@@ -9,6 +9,6 @@
 #include <stddef.h>
 
 /* The image's bytes and size. */
-const void *agent_image(size_t *size);
+const void *agent_image__bytes(size_t *size);
 
 #endif /* JBPF_AGENT_IMAGE_H */

@@ -70,7 +70,7 @@ static int holds_marker(int fd)
 	return found;
 }
 
-int agent_loaded_find(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen)
+int agent_loaded__find(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen)
 {
 	struct procmaps_entry *maps = NULL, *agent = NULL;
 	char maps_path[64];
@@ -134,9 +134,9 @@ static int write_request(struct jvm_target *t, const char *name, const char *opt
 				 name, (int)t->pid, (unsigned)t->uid);
 			return -1;
 		}
-		attach_unlink_if_same(t->tmp_fd, name, &old);
+		attach__unlink_if_same(t->tmp_fd, name, &old);
 	}
-	if (attach_enter_ids(t, &ids, err, errlen))
+	if (attach__enter_ids(t, &ids, err, errlen))
 		return -1;
 	fd = openat(t->tmp_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0) {
@@ -148,9 +148,9 @@ static int write_request(struct jvm_target *t, const char *name, const char *opt
 	} else {
 		saved = errno;
 	}
-	attach_leave_ids(&ids);
+	attach__leave_ids(&ids);
 	if (fd >= 0 && n != (ssize_t)len) {
-		attach_unlink_if_same(t->tmp_fd, name, st);
+		attach__unlink_if_same(t->tmp_fd, name, st);
 		fd = -1;
 	}
 	if (fd < 0) {
@@ -161,7 +161,7 @@ static int write_request(struct jvm_target *t, const char *name, const char *opt
 	return 0;
 }
 
-int agent_loaded_wake(struct jvm_target *t, const char *options, int timeout_ms, char *err, size_t errlen)
+int agent_loaded__wake(struct jvm_target *t, const char *options, int timeout_ms, char *err, size_t errlen)
 {
 	char name[64];
 	struct stat st;
@@ -174,7 +174,7 @@ int agent_loaded_wake(struct jvm_target *t, const char *options, int timeout_ms,
 	snprintf(name, sizeof(name), WAKE_REQUEST_PREFIX "%d", (int)t->nspid);
 	if (write_request(t, name, options, &st, err, errlen))
 		return -1;
-	rc = jvm_jcmd(t, "JVMTI.data_dump", timeout_ms, err, errlen);
-	attach_unlink_if_same(t->tmp_fd, name, &st);
+	rc = attach__jcmd(t, "JVMTI.data_dump", timeout_ms, err, errlen);
+	attach__unlink_if_same(t->tmp_fd, name, &st);
 	return rc;
 }

@@ -7,7 +7,7 @@
  * never prints JEP 451's warning, and never puts two agents (two signal
  * handlers) in one JVM.
  *
- * Both functions take a target opened by jvm_target_open (attach.h), and
+ * Both functions take a target opened by attach__target_open (attach.h), and
  * treat what they read from it as hostile: the maps through the pinned
  * /proc/PID directory, the agent's file through map_files (opened as the
  * design's rule for target-controlled paths says, proc__open_map_file_at),
@@ -33,7 +33,7 @@
  * cannot be read: loading a second agent beside it would put two signal
  * handlers in the JVM, so the caller gives up.
  */
-int agent_loaded_find(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen);
+int agent_loaded__find(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen);
 
 /*
  * Wakes the dormant agent with options (the string an attach would pass,
@@ -44,6 +44,6 @@ int agent_loaded_find(struct jvm_target *t, char *path, size_t pathlen, char *er
  * connected to the socket the options name, or given up, by the time the
  * command returns. 0, or -1 with err set.
  */
-int agent_loaded_wake(struct jvm_target *t, const char *options, int timeout_ms, char *err, size_t errlen);
+int agent_loaded__wake(struct jvm_target *t, const char *options, int timeout_ms, char *err, size_t errlen);
 
 #endif /* JBPF_AGENT_LOADED_H */

@@ -47,7 +47,7 @@ static int beside_binary(char *path, size_t size)
 	return rc;
 }
 
-int agent_path_installed(char *path, size_t size)
+int agent_path__installed(char *path, size_t size)
 {
 	if (!beside_binary(path, size))
 		return 0;

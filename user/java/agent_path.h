@@ -20,6 +20,6 @@
  * is a regular file; -1 when none is, with path then holding the built-in
  * $(PREFIX) one (for messages: "make install puts it there").
  */
-int agent_path_installed(char *path, size_t size);
+int agent_path__installed(char *path, size_t size);
 
 #endif /* JBPF_AGENT_PATH_H */

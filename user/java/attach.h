@@ -29,17 +29,17 @@
  * itself (the last NSpid field), which names its attach files. uid and gid
  * are the JVM's effective ids as the profiler's user namespace sees them.
  *
- * Every function returns 0 (or an fd) or -1 (jvm_target_open also
+ * Every function returns 0 (or an fd) or -1 (attach__target_open also
  * JVM_TARGET_NOT_JVM), and on failure writes one line into err: what
  * failed, why, and what to do. None prints anything. The functions that
- * take the target's ids (jvm_listen, jvm_load_agent) change the effective
+ * take the target's ids (attach__listen, attach__load_agent) change the effective
  * uid and gid of the calling thread only, and always restore them before
  * returning; they are not async-signal-safe, and one jvm_target must not
  * be used by two threads at once.
  *
  * The code: attach_parse.c (the pure parsers), attach_target.c (opening a
  * target), attach_tmp.c (the agent file and socket in its /tmp) and
- * attach_protocol.c (jvm_load_agent, jvm_jcmd); the status fields are parsed by
+ * attach_protocol.c (attach__load_agent, attach__jcmd); the status fields are parsed by
  * symbolizer/proc.c.
  */
 #ifndef JBPF_ATTACH_H
@@ -65,9 +65,9 @@ struct jvm_target {
 	int pidfd;      /* pins the process: signals and exit detection */
 	int proc_fd;    /* /proc/PID (O_PATH): later reads of its files */
 	/*
-	 * -1 (jvm_target_open's default), or an fd the caller sets that polls
+	 * -1 (attach__target_open's default), or an fd the caller sets that polls
 	 * readable when the attach is to be given up (the recording ends): every
-	 * wait of jvm_load_agent, jvm_jcmd and jvm_accept then ends at once, as
+	 * wait of attach__load_agent, attach__jcmd and attach__accept then ends at once, as
 	 * a failure with errno ECANCELED and err saying so. Not owned.
 	 */
 	int cancel_fd;
@@ -87,17 +87,17 @@ struct jvm_target {
  * when it maps the Java launcher's libjli.so but not yet libjvm.so (a JVM
  * being started: ask again shortly); JVM_TARGET_UNKNOWN when it has exited
  * or its maps cannot be read; -1 for any other failure. On failure
- * *t holds no open fd (jvm_target_close on it is harmless). Nothing is
+ * *t holds no open fd (attach__target_close on it is harmless). Nothing is
  * sent to the process.
  */
 #define JVM_TARGET_NOT_JVM (-2)
 #define JVM_TARGET_STARTING (-3)
 /* It has exited, or its /proc/PID/maps cannot be read (no ptrace access): not known to be a JVM. */
 #define JVM_TARGET_UNKNOWN (-4)
-int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen);
+int attach__target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen);
 
-/* Closes what jvm_target_open opened; NULL-safe, and safe to call twice. */
-void jvm_target_close(struct jvm_target *t);
+/* Closes what attach__target_open opened; NULL-safe, and safe to call twice. */
+void attach__target_close(struct jvm_target *t);
 
 /*
  * Writes the agent image into the target's /tmp as
@@ -112,7 +112,7 @@ void jvm_target_close(struct jvm_target *t);
  * Returns in path the name as the JVM sees it ("/tmp/..."). The file is
  * left in place: the JVM maps it, and the next attach reuses it.
  */
-int jvm_install_agent(struct jvm_target *t, const void *image, size_t size, char *path, size_t pathlen, char *err,
+int attach__install_agent(struct jvm_target *t, const void *image, size_t size, char *path, size_t pathlen, char *err,
 		      size_t errlen);
 
 /*
@@ -126,25 +126,25 @@ int jvm_install_agent(struct jvm_target *t, const void *image, size_t size, char
  * name as the JVM sees it. The process's umask is left alone, so other
  * threads may create files meanwhile.
  */
-int jvm_listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen);
+int attach__listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen);
 
 /*
- * Gives up a socket from jvm_listen without accepting: closes listen_fd
+ * Gives up a socket from attach__listen without accepting: closes listen_fd
  * (if >= 0) and removes the socket file named path if it is still a socket
- * of the target's user. For error paths between jvm_listen and jvm_accept,
+ * of the target's user. For error paths between attach__listen and attach__accept,
  * so that no socket file is left in the target's /tmp.
  */
-void jvm_unlisten(struct jvm_target *t, int listen_fd, const char *path);
+void attach__unlisten(struct jvm_target *t, int listen_fd, const char *path);
 
 /*
  * Waits up to timeout_ms for the agent's connection on listen_fd, made by
  * the target process itself as its own user (SO_PEERCRED pid == t->pid and
  * uid == t->uid; connections from any other peer are closed and the wait
  * goes on), then unlinks the
- * socket file named path (as jvm_listen returned it) on every path.
+ * socket file named path (as attach__listen returned it) on every path.
  * Returns the connected fd (nonblocking, close-on-exec), or -1.
  */
-int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeout_ms, char *err, size_t errlen);
+int attach__accept(struct jvm_target *t, int listen_fd, const char *path, int timeout_ms, char *err, size_t errlen);
 
 /*
  * Loads agent_path (absolute, as the JVM sees it, at most ATTACH_ARG_MAX
@@ -165,7 +165,7 @@ int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeou
  *      absolute; with "false" HotSpot looks for lib<name>.so in its own
  *      library directory);
  *   4. read the reply to EOF and check both the command status and the
- *      agent's own result (attach_parse_reply).
+ *      agent's own result (attach__parse_reply).
  *
  * Returns 0 only when Agent_OnAttach returned 0; JVM_LOAD_NOT_LIVE when
  * the JVM is still starting: it does not handle SIGQUIT yet (or never
@@ -173,16 +173,16 @@ int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeou
  * (JBPF_AGENT_NOT_LIVE); -1 for any other failure.
  */
 #define JVM_LOAD_NOT_LIVE (-2)
-int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
+int attach__load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
 		   size_t errlen);
 
 /*
  * Runs the diagnostic command (as jcmd would: "JVMTI.data_dump") in the
- * JVM through the attach mechanism, as jvm_load_agent reaches it, within
+ * JVM through the attach mechanism, as attach__load_agent reaches it, within
  * timeout_ms. Returns 0 when the JVM reports success (status 0); the
  * command's output is not kept.
  */
-int jvm_jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *err, size_t errlen);
+int attach__jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *err, size_t errlen);
 
 /*
  * Parses the attach listener's reply to "load" (len bytes, not
@@ -196,7 +196,7 @@ int jvm_jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *er
  * malformed reply. msg is always one printable line, cut to msglen - 1
  * bytes. A reply longer than ATTACH_REPLY_MAX is malformed.
  */
-int attach_parse_reply(const char *buf, size_t len, int *agent_rc, char *msg, size_t msglen);
+int attach__parse_reply(const char *buf, size_t len, int *agent_rc, char *msg, size_t msglen);
 
 /*
  * Parses /proc/PID/status text (len bytes): *nspid from the last field of
@@ -204,27 +204,27 @@ int attach_parse_reply(const char *buf, size_t len, int *agent_rc, char *msg, si
  * the second (effective) field of "Uid:" and "Gid:". Returns 0, or -1 when
  * a field is missing or malformed (outputs then unchanged).
  */
-int attach_parse_status(const char *status_text, size_t len, pid_t *nspid, uid_t *uid, gid_t *gid);
+int attach__parse_status(const char *status_text, size_t len, pid_t *nspid, uid_t *uid, gid_t *gid);
 
 /*
  * Whether signal sig (1..64) has a handler, from the "SigCgt:" mask of
  * /proc/PID/status text. Returns 1, 0, or -1 when the line is missing or
  * malformed.
  */
-int attach_status_catches(const char *status_text, size_t len, int sig);
+int attach__status_catches(const char *status_text, size_t len, int sig);
 
 /*
  * The state of -XX:[+-]DisableAttachMechanism after one source of JVM
  * options, given the state before it (1 disabled, 0 not): the last flag
- * wins. attach_cmdline_disables reads a NUL-separated command line
+ * wins. attach__cmdline_disables reads a NUL-separated command line
  * (/proc/PID/cmdline) and stops at the main class, -jar JAR or -m MODULE,
  * after which arguments belong to the program; it knows which java
- * launcher options take a separate value. attach_options_disables reads an
+ * launcher options take a separate value. attach__options_disables reads an
  * environment variable's value (JAVA_TOOL_OPTIONS and the like), split at
  * white space, one level of quotes removed.
  */
-int attach_cmdline_disables(const char *cmdline, size_t len, int disabled);
-int attach_options_disables(const char *options, size_t len, int disabled);
+int attach__cmdline_disables(const char *cmdline, size_t len, int disabled);
+int attach__options_disables(const char *options, size_t len, int disabled);
 
 /*
  * Finds the string constant sun.rt.jvmCapabilities in an hsperfdata image
@@ -233,6 +233,6 @@ int attach_options_disables(const char *options, size_t len, int disabled);
  * capslen - 1 bytes, into caps. Returns 0, or -1 if the image is malformed
  * or has no such entry.
  */
-int attach_parse_perfdata(const void *image, size_t len, char *caps, size_t capslen);
+int attach__parse_perfdata(const void *image, size_t len, char *caps, size_t capslen);
 
 #endif /* JBPF_ATTACH_H */

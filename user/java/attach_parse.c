@@ -14,7 +14,7 @@
 
 #include "symbolizer/proc.h"
 
-int attach_parse_status(const char *status_text, size_t len, pid_t *nspid, uid_t *uid, gid_t *gid)
+int attach__parse_status(const char *status_text, size_t len, pid_t *nspid, uid_t *uid, gid_t *gid)
 {
 	uint32_t ns, euid, egid;
 
@@ -26,7 +26,7 @@ int attach_parse_status(const char *status_text, size_t len, pid_t *nspid, uid_t
 	return 0;
 }
 
-int attach_status_catches(const char *status_text, size_t len, int sig)
+int attach__status_catches(const char *status_text, size_t len, int sig)
 {
 	uint64_t mask;
 
@@ -62,7 +62,7 @@ static int takes_value(const char *arg)
 	return 0;
 }
 
-int attach_cmdline_disables(const char *cmdline, size_t len, int disabled)
+int attach__cmdline_disables(const char *cmdline, size_t len, int disabled)
 {
 	const char *p = cmdline, *stop = cmdline + len;
 	int first = 1, value_next = 0, last_next = 0;
@@ -100,7 +100,7 @@ int attach_cmdline_disables(const char *cmdline, size_t len, int disabled)
 	return disabled;
 }
 
-int attach_options_disables(const char *options, size_t len, int disabled)
+int attach__options_disables(const char *options, size_t len, int disabled)
 {
 	const char *p = options, *stop = options + len;
 
@@ -152,7 +152,7 @@ static uint32_t perfdata_u32(const unsigned char *p, int little)
 	return (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[0] << 24;
 }
 
-int attach_parse_perfdata(const void *image, size_t len, char *caps, size_t capslen)
+int attach__parse_perfdata(const void *image, size_t len, char *caps, size_t capslen)
 {
 	static const char key[] = "sun.rt.jvmCapabilities";
 	const unsigned char *b = image;
@@ -263,7 +263,7 @@ static int parse_int(const char *p, const char *end, int *out)
 	return 0;
 }
 
-int attach_parse_reply(const char *buf, size_t len, int *agent_rc, char *msg, size_t msglen)
+int attach__parse_reply(const char *buf, size_t len, int *agent_rc, char *msg, size_t msglen)
 {
 	const char *end = buf + len, *nl, *rest, *line;
 	int status, rc;

@@ -1,6 +1,6 @@
 /*
  * attach_protocol: HotSpot's dynamic attach protocol, the client side
- * (jvm_load_agent and jvm_jcmd in attach.h; both send one request and
+ * (attach__load_agent and attach__jcmd in attach.h; both send one request and
  * read one reply, attach_request).
  *
  * HotSpot on Linux starts its attach listener lazily. The client's side of
@@ -90,17 +90,17 @@ static int connect_attach_socket(struct jvm_target *t, const char *name, int64_t
 	/* The very inode checked above, whatever the name points to by now. */
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", pfd);
 	for (;;) {
-		if (attach_enter_ids(t, &ids, err, errlen)) {
+		if (attach__enter_ids(t, &ids, err, errlen)) {
 			rc = -1;
 			break;
 		}
 		rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
 		saved = errno;
-		attach_leave_ids(&ids);
+		attach__leave_ids(&ids);
 		if (!rc)
 			break;
 		/* A full backlog: the listener is busy with another client. */
-		if (saved == EAGAIN && attach_ms_left(deadline) && attach_wait(t, -1, 0, 10) == 0)
+		if (saved == EAGAIN && attach__ms_left(deadline) && attach__wait(t, -1, 0, 10) == 0)
 			continue;
 		if (saved == ECONNREFUSED) {
 			rc = SOCKET_ABSENT; /* a stale file: nobody listens */
@@ -131,18 +131,18 @@ static int create_trigger(const struct jvm_target *t, const char *name, struct s
 	struct stat old;
 	int fd, saved;
 
-	if (attach_enter_ids(t, &ids, err, errlen))
+	if (attach__enter_ids(t, &ids, err, errlen))
 		return -1;
 	fd = openat(t->tmp_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == EEXIST && !fstatat(t->tmp_fd, name, &old, AT_SYMLINK_NOFOLLOW)) {
 		if (!S_ISREG(old.st_mode) || old.st_uid != t->uid) {
-			attach_leave_ids(&ids);
+			attach__leave_ids(&ids);
 			snprintf(err, errlen, "/tmp/%s of JVM pid %d is already there and is not a file of its user "
 				 "%u (owner %u): left alone; another client may be attaching, else remove it", name,
 				 (int)t->pid, (unsigned)t->uid, (unsigned)old.st_uid);
 			return -1;
 		}
-		attach_unlink_if_same(t->tmp_fd, name, &old);
+		attach__unlink_if_same(t->tmp_fd, name, &old);
 		fd = openat(t->tmp_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	}
 	saved = errno;
@@ -152,7 +152,7 @@ static int create_trigger(const struct jvm_target *t, const char *name, struct s
 		unlinkat(t->tmp_fd, name, 0);
 		fd = -1;
 	}
-	attach_leave_ids(&ids);
+	attach__leave_ids(&ids);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot create the attach trigger /tmp/%s of JVM pid %d as its user %u: %s",
 			 name, (int)t->pid, (unsigned)t->uid, strerror(saved));
@@ -174,7 +174,7 @@ static int signal_target(const struct jvm_target *t, int sig)
 static int start_listener(struct jvm_target *t, const char *sock_name, const struct stat *stale, int have_stale,
 			  int64_t deadline, int timeout_ms, char *err, size_t errlen)
 {
-	int64_t start = clock_monotonic_ms(), resend_at = start + timeout_ms / 2;
+	int64_t start = clock__monotonic_ms(), resend_at = start + timeout_ms / 2;
 	int step = SOCKET_POLL_FIRST_MS, resent = 0, catches, result = -1;
 	char trigger[32], secs[16], status[PROC_SMALL_MAX];
 	struct stat trig;
@@ -182,7 +182,7 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 
 	/* Without a handler SIGQUIT kills (-Xrs, or a JVM still starting). */
 	len = proc__read_small_at(t->proc_fd, "status", status, sizeof(status));
-	catches = len > 0 ? attach_status_catches(status, (size_t)len, SIGQUIT) : -1;
+	catches = len > 0 ? attach__status_catches(status, (size_t)len, SIGQUIT) : -1;
 	if (catches != 1) {
 		snprintf(err, errlen, "JVM pid %d does not handle SIGQUIT (started with -Xrs, or still starting up), "
 			 "so signalling it to attach would kill it; start it with -XX:+StartAttachListener", (int)t->pid);
@@ -203,22 +203,22 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 			result = 0;
 			break;
 		}
-		if (!attach_ms_left(deadline)) {
-			attach_format_seconds(secs, sizeof(secs), timeout_ms);
+		if (!attach__ms_left(deadline)) {
+			attach__format_seconds(secs, sizeof(secs), timeout_ms);
 			snprintf(err, errlen, "JVM pid %d did not open its attach socket within %s (is it hung, or is "
 				 "attach disabled?)", (int)t->pid, secs);
 			break;
 		}
 		/* jcmd signals once more half way, in case the first came too early. */
-		if (!resent && clock_monotonic_ms() >= resend_at) {
+		if (!resent && clock__monotonic_ms() >= resend_at) {
 			resent = 1;
 			signal_target(t, SIGQUIT);
 		}
-		if (attach_target_exited(t, step < attach_ms_left(deadline) ? step : attach_ms_left(deadline))) {
+		if (attach__target_exited(t, step < attach__ms_left(deadline) ? step : attach__ms_left(deadline))) {
 			snprintf(err, errlen, "JVM pid %d exited while jbpfprof was attaching to it", (int)t->pid);
 			break;
 		}
-		if (attach_cancelled(t)) {
+		if (attach__cancelled(t)) {
 			snprintf(err, errlen, "attach to JVM pid %d given up: the recording ended", (int)t->pid);
 			break;
 		}
@@ -226,7 +226,7 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 			step *= 2;
 	}
 out:
-	attach_unlink_if_same(t->tmp_fd, trigger, &trig);
+	attach__unlink_if_same(t->tmp_fd, trigger, &trig);
 	return result;
 }
 
@@ -245,7 +245,7 @@ static int send_request(const struct jvm_target *t, int fd, const char *buf, siz
 		}
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return -1;
-		if (!attach_ms_left(deadline) || (rc = attach_wait(t, fd, POLLOUT, attach_ms_left(deadline))) == 0) {
+		if (!attach__ms_left(deadline) || (rc = attach__wait(t, fd, POLLOUT, attach__ms_left(deadline))) == 0) {
 			errno = ETIMEDOUT;
 			return -1;
 		}
@@ -277,7 +277,7 @@ static ssize_t read_reply(const struct jvm_target *t, int fd, char *buf, size_t 
 		}
 		if (errno != EAGAIN && errno != EINTR)
 			return -1;
-		if (!attach_ms_left(deadline) || (rc = attach_wait(t, fd, POLLIN, attach_ms_left(deadline))) == 0) {
+		if (!attach__ms_left(deadline) || (rc = attach__wait(t, fd, POLLIN, attach__ms_left(deadline))) == 0) {
 			errno = ETIMEDOUT;
 			return -1;
 		}
@@ -315,7 +315,7 @@ static ssize_t attach_request(struct jvm_target *t, const char *request, size_t 
 	}
 	if (fd < 0)
 		return -1;
-	attach_format_seconds(secs, sizeof(secs), timeout_ms);
+	attach__format_seconds(secs, sizeof(secs), timeout_ms);
 	if (send_request(t, fd, request, n, deadline)) {
 		snprintf(err, errlen, "cannot send the %s request to JVM pid %d: %s", what, (int)t->pid,
 			 errno == ETIMEDOUT ? "timed out" : strerror(errno));
@@ -363,10 +363,10 @@ static size_t protocol1_request(char *buf, const char *command, const char *cons
 	return n;
 }
 
-int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
+int attach__load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
 		   size_t errlen)
 {
-	int64_t deadline = clock_monotonic_ms() + timeout_ms;
+	int64_t deadline = clock__monotonic_ms() + timeout_ms;
 	char request[2 * ATTACH_ARG_MAX + 32], msg[512];
 	char *reply = NULL;
 	int rc, result = -1;
@@ -387,7 +387,7 @@ int jvm_load_agent(struct jvm_target *t, const char *agent_path, const char *opt
 	len = attach_request(t, request, n, "load", deadline, timeout_ms, &reply, err, errlen);
 	if (len < 0)
 		return len == JVM_LOAD_NOT_LIVE ? JVM_LOAD_NOT_LIVE : -1;
-	if (attach_parse_reply(reply, (size_t)len, &rc, msg, sizeof(msg))) {
+	if (attach__parse_reply(reply, (size_t)len, &rc, msg, sizeof(msg))) {
 		snprintf(err, errlen, "JVM pid %d could not load the agent: %s", (int)t->pid, msg);
 		/*
 		 * Recent JDKs refuse a load before the live phase themselves
@@ -413,9 +413,9 @@ out:
 	return result;
 }
 
-int jvm_jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *err, size_t errlen)
+int attach__jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *err, size_t errlen)
 {
-	int64_t deadline = clock_monotonic_ms() + timeout_ms;
+	int64_t deadline = clock__monotonic_ms() + timeout_ms;
 	char request[ATTACH_ARG_MAX + 32], *reply = NULL;
 	size_t clen = strlen(command), n;
 	ssize_t len;

@@ -7,7 +7,7 @@
  * directory opened while the pidfd showed the process alive (so a reused
  * pid is never read); its /tmp is reached only through the fd opened with
  * openat2(RESOLVE_IN_ROOT), which keeps a container's absolute symlinks
- * inside the container. The ids the JVM runs as (attach_enter_ids) are
+ * inside the container. The ids the JVM runs as (attach__enter_ids) are
  * taken by the calling thread alone, and always given back.
  */
 #include "user/java/attach_internal.h"
@@ -42,14 +42,14 @@
 
 /* ---- shared helpers (attach_internal.h) ---- */
 
-int attach_ms_left(int64_t deadline)
+int attach__ms_left(int64_t deadline)
 {
-	int64_t left = deadline - clock_monotonic_ms();
+	int64_t left = deadline - clock__monotonic_ms();
 
 	return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
-void attach_format_seconds(char *buf, size_t size, int ms)
+void attach__format_seconds(char *buf, size_t size, int ms)
 {
 	if (ms % 1000 == 0)
 		snprintf(buf, size, "%d s", ms / 1000);
@@ -57,7 +57,7 @@ void attach_format_seconds(char *buf, size_t size, int ms)
 		snprintf(buf, size, "%.1f s", ms / 1000.0);
 }
 
-ssize_t attach_read_full(int fd, void *buf, size_t size)
+ssize_t attach__read_full(int fd, void *buf, size_t size)
 {
 	size_t len = 0;
 
@@ -75,7 +75,7 @@ ssize_t attach_read_full(int fd, void *buf, size_t size)
 	return (ssize_t)len;
 }
 
-void attach_unlink_if_same(int dirfd, const char *name, const struct stat *st)
+void attach__unlink_if_same(int dirfd, const char *name, const struct stat *st)
 {
 	struct stat now;
 
@@ -84,21 +84,21 @@ void attach_unlink_if_same(int dirfd, const char *name, const struct stat *st)
 		unlinkat(dirfd, name, 0);
 }
 
-int attach_target_exited(const struct jvm_target *t, int timeout_ms)
+int attach__target_exited(const struct jvm_target *t, int timeout_ms)
 {
 	struct pollfd p[2] = { { .fd = t->pidfd, .events = POLLIN }, { .fd = t->cancel_fd, .events = POLLIN } };
 
 	return poll(p, 2, timeout_ms) > 0 && p[0].revents;
 }
 
-int attach_cancelled(const struct jvm_target *t)
+int attach__cancelled(const struct jvm_target *t)
 {
 	struct pollfd p = { .fd = t->cancel_fd, .events = POLLIN };
 
 	return t->cancel_fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
-int attach_wait(const struct jvm_target *t, int fd, short events, int timeout_ms)
+int attach__wait(const struct jvm_target *t, int fd, short events, int timeout_ms)
 {
 	struct pollfd p[2] = { { .fd = fd, .events = events }, { .fd = t->cancel_fd, .events = POLLIN } };
 	int n = poll(p, 2, timeout_ms);
@@ -115,11 +115,11 @@ int attach_wait(const struct jvm_target *t, int fd, short events, int timeout_ms
  * Makes the calling thread's effective uid and gid the target's. Raw
  * system calls, because glibc's seteuid and setgroups change every thread
  * of the process; the real and saved ids stay root's, which is what makes
- * attach_leave_ids unable to fail. The groups go first, while the thread
+ * attach__leave_ids unable to fail. The groups go first, while the thread
  * is still root (CAP_SETGID), and come back last. The kernel clears the
  * dumpable flag on each change of effective id; it is put back after.
  */
-int attach_enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, char *err, size_t errlen)
+int attach__enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, char *err, size_t errlen)
 {
 	s->euid = geteuid();
 	s->egid = getegid();
@@ -160,7 +160,7 @@ int attach_enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, cha
 	return 0;
 }
 
-void attach_leave_ids(const struct attach_saved_ids *s)
+void attach__leave_ids(const struct attach_saved_ids *s)
 {
 	int saved = errno;
 
@@ -181,9 +181,9 @@ void attach_leave_ids(const struct attach_saved_ids *s)
 	errno = saved;
 }
 
-/* ---- jvm_target_open ---- */
+/* ---- attach__target_open ---- */
 
-void jvm_target_close(struct jvm_target *t)
+void attach__target_close(struct jvm_target *t)
 {
 	if (!t)
 		return;
@@ -208,13 +208,13 @@ static int options_disable_attach(const struct jvm_target *t)
 	clen = proc__read_alloc_at(t->proc_fd, "cmdline", ARGS_MAX, &cmdline);
 	elen = proc__read_alloc_at(t->proc_fd, "environ", ARGS_MAX, &env);
 	if (elen > 0 && (v = proc__env_value(env, (size_t)elen, "JAVA_TOOL_OPTIONS", &vlen)))
-		disabled = attach_options_disables(v, vlen, disabled);
+		disabled = attach__options_disables(v, vlen, disabled);
 	if (elen > 0 && (v = proc__env_value(env, (size_t)elen, "JDK_JAVA_OPTIONS", &vlen)))
-		disabled = attach_options_disables(v, vlen, disabled);
+		disabled = attach__options_disables(v, vlen, disabled);
 	if (clen > 0)
-		disabled = attach_cmdline_disables(cmdline, (size_t)clen, disabled);
+		disabled = attach__cmdline_disables(cmdline, (size_t)clen, disabled);
 	if (elen > 0 && (v = proc__env_value(env, (size_t)elen, "_JAVA_OPTIONS", &vlen)))
-		disabled = attach_options_disables(v, vlen, disabled);
+		disabled = attach__options_disables(v, vlen, disabled);
 	free(cmdline);
 	free(env);
 	return disabled;
@@ -293,8 +293,8 @@ static int perfdata_disables_attach(const struct jvm_target *t, const struct map
 	/* The JVM's own file: one of another user's could say anything. */
 	if (fstat(fd, &st) || st.st_uid != t->uid || !(image = malloc(PERFDATA_MAX)))
 		goto out;
-	len = attach_read_full(fd, image, PERFDATA_MAX);
-	if (len > 0 && !attach_parse_perfdata(image, (size_t)len, caps, sizeof(caps)) && caps[0])
+	len = attach__read_full(fd, image, PERFDATA_MAX);
+	if (len > 0 && !attach__parse_perfdata(image, (size_t)len, caps, sizeof(caps)) && caps[0])
 		result = caps[0] == '0';
 out:
 	free(image);
@@ -366,7 +366,7 @@ static void describe_thread(pid_t pid, char *err, size_t errlen)
 		snprintf(err, errlen, "pid %d is not a process (a thread that has exited?)", (int)pid);
 }
 
-int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
+int attach__target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 {
 	char path[32], status[PROC_SMALL_MAX];
 	struct maps_scan scan;
@@ -395,7 +395,7 @@ int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	t->proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* Alive after /proc/PID was opened: both name the same process, not a reuse of its pid. */
-	if (t->proc_fd < 0 || attach_target_exited(t, 0)) {
+	if (t->proc_fd < 0 || attach__target_exited(t, 0)) {
 		snprintf(err, errlen, "no process with PID %d (it has exited)", (int)pid);
 		result = JVM_TARGET_UNKNOWN;
 		goto fail;
@@ -406,7 +406,7 @@ int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 		goto fail;
 	}
 	if (proc__parse_tgid(status, (size_t)len, &tgid) ||
-	    attach_parse_status(status, (size_t)len, &t->nspid, &t->uid, &t->gid)) {
+	    attach__parse_status(status, (size_t)len, &t->nspid, &t->uid, &t->gid)) {
 		snprintf(err, errlen, "cannot parse /proc/%d/status (no Tgid, NSpid, Uid or Gid line)", (int)pid);
 		goto fail;
 	}
@@ -443,6 +443,6 @@ int jvm_target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
 		goto fail;
 	return 0;
 fail:
-	jvm_target_close(t);
+	attach__target_close(t);
 	return result;
 }

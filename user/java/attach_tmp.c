@@ -3,7 +3,7 @@
  * file and the socket the agent connects back to (contracts in attach.h).
  *
  * Every name is one path component relative to the target's /tmp fd
- * (jvm_target_open), created as the target's user (its effective uid and
+ * (attach__target_open), created as the target's user (its effective uid and
  * gid, no supplementary groups) with O_EXCL and O_NOFOLLOW, so the
  * profiler can create nothing there that the target's user could not, and
  * what it finds there is looked at through O_PATH and fstat before it is
@@ -49,7 +49,7 @@ static uint64_t content_hash(const void *data, size_t size)
 
 
 
-/* ---- jvm_install_agent ---- */
+/* ---- attach__install_agent ---- */
 
 /*
  * Whether name in dirfd is a regular file that only the target's user (or
@@ -84,7 +84,7 @@ static int same_trusted_content(const struct jvm_target *t, int dirfd, const cha
 		goto out;
 	while (off < size) {
 		size_t want = size - off < sizeof(buf) ? size - off : sizeof(buf);
-		ssize_t n = attach_read_full(fd, buf, want);
+		ssize_t n = attach__read_full(fd, buf, want);
 
 		if (n != (ssize_t)want || memcmp(buf, (const char *)image + off, want))
 			goto out;
@@ -122,7 +122,7 @@ static int write_agent_file(int dirfd, const char *name, const void *image, size
 	if (written || fsync(fd)) {
 		saved = errno;
 		close(fd);
-		attach_unlink_if_same(dirfd, name, &st);
+		attach__unlink_if_same(dirfd, name, &st);
 		errno = saved == EEXIST ? EIO : saved;
 		return -1;
 	}
@@ -136,18 +136,18 @@ static int create_agent_file(const struct jvm_target *t, const char *name, const
 	struct attach_saved_ids ids;
 	int rc, saved;
 
-	if (attach_enter_ids(t, &ids, err, errlen)) {
+	if (attach__enter_ids(t, &ids, err, errlen)) {
 		errno = EPERM;
 		return -2;
 	}
 	rc = write_agent_file(t->tmp_fd, name, image, size);
 	saved = errno;
-	attach_leave_ids(&ids);
+	attach__leave_ids(&ids);
 	errno = saved;
 	return rc;
 }
 
-int jvm_install_agent(struct jvm_target *t, const void *image, size_t size, char *path, size_t pathlen, char *err,
+int attach__install_agent(struct jvm_target *t, const void *image, size_t size, char *path, size_t pathlen, char *err,
 		      size_t errlen)
 {
 	unsigned long long hash = (unsigned long long)content_hash(image, size);
@@ -172,7 +172,7 @@ int jvm_install_agent(struct jvm_target *t, const void *image, size_t size, char
 		goto done;
 	for (i = 0; i < INSTALL_ATTEMPTS; i++) {
 		snprintf(name, sizeof(name), "jbpfagent-%016llx-%u-%08x.so", hash, (unsigned)t->uid,
-			 (unsigned)random_u64());
+			 (unsigned)random__u64());
 		rc = create_agent_file(t, name, image, size, err, errlen);
 		if (!rc)
 			goto done;
@@ -190,9 +190,9 @@ done:
 	return 0;
 }
 
-/* ---- jvm_listen, jvm_accept ---- */
+/* ---- attach__listen, attach__accept ---- */
 
-int jvm_listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen)
+int attach__listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct attach_saved_ids ids;
@@ -200,7 +200,7 @@ int jvm_listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size
 	struct stat st;
 	int fd, rc, saved;
 
-	snprintf(name, sizeof(name), "jbpfprof-%016llx.sock", (unsigned long long)random_u64());
+	snprintf(name, sizeof(name), "jbpfprof-%016llx.sock", (unsigned long long)random__u64());
 	if ((size_t)snprintf(path, pathlen, "/tmp/%s", name) >= pathlen) {
 		snprintf(err, errlen, "internal error: socket path buffer too small");
 		return -1;
@@ -221,13 +221,13 @@ int jvm_listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size
 		close(fd);
 		return -1;
 	}
-	if (attach_enter_ids(t, &ids, err, errlen)) {
+	if (attach__enter_ids(t, &ids, err, errlen)) {
 		close(fd);
 		return -1;
 	}
 	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	saved = errno;
-	attach_leave_ids(&ids);
+	attach__leave_ids(&ids);
 	if (rc) {
 		snprintf(err, errlen, "cannot create a socket in /tmp of JVM pid %d as its user %u: %s", (int)t->pid,
 			 (unsigned)t->uid, strerror(saved));
@@ -264,16 +264,16 @@ static void unlink_socket(const struct jvm_target *t, const char *path)
 		unlinkat(t->tmp_fd, name, 0);
 }
 
-void jvm_unlisten(struct jvm_target *t, int listen_fd, const char *path)
+void attach__unlisten(struct jvm_target *t, int listen_fd, const char *path)
 {
 	if (listen_fd >= 0)
 		close(listen_fd);
 	unlink_socket(t, path);
 }
 
-int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeout_ms, char *err, size_t errlen)
+int attach__accept(struct jvm_target *t, int listen_fd, const char *path, int timeout_ms, char *err, size_t errlen)
 {
-	int64_t deadline = clock_monotonic_ms() + timeout_ms;
+	int64_t deadline = clock__monotonic_ms() + timeout_ms;
 	unsigned refused = 0;
 	char secs[16];
 
@@ -282,7 +282,7 @@ int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeou
 				       { .fd = t->cancel_fd, .events = POLLIN } };
 		struct ucred cred;
 		socklen_t clen = sizeof(cred);
-		int left = attach_ms_left(deadline), fd;
+		int left = attach__ms_left(deadline), fd;
 
 		if (!left)
 			break;
@@ -316,7 +316,7 @@ int jvm_accept(struct jvm_target *t, int listen_fd, const char *path, int timeou
 			goto fail;
 		}
 	}
-	attach_format_seconds(secs, sizeof(secs), timeout_ms);
+	attach__format_seconds(secs, sizeof(secs), timeout_ms);
 	snprintf(err, errlen, "the agent in JVM pid %d did not connect within %s%s (see the JVM's stderr)",
 		 (int)t->pid, secs, refused ? "; connections from other processes were refused" : "");
 fail:

@@ -3,7 +3,7 @@
  * the files' roles in java_internal.h). It holds struct java and its JVM
  * slots, and routes each sample of a JVM: one the BPF program signalled
  * waits in the join for its Java stack; any other goes to the merge at
- * once, labelled with why it has no Java frames. java_emit takes what the
+ * once, labelled with why it has no Java frames. java__emit takes what the
  * join pairs or gives up on, counts the outcome, and marks the threads
  * that run no Java so that BPF stops signalling them. java__tick drives
  * the agents' checks (java_agents.c) and the attaches (java_attach.c).
@@ -33,7 +33,7 @@ void java__observe_traces(struct java *java, java_trace_fn fn, void *ctx)
 	java->observer_ctx = ctx;
 }
 
-struct jvm *java_find_jvm(struct java *java, uint32_t tgid)
+struct jvm *java__find_jvm(struct java *java, uint32_t tgid)
 {
 	for (size_t i = 0; i < java->nr_jvms; i++)
 		if (java->jvms[i].tgid == tgid)
@@ -105,7 +105,7 @@ size_t java__targets(const struct java *java, struct sampler_java_target *target
 
 void java__set_sampler(struct java *java, struct sampler *sampler)
 {
-	uint64_t now = clock_monotonic_ns();
+	uint64_t now = clock__monotonic_ns();
 
 	java->sampler = sampler;
 	/* The recording starts now: attaching the others (with -a, many) was no silence of theirs. */
@@ -210,11 +210,11 @@ static const char *thread_name(struct jvm *jvm, const struct jbpf_sample *sample
 	return jvm->own_pidns ? javamap__thread(jvm->map, sample->tid) : NULL;
 }
 
-void java_emit(void *ctx, const struct jbpf_sample *sample, size_t size, const struct join_trace *trace,
+void java__emit(void *ctx, const struct jbpf_sample *sample, size_t size, const struct join_trace *trace,
 		 enum join_outcome outcome)
 {
 	struct java *java = ctx;
-	struct jvm *jvm = java_find_jvm(java, sample->tgid);
+	struct jvm *jvm = java__find_jvm(java, sample->tgid);
 	struct merge_java a = { .map = jvm ? jvm->map : NULL, .trace = trace };
 	char reason[128];
 
@@ -225,7 +225,7 @@ void java_emit(void *ctx, const struct jbpf_sample *sample, size_t size, const s
 	a.thread_name = thread_name(jvm, sample, trace);
 	if (outcome == JOIN_NO_TRACE) {
 		if (!jvm->unanswered++)
-			jvm->unanswered_since_ns = clock_monotonic_ns();
+			jvm->unanswered_since_ns = clock__monotonic_ns();
 	} else if (outcome == JOIN_MATCHED) {
 		jvm->unanswered = 0;
 	}
@@ -280,10 +280,10 @@ void java_emit(void *ctx, const struct jbpf_sample *sample, size_t size, const s
 
 void java__exec(struct java *java, uint32_t tgid)
 {
-	struct jvm *jvm = java_find_jvm(java, tgid);
+	struct jvm *jvm = java__find_jvm(java, tgid);
 
 	if (jvm)
-		java_detach(jvm, "is gone: the process ran another program");
+		java__detach(jvm, "is gone: the process ran another program");
 	/* A wrapper script or a launcher that execs java: the new program may be a JVM. */
 	if (java->watch_execs)
 		java__watch(java, tgid);
@@ -292,12 +292,12 @@ void java__exec(struct java *java, uint32_t tgid)
 void java__signal_lost(struct java *java, uint64_t seq)
 {
 	if (java->join)
-		join__signal_lost(java->join, seq, clock_monotonic_ns());
+		join__signal_lost(java->join, seq, clock__monotonic_ns());
 }
 
 void java__sample(struct java *java, const struct jbpf_sample *s, size_t size)
 {
-	struct jvm *jvm = java_find_jvm(java, s->tgid);
+	struct jvm *jvm = java__find_jvm(java, s->tgid);
 	struct merge_java a = { .map = jvm ? jvm->map : NULL };
 	char reason[128];
 
@@ -318,7 +318,7 @@ void java__sample(struct java *java, const struct jbpf_sample *s, size_t size)
 		return;
 	}
 	if (s->java_seq) {
-		join__add_sample(java->join, s, size, clock_monotonic_ns());
+		join__add_sample(java->join, s, size, clock__monotonic_ns());
 		return;
 	}
 	java->stats.failed++;
@@ -346,24 +346,24 @@ void java__tick(struct java *java, uint64_t now)
 	if (java->join)
 		join__expire(java->join, now);
 	for (size_t i = 0; i < java->nr_jvms; i++)
-		java_check_answering(&java->jvms[i], now);
-	java_release_exited(java, now);
+		java__check_answering(&java->jvms[i], now);
+	java__release_exited(java, now);
 	if (java->finished)
 		return;
-	java_take_finished(java);
-	java_attach_watched(java, now);
+	java__take_finished(java);
+	java__attach_watched(java, now);
 }
 
 const char *java__thread_name(struct java *java, uint32_t tgid, uint32_t tid)
 {
-	struct jvm *jvm = java_find_jvm(java, tgid);
+	struct jvm *jvm = java__find_jvm(java, tgid);
 
 	return jvm && jvm->own_pidns ? javamap__thread(jvm->map, tid) : NULL;
 }
 
 void java__add_final_wait(struct java *java, const struct jbpf_sample *wait, size_t size)
 {
-	struct jvm *jvm = java_find_jvm(java, wait->tgid);
+	struct jvm *jvm = java__find_jvm(java, wait->tgid);
 	struct merge_java a = { 0 };
 
 	if (!jvm) {

@@ -82,7 +82,7 @@ static void on_trace(void *ctx, const struct jbpf_msg_trace *trace, const struct
 	/* None can come before the JVM is signalled; an attach in progress keeps nothing. */
 	if (!jvm->java || !jvm->java->join)
 		return;
-	join__add_trace(jvm->java->join, jvm->tgid, trace, frames, clock_monotonic_ns());
+	join__add_trace(jvm->java->join, jvm->tgid, trace, frames, clock__monotonic_ns());
 }
 
 static void on_thread(void *ctx, uint32_t tid, const char *name)
@@ -162,7 +162,7 @@ static void on_thread_stack(void *ctx, const struct jbpf_msg_thread_stack *stack
 		else
 			javastacks__read_tids(jvm->stacks, "/proc", jvm->tgid);
 	}
-	javastacks__add(jvm->stacks, stack, frames, clock_monotonic_ns());
+	javastacks__add(jvm->stacks, stack, frames, clock__monotonic_ns());
 }
 
 static void on_alloc(void *ctx, const struct jbpf_msg_alloc *alloc, const struct jbpf_trace_frame *frames,
@@ -171,7 +171,7 @@ static void on_alloc(void *ctx, const struct jbpf_msg_alloc *alloc, const struct
 	struct jvm *jvm = ctx;
 
 	if (jvm->java)
-		java_add_alloc(jvm->java, jvm, alloc, frames, class_name, native, nr_native);
+		java__add_alloc(jvm->java, jvm, alloc, frames, class_name, native, nr_native);
 }
 
 static struct javastream_handler handler_for(struct jvm *jvm)
@@ -194,13 +194,13 @@ static struct javastream_handler handler_for(struct jvm *jvm)
 }
 
 /* The agent is gone or misbehaved: stop signalling that JVM. */
-void java_detach(struct jvm *jvm, const char *why)
+void java__detach(struct jvm *jvm, const char *why)
 {
 	if (jvm->fd < 0)
 		return;
 	close(jvm->fd);
 	jvm->fd = -1;
-	jvm->gone_ns = clock_monotonic_ns();
+	jvm->gone_ns = clock__monotonic_ns();
 	if (jvm->java->sampler)
 		sampler__forget_java(jvm->java->sampler, jvm->tgid);
 	fprintf(stderr, "jbpfprof: the agent in JVM pid %u %s; %s\n", jvm->tgid, why,
@@ -210,7 +210,7 @@ void java_detach(struct jvm *jvm, const char *why)
 /* The agent sent something: a JVM that was silent answers again, and is signalled again. */
 static void heard(struct jvm *jvm)
 {
-	uint64_t now = clock_monotonic_ns();
+	uint64_t now = clock__monotonic_ns();
 	char ignored[256];
 
 	if (jvm->silent && jvm->java->sampler && !jvm->heap_only &&
@@ -230,15 +230,15 @@ static bool read_agent(struct jvm *jvm)
 
 	if (jvm->fd < 0)
 		return false;
-	rc = javastream_read(jvm->reader, jvm->fd, &handler);
+	rc = javastream__read(jvm->reader, jvm->fd, &handler);
 	if (rc == 0)
 		heard(jvm);
 	if (rc == 1)
-		java_detach(jvm, jvm->flushed ? "closed its connection" : "went away");
+		java__detach(jvm, jvm->flushed ? "closed its connection" : "went away");
 	else if (rc == -EPROTO)
-		java_detach(jvm, "sent a malformed stream");
+		java__detach(jvm, "sent a malformed stream");
 	else if (rc < 0)
-		java_detach(jvm, "could not be read");
+		java__detach(jvm, "could not be read");
 	return jvm->fd >= 0;
 }
 
@@ -247,14 +247,14 @@ static bool read_agent(struct jvm *jvm)
  * on the attach worker: jvm->java is NULL, and nothing but jvm is touched.
  * Gives up at once when cancel_fd (-1: never) polls readable.
  */
-int java_wait_for_hello(struct jvm *jvm, int cancel_fd, char *err, size_t err_size)
+int java__wait_for_hello(struct jvm *jvm, int cancel_fd, char *err, size_t err_size)
 {
-	uint64_t deadline = clock_monotonic_ns() + CONNECT_TIMEOUT_MS * NS_PER_MS;
+	uint64_t deadline = clock__monotonic_ns() + CONNECT_TIMEOUT_MS * NS_PER_MS;
 	struct javastream_handler handler = handler_for(jvm);
 
 	while (!jvm->hello && !jvm->error[0]) {
 		struct pollfd p[2] = { { .fd = jvm->fd, .events = POLLIN }, { .fd = cancel_fd, .events = POLLIN } };
-		uint64_t now = clock_monotonic_ns();
+		uint64_t now = clock__monotonic_ns();
 		int rc;
 
 		if (now >= deadline) {
@@ -268,7 +268,7 @@ int java_wait_for_hello(struct jvm *jvm, int cancel_fd, char *err, size_t err_si
 			snprintf(err, err_size, "attach to JVM pid %u given up: the recording ended", jvm->tgid);
 			return -1;
 		}
-		rc = javastream_read(jvm->reader, jvm->fd, &handler);
+		rc = javastream__read(jvm->reader, jvm->fd, &handler);
 		if (rc != 0 && !jvm->hello && !jvm->error[0]) {
 			snprintf(err, err_size, "the agent in JVM pid %u %s before saying hello", jvm->tgid,
 				 rc == 1 ? "closed its connection" : "sent a malformed stream");
@@ -321,7 +321,7 @@ static bool agent_waiting(const struct jvm *jvm)
 }
 
 /* A JVM whose agent says nothing, or whose threads no longer answer signals, is no longer signalled. */
-void java_check_answering(struct jvm *jvm, uint64_t now)
+void java__check_answering(struct jvm *jvm, uint64_t now)
 {
 	/* One that samples the heap alone is never signalled: its silence is a JVM that allocates little. */
 	if (jvm->fd < 0 || jvm->heap_only)
@@ -339,7 +339,7 @@ void java_check_answering(struct jvm *jvm, uint64_t now)
 			jvm->tgid, AGENT_SILENCE_MS / 1000);
 	}
 	if (jvm->unanswered >= UNANSWERED_SIGNALS && now >= jvm->unanswered_since_ns + AGENT_SILENCE_MS * NS_PER_MS)
-		java_detach(jvm, "sent no Java stack for its threads' last signals (200 in a row, over 5 s): "
+		java__detach(jvm, "sent no Java stack for its threads' last signals (200 in a row, over 5 s): "
 			    "they no longer run its handler");
 }
 
@@ -372,7 +372,7 @@ static void release_jvm(struct java *java, size_t i)
 
 	if (java->join)
 		join__forget_tgid(java->join, jvm->tgid);
-	java_add_agent_counts(&java->retired, jvm);
+	java__add_agent_counts(&java->retired, jvm);
 	unmark_threads(java, jvm->tgid);
 	javamap__free(jvm->map);
 	javastacks__free(jvm->stacks);
@@ -387,9 +387,9 @@ static void release_jvm(struct java *java, size_t i)
  * JVMs whose agent is gone and whose process exited (or whose pid is
  * another process's now) free their slots, after RELEASE_AFTER_MS, so
  * that over a long recording JVMs that come and go never use up
- * JBPF_MAX_TARGETS. Their BPF map entry went with the agent (java_detach).
+ * JBPF_MAX_TARGETS. Their BPF map entry went with the agent (java__detach).
  */
-void java_release_exited(struct java *java, uint64_t now)
+void java__release_exited(struct java *java, uint64_t now)
 {
 	size_t i = 0;
 
@@ -421,14 +421,14 @@ void java__request_thread_stacks(struct java *java)
 			continue;
 		jvm->tids_stale = true;
 		if (write(jvm->fd, &request, 1) != 1)
-			java_detach(jvm, "could not be asked for its threads' stacks");
+			java__detach(jvm, "could not be asked for its threads' stacks");
 	}
 	java->stacks_requested = true;
 }
 
 void java__finish(struct java *java)
 {
-	uint64_t deadline = clock_monotonic_ns() + (java->stacks_requested ? STACKS_FLUSH_TIMEOUT_MS : FLUSH_TIMEOUT_MS) *
+	uint64_t deadline = clock__monotonic_ns() + (java->stacks_requested ? STACKS_FLUSH_TIMEOUT_MS : FLUSH_TIMEOUT_MS) *
 					       NS_PER_MS;
 	struct pollfd fds[JBPF_MAX_TARGETS];
 	size_t waiting;
@@ -443,10 +443,10 @@ void java__finish(struct java *java)
 
 		jvm->flushed = false;
 		if (jvm->fd >= 0 && write(jvm->fd, &request, 1) != 1)
-			java_detach(jvm, "could not be asked for its last stacks");
+			java__detach(jvm, "could not be asked for its last stacks");
 	}
 	for (;;) {
-		uint64_t now = clock_monotonic_ns();
+		uint64_t now = clock__monotonic_ns();
 		size_t n = 0;
 
 		waiting = 0;

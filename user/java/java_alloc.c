@@ -16,7 +16,7 @@
 #include "user/java/join.h"
 #include "user/java/merge.h"
 
-void java_add_alloc(struct java *java, struct jvm *jvm, const struct jbpf_msg_alloc *alloc,
+void java__add_alloc(struct java *java, struct jvm *jvm, const struct jbpf_msg_alloc *alloc,
 		    const struct jbpf_trace_frame *frames, const char *class_name, const uint64_t *native,
 		    uint32_t nr_native)
 {
@@ -34,13 +34,13 @@ void java_add_alloc(struct java *java, struct jvm *jvm, const struct jbpf_msg_al
 		.map = jvm->map,
 		.trace = t,
 		.leaf = class_name,
-		.weight = sampled_bytes(alloc->size, alloc->interval),
+		.weight = sampled_bytes__of(alloc->size, alloc->interval),
 	};
 
 	java->stats.allocs++;
 	if (!m.weight)
 		m.weight = 1;
-	m.objects = sampled_objects(m.weight, alloc->size);
+	m.objects = sampled_bytes__objects(m.weight, alloc->size);
 	if (nr_native > JBPF_ALLOC_MAX_NATIVE)
 		nr_native = JBPF_ALLOC_MAX_NATIVE;
 	*s = (struct jbpf_sample){

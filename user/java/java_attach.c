@@ -65,7 +65,7 @@ static void take_agent_error(struct jvm_target *t, int listen_fd, const char *so
 			     size_t err_size)
 {
 	char ignored[128], said[256];
-	int fd = jvm_accept(t, listen_fd, sock, 200, ignored, sizeof(ignored));
+	int fd = attach__accept(t, listen_fd, sock, 200, ignored, sizeof(ignored));
 
 	if (fd < 0)
 		return;
@@ -85,7 +85,7 @@ static void explain_refused_load(uint32_t tgid, char *err, size_t err_size)
 
 	if (!strstr(err, "Dynamic agent loading is not enabled"))
 		return;
-	agent_path_installed(path, sizeof(path));
+	agent_path__installed(path, sizeof(path));
 	snprintf(err, err_size,
 		 "JVM pid %u refuses dynamically loaded agents (-XX:-EnableDynamicAgentLoading): start it with "
 		 "-agentpath:%.300s",
@@ -98,7 +98,7 @@ static void explain_refused_load(uint32_t tgid, char *err, size_t err_size)
  */
 static void keep_jvm(struct java *java, const struct jvm *fresh)
 {
-	struct jvm *jvm = java_find_jvm(java, fresh->tgid);
+	struct jvm *jvm = java__find_jvm(java, fresh->tgid);
 
 	if (jvm) {
 		if (jvm->fd >= 0)
@@ -158,8 +158,8 @@ static void run_attach(struct attach_job *job, int cancel_fd)
 
 	*jvm = (struct jvm){ .fd = -1 };
 	job->rc = JAVA_ATTACH_FAILED;
-	job->started_ns = clock_monotonic_ns();
-	rc = jvm_target_open((pid_t)job->tgid, &target, err, err_size);
+	job->started_ns = clock__monotonic_ns();
+	rc = attach__target_open((pid_t)job->tgid, &target, err, err_size);
 	if (rc == JVM_TARGET_NOT_JVM || rc == JVM_TARGET_STARTING || rc == JVM_TARGET_UNKNOWN || rc) {
 		job->rc = rc == JVM_TARGET_NOT_JVM    ? JAVA_ATTACH_NOT_JVM
 			  : rc == JVM_TARGET_STARTING ? JAVA_ATTACH_NOT_YET
@@ -191,20 +191,20 @@ static void run_attach(struct attach_job *job, int cancel_fd)
 		goto fail;
 	}
 	/* An agent the JVM loaded at start-up is woken, never joined by a copy. */
-	loaded = agent_loaded_find(&target, agent_path, sizeof(agent_path), err, err_size);
+	loaded = agent_loaded__find(&target, agent_path, sizeof(agent_path), err, err_size);
 	if (loaded < 0)
 		goto fail;
-	image = agent_image(&image_size);
-	if (!loaded && jvm_install_agent(&target, image, image_size, agent_path, sizeof(agent_path), err, err_size))
+	image = agent_image__bytes(&image_size);
+	if (!loaded && attach__install_agent(&target, image, image_size, agent_path, sizeof(agent_path), err, err_size))
 		goto fail;
-	listen_fd = jvm_listen(&target, sock, sizeof(sock), err, err_size);
+	listen_fd = attach__listen(&target, sock, sizeof(sock), err, err_size);
 	if (listen_fd < 0)
 		goto fail;
 	snprintf(options, sizeof(options), "socket=%s%s", sock, job->nmethods ? ",nmethods" : "");
 	if (job->alloc_interval)
 		snprintf(options + strlen(options), sizeof(options) - strlen(options), ",alloc=%u", job->alloc_interval);
-	rc = loaded ? agent_loaded_wake(&target, options, ATTACH_TIMEOUT_MS, err, err_size)
-		    : jvm_load_agent(&target, agent_path, options, ATTACH_TIMEOUT_MS, err, err_size);
+	rc = loaded ? agent_loaded__wake(&target, options, ATTACH_TIMEOUT_MS, err, err_size)
+		    : attach__load_agent(&target, agent_path, options, ATTACH_TIMEOUT_MS, err, err_size);
 	if (rc == JVM_LOAD_NOT_LIVE) {
 		job->rc = JAVA_ATTACH_NOT_YET;
 		goto fail;
@@ -224,16 +224,16 @@ static void run_attach(struct attach_job *job, int cancel_fd)
 		goto fail_jvm;
 	}
 	jvm->reader->len = 0;
-	jvm->fd = jvm_accept(&target, listen_fd, sock, CONNECT_TIMEOUT_MS, err, err_size);
+	jvm->fd = attach__accept(&target, listen_fd, sock, CONNECT_TIMEOUT_MS, err, err_size);
 	if (jvm->fd < 0)
 		goto fail_jvm;
-	if (java_wait_for_hello(jvm, cancel_fd, err, err_size)) {
+	if (java__wait_for_hello(jvm, cancel_fd, err, err_size)) {
 		close(jvm->fd);
 		jvm->fd = -1;
 		goto fail_jvm;
 	}
-	jvm_unlisten(&target, listen_fd, sock);
-	jvm_target_close(&target);
+	attach__unlisten(&target, listen_fd, sock);
+	attach__target_close(&target);
 	job->rc = JAVA_ATTACH_OK;
 	return;
 fail_jvm:
@@ -243,8 +243,8 @@ fail_jvm:
 fail:
 	/* Closes it and removes its file, if the agent never came to take it. */
 	if (listen_fd >= 0)
-		jvm_unlisten(&target, listen_fd, sock);
-	jvm_target_close(&target);
+		attach__unlisten(&target, listen_fd, sock);
+	attach__target_close(&target);
 }
 
 /* What a job holds, freed: an agent connected but never adopted sees its socket closed, and stops. */
@@ -264,7 +264,7 @@ static void run_attach_job(void *arg, int cancel_fd)
 	struct attach_job *job = arg;
 
 	run_attach(job, cancel_fd);
-	job->finished_ns = clock_monotonic_ns();
+	job->finished_ns = clock__monotonic_ns();
 }
 
 /* The request part of a job for tgid, filled on the session thread. */
@@ -282,7 +282,7 @@ static void prepare_job(struct java *java, struct attach_job *job, uint32_t tgid
 		.nmethods = java->nmethods,
 		.alloc_interval = java->alloc_interval,
 		.heap_only = heap_only,
-		.room = java_find_jvm(java, tgid) || java->nr_jvms < JBPF_MAX_TARGETS,
+		.room = java__find_jvm(java, tgid) || java->nr_jvms < JBPF_MAX_TARGETS,
 		.no_kfunc = java->no_kfunc && !java->without_signals,
 		.jvm = { .fd = -1 },
 	};
@@ -306,13 +306,13 @@ static int adopt(struct java *java, struct attach_job *job)
 		note_over_bound(java, job->err);
 	if (job->rc != JAVA_ATTACH_OK)
 		return job->rc;
-	if (!java_find_jvm(java, job->tgid) && java->nr_jvms >= JBPF_MAX_TARGETS) {
+	if (!java__find_jvm(java, job->tgid) && java->nr_jvms >= JBPF_MAX_TARGETS) {
 		snprintf(job->err, sizeof(job->err),
 			 "JVM pid %u not attached: %d JVMs already are, the most one recording signals (the BPF map of "
 			 "JVMs to signal)", job->tgid, JBPF_MAX_TARGETS);
 		job->rc = JAVA_ATTACH_FULL;
 		note_over_bound(java, job->err);
-	} else if (!java->join && !(java->join = join__new(java_emit, java))) {
+	} else if (!java->join && !(java->join = join__new(java__emit, java))) {
 		snprintf(job->err, sizeof(job->err), "out of memory");
 		job->rc = JAVA_ATTACH_FAILED;
 	}
@@ -325,7 +325,7 @@ static int adopt(struct java *java, struct attach_job *job)
 	}
 	job->jvm.java = java;
 	job->jvm.heap_only = job->heap_only;
-	job->jvm.heard_ns = clock_monotonic_ns();
+	job->jvm.heard_ns = clock__monotonic_ns();
 	keep_jvm(java, &job->jvm);
 	job->jvm = (struct jvm){ .fd = -1 };
 	java->attach.attached++;
@@ -369,7 +369,7 @@ void java__watch_execs(struct java *java, bool on)
 
 void java__watch(struct java *java, uint32_t tgid)
 {
-	uint64_t now = clock_monotonic_ns();
+	uint64_t now = clock__monotonic_ns();
 	struct watch *free_slot = NULL;
 
 	for (size_t i = 0; i < WATCH_SLOTS; i++) {
@@ -399,13 +399,13 @@ void java__watch(struct java *java, uint32_t tgid)
 /* A JVM attached during the recording: its threads are signalled from now on. */
 static void start_signalling(struct java *java, uint32_t tgid)
 {
-	struct jvm *jvm = java_find_jvm(java, tgid);
+	struct jvm *jvm = java__find_jvm(java, tgid);
 	char err[256];
 
 	if (!jvm || !java->sampler || jvm->heap_only)
 		return;
 	if (sampler__add_java(java->sampler, tgid, jvm->start_ticks, jvm->signo, err, sizeof(err)))
-		java_detach(jvm, err);
+		java__detach(jvm, err);
 }
 
 /* What one try of a watched process gave; false once it needs no more. */
@@ -458,7 +458,7 @@ static void try_later(struct watch *w, uint64_t now)
 /* After a try of a watched process: its next try, or its slot freed. */
 static void watched_tried(struct java *java, struct watch *w, int rc)
 {
-	uint64_t now = clock_monotonic_ns();
+	uint64_t now = clock__monotonic_ns();
 
 	w->in_flight = false;
 	if (try_result(java, w, rc, now)) {
@@ -504,7 +504,7 @@ static const char *result_name(int rc)
 /* -v: one line per finished try, with how long it waited for the worker and how long it ran. */
 static void say_try(const struct attach_job *job, int rc)
 {
-	uint64_t now = clock_monotonic_ns();
+	uint64_t now = clock__monotonic_ns();
 
 	fprintf(stderr,
 		"jbpfprof: attach try of pid %u: %s after %.0f ms queued, %.0f ms running, taken %.0f ms later%s%s\n",
@@ -514,7 +514,7 @@ static void say_try(const struct attach_job *job, int rc)
 }
 
 /* The attaches the worker finished: adopted, and their watches told. */
-void java_take_finished(struct java *java)
+void java__take_finished(struct java *java)
 {
 	struct attach_job *job;
 
@@ -556,7 +556,7 @@ static bool start_try(struct java *java, struct watch *w)
 	if (!(job = malloc(sizeof(*job))))
 		return false;
 	prepare_job(java, job, w->tgid, w->heap_only);
-	job->submitted_ns = clock_monotonic_ns();
+	job->submitted_ns = clock__monotonic_ns();
 	if (attacher__submit(java->attacher, job)) {
 		free(job);
 		return false;
@@ -570,7 +570,7 @@ static bool start_try(struct java *java, struct watch *w)
  * stopped, so that a full worker queue delays every one in turn, never
  * the same ones.
  */
-void java_attach_watched(struct java *java, uint64_t now)
+void java__attach_watched(struct java *java, uint64_t now)
 {
 	for (size_t k = 0; k < WATCH_SLOTS; k++) {
 		struct watch *w = &java->watches[(java->next_watch + k) % WATCH_SLOTS];
@@ -579,7 +579,7 @@ void java_attach_watched(struct java *java, uint64_t now)
 
 		if (!w->tgid || w->in_flight || now < w->next_ns)
 			continue;
-		jvm = java_find_jvm(java, w->tgid);
+		jvm = java__find_jvm(java, w->tgid);
 		adopt = jvm && jvm->fd >= 0 ? JAVA_ADOPT_TAKEN :
 			java->adopter ? java->adopter(java->adopter_ctx, w->tgid) : JAVA_ADOPT_NO;
 		if (adopt == JAVA_ADOPT_TAKEN) {
@@ -619,13 +619,13 @@ uint64_t java__next_watch_ns(const struct java *java)
 
 int java__attach_when_live(struct java *java, uint32_t tgid, char *err, size_t err_size)
 {
-	uint64_t deadline = clock_monotonic_ns() + WATCH_MS * NS_PER_MS;
+	uint64_t deadline = clock__monotonic_ns() + WATCH_MS * NS_PER_MS;
 	bool said = false;
 	int rc;
 
 	for (;;) {
 		rc = java__attach(java, tgid, err, err_size);
-		if (rc != JAVA_ATTACH_NOT_YET || clock_monotonic_ns() >= deadline)
+		if (rc != JAVA_ATTACH_NOT_YET || clock__monotonic_ns() >= deadline)
 			return rc;
 		if (!said) {
 			said = true;

@@ -6,7 +6,7 @@
  *                  each sample of a JVM routed to the join or the merge,
  *                  java__tick
  *   java_agents.c  the agents' sockets: their messages read, a JVM that
- *                  stops answering, an agent gone (java_detach), the slot
+ *                  stops answering, an agent gone (java__detach), the slot
  *                  of an exited JVM freed, the final flush
  *   java_attach.c  the agent attached: one attach (on the attach worker, or
  *                  on the calling thread before the recording), adopted by
@@ -55,7 +55,7 @@ struct jvm {
 	bool silent;            /* not heard for AGENT_SILENCE_MS: its threads are not signalled */
 	uint64_t unanswered;    /* signalled samples in a row without a trace */
 	uint64_t unanswered_since_ns; /* the first of them */
-	uint64_t gone_ns;       /* when its agent went (java_detach), or 0 */
+	uint64_t gone_ns;       /* when its agent went (java__detach), or 0 */
 	/*
 	 * The agent samples heap allocations alone (java__attach_heap_only):
 	 * BPF walks the JVM's Java frames, so it is never signalled and its
@@ -132,7 +132,7 @@ struct java {
 	bool verbose;
 	bool finished;          /* java__finish ran: no attach starts any more */
 	struct watch watches[WATCH_SLOTS];
-	size_t next_watch;      /* where java_attach_watched starts its next pass */
+	size_t next_watch;      /* where java__attach_watched starts its next pass */
 	struct attacher *attacher; /* runs the attaches of watched processes; made at the first */
 	bool no_attacher;       /* it could not be made: they run on the session thread */
 	bool kfunc_checked, no_kfunc;
@@ -155,45 +155,45 @@ extern const char *const java_agct_reasons[sizeof(((struct java_stats *)0)->agct
 #define AGCT_OTHER (sizeof(java_agct_reasons) / sizeof(java_agct_reasons[0]) - 1)
 
 /* java.c: the slot of the JVM tgid, or NULL. */
-struct jvm *java_find_jvm(struct java *java, uint32_t tgid);
+struct jvm *java__find_jvm(struct java *java, uint32_t tgid);
 
 /*
  * java.c: the join's callback (join_emit_fn, ctx the struct java): a
  * sample paired with its Java stack, or given up on, counted by outcome
  * and handed to the merge.
  */
-void java_emit(void *ctx, const struct jbpf_sample *sample, size_t size, const struct join_trace *trace,
+void java__emit(void *ctx, const struct jbpf_sample *sample, size_t size, const struct join_trace *trace,
 	       enum join_outcome outcome);
 
 /* java_agents.c: the agent is gone or misbehaved (why, for the line on stderr): its JVM is no longer signalled. */
-void java_detach(struct jvm *jvm, const char *why);
+void java__detach(struct jvm *jvm, const char *why);
 
 /*
  * java_agents.c: waits for the agent's hello after an attach, on the
  * attach worker; 0, or -1 with err set. Gives up when cancel_fd (-1:
  * never) polls readable.
  */
-int java_wait_for_hello(struct jvm *jvm, int cancel_fd, char *err, size_t err_size);
+int java__wait_for_hello(struct jvm *jvm, int cancel_fd, char *err, size_t err_size);
 
 /* java_agents.c, from java__tick: a JVM not answering is no longer signalled; an exited one's slot is freed. */
-void java_check_answering(struct jvm *jvm, uint64_t now);
-void java_release_exited(struct java *java, uint64_t now);
+void java__check_answering(struct jvm *jvm, uint64_t now);
+void java__release_exited(struct java *java, uint64_t now);
 
 /* java_attach.c, from java__tick: the attaches the worker finished, adopted; the watched processes' tries that are due. */
-void java_take_finished(struct java *java);
-void java_attach_watched(struct java *java, uint64_t now);
+void java__take_finished(struct java *java);
+void java__attach_watched(struct java *java, uint64_t now);
 
 /*
  * java_alloc.c: an allocation jvm's agent sampled, added to the profile
- * with its class as the last frame, weighing sampled_bytes
+ * with its class as the last frame, weighing sampled_bytes__of
  * (common/sampled_bytes.h); native code's allocation with its native
  * frames (nr_native of them) between its Java frames and its class.
  */
-void java_add_alloc(struct java *java, struct jvm *jvm, const struct jbpf_msg_alloc *alloc,
+void java__add_alloc(struct java *java, struct jvm *jvm, const struct jbpf_msg_alloc *alloc,
 		    const struct jbpf_trace_frame *frames, const char *class_name, const uint64_t *native,
 		    uint32_t nr_native);
 
 /* java_stats.c: the agent's own counters of jvm, added to st. */
-void java_add_agent_counts(struct java_stats *st, const struct jvm *jvm);
+void java__add_agent_counts(struct java_stats *st, const struct jvm *jvm);
 
 #endif /* JBPF_JAVA_INTERNAL_H */

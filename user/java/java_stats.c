@@ -21,7 +21,7 @@ void java__attach_stats(const struct java *java, struct java_attach_stats *stats
 }
 
 /* The agents' own counters of jvm, added to totals (java__stats). */
-void java_add_agent_counts(struct java_stats *st, const struct jvm *jvm)
+void java__add_agent_counts(struct java_stats *st, const struct jvm *jvm)
 {
 	struct javamap_stats ms;
 
@@ -56,7 +56,7 @@ void java__stats(const struct java *java, struct java_stats *stats)
 	stats->agent_allocs = java->retired.agent_allocs;
 	stats->agent_allocs_lost = java->retired.agent_allocs_lost;
 	for (size_t i = 0; i < java->nr_jvms; i++)
-		java_add_agent_counts(stats, &java->jvms[i]);
+		java__add_agent_counts(stats, &java->jvms[i]);
 	if (java->merge) {
 		struct merge_kind_counts kinds;
 

@@ -196,7 +196,7 @@ static int dispatch(uint32_t type, const uint8_t *p, size_t size, const struct j
 	}
 }
 
-ssize_t javastream_parse(const void *buf, size_t len, const struct javastream_handler *handler)
+ssize_t javastream__parse(const void *buf, size_t len, const struct javastream_handler *handler)
 {
 	const uint8_t *p = buf;
 	size_t used = 0;
@@ -216,7 +216,7 @@ ssize_t javastream_parse(const void *buf, size_t len, const struct javastream_ha
 	return (ssize_t)used;
 }
 
-int javastream_read(struct javastream_reader *reader, int fd, const struct javastream_handler *handler)
+int javastream__read(struct javastream_reader *reader, int fd, const struct javastream_handler *handler)
 {
 	size_t taken = 0;
 
@@ -232,7 +232,7 @@ int javastream_read(struct javastream_reader *reader, int fd, const struct javas
 			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 		taken += (size_t)n;
 		reader->len += (size_t)n;
-		used = javastream_parse(reader->buf, reader->len, handler);
+		used = javastream__parse(reader->buf, reader->len, handler);
 		if (used < 0)
 			return (int)used;
 		memmove(reader->buf, reader->buf + used, reader->len - (size_t)used);

@@ -9,8 +9,8 @@
  * NUL-terminated, cut to JBPF_STREAM_MAX_NAME, with control characters and
  * ';' (the collapsed format's separator) replaced by '?'.
  *
- * javastream_parse works on a buffer and is what the tests drive;
- * javastream_read feeds it from a non-blocking socket.
+ * javastream__parse works on a buffer and is what the tests drive;
+ * javastream__read feeds it from a non-blocking socket.
  */
 #ifndef JBPF_JAVASTREAM_H
 #define JBPF_JAVASTREAM_H
@@ -51,7 +51,7 @@ struct javastream_handler {
  * consumed (a trailing partial message is left for the next call), or
  * -EPROTO if the stream is malformed. Unknown message types are skipped.
  */
-ssize_t javastream_parse(const void *buf, size_t len, const struct javastream_handler *handler);
+ssize_t javastream__parse(const void *buf, size_t len, const struct javastream_handler *handler);
 
 /* Room for the largest message twice over, so a partial one always fits. */
 #define JAVASTREAM_BUFFER (2 * (sizeof(struct jbpf_msg_header) + JBPF_STREAM_MAX_PAYLOAD))
@@ -62,7 +62,7 @@ struct javastream_reader {
 };
 
 /*
- * Bytes read per javastream_read at most: an agent that writes as fast as
+ * Bytes read per javastream__read at most: an agent that writes as fast as
  * the profiler reads must not keep it from its deadlines and signals. A
  * few milliseconds of parsing; the agent's normal output is far less per
  * poll wakeup.
@@ -75,6 +75,6 @@ struct javastream_reader {
  * may have more: poll the fd, level-triggered, to come back for it), 1 at
  * its end (EOF), or a negative errno (-EPROTO for a malformed stream).
  */
-int javastream_read(struct javastream_reader *reader, int fd, const struct javastream_handler *handler);
+int javastream__read(struct javastream_reader *reader, int fd, const struct javastream_handler *handler);
 
 #endif /* JBPF_JAVASTREAM_H */

@@ -83,7 +83,7 @@ static void log_difference(struct oracle *o, const struct jbpf_sample *s, const 
 {
 	if (!o->log)
 		return;
-	const struct jbpf_java_frame *java = record_sample_java_frames(s);
+	const struct jbpf_java_frame *java = decode__sample_java_frames(s);
 
 	fprintf(o->log, "sample tid %u at %llu ns, the agent's %lld ns later\nagent:", s->tid,
 		(unsigned long long)s->time_ns, (long long)(t->time_ns - s->time_ns));
@@ -108,7 +108,7 @@ static void log_difference(struct oracle *o, const struct jbpf_sample *s, const 
  */
 static bool running_interpreted(const struct jbpf_sample *s)
 {
-	const struct jbpf_java_frame *java = record_sample_java_frames(s);
+	const struct jbpf_java_frame *java = decode__sample_java_frames(s);
 
 	return s->java_len && java[0].kind == JBPF_JAVA_INTERPRETED && java[0].native_before == 0 && java[0].pc;
 }

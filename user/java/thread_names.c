@@ -18,7 +18,7 @@ struct thread_entry {
 #define UNLISTED_MAX 1024
 
 struct thread_names {
-	const struct hotspot_thread_names_layout *layout;
+	const struct hotspot_thread_names__layout *layout;
 	struct thread_entry *entries;  /* sorted by tid */
 	size_t nr;
 	uint32_t unlisted[UNLISTED_MAX];
@@ -26,7 +26,7 @@ struct thread_names {
 	struct thread_names_stats stats;
 };
 
-struct thread_names *thread_names__new(const struct hotspot_thread_names_layout *layout)
+struct thread_names *thread_names__new(const struct hotspot_thread_names__layout *layout)
 {
 	struct thread_names *names = calloc(1, sizeof(*names));
 
@@ -84,7 +84,7 @@ static void name_entry(struct thread_names *names, struct hotspot_memory *mem, s
 		       struct thread_entry *old)
 {
 	char name[HOTSPOT_THREAD_NAME_MAX];
-	enum hotspot_thread_name_result r = hotspot_thread_name_string(mem, names->layout, e->java_thread, &e->string);
+	enum hotspot_thread_name_result r = hotspot_thread_names__string(mem, names->layout, e->java_thread, &e->string);
 
 	if (r != HOTSPOT_THREAD_NAME_OK) {
 		count(names, e, old, r);
@@ -96,7 +96,7 @@ static void name_entry(struct thread_names *names, struct hotspot_memory *mem, s
 		names->stats.kept++;
 		return;
 	}
-	r = hotspot_thread_name_read(mem, names->layout, e->string, name);
+	r = hotspot_thread_names__read(mem, names->layout, e->string, name);
 	if (r != HOTSPOT_THREAD_NAME_OK) {
 		count(names, e, old, r);
 		e->string = 0;

@@ -5,7 +5,7 @@
  *
  * Built from each reading of the JVM's thread list (hotspot/threads.h):
  * a thread seen before keeps its name while its Thread's name is the same
- * String (three reads, hotspot_thread_name_string); a new thread, or one
+ * String (three reads, hotspot_thread_names__string); a new thread, or one
  * renamed since, has its name read whole (hotspot/thread_names.h). So a
  * name costs its reads once per thread and rename, never per sample. A
  * thread the JVM does not name (no Thread object) or whose name cannot be
@@ -35,7 +35,7 @@ struct thread_names_stats {
 };
 
 /* layout stays the caller's. NULL when out of memory. */
-struct thread_names *thread_names__new(const struct hotspot_thread_names_layout *layout);
+struct thread_names *thread_names__new(const struct hotspot_thread_names__layout *layout);
 void thread_names__free(struct thread_names *names);
 
 /* The JVM's threads now (nr of them in list): the table rebuilt from them, reading what changed. */

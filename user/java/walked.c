@@ -52,14 +52,14 @@ struct walked_stats {
 struct walked_jvm {
 	uint32_t tgid;
 	/* With walked__follow_threads: where its thread list is, and the tids handed to BPF, sorted. */
-	struct hotspot_threads_layout threads;
+	struct hotspot_threads__layout threads;
 	bool has_threads;
 	uint32_t *tids;
 	size_t nr_tids;
 	uint64_t threads_read_ns;  /* when its list was last read */
 	/* Its threads' Java names, when stacks begin with their thread (NULL otherwise, or where unreadable). */
 	bool own_pidns;            /* its tids are ours: names by tid mean our threads */
-	struct hotspot_thread_names_layout name_layout;
+	struct hotspot_thread_names__layout name_layout;
 	struct thread_names *thread_names;
 	struct jbpf_hotspot_jvm layout; /* with the process's start_ticks */
 	struct hotspot_memory mem;
@@ -107,8 +107,8 @@ static void jvm_free(struct walked_jvm *j)
 	thread_names__free(j->thread_names);
 	free(j->tids);
 	frame_ids__free(j->ids);
-	hotspot_names_free(j->names);
-	hotspot_vm_free(j->vm);
+	hotspot_names__free(j->names);
+	hotspot_vm__free(j->vm);
 	free(j);
 }
 
@@ -152,13 +152,13 @@ size_t walked__nr_jvms(const struct walked *w)
 /* What naming j's frames took, added to *st. */
 static void add_naming(const struct walked_jvm *j, struct walked_stats *st)
 {
-	struct hotspot_names_cache_stats cs;
-	struct hotspot_names_stats ns;
+	struct hotspot_names__cache_stats cs;
+	struct hotspot_names__stats ns;
 
 	if (!j->names)
 		return;
-	hotspot_names_stats(j->names, &ns);
-	hotspot_names_cache_stats(j->names, &cs);
+	hotspot_names__stats(j->names, &ns);
+	hotspot_names__cache_stats(j->names, &cs);
 	st->names_cached += ns.cached;
 	st->clears += cs.clears;
 	st->reads += j->mem.reads;
@@ -204,7 +204,7 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 	int rc;
 
 	walked__forget(w, tgid);
-	rc = hotspot_find(proc_root, tgid, &syms, &base, why, why_size);
+	rc = hotspot_find__jvm(proc_root, tgid, &syms, &base, why, why_size);
 	if (rc <= 0)
 		return rc == 0 ? WALKED_NOT_JVM : WALKED_NOT_UNDERSTOOD;
 	if (make_room(w) || !(j = calloc(1, sizeof(*j)))) {
@@ -213,13 +213,13 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 	}
 	j->tgid = tgid;
 	j->own_pidns = proc__nspid(proc_root, tgid) == tgid;
-	hotspot_memory_of_process(&j->mem, (pid_t)tgid);
-	if (hotspot_vm_read(&j->mem, &syms, &j->vm, why, why_size)) {
+	hotspot_memory__of_process(&j->mem, (pid_t)tgid);
+	if (hotspot_vm__read(&j->mem, &syms, &j->vm, why, why_size)) {
 		jvm_free(j);
 		return WALKED_NOT_UNDERSTOOD;
 	}
-	rc = hotspot_layout_read(j->vm, &j->mem, &j->layout, why, why_size);
-	if (rc || !(j->names = hotspot_names_new(j->vm, &j->mem, why, why_size))) {
+	rc = hotspot_layout__read(j->vm, &j->mem, &j->layout, why, why_size);
+	if (rc || !(j->names = hotspot_names__new(j->vm, &j->mem, why, why_size))) {
 		jvm_free(j);
 		return rc == HOTSPOT_LAYOUT_STARTING ? WALKED_STARTING : WALKED_NOT_UNDERSTOOD;
 	}
@@ -266,7 +266,7 @@ static void read_threads(struct walked *w, struct walked_jvm *j, uint64_t now_ns
 	if (!w->threads && !(w->threads = malloc(HOTSPOT_THREADS_MAX * sizeof(*w->threads))))
 		return;
 	j->threads_read_ns = now_ns;
-	if (hotspot_threads_read(&j->mem, &j->threads, w->threads, HOTSPOT_THREADS_MAX, &nr, why, sizeof(why))) {
+	if (hotspot_threads__read(&j->mem, &j->threads, w->threads, HOTSPOT_THREADS_MAX, &nr, why, sizeof(why))) {
 		w->threads_lost++;
 		return;
 	}
@@ -342,7 +342,7 @@ int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 	 * ours; a JVM whose names cannot be read keeps the kernel's, said with -v.
 	 */
 	if (aggregator__has_thread_roots(w->agg) && j->own_pidns) {
-		if (hotspot_thread_names_layout(j->vm, &j->mem, &j->name_layout, why, sizeof(why))) {
+		if (hotspot_thread_names__layout(j->vm, &j->mem, &j->name_layout, why, sizeof(why))) {
 			w->names_refused++;
 			snprintf(w->names_why, sizeof(w->names_why), "JVM pid %u: %s", tgid, why);
 		} else {
@@ -352,8 +352,8 @@ int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 	if (follows(w, j))
 		w->sampler = sampler;
 	if (follows(w, j) || j->thread_names) {
-		j->has_threads = !hotspot_threads_layout(j->vm, &j->threads, why, sizeof(why));
-		read_threads(w, j, clock_monotonic_ns());
+		j->has_threads = !hotspot_threads__layout(j->vm, &j->threads, why, sizeof(why));
+		read_threads(w, j, clock__monotonic_ns());
 	}
 	/* A wall-clock or off-CPU recording's virtual threads: their time unmounted (bpf/vthreads.bpf.c). */
 	if ((j->layout.flags & JBPF_HOTSPOT_UNMOUNTS) &&
@@ -606,7 +606,7 @@ static void push_java(struct walked *w, struct walked_jvm *j, const struct jbpf_
 		w->stats.frames += known;
 		return;
 	}
-	n = hotspot_names_frame(j->names, f, w->logical, HOTSPOT_NAMES_MAX_INLINE);
+	n = hotspot_names__frame(j->names, f, w->logical, HOTSPOT_NAMES_MAX_INLINE);
 	if (n > HOTSPOT_NAMES_MAX_INLINE)
 		n = HOTSPOT_NAMES_MAX_INLINE;
 	for (int k = n - 1; k >= 0; k--) {
@@ -653,7 +653,7 @@ static void count_walk(struct walked *w, const struct jbpf_sample *s, const stru
 void walked__sample(struct walked *w, const struct jbpf_sample *s)
 {
 	struct walked_jvm *j = find_jvm(w, s->tgid);
-	const struct jbpf_java_frame *java = record_sample_java_frames(s);
+	const struct jbpf_java_frame *java = decode__sample_java_frames(s);
 	int k = (int)s->java_len - 1;
 	bool java_innermost = s->java_len && java[0].native_before == 0, marker_only;
 
@@ -668,7 +668,7 @@ void walked__sample(struct walked *w, const struct jbpf_sample *s)
 	if (w->follow_threads && s->lock_klass) {
 		char name[NAME_MAX_LEN];
 
-		if (!hotspot_names_klass(j->names, s->lock_klass, name, sizeof(name)))
+		if (!hotspot_names__klass(j->names, s->lock_klass, name, sizeof(name)))
 			aggregator__set_lock_class(w->agg, name);
 	}
 	if (s->ustack_err && !s->ustack_len && !s->java_len)
@@ -691,7 +691,7 @@ int walked__methods(struct walked *w, const struct jbpf_sample *s, struct walked
 		    unsigned *stop)
 {
 	struct walked_jvm *j = find_jvm(w, s->tgid);
-	const struct jbpf_java_frame *java = record_sample_java_frames(s);
+	const struct jbpf_java_frame *java = decode__sample_java_frames(s);
 	int n = 0;
 
 	*stop = 0;
@@ -702,7 +702,7 @@ int walked__methods(struct walked *w, const struct jbpf_sample *s, struct walked
 			*stop = java[i].reason;
 			break;
 		}
-		got = hotspot_names_frame(j->names, &java[i], w->logical, HOTSPOT_NAMES_MAX_INLINE);
+		got = hotspot_names__frame(j->names, &java[i], w->logical, HOTSPOT_NAMES_MAX_INLINE);
 		for (int k = 0; k < got && k < HOTSPOT_NAMES_MAX_INLINE && n < max; k++) {
 			const struct hotspot_frame *f = &w->logical[k];
 

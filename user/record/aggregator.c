@@ -610,8 +610,8 @@ static uint64_t weight_of(const struct aggregator *agg, const struct jbpf_sample
 	*objects = 0;
 	if (s->type != JBPF_RECORD_NATIVE_ALLOC)
 		return 1;
-	bytes = sampled_bytes(s->alloc_bytes, agg->config.alloc_interval);
-	*objects = sampled_objects(bytes, s->alloc_bytes);
+	bytes = sampled_bytes__of(s->alloc_bytes, agg->config.alloc_interval);
+	*objects = sampled_bytes__objects(bytes, s->alloc_bytes);
 	return bytes ? bytes : 1;
 }
 

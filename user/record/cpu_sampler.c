@@ -125,7 +125,7 @@ static void choose_period(struct cpu_sampler *cs, const struct sampler_config *c
 		*keep_threshold = UINT32_MAX;
 		return;
 	}
-	cs->base_period_ns = lo + random_u64() % (hi - lo + 1);
+	cs->base_period_ns = lo + random__u64() % (hi - lo + 1);
 	keep = (double)cs->base_period_ns * config->frequency_hz / (double)NS_PER_SEC;
 	*keep_threshold = (uint32_t)(keep * 4294967296.0);
 }

@@ -3,15 +3,15 @@
  */
 #include "decode.h"
 
-const struct jbpf_java_frame *record_sample_java_frames(const struct jbpf_sample *s)
+const struct jbpf_java_frame *decode__sample_java_frames(const struct jbpf_sample *s)
 {
 	return (const struct jbpf_java_frame *)(s->ips + s->kstack_len + s->ustack_len);
 }
 
-/* The Java frames' order and kinds (see record_sample_java_frames). */
+/* The Java frames' order and kinds (see decode__sample_java_frames). */
 static bool java_frames_are_valid(const struct jbpf_sample *s)
 {
-	const struct jbpf_java_frame *f = record_sample_java_frames(s);
+	const struct jbpf_java_frame *f = decode__sample_java_frames(s);
 	unsigned before = 0, carriers = 0;
 
 	for (unsigned i = 0; i < s->java_len; i++) {
@@ -35,19 +35,19 @@ static bool java_frames_are_valid(const struct jbpf_sample *s)
 	return true;
 }
 
-bool record_sample_is_valid(const void *data, size_t size)
+bool decode__sample_is_valid(const void *data, size_t size)
 {
 	const struct jbpf_sample *s = data;
 
-	if (size < sizeof(*s) || !record_type_is_sample(s->type))
+	if (size < sizeof(*s) || !decode__type_is_sample(s->type))
 		return false;
 	if (s->kstack_len > JBPF_MAX_STACK_DEPTH || s->ustack_len > JBPF_MAX_STACK_DEPTH ||
 	    s->java_len > JBPF_MAX_JAVA_FRAMES)
 		return false;
-	return size >= record_sample_used_size(s) && java_frames_are_valid(s);
+	return size >= decode__sample_used_size(s) && java_frames_are_valid(s);
 }
 
-size_t record_sample_used_size(const struct jbpf_sample *s)
+size_t decode__sample_used_size(const struct jbpf_sample *s)
 {
 	return sizeof(*s) + ((size_t)s->kstack_len + s->ustack_len) * sizeof(__u64) +
 	       (size_t)s->java_len * sizeof(struct jbpf_java_frame);
@@ -59,7 +59,7 @@ static bool user_stack_is_valid(const struct jbpf_user_stack *u, size_t size)
 	       size >= sizeof(*u) + (size_t)u->len * sizeof(__u64);
 }
 
-bool record_decode(const void *data, size_t size, struct record *r)
+bool decode__record(const void *data, size_t size, struct record *r)
 {
 	r->data = data;
 	r->size = size;
@@ -73,7 +73,7 @@ bool record_decode(const void *data, size_t size, struct record *r)
 	case JBPF_RECORD_NATIVE_ALLOC:
 	case JBPF_RECORD_WAKER:
 	case JBPF_RECORD_VTHREAD_WAIT:
-		return record_sample_is_valid(data, size);
+		return decode__sample_is_valid(data, size);
 	case JBPF_RECORD_EXEC:
 		return size >= sizeof(struct jbpf_exec);
 	case JBPF_RECORD_SIGNAL_LOST:

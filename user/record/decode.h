@@ -2,7 +2,7 @@
  * decode: a ring buffer record, checked once and named by its type.
  *
  * The BPF programs write every record, but a record is still bytes of a
- * given length: record_decode checks the length against the type (and a
+ * given length: decode__record checks the length against the type (and a
  * sample's frame counts against JBPF_MAX_STACK_DEPTH and against the bytes
  * received) before any stage reads a field. Every stage after it
  * (wall, the Java join, the aggregator) takes the decoded record and
@@ -40,16 +40,16 @@ struct record {
  * with more frames than BPF sends or than its bytes hold, or of a type no
  * program writes.
  */
-bool record_decode(const void *data, size_t size, struct record *r);
+bool decode__record(const void *data, size_t size, struct record *r);
 
 /* Whether data[0..size) is a well-formed CPU sample, wait or sampled allocation. */
-bool record_sample_is_valid(const void *data, size_t size);
+bool decode__sample_is_valid(const void *data, size_t size);
 
 /* The bytes a valid sample's header and frames take (trailing bytes left out). */
-size_t record_sample_used_size(const struct jbpf_sample *s);
+size_t decode__sample_used_size(const struct jbpf_sample *s);
 
 /* Whether a record of type is a struct jbpf_sample. */
-static inline bool record_type_is_sample(uint32_t type)
+static inline bool decode__type_is_sample(uint32_t type)
 {
 	return type == JBPF_RECORD_CPU_SAMPLE || type == JBPF_RECORD_WAIT || type == JBPF_RECORD_NATIVE_ALLOC ||
 	       type == JBPF_RECORD_WAKER || type == JBPF_RECORD_VTHREAD_WAIT;
@@ -60,6 +60,6 @@ static inline bool record_type_is_sample(uint32_t type)
  * checked: a known kind, a stop reason only on the last, and its place
  * among the user frames within them and never before the previous one's.
  */
-const struct jbpf_java_frame *record_sample_java_frames(const struct jbpf_sample *s);
+const struct jbpf_java_frame *decode__sample_java_frames(const struct jbpf_sample *s);
 
 #endif /* JBPF_DECODE_H */

@@ -95,7 +95,7 @@ static void drop(struct leaks *l, struct held *h)
 
 static void hold(struct leaks *l, const struct jbpf_sample *s)
 {
-	size_t size = record_sample_used_size(s);
+	size_t size = decode__sample_used_size(s);
 	struct held *h;
 
 	l->stats.sampled++;

@@ -106,7 +106,7 @@ static int start_countdowns(struct nativemem *nm, uint64_t interval)
 	if (!left)
 		return -ENOMEM;
 	for (int i = 0; i < cpus; i++)
-		left[i] = (int64_t)llround(-log(((random_u64() >> 11) + 0.5) / 9007199254740992.0) * (double)interval);
+		left[i] = (int64_t)llround(-log(((random__u64() >> 11) + 0.5) / 9007199254740992.0) * (double)interval);
 	if (bpf_map_update_elem(bpf_map__fd(nm->skel->maps.countdown), &zero, left, BPF_ANY))
 		error = -errno;
 	free(left);

@@ -85,7 +85,7 @@ static int on_ringbuf_record(void *ctx, void *data, size_t size)
 	sampler->on_record(sampler->ctx, data, size);
 	sampler->drained++;
 	/* libbpf has consumed this record already: stopping here loses nothing. */
-	if (sampler->drain_deadline_ns && clock_monotonic_ns() >= sampler->drain_deadline_ns)
+	if (sampler->drain_deadline_ns && clock__monotonic_ns() >= sampler->drain_deadline_ns)
 		return -EAGAIN;
 	return 0;
 }
@@ -178,7 +178,7 @@ static int setup_waits(struct sampler *sampler, const struct sampler_config *con
 	 * each thread that slept and woke unseen lost that much sleep).
 	 */
 	offcpu__seed_threads(sampler->offcpu, config->tgids, config->nr_tgids);
-	sampler->started_ns = clock_monotonic_ns();
+	sampler->started_ns = clock__monotonic_ns();
 	return 0;
 }
 
@@ -341,7 +341,7 @@ size_t sampler__run_times(const struct sampler *sampler, struct loader_run_time 
 
 void sampler__stop(struct sampler *sampler)
 {
-	sampler->stopped_ns = clock_monotonic_ns();
+	sampler->stopped_ns = clock__monotonic_ns();
 	if (sampler->syscall_exit)
 		syscall_exit__stop_waits(sampler->syscall_exit);
 	cpu_sampler__stop(sampler->cpu);
@@ -454,7 +454,7 @@ int sampler__drain(struct sampler *sampler)
 	int err;
 
 	/* Once stopped, nothing more comes: the last drain takes every record, however long. */
-	sampler->drain_deadline_ns = sampler->stopped_ns ? 0 : clock_monotonic_ns() + DRAIN_BUDGET_NS;
+	sampler->drain_deadline_ns = sampler->stopped_ns ? 0 : clock__monotonic_ns() + DRAIN_BUDGET_NS;
 	sampler->drained = 0;
 	err = ring_buffer__consume(sampler->ringbuf);
 	return err < 0 && err != -EAGAIN ? err : sampler->drained;

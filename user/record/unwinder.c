@@ -678,7 +678,7 @@ static bool process_alive(const struct unwinder *u, const struct process *proc, 
  */
 static void load_pending(struct unwinder *u)
 {
-	uint64_t start = clock_monotonic_ns();
+	uint64_t start = clock__monotonic_ns();
 
 	for (size_t b = 0; b < HASH_BUCKETS; b++)
 		for (struct process *proc = u->processes[b]; proc; proc = proc->next) {
@@ -686,8 +686,8 @@ static void load_pending(struct unwinder *u)
 				continue;
 			proc->load_pending = false;
 			u->loads_pending--;
-			process_load(u, proc, clock_monotonic_ns());
-			if (clock_monotonic_ns() - start >= UNWINDER_TICK_BUDGET_NS)
+			process_load(u, proc, clock__monotonic_ns());
+			if (clock__monotonic_ns() - start >= UNWINDER_TICK_BUDGET_NS)
 				return;
 		}
 }

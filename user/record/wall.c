@@ -273,7 +273,7 @@ static void finish_wait(struct wall *wall, struct jbpf_sample *w, size_t size, b
  */
 static void hold(struct wall *wall, struct pending **list, uint64_t key, const struct jbpf_sample *w)
 {
-	size_t size = record_sample_used_size(w); /* never more than WAIT_BYTES */
+	size_t size = decode__sample_used_size(w); /* never more than WAIT_BYTES */
 	size_t room = size + (list == &wall->by_ustack ? JBPF_MAX_STACK_DEPTH * sizeof(__u64) : 0);
 	struct pending *p;
 
@@ -328,7 +328,7 @@ static void user_stack(struct wall *wall, const struct jbpf_user_stack *u)
 		w->ustack_len = u->len;
 		w->ustack_err = u->err;
 		w->ustack_seq = 0;
-		finish_wait(wall, w, record_sample_used_size(w), false);
+		finish_wait(wall, w, decode__sample_used_size(w), false);
 		free(p);
 	}
 }
@@ -424,8 +424,8 @@ void wall__record(struct wall *wall, const struct record *r)
 				wall->stats.pending_full++;
 				return;
 			}
-			memcpy(copy, s, record_sample_used_size(s));
-			finish_wait(wall, copy, record_sample_used_size(s), false);
+			memcpy(copy, s, decode__sample_used_size(s));
+			finish_wait(wall, copy, decode__sample_used_size(s), false);
 			free(copy);
 		}
 		return;
@@ -499,13 +499,13 @@ static void wait_at_end(struct wall *wall, const struct jbpf_thread_end *end, ui
 		w->ustack_err = 0;
 	}
 	/* The kernel stack, then what follows it in end: the same layout as a wait's. */
-	memcpy(w->ips, end->ips, record_sample_used_size(w) - sizeof(*w));
-	if (w->java_len && !record_sample_is_valid(w, record_sample_used_size(w))) {
+	memcpy(w->ips, end->ips, decode__sample_used_size(w) - sizeof(*w));
+	if (w->java_len && !decode__sample_is_valid(w, decode__sample_used_size(w))) {
 		w->ustack_len = 0;
 		w->java_len = 0;
 		w->ustack_err = -EINVAL;
 	}
-	finish_wait(wall, w, record_sample_used_size(w), true);
+	finish_wait(wall, w, decode__sample_used_size(w), true);
 	free(w);
 }
 

@@ -208,13 +208,13 @@ static bool feed_unwinder(struct pipeline *p, const struct record *r)
 	switch (r->type) {
 	case JBPF_RECORD_CPU_SAMPLE:
 	case JBPF_RECORD_NATIVE_ALLOC:
-		unwinder__saw(p->unwinder, r->sample->tgid, clock_monotonic_ns());
+		unwinder__saw(p->unwinder, r->sample->tgid, clock__monotonic_ns());
 		return false;
 	case JBPF_RECORD_EXEC:
-		unwinder__exec(p->unwinder, r->exec->tgid, clock_monotonic_ns());
+		unwinder__exec(p->unwinder, r->exec->tgid, clock__monotonic_ns());
 		return false;
 	case JBPF_RECORD_UNWIND_MISS:
-		unwinder__miss(p->unwinder, r->unwind_miss->tgid, clock_monotonic_ns());
+		unwinder__miss(p->unwinder, r->unwind_miss->tgid, clock__monotonic_ns());
 		return true;
 	default:
 		return false;
@@ -227,9 +227,9 @@ void pipeline__record(void *ctx, const void *data, size_t size)
 	struct record r;
 
 	p->stats.records++;
-	if (!record_decode(data, size, &r)) {
+	if (!decode__record(data, size, &r)) {
 		p->stats.malformed++;
-		if (record_type_is_sample(r.type))
+		if (decode__type_is_sample(r.type))
 			p->stats.malformed_samples++;
 		return;
 	}

@@ -90,7 +90,7 @@ struct recording *recording__new(const struct recording_config *config)
 	 * bpf_loop it would record nothing. Refused alone; an event beside it
 	 * goes on.
 	 */
-	if (recording_config_has(&rec->config, RECORDING_LOCK) && !loader__has_bpf_loop()) {
+	if (recording__config_has(&rec->config, RECORDING_LOCK) && !loader__has_bpf_loop()) {
 		loader__note_unavailable("-e lock", "it needs Java frames walked by BPF, and that needs bpf_loop (Linux 5.17)");
 		rec->config.events &= ~RECORDING_EVENT(RECORDING_LOCK);
 		if (!rec->config.events) {
@@ -98,7 +98,7 @@ struct recording *recording__new(const struct recording_config *config)
 			return NULL;
 		}
 	}
-	rec->start_ns = clock_monotonic_ns();
+	rec->start_ns = clock__monotonic_ns();
 	if (resolve_targets(rec)) {
 		free(rec);
 		return NULL;
@@ -213,17 +213,17 @@ static int ask_kernel_for_symbols(struct recording *rec)
 /* Whether the recording weighs time: waits and CPU samples both (-e wall, -e offcpu, -e lock). */
 static bool weighs_time(const struct recording_config *c)
 {
-	return recording_config_has(c, RECORDING_WALL) || recording_config_has(c, RECORDING_OFFCPU) ||
-	       recording_config_has(c, RECORDING_LOCK);
+	return recording__config_has(c, RECORDING_WALL) || recording__config_has(c, RECORDING_OFFCPU) ||
+	       recording__config_has(c, RECORDING_LOCK);
 }
 
 /* Off-CPU time only: -e offcpu, -e lock. */
 static bool off_cpu_only(const struct recording_config *c)
 {
-	return recording_config_has(c, RECORDING_OFFCPU) || recording_config_has(c, RECORDING_LOCK);
+	return recording__config_has(c, RECORDING_OFFCPU) || recording__config_has(c, RECORDING_LOCK);
 }
 
-const char *recording_event_word(enum recording_event event, bool leaks)
+const char *recording__event_word(enum recording_event event, bool leaks)
 {
 	static const char *const words[] = {
 		[RECORDING_CPU] = "cpu",
@@ -248,12 +248,12 @@ static void name_event_frames(const struct recording_config *c, struct aggregato
 	if (!(c->events & (c->events - 1)))
 		return;
 	for (int e = RECORDING_CPU; e <= RECORDING_LOCK; e++)
-		if (e != RECORDING_ALLOC && e != RECORDING_NATIVEMEM && recording_config_has(c, (enum recording_event)e))
-			agg->event_frames[AGGREGATOR_TIME] = recording_event_word((enum recording_event)e, false);
-	if (recording_config_has(c, RECORDING_ALLOC))
-		agg->event_frames[AGGREGATOR_HEAP] = recording_event_word(RECORDING_ALLOC, false);
-	if (recording_config_has(c, RECORDING_NATIVEMEM))
-		agg->event_frames[AGGREGATOR_NATIVE] = recording_event_word(RECORDING_NATIVEMEM, c->leaks);
+		if (e != RECORDING_ALLOC && e != RECORDING_NATIVEMEM && recording__config_has(c, (enum recording_event)e))
+			agg->event_frames[AGGREGATOR_TIME] = recording__event_word((enum recording_event)e, false);
+	if (recording__config_has(c, RECORDING_ALLOC))
+		agg->event_frames[AGGREGATOR_HEAP] = recording__event_word(RECORDING_ALLOC, false);
+	if (recording__config_has(c, RECORDING_NATIVEMEM))
+		agg->event_frames[AGGREGATOR_NATIVE] = recording__event_word(RECORDING_NATIVEMEM, c->leaks);
 }
 
 /*
@@ -263,7 +263,7 @@ static void name_event_frames(const struct recording_config *c, struct aggregato
  */
 static uint64_t full_wait_ns(const struct recording_config *c)
 {
-	if (recording_config_has(c, RECORDING_LOCK))
+	if (recording__config_has(c, RECORDING_LOCK))
 		return 1;
 	return c->wait_interval_ns ? c->wait_interval_ns : NS_PER_SEC / c->frequency_hz;
 }
@@ -282,7 +282,7 @@ static int make_stages(struct recording *rec)
 		.time_weights = weighs_time(c),
 		.state_mask = c->state_mask,
 		.sample_weight_ns = c->interval_ns && weighs_time(c) ? NS_PER_SEC / c->frequency_hz : 0,
-		.lock_view = recording_config_has(c, RECORDING_LOCK),
+		.lock_view = recording__config_has(c, RECORDING_LOCK),
 		.alloc_interval = c->alloc_interval,
 	};
 
@@ -301,7 +301,7 @@ static int make_stages(struct recording *rec)
 	if (!rec->java)
 		return -ENOMEM;
 	java__want_nmethods(rec->java, agg_config.annotate);
-	if (recording_config_has(c, RECORDING_ALLOC))
+	if (recording__config_has(c, RECORDING_ALLOC))
 		java__sample_allocations(rec->java, c->alloc_interval);
 	if (!(c->events & ~(RECORDING_EVENT(RECORDING_ALLOC) | RECORDING_EVENT(RECORDING_NATIVEMEM))))
 		java__without_signals(rec->java);
@@ -312,9 +312,9 @@ static int make_stages(struct recording *rec)
 		return -ENOMEM;
 	pipeline__set_walked(rec->pipeline, rec->walked, rec->starting);
 	/* -e lock: BPF reads each wait's monitor through its thread's JavaThread. */
-	if (recording_config_has(c, RECORDING_LOCK))
+	if (recording__config_has(c, RECORDING_LOCK))
 		walked__follow_threads(rec->walked);
-	if (recording_config_has(c, RECORDING_NATIVEMEM) && c->leaks) {
+	if (recording__config_has(c, RECORDING_NATIVEMEM) && c->leaks) {
 		rec->leaks = leaks__new(LEAKS_MAX_BYTES);
 		if (!rec->leaks)
 			return -ENOMEM;
@@ -423,8 +423,8 @@ static void cut_interval(struct recording *rec, bool last)
 	char summary[512];
 
 	/* The cut, on both clocks: the next interval's timeline begins here. */
-	uint64_t cut_ns = clock_monotonic_ns();
-	int64_t cut_unix_ns = clock_realtime_ns();
+	uint64_t cut_ns = clock__monotonic_ns();
+	int64_t cut_unix_ns = clock__realtime_ns();
 
 	if (!last) {
 		fresh = profile__new(NULL);
@@ -511,21 +511,21 @@ static void say_what_is_sampled(const struct recording *rec)
 	size_t used = 0;
 
 	recording__describe_targets(rec, targets, sizeof(targets));
-	if (recording_config_has(c, RECORDING_LOCK))
+	if (recording__config_has(c, RECORDING_LOCK))
 		used += (size_t)snprintf(what + used, sizeof(what) - used,
 					 "the Java threads of %s waiting for locks, every context switch", targets);
-	else if (recording_config_has(c, RECORDING_OFFCPU))
+	else if (recording__config_has(c, RECORDING_OFFCPU))
 		used += (size_t)snprintf(what + used, sizeof(what) - used, "%s off CPU, every context switch", targets);
-	else if (recording_config_has(c, RECORDING_CPU) || recording_config_has(c, RECORDING_WALL))
+	else if (recording__config_has(c, RECORDING_CPU) || recording__config_has(c, RECORDING_WALL))
 		used += (size_t)snprintf(what + used, sizeof(what) - used, "%s at %u Hz%s on %u CPUs%s", targets,
 					 c->frequency_hz, c->fixed_interval ? " (fixed interval)" : "",
 					 sampler__cpus(rec->sampler),
-					 recording_config_has(c, RECORDING_WALL) ? " and every context switch" : "");
-	if (recording_config_has(c, RECORDING_ALLOC) && used < sizeof(what))
+					 recording__config_has(c, RECORDING_WALL) ? " and every context switch" : "");
+	if (recording__config_has(c, RECORDING_ALLOC) && used < sizeof(what))
 		used += (size_t)snprintf(what + used, sizeof(what) - used,
 					 "%sthe Java heap allocations of %s, one per %u bytes on average", used ? ", and " : "",
 					 targets, c->alloc_interval);
-	if (recording_config_has(c, RECORDING_NATIVEMEM) && used < sizeof(what))
+	if (recording__config_has(c, RECORDING_NATIVEMEM) && used < sizeof(what))
 		snprintf(what + used, sizeof(what) - used, "%sthe native allocations of %s, one per %u bytes on average%s",
 			 used ? ", and " : "", targets, c->alloc_interval, c->leaks ? ", each followed to its free" : "");
 	if (c->duration_ns)
@@ -654,22 +654,22 @@ int recording__run(struct recording *rec)
 	if (wall) {
 		sampler_config.waits = true;
 		sampler_config.no_cpu_samples = off_cpu_only(c);
-		sampler_config.lock_classes = recording_config_has(c, RECORDING_LOCK);
+		sampler_config.lock_classes = recording__config_has(c, RECORDING_LOCK);
 		sampler_config.full_wait_ns = full_wait_ns(c);
 		sampler_config.min_block_ns = c->min_block_ns;
 		sampler_config.max_block_ns = c->max_block_ns;
 		sampler_config.wakers = c->wakers;
 	}
 	/* Allocations come from the agents' sockets or the allocators' uprobes: no CPU samples of their own. */
-	sampler_config.no_cpu_samples |= !recording_config_has(c, RECORDING_CPU) && !recording_config_has(c, RECORDING_WALL);
+	sampler_config.no_cpu_samples |= !recording__config_has(c, RECORDING_CPU) && !recording__config_has(c, RECORDING_WALL);
 	/* 0: the sampler's default, the largest. */
 	sampler_config.ringbuf_bytes = sampler_config.no_cpu_samples && !wall ? RING_MIN_BYTES : ring_bytes(c, wall != NULL);
-	if (recording_config_has(c, RECORDING_NATIVEMEM)) {
+	if (recording__config_has(c, RECORDING_NATIVEMEM)) {
 		sampler_config.nativemem = &nativemem_config;
 		if (sampler_config.ringbuf_bytes && sampler_config.ringbuf_bytes < RING_NATIVEMEM_BYTES)
 			sampler_config.ringbuf_bytes = RING_NATIVEMEM_BYTES;
 	}
-	if (recording_attach_jvms(rec))
+	if (recording__attach_jvms(rec))
 		return -1;
 	/* Virtual threads' time unmounted: where a JVM walked by BPF is, or may come (the probes go on JVMs alone). */
 	sampler_config.vthreads =
@@ -697,7 +697,7 @@ int recording__run(struct recording *rec)
 		return -1;
 	}
 	pipeline__set_unwinder(rec->pipeline, sampler__unwinder(rec->sampler));
-	if (recording_config_has(c, RECORDING_NATIVEMEM) && probe_allocators(rec)) {
+	if (recording__config_has(c, RECORDING_NATIVEMEM) && probe_allocators(rec)) {
 		sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
 		return -1;
 	}
@@ -705,23 +705,23 @@ int recording__run(struct recording *rec)
 		wall__start(wall, sampler__started_ns(rec->sampler));
 	}
 	java__set_sampler(rec->java, rec->sampler);
-	rec->interval_from_unix_ns = clock_realtime_ns();
+	rec->interval_from_unix_ns = clock__realtime_ns();
 	/*
 	 * The timeline begins on the clock the records are stamped with, where
 	 * the window of waits opened (the sampler's start) or else now, as the
 	 * session starts; its wall-clock time with it.
 	 */
 	{
-		uint64_t now = clock_monotonic_ns(), origin = sampler__started_ns(rec->sampler);
+		uint64_t now = clock__monotonic_ns(), origin = sampler__started_ns(rec->sampler);
 
 		origin = origin && origin <= now ? origin : now;
 		if (!c->no_times)
 			profile__set_time_origin(rec->profile, origin);
 		rec->start_unix_ns = rec->interval_from_unix_ns - (int64_t)(now - origin);
 	}
-	rec->sampling_ns = clock_monotonic_ns();
+	rec->sampling_ns = clock__monotonic_ns();
 	error = session__run(rec->sampler, rec->pipeline, &session_config, &rec->session, err, sizeof(err));
-	rec->stop_ns = clock_monotonic_ns();
+	rec->stop_ns = clock__monotonic_ns();
 	sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
 	if (error) {
 		fprintf(stderr, "jbpfprof: %s\n", err);

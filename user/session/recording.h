@@ -38,7 +38,7 @@ enum recording_event {
 #define RECORDING_EVENT(e) (1u << (e))
 
 /* The word files and frames name event by: "cpu", "wall", "offcpu", "alloc", "nativemem" ("leaks" with leaks). */
-const char *recording_event_word(enum recording_event event, bool leaks);
+const char *recording__event_word(enum recording_event event, bool leaks);
 
 enum recording_java {
 	RECORDING_JAVA_AUTO,      /* attach to JVMs; one that refuses is profiled without Java frames */
@@ -115,7 +115,7 @@ struct recording;
  * (a pid that does not exist, out of memory).
  */
 /* Whether config records event. */
-static inline bool recording_config_has(const struct recording_config *config, enum recording_event event)
+static inline bool recording__config_has(const struct recording_config *config, enum recording_event event)
 {
 	return config->events & RECORDING_EVENT(event);
 }

@@ -58,7 +58,7 @@ struct recording {
 };
 
 /* Whether the recording weighs time (CPU samples, waits): -e cpu, wall or offcpu. */
-static inline bool recording_has_time(const struct recording *rec)
+static inline bool recording__has_time(const struct recording *rec)
 {
 	return rec->config.events & (RECORDING_EVENT(RECORDING_CPU) | RECORDING_EVENT(RECORDING_WALL) |
 				     RECORDING_EVENT(RECORDING_OFFCPU) | RECORDING_EVENT(RECORDING_LOCK));
@@ -70,6 +70,6 @@ static inline bool recording_has_time(const struct recording *rec)
  * watch for those that start or exec later; before the sampler is opened.
  * 0, or -1 after saying why (--java, and a target did not take the agent).
  */
-int recording_attach_jvms(struct recording *rec);
+int recording__attach_jvms(struct recording *rec);
 
 #endif /* JBPF_RECORDING_INTERNAL_H */

@@ -1,6 +1,6 @@
 /*
  * recording_java: the JVMs of a recording at its start (contract of
- * recording_attach_jvms in recording_internal.h). Each target, or with
+ * recording__attach_jvms in recording_internal.h). Each target, or with
  * -a each process on the host, is walked by BPF when --java-stacks asks
  * for it and its layout is understood, else given the agent now if it is
  * a live JVM, else watched by the Java side (user/java/java.h) if it may
@@ -60,9 +60,9 @@ static enum walked_result offer_walk(struct recording *rec, uint32_t tgid, bool 
 		rec->jvms_starting++;
 	/* How long it stays unwalked, for the summary. */
 	if (rc == WALKED_STARTING)
-		starting__seen(rec->starting, tgid, clock_monotonic_ns());
+		starting__seen(rec->starting, tgid, clock__monotonic_ns());
 	else
-		starting__walked(rec->starting, tgid, clock_monotonic_ns());
+		starting__walked(rec->starting, tgid, clock__monotonic_ns());
 	/* Watched (the agent's tries too), and offered to the walk again at each try: adopt_jvm. */
 	if (rc == WALKED_STARTING && !quiet && rec->config.verbose)
 		fprintf(stderr, "jbpfprof: JVM pid %u: still starting (%s); walked once its layout reads\n", tgid, why);
@@ -86,7 +86,7 @@ static enum java_adopt adopt_jvm(void *ctx, uint32_t tgid)
 	case WALKED_OK:
 		if (rec->config.java_stacks != RECORDING_JAVA_STACKS_BPF)
 			return JAVA_ADOPT_NO;
-		return recording_config_has(&rec->config, RECORDING_ALLOC) ? JAVA_ADOPT_HEAP_ONLY : JAVA_ADOPT_TAKEN;
+		return recording__config_has(&rec->config, RECORDING_ALLOC) ? JAVA_ADOPT_HEAP_ONLY : JAVA_ADOPT_TAKEN;
 	case WALKED_STARTING:
 		return JAVA_ADOPT_WAIT;
 	default:
@@ -104,7 +104,7 @@ static int attach_heap_only(struct recording *rec, uint32_t tgid)
 	char err[512];
 	int rc;
 
-	if (!recording_config_has(&rec->config, RECORDING_ALLOC))
+	if (!recording__config_has(&rec->config, RECORDING_ALLOC))
 		return 0;
 	rc = java__attach_heap_only(rec->java, tgid, err, sizeof(err));
 	if (rc == JAVA_ATTACH_OK) {
@@ -159,12 +159,12 @@ static void attach_at_start(struct recording *rec, uint32_t tgid, bool named)
 		if (rec->config.verbose)
 			fprintf(stderr, "jbpfprof: agent loaded into JVM pid %u\n", tgid);
 	} else if (rc == JAVA_ATTACH_NOT_YET || (rc == JAVA_ATTACH_NOT_JVM && named)) {
-		if (rc == JAVA_ATTACH_NOT_JVM && recording_config_has(&rec->config, RECORDING_ALLOC))
+		if (rc == JAVA_ATTACH_NOT_JVM && recording__config_has(&rec->config, RECORDING_ALLOC))
 			fprintf(stderr, "jbpfprof: pid %u is not a JVM (no libjvm.so in its memory maps): -e alloc has no "
 				"allocations to sample there unless it execs one\n", tgid);
 		java__watch(rec->java, tgid);
 	} else if ((rc == JAVA_ATTACH_FAILED || (rc == JAVA_ATTACH_UNKNOWN && named)) &&
-		   recording_config_has(&rec->config, RECORDING_ALLOC)) {
+		   recording__config_has(&rec->config, RECORDING_ALLOC)) {
 		fprintf(stderr, "jbpfprof: cannot load the agent into pid %u: %s; its allocations are not sampled\n", tgid,
 			err);
 	} else if (rc == JAVA_ATTACH_FAILED || (rc == JAVA_ATTACH_UNKNOWN && named)) {
@@ -205,7 +205,7 @@ static int attach_required(struct recording *rec)
  * Loads the agent into every JVM among the targets (-p), or on the host
  * (-a), and has the Java side watch for those that start or exec later.
  */
-int recording_attach_jvms(struct recording *rec)
+int recording__attach_jvms(struct recording *rec)
 {
 	struct proc_ids processes;
 	uint32_t self = (uint32_t)getpid(), tgid;

@@ -59,7 +59,7 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 {
 	size_t nr_fds = POLL_FIRST_PIDFD + config->nr_tgids, nr_hook_fds = 0;
 	struct pollfd *fds = calloc(nr_fds + MAX_HOOK_FDS, sizeof(*fds));
-	uint64_t start = clock_monotonic_ns(), next_progress = start + PROGRESS_INTERVAL_NS;
+	uint64_t start = clock__monotonic_ns(), next_progress = start + PROGRESS_INTERVAL_NS;
 	uint64_t next_cut = start + config->interval_ns;
 	sigset_t stop_signals, old_mask;
 	bool stop = false;
@@ -110,7 +110,7 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 		config->on_started(config->interval_ctx);
 
 	while (!stop) {
-		uint64_t now = clock_monotonic_ns(), wait_ns = DRAIN_INTERVAL_MS * 1000000ull, next_tick;
+		uint64_t now = clock__monotonic_ns(), wait_ns = DRAIN_INTERVAL_MS * 1000000ull, next_tick;
 		int ready;
 
 		if (config->duration_ns) {
@@ -139,16 +139,16 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 		}
 		if (ready > 0 && nr_hook_fds)
 			pipeline__on_poll(pipeline, fds + nr_fds, nr_hook_fds);
-		pipeline__tick(pipeline, clock_monotonic_ns());
+		pipeline__tick(pipeline, clock__monotonic_ns());
 		/*
 		 * A stop asked for is not a grid cut: the recording's end cuts the
 		 * partial interval, which then holds the moment it was asked (a
 		 * cut slower than an interval would else start one after it).
 		 */
-		if (config->interval_ns && clock_monotonic_ns() >= next_cut && !(fds[POLL_SIGNAL].revents & POLLIN)) {
+		if (config->interval_ns && clock__monotonic_ns() >= next_cut && !(fds[POLL_SIGNAL].revents & POLLIN)) {
 			config->on_interval(config->interval_ctx);
 			/* The next cut keeps to the grid: a slow cut does not shift every later one. */
-			while (next_cut <= clock_monotonic_ns())
+			while (next_cut <= clock__monotonic_ns())
 				next_cut += config->interval_ns;
 		}
 		if (fds[POLL_SIGNAL].revents & POLLIN) {
@@ -166,13 +166,13 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 			/* Its pid is free for any process now: sample and signal none of them. */
 			sampler__forget_target(sampler, config->tgids[i - POLL_FIRST_PIDFD]);
 			fprintf(stderr, "jbpfprof: process %u exited after %.1f s\n",
-				config->tgids[i - POLL_FIRST_PIDFD], (double)(clock_monotonic_ns() - start) / NS_PER_SEC);
+				config->tgids[i - POLL_FIRST_PIDFD], (double)(clock__monotonic_ns() - start) / NS_PER_SEC);
 			close(fds[i].fd);
 			fds[i].fd = -1; /* poll ignores negative descriptors */
 			if (++result->nr_exited == config->nr_tgids)
 				stop = true;
 		}
-		now = clock_monotonic_ns();
+		now = clock__monotonic_ns();
 		if (config->progress && now >= next_progress) {
 			draw_progress(config, pipeline, now - start);
 			next_progress = now + PROGRESS_INTERVAL_NS;
@@ -190,7 +190,7 @@ int session__run(struct sampler *sampler, struct pipeline *pipeline, const struc
 	}
 	pipeline__finish(pipeline, sampler);
 out:
-	result->elapsed_s = (double)(clock_monotonic_ns() - start) / NS_PER_SEC;
+	result->elapsed_s = (double)(clock__monotonic_ns() - start) / NS_PER_SEC;
 	result->all_exited = config->nr_tgids && result->nr_exited == config->nr_tgids;
 	if (config->progress)
 		fputs("\r\033[K", stderr);

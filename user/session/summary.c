@@ -173,7 +173,7 @@ static void describe_wall(const struct recording *rec, const struct wall *wall, 
 	if (ws.no_user_stack && used < size)
 		used += (size_t)snprintf(buf + used, size - used, "; %llu waits without their user stack",
 					 (unsigned long long)ws.no_user_stack);
-	if (recording_config_has(&rec->config, RECORDING_LOCK) && used < size) {
+	if (recording__config_has(&rec->config, RECORDING_LOCK) && used < size) {
 		struct aggregator_stats stats;
 
 		aggregator__stats(rec->agg, &stats);
@@ -324,7 +324,7 @@ static void nativemem_summary(const struct recording *rec, char *buf, size_t siz
 						 (unsigned long long)c[JBPF_CNT_NATIVE_FREES_LOST]);
 	}
 	/* Beside time, the time's part says these. */
-	if (recording_has_time(rec))
+	if (recording__has_time(rec))
 		return;
 	if (walked__nr_jvms(rec->walked) && used + 2 < size) {
 		memcpy(buf + used, "; ", 3);
@@ -372,7 +372,7 @@ static void time_summary(const struct recording *rec, char *buf, size_t size)
 		size_t used = strlen(java_line);
 
 		starting__describe(rec->starting, rec->sampling_ns,
-				   rec->stop_ns ? rec->stop_ns : clock_monotonic_ns(), java_line + used + (used ? 2 : 0),
+				   rec->stop_ns ? rec->stop_ns : clock__monotonic_ns(), java_line + used + (used ? 2 : 0),
 				   sizeof(java_line) - used - 2);
 		if (used && java_line[used + 2])
 			memcpy(java_line + used, "; ", 2);
@@ -407,17 +407,17 @@ void recording__summary(const struct recording *rec, char *buf, size_t size)
 	size_t used = 0;
 
 	buf[0] = '\0';
-	if (recording_has_time(rec)) {
+	if (recording__has_time(rec)) {
 		time_summary(rec, buf, size);
 		used = strlen(buf);
 	}
-	if (recording_config_has(&rec->config, RECORDING_ALLOC) && used + 2 < size) {
+	if (recording__config_has(&rec->config, RECORDING_ALLOC) && used + 2 < size) {
 		if (used)
 			used += (size_t)snprintf(buf + used, size - used, "; ");
 		alloc_summary(rec, buf + used, size - used);
 		used = strlen(buf);
 	}
-	if (recording_config_has(&rec->config, RECORDING_NATIVEMEM) && used + 2 < size) {
+	if (recording__config_has(&rec->config, RECORDING_NATIVEMEM) && used + 2 < size) {
 		if (used)
 			used += (size_t)snprintf(buf + used, size - used, "; ");
 		nativemem_summary(rec, buf + used, size - used);
@@ -613,13 +613,13 @@ void recording__report(const struct recording *rec)
 	struct aggregator_stats stats;
 
 	aggregator__stats(rec->agg, &stats);
-	if (!stats.written_by[AGGREGATOR_NATIVE] && recording_config_has(&rec->config, RECORDING_NATIVEMEM))
+	if (!stats.written_by[AGGREGATOR_NATIVE] && recording__config_has(&rec->config, RECORDING_NATIVEMEM))
 		fprintf(stderr, "jbpfprof: no native allocations %s\n", nothing_native(rec));
-	if (!stats.written_by[AGGREGATOR_HEAP] && recording_config_has(&rec->config, RECORDING_ALLOC))
+	if (!stats.written_by[AGGREGATOR_HEAP] && recording__config_has(&rec->config, RECORDING_ALLOC))
 		fprintf(stderr, "jbpfprof: no Java allocations sampled: %s\n",
 			java__nr_jvms(rec->java) ? "the JVMs allocated less than the interval, or nothing"
 						 : "no JVM took the agent");
-	if (!stats.written_by[AGGREGATOR_TIME] && recording_has_time(rec))
+	if (!stats.written_by[AGGREGATOR_TIME] && recording__has_time(rec))
 		fprintf(stderr, "jbpfprof: no samples: %s on a CPU while recording\n",
 			rec->config.all ? "no process ran" : rec->nr_tgids > 1 ? "the targets did not run" : "the target did not run");
 	if (rec->config.verbose)

@@ -12,7 +12,7 @@ $(NAMES_ORACLE): tests/workloads/names_oracle/oracle.c tests/workloads/names_ora
 		-isystem $(JNI_HOME)/include/linux $< -pthread -o $@
 
 # test_hotspot_names reads real JVMs with hotspot/ (names, layout, code cache)
-# and the symbolizer readers hotspot_find calls.
+# and the symbolizer readers hotspot_find__jvm calls.
 HOTSPOT_NAMES_SRCS := hotspot/memory.c hotspot/vmstructs.c hotspot/find.c hotspot/layout.c hotspot/classes.c hotspot/codecache.c \
 		      hotspot/names.c hotspot/names_layout.c hotspot/scopes.c hotspot/lines.c symbolizer/elf.c common/elf_limits.c common/refuse.c \
 		      symbolizer/symtab.c symbolizer/proc.c symbolizer/procmaps.c symbolizer/lines.c
