@@ -6,13 +6,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-int refuse__say(char *why, size_t why_size, const char *fmt, ...)
+int refuse__say(char *err, size_t err_size, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (why && why_size) {
+	if (err && err_size) {
 		va_start(ap, fmt);
-		vsnprintf(why, why_size, fmt, ap);
+		vsnprintf(err, err_size, fmt, ap);
 		va_end(ap);
 	}
 	return -1;

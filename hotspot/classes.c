@@ -51,7 +51,7 @@ static bool symbol_is(struct hotspot_memory *mem, const struct symbol_layout *l,
 }
 
 int hotspot_classes__find(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, uint64_t *klass,
-		     char *why, size_t why_size)
+		     char *err, size_t err_size)
 {
 	struct symbol_layout sl;
 	uint64_t base, klass_name, size = 0, *entries;
@@ -60,13 +60,13 @@ int hotspot_classes__find(const struct hotspot_vm *vm, struct hotspot_memory *me
 
 	if (!hotspot_vm__static(vm, "vmClasses", "_klasses[static_cast<int>(vmClassID::Object_klass_knum)]", &base) ||
 	    !base)
-		return refuse__say(why, why_size, "VMStructs lists no vmClasses::_klasses");
+		return refuse__say(err, err_size, "VMStructs lists no vmClasses::_klasses");
 	if (!hotspot_vm__field(vm, "Klass", "_name", &klass_name, &size) || (size && size != 8) ||
 	    !symbol_layout(vm, &sl))
-		return refuse__say(why, why_size, "VMStructs lists no Klass::_name or Symbol");
+		return refuse__say(err, err_size, "VMStructs lists no Klass::_name or Symbol");
 	entries = malloc(HOTSPOT_VM_CLASSES_MAX * sizeof(*entries));
 	if (!entries)
-		return refuse__say(why, why_size, "out of memory");
+		return refuse__say(err, err_size, "out of memory");
 	/* The array ends somewhere before the most read: read less until a read succeeds. */
 	while (nr && !hotspot_memory__read(mem, base, entries, nr * sizeof(entries[0])))
 		nr /= 2;
@@ -79,31 +79,31 @@ int hotspot_classes__find(const struct hotspot_vm *vm, struct hotspot_memory *me
 		}
 	}
 	free(entries);
-	return rc ? refuse__say(why, why_size, "the VM does not know the class %s", name) : 0;
+	return rc ? refuse__say(err, err_size, "the VM does not know the class %s", name) : 0;
 }
 
 /* The FieldInfo stream's bytes into *buf (caller frees), their number into *len. */
 static int read_stream(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, uint8_t **buf,
-		       size_t *len, char *why, size_t why_size)
+		       size_t *len, char *err, size_t err_size)
 {
 	uint64_t stream_field, array, data = 4;
 	int32_t length;
 
 	if (!hotspot_vm__field(vm, "InstanceKlass", "_fieldinfo_stream", &stream_field, NULL))
-		return refuse__say(why, why_size, "VMStructs lists no InstanceKlass::_fieldinfo_stream");
+		return refuse__say(err, err_size, "VMStructs lists no InstanceKlass::_fieldinfo_stream");
 	/* An Array<u1>'s bytes follow its int length, unless VMStructs says otherwise. */
 	hotspot_vm__field(vm, "Array<u1>", "_data", &data, NULL);
 	if (!hotspot_memory__u64(mem, klass + stream_field, &array) || !array ||
 	    !hotspot_memory__read(mem, array, &length, sizeof(length)))
-		return refuse__say(why, why_size, "the class's field stream is unreadable");
+		return refuse__say(err, err_size, "the class's field stream is unreadable");
 	if (length <= 0 || (uint32_t)length > HOTSPOT_FIELD_STREAM_MAX)
-		return refuse__say(why, why_size, "a field stream of %d bytes", length);
+		return refuse__say(err, err_size, "a field stream of %d bytes", length);
 	*buf = malloc((size_t)length);
 	if (!*buf)
-		return refuse__say(why, why_size, "out of memory");
+		return refuse__say(err, err_size, "out of memory");
 	if (!hotspot_memory__read(mem, array + data, *buf, (size_t)length)) {
 		free(*buf);
-		return refuse__say(why, why_size, "the class's field stream is unreadable");
+		return refuse__say(err, err_size, "the class's field stream is unreadable");
 	}
 	*len = (size_t)length;
 	return 0;
@@ -117,7 +117,7 @@ struct pool {
 };
 
 static int pool_of(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, struct pool *p,
-		   char *why, size_t why_size)
+		   char *err, size_t err_size)
 {
 	uint64_t constants_field, pool_length_field, pool_size = hotspot_vm__type_size(vm, "ConstantPool");
 	int32_t length;
@@ -125,10 +125,10 @@ static int pool_of(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint
 	if (!hotspot_vm__field(vm, "InstanceKlass", "_constants", &constants_field, NULL) ||
 	    !hotspot_vm__field(vm, "ConstantPool", "_length", &pool_length_field, NULL) || !pool_size ||
 	    !symbol_layout(vm, &p->sl))
-		return refuse__say(why, why_size, "VMStructs lists no constant pool or Symbol");
+		return refuse__say(err, err_size, "VMStructs lists no constant pool or Symbol");
 	if (!hotspot_memory__u64(mem, klass + constants_field, &p->at) || !p->at ||
 	    !hotspot_memory__read(mem, p->at + pool_length_field, &length, sizeof(length)) || length <= 0)
-		return refuse__say(why, why_size, "the class's constant pool is unreadable");
+		return refuse__say(err, err_size, "the class's constant pool is unreadable");
 	p->entries = p->at + pool_size;
 	p->length = (uint32_t)length;
 	return 0;
@@ -150,18 +150,18 @@ static bool field_is(struct hotspot_memory *mem, const struct pool *p, uint32_t 
 
 /* JDK 21 and later: the field in the class's FieldInfo stream. */
 static int field_in_stream(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass,
-			   const struct pool *p, const char *name, const char *signature, uint32_t *offset, char *why,
-			   size_t why_size)
+			   const struct pool *p, const char *name, const char *signature, uint32_t *offset, char *err,
+			   size_t err_size)
 {
 	uint32_t java_fields, injected, item[5];
 	uint8_t *buf = NULL;
 	size_t len = 0, pos = 0;
 	int rc = -1;
 
-	if (read_stream(vm, mem, klass, &buf, &len, why, why_size))
+	if (read_stream(vm, mem, klass, &buf, &len, err, err_size))
 		return -1;
 	if (!hotspot_lines__u5(buf, len, &pos, U5_EXCLUDED, &java_fields) || !hotspot_lines__u5(buf, len, &pos, U5_EXCLUDED, &injected)) {
-		refuse__say(why, why_size, "a field stream that ends early");
+		refuse__say(err, err_size, "a field stream that ends early");
 		goto out;
 	}
 	for (uint32_t f = 0; f < java_fields; f++) {
@@ -171,12 +171,12 @@ static int field_in_stream(const struct hotspot_vm *vm, struct hotspot_memory *m
 		for (int k = 0; k < 5 && read; k++)
 			read = hotspot_lines__u5(buf, len, &pos, U5_EXCLUDED, &item[k]);
 		if (!read) {
-			refuse__say(why, why_size, "a field stream that ends early");
+			refuse__say(err, err_size, "a field stream that ends early");
 			goto out;
 		}
 		/* item: name index, signature index, offset, access flags, field flags. */
 		if (item[4] & ~FIELD_KNOWN_FLAGS) {
-			refuse__say(why, why_size, "a field with flags 0x%x not known", item[4]);
+			refuse__say(err, err_size, "a field with flags 0x%x not known", item[4]);
 			goto out;
 		}
 		optional = !!(item[4] & FIELD_INITIALIZED) + !!(item[4] & FIELD_GENERIC) + !!(item[4] & FIELD_CONTENDED);
@@ -186,7 +186,7 @@ static int field_in_stream(const struct hotspot_vm *vm, struct hotspot_memory *m
 			read = hotspot_lines__u5(buf, len, &pos, U5_EXCLUDED, &skipped);
 		}
 		if (!read) {
-			refuse__say(why, why_size, "a field stream that ends early");
+			refuse__say(err, err_size, "a field stream that ends early");
 			goto out;
 		}
 		if ((item[3] & ACC_STATIC) || (item[4] & FIELD_INJECTED))
@@ -197,7 +197,7 @@ static int field_in_stream(const struct hotspot_vm *vm, struct hotspot_memory *m
 		rc = 0;
 		goto out;
 	}
-	refuse__say(why, why_size, "no instance field %s %s", signature, name);
+	refuse__say(err, err_size, "no instance field %s %s", signature, name);
 out:
 	free(buf);
 	return rc;
@@ -211,8 +211,8 @@ out:
  * set once the layout gave the field its offset.
  */
 static int field_in_array(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass,
-			  const struct pool *p, const char *name, const char *signature, uint32_t *offset, char *why,
-			  size_t why_size)
+			  const struct pool *p, const char *name, const char *signature, uint32_t *offset, char *err,
+			  size_t err_size)
 {
 	int32_t slots, access, name_at, sig_at, low, high, tag_size;
 	uint64_t fields_field, count_field, array, data = 4;
@@ -229,25 +229,25 @@ static int field_in_array(const struct hotspot_vm *vm, struct hotspot_memory *me
 	    !hotspot_vm__int(vm, "FieldInfo::low_packed_offset", &low) ||
 	    !hotspot_vm__int(vm, "FieldInfo::high_packed_offset", &high) ||
 	    !hotspot_vm__int(vm, "FIELDINFO_TAG_SIZE", &tag_size))
-		return refuse__say(why, why_size, "VMStructs lists neither InstanceKlass::_fieldinfo_stream nor _fields");
+		return refuse__say(err, err_size, "VMStructs lists neither InstanceKlass::_fieldinfo_stream nor _fields");
 	if (slots <= 0 || slots > 16 || access < 0 || access >= slots || name_at < 0 || name_at >= slots ||
 	    sig_at < 0 || sig_at >= slots || low < 0 || low >= slots || high < 0 || high >= slots || tag_size < 1 ||
 	    tag_size > 8)
-		return refuse__say(why, why_size, "FieldInfo's constants make no sense");
+		return refuse__say(err, err_size, "FieldInfo's constants make no sense");
 	hotspot_vm__field(vm, "Array<u2>", "_data", &data, NULL);
 	if (!hotspot_memory__u64(mem, klass + fields_field, &array) || !array ||
 	    !hotspot_memory__u16(mem, klass + count_field, &count) ||
 	    !hotspot_memory__read(mem, array, &length, sizeof(length)))
-		return refuse__say(why, why_size, "the class's fields are unreadable");
+		return refuse__say(err, err_size, "the class's fields are unreadable");
 	if (length < 0 || (uint64_t)count * (uint32_t)slots > (uint32_t)length ||
 	    (uint64_t)length * 2 > HOTSPOT_FIELD_STREAM_MAX)
-		return refuse__say(why, why_size, "%u fields in an array of %d shorts", count, length);
+		return refuse__say(err, err_size, "%u fields in an array of %d shorts", count, length);
 	shorts = malloc((size_t)count * (size_t)slots * 2 + 2);
 	if (!shorts)
-		return refuse__say(why, why_size, "out of memory");
+		return refuse__say(err, err_size, "out of memory");
 	if (!hotspot_memory__read(mem, array + data, shorts, (size_t)count * (size_t)slots * 2)) {
 		free(shorts);
-		return refuse__say(why, why_size, "the class's fields are unreadable");
+		return refuse__say(err, err_size, "the class's fields are unreadable");
 	}
 	for (uint32_t f = 0; f < count && rc; f++) {
 		const uint16_t *fi = shorts + (size_t)f * (size_t)slots;
@@ -260,24 +260,24 @@ static int field_in_array(const struct hotspot_vm *vm, struct hotspot_memory *me
 		rc = 0;
 	}
 	free(shorts);
-	return rc ? refuse__say(why, why_size, "no instance field %s %s", signature, name) : 0;
+	return rc ? refuse__say(err, err_size, "no instance field %s %s", signature, name) : 0;
 }
 
 int hotspot_classes__instance_field(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, const char *name,
-			   const char *signature, uint32_t *offset, char *why, size_t why_size)
+			   const char *signature, uint32_t *offset, char *err, size_t err_size)
 {
 	struct pool p;
 	uint64_t unused;
 
-	if (pool_of(vm, mem, klass, &p, why, why_size))
+	if (pool_of(vm, mem, klass, &p, err, err_size))
 		return -1;
 	if (hotspot_vm__field(vm, "InstanceKlass", "_fieldinfo_stream", &unused, NULL))
-		return field_in_stream(vm, mem, klass, &p, name, signature, offset, why, why_size);
-	return field_in_array(vm, mem, klass, &p, name, signature, offset, why, why_size);
+		return field_in_stream(vm, mem, klass, &p, name, signature, offset, err, err_size);
+	return field_in_array(vm, mem, klass, &p, name, signature, offset, err, err_size);
 }
 
 int hotspot_classes__flag_bool(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, bool *value,
-		      char *why, size_t why_size)
+		      char *err, size_t err_size)
 {
 	uint64_t flags_addr, count_addr, table, count, name_field, addr_field, stride = hotspot_vm__type_size(vm, "JVMFlag");
 	char got[CLASSES_MAX_NAME];
@@ -288,17 +288,17 @@ int hotspot_classes__flag_bool(const struct hotspot_vm *vm, struct hotspot_memor
 	    !hotspot_vm__field(vm, "JVMFlag", "_name", &name_field, NULL) ||
 	    !hotspot_vm__field(vm, "JVMFlag", "_addr", &addr_field, NULL) || !stride || stride > 256 ||
 	    name_field + 8 > stride || addr_field + 8 > stride)
-		return refuse__say(why, why_size, "VMStructs lists no JVMFlag table");
+		return refuse__say(err, err_size, "VMStructs lists no JVMFlag table");
 	if (!hotspot_memory__u64(mem, flags_addr, &table) || !hotspot_memory__u64(mem, count_addr, &count) || !table)
-		return refuse__say(why, why_size, "the flag table is unreadable");
+		return refuse__say(err, err_size, "the flag table is unreadable");
 	if (count > HOTSPOT_FLAGS_MAX)
-		return refuse__say(why, why_size, "%llu flags", (unsigned long long)count);
+		return refuse__say(err, err_size, "%llu flags", (unsigned long long)count);
 	flags = malloc(count * stride + 1);
 	if (!flags)
-		return refuse__say(why, why_size, "out of memory");
+		return refuse__say(err, err_size, "out of memory");
 	if (!hotspot_memory__read(mem, table, flags, count * stride)) {
 		free(flags);
-		return refuse__say(why, why_size, "the flag table is unreadable");
+		return refuse__say(err, err_size, "the flag table is unreadable");
 	}
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t name_ptr, addr;
@@ -310,10 +310,10 @@ int hotspot_classes__flag_bool(const struct hotspot_vm *vm, struct hotspot_memor
 			continue;
 		free(flags);
 		if (!hotspot_memory__u8(mem, addr, &v) || v > 1)
-			return refuse__say(why, why_size, "the flag %s is unreadable", name);
+			return refuse__say(err, err_size, "the flag %s is unreadable", name);
 		*value = v;
 		return 0;
 	}
 	free(flags);
-	return refuse__say(why, why_size, "no flag %s", name);
+	return refuse__say(err, err_size, "no flag %s", name);
 }

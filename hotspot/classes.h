@@ -18,7 +18,7 @@
  * Everything read is the JVM's and hostile: every count and size is
  * bounded before it is used, a string read is cut, and a value that is not
  * what it must be refuses the call. Each returns 0, or -1 with a one-line
- * reason in why.
+ * reason in err.
  */
 #ifndef JBPF_HOTSPOT_CLASSES_H
 #define JBPF_HOTSPOT_CLASSES_H
@@ -39,14 +39,14 @@
 
 /* The Klass * of the VM's class named name ("jdk/internal/vm/StackChunk") into *klass. */
 int hotspot_classes__find(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, uint64_t *klass,
-		     char *why, size_t why_size);
+		     char *err, size_t err_size);
 
 /* The offset of klass's instance field name of signature ("I", "Ljava/lang/Object;") into *offset. */
 int hotspot_classes__instance_field(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, const char *name,
-			   const char *signature, uint32_t *offset, char *why, size_t why_size);
+			   const char *signature, uint32_t *offset, char *err, size_t err_size);
 
 /* The value of the boolean flag name ("UseCompressedOops") into *value. */
 int hotspot_classes__flag_bool(const struct hotspot_vm *vm, struct hotspot_memory *mem, const char *name, bool *value,
-		      char *why, size_t why_size);
+		      char *err, size_t err_size);
 
 #endif /* JBPF_HOTSPOT_CLASSES_H */

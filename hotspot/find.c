@@ -76,17 +76,17 @@ static bool is_libjvm(const struct procmaps_entry *e)
 	return !strcmp(slash ? slash + 1 : e->path, "libjvm.so");
 }
 
-/* The symbols of the libjvm.so mapped as e: 0, or -1 with why. */
+/* The symbols of the libjvm.so mapped as e: 0, or -1 with err. */
 static int read_libjvm(const char *proc_root, uint32_t tgid, const struct procmaps_entry *e,
-		       struct hotspot_vm_symbols *syms, uint64_t *base, char *why, size_t why_size)
+		       struct hotspot_vm_symbols *syms, uint64_t *base, char *err, size_t err_size)
 {
-	int fd = proc__open_maps_entry(proc_root, tgid, e), err = -1;
+	int fd = proc__open_maps_entry(proc_root, tgid, e), rc = -1;
 	const char *names[NR_WANTED];
 	uint64_t vaddrs[NR_WANTED], vaddr;
 	struct elf_image img;
 
 	if (fd < 0) {
-		snprintf(why, why_size, "cannot open %s of process %u: %s", e->path, tgid, strerror(-fd));
+		snprintf(err, err_size, "cannot open %s of process %u: %s", e->path, tgid, strerror(-fd));
 		return -1;
 	}
 	for (size_t w = 0; w < NR_WANTED; w++)
@@ -94,52 +94,52 @@ static int read_libjvm(const char *proc_root, uint32_t tgid, const struct procma
 	/* HotSpot exports them (JNIEXPORT); a build that does not still names them in .symtab. */
 	if (elf__find_symbols(fd, ELF_SYMBOL_OBJECT, 1, names, NR_WANTED, vaddrs, &img) < 0 ||
 	    elf__vaddr(&img, e->start, e->pgoff, e->start, &vaddr)) {
-		snprintf(why, why_size, "%s is not an ELF file that holds its mapping", e->path);
+		snprintf(err, err_size, "%s is not an ELF file that holds its mapping", e->path);
 		goto out;
 	}
 	*base = e->start - vaddr;
-	err = 0;
-	for (size_t w = 0; w < NR_WANTED && !err; w++) {
+	rc = 0;
+	for (size_t w = 0; w < NR_WANTED && !rc; w++) {
 		*slot(syms, w) = vaddrs[w] ? vaddrs[w] + *base : 0;
 		if (!wanted[w].optional && !vaddrs[w]) {
-			snprintf(why, why_size, "%s exports no %s (not a HotSpot JVM?)", e->path, wanted[w].name);
-			err = -1;
+			snprintf(err, err_size, "%s exports no %s (not a HotSpot JVM?)", e->path, wanted[w].name);
+			rc = -1;
 		}
 	}
 out:
 	close(fd);
-	return err;
+	return rc;
 }
 
 int hotspot_find__jvm(const char *proc_root, uint32_t tgid, struct hotspot_vm_symbols *syms, uint64_t *libjvm_base,
-		 char *why, size_t why_size)
+		 char *err, size_t err_size)
 {
 	struct procmaps_entry *entries;
 	char path[PATH_MAX];
 	size_t nr, i;
-	int n, err;
+	int n, rc;
 
 	memset(syms, 0, sizeof(*syms));
 	*libjvm_base = 0;
 	n = snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
 	if (n < 0 || (size_t)n >= sizeof(path)) {
-		snprintf(why, why_size, "%s: path too long", proc_root);
+		snprintf(err, err_size, "%s: path too long", proc_root);
 		return -1;
 	}
-	err = procmaps__read(path, 0, &entries, &nr);
+	rc = procmaps__read(path, 0, &entries, &nr);
 	/*
 	 * Unreadable (a process gone, or one the kernel hides even from
 	 * root): nothing says it is a JVM, and the agent's way says why not.
 	 */
-	if (err) {
-		snprintf(why, why_size, "cannot read %s: %s", path, strerror(-err));
+	if (rc) {
+		snprintf(err, err_size, "cannot read %s: %s", path, strerror(-rc));
 		return 0;
 	}
 	for (i = 0; i < nr && !is_libjvm(&entries[i]); i++)
 		;
-	err = i == nr ? 0 : read_libjvm(proc_root, tgid, &entries[i], syms, libjvm_base, why, why_size) ? -1 : 1;
+	rc = i == nr ? 0 : read_libjvm(proc_root, tgid, &entries[i], syms, libjvm_base, err, err_size) ? -1 : 1;
 	procmaps__free(entries, nr);
-	if (err < 0)
+	if (rc < 0)
 		memset(syms, 0, sizeof(*syms));
-	return err;
+	return rc;
 }

@@ -19,9 +19,9 @@
  * 1 when process tgid (as proc_root sees it) maps a libjvm.so whose
  * symbols were found into *syms (and *libjvm_base, its load bias),
  * 0 when it maps none or its maps cannot be read, -1 with a one-line
- * reason in why.
+ * reason in err.
  */
 int hotspot_find__jvm(const char *proc_root, uint32_t tgid, struct hotspot_vm_symbols *syms, uint64_t *libjvm_base,
-		 char *why, size_t why_size);
+		 char *err, size_t err_size);
 
 #endif /* JBPF_HOTSPOT_FIND_H */

@@ -47,8 +47,8 @@
 struct reader {
 	const struct hotspot_vm *vm;
 	struct hotspot_memory *mem;
-	char *why;
-	size_t why_size;
+	char *err;
+	size_t err_size;
 	bool starting; /* refused for a value the JVM sets as it starts, still 0 */
 };
 
@@ -57,9 +57,9 @@ static bool refuse(struct reader *r, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (r->why && r->why_size) {
+	if (r->err && r->err_size) {
 		va_start(ap, fmt);
-		vsnprintf(r->why, r->why_size, fmt, ap);
+		vsnprintf(r->err, r->err_size, fmt, ap);
 		va_end(ap);
 	}
 	return false;
@@ -607,9 +607,9 @@ static bool read_call_stub(struct reader *r, struct jbpf_hotspot_jvm *out)
 }
 
 int hotspot_layout__read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct jbpf_hotspot_jvm *out,
-			char *why, size_t why_size)
+			char *err, size_t err_size)
 {
-	struct reader r = { .vm = vm, .mem = mem, .why = why, .why_size = why_size };
+	struct reader r = { .vm = vm, .mem = mem, .err = err, .err_size = err_size };
 	struct jbpf_hotspot_jvm l = { 0 };
 	uint64_t blob_extent = 0;
 

@@ -27,9 +27,9 @@
 
 /*
  * Fills *out (start_ticks left 0 for the caller): 0, or -1 with a one-line
- * reason in why, or HOTSPOT_LAYOUT_STARTING.
+ * reason in err, or HOTSPOT_LAYOUT_STARTING.
  */
 int hotspot_layout__read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct jbpf_hotspot_jvm *out,
-			char *why, size_t why_size);
+			char *err, size_t err_size);
 
 #endif /* JBPF_HOTSPOT_LAYOUT_H */

@@ -752,22 +752,22 @@ void hotspot_names__free(struct hotspot_names *names)
 	free(names);
 }
 
-struct hotspot_names *hotspot_names__new(const struct hotspot_vm *vm, struct hotspot_memory *mem, char *why,
-					size_t why_size)
+struct hotspot_names *hotspot_names__new(const struct hotspot_vm *vm, struct hotspot_memory *mem, char *err,
+					size_t err_size)
 {
 	struct hotspot_names *n = calloc(1, sizeof(*n));
 
 	if (!n) {
-		snprintf(why, why_size, "out of memory");
+		snprintf(err, err_size, "out of memory");
 		return NULL;
 	}
 	n->mem = mem;
-	if (hotspot_names__layout_read(vm, mem, &n->l, why, why_size)) {
+	if (hotspot_names__layout_read(vm, mem, &n->l, err, err_size)) {
 		free(n);
 		return NULL;
 	}
 	if (!cache_init(&n->methods) || !cache_init(&n->nmethods) || !cache_init(&n->scopes)) {
-		snprintf(why, why_size, "out of memory");
+		snprintf(err, err_size, "out of memory");
 		hotspot_names__free(n);
 		return NULL;
 	}

@@ -73,10 +73,10 @@ struct hotspot_names;
 
 /*
  * What naming needs of one JVM, from its VMStructs: NULL with a one-line
- * reason in why when its layout lacks something. mem is kept (not owned).
+ * reason in err when its layout lacks something. mem is kept (not owned).
  */
-struct hotspot_names *hotspot_names__new(const struct hotspot_vm *vm, struct hotspot_memory *mem, char *why,
-					size_t why_size);
+struct hotspot_names *hotspot_names__new(const struct hotspot_vm *vm, struct hotspot_memory *mem, char *err,
+					size_t err_size);
 void hotspot_names__free(struct hotspot_names *names);
 
 /*

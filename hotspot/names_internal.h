@@ -77,10 +77,10 @@ struct names_scope {
 
 /*
  * The layout of one JVM from its VMStructs (names_layout.c): 0, or -1 with
- * a one-line reason in why. mem reads the VM's major version.
+ * a one-line reason in err. mem reads the VM's major version.
  */
-int hotspot_names__layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct names_layout *l, char *why,
-		      size_t why_size);
+int hotspot_names__layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct names_layout *l, char *err,
+		      size_t err_size);
 
 /* Bytes from an object's start to the end of the furthest of nr fields (one read of them all). */
 size_t hotspot_names__fields_span(const struct names_field *f, size_t nr);

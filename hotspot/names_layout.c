@@ -28,8 +28,8 @@
 
 struct lookup {
 	const struct hotspot_vm *vm;
-	char *why;
-	size_t why_size;
+	char *err;
+	size_t err_size;
 	bool failed;
 };
 
@@ -42,7 +42,7 @@ static void fail(struct lookup *lk, const char *fmt, ...)
 		return;
 	lk->failed = true;
 	va_start(ap, fmt);
-	vsnprintf(lk->why, lk->why_size, fmt, ap);
+	vsnprintf(lk->err, lk->err_size, fmt, ap);
 	va_end(ap);
 }
 
@@ -199,10 +199,10 @@ static void u5_coding(struct lookup *lk, struct hotspot_memory *mem, struct name
 	l->u5_excluded = major >= UNSIGNED5_EXCLUDES_FROM;
 }
 
-int hotspot_names__layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct names_layout *l, char *why,
-		      size_t why_size)
+int hotspot_names__layout_read(const struct hotspot_vm *vm, struct hotspot_memory *mem, struct names_layout *l, char *err,
+		      size_t err_size)
 {
-	struct lookup lk = { .vm = vm, .why = why, .why_size = why_size };
+	struct lookup lk = { .vm = vm, .err = err, .err_size = err_size };
 
 	*l = (struct names_layout){ 0 };
 	method_fields(&lk, l);

@@ -25,19 +25,19 @@ static bool static_word(const struct hotspot_vm *vm, struct hotspot_memory *mem,
 
 /* An instance field's offset, bounded: objects read here are a few words. */
 static int java_field(const struct hotspot_vm *vm, struct hotspot_memory *mem, uint64_t klass, const char *name,
-		      const char *signature, uint32_t *out, char *why, size_t why_size)
+		      const char *signature, uint32_t *out, char *err, size_t err_size)
 {
 	char reason[128];
 
 	if (hotspot_classes__instance_field(vm, mem, klass, name, signature, out, reason, sizeof(reason)))
-		return refuse__say(why, why_size, "%s: %s", name, reason);
+		return refuse__say(err, err_size, "%s: %s", name, reason);
 	if (*out < 8 || *out > 4096)
-		return refuse__say(why, why_size, "the field %s at %u", name, *out);
+		return refuse__say(err, err_size, "the field %s at %u", name, *out);
 	return 0;
 }
 
 int hotspot_thread_names__layout(const struct hotspot_vm *vm, struct hotspot_memory *mem,
-				struct hotspot_thread_names__layout *out, char *why, size_t why_size)
+				struct hotspot_thread_names__layout *out, char *err, size_t err_size)
 {
 	bool narrow = false, klass_narrow = false, flag = false;
 	uint64_t size = 0, klass, thread_klass, base = 0, klass_base = 0;
@@ -45,34 +45,34 @@ int hotspot_thread_names__layout(const struct hotspot_vm *vm, struct hotspot_mem
 
 	memset(out, 0, sizeof(*out));
 	if (!hotspot_vm__field(vm, "JavaThread", "_threadObj", &out->thread_obj, &size) || (size && size != 8))
-		return refuse__say(why, why_size, "VMStructs lists no JavaThread::_threadObj");
+		return refuse__say(err, err_size, "VMStructs lists no JavaThread::_threadObj");
 	/* Objects the collector may be moving under us, or pointers that need its barriers to read. */
 	if ((!hotspot_classes__flag_bool(vm, mem, "UseZGC", &flag, NULL, 0) && flag) ||
 	    (!hotspot_classes__flag_bool(vm, mem, "UseShenandoahGC", &flag, NULL, 0) && flag))
-		return refuse__say(why, why_size, "its collector (ZGC or Shenandoah) needs barriers to read the heap");
+		return refuse__say(err, err_size, "its collector (ZGC or Shenandoah) needs barriers to read the heap");
 	if (!hotspot_classes__flag_bool(vm, mem, "UseCompactObjectHeaders", &flag, NULL, 0) && flag)
-		return refuse__say(why, why_size, "compact object headers are not read");
+		return refuse__say(err, err_size, "compact object headers are not read");
 	if (hotspot_classes__flag_bool(vm, mem, "UseCompressedClassPointers", &klass_narrow, NULL, 0) || !klass_narrow ||
 	    hotspot_classes__flag_bool(vm, mem, "UseCompressedOops", &narrow, NULL, 0))
-		return refuse__say(why, why_size, "its objects' headers are not read without compressed class pointers");
+		return refuse__say(err, err_size, "its objects' headers are not read without compressed class pointers");
 	/* A compressed class pointer right after the mark word, then an array's length, then its bytes. */
 	if (!hotspot_vm__field(vm, "oopDesc", "_metadata._compressed_klass", &klass, &size) || klass != 8 ||
 	    (size && size != 4))
-		return refuse__say(why, why_size, "an object's class pointer is not where it is read");
+		return refuse__say(err, err_size, "an object's class pointer is not where it is read");
 	if (narrow && (!static_word(vm, mem, "CompressedOops", "_narrow_oop._base", "_base", 8, &base) ||
 		       !static_word(vm, mem, "CompressedOops", "_narrow_oop._shift", "_shift", 4, &shift) ||
 		       shift < 0 || shift > 8))
-		return refuse__say(why, why_size, "the compressed oops' base and shift are unreadable");
+		return refuse__say(err, err_size, "the compressed oops' base and shift are unreadable");
 	if (!static_word(vm, mem, "CompressedKlassPointers", "_narrow_klass._base", "_base", 8, &klass_base) ||
 	    !static_word(vm, mem, "CompressedKlassPointers", "_narrow_klass._shift", "_shift", 4, &klass_shift) ||
 	    klass_shift < 0 || klass_shift > 32)
-		return refuse__say(why, why_size, "the compressed class pointers' base and shift are unreadable");
-	if (hotspot_classes__find(vm, mem, "java/lang/Thread", &thread_klass, why, why_size) ||
-	    hotspot_classes__find(vm, mem, "java/lang/String", &out->string_klass, why, why_size))
+		return refuse__say(err, err_size, "the compressed class pointers' base and shift are unreadable");
+	if (hotspot_classes__find(vm, mem, "java/lang/Thread", &thread_klass, err, err_size) ||
+	    hotspot_classes__find(vm, mem, "java/lang/String", &out->string_klass, err, err_size))
 		return -1;
-	if (java_field(vm, mem, thread_klass, "name", "Ljava/lang/String;", &out->thread_name, why, why_size) ||
-	    java_field(vm, mem, out->string_klass, "value", "[B", &out->string_value, why, why_size) ||
-	    java_field(vm, mem, out->string_klass, "coder", "B", &out->string_coder, why, why_size))
+	if (java_field(vm, mem, thread_klass, "name", "Ljava/lang/String;", &out->thread_name, err, err_size) ||
+	    java_field(vm, mem, out->string_klass, "value", "[B", &out->string_value, err, err_size) ||
+	    java_field(vm, mem, out->string_klass, "coder", "B", &out->string_coder, err, err_size))
 		return -1;
 	out->klass = 8;
 	out->array_length = 12;

@@ -66,9 +66,9 @@ enum hotspot_thread_name_result {
 	HOTSPOT_THREAD_NAME_INVALID,    /* read, but not a name: class, coder or length wrong */
 };
 
-/* The layout from vm: 0, or -1 with a one-line reason in why. */
+/* The layout from vm: 0, or -1 with a one-line reason in err. */
 int hotspot_thread_names__layout(const struct hotspot_vm *vm, struct hotspot_memory *mem,
-				struct hotspot_thread_names__layout *out, char *why, size_t why_size);
+				struct hotspot_thread_names__layout *out, char *err, size_t err_size);
 
 /*
  * The address of java_thread's name String into *string, the cheap part

@@ -42,15 +42,15 @@ struct hotspot_java_thread {
 	uint64_t java_thread;      /* its JavaThread, in the JVM's memory */
 };
 
-/* The layout from vm: 0, or -1 with a one-line reason in why (what HotSpot does not list). */
-int hotspot_threads__layout(const struct hotspot_vm *vm, struct hotspot_threads__layout *out, char *why,
-			   size_t why_size);
+/* The layout from vm: 0, or -1 with a one-line reason in err (what HotSpot does not list). */
+int hotspot_threads__layout(const struct hotspot_vm *vm, struct hotspot_threads__layout *out, char *err,
+			   size_t err_size);
 /*
  * The Java threads now, at most max of them into out, their number into
- * *nr: 0, or -1 with a one-line reason in why (the list unreadable, or
+ * *nr: 0, or -1 with a one-line reason in err (the list unreadable, or
  * longer than HOTSPOT_THREADS_MAX).
  */
 int hotspot_threads__read(struct hotspot_memory *mem, const struct hotspot_threads__layout *layout,
-			 struct hotspot_java_thread *out, size_t max, size_t *nr, char *why, size_t why_size);
+			 struct hotspot_java_thread *out, size_t max, size_t *nr, char *err, size_t err_size);
 
 #endif /* JBPF_HOTSPOT_THREADS_H */

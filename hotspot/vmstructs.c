@@ -324,41 +324,41 @@ struct table {
 	size_t nr_rows;
 };
 
-static bool read_symbol(struct hotspot_memory *mem, uint64_t symbol, const char *name, uint64_t *out, char *why,
-			size_t why_size)
+static bool read_symbol(struct hotspot_memory *mem, uint64_t symbol, const char *name, uint64_t *out, char *err,
+			size_t err_size)
 {
 	if (!symbol) {
-		refuse__say(why, why_size, "libjvm exports no %s", name);
+		refuse__say(err, err_size, "libjvm exports no %s", name);
 		return false;
 	}
 	if (!hotspot_memory__u64(mem, symbol, out)) {
-		refuse__say(why, why_size, "%s is unreadable at 0x%llx", name, (unsigned long long)symbol);
+		refuse__say(err, err_size, "%s is unreadable at 0x%llx", name, (unsigned long long)symbol);
 		return false;
 	}
 	return true;
 }
 
-static bool open_table(struct hotspot_memory *mem, struct table *t, char *why, size_t why_size)
+static bool open_table(struct hotspot_memory *mem, struct table *t, char *err, size_t err_size)
 {
-	if (!read_symbol(mem, t->array_symbol, t->name, &t->array, why, why_size) ||
-	    !read_symbol(mem, t->stride_symbol, t->stride_name, &t->stride, why, why_size))
+	if (!read_symbol(mem, t->array_symbol, t->name, &t->array, err, err_size) ||
+	    !read_symbol(mem, t->stride_symbol, t->stride_name, &t->stride, err, err_size))
 		return false;
 	if (!t->array) {
-		refuse__say(why, why_size, "%s is NULL", t->name);
+		refuse__say(err, err_size, "%s is NULL", t->name);
 		return false;
 	}
 	if (!t->stride || t->stride > HOTSPOT_VM_MAX_STRIDE) {
-		refuse__say(why, why_size, "%s's stride %llu is outside 1..%d", t->name, (unsigned long long)t->stride,
+		refuse__say(err, err_size, "%s's stride %llu is outside 1..%d", t->name, (unsigned long long)t->stride,
 		    HOTSPOT_VM_MAX_STRIDE);
 		return false;
 	}
 	for (unsigned i = 0; i < t->nr_members; i++) {
 		const struct member *m = &t->members[i];
 
-		if (!read_symbol(mem, m->symbol, m->name, &t->offsets[i], why, why_size))
+		if (!read_symbol(mem, m->symbol, m->name, &t->offsets[i], err, err_size))
 			return false;
 		if (t->offsets[i] > t->stride || m->width > t->stride - t->offsets[i]) {
-			refuse__say(why, why_size, "%s %llu leaves its %u bytes outside the %llu-byte entry", m->name,
+			refuse__say(err, err_size, "%s %llu leaves its %u bytes outside the %llu-byte entry", m->name,
 			    (unsigned long long)t->offsets[i], m->width, (unsigned long long)t->stride);
 			return false;
 		}
@@ -416,14 +416,14 @@ static int add_rows(struct table *t, const unsigned char *buf, size_t n, size_t 
 	return 0;
 }
 
-static bool read_rows(struct hotspot_memory *mem, struct table *t, char *why, size_t why_size)
+static bool read_rows(struct hotspot_memory *mem, struct table *t, char *err, size_t err_size)
 {
 	size_t per_read = TABLE_CHUNK / t->stride, first = 0, cap = 0;
 	unsigned char *buf = malloc(per_read * t->stride);
 	bool ended = false;
 
 	if (!buf) {
-		refuse__say(why, why_size, "out of memory reading %s", t->name);
+		refuse__say(err, err_size, "out of memory reading %s", t->name);
 		return false;
 	}
 	/* At most one entry past the bound is read: the bound's worth of entries and their end. */
@@ -433,15 +433,15 @@ static bool read_rows(struct hotspot_memory *mem, struct table *t, char *why, si
 		if (n > HOTSPOT_VM_MAX_ENTRIES + 1 - first)
 			n = HOTSPOT_VM_MAX_ENTRIES + 1 - first;
 		if (!read_chunk(mem, t, first, &n, buf)) {
-			refuse__say(why, why_size, "%s entry %zu is unreadable at 0x%llx", t->name, first,
+			refuse__say(err, err_size, "%s entry %zu is unreadable at 0x%llx", t->name, first,
 			    (unsigned long long)(t->array + first * t->stride));
 			break;
 		}
 		if (add_rows(t, buf, n, &cap, &ended)) {
 			if (t->nr_rows >= HOTSPOT_VM_MAX_ENTRIES)
-				refuse__say(why, why_size, "%s has no end within %d entries", t->name, HOTSPOT_VM_MAX_ENTRIES);
+				refuse__say(err, err_size, "%s has no end within %d entries", t->name, HOTSPOT_VM_MAX_ENTRIES);
 			else
-				refuse__say(why, why_size, "out of memory reading %s", t->name);
+				refuse__say(err, err_size, "out of memory reading %s", t->name);
 			break;
 		}
 		first += n;
@@ -566,8 +566,8 @@ static bool names_in_window(struct hotspot_memory *mem, struct hotspot_vm *vm, s
 	return true;
 }
 
-static bool read_names(struct hotspot_memory *mem, struct hotspot_vm *vm, struct names *names, char *why,
-		       size_t why_size)
+static bool read_names(struct hotspot_memory *mem, struct hotspot_vm *vm, struct names *names, char *err,
+		       size_t err_size)
 {
 	char *buf = malloc(STRING_WINDOW);
 	uint64_t first_read = mem->reads;
@@ -576,7 +576,7 @@ static bool read_names(struct hotspot_memory *mem, struct hotspot_vm *vm, struct
 
 	while (ok && i < names->nr && names->bad <= VM_MAX_BAD_NAMES) {
 		if (mem->reads - first_read > VM_MAX_NAME_READS) {
-			refuse__say(why, why_size, "VMStructs' names are scattered over more than %d reads", VM_MAX_NAME_READS);
+			refuse__say(err, err_size, "VMStructs' names are scattered over more than %d reads", VM_MAX_NAME_READS);
 			free(buf);
 			return false;
 		}
@@ -590,9 +590,9 @@ static bool read_names(struct hotspot_memory *mem, struct hotspot_vm *vm, struct
 	}
 	free(buf);
 	if (!ok)
-		refuse__say(why, why_size, "out of memory reading VMStructs' names");
+		refuse__say(err, err_size, "out of memory reading VMStructs' names");
 	else if (names->bad > VM_MAX_BAD_NAMES)
-		refuse__say(why, why_size, "more than %d of VMStructs' names are unreadable or longer than %d bytes",
+		refuse__say(err, err_size, "more than %d of VMStructs' names are unreadable or longer than %d bytes",
 		    VM_MAX_BAD_NAMES, HOTSPOT_VM_MAX_NAME - 1);
 	return ok && names->bad <= VM_MAX_BAD_NAMES;
 }
@@ -696,7 +696,7 @@ static void describe_tables(struct table *tables, const struct hotspot_vm_symbol
 }
 
 int hotspot_vm__read(struct hotspot_memory *mem, const struct hotspot_vm_symbols *syms, struct hotspot_vm **out,
-		    char *why, size_t why_size)
+		    char *err, size_t err_size)
 {
 	struct table tables[NR_TABLES];
 	struct table *all[NR_TABLES];
@@ -709,18 +709,18 @@ int hotspot_vm__read(struct hotspot_memory *mem, const struct hotspot_vm_symbols
 	for (size_t i = 0; i < NR_TABLES; i++)
 		all[i] = &tables[i];
 	for (size_t i = 0; i < NR_TABLES && ok; i++)
-		ok = open_table(mem, &tables[i], why, why_size) && read_rows(mem, &tables[i], why, why_size);
+		ok = open_table(mem, &tables[i], err, err_size) && read_rows(mem, &tables[i], err, err_size);
 	if (ok && !(vm = hotspot_vm__new())) {
-		refuse__say(why, why_size, "out of memory reading VMStructs");
+		refuse__say(err, err_size, "out of memory reading VMStructs");
 		ok = false;
 	}
 	if (ok && !collect_names(&names, all, NR_TABLES)) {
-		refuse__say(why, why_size, "out of memory reading VMStructs' names");
+		refuse__say(err, err_size, "out of memory reading VMStructs' names");
 		ok = false;
 	}
-	ok = ok && read_names(mem, vm, &names, why, why_size);
+	ok = ok && read_names(mem, vm, &names, err, err_size);
 	if (ok && fill(vm, tables, &names)) {
-		refuse__say(why, why_size, "out of memory reading VMStructs");
+		refuse__say(err, err_size, "out of memory reading VMStructs");
 		ok = false;
 	}
 	for (size_t i = 0; i < NR_TABLES; i++)

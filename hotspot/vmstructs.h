@@ -48,10 +48,10 @@ struct hotspot_vm;
 
 /*
  * Reads the tables through mem into *out: 0, or -1 with a one-line reason
- * in why (what is missing or out of bounds).
+ * in err (what is missing or out of bounds).
  */
 int hotspot_vm__read(struct hotspot_memory *mem, const struct hotspot_vm_symbols *syms, struct hotspot_vm **out,
-		    char *why, size_t why_size);
+		    char *err, size_t err_size);
 
 /* An empty description, filled by hotspot_vm_add_* (tests and fuzzers build one so). NULL when out of memory. */
 struct hotspot_vm *hotspot_vm__new(void);

@@ -100,10 +100,10 @@ struct codewalk_layout {
 /*
  * Reads the layout from VMStructs once (codewalk_init.c; vmstructs__init
  * must have succeeded). 0: the handler walks; -1: not understood, with a
- * one-line reason in why (the same answer on later calls). Not
+ * one-line reason in err (the same answer on later calls). Not
  * async-signal-safe.
  */
-int codewalk__init(char *why, size_t why_size);
+int codewalk__init(char *err, size_t err_size);
 
 /* Hands the signal side its layout (release); called once, by codewalk__init. */
 void codewalk__configure(const struct codewalk_layout *layout);

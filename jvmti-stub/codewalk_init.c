@@ -25,7 +25,7 @@
 static struct {
 	bool tried;
 	int status;
-	char why[160];
+	char err[160];
 } st;
 
 /* The offset of type::field into *offset when its size is one of the two given, into *width. */
@@ -35,11 +35,11 @@ static bool field(const char *type, const char *name, uint64_t size_a, uint64_t 
 	uint64_t got;
 
 	if (!vmstructs__field(type, name, offset, &got)) {
-		snprintf(st.why, sizeof(st.why), "VMStructs lists no %s::%s", type, name);
+		snprintf(st.err, sizeof(st.err), "VMStructs lists no %s::%s", type, name);
 		return false;
 	}
 	if (got != size_a && got != size_b) {
-		snprintf(st.why, sizeof(st.why), "%s::%s is %llu bytes", type, name, (unsigned long long)got);
+		snprintf(st.err, sizeof(st.err), "%s::%s is %llu bytes", type, name, (unsigned long long)got);
 		return false;
 	}
 	if (width)
@@ -61,7 +61,7 @@ static bool inside(const char *type, const char *article, uint64_t extent)
 
 	if (size && extent <= size)
 		return true;
-	snprintf(st.why, sizeof(st.why), "%s %s field lies outside its %llu bytes", article, type,
+	snprintf(st.err, sizeof(st.err), "%s %s field lies outside its %llu bytes", article, type,
 		 (unsigned long long)size);
 	return false;
 }
@@ -136,7 +136,7 @@ static bool read_heaps(struct codewalk_layout *l)
 	    !field("HeapBlock::Header", "_used", 1, 1, &used, &w))
 		return false;
 	if (!vmstructs__static_field("CodeCache", "_heaps", &heaps_addr)) {
-		snprintf(st.why, sizeof(st.why), "VMStructs lists no CodeCache::_heaps");
+		snprintf(st.err, sizeof(st.err), "VMStructs lists no CodeCache::_heaps");
 		return false;
 	}
 	l->memory_high = memory + high;
@@ -147,7 +147,7 @@ static bool read_heaps(struct codewalk_layout *l)
 	array = *(const char *const *)heaps_addr;
 	nr = array ? *(const int32_t *)(array + len) : 0;
 	if (nr <= 0 || nr > CODEWALK_MAX_HEAPS || !l->block_size) {
-		snprintf(st.why, sizeof(st.why), "%d code heaps", nr);
+		snprintf(st.err, sizeof(st.err), "%d code heaps", nr);
 		return false;
 	}
 	for (int32_t i = 0; i < nr; i++) {
@@ -159,7 +159,7 @@ static bool read_heaps(struct codewalk_layout *l)
 			return false;
 		shift = *(const int32_t *)(heap + log2);
 		if (shift < 4 || shift > 16) {
-			snprintf(st.why, sizeof(st.why), "a code segment of 2^%d bytes", shift);
+			snprintf(st.err, sizeof(st.err), "a code segment of 2^%d bytes", shift);
 			return false;
 		}
 		l->heaps[i] = (struct codewalk_heap){ .heap = (uintptr_t)heap,
@@ -183,7 +183,7 @@ static bool read_interpreter(struct codewalk_layout *l)
 		return false;
 	if (!vmstructs__static_field("AbstractInterpreter", "_code", &code_addr) ||
 	    !(queue = *(const char *const *)code_addr)) {
-		snprintf(st.why, sizeof(st.why), "no interpreter code (AbstractInterpreter::_code)");
+		snprintf(st.err, sizeof(st.err), "no interpreter code (AbstractInterpreter::_code)");
 		return false;
 	}
 	l->interp_low = *(const uintptr_t *)(queue + buffer);
@@ -224,20 +224,20 @@ static bool read_libjvm(struct codewalk_layout *l)
 		return true;
 	if (!vmstructs__static_field("CodeCache", "_heaps", &heaps_addr) ||
 	    !dladdr((void *)heaps_addr, &info) || !info.dli_fbase) {
-		snprintf(st.why, sizeof(st.why), "libjvm's segments not found");
+		snprintf(st.err, sizeof(st.err), "libjvm's segments not found");
 		return false;
 	}
 	/* dli_fbase is where the object was loaded, dlpi_addr its bias: equal for a shared library linked at 0. */
 	s.base = (uintptr_t)info.dli_fbase;
 	dl_iterate_phdr(find_segments, &s);
 	if (!l->nr_segments) {
-		snprintf(st.why, sizeof(st.why), "libjvm's segments not found");
+		snprintf(st.err, sizeof(st.err), "libjvm's segments not found");
 		return false;
 	}
 	return true;
 }
 
-int codewalk__init(char *why, size_t why_size)
+int codewalk__init(char *err, size_t err_size)
 {
 	struct codewalk_layout layout = { 0 };
 
@@ -249,10 +249,10 @@ int codewalk__init(char *why, size_t why_size)
 			    : -1;
 		if (!st.status)
 			codewalk__configure(&layout);
-		else if (!st.why[0])
-			snprintf(st.why, sizeof(st.why), "the code cache's layout");
+		else if (!st.err[0])
+			snprintf(st.err, sizeof(st.err), "the code cache's layout");
 	}
 	if (st.status)
-		snprintf(why, why_size, "%s", st.why);
+		snprintf(err, err_size, "%s", st.err);
 	return st.status;
 }

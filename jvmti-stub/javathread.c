@@ -114,19 +114,19 @@ int javathread__init(jvmtiEnv *jvmti, JNIEnv *jni, const void *jvm_code, char *e
 					"(VMStructs, java.lang.Thread.eetop)");
 		status = -1;
 	} else if (jt.found || !find_key_and_offset(jvmti, jni, err, err_size)) {
-		char why[200], notice[320];
+		char reason[200], notice[320];
 
 		/* Not a failure: AsyncGetCallTrace's own answers stay as they are. */
-		if (lastjava__init(why, sizeof(why))) {
+		if (lastjava__init(reason, sizeof(reason))) {
 			snprintf(notice, sizeof(notice),
 				 "no second walk where AsyncGetCallTrace gives up: this JVM's layout is not understood (%s)",
-				 why);
+				 reason);
 			emit__notice(notice);
 		}
-		if (codewalk__init(why, sizeof(why))) {
+		if (codewalk__init(reason, sizeof(reason))) {
 			snprintf(notice, sizeof(notice),
 				 "Java frame kinds inferred, not walked: this JVM's code cache is not understood (%s)",
-				 why);
+				 reason);
 			emit__notice(notice);
 		}
 		learn_all(jvmti, jni);

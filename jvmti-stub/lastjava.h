@@ -114,9 +114,9 @@ struct lastjava_layout {
 /*
  * Reads the layout from VMStructs once (lastjava_init.c; vmstructs__init
  * must have succeeded). 0: the handler may use it; -1: not understood,
- * with a one-line reason in why (the same answer on later calls).
+ * with a one-line reason in err (the same answer on later calls).
  */
-int lastjava__init(char *why, size_t why_size);
+int lastjava__init(char *err, size_t err_size);
 
 /* Hands the signal side its layout (release); called once, by lastjava__init. */
 void lastjava__configure(const struct lastjava_layout *layout);

@@ -17,7 +17,7 @@
 static struct {
 	bool tried;
 	int status;
-	char why[160];
+	char err[160];
 } st;
 
 /* The offset of type::field into *offset when its type is size bytes, else a reason in st.why. */
@@ -26,11 +26,11 @@ static bool field(const char *type, const char *name, uint64_t size, uint64_t *o
 	uint64_t got;
 
 	if (!vmstructs__field(type, name, offset, &got)) {
-		snprintf(st.why, sizeof(st.why), "VMStructs lists no %s::%s", type, name);
+		snprintf(st.err, sizeof(st.err), "VMStructs lists no %s::%s", type, name);
 		return false;
 	}
 	if (got != size) {
-		snprintf(st.why, sizeof(st.why), "%s::%s is %llu bytes, not %llu", type, name,
+		snprintf(st.err, sizeof(st.err), "%s::%s is %llu bytes, not %llu", type, name,
 			 (unsigned long long)got, (unsigned long long)size);
 		return false;
 	}
@@ -55,7 +55,7 @@ static bool read_layout(struct lastjava_layout *lj)
 	if (!thread_size || !anchor_size || anchor + anchor_size > thread_size || sp + 8 > anchor_size ||
 	    pc + 8 > anchor_size || fp + 8 > anchor_size || lj->state + 4 > thread_size ||
 	    lj->stack_base + 8 > thread_size || lj->stack_size + 8 > thread_size) {
-		snprintf(st.why, sizeof(st.why), "a JavaThread field lies outside its %llu bytes",
+		snprintf(st.err, sizeof(st.err), "a JavaThread field lies outside its %llu bytes",
 			 (unsigned long long)thread_size);
 		return false;
 	}
@@ -64,25 +64,25 @@ static bool read_layout(struct lastjava_layout *lj)
 	lj->anchor_fp = anchor + fp;
 	if (!vmstructs__int_constant("_thread_in_vm", &lj->in_vm) ||
 	    !vmstructs__int_constant("_thread_in_Java", &lj->in_java)) {
-		snprintf(st.why, sizeof(st.why), "VMStructs lists no _thread_in_vm or _thread_in_Java");
+		snprintf(st.err, sizeof(st.err), "VMStructs lists no _thread_in_vm or _thread_in_Java");
 		return false;
 	}
 	/* Set when the code cache is reserved, long before any agent can attach; never moved. */
 	if (!vmstructs__static_field("CodeCache", "_low_bound", &low) ||
 	    !vmstructs__static_field("CodeCache", "_high_bound", &high)) {
-		snprintf(st.why, sizeof(st.why), "VMStructs lists no CodeCache::_low_bound or _high_bound");
+		snprintf(st.err, sizeof(st.err), "VMStructs lists no CodeCache::_low_bound or _high_bound");
 		return false;
 	}
 	lj->code_low = *(const uintptr_t *)low;
 	lj->code_high = *(const uintptr_t *)high;
 	if (!lj->code_low || lj->code_high <= lj->code_low) {
-		snprintf(st.why, sizeof(st.why), "the code cache's bounds are not set");
+		snprintf(st.err, sizeof(st.err), "the code cache's bounds are not set");
 		return false;
 	}
 	return true;
 }
 
-int lastjava__init(char *why, size_t why_size)
+int lastjava__init(char *err, size_t err_size)
 {
 	struct lastjava_layout layout;
 
@@ -93,7 +93,7 @@ int lastjava__init(char *why, size_t why_size)
 			lastjava__configure(&layout);
 	}
 	if (st.status)
-		snprintf(why, why_size, "%s", st.why);
+		snprintf(err, err_size, "%s", st.err);
 	return st.status;
 }
 

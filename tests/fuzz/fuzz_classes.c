@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t klass;
 	uint32_t offset;
 	bool value;
-	char why[256];
+	char err[256];
 
 	if (size < 2)
 		return 0;
@@ -66,13 +66,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fake_reader(&mem, &fm);
 	switch (data[0] % 3) {
 	case 0:
-		hotspot_classes__find(vm, &mem, "jdk/internal/vm/StackChunk", &klass, why, sizeof(why));
+		hotspot_classes__find(vm, &mem, "jdk/internal/vm/StackChunk", &klass, err, sizeof(err));
 		break;
 	case 1:
-		hotspot_classes__instance_field(vm, &mem, CLASSES_IMAGE + 0x100, "sp", "I", &offset, why, sizeof(why));
+		hotspot_classes__instance_field(vm, &mem, CLASSES_IMAGE + 0x100, "sp", "I", &offset, err, sizeof(err));
 		break;
 	default:
-		hotspot_classes__flag_bool(vm, &mem, "UseCompressedOops", &value, why, sizeof(why));
+		hotspot_classes__flag_bool(vm, &mem, "UseCompressedOops", &value, err, sizeof(err));
 		break;
 	}
 	fake_memory_free(&fm);

@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hotspot_vm *vm;
 	struct hotspot_names *names;
 	struct hotspot_frame out[HOTSPOT_NAMES_MAX_INLINE];
-	char why[256];
+	char err[256];
 	size_t nr, image_len;
 	const uint8_t *frames;
 
@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(fake_map(&fm, IMAGE_BASE, image_len), frames + nr * FRAME_BYTES, image_len);
 	fake_reader(&mem, &fm);
 	vm = described(j);
-	names = hotspot_names__new(vm, &mem, why, sizeof(why));
+	names = hotspot_names__new(vm, &mem, err, sizeof(err));
 	if (!names)
 		abort();
 	for (int round = 0; round < 2; round++) {

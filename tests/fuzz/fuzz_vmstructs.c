@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const size_t rooms[4] = { 48 * FAKE_TABLE_ROOM, 40 * FAKE_TABLE_ROOM, 16 * FAKE_TABLE_ROOM,
 				  16 * FAKE_TABLE_ROOM };
 	size_t lens[4], strings;
-	char why[256] = "";
+	char err[256] = "";
 	uint8_t flags;
 
 	if (size < 9)
@@ -72,16 +72,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		lens[i] = take(tables[i], rooms[i], &data, &size, lens[i]);
 	strings = take(fj.strings + 16, FAKE_STRINGS_ROOM - 16, &data, &size, size);
 	fake_reader(&mem, &fj.fm);
-	if (!hotspot_vm__read(&mem, &fj.syms, &vm, why, sizeof(why))) {
+	if (!hotspot_vm__read(&mem, &fj.syms, &vm, err, sizeof(err))) {
 		if (!vm)
 			abort();
 		/* Whatever the tables say, both layouts are bounded reads of the same memory. */
-		hotspot_layout__read(vm, &mem, &jvm, why, sizeof(why));
-		names = hotspot_names__new(vm, &mem, why, sizeof(why));
+		hotspot_layout__read(vm, &mem, &jvm, err, sizeof(err));
+		names = hotspot_names__new(vm, &mem, err, sizeof(err));
 		hotspot_names__free(names);
 		hotspot_vm__free(vm);
 	}
-	if (strnlen(why, sizeof(why)) == sizeof(why))
+	if (strnlen(err, sizeof(err)) == sizeof(err))
 		abort();
 	for (int i = 0; i < 4; i++)
 		memset(tables[i], 0, lens[i]);

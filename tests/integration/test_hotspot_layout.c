@@ -48,7 +48,7 @@ static struct hotspot_vm *read_tables(const struct jdk *jdk, pid_t tgid, const s
 {
 	struct hotspot_vm *vm = NULL;
 	double best = 1e9;
-	char why[256] = "";
+	char err[256] = "";
 
 	for (int i = 0; i < HOTSPOT_VM_READS; i++) {
 		struct hotspot_memory mem;
@@ -56,8 +56,8 @@ static struct hotspot_vm *read_tables(const struct jdk *jdk, pid_t tgid, const s
 
 		hotspot_vm__free(vm);
 		hotspot_memory__of_process(&mem, tgid);
-		if (hotspot_vm__read(&mem, syms, &vm, why, sizeof(why)))
-			fail_msg("%s: hotspot_vm_read: %s", jdk->name, why);
+		if (hotspot_vm__read(&mem, syms, &vm, err, sizeof(err)))
+			fail_msg("%s: hotspot_vm_read: %s", jdk->name, err);
 		took = now_ms() - start;
 		if (took < best)
 			best = took;
@@ -154,16 +154,16 @@ static void check_layout(const struct jdk *jdk, char *const jvm_opts[], uint32_t
 	struct hotspot_vm *vm;
 	struct jvm jvm;
 	uint64_t base;
-	char why[256] = "";
+	char err[256] = "";
 
 	jvm_start_opts(&jvm, jdk, jvm_opts, "CpuSplit", NULL);
-	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, why, sizeof(why)) != 1)
-		fail_msg("%s: hotspot_find: %s", jdk->name, why[0] ? why : "no libjvm.so");
+	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, err, sizeof(err)) != 1)
+		fail_msg("%s: hotspot_find: %s", jdk->name, err[0] ? err : "no libjvm.so");
 	assert_true(base && syms.structs > base);
 	vm = read_tables(jdk, jvm.out.pid, &syms);
 	hotspot_memory__of_process(&mem, jvm.out.pid);
-	if (hotspot_layout__read(vm, &mem, &l, why, sizeof(why)))
-		fail_msg("%s: hotspot_layout_read: %s", jdk->name, why);
+	if (hotspot_layout__read(vm, &mem, &l, err, sizeof(err)))
+		fail_msg("%s: hotspot_layout_read: %s", jdk->name, err);
 	fprintf(stderr, "  %s: %u heaps, code [0x%llx, 0x%llx), interpreter [0x%llx, 0x%llx), %" PRIu64 " reads\n",
 		jdk->name, l.nr_heaps, (unsigned long long)l.code_low, (unsigned long long)l.code_high,
 		(unsigned long long)l.interp_low, (unsigned long long)l.interp_high, mem.reads);
@@ -244,19 +244,19 @@ static void java_threads_of_a_running_jvm(void **state)
 	struct jvm jvm;
 	uint64_t base;
 	uint32_t worker_tid, vm_tid, gc_tid;
-	char why[256] = "", path[128];
+	char err[256] = "", path[128];
 	size_t nr;
 
 	jvm_require(jdk, "CpuSplit");
 	jvm_start(&jvm, jdk, "CpuSplit", NULL);
-	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, why, sizeof(why)) != 1)
-		fail_msg("%s: hotspot_find: %s", jdk->name, why[0] ? why : "no libjvm.so");
+	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, err, sizeof(err)) != 1)
+		fail_msg("%s: hotspot_find: %s", jdk->name, err[0] ? err : "no libjvm.so");
 	vm = read_tables(jdk, jvm.out.pid, &syms);
-	if (hotspot_threads__layout(vm, &layout, why, sizeof(why)))
-		fail_msg("%s: hotspot_threads_layout: %s", jdk->name, why);
+	if (hotspot_threads__layout(vm, &layout, err, sizeof(err)))
+		fail_msg("%s: hotspot_threads_layout: %s", jdk->name, err);
 	hotspot_memory__of_process(&mem, jvm.out.pid);
-	if (hotspot_threads__read(&mem, &layout, threads, 4096, &nr, why, sizeof(why)))
-		fail_msg("%s: hotspot_threads_read: %s", jdk->name, why);
+	if (hotspot_threads__read(&mem, &layout, threads, 4096, &nr, err, sizeof(err)))
+		fail_msg("%s: hotspot_threads_read: %s", jdk->name, err);
 	worker_tid = task_named(jvm.out.pid, "split-0");
 	vm_tid = task_named(jvm.out.pid, "VM Thread");
 	gc_tid = task_named(jvm.out.pid, "GC Thread#0");
@@ -301,12 +301,12 @@ static void no_jvm_no_layout(void **state)
 {
 	struct hotspot_vm_symbols syms;
 	uint64_t base;
-	char why[256] = "";
+	char err[256] = "";
 
-	assert_int_equal(hotspot_find__jvm("/proc", (uint32_t)getpid(), &syms, &base, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_find__jvm("/proc", (uint32_t)getpid(), &syms, &base, err, sizeof(err)), 0);
 	assert_true(syms.structs == 0 && base == 0);
-	assert_int_equal(hotspot_find__jvm("/proc", 0x3fffffff, &syms, &base, why, sizeof(why)), 0);
-	assert_non_null(strstr(why, "cannot read"));
+	assert_int_equal(hotspot_find__jvm("/proc", 0x3fffffff, &syms, &base, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "cannot read"));
 }
 
 #define JDK_TEST(f, jdk) { #f " (" #jdk ")", f, NULL, harness_teardown, (void *)&(jdk) }

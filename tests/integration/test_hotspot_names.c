@@ -352,7 +352,7 @@ static void names_agree_with_jvmti(void **state)
 	struct oracle o = { 0 };
 	struct tally t = { 0 };
 	struct jvm jvm;
-	char *agent, *dir, *file, opt[PATH_MAX * 2 + 64], why[256] = "";
+	char *agent, *dir, *file, opt[PATH_MAX * 2 + 64], err[256] = "";
 	char *args[] = { "-t", "2", NULL };
 	char *opts[] = { opt, NULL };
 	uint64_t base;
@@ -374,16 +374,16 @@ static void names_agree_with_jvmti(void **state)
 	snprintf(opt, sizeof(opt), "-agentpath:%s=%s,%d", agent, file, DUMP_AFTER_MS);
 	jvm_start_opts(&jvm, jdk, opts, "CpuSplit", args);
 	oracle_read(&o, file, &jvm);
-	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, why, sizeof(why)) != 1)
-		fail_msg("%s: hotspot_find: %s", jdk->name, why);
+	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, err, sizeof(err)) != 1)
+		fail_msg("%s: hotspot_find: %s", jdk->name, err);
 	hotspot_memory__of_process(&mem, jvm.out.pid);
-	if (hotspot_vm__read(&mem, &syms, &vm, why, sizeof(why)))
-		fail_msg("%s: hotspot_vm_read: %s", jdk->name, why);
-	if (hotspot_layout__read(vm, &mem, &l, why, sizeof(why)))
-		fail_msg("%s: hotspot_layout_read: %s", jdk->name, why);
-	names = hotspot_names__new(vm, &mem, why, sizeof(why));
+	if (hotspot_vm__read(&mem, &syms, &vm, err, sizeof(err)))
+		fail_msg("%s: hotspot_vm_read: %s", jdk->name, err);
+	if (hotspot_layout__read(vm, &mem, &l, err, sizeof(err)))
+		fail_msg("%s: hotspot_layout_read: %s", jdk->name, err);
+	names = hotspot_names__new(vm, &mem, err, sizeof(err));
 	if (!names)
-		fail_msg("%s: hotspot_names_new: %s", jdk->name, why);
+		fail_msg("%s: hotspot_names_new: %s", jdk->name, err);
 	check_methods(names, &mem, &l, &o, &t);
 	check_compiled(names, &mem, &l, &o, &t);
 	hotspot_names__stats(names, &st);

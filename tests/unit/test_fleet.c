@@ -359,7 +359,7 @@ static void otlp_request_carries_the_profile_and_its_labels(void **state)
 					  .start_unix_ns = 1700000000000000000 };
 	struct fleet_label l[3] = { { "hostname", "h1" }, { "container_id", "c0ffee" }, { "env", "prod" } };
 	struct profile *p = profile__new(NULL);
-	char *pprof = NULL, app[256], query[1024], why[128];
+	char *pprof = NULL, app[256], query[1024], err[128];
 	size_t pprof_len = 0, len;
 	FILE *f = open_memstream(&pprof, &pprof_len);
 	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest *req;
@@ -379,7 +379,7 @@ static void otlp_request_carries_the_profile_and_its_labels(void **state)
 	assert_int_equal(fclose(f), 0);
 	assert_true(labels__app_name(app, sizeof(app), "org.example.Main", "cpu", l, 3) > 0);
 	assert_true(push__query(query, sizeof(query), app, 100, 160, 19) > 0);
-	assert_int_equal(push_request__otlp(query, pprof, pprof_len, &out, &len, why, sizeof(why)), 0);
+	assert_int_equal(push_request__otlp(query, pprof, pprof_len, &out, &len, err, sizeof(err)), 0);
 	req = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
 		NULL, len, out);
 	assert_non_null(req);
@@ -399,8 +399,8 @@ static void otlp_request_carries_the_profile_and_its_labels(void **state)
 														   NULL);
 	free(out);
 	/* A profile that does not read, a name that names none: refused for good. */
-	assert_int_equal(push_request__otlp(query, "not gzip", 8, &out, &len, why, sizeof(why)), -EINVAL);
-	assert_int_equal(push_request__otlp("name=x", pprof, pprof_len, &out, &len, why, sizeof(why)), -EINVAL);
+	assert_int_equal(push_request__otlp(query, "not gzip", 8, &out, &len, err, sizeof(err)), -EINVAL);
+	assert_int_equal(push_request__otlp("name=x", pprof, pprof_len, &out, &len, err, sizeof(err)), -EINVAL);
 	free(pprof);
 	profile__free(p);
 }

@@ -174,17 +174,17 @@ static void class_found_by_name(void **state)
 {
 	struct image im;
 	uint64_t klass = 0;
-	char why[160] = "";
+	char err[160] = "";
 
 	(void)state;
 	image_init(&im);
-	assert_int_equal(hotspot_classes__find(im.vm, &im.mem, "jdk/internal/vm/StackChunk", &klass, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_classes__find(im.vm, &im.mem, "jdk/internal/vm/StackChunk", &klass, err, sizeof(err)), 0);
 	assert_true(klass == KLASSES + 0x400);
-	assert_int_equal(hotspot_classes__find(im.vm, &im.mem, "java/lang/Thread", &klass, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_classes__find(im.vm, &im.mem, "java/lang/Thread", &klass, err, sizeof(err)), 0);
 	assert_true(klass == KLASSES);
 	/* A prefix is not the name. */
-	assert_int_equal(hotspot_classes__find(im.vm, &im.mem, "java/lang/Threa", &klass, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "does not know the class java/lang/Threa"));
+	assert_int_equal(hotspot_classes__find(im.vm, &im.mem, "java/lang/Threa", &klass, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "does not know the class java/lang/Threa"));
 	image_free(&im);
 }
 
@@ -192,26 +192,26 @@ static void instance_fields_found(void **state)
 {
 	struct image im;
 	uint32_t offset = 0;
-	char why[160] = "";
+	char err[160] = "";
 
 	(void)state;
 	image_init(&im);
 	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "parent", "Ljdk/internal/vm/StackChunk;",
-						&offset, why, sizeof(why)),
+						&offset, err, sizeof(err)),
 			 0);
 	assert_int_equal(offset, 12);
-	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, err, sizeof(err)),
 			 0);
 	assert_int_equal(offset, 20);
 	/* After a contended field's group number, an offset of two bytes. */
 	assert_int_equal(
-		hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "bottom", "I", &offset, why, sizeof(why)), 0);
+		hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "bottom", "I", &offset, err, sizeof(err)), 0);
 	assert_int_equal(offset, 500);
 	/* A static field is no instance field; a wrong signature finds nothing. */
-	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "INIT", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "INIT", "I", &offset, err, sizeof(err)),
 			 -1);
-	assert_non_null(strstr(why, "no instance field I INIT"));
-	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "J", &offset, why, sizeof(why)),
+	assert_non_null(strstr(err, "no instance field I INIT"));
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "J", &offset, err, sizeof(err)),
 			 -1);
 	image_free(&im);
 }
@@ -220,7 +220,7 @@ static void hostile_streams_refused(void **state)
 {
 	struct image im;
 	uint32_t offset = 0;
-	char why[160] = "";
+	char err[160] = "";
 
 	(void)state;
 	/* Four fields announced, the stream cut in the second. */
@@ -231,16 +231,16 @@ static void hostile_streams_refused(void **state)
 	field_record(&im, SYM_PARENT, SYM_CHUNK_SIG, 12, 0x0002, 0);
 	u5(&im, SYM_SP);
 	stream_done(&im);
-	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, err, sizeof(err)),
 			 -1);
-	assert_non_null(strstr(why, "ends early"));
+	assert_non_null(strstr(err, "ends early"));
 	image_free(&im);
 	/* A length of 2^31 - 1 bytes. */
 	image_init(&im);
 	fake_put32(im.stream, 0x7fffffff);
-	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, err, sizeof(err)),
 			 -1);
-	assert_non_null(strstr(why, "a field stream of 2147483647 bytes"));
+	assert_non_null(strstr(err, "a field stream of 2147483647 bytes"));
 	image_free(&im);
 	/* A field flag not known (a later JDK's): what follows cannot be read. */
 	image_init(&im);
@@ -249,9 +249,9 @@ static void hostile_streams_refused(void **state)
 	u5(&im, 0);
 	field_record(&im, SYM_SP, SYM_INT, 20, 0x0002, 0x20);
 	stream_done(&im);
-	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, err, sizeof(err)),
 			 -1);
-	assert_non_null(strstr(why, "flags 0x20 not known"));
+	assert_non_null(strstr(err, "flags 0x20 not known"));
 	image_free(&im);
 	/* A name index past the pool: skipped, not read. */
 	image_init(&im);
@@ -260,7 +260,7 @@ static void hostile_streams_refused(void **state)
 	u5(&im, 0);
 	field_record(&im, 5000, SYM_INT, 20, 0x0002, 0);
 	stream_done(&im);
-	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, why, sizeof(why)),
+	assert_int_equal(hotspot_classes__instance_field(im.vm, &im.mem, KLASSES + 0x400, "sp", "I", &offset, err, sizeof(err)),
 			 -1);
 	image_free(&im);
 }
@@ -269,24 +269,24 @@ static void flags_read(void **state)
 {
 	struct image im;
 	bool value = false;
-	char why[160] = "";
+	char err[160] = "";
 
 	(void)state;
 	image_init(&im);
-	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseCompressedOops", &value, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseCompressedOops", &value, err, sizeof(err)), 0);
 	assert_true(value);
-	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseZGC", &value, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseZGC", &value, err, sizeof(err)), 0);
 	assert_false(value);
-	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseShenandoahGC", &value, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "no flag UseShenandoahGC"));
+	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseShenandoahGC", &value, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no flag UseShenandoahGC"));
 	/* A table of a million flags is not read. */
 	fake_put64(im.statics + 8, 1000000);
-	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseZGC", &value, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "1000000 flags"));
+	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseZGC", &value, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "1000000 flags"));
 	/* A boolean that is neither 0 nor 1. */
 	fake_put64(im.statics + 8, 3);
 	im.values[2] = 7; /* UseZGC's value */
-	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseZGC", &value, why, sizeof(why)), -1);
+	assert_int_equal(hotspot_classes__flag_bool(im.vm, &im.mem, "UseZGC", &value, err, sizeof(err)), -1);
 	image_free(&im);
 }
 

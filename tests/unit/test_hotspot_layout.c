@@ -226,11 +226,11 @@ static void jdk17_layout(void **state)
 {
 	struct fixture f;
 	struct jbpf_hotspot_jvm l;
-	char why[160] = "";
+	char err[160] = "";
 
 	fixture_init(&f, &jdk17);
-	if (hotspot_layout__read(f.vm, &f.mem, &l, why, sizeof(why)))
-		fail_msg("refused: %s", why);
+	if (hotspot_layout__read(f.vm, &f.mem, &l, err, sizeof(err)))
+		fail_msg("refused: %s", err);
 	assert_common(&l, &jdk17);
 	assert_int_equal(l.blob_size, 12);
 	assert_int_equal(l.blob_frame_size, 28);
@@ -256,11 +256,11 @@ static void jdk25_layout(void **state)
 {
 	struct fixture f;
 	struct jbpf_hotspot_jvm l;
-	char why[160] = "";
+	char err[160] = "";
 
 	fixture_init(&f, &jdk25);
-	if (hotspot_layout__read(f.vm, &f.mem, &l, why, sizeof(why)))
-		fail_msg("refused: %s", why);
+	if (hotspot_layout__read(f.vm, &f.mem, &l, err, sizeof(err)))
+		fail_msg("refused: %s", err);
 	assert_common(&l, &jdk25);
 	assert_int_equal(l.blob_size, 24);
 	assert_int_equal(l.blob_frame_size, 44);
@@ -288,11 +288,11 @@ static void jdk25_layout(void **state)
 static void assert_read_fails(struct fixture *f, int rc, const char *reason)
 {
 	struct jbpf_hotspot_jvm l;
-	char why[160] = "";
+	char err[160] = "";
 
-	assert_int_equal(hotspot_layout__read(f->vm, &f->mem, &l, why, sizeof(why)), rc);
-	if (!strstr(why, reason))
-		fail_msg("refused for \"%s\", not \"%s\"", why, reason);
+	assert_int_equal(hotspot_layout__read(f->vm, &f->mem, &l, err, sizeof(err)), rc);
+	if (!strstr(err, reason))
+		fail_msg("refused for \"%s\", not \"%s\"", err, reason);
 	assert_true(f->mem.reads <= 16);
 	fixture_free(f);
 }
@@ -458,7 +458,7 @@ static void misfit_verified_entry_is_left_out(void **state)
 	};
 	struct jbpf_hotspot_jvm l;
 	struct fixture f;
-	char why[160] = "";
+	char err[160] = "";
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(misfits) / sizeof(misfits[0]); i++) {
@@ -472,8 +472,8 @@ static void misfit_verified_entry_is_left_out(void **state)
 			jdk25_description(&f);
 		else
 			jdk17_description(&f);
-		if (hotspot_layout__read(f.vm, &f.mem, &l, why, sizeof(why)))
-			fail_msg("refused: %s", why);
+		if (hotspot_layout__read(f.vm, &f.mem, &l, err, sizeof(err)))
+			fail_msg("refused: %s", err);
 		assert_int_equal(l.flags & (JBPF_HOTSPOT_ENTRY | JBPF_HOTSPOT_ENTRY_OFFSET), 0);
 		assert_int_equal(l.nm_compile_id, misfits[i].jdk == &jdk25 ? 212 : 304);
 		fixture_free(&f);
@@ -493,7 +493,7 @@ static void continuations_read_when_listed(void **state)
 	};
 	struct jbpf_hotspot_jvm l;
 	struct fixture f;
-	char why[160] = "";
+	char err[160] = "";
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -504,8 +504,8 @@ static void continuations_read_when_listed(void **state)
 						      STATICS + 0x28),
 				 0);
 		fake_put64(f.statics + 0x28, cases[i].return_pc);
-		if (hotspot_layout__read(f.vm, &f.mem, &l, why, sizeof(why)))
-			fail_msg("refused: %s", why);
+		if (hotspot_layout__read(f.vm, &f.mem, &l, err, sizeof(err)))
+			fail_msg("refused: %s", err);
 		assert_int_equal(!!(l.flags & JBPF_HOTSPOT_CONTINUATIONS), cases[i].known);
 		if (cases[i].known) {
 			assert_true(l.cont_return_pc == cases[i].return_pc);
@@ -515,8 +515,8 @@ static void continuations_read_when_listed(void **state)
 	}
 	/* Not listed (JDK 17): nothing, and the rest of the layout read. */
 	fixture_init(&f, &jdk17);
-	if (hotspot_layout__read(f.vm, &f.mem, &l, why, sizeof(why)))
-		fail_msg("refused: %s", why);
+	if (hotspot_layout__read(f.vm, &f.mem, &l, err, sizeof(err)))
+		fail_msg("refused: %s", err);
 	assert_int_equal(l.flags & JBPF_HOTSPOT_CONTINUATIONS, 0);
 	fixture_free(&f);
 }

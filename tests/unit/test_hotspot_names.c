@@ -315,7 +315,7 @@ static int setup(void **state, const struct jdk *j)
 	const struct method_def baz = { "com/example/Foo$$Lambda+0x0000000801001234", "apply",
 					"(Ljava/lang/Object;)Ljava/lang/Object;", 10, baz_lines, 2, false, NULL };
 	const struct method_def nat = { "java/lang/Thread", "sleep0", "(J)V", 0, NULL, 0, true, NULL };
-	char why[256] = "";
+	char err[256] = "";
 	uint64_t version;
 
 	assert_non_null(f);
@@ -330,9 +330,9 @@ static int setup(void **state, const struct jdk *j)
 	f->baz = method(&f->im, j, &baz);
 	f->nat = method(&f->im, j, &nat);
 	f->vm = describe(j, version);
-	f->names = hotspot_names__new(f->vm, &f->mem, why, sizeof(why));
+	f->names = hotspot_names__new(f->vm, &f->mem, err, sizeof(err));
 	if (!f->names)
-		fail_msg("hotspot_names_new: %s", why);
+		fail_msg("hotspot_names_new: %s", err);
 	*state = f;
 	return 0;
 }

@@ -75,21 +75,21 @@ static void reads(const struct jdk_threads *j)
 	struct hotspot_threads__layout layout;
 	struct fake_memory fm = { 0 };
 	struct hotspot_memory mem;
-	char why[256] = "";
+	char err[256] = "";
 	size_t nr;
 
-	assert_int_equal(hotspot_threads__layout(vm, &layout, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_threads__layout(vm, &layout, err, sizeof(err)), 0);
 	/* More threads than one gather reads. */
 	image_of(&fm, j, 1200, 1200);
 	fake_reader(&mem, &fm);
-	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 2048, &nr, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 2048, &nr, err, sizeof(err)), 0);
 	assert_int_equal(nr, 1200);
 	for (uint32_t i = 0; i < nr; i++) {
 		assert_int_equal(got[i].tid, 100 + i);
 		assert_int_equal(got[i].java_thread, JAVA_THREADS + ((uint64_t)i << 12));
 	}
 	/* No more than asked for. */
-	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 10, &nr, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 10, &nr, err, sizeof(err)), 0);
 	assert_int_equal(nr, 10);
 	fake_memory_free(&fm);
 	hotspot_vm__free(vm);
@@ -119,30 +119,30 @@ static void a_list_that_lies(void **state)
 	struct hotspot_threads__layout layout;
 	struct fake_memory fm = { 0 };
 	struct hotspot_memory mem;
-	char why[256] = "";
+	char err[256] = "";
 	size_t nr;
 
 	(void)state;
-	assert_int_equal(hotspot_threads__layout(vm, &layout, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_threads__layout(vm, &layout, err, sizeof(err)), 0);
 	image_of(&fm, &jdk17_threads, 3, 3);
 	/* Thread 1's OSThread pointer leads nowhere, thread 2's tid is 0. */
 	fake_put64(fm.regions[3].bytes + (1 << 12) + jdk17_threads.osthread, 0xdead0000);
 	fake_put32(fm.regions[3].bytes + (2 << 12) + OSTHREAD_AT + jdk17_threads.thread_id, 0);
 	fake_reader(&mem, &fm);
-	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, why, sizeof(why)), 0);
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, err, sizeof(err)), 0);
 	assert_int_equal(nr, 1);
 	assert_int_equal(got[0].tid, 100);
 
 	fake_put32(fm.regions[1].bytes + 4, HOTSPOT_THREADS_MAX + 1);
-	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, why, sizeof(why)), -1);
-	assert_string_equal(why, "its thread list claims 65537 threads, more than 65536");
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, err, sizeof(err)), -1);
+	assert_string_equal(err, "its thread list claims 65537 threads, more than 65536");
 	/* Longer than the array: the rest lies past the image, as a freed list's would. */
 	fake_put32(fm.regions[1].bytes + 4, 4);
-	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, why, sizeof(why)), -1);
-	assert_string_equal(why, "its thread list's threads (at 0x3000) cannot be read");
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, err, sizeof(err)), -1);
+	assert_string_equal(err, "its thread list's threads (at 0x3000) cannot be read");
 	fake_put64(fm.regions[0].bytes, 0);
-	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, why, sizeof(why)), -1);
-	assert_string_equal(why, "its thread list cannot be read");
+	assert_int_equal(hotspot_threads__read(&mem, &layout, got, 8, &nr, err, sizeof(err)), -1);
+	assert_string_equal(err, "its thread list cannot be read");
 	fake_memory_free(&fm);
 	hotspot_vm__free(vm);
 }
@@ -152,7 +152,7 @@ static void a_layout_without_tids(void **state)
 {
 	struct hotspot_vm *vm = hotspot_vm__new();
 	struct hotspot_threads__layout layout;
-	char why[256] = "";
+	char err[256] = "";
 
 	(void)state;
 	assert_non_null(vm);
@@ -161,8 +161,8 @@ static void a_layout_without_tids(void **state)
 	assert_int_equal(hotspot_vm__add_field(vm, "ThreadsList", "_length", "const uint", false, 4, 0), 0);
 	assert_int_equal(hotspot_vm__add_field(vm, "ThreadsList", "_threads", "JavaThread**", false, 16, 0), 0);
 	assert_int_equal(hotspot_vm__add_field(vm, "Thread", "_osthread", "OSThread*", false, 1016, 0), 0);
-	assert_int_equal(hotspot_threads__layout(vm, &layout, why, sizeof(why)), -1);
-	assert_string_equal(why, "HotSpot lists no OSThread::_thread_id");
+	assert_int_equal(hotspot_threads__layout(vm, &layout, err, sizeof(err)), -1);
+	assert_string_equal(err, "HotSpot lists no OSThread::_thread_id");
 	hotspot_vm__free(vm);
 }
 

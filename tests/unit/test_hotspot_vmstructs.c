@@ -16,13 +16,13 @@
 #include "hotspot/vmstructs.h"
 #include "hotspot_fixture.h"
 
-/* Reads the fake JVM's tables: hotspot_vm__read's result, *vm set on success, the reason in why. */
-static int read_fake(struct fake_jvm *fj, struct hotspot_memory *mem, struct hotspot_vm **vm, char *why,
-		     size_t why_size)
+/* Reads the fake JVM's tables: hotspot_vm__read's result, *vm set on success, the reason in err. */
+static int read_fake(struct fake_jvm *fj, struct hotspot_memory *mem, struct hotspot_vm **vm, char *err,
+		     size_t err_size)
 {
-	why[0] = '\0';
+	err[0] = '\0';
 	fake_reader(mem, &fj->fm);
-	return hotspot_vm__read(mem, &fj->syms, vm, why, why_size);
+	return hotspot_vm__read(mem, &fj->syms, vm, err, err_size);
 }
 
 /* A small but real-looking description: fields of every kind, types, constants. */
@@ -45,14 +45,14 @@ static void fake_table_reads_back(void **state)
 	struct fake_jvm fj;
 	struct hotspot_memory mem;
 	struct hotspot_vm *vm = NULL;
-	char why[160];
+	char err[160];
 	uint64_t offset, size, address;
 	int32_t i32;
 	int64_t i64;
 
 	fake_jvm_init(&fj);
 	fill_small(&fj);
-	assert_int_equal(read_fake(&fj, &mem, &vm, why, sizeof(why)), 0);
+	assert_int_equal(read_fake(&fj, &mem, &vm, err, sizeof(err)), 0);
 	assert_non_null(vm);
 
 	assert_true(hotspot_vm__field(vm, "CodeBlob", "_size", &offset, &size));
@@ -92,7 +92,7 @@ static void large_table_takes_few_reads(void **state)
 	struct fake_jvm fj;
 	struct hotspot_memory mem;
 	struct hotspot_vm *vm = NULL;
-	char why[160], field[32];
+	char err[160], field[32];
 	uint64_t offset, size;
 
 	fake_jvm_init(&fj);
@@ -101,7 +101,7 @@ static void large_table_takes_few_reads(void **state)
 		fake_struct(&fj, i % 2 ? "Odd" : "Even", field, "int", 0, (uint64_t)i, 0);
 	}
 	fake_type(&fj, "int", 4);
-	assert_int_equal(read_fake(&fj, &mem, &vm, why, sizeof(why)), 0);
+	assert_int_equal(read_fake(&fj, &mem, &vm, err, sizeof(err)), 0);
 	assert_true(hotspot_vm__field(vm, "Odd", "_field2999", &offset, &size));
 	assert_int_equal(offset, 2999);
 	assert_int_equal(size, 4);
@@ -148,12 +148,12 @@ static void refused(struct fake_jvm *fj, const char *reason, uint64_t max_reads)
 {
 	struct hotspot_memory mem;
 	struct hotspot_vm *vm = (struct hotspot_vm *)1;
-	char why[160];
+	char err[160];
 
-	assert_int_equal(read_fake(fj, &mem, &vm, why, sizeof(why)), -1);
+	assert_int_equal(read_fake(fj, &mem, &vm, err, sizeof(err)), -1);
 	assert_null(vm);
-	if (!strstr(why, reason))
-		fail_msg("refused for \"%s\", not \"%s\"", why, reason);
+	if (!strstr(err, reason))
+		fail_msg("refused for \"%s\", not \"%s\"", err, reason);
 	assert_bounded(&mem, max_reads);
 }
 
@@ -239,7 +239,7 @@ static void unterminated_name_leaves_its_entry_out(void **state)
 	struct fake_jvm fj;
 	struct hotspot_memory mem;
 	struct hotspot_vm *vm = NULL;
-	char why[160], junk[3 * HOTSPOT_VM_MAX_NAME];
+	char err[160], junk[3 * HOTSPOT_VM_MAX_NAME];
 	uint64_t offset;
 
 	fake_jvm_init(&fj);
@@ -248,7 +248,7 @@ static void unterminated_name_leaves_its_entry_out(void **state)
 	junk[sizeof(junk) - 1] = '\0';
 	fake_struct(&fj, "Long", junk, "int", 0, 4, 0);
 	fake_struct(&fj, "After", "_ok", "int", 0, 12, 0);
-	assert_int_equal(read_fake(&fj, &mem, &vm, why, sizeof(why)), 0);
+	assert_int_equal(read_fake(&fj, &mem, &vm, err, sizeof(err)), 0);
 	assert_true(hotspot_vm__field(vm, "After", "_ok", &offset, NULL));
 	assert_int_equal(offset, 12);
 	assert_false(hotspot_vm__field(vm, "Long", junk, &offset, NULL));
@@ -286,7 +286,7 @@ static void scattered_names_are_refused(void **state)
 	unsigned char *far = NULL;
 	struct hotspot_memory mem;
 	struct hotspot_vm *vm = NULL;
-	char why[160];
+	char err[160];
 
 	fake_jvm_init(&fj);
 	far = fake_map(&fj.fm, base, gap * nr + 64);
@@ -297,8 +297,8 @@ static void scattered_names_are_refused(void **state)
 		fake_put64(e, base + gap * (uint64_t)i);
 		fake_put64(e + 8, base + gap * (uint64_t)i);
 	}
-	assert_int_equal(read_fake(&fj, &mem, &vm, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "VMStructs' names are scattered over more than 1024 reads"));
+	assert_int_equal(read_fake(&fj, &mem, &vm, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "VMStructs' names are scattered over more than 1024 reads"));
 	assert_true(mem.reads < 1100);
 	fake_memory_free(&fj.fm);
 }

@@ -93,11 +93,11 @@ static size_t ignore_body(char *ptr, size_t size, size_t nmemb, void *ctx)
 /*
  * The request's body: for /ingest a multipart form around the profile
  * (into *mime), for the push API a PushRequest, for OTLP an export request
- * (into *packed, the caller frees). 0; -EBADMSG (said in why) for an entry
+ * (into *packed, the caller frees). 0; -EBADMSG (said in err) for an entry
  * that cannot be sent so, which no retry would change; -EAGAIN.
  */
 static int set_body(struct pusher *p, CURL *curl, const char *query, const void *body, size_t len,
-		    curl_mime **mime, uint8_t **packed, struct curl_slist **headers, char *why, size_t why_size)
+		    curl_mime **mime, uint8_t **packed, struct curl_slist **headers, char *err, size_t err_size)
 {
 	char id[40];
 	size_t packed_len;
@@ -115,7 +115,7 @@ static int set_body(struct pusher *p, CURL *curl, const char *query, const void 
 		return 0;
 	}
 	if (p->api == PUSH_API_OTLP) {
-		error = push_request__otlp(query, body, len, packed, &packed_len, why, why_size);
+		error = push_request__otlp(query, body, len, packed, &packed_len, err, err_size);
 		if (error)
 			return error == -EINVAL ? -EBADMSG : -EAGAIN;
 		*headers = curl_slist_append(NULL, "Content-Type: application/x-protobuf");
@@ -123,7 +123,7 @@ static int set_body(struct pusher *p, CURL *curl, const char *query, const void 
 		push_request__uuid(id, sizeof(id));
 		error = push_request__encode(query, body, len, id, packed, &packed_len);
 		if (error) {
-			snprintf(why, why_size,
+			snprintf(err, err_size,
 				 error == -EINVAL ? "its name is not service.event{labels}" : "out of memory");
 			return error == -EINVAL ? -EBADMSG : -EAGAIN;
 		}
@@ -141,7 +141,7 @@ static int set_body(struct pusher *p, CURL *curl, const char *query, const void 
  * One POST. 2xx: 0; a failure worth retrying: -EAGAIN; refused for good by
  * the server: -EINVAL; an entry that cannot be sent at all: -EBADMSG.
  */
-static int post(struct pusher *p, const char *query, const void *body, size_t len, char *why, size_t why_size)
+static int post(struct pusher *p, const char *query, const void *body, size_t len, char *err, size_t err_size)
 {
 	CURL *curl = curl_easy_init();
 	struct curl_slist *headers = NULL;
@@ -152,15 +152,15 @@ static int post(struct pusher *p, const char *query, const void *body, size_t le
 	CURLcode rc;
 	int result = -EAGAIN;
 
-	why[0] = '\0';
+	err[0] = '\0';
 	if (!curl || (p->api == PUSH_API_INGEST	 ? asprintf(&url, "%s/ingest?%s", p->url, query)
 		      : p->api == PUSH_API_OTLP ? asprintf(&url, "%s/v1development/profiles", p->url)
 						: asprintf(&url, "%s/push.v1.PusherService/Push", p->url)) < 0) {
 		url = NULL;
-		snprintf(why, why_size, "out of memory");
+		snprintf(err, err_size, "out of memory");
 		goto out;
 	}
-	result = set_body(p, curl, query, body, len, &mime, &packed, &headers, why, why_size);
+	result = set_body(p, curl, query, body, len, &mime, &packed, &headers, err, err_size);
 	if (result)
 		goto out;
 	result = -EAGAIN;
@@ -174,7 +174,7 @@ static int post(struct pusher *p, const char *query, const void *body, size_t le
 	curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
 	rc = curl_easy_perform(curl);
 	if (rc != CURLE_OK) {
-		snprintf(why, why_size, "%s", curl_easy_strerror(rc));
+		snprintf(err, err_size, "%s", curl_easy_strerror(rc));
 		goto out;
 	}
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
@@ -182,7 +182,7 @@ static int post(struct pusher *p, const char *query, const void *body, size_t le
 		result = 0;
 	else if (status >= 400 && status < 500 && status != 408 && status != 429)
 		result = -EINVAL;
-	snprintf(why, why_size, "HTTP status %ld", status);
+	snprintf(err, err_size, "HTTP status %ld", status);
 out:
 	curl_mime_free(mime);
 	curl_slist_free_all(headers);
@@ -224,7 +224,7 @@ static void *run(void *arg)
 	for (;;) {
 		uint64_t seq;
 		const void *body;
-		char *query, why[256];
+		char *query, err[256];
 		size_t len;
 		int rc;
 
@@ -250,7 +250,7 @@ static void *run(void *arg)
 		}
 		if (rc)
 			continue;
-		rc = post(p, query, body, len, why, sizeof(why));
+		rc = post(p, query, body, len, err, sizeof(err));
 		/*
 		 * The spool's file operations and the messages are done without
 		 * p->lock: the session thread takes it to kick, and must never
@@ -266,13 +266,13 @@ static void *run(void *arg)
 			failing = false;
 			backoff_s = 0;
 		} else if (rc == -EBADMSG) {
-			fprintf(stderr, "jbpfprof: push: a spooled profile cannot be sent (%s); dropped it\n", why);
+			fprintf(stderr, "jbpfprof: push: a spooled profile cannot be sent (%s); dropped it\n", err);
 		} else if (rc == -EINVAL) {
-			fprintf(stderr, "jbpfprof: push: the server refused a profile (%s); dropped it\n", why);
+			fprintf(stderr, "jbpfprof: push: the server refused a profile (%s); dropped it\n", err);
 		} else {
 			if (!failing || p->verbose)
 				fprintf(stderr, "jbpfprof: push to %s failed: %s; keeping the profiles in the spool and "
-					"retrying\n", p->url, why);
+					"retrying\n", p->url, err);
 			failing = true;
 			backoff_s = backoff_s ? backoff_s * 2 : 1;
 			if (backoff_s > PUSH_MAX_BACKOFF_S)

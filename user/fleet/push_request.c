@@ -150,7 +150,7 @@ static const char *resource_key(const char *label)
 }
 
 int push_request__otlp(const char *query, const void *profile, size_t len, uint8_t **out, size_t *out_len,
-		       char *why, size_t why_size)
+		       char *err, size_t err_size)
 {
 	Types__V1__LabelPair labels[PUSH_REQUEST_MAX_LABELS];
 	const char *attributes[2 * PUSH_REQUEST_MAX_LABELS];
@@ -163,7 +163,7 @@ int push_request__otlp(const char *query, const void *profile, size_t len, uint8
 
 	*out = NULL;
 	if (!name_of(query, name, sizeof(name)) || (nr = split_name(name, labels, PUSH_REQUEST_MAX_LABELS)) < 0) {
-		snprintf(why, why_size, "its name is not service.event{labels}");
+		snprintf(err, err_size, "its name is not service.event{labels}");
 		return -EINVAL;
 	}
 	for (int i = 0; i < nr; i++) {
@@ -174,7 +174,7 @@ int push_request__otlp(const char *query, const void *profile, size_t len, uint8
 		attributes[2 * nr_attributes + 1] = labels[i].value;
 		nr_attributes++;
 	}
-	if (pprof_read__buffer(profile, len, &rec, why, why_size))
+	if (pprof_read__buffer(profile, len, &rec, err, err_size))
 		return -EINVAL;
 	meta.event = rec.event;
 	meta.unit = rec.time_weights ? "microseconds" : "samples";
@@ -191,7 +191,7 @@ int push_request__otlp(const char *query, const void *profile, size_t len, uint8
 	if (error) {
 		free(*out);
 		*out = NULL;
-		snprintf(why, why_size, "%s", strerror(-error));
+		snprintf(err, err_size, "%s", strerror(-error));
 		return -ENOMEM;
 	}
 	return 0;

@@ -40,10 +40,10 @@ int push_request__encode(const char *query, const void *profile, size_t len, con
  * labelled from the query: service.name <service>, host.name <hostname>,
  * container.id <container_id>, and each other pair as it is. *out
  * malloc'd, the caller frees. 0; -EINVAL when the query names no profile
- * or the pprof does not read (said in why); -ENOMEM.
+ * or the pprof does not read (said in err); -ENOMEM.
  */
 int push_request__otlp(const char *query, const void *profile, size_t len, uint8_t **out, size_t *out_len,
-		       char *why, size_t why_size);
+		       char *err, size_t err_size);
 
 /* A random version 4 UUID, lowercase, into buf (at least 37 bytes). */
 void push_request__uuid(char *buf, size_t size);

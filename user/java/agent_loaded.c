@@ -70,7 +70,7 @@ static int holds_marker(int fd)
 	return found;
 }
 
-int agent_loaded__find(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen)
+int agent_loaded__find(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t err_size)
 {
 	struct procmaps_entry *maps = NULL, *agent = NULL;
 	char maps_path[64];
@@ -80,7 +80,7 @@ int agent_loaded__find(struct jvm_target *t, char *path, size_t pathlen, char *e
 	snprintf(maps_path, sizeof(maps_path), "/proc/self/fd/%d/maps", t->proc_fd);
 	rc = procmaps__read(maps_path, 1, &maps, &nr);
 	if (rc) {
-		snprintf(err, errlen, "cannot read /proc/%d/maps: %s", (int)t->pid, strerror(-rc));
+		snprintf(err, err_size, "cannot read /proc/%d/maps: %s", (int)t->pid, strerror(-rc));
 		return -1;
 	}
 	for (size_t i = 0; i < nr && !agent; i++)
@@ -91,7 +91,7 @@ int agent_loaded__find(struct jvm_target *t, char *path, size_t pathlen, char *e
 	snprintf(path, pathlen, "%s", agent->path);
 	fd = proc__open_map_file_at(t->proc_fd, agent->start, agent->end);
 	if (fd < 0) {
-		snprintf(err, errlen, "JVM pid %d maps %.200s, but it cannot be opened through map_files: %s",
+		snprintf(err, err_size, "JVM pid %d maps %.200s, but it cannot be opened through map_files: %s",
 			 (int)t->pid, agent->path, strerror(-fd));
 		found = -1;
 		goto out;
@@ -101,7 +101,7 @@ int agent_loaded__find(struct jvm_target *t, char *path, size_t pathlen, char *e
 	if (rc == 1) {
 		found = 1;
 	} else {
-		snprintf(err, errlen,
+		snprintf(err, err_size,
 			 "JVM pid %d loaded %.200s at start-up, but it is not an agent this jbpfprof can wake "
 			 "(another version?): start the JVM with -agentpath naming the agent jbpfprof --agent-path "
 			 "prints",
@@ -118,7 +118,7 @@ out:
  * the target's user. 0, or -1 with err set. *st describes what was created.
  */
 static int write_request(struct jvm_target *t, const char *name, const char *options, struct stat *st, char *err,
-			 size_t errlen)
+			 size_t err_size)
 {
 	struct attach_saved_ids ids;
 	size_t len = strlen(options);
@@ -130,13 +130,13 @@ static int write_request(struct jvm_target *t, const char *name, const char *opt
 	/* A request left by a profiler that died: the JVM's user's own, so replaceable; anyone else's is not. */
 	if (!fstatat(t->tmp_fd, name, &old, AT_SYMLINK_NOFOLLOW)) {
 		if (!S_ISREG(old.st_mode) || old.st_uid != t->uid) {
-			snprintf(err, errlen, "/tmp/%s in JVM pid %d is not a file of its user %u: not waking its agent",
+			snprintf(err, err_size, "/tmp/%s in JVM pid %d is not a file of its user %u: not waking its agent",
 				 name, (int)t->pid, (unsigned)t->uid);
 			return -1;
 		}
 		attach__unlink_if_same(t->tmp_fd, name, &old);
 	}
-	if (attach__enter_ids(t, &ids, err, errlen))
+	if (attach__enter_ids(t, &ids, err, err_size))
 		return -1;
 	fd = openat(t->tmp_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0) {
@@ -154,27 +154,27 @@ static int write_request(struct jvm_target *t, const char *name, const char *opt
 		fd = -1;
 	}
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot create /tmp/%s in JVM pid %d as its user %u: %s", name, (int)t->pid,
+		snprintf(err, err_size, "cannot create /tmp/%s in JVM pid %d as its user %u: %s", name, (int)t->pid,
 			 (unsigned)t->uid, strerror(saved ? saved : EIO));
 		return -1;
 	}
 	return 0;
 }
 
-int agent_loaded__wake(struct jvm_target *t, const char *options, int timeout_ms, char *err, size_t errlen)
+int agent_loaded__wake(struct jvm_target *t, const char *options, int timeout_ms, char *err, size_t err_size)
 {
 	char name[64];
 	struct stat st;
 	int rc;
 
 	if (strlen(options) > WAKE_REQUEST_MAX) {
-		snprintf(err, errlen, "internal error: agent options longer than %d bytes", WAKE_REQUEST_MAX);
+		snprintf(err, err_size, "internal error: agent options longer than %d bytes", WAKE_REQUEST_MAX);
 		return -1;
 	}
 	snprintf(name, sizeof(name), WAKE_REQUEST_PREFIX "%d", (int)t->nspid);
-	if (write_request(t, name, options, &st, err, errlen))
+	if (write_request(t, name, options, &st, err, err_size))
 		return -1;
-	rc = attach__jcmd(t, "JVMTI.data_dump", timeout_ms, err, errlen);
+	rc = attach__jcmd(t, "JVMTI.data_dump", timeout_ms, err, err_size);
 	attach__unlink_if_same(t->tmp_fd, name, &st);
 	return rc;
 }

@@ -33,7 +33,7 @@
  * cannot be read: loading a second agent beside it would put two signal
  * handlers in the JVM, so the caller gives up.
  */
-int agent_loaded__find(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen);
+int agent_loaded__find(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t err_size);
 
 /*
  * Wakes the dormant agent with options (the string an attach would pass,
@@ -44,6 +44,6 @@ int agent_loaded__find(struct jvm_target *t, char *path, size_t pathlen, char *e
  * connected to the socket the options name, or given up, by the time the
  * command returns. 0, or -1 with err set.
  */
-int agent_loaded__wake(struct jvm_target *t, const char *options, int timeout_ms, char *err, size_t errlen);
+int agent_loaded__wake(struct jvm_target *t, const char *options, int timeout_ms, char *err, size_t err_size);
 
 #endif /* JBPF_AGENT_LOADED_H */

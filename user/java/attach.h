@@ -94,7 +94,7 @@ struct jvm_target {
 #define JVM_TARGET_STARTING (-3)
 /* It has exited, or its /proc/PID/maps cannot be read (no ptrace access): not known to be a JVM. */
 #define JVM_TARGET_UNKNOWN (-4)
-int attach__target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen);
+int attach__target_open(pid_t pid, struct jvm_target *t, char *err, size_t err_size);
 
 /* Closes what attach__target_open opened; NULL-safe, and safe to call twice. */
 void attach__target_close(struct jvm_target *t);
@@ -113,7 +113,7 @@ void attach__target_close(struct jvm_target *t);
  * left in place: the JVM maps it, and the next attach reuses it.
  */
 int attach__install_agent(struct jvm_target *t, const void *image, size_t size, char *path, size_t pathlen, char *err,
-		      size_t errlen);
+		      size_t err_size);
 
 /*
  * Creates a listening Unix stream socket in the target's /tmp with a
@@ -126,7 +126,7 @@ int attach__install_agent(struct jvm_target *t, const void *image, size_t size, 
  * name as the JVM sees it. The process's umask is left alone, so other
  * threads may create files meanwhile.
  */
-int attach__listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen);
+int attach__listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t err_size);
 
 /*
  * Gives up a socket from attach__listen without accepting: closes listen_fd
@@ -144,7 +144,7 @@ void attach__unlisten(struct jvm_target *t, int listen_fd, const char *path);
  * socket file named path (as attach__listen returned it) on every path.
  * Returns the connected fd (nonblocking, close-on-exec), or -1.
  */
-int attach__accept(struct jvm_target *t, int listen_fd, const char *path, int timeout_ms, char *err, size_t errlen);
+int attach__accept(struct jvm_target *t, int listen_fd, const char *path, int timeout_ms, char *err, size_t err_size);
 
 /*
  * Loads agent_path (absolute, as the JVM sees it, at most ATTACH_ARG_MAX
@@ -174,7 +174,7 @@ int attach__accept(struct jvm_target *t, int listen_fd, const char *path, int ti
  */
 #define JVM_LOAD_NOT_LIVE (-2)
 int attach__load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
-		   size_t errlen);
+		   size_t err_size);
 
 /*
  * Runs the diagnostic command (as jcmd would: "JVMTI.data_dump") in the
@@ -182,7 +182,7 @@ int attach__load_agent(struct jvm_target *t, const char *agent_path, const char 
  * timeout_ms. Returns 0 when the JVM reports success (status 0); the
  * command's output is not kept.
  */
-int attach__jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *err, size_t errlen);
+int attach__jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *err, size_t err_size);
 
 /*
  * Parses the attach listener's reply to "load" (len bytes, not

@@ -43,7 +43,7 @@ struct attach_saved_ids {
  * success is paired with attach__leave_ids, which cannot fail and keeps
  * errno.
  */
-int attach__enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, char *err, size_t errlen);
+int attach__enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, char *err, size_t err_size);
 void attach__leave_ids(const struct attach_saved_ids *s);
 
 /* Whether the target has exited, waiting up to timeout_ms for it (its pidfd polls readable then). */

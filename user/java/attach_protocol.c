@@ -62,7 +62,7 @@ enum { SOCKET_ABSENT = -2 };
  * was, if anything, so that a replacement can be told from it).
  */
 static int connect_attach_socket(struct jvm_target *t, const char *name, int64_t deadline, struct stat *found,
-				 int *have_found, char *err, size_t errlen)
+				 int *have_found, char *err, size_t err_size)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int pfd, fd, rc, saved;
@@ -83,14 +83,14 @@ static int connect_attach_socket(struct jvm_target *t, const char *name, int64_t
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot create a Unix socket: %s", strerror(errno));
+		snprintf(err, err_size, "cannot create a Unix socket: %s", strerror(errno));
 		close(pfd);
 		return -1;
 	}
 	/* The very inode checked above, whatever the name points to by now. */
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", pfd);
 	for (;;) {
-		if (attach__enter_ids(t, &ids, err, errlen)) {
+		if (attach__enter_ids(t, &ids, err, err_size)) {
 			rc = -1;
 			break;
 		}
@@ -106,7 +106,7 @@ static int connect_attach_socket(struct jvm_target *t, const char *name, int64_t
 			rc = SOCKET_ABSENT; /* a stale file: nobody listens */
 			break;
 		}
-		snprintf(err, errlen, "cannot connect to the attach socket /tmp/%s of JVM pid %d: %s", name,
+		snprintf(err, err_size, "cannot connect to the attach socket /tmp/%s of JVM pid %d: %s", name,
 			 (int)t->pid, strerror(saved));
 		break;
 	}
@@ -125,19 +125,19 @@ static int connect_attach_socket(struct jvm_target *t, const char *name, int64_t
  * else's is another client's, or planted, and is left alone. 0 with the
  * new file's identity in *st, or -1 with err set.
  */
-static int create_trigger(const struct jvm_target *t, const char *name, struct stat *st, char *err, size_t errlen)
+static int create_trigger(const struct jvm_target *t, const char *name, struct stat *st, char *err, size_t err_size)
 {
 	struct attach_saved_ids ids;
 	struct stat old;
 	int fd, saved;
 
-	if (attach__enter_ids(t, &ids, err, errlen))
+	if (attach__enter_ids(t, &ids, err, err_size))
 		return -1;
 	fd = openat(t->tmp_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == EEXIST && !fstatat(t->tmp_fd, name, &old, AT_SYMLINK_NOFOLLOW)) {
 		if (!S_ISREG(old.st_mode) || old.st_uid != t->uid) {
 			attach__leave_ids(&ids);
-			snprintf(err, errlen, "/tmp/%s of JVM pid %d is already there and is not a file of its user "
+			snprintf(err, err_size, "/tmp/%s of JVM pid %d is already there and is not a file of its user "
 				 "%u (owner %u): left alone; another client may be attaching, else remove it", name,
 				 (int)t->pid, (unsigned)t->uid, (unsigned)old.st_uid);
 			return -1;
@@ -154,7 +154,7 @@ static int create_trigger(const struct jvm_target *t, const char *name, struct s
 	}
 	attach__leave_ids(&ids);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot create the attach trigger /tmp/%s of JVM pid %d as its user %u: %s",
+		snprintf(err, err_size, "cannot create the attach trigger /tmp/%s of JVM pid %d as its user %u: %s",
 			 name, (int)t->pid, (unsigned)t->uid, strerror(saved));
 		return -1;
 	}
@@ -172,7 +172,7 @@ static int signal_target(const struct jvm_target *t, int sig)
  * have_stale), removes the trigger.
  */
 static int start_listener(struct jvm_target *t, const char *sock_name, const struct stat *stale, int have_stale,
-			  int64_t deadline, int timeout_ms, char *err, size_t errlen)
+			  int64_t deadline, int timeout_ms, char *err, size_t err_size)
 {
 	int64_t start = clock__monotonic_ms(), resend_at = start + timeout_ms / 2;
 	int step = SOCKET_POLL_FIRST_MS, resent = 0, catches, result = -1;
@@ -184,15 +184,15 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 	len = proc__read_small_at(t->proc_fd, "status", status, sizeof(status));
 	catches = len > 0 ? attach__status_catches(status, (size_t)len, SIGQUIT) : -1;
 	if (catches != 1) {
-		snprintf(err, errlen, "JVM pid %d does not handle SIGQUIT (started with -Xrs, or still starting up), "
+		snprintf(err, err_size, "JVM pid %d does not handle SIGQUIT (started with -Xrs, or still starting up), "
 			 "so signalling it to attach would kill it; start it with -XX:+StartAttachListener", (int)t->pid);
 		return JVM_LOAD_NOT_LIVE;
 	}
 	snprintf(trigger, sizeof(trigger), ".attach_pid%d", (int)t->nspid);
-	if (create_trigger(t, trigger, &trig, err, errlen))
+	if (create_trigger(t, trigger, &trig, err, err_size))
 		return -1;
 	if (signal_target(t, SIGQUIT)) {
-		snprintf(err, errlen, "cannot signal JVM pid %d: %s", (int)t->pid, strerror(errno));
+		snprintf(err, err_size, "cannot signal JVM pid %d: %s", (int)t->pid, strerror(errno));
 		goto out;
 	}
 	for (;;) {
@@ -205,7 +205,7 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 		}
 		if (!attach__ms_left(deadline)) {
 			attach__format_seconds(secs, sizeof(secs), timeout_ms);
-			snprintf(err, errlen, "JVM pid %d did not open its attach socket within %s (is it hung, or is "
+			snprintf(err, err_size, "JVM pid %d did not open its attach socket within %s (is it hung, or is "
 				 "attach disabled?)", (int)t->pid, secs);
 			break;
 		}
@@ -215,11 +215,11 @@ static int start_listener(struct jvm_target *t, const char *sock_name, const str
 			signal_target(t, SIGQUIT);
 		}
 		if (attach__target_exited(t, step < attach__ms_left(deadline) ? step : attach__ms_left(deadline))) {
-			snprintf(err, errlen, "JVM pid %d exited while jbpfprof was attaching to it", (int)t->pid);
+			snprintf(err, err_size, "JVM pid %d exited while jbpfprof was attaching to it", (int)t->pid);
 			break;
 		}
 		if (attach__cancelled(t)) {
-			snprintf(err, errlen, "attach to JVM pid %d given up: the recording ended", (int)t->pid);
+			snprintf(err, err_size, "attach to JVM pid %d given up: the recording ended", (int)t->pid);
 			break;
 		}
 		if (step < SOCKET_POLL_MAX_MS)
@@ -294,7 +294,7 @@ static ssize_t read_reply(const struct jvm_target *t, int fd, char *buf, size_t 
  * catch SIGQUIT yet); what names the request in messages.
  */
 static ssize_t attach_request(struct jvm_target *t, const char *request, size_t n, const char *what,
-			      int64_t deadline, int timeout_ms, char **reply, char *err, size_t errlen)
+			      int64_t deadline, int timeout_ms, char **reply, char *err, size_t err_size)
 {
 	char sock_name[32], secs[16];
 	struct stat stale = { 0 };
@@ -303,39 +303,39 @@ static ssize_t attach_request(struct jvm_target *t, const char *request, size_t 
 
 	*reply = NULL;
 	snprintf(sock_name, sizeof(sock_name), ".java_pid%d", (int)t->nspid);
-	fd = connect_attach_socket(t, sock_name, deadline, &stale, &have_stale, err, errlen);
+	fd = connect_attach_socket(t, sock_name, deadline, &stale, &have_stale, err, err_size);
 	if (fd == SOCKET_ABSENT) {
-		rc = start_listener(t, sock_name, &stale, have_stale, deadline, timeout_ms, err, errlen);
+		rc = start_listener(t, sock_name, &stale, have_stale, deadline, timeout_ms, err, err_size);
 		if (rc)
 			return rc;
-		fd = connect_attach_socket(t, sock_name, deadline, &stale, &have_stale, err, errlen);
+		fd = connect_attach_socket(t, sock_name, deadline, &stale, &have_stale, err, err_size);
 		if (fd == SOCKET_ABSENT)
-			snprintf(err, errlen, "JVM pid %d opened its attach socket but does not accept connections on "
+			snprintf(err, err_size, "JVM pid %d opened its attach socket but does not accept connections on "
 				 "it", (int)t->pid);
 	}
 	if (fd < 0)
 		return -1;
 	attach__format_seconds(secs, sizeof(secs), timeout_ms);
 	if (send_request(t, fd, request, n, deadline)) {
-		snprintf(err, errlen, "cannot send the %s request to JVM pid %d: %s", what, (int)t->pid,
+		snprintf(err, err_size, "cannot send the %s request to JVM pid %d: %s", what, (int)t->pid,
 			 errno == ETIMEDOUT ? "timed out" : strerror(errno));
 		goto out;
 	}
 	*reply = malloc(ATTACH_REPLY_MAX);
 	if (!*reply) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, err_size, "out of memory");
 		goto out;
 	}
 	len = read_reply(t, fd, *reply, ATTACH_REPLY_MAX, deadline);
 	if (len < 0) {
 		if (errno == ETIMEDOUT)
-			snprintf(err, errlen, "JVM pid %d did not answer the %s request within %s (is it hung, or "
+			snprintf(err, err_size, "JVM pid %d did not answer the %s request within %s (is it hung, or "
 				 "is the agent still starting?)", (int)t->pid, what, secs);
 		else if (errno == EMSGSIZE)
-			snprintf(err, errlen, "JVM pid %d sent a reply longer than %d bytes to the %s request",
+			snprintf(err, err_size, "JVM pid %d sent a reply longer than %d bytes to the %s request",
 				 (int)t->pid, ATTACH_REPLY_MAX, what);
 		else
-			snprintf(err, errlen, "cannot read the reply of JVM pid %d: %s", (int)t->pid, strerror(errno));
+			snprintf(err, err_size, "cannot read the reply of JVM pid %d: %s", (int)t->pid, strerror(errno));
 		free(*reply);
 		*reply = NULL;
 	}
@@ -364,7 +364,7 @@ static size_t protocol1_request(char *buf, const char *command, const char *cons
 }
 
 int attach__load_agent(struct jvm_target *t, const char *agent_path, const char *options, int timeout_ms, char *err,
-		   size_t errlen)
+		   size_t err_size)
 {
 	int64_t deadline = clock__monotonic_ms() + timeout_ms;
 	char request[2 * ATTACH_ARG_MAX + 32], msg[512];
@@ -378,17 +378,17 @@ int attach__load_agent(struct jvm_target *t, const char *agent_path, const char 
 	plen = strlen(agent_path);
 	olen = strlen(options);
 	if (agent_path[0] != '/' || plen > ATTACH_ARG_MAX || olen > ATTACH_ARG_MAX) {
-		snprintf(err, errlen, "cannot load an agent into JVM pid %d: its path must be absolute, and path and "
+		snprintf(err, err_size, "cannot load an agent into JVM pid %d: its path must be absolute, and path and "
 			 "options at most %d bytes each", (int)t->pid, ATTACH_ARG_MAX);
 		return -1;
 	}
 
 	n = protocol1_request(request, "load", (const char *const[]){ agent_path, "true", options });
-	len = attach_request(t, request, n, "load", deadline, timeout_ms, &reply, err, errlen);
+	len = attach_request(t, request, n, "load", deadline, timeout_ms, &reply, err, err_size);
 	if (len < 0)
 		return len == JVM_LOAD_NOT_LIVE ? JVM_LOAD_NOT_LIVE : -1;
 	if (attach__parse_reply(reply, (size_t)len, &rc, msg, sizeof(msg))) {
-		snprintf(err, errlen, "JVM pid %d could not load the agent: %s", (int)t->pid, msg);
+		snprintf(err, err_size, "JVM pid %d could not load the agent: %s", (int)t->pid, msg);
 		/*
 		 * Recent JDKs refuse a load before the live phase themselves
 		 * (OpenJDK's test EarlyDynamicLoad expects this text), before the
@@ -399,12 +399,12 @@ int attach__load_agent(struct jvm_target *t, const char *agent_path, const char 
 		goto out;
 	}
 	if (rc == JBPF_AGENT_NOT_LIVE) {
-		snprintf(err, errlen, "JVM pid %d is still starting (not in its live phase yet)", (int)t->pid);
+		snprintf(err, err_size, "JVM pid %d is still starting (not in its live phase yet)", (int)t->pid);
 		result = JVM_LOAD_NOT_LIVE;
 		goto out;
 	}
 	if (rc) {
-		snprintf(err, errlen, "the agent failed in JVM pid %d (Agent_OnAttach returned %d)", (int)t->pid, rc);
+		snprintf(err, err_size, "the agent failed in JVM pid %d (Agent_OnAttach returned %d)", (int)t->pid, rc);
 		goto out;
 	}
 	result = 0;
@@ -413,7 +413,7 @@ out:
 	return result;
 }
 
-int attach__jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *err, size_t errlen)
+int attach__jcmd(struct jvm_target *t, const char *command, int timeout_ms, char *err, size_t err_size)
 {
 	int64_t deadline = clock__monotonic_ms() + timeout_ms;
 	char request[ATTACH_ARG_MAX + 32], *reply = NULL;
@@ -422,12 +422,12 @@ int attach__jcmd(struct jvm_target *t, const char *command, int timeout_ms, char
 	int result = -1;
 
 	if (clen > ATTACH_ARG_MAX) {
-		snprintf(err, errlen, "internal error: diagnostic command longer than %d bytes", ATTACH_ARG_MAX);
+		snprintf(err, err_size, "internal error: diagnostic command longer than %d bytes", ATTACH_ARG_MAX);
 		return -1;
 	}
 	/* The command line, then two empty arguments. */
 	n = protocol1_request(request, "jcmd", (const char *const[]){ command, "", "" });
-	len = attach_request(t, request, n, "jcmd", deadline, timeout_ms, &reply, err, errlen);
+	len = attach_request(t, request, n, "jcmd", deadline, timeout_ms, &reply, err, err_size);
 	if (len < 0)
 		return -1;
 	/* The first line is the status; what follows is the command's output. */
@@ -440,7 +440,7 @@ int attach__jcmd(struct jvm_target *t, const char *command, int timeout_ms, char
 		for (ssize_t i = 0; i < len && m + 1 < sizeof(msg); i++)
 			msg[m++] = reply[i] >= 0x20 && reply[i] < 0x7f ? reply[i] : ' ';
 		msg[m] = '\0';
-		snprintf(err, errlen, "JVM pid %d refused the diagnostic command %s: %s", (int)t->pid, command, msg);
+		snprintf(err, err_size, "JVM pid %d refused the diagnostic command %s: %s", (int)t->pid, command, msg);
 	}
 	free(reply);
 	return result;

@@ -119,14 +119,14 @@ int attach__wait(const struct jvm_target *t, int fd, short events, int timeout_m
  * is still root (CAP_SETGID), and come back last. The kernel clears the
  * dumpable flag on each change of effective id; it is put back after.
  */
-int attach__enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, char *err, size_t errlen)
+int attach__enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, char *err, size_t err_size)
 {
 	s->euid = geteuid();
 	s->egid = getegid();
 	s->changed = 0;
 	s->ngroups = getgroups(ATTACH_MAX_GROUPS, s->groups);
 	if (s->ngroups < 0) {
-		snprintf(err, errlen, "jbpfprof has more than %d supplementary groups: run it with fewer to attach",
+		snprintf(err, err_size, "jbpfprof has more than %d supplementary groups: run it with fewer to attach",
 			 ATTACH_MAX_GROUPS);
 		return -1;
 	}
@@ -134,7 +134,7 @@ int attach__enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, ch
 		return 0;
 	s->dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	if (syscall(SYS_setgroups, 0, NULL)) {
-		snprintf(err, errlen, "cannot drop the supplementary groups to act as JVM pid %d: %s (jbpfprof must "
+		snprintf(err, err_size, "cannot drop the supplementary groups to act as JVM pid %d: %s (jbpfprof must "
 			 "run as root)", (int)t->pid, strerror(errno));
 		return -1;
 	}
@@ -143,7 +143,7 @@ int attach__enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, ch
 
 		if (syscall(SYS_setgroups, s->ngroups, s->groups))
 			abort();
-		snprintf(err, errlen, "cannot take the group id %u of JVM pid %d: %s (jbpfprof must run as root)",
+		snprintf(err, err_size, "cannot take the group id %u of JVM pid %d: %s (jbpfprof must run as root)",
 			 (unsigned)t->gid, (int)t->pid, strerror(saved));
 		return -1;
 	}
@@ -152,7 +152,7 @@ int attach__enter_ids(const struct jvm_target *t, struct attach_saved_ids *s, ch
 
 		if (syscall(SYS_setresgid, -1, s->egid, -1) || syscall(SYS_setgroups, s->ngroups, s->groups))
 			abort();
-		snprintf(err, errlen, "cannot take the user id %u of JVM pid %d: %s (jbpfprof must run as root)",
+		snprintf(err, err_size, "cannot take the user id %u of JVM pid %d: %s (jbpfprof must run as root)",
 			 (unsigned)t->uid, (int)t->pid, strerror(saved));
 		return -1;
 	}
@@ -309,24 +309,24 @@ out:
  * directory is one the target mounted there to have someone else write in
  * it (a user namespace lets anyone bind-mount /etc over its /tmp).
  */
-static int check_target_tmp(const struct jvm_target *t, char *err, size_t errlen)
+static int check_target_tmp(const struct jvm_target *t, char *err, size_t err_size)
 {
 	struct stat st;
 
 	if (fstat(t->tmp_fd, &st)) {
-		snprintf(err, errlen, "cannot stat /tmp of JVM pid %d: %s", (int)t->pid, strerror(errno));
+		snprintf(err, err_size, "cannot stat /tmp of JVM pid %d: %s", (int)t->pid, strerror(errno));
 		return -1;
 	}
 	if (S_ISDIR(st.st_mode) &&
 	    (((st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH)) || st.st_uid == t->uid))
 		return 0;
-	snprintf(err, errlen, "the /tmp of JVM pid %d is neither sticky and writable by all nor owned by its user "
+	snprintf(err, err_size, "the /tmp of JVM pid %d is neither sticky and writable by all nor owned by its user "
 		 "%u (owner %u, mode %04o): a directory mounted there, not a /tmp; jbpfprof creates nothing in it",
 		 (int)t->pid, (unsigned)t->uid, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 	return -1;
 }
 
-static int open_target_tmp(struct jvm_target *t, char *err, size_t errlen)
+static int open_target_tmp(struct jvm_target *t, char *err, size_t err_size)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
@@ -335,7 +335,7 @@ static int open_target_tmp(struct jvm_target *t, char *err, size_t errlen)
 	int root = openat(t->proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 	if (root < 0) {
-		snprintf(err, errlen, "cannot open the root directory of JVM pid %d (/proc/%d/root): %s", (int)t->pid,
+		snprintf(err, err_size, "cannot open the root directory of JVM pid %d (/proc/%d/root): %s", (int)t->pid,
 			 (int)t->pid, strerror(errno));
 		return -1;
 	}
@@ -344,29 +344,29 @@ static int open_target_tmp(struct jvm_target *t, char *err, size_t errlen)
 	if (t->tmp_fd < 0 && errno == ENOSYS)
 		t->tmp_fd = openat(root, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (t->tmp_fd < 0) {
-		snprintf(err, errlen, "cannot open /tmp of JVM pid %d (through /proc/%d/root): %s; HotSpot attaches "
+		snprintf(err, err_size, "cannot open /tmp of JVM pid %d (through /proc/%d/root): %s; HotSpot attaches "
 			 "only through its /tmp", (int)t->pid, (int)t->pid, strerror(errno));
 		close(root);
 		return -1;
 	}
 	close(root);
-	return check_target_tmp(t, err, errlen);
+	return check_target_tmp(t, err, err_size);
 }
 
 /* pidfd_open refuses a thread that is not its process's leader (EINVAL; ENOENT since 6.9). */
-static void describe_thread(pid_t pid, char *err, size_t errlen)
+static void describe_thread(pid_t pid, char *err, size_t err_size)
 {
 	char status[PROC_SMALL_MAX];
 	long len = proc__read_process_file("/proc", (uint32_t)pid, "status", status, sizeof(status));
 	uint32_t tgid;
 
 	if (len > 0 && !proc__parse_tgid(status, (size_t)len, &tgid))
-		snprintf(err, errlen, "pid %d is a thread of process %u: name the process", (int)pid, tgid);
+		snprintf(err, err_size, "pid %d is a thread of process %u: name the process", (int)pid, tgid);
 	else
-		snprintf(err, errlen, "pid %d is not a process (a thread that has exited?)", (int)pid);
+		snprintf(err, err_size, "pid %d is not a process (a thread that has exited?)", (int)pid);
 }
 
-int attach__target_open(pid_t pid, struct jvm_target *t, char *err, size_t errlen)
+int attach__target_open(pid_t pid, struct jvm_target *t, char *err, size_t err_size)
 {
 	char path[32], status[PROC_SMALL_MAX];
 	struct maps_scan scan;
@@ -376,57 +376,57 @@ int attach__target_open(pid_t pid, struct jvm_target *t, char *err, size_t errle
 
 	*t = (struct jvm_target){ .pid = pid, .tmp_fd = -1, .pidfd = -1, .proc_fd = -1, .cancel_fd = -1 };
 	if (pid <= 0) {
-		snprintf(err, errlen, "invalid pid %d", (int)pid);
+		snprintf(err, err_size, "invalid pid %d", (int)pid);
 		return -1;
 	}
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
 		if (errno == ESRCH) {
-			snprintf(err, errlen, "no process with PID %d (is it running? check with ps -p %d)", (int)pid,
+			snprintf(err, err_size, "no process with PID %d (is it running? check with ps -p %d)", (int)pid,
 				 (int)pid);
 			result = JVM_TARGET_UNKNOWN;
 		}
 		else if (errno == EINVAL || errno == ENOENT)
-			describe_thread(pid, err, errlen);
+			describe_thread(pid, err, err_size);
 		else
-			snprintf(err, errlen, "cannot open process %d (pidfd_open): %s", (int)pid, strerror(errno));
+			snprintf(err, err_size, "cannot open process %d (pidfd_open): %s", (int)pid, strerror(errno));
 		goto fail;
 	}
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	t->proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* Alive after /proc/PID was opened: both name the same process, not a reuse of its pid. */
 	if (t->proc_fd < 0 || attach__target_exited(t, 0)) {
-		snprintf(err, errlen, "no process with PID %d (it has exited)", (int)pid);
+		snprintf(err, err_size, "no process with PID %d (it has exited)", (int)pid);
 		result = JVM_TARGET_UNKNOWN;
 		goto fail;
 	}
 	len = proc__read_small_at(t->proc_fd, "status", status, sizeof(status));
 	if (len < 0) {
-		snprintf(err, errlen, "cannot read /proc/%d/status: %s", (int)pid, strerror((int)-len));
+		snprintf(err, err_size, "cannot read /proc/%d/status: %s", (int)pid, strerror((int)-len));
 		goto fail;
 	}
 	if (proc__parse_tgid(status, (size_t)len, &tgid) ||
 	    attach__parse_status(status, (size_t)len, &t->nspid, &t->uid, &t->gid)) {
-		snprintf(err, errlen, "cannot parse /proc/%d/status (no Tgid, NSpid, Uid or Gid line)", (int)pid);
+		snprintf(err, err_size, "cannot parse /proc/%d/status (no Tgid, NSpid, Uid or Gid line)", (int)pid);
 		goto fail;
 	}
 	if (tgid != (uint32_t)pid) {
-		snprintf(err, errlen, "pid %d is a thread of process %u: name the process", (int)pid, tgid);
+		snprintf(err, err_size, "pid %d is a thread of process %u: name the process", (int)pid, tgid);
 		goto fail;
 	}
 	if (scan_maps(t, &scan)) {
-		snprintf(err, errlen, "cannot read /proc/%d/maps: %s (jbpfprof needs root with ptrace access to the "
+		snprintf(err, err_size, "cannot read /proc/%d/maps: %s (jbpfprof needs root with ptrace access to the "
 			 "process)", (int)pid, strerror(errno));
 		result = JVM_TARGET_UNKNOWN;
 		goto fail;
 	}
 	if (!scan.jvm && scan.launcher) {
-		snprintf(err, errlen, "pid %d is a Java launcher that has not loaded libjvm.so yet", (int)pid);
+		snprintf(err, err_size, "pid %d is a Java launcher that has not loaded libjvm.so yet", (int)pid);
 		result = JVM_TARGET_STARTING;
 		goto fail;
 	}
 	if (!scan.jvm) {
-		snprintf(err, errlen, "pid %d is not a Java virtual machine (no libjvm.so in its memory maps)",
+		snprintf(err, err_size, "pid %d is not a Java virtual machine (no libjvm.so in its memory maps)",
 			 (int)pid);
 		result = JVM_TARGET_NOT_JVM;
 		goto fail;
@@ -436,10 +436,10 @@ int attach__target_open(pid_t pid, struct jvm_target *t, char *err, size_t errle
 	if (answer >= 0)
 		disabled = answer;
 	if (disabled) {
-		snprintf(err, errlen, "attach is disabled in JVM pid %d (-XX:+DisableAttachMechanism)", (int)pid);
+		snprintf(err, err_size, "attach is disabled in JVM pid %d (-XX:+DisableAttachMechanism)", (int)pid);
 		goto fail;
 	}
-	if (open_target_tmp(t, err, errlen))
+	if (open_target_tmp(t, err, err_size))
 		goto fail;
 	return 0;
 fail:

@@ -131,12 +131,12 @@ static int write_agent_file(int dirfd, const char *name, const void *image, size
 }
 
 static int create_agent_file(const struct jvm_target *t, const char *name, const void *image, size_t size,
-			     char *err, size_t errlen)
+			     char *err, size_t err_size)
 {
 	struct attach_saved_ids ids;
 	int rc, saved;
 
-	if (attach__enter_ids(t, &ids, err, errlen)) {
+	if (attach__enter_ids(t, &ids, err, err_size)) {
 		errno = EPERM;
 		return -2;
 	}
@@ -148,7 +148,7 @@ static int create_agent_file(const struct jvm_target *t, const char *name, const
 }
 
 int attach__install_agent(struct jvm_target *t, const void *image, size_t size, char *path, size_t pathlen, char *err,
-		      size_t errlen)
+		      size_t err_size)
 {
 	unsigned long long hash = (unsigned long long)content_hash(image, size);
 	char name[80];
@@ -157,10 +157,10 @@ int attach__install_agent(struct jvm_target *t, const void *image, size_t size, 
 	/* The user in the name: in a shared /tmp each user has a file of its own. */
 	snprintf(name, sizeof(name), "jbpfagent-%016llx-%u.so", hash, (unsigned)t->uid);
 	if (pathlen < sizeof("/tmp/") + strlen(name) + 10) {
-		snprintf(err, errlen, "internal error: agent path buffer too small");
+		snprintf(err, err_size, "internal error: agent path buffer too small");
 		return -1;
 	}
-	rc = create_agent_file(t, name, image, size, err, errlen);
+	rc = create_agent_file(t, name, image, size, err, err_size);
 	if (!rc)
 		goto done;
 	if (rc == -2)
@@ -173,7 +173,7 @@ int attach__install_agent(struct jvm_target *t, const void *image, size_t size, 
 	for (i = 0; i < INSTALL_ATTEMPTS; i++) {
 		snprintf(name, sizeof(name), "jbpfagent-%016llx-%u-%08x.so", hash, (unsigned)t->uid,
 			 (unsigned)random__u64());
-		rc = create_agent_file(t, name, image, size, err, errlen);
+		rc = create_agent_file(t, name, image, size, err, err_size);
 		if (!rc)
 			goto done;
 		if (rc == -2)
@@ -182,7 +182,7 @@ int attach__install_agent(struct jvm_target *t, const void *image, size_t size, 
 			goto fail;
 	}
 fail:
-	snprintf(err, errlen, "cannot write the agent into /tmp of JVM pid %d as its user %u: %s (is its /tmp full "
+	snprintf(err, err_size, "cannot write the agent into /tmp of JVM pid %d as its user %u: %s (is its /tmp full "
 		 "or read-only?)", (int)t->pid, (unsigned)t->uid, strerror(errno));
 	return -1;
 done:
@@ -192,7 +192,7 @@ done:
 
 /* ---- attach__listen, attach__accept ---- */
 
-int attach__listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t errlen)
+int attach__listen(struct jvm_target *t, char *path, size_t pathlen, char *err, size_t err_size)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct attach_saved_ids ids;
@@ -202,13 +202,13 @@ int attach__listen(struct jvm_target *t, char *path, size_t pathlen, char *err, 
 
 	snprintf(name, sizeof(name), "jbpfprof-%016llx.sock", (unsigned long long)random__u64());
 	if ((size_t)snprintf(path, pathlen, "/tmp/%s", name) >= pathlen) {
-		snprintf(err, errlen, "internal error: socket path buffer too small");
+		snprintf(err, err_size, "internal error: socket path buffer too small");
 		return -1;
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", t->tmp_fd, name);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot create a Unix socket: %s", strerror(errno));
+		snprintf(err, err_size, "cannot create a Unix socket: %s", strerror(errno));
 		return -1;
 	}
 	/*
@@ -217,11 +217,11 @@ int attach__listen(struct jvm_target *t, char *path, size_t pathlen, char *err, 
 	 * process's, and other threads of the profiler create files meanwhile.
 	 */
 	if (fchmod(fd, 0600)) {
-		snprintf(err, errlen, "cannot set the mode of a Unix socket: %s", strerror(errno));
+		snprintf(err, err_size, "cannot set the mode of a Unix socket: %s", strerror(errno));
 		close(fd);
 		return -1;
 	}
-	if (attach__enter_ids(t, &ids, err, errlen)) {
+	if (attach__enter_ids(t, &ids, err, err_size)) {
 		close(fd);
 		return -1;
 	}
@@ -229,19 +229,19 @@ int attach__listen(struct jvm_target *t, char *path, size_t pathlen, char *err, 
 	saved = errno;
 	attach__leave_ids(&ids);
 	if (rc) {
-		snprintf(err, errlen, "cannot create a socket in /tmp of JVM pid %d as its user %u: %s", (int)t->pid,
+		snprintf(err, err_size, "cannot create a socket in /tmp of JVM pid %d as its user %u: %s", (int)t->pid,
 			 (unsigned)t->uid, strerror(saved));
 		close(fd);
 		return -1;
 	}
 	if (fstatat(t->tmp_fd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISSOCK(st.st_mode) || st.st_uid != t->uid ||
 	    (st.st_mode & 07777) != 0600) {
-		snprintf(err, errlen, "the socket created in /tmp of JVM pid %d is not a mode 0600 socket of uid %u",
+		snprintf(err, err_size, "the socket created in /tmp of JVM pid %d is not a mode 0600 socket of uid %u",
 			 (int)t->pid, (unsigned)t->uid);
 		goto fail;
 	}
 	if (listen(fd, 8)) {
-		snprintf(err, errlen, "cannot listen on %s in JVM pid %d's /tmp: %s", name, (int)t->pid,
+		snprintf(err, err_size, "cannot listen on %s in JVM pid %d's /tmp: %s", name, (int)t->pid,
 			 strerror(errno));
 		goto fail;
 	}
@@ -271,7 +271,7 @@ void attach__unlisten(struct jvm_target *t, int listen_fd, const char *path)
 	unlink_socket(t, path);
 }
 
-int attach__accept(struct jvm_target *t, int listen_fd, const char *path, int timeout_ms, char *err, size_t errlen)
+int attach__accept(struct jvm_target *t, int listen_fd, const char *path, int timeout_ms, char *err, size_t err_size)
 {
 	int64_t deadline = clock__monotonic_ms() + timeout_ms;
 	unsigned refused = 0;
@@ -289,12 +289,12 @@ int attach__accept(struct jvm_target *t, int listen_fd, const char *path, int ti
 		if (poll(p, 3, left) < 0) {
 			if (errno == EINTR)
 				continue;
-			snprintf(err, errlen, "waiting for the agent in JVM pid %d: poll: %s", (int)t->pid,
+			snprintf(err, err_size, "waiting for the agent in JVM pid %d: poll: %s", (int)t->pid,
 				 strerror(errno));
 			goto fail;
 		}
 		if (p[2].revents) {
-			snprintf(err, errlen, "attach to JVM pid %d given up: the recording ended", (int)t->pid);
+			snprintf(err, err_size, "attach to JVM pid %d given up: the recording ended", (int)t->pid);
 			goto fail;
 		}
 		if (p[0].revents) {
@@ -312,12 +312,12 @@ int attach__accept(struct jvm_target *t, int listen_fd, const char *path, int ti
 			continue;
 		}
 		if (p[1].revents) {
-			snprintf(err, errlen, "JVM pid %d exited before its agent connected to jbpfprof", (int)t->pid);
+			snprintf(err, err_size, "JVM pid %d exited before its agent connected to jbpfprof", (int)t->pid);
 			goto fail;
 		}
 	}
 	attach__format_seconds(secs, sizeof(secs), timeout_ms);
-	snprintf(err, errlen, "the agent in JVM pid %d did not connect within %s%s (see the JVM's stderr)",
+	snprintf(err, err_size, "the agent in JVM pid %d did not connect within %s%s (see the JVM's stderr)",
 		 (int)t->pid, secs, refused ? "; connections from other processes were refused" : "");
 fail:
 	unlink_socket(t, path);

@@ -259,20 +259,20 @@ void java__emit(void *ctx, const struct jbpf_sample *sample, size_t size, const 
 		note_thread(java, sample->tgid, sample->tid, false, trace->status == JBPF_TRACE_NOT_JAVA_THREAD);
 	} else {
 		int code = -trace->status;
-		const char *why;
+		const char *err;
 
 		java->stats.failed++;
 		if (trace->status == JBPF_TRACE_NO_AGCT) {
-			why = "the JVM has no AsyncGetCallTrace";
+			err = "the JVM has no AsyncGetCallTrace";
 			java->stats.unknown_status++;
 		} else if (code > 0 && (size_t)code < AGCT_OTHER) {
-			why = java_agct_reasons[code];
+			err = java_agct_reasons[code];
 			java->stats.agct[code]++;
 		} else {
-			why = java_agct_reasons[AGCT_OTHER];
+			err = java_agct_reasons[AGCT_OTHER];
 			java->stats.unknown_status++;
 		}
-		snprintf(reason, sizeof(reason), "[no Java frames: %s]", why);
+		snprintf(reason, sizeof(reason), "[no Java frames: %s]", err);
 		a.reason = reason;
 	}
 	merge__add(java->merge, sample, &a);

@@ -194,7 +194,7 @@ static struct javastream_handler handler_for(struct jvm *jvm)
 }
 
 /* The agent is gone or misbehaved: stop signalling that JVM. */
-void java__detach(struct jvm *jvm, const char *why)
+void java__detach(struct jvm *jvm, const char *err)
 {
 	if (jvm->fd < 0)
 		return;
@@ -203,7 +203,7 @@ void java__detach(struct jvm *jvm, const char *why)
 	jvm->gone_ns = clock__monotonic_ns();
 	if (jvm->java->sampler)
 		sampler__forget_java(jvm->java->sampler, jvm->tgid);
-	fprintf(stderr, "jbpfprof: the agent in JVM pid %u %s; %s\n", jvm->tgid, why,
+	fprintf(stderr, "jbpfprof: the agent in JVM pid %u %s; %s\n", jvm->tgid, err,
 		jvm->java->alloc_interval ? "no more of its allocations are sampled" : "its later samples have no Java frames");
 }
 

@@ -166,7 +166,7 @@ void java__emit(void *ctx, const struct jbpf_sample *sample, size_t size, const 
 	       enum join_outcome outcome);
 
 /* java_agents.c: the agent is gone or misbehaved (why, for the line on stderr): its JVM is no longer signalled. */
-void java__detach(struct jvm *jvm, const char *why);
+void java__detach(struct jvm *jvm, const char *err);
 
 /*
  * java_agents.c: waits for the agent's hello after an attach, on the

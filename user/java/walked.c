@@ -196,7 +196,7 @@ static int make_room(struct walked *w)
 }
 
 enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint32_t tgid, uint64_t start_ticks,
-				   char *why, size_t why_size)
+				   char *err, size_t err_size)
 {
 	struct hotspot_vm_symbols syms;
 	struct walked_jvm *j;
@@ -204,22 +204,22 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 	int rc;
 
 	walked__forget(w, tgid);
-	rc = hotspot_find__jvm(proc_root, tgid, &syms, &base, why, why_size);
+	rc = hotspot_find__jvm(proc_root, tgid, &syms, &base, err, err_size);
 	if (rc <= 0)
 		return rc == 0 ? WALKED_NOT_JVM : WALKED_NOT_UNDERSTOOD;
 	if (make_room(w) || !(j = calloc(1, sizeof(*j)))) {
-		snprintf(why, why_size, "out of memory");
+		snprintf(err, err_size, "out of memory");
 		return WALKED_NOT_UNDERSTOOD;
 	}
 	j->tgid = tgid;
 	j->own_pidns = proc__nspid(proc_root, tgid) == tgid;
 	hotspot_memory__of_process(&j->mem, (pid_t)tgid);
-	if (hotspot_vm__read(&j->mem, &syms, &j->vm, why, why_size)) {
+	if (hotspot_vm__read(&j->mem, &syms, &j->vm, err, err_size)) {
 		jvm_free(j);
 		return WALKED_NOT_UNDERSTOOD;
 	}
-	rc = hotspot_layout__read(j->vm, &j->mem, &j->layout, why, why_size);
-	if (rc || !(j->names = hotspot_names__new(j->vm, &j->mem, why, why_size))) {
+	rc = hotspot_layout__read(j->vm, &j->mem, &j->layout, err, err_size);
+	if (rc || !(j->names = hotspot_names__new(j->vm, &j->mem, err, err_size))) {
 		jvm_free(j);
 		return rc == HOTSPOT_LAYOUT_STARTING ? WALKED_STARTING : WALKED_NOT_UNDERSTOOD;
 	}
@@ -259,14 +259,14 @@ static void read_threads(struct walked *w, struct walked_jvm *j, uint64_t now_ns
 {
 	uint32_t *tids;
 	size_t nr;
-	char why[256];
+	char err[256];
 
 	if (!j->has_threads)
 		return;
 	if (!w->threads && !(w->threads = malloc(HOTSPOT_THREADS_MAX * sizeof(*w->threads))))
 		return;
 	j->threads_read_ns = now_ns;
-	if (hotspot_threads__read(&j->mem, &j->threads, w->threads, HOTSPOT_THREADS_MAX, &nr, why, sizeof(why))) {
+	if (hotspot_threads__read(&j->mem, &j->threads, w->threads, HOTSPOT_THREADS_MAX, &nr, err, sizeof(err))) {
 		w->threads_lost++;
 		return;
 	}
@@ -331,7 +331,7 @@ int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 {
 	struct walked_jvm *j = find_jvm(w, tgid);
 	int err = j ? sampler__set_hotspot(sampler, tgid, &j->layout) : -ESRCH;
-	char why[256];
+	char reason[256];
 
 	if (err) {
 		walked__forget(w, tgid);
@@ -342,9 +342,9 @@ int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 	 * ours; a JVM whose names cannot be read keeps the kernel's, said with -v.
 	 */
 	if (aggregator__has_thread_roots(w->agg) && j->own_pidns) {
-		if (hotspot_thread_names__layout(j->vm, &j->mem, &j->name_layout, why, sizeof(why))) {
+		if (hotspot_thread_names__layout(j->vm, &j->mem, &j->name_layout, reason, sizeof(reason))) {
 			w->names_refused++;
-			snprintf(w->names_why, sizeof(w->names_why), "JVM pid %u: %s", tgid, why);
+			snprintf(w->names_why, sizeof(w->names_why), "JVM pid %u: %s", tgid, reason);
 		} else {
 			j->thread_names = thread_names__new(&j->name_layout);
 		}
@@ -352,14 +352,14 @@ int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 	if (follows(w, j))
 		w->sampler = sampler;
 	if (follows(w, j) || j->thread_names) {
-		j->has_threads = !hotspot_threads__layout(j->vm, &j->threads, why, sizeof(why));
+		j->has_threads = !hotspot_threads__layout(j->vm, &j->threads, reason, sizeof(reason));
 		read_threads(w, j, clock__monotonic_ns());
 	}
 	/* A wall-clock or off-CPU recording's virtual threads: their time unmounted (bpf/vthreads.bpf.c). */
 	if ((j->layout.flags & JBPF_HOTSPOT_UNMOUNTS) &&
-	    sampler__probe_vthreads(sampler, "/proc", tgid, j->layout.start_ticks, why, sizeof(why)) && why[0])
+	    sampler__probe_vthreads(sampler, "/proc", tgid, j->layout.start_ticks, reason, sizeof(reason)) && reason[0])
 		fprintf(stderr, "jbpfprof: JVM pid %u: its virtual threads' time unmounted is not recorded: %s\n", tgid,
-			why);
+			reason);
 	return 0;
 }
 

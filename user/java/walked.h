@@ -72,7 +72,7 @@ enum walked_result {
  * "/proc" or a test's.
  */
 enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint32_t tgid, uint64_t start_ticks,
-				   char *why, size_t why_size);
+				   char *err, size_t err_size);
 
 struct sampler;
 

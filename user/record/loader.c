@@ -190,16 +190,16 @@ static bool first_note(const char *key)
 	return true;
 }
 
-void loader__note_fallback(const char *feature, const char *why, const char *instead)
+void loader__note_fallback(const char *feature, const char *err, const char *instead)
 {
 	if (first_note(feature))
-		fprintf(stderr, "jbpfprof: fallback: %s: %s; %s\n", feature, why, instead);
+		fprintf(stderr, "jbpfprof: fallback: %s: %s; %s\n", feature, err, instead);
 }
 
-void loader__note_unavailable(const char *part, const char *why)
+void loader__note_unavailable(const char *part, const char *err)
 {
 	if (first_note(part))
-		fprintf(stderr, "jbpfprof: unavailable: %s: %s\n", part, why);
+		fprintf(stderr, "jbpfprof: unavailable: %s: %s\n", part, err);
 }
 
 /* Harmless, and what perf and bpftrace do too. */

@@ -135,13 +135,13 @@ bool loader__fallback_forced(const char *name);
  * feature: "jbpfprof: fallback: FEATURE: WHY; INSTEAD". The kernel matrix
  * (tests/kernels/) reads these lines: keep the prefix.
  */
-void loader__note_fallback(const char *feature, const char *why, const char *instead);
+void loader__note_fallback(const char *feature, const char *err, const char *instead);
 
 /*
  * Says once that a part of the recording is left out for want of a
  * feature: "jbpfprof: unavailable: PART: WHY". Same prefix rule.
  */
-void loader__note_unavailable(const char *part, const char *why);
+void loader__note_unavailable(const char *part, const char *err);
 
 /*
  * libbpf attaches tracepoint programs by the event's id, which only tracefs

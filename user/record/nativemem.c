@@ -248,25 +248,25 @@ static int examine(const char *proc_root, uint32_t tgid, const struct procmaps_e
 /*
  * The allocator of process tgid (see nativemem.h) into *a, and its C
  * library into *libc when that is another file (else libc->fd is -1):
- * 0 with the files open (the caller closes them), or -1 with why.
+ * 0 with the files open (the caller closes them), or -1 with err.
  */
 static int find_allocator(const char *proc_root, uint32_t tgid, struct allocator *a, struct allocator *libc,
-			  char *why, size_t why_size)
+			  char *err, size_t err_size)
 {
 	struct procmaps_entry *entries;
 	char path[PATH_MAX];
 	size_t nr;
-	int n, err;
+	int n, error;
 
 	a->fd = libc->fd = -1;
 	n = snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
 	if (n < 0 || (size_t)n >= sizeof(path)) {
-		snprintf(why, why_size, "%s: path too long", proc_root);
+		snprintf(err, err_size, "%s: path too long", proc_root);
 		return -1;
 	}
-	err = procmaps__read(path, 1, &entries, &nr);
-	if (err) {
-		snprintf(why, why_size, "cannot read %s: %s", path, strerror(-err));
+	error = procmaps__read(path, 1, &entries, &nr);
+	if (error) {
+		snprintf(err, err_size, "cannot read %s: %s", path, strerror(-error));
 		return -1;
 	}
 	for (size_t i = 0; i < nr && a->fd < 0; i++) {
@@ -296,7 +296,7 @@ static int find_allocator(const char *proc_root, uint32_t tgid, struct allocator
 		libc->fd = -1;
 		return 0;
 	}
-	snprintf(why, why_size, "it maps no shared library that defines malloc (statically linked?)");
+	snprintf(err, err_size, "it maps no shared library that defines malloc (statically linked?)");
 	return -1;
 }
 
@@ -414,7 +414,7 @@ static int probe_file(struct nativemem *nm, uint32_t tgid, const struct allocato
 	return error;
 }
 
-int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid, char *why, size_t why_size)
+int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid, char *err, size_t err_size)
 {
 	struct allocator a, libc;
 	/* The allocator's code, and the C library's: an mmap called from either is theirs. */
@@ -424,12 +424,12 @@ int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid
 
 	/* A perf-event uprobe sees the threads of its named thread's address space, which an exited one gave up. */
 	if (!nm->multi && proc__thread_state(proc_root, tgid, tgid) == 'Z') {
-		snprintf(why, why_size,
+		snprintf(err, err_size,
 			 "its main thread has exited, and without multi-uprobe links (Linux 6.6) a uprobe per process "
 			 "sees its other threads only through the main one");
 		return -1;
 	}
-	if (find_allocator(proc_root, tgid, &a, &libc, why, why_size))
+	if (find_allocator(proc_root, tgid, &a, &libc, err, err_size))
 		return -1;
 	text.lo[0] = a.text_lo;
 	text.hi[0] = a.text_hi;
@@ -445,7 +445,7 @@ int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid
 		error = probe_file(nm, tgid, &libc, false, true);
 	}
 	if (error)
-		snprintf(why, why_size, "cannot probe the allocator in %s: %s", failed->path, strerror(-error));
+		snprintf(err, err_size, "cannot probe the allocator in %s: %s", failed->path, strerror(-error));
 	close(a.fd);
 	if (libc.fd >= 0)
 		close(libc.fd);

@@ -38,10 +38,10 @@ int nativemem__open(const struct nativemem_config *config, const struct bpf_obje
 		    char *err, size_t err_size);
 /*
  * Probes the allocator of process tgid (as proc_root sees it). 0, or -1
- * with a one-line reason in why: no allocator found (a statically linked
+ * with a one-line reason in err: no allocator found (a statically linked
  * program), its file could not be opened, an attach failed.
  */
-int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid, char *why, size_t why_size);
+int nativemem__attach(struct nativemem *nm, const char *proc_root, uint32_t tgid, char *err, size_t err_size);
 /* Removes every uprobe; the program stays loaded. */
 void nativemem__detach(struct nativemem *nm);
 /* Detaches and closes everything; NULL-safe. */

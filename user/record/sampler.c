@@ -283,7 +283,7 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 	if (!error && config->vthreads && config->waits && config->max_hotspot_jvms) {
 		struct vthreads_config vc = { .full_wait_ns = config->full_wait_ns,
 					      .remember_blobs = sampler__remember_blobs() };
-		char why[256];
+		char reason[256];
 
 		/* The freezes are probed as a session: no other way sees whether one succeeded. */
 		if (loader__fallback_forced("uprobe-session") || !loader__has_uprobe_session())
@@ -291,8 +291,8 @@ int sampler__open(const struct sampler_config *asked, struct sampler **out, char
 						 loader__has_uprobe_session()
 							 ? "forced (JBPFPROF_FORCE_FALLBACK=uprobe-session)"
 							 : "it needs uprobe sessions (Linux 6.13)");
-		else if (vthreads__open(&vc, cpu_sampler__object(sampler->cpu), &sampler->vthreads, why, sizeof(why)))
-			fprintf(stderr, "jbpfprof: the time virtual threads spend unmounted is not recorded: %s\n", why);
+		else if (vthreads__open(&vc, cpu_sampler__object(sampler->cpu), &sampler->vthreads, reason, sizeof(reason)))
+			fprintf(stderr, "jbpfprof: the time virtual threads spend unmounted is not recorded: %s\n", reason);
 	}
 	if (!error && config->waits)
 		error = setup_waits(sampler, config, err, err_size);
@@ -517,24 +517,24 @@ uint64_t sampler__base_period_ns(const struct sampler *sampler)
 	return cpu_sampler__base_period_ns(sampler->cpu);
 }
 
-int sampler__probe_allocator(struct sampler *sampler, const char *proc_root, uint32_t tgid, char *why,
-			     size_t why_size)
+int sampler__probe_allocator(struct sampler *sampler, const char *proc_root, uint32_t tgid, char *err,
+			     size_t err_size)
 {
 	if (!sampler->nativemem) {
-		snprintf(why, why_size, "native memory is not recorded");
+		snprintf(err, err_size, "native memory is not recorded");
 		return -1;
 	}
-	return nativemem__attach(sampler->nativemem, proc_root, tgid, why, why_size);
+	return nativemem__attach(sampler->nativemem, proc_root, tgid, err, err_size);
 }
 
 int sampler__probe_vthreads(struct sampler *sampler, const char *proc_root, uint32_t tgid, uint64_t start_ticks,
-			    char *why, size_t why_size)
+			    char *err, size_t err_size)
 {
 	if (!sampler->vthreads) {
-		why[0] = '\0';
+		err[0] = '\0';
 		return -1;
 	}
-	return vthreads__attach(sampler->vthreads, proc_root, tgid, start_ticks, why, why_size);
+	return vthreads__attach(sampler->vthreads, proc_root, tgid, start_ticks, err, err_size);
 }
 
 void sampler__for_each_unmounted(struct sampler *sampler, sampler_unmounted_fn fn, void *ctx)

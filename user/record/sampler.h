@@ -229,18 +229,18 @@ typedef void (*sampler_thread_fn)(void *ctx, const struct jbpf_thread_end *end);
 int sampler__for_each_thread(struct sampler *sampler, sampler_thread_fn fn, void *ctx);
 /*
  * With config.nativemem: probes the allocator of process tgid (as
- * proc_root sees it). 0, or -1 with a one-line reason in why.
+ * proc_root sees it). 0, or -1 with a one-line reason in err.
  */
-int sampler__probe_allocator(struct sampler *sampler, const char *proc_root, uint32_t tgid, char *why,
-			     size_t why_size);
+int sampler__probe_allocator(struct sampler *sampler, const char *proc_root, uint32_t tgid, char *err,
+			     size_t err_size);
 /*
  * With config.vthreads: probes the freezes and thaws of virtual threads in
  * JVM tgid (as proc_root sees it, started at start_ticks), walked by BPF
  * with JBPF_HOTSPOT_UNMOUNTS; once, however often its layout is handed
- * over. 0, or -1 with a one-line reason in why (empty when none is loaded).
+ * over. 0, or -1 with a one-line reason in err (empty when none is loaded).
  */
 int sampler__probe_vthreads(struct sampler *sampler, const char *proc_root, uint32_t tgid, uint64_t start_ticks,
-			    char *why, size_t why_size);
+			    char *err, size_t err_size);
 /*
  * With config.vthreads: each virtual thread still unmounted (at the end,
  * after sampler__stop), as vthreads__for_each_unmounted; nothing without.

@@ -103,24 +103,24 @@ static bool is_libjvm(const char *path)
 	return !strcmp(slash ? slash + 1 : path, "libjvm.so");
 }
 
-/* The first file mapping of process tgid named libjvm.so, open: its fd, or -1 with why. */
-static int open_libjvm(const char *proc_root, uint32_t tgid, char *path_out, size_t path_size, char *why,
-		       size_t why_size)
+/* The first file mapping of process tgid named libjvm.so, open: its fd, or -1 with err. */
+static int open_libjvm(const char *proc_root, uint32_t tgid, char *path_out, size_t path_size, char *err,
+		       size_t err_size)
 {
 	struct procmaps_entry *entries;
 	char path[PATH_MAX];
 	size_t nr;
-	int n, err, fd = -1;
+	int n, error, fd = -1;
 	bool found = false;
 
 	n = snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
 	if (n < 0 || (size_t)n >= sizeof(path)) {
-		snprintf(why, why_size, "%s: path too long", proc_root);
+		snprintf(err, err_size, "%s: path too long", proc_root);
 		return -1;
 	}
-	err = procmaps__read(path, 1, &entries, &nr);
-	if (err) {
-		snprintf(why, why_size, "cannot read %s: %s", path, strerror(-err));
+	error = procmaps__read(path, 1, &entries, &nr);
+	if (error) {
+		snprintf(err, err_size, "cannot read %s: %s", path, strerror(-error));
 		return -1;
 	}
 	for (size_t i = 0; i < nr && !found; i++) {
@@ -132,11 +132,11 @@ static int open_libjvm(const char *proc_root, uint32_t tgid, char *path_out, siz
 		fd = proc__open_maps_entry(proc_root, tgid, e);
 		snprintf(path_out, path_size, "%s", e->path);
 		if (fd < 0)
-			snprintf(why, why_size, "cannot open its %s: %s", e->path, strerror(-fd));
+			snprintf(err, err_size, "cannot open its %s: %s", e->path, strerror(-fd));
 	}
 	procmaps__free(entries, nr);
 	if (!found)
-		snprintf(why, why_size, "it maps no libjvm.so");
+		snprintf(err, err_size, "it maps no libjvm.so");
 	return fd;
 }
 
@@ -195,8 +195,8 @@ int vthreads__find_functions(int fd, uint64_t *freezes, size_t *nr_freezes, uint
 	return *nr_freezes && *nr_thaws ? 0 : -ENOENT;
 }
 
-int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, uint64_t start_ticks, char *why,
-		     size_t why_size)
+int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, uint64_t start_ticks, char *err,
+		     size_t err_size)
 {
 	uint64_t freezes[VTHREADS_MAX_FUNCTIONS], thaws[VTHREADS_MAX_FUNCTIONS];
 	size_t nr_freezes, nr_thaws;
@@ -207,14 +207,14 @@ int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, 
 		if (vt->probed[i].tgid == tgid && vt->probed[i].start_ticks == start_ticks)
 			return 0;
 	if (room_for_one(vt)) {
-		snprintf(why, why_size, "out of memory");
+		snprintf(err, err_size, "out of memory");
 		return -1;
 	}
-	fd = open_libjvm(proc_root, tgid, path, sizeof(path), why, why_size);
+	fd = open_libjvm(proc_root, tgid, path, sizeof(path), err, err_size);
 	if (fd < 0)
 		return -1;
 	if (vthreads__find_functions(fd, freezes, &nr_freezes, thaws, &nr_thaws)) {
-		snprintf(why, why_size, "%s has no symbol for its %s (a libjvm stripped of its .symtab)", path,
+		snprintf(err, err_size, "%s has no symbol for its %s (a libjvm stripped of its .symtab)", path,
 			 nr_freezes ? "thaw" : "freeze");
 		close(fd);
 		return -1;
@@ -230,7 +230,7 @@ int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, 
 	}
 	close(fd);
 	if (error < 0) {
-		snprintf(why, why_size, "cannot probe %s: %s%s", path, strerror(-error),
+		snprintf(err, err_size, "cannot probe %s: %s%s", path, strerror(-error),
 			 error == -EINVAL || error == -EOPNOTSUPP ? " (uprobe sessions need Linux 6.13)" : "");
 		return -1;
 	}

@@ -45,11 +45,11 @@ int vthreads__open(const struct vthreads_config *config, const struct bpf_object
  * at start_ticks: JBPF_USER_HZ ticks), whose layout (hotspot_jvms) has
  * JBPF_HOTSPOT_UNMOUNTS; a process probed already is left as it is (a
  * second probe would see every thaw twice). 0, or -1 with a one-line
- * reason in why: no libjvm.so mapped, its file could not be opened, its
+ * reason in err: no libjvm.so mapped, its file could not be opened, its
  * functions are not in its symbols, the attach failed.
  */
-int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, uint64_t start_ticks, char *why,
-		     size_t why_size);
+int vthreads__attach(struct vthreads *vt, const char *proc_root, uint32_t tgid, uint64_t start_ticks, char *err,
+		     size_t err_size);
 /* A virtual thread still unmounted: its process, id, when it unmounted and the enum jbpf_state of its wait. */
 typedef void (*vthreads_unmounted_fn)(void *ctx, uint32_t tgid, uint64_t id, uint64_t since, uint32_t state);
 /* Calls fn for each virtual thread the probes saw unmount and not mount again (at the end, after the stop). */

@@ -589,13 +589,13 @@ static int install_walked(void *ctx, struct sampler *sampler)
 static int probe_allocators(struct recording *rec)
 {
 	size_t probed = 0;
-	char why[512];
+	char err[512];
 
 	for (size_t i = 0; i < rec->nr_tgids; i++) {
-		if (!sampler__probe_allocator(rec->sampler, "/proc", rec->tgids[i], why, sizeof(why)))
+		if (!sampler__probe_allocator(rec->sampler, "/proc", rec->tgids[i], err, sizeof(err)))
 			probed++;
 		else
-			fprintf(stderr, "jbpfprof: pid %u: its native memory is not recorded: %s\n", rec->tgids[i], why);
+			fprintf(stderr, "jbpfprof: pid %u: its native memory is not recorded: %s\n", rec->tgids[i], err);
 	}
 	if (!probed)
 		fprintf(stderr, "jbpfprof: no target's allocator could be probed: nothing to record\n");

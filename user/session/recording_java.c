@@ -37,23 +37,23 @@ static bool agent_wanted(const struct recording_config *c)
  */
 static enum walked_result offer_walk(struct recording *rec, uint32_t tgid, bool quiet)
 {
-	char why[256];
+	char err[256];
 	uint64_t start_ticks;
 	enum walked_result rc;
 
 	if (rec->config.java_stacks == RECORDING_JAVA_STACKS_AGENT || rec->config.unwind_fp ||
 	    proc__start_time("/proc", tgid, &start_ticks))
 		return WALKED_NOT_JVM;
-	rc = walked__add_jvm(rec->walked, "/proc", tgid, start_ticks, why, sizeof(why));
+	rc = walked__add_jvm(rec->walked, "/proc", tgid, start_ticks, err, sizeof(err));
 	/* Found during the recording: the walker takes it now. */
 	if (rc == WALKED_OK && rec->sampler && walked__hand_over(rec->walked, rec->sampler, tgid)) {
-		snprintf(why, sizeof(why), "no room among the JVMs walked by BPF");
+		snprintf(err, sizeof(err), "no room among the JVMs walked by BPF");
 		rc = WALKED_NOT_UNDERSTOOD;
 	}
 	if (rc == WALKED_OK && rec->config.verbose)
 		fprintf(stderr, "jbpfprof: JVM pid %u: Java frames walked by BPF\n", tgid);
 	if (rc == WALKED_NOT_UNDERSTOOD && (!quiet || rec->config.verbose))
-		fprintf(stderr, "jbpfprof: JVM pid %u: %s; %s\n", tgid, why,
+		fprintf(stderr, "jbpfprof: JVM pid %u: %s; %s\n", tgid, err,
 			agent_wanted(&rec->config) ? "its Java frames come from the agent"
 						   : "its allocations are recorded without Java frames");
 	if (rc == WALKED_STARTING && !rec->sampler)
@@ -65,7 +65,7 @@ static enum walked_result offer_walk(struct recording *rec, uint32_t tgid, bool 
 		starting__walked(rec->starting, tgid, clock__monotonic_ns());
 	/* Watched (the agent's tries too), and offered to the walk again at each try: adopt_jvm. */
 	if (rc == WALKED_STARTING && !quiet && rec->config.verbose)
-		fprintf(stderr, "jbpfprof: JVM pid %u: still starting (%s); walked once its layout reads\n", tgid, why);
+		fprintf(stderr, "jbpfprof: JVM pid %u: still starting (%s); walked once its layout reads\n", tgid, err);
 	return rc;
 }
 
