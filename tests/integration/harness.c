@@ -330,6 +330,17 @@ int harness_run_profiler(struct child *child, char *const args[], int timeout_s)
 	return harness_finish(child, timeout_s);
 }
 
+int harness_run_profiler_cpu(struct child *child, char *const args[], pid_t target, long long cpu_ms, int timeout_s)
+{
+	if (harness_start_profiler(child, args))
+		return -1;
+	if (harness_wait_for(child, "jbpfprof: sampling", 60) || harness_wait_cpu(child, target, cpu_ms, timeout_s))
+		fprintf(stderr, "harness: the recording did not start or its target did not run; profiler:\n%s\n",
+			child->buf);
+	kill(child->pid, SIGINT);
+	return harness_finish(child, 60);
+}
+
 void harness_convert_event(const char *pprof, const char *event, const char *collapsed)
 {
 	struct child c;
@@ -525,13 +536,7 @@ void harness_profile_cpu(struct profiled *r, const char *name, char *const wargs
 	free(workload);
 	snprintf(pid, sizeof(pid), "%d", (int)r->workload.pid);
 	harness_profiler_args(pargs, 48, by_pid ? pid : NULL, r->file, args);
-	assert_int_equal(harness_start_profiler(&r->profiler, pargs), 0);
-	if (harness_wait_for(&r->profiler, "jbpfprof: sampling", 60) ||
-	    harness_wait_cpu(&r->profiler, r->workload.pid, cpu_ms, timeout_s))
-		fprintf(stderr, "harness: the recording did not start or the workload did not run; profiler:\n%s\n",
-			r->profiler.buf);
-	kill(r->profiler.pid, SIGINT);
-	r->profiler_status = harness_finish(&r->profiler, 60);
+	r->profiler_status = harness_run_profiler_cpu(&r->profiler, pargs, r->workload.pid, cpu_ms, timeout_s);
 	r->workload_status = harness_stop_workload(&r->workload);
 	if (r->profiler_status != 0)
 		fprintf(stderr, "profiler exited with %d; its stderr:\n%s\n", r->profiler_status, r->profiler.buf);

@@ -80,6 +80,14 @@ int harness_wait_for(struct child *child, const char *text, int timeout_s);
 int harness_finish(struct child *child, int timeout_s);
 /* Starts the profiler and finishes it: exit status, stderr in child->buf. */
 int harness_run_profiler(struct child *child, char *const args[], int timeout_s);
+/*
+ * Starts the profiler (args without -d), waits for it to sample, then until
+ * process target has used cpu_ms of CPU time (harness_wait_cpu: timeout_s,
+ * scaled), stops it with SIGINT and finishes it (harness_finish). A test
+ * that needs so many samples gets them however loaded the machine is:
+ * slower, never short.
+ */
+int harness_run_profiler_cpu(struct child *child, char *const args[], pid_t target, long long cpu_ms, int timeout_s);
 /* One event of a pprof recording of several as collapsed stacks (jbpfprof convert --event); fails the test if not. */
 void harness_convert_event(const char *pprof, const char *event, const char *collapsed);
 
@@ -165,11 +173,9 @@ void harness_profile(struct profiled *r, const char *name, char *const wargs[], 
 /*
  * As harness_profile, but the recording (args without -d) lasts until the
  * workload has used cpu_ms of CPU time (its threads and the children it
- * reaped) after the profiler said it samples, then the profiler is stopped
- * with SIGINT. A test that needs so many samples gets them however loaded
- * the machine is: slower, never short. A workload that has not used them
- * within timeout_s (scaled) is stopped all the same, and the test's own
- * checks fail on what was recorded.
+ * reaped) after the profiler said it samples (harness_run_profiler_cpu).
+ * A workload that has not used them within timeout_s (scaled) is stopped
+ * all the same, and the test's own checks fail on what was recorded.
  */
 void harness_profile_cpu(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
 			 long long cpu_ms, int timeout_s);
