@@ -31,8 +31,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * lock: a pool of two idle workers ("pool-*") and "sleeper"
  * (Thread.sleep, 10 ms at a time).
  *
- * The holders and the others run from the start; the takers wait until
- * GOFILE exists, take their lock ROUNDS times, measuring each wait
+ * The holders and the others run from the start; the takers warm their
+ * clocks' reads up (before "ready"), then wait until GOFILE exists, take their lock ROUNDS times, measuring each wait
  * (System.nanoTime before and after the acquire), the time it ran in it
  * (its thread CPU clock: the spin before it parks, the JVM's own work
  * around the park) and the time it waited for a CPU in it (preempted, or
@@ -147,10 +147,28 @@ final class Contention {
 			if (atEnd)
 				into[0] = THREADS.getCurrentThreadCpuTime();
 		}
+
+		/*
+		 * The reads' first calls load and initialise classes, ask for
+		 * compilations and build profiles, each of which can wait on the
+		 * JVM's own locks: done before the takers measure anything, or
+		 * those waits are in the acquires' time and in no lock's (under
+		 * emulation, where the interpreter is slow, 15% of the takers'
+		 * time off CPU). WARM_READS is past the JIT's thresholds.
+		 */
+		void warmUp() throws IOException {
+			long[] into = new long[2];
+
+			for (int i = 0; i < WARM_READS; i++) {
+				read(into, (i & 1) != 0);
+				sink += System.nanoTime() - into[0];
+			}
+		}
 	}
 
-	static void enterGate(int rounds) throws InterruptedException, IOException {
-		Schedstat stat = new Schedstat();
+	private static final int WARM_READS = 20_000;
+
+	static void enterGate(int rounds, Schedstat stat) throws InterruptedException, IOException {
 		long[] statBefore = new long[2], statAfter = new long[2];
 
 		for (int i = 0; i < rounds; i++) {
@@ -169,8 +187,7 @@ final class Contention {
 		}
 	}
 
-	static void takeLock(int rounds) throws InterruptedException, IOException {
-		Schedstat stat = new Schedstat();
+	static void takeLock(int rounds, Schedstat stat) throws InterruptedException, IOException {
 		long[] statBefore = new long[2], statAfter = new long[2];
 
 		for (int i = 0; i < rounds; i++) {
@@ -224,7 +241,7 @@ final class Contention {
 		final Path goFile = go;
 		final int takes = rounds, holdMs = hold;
 		final boolean spinHolding = spinning;
-		CountDownLatch running = new CountDownLatch(7), done = new CountDownLatch(2);
+		CountDownLatch running = new CountDownLatch(7), warmed = new CountDownLatch(2), done = new CountDownLatch(2);
 		ExecutorService pool = Executors.newFixedThreadPool(2, r -> new Thread(r, "pool-" + r.hashCode()));
 
 		((ThreadPoolExecutor) pool).prestartAllCoreThreads();
@@ -235,19 +252,28 @@ final class Contention {
 				Thread.sleep(10);
 		});
 		Workload.start("gate-taker", running, () -> {
+			Schedstat stat = new Schedstat();
+
+			stat.warmUp();
+			warmed.countDown();
 			awaitGo(goFile);
-			enterGate(takes);
+			enterGate(takes, stat);
 			done.countDown();
 		});
 		Workload.start("lock-taker", running, () -> {
+			Schedstat stat = new Schedstat();
+
+			stat.warmUp();
+			warmed.countDown();
 			awaitGo(goFile);
-			takeLock(takes);
+			takeLock(takes, stat);
 			done.countDown();
 		});
 		/* The pool's two threads are running too, idle. */
 		running.countDown();
 		running.countDown();
 		running.await();
+		warmed.await();
 		Workload.ready();
 		new Thread(() -> {
 			try {
