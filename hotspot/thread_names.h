@@ -86,7 +86,7 @@ enum hotspot_thread_name_result hotspot_thread_names__read(struct hotspot_memory
 
 /*
  * A String's bytes (coder 0: Latin-1, 1: UTF-16 of little-endian units)
- * as UTF-8 into out, the pure part of hotspot_thread_name_read: INVALID
+ * as UTF-8 into out, the pure part of hotspot_thread_names__read: INVALID
  * for an unknown coder, an odd UTF-16 length or more than
  * HOTSPOT_THREAD_NAME_VALUE_MAX bytes; NONE for no characters.
  */

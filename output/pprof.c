@@ -432,7 +432,7 @@ static uint64_t value_unit(uint64_t value)
 
 /*
  * With a timeline, the samples again, one per span: its stack's locations
- * and labels, its part of the stack's values (timeline_span_share: the
+ * and labels, its part of the stack's values (timeline__span_share: the
  * parts of a stack sum to its values), and when: "timestamp", the span's
  * first tick in ns since the epoch, and "duration", its length in ns when
  * longer than a tick. A stack with no span keeps its one sample.

@@ -57,7 +57,7 @@ static struct hotspot_vm *read_tables(const struct jdk *jdk, pid_t tgid, const s
 		hotspot_vm__free(vm);
 		hotspot_memory__of_process(&mem, tgid);
 		if (hotspot_vm__read(&mem, syms, &vm, err, sizeof(err)))
-			fail_msg("%s: hotspot_vm_read: %s", jdk->name, err);
+			fail_msg("%s: hotspot_vm__read: %s", jdk->name, err);
 		took = now_ms() - start;
 		if (took < best)
 			best = took;
@@ -158,12 +158,12 @@ static void check_layout(const struct jdk *jdk, char *const jvm_opts[], uint32_t
 
 	jvm_start_opts(&jvm, jdk, jvm_opts, "CpuSplit", NULL);
 	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, err, sizeof(err)) != 1)
-		fail_msg("%s: hotspot_find: %s", jdk->name, err[0] ? err : "no libjvm.so");
+		fail_msg("%s: hotspot_find__jvm: %s", jdk->name, err[0] ? err : "no libjvm.so");
 	assert_true(base && syms.structs > base);
 	vm = read_tables(jdk, jvm.out.pid, &syms);
 	hotspot_memory__of_process(&mem, jvm.out.pid);
 	if (hotspot_layout__read(vm, &mem, &l, err, sizeof(err)))
-		fail_msg("%s: hotspot_layout_read: %s", jdk->name, err);
+		fail_msg("%s: hotspot_layout__read: %s", jdk->name, err);
 	fprintf(stderr, "  %s: %u heaps, code [0x%llx, 0x%llx), interpreter [0x%llx, 0x%llx), %" PRIu64 " reads\n",
 		jdk->name, l.nr_heaps, (unsigned long long)l.code_low, (unsigned long long)l.code_high,
 		(unsigned long long)l.interp_low, (unsigned long long)l.interp_high, mem.reads);
@@ -250,13 +250,13 @@ static void java_threads_of_a_running_jvm(void **state)
 	jvm_require(jdk, "CpuSplit");
 	jvm_start(&jvm, jdk, "CpuSplit", NULL);
 	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, err, sizeof(err)) != 1)
-		fail_msg("%s: hotspot_find: %s", jdk->name, err[0] ? err : "no libjvm.so");
+		fail_msg("%s: hotspot_find__jvm: %s", jdk->name, err[0] ? err : "no libjvm.so");
 	vm = read_tables(jdk, jvm.out.pid, &syms);
 	if (hotspot_threads__layout(vm, &layout, err, sizeof(err)))
-		fail_msg("%s: hotspot_threads_layout: %s", jdk->name, err);
+		fail_msg("%s: hotspot_threads__layout: %s", jdk->name, err);
 	hotspot_memory__of_process(&mem, jvm.out.pid);
 	if (hotspot_threads__read(&mem, &layout, threads, 4096, &nr, err, sizeof(err)))
-		fail_msg("%s: hotspot_threads_read: %s", jdk->name, err);
+		fail_msg("%s: hotspot_threads__read: %s", jdk->name, err);
 	worker_tid = task_named(jvm.out.pid, "split-0");
 	vm_tid = task_named(jvm.out.pid, "VM Thread");
 	gc_tid = task_named(jvm.out.pid, "GC Thread#0");

@@ -375,15 +375,15 @@ static void names_agree_with_jvmti(void **state)
 	jvm_start_opts(&jvm, jdk, opts, "CpuSplit", args);
 	oracle_read(&o, file, &jvm);
 	if (hotspot_find__jvm("/proc", (uint32_t)jvm.out.pid, &syms, &base, err, sizeof(err)) != 1)
-		fail_msg("%s: hotspot_find: %s", jdk->name, err);
+		fail_msg("%s: hotspot_find__jvm: %s", jdk->name, err);
 	hotspot_memory__of_process(&mem, jvm.out.pid);
 	if (hotspot_vm__read(&mem, &syms, &vm, err, sizeof(err)))
-		fail_msg("%s: hotspot_vm_read: %s", jdk->name, err);
+		fail_msg("%s: hotspot_vm__read: %s", jdk->name, err);
 	if (hotspot_layout__read(vm, &mem, &l, err, sizeof(err)))
-		fail_msg("%s: hotspot_layout_read: %s", jdk->name, err);
+		fail_msg("%s: hotspot_layout__read: %s", jdk->name, err);
 	names = hotspot_names__new(vm, &mem, err, sizeof(err));
 	if (!names)
-		fail_msg("%s: hotspot_names_new: %s", jdk->name, err);
+		fail_msg("%s: hotspot_names__new: %s", jdk->name, err);
 	check_methods(names, &mem, &l, &o, &t);
 	check_compiled(names, &mem, &l, &o, &t);
 	hotspot_names__stats(names, &st);

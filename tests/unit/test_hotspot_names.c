@@ -332,7 +332,7 @@ static int setup(void **state, const struct jdk *j)
 	f->vm = describe(j, version);
 	f->names = hotspot_names__new(f->vm, &f->mem, err, sizeof(err));
 	if (!f->names)
-		fail_msg("hotspot_names_new: %s", err);
+		fail_msg("hotspot_names__new: %s", err);
 	*state = f;
 	return 0;
 }

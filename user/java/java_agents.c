@@ -3,7 +3,7 @@
  * java.h, the files' roles in java_internal.h). What an agent sends goes
  * to its JVM: traces to the join, names, code and threads to its javamap,
  * thread stacks to its javastacks. An agent that closes its socket or
- * sends a malformed stream is detached (java_detach: its JVM no longer
+ * sends a malformed stream is detached (java__detach: its JVM no longer
  * signalled); one silent for AGENT_SILENCE_MS is not signalled until it
  * talks again. A JVM whose agent is gone and whose process exited frees
  * its slot RELEASE_AFTER_MS later. java__finish asks every agent for what
