@@ -3,8 +3,9 @@
 #   make                  build/jbpfprof (release: -O2, BPF skeletons embedded)
 #   make test             unit and browser tests under ASan+UBSan, then root integration tests
 #   make check-unit       unit tests only
-#   make check-browser    the flame graph page in headless Chromium (/usr/bin/chromium), through
-#                         Playwright (npm ci in tests/browser, done by install-deps.sh)
+#   make check-browser    the flame graph page in headless Chromium (/usr/bin/chromium) and Firefox
+#                         (/usr/bin/firefox-esr), through Playwright (npm ci in tests/browser, done by
+#                         install-deps.sh)
 #   make check-integration  integration tests only (root; skip with a reason otherwise)
 #   make test-kernels     the kernel matrix: every mode's check on Debian's 6.1 and 6.12 under qemu and on
 #                         this kernel (tests/kernels/, docs/kernels.md); make test runs its short form
@@ -97,9 +98,9 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/%,$(UNIT_SRCS))
 AGENT_UNIT_TESTS := $(filter $(OUTPUT)/asan/tests/test_agent_%,$(UNIT_TESTS))
 # Browser tests: BROWSER_PAGE_WRITER (tests/browser/flamegraph_pages.c, the
 # project's writers under ASan) writes the pages and what they must show; each
-# tests/browser/test_*.mjs runs it, opens the pages in Debian's Chromium through
-# Playwright (playwright-core, pinned by tests/browser/package-lock.json) and
-# leaves screenshots in ARTIFACT_DIR.
+# tests/browser/test_*.mjs runs it, opens the pages in Debian's Chromium and
+# Firefox through Playwright (playwright-core, pinned by
+# tests/browser/package-lock.json) and leaves screenshots in ARTIFACT_DIR.
 BROWSER_PAGE_WRITER := $(OUTPUT)/asan/tests/flamegraph_pages
 BROWSER_TESTS := $(wildcard tests/browser/test_*.mjs)
 ARTIFACT_DIR ?= $(OUTPUT)/artifacts

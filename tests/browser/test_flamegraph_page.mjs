@@ -1,19 +1,30 @@
 #!/usr/bin/env -S node --test-reporter=tap
 /*
- * Browser tests of the flame graph page. The pages are written by the
- * project's own writers: $PAGE_WRITER (flamegraph_pages.c, built by make)
- * writes one page per check into a fresh directory, with expected.json, the
- * texts and numbers each page must show, computed in C from the same
- * profiles. This file opens each page from file:// in Debian's headless
- * Chromium ($CHROMIUM, /usr/bin/chromium by default) through Playwright,
- * drives it with real mouse and keyboard input, and compares.
+ * Browser tests of the flame graph page, in Chromium and in Firefox. The
+ * pages are written by the project's own writers: $PAGE_WRITER
+ * (flamegraph_pages.c, built by make) writes one page per check into a fresh
+ * directory, with expected.json, the texts and numbers each page must show,
+ * computed in C from the same profiles. This file opens each page from
+ * file:// in each browser, drives it with real mouse and keyboard input, and
+ * compares.
  *
- * One browser serves all checks; each check gets its own browser context
- * (no state carried between checks), which is closed pass or fail. A page
- * that throws, logs an error, fails to load a resource or opens a dialog
- * fails its check. Without playwright-core (npm ci in tests/browser) or
- * without Chromium every check fails and says how to install it.
- * Screenshots go to $ARTIFACT_DIR (build/artifacts by default).
+ * Both browsers are Debian's and both are driven by Playwright
+ * (playwright-core, pinned by package-lock.json), so every check is one body
+ * of code run twice: Chromium ($CHROMIUM, /usr/bin/chromium by default) over
+ * the DevTools protocol, Firefox ($FIREFOX, /usr/bin/firefox-esr by default)
+ * over WebDriver BiDi, which stock Firefox speaks itself (Playwright's
+ * "moz-firefox" channel, not yet in its API documentation; its default
+ * Firefox would be a patched build of its own, which Debian does not have).
+ * Each browser's checks form one suite, named after it; the browser is
+ * launched once for its suite and closed after it, before the next one
+ * starts.
+ *
+ * Each check gets its own browser context (no state carried between
+ * checks), which is closed pass or fail. A page that throws, logs an error,
+ * fails to load a resource or opens a dialog fails its check. Without
+ * playwright-core (npm ci in tests/browser) or without a browser every check
+ * in that browser fails and says how to install it. Screenshots go to
+ * $ARTIFACT_DIR (build/artifacts by default), named after the browser.
  *
  * Results are printed as TAP; tests/run-suite.sh counts them from the
  * summary lines ("# pass N", "# fail N").
@@ -24,7 +35,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -34,18 +45,57 @@ const LAUNCH_MS = 30000;
 const CHECK_MS = 120000;   /* a whole check: a hung browser fails it, never hangs the run */
 const VIEWPORT = { width: 1200, height: 800 };
 
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const pageWriter = process.env.PAGE_WRITER || 'build/asan/tests/flamegraph_pages';
 const artifactDir = process.env.ARTIFACT_DIR || 'build/artifacts';
 
-let prepared;
+/* The browsers every check runs in, one suite each, in this order. */
+const BROWSERS = [
+	{
+		name: 'chromium',
+		path: process.env.CHROMIUM || '/usr/bin/chromium',
+		install: 'install Debian\'s chromium (apt-get install chromium, or ./install-deps.sh), or set CHROMIUM',
+		launch: (playwright, executablePath) => playwright.chromium.launch({ executablePath, timeout: LAUNCH_MS }),
+	},
+	{
+		name: 'firefox',
+		path: process.env.FIREFOX || '/usr/bin/firefox-esr',
+		install: 'install Debian\'s firefox-esr (apt-get install firefox-esr, or ./install-deps.sh), or set FIREFOX',
+		/* The moz- channels speak WebDriver BiDi to the Firefox at executablePath. */
+		launch: (playwright, executablePath) =>
+			playwright.firefox.launch({ channel: 'moz-firefox', executablePath, timeout: LAUNCH_MS }),
+	},
+];
 
-/* Everything the checks share, made once: the pages, what they must show, and the browser. */
-function setup() {
-	if (!prepared)
-		prepared = prepare();
-	return prepared;
+let written;
+
+/* The pages and what they must show, written once for every browser. */
+function pages() {
+	if (!written)
+		written = writePages();
+	return written;
 }
+
+async function writePages() {
+	const dir = await mkdtemp(path.join(tmpdir(), 'jbpf-pages-'));
+
+	try {
+		await promisify(execFile)(pageWriter, [dir]);
+		return { dir, expected: JSON.parse(await readFile(path.join(dir, 'expected.json'), 'utf8')) };
+	} catch (e) {
+		await rm(dir, { recursive: true, force: true });
+		throw new Error(`${pageWriter} did not write the pages (run it through make check-browser): ` +
+			`${(e.stderr || e.message).trim()}`);
+	}
+}
+
+after(async () => {
+	try {
+		if (written)
+			await rm((await written).dir, { recursive: true, force: true });
+	} catch {
+		/* the pages were never written: every check has said why */
+	}
+});
 
 async function loadPlaywright() {
 	try {
@@ -56,58 +106,38 @@ async function loadPlaywright() {
 	}
 }
 
-async function checkChromium() {
-	try {
-		await access(chromiumPath, constants.X_OK);
-	} catch (e) {
-		throw new Error(`no browser at ${chromiumPath} (${e.code}): install Debian's chromium ` +
-			'(apt-get install chromium, or ./install-deps.sh), or set CHROMIUM');
-	}
-}
-
-async function writePages(dir) {
-	try {
-		await promisify(execFile)(pageWriter, [dir]);
-	} catch (e) {
-		throw new Error(`${pageWriter} did not write the pages (run it through make check-browser): ` +
-			`${(e.stderr || e.message).trim()}`);
-	}
-	return JSON.parse(await readFile(path.join(dir, 'expected.json'), 'utf8'));
-}
-
-async function prepare() {
+async function launch(browser) {
 	const playwright = await loadPlaywright();
-	await checkChromium();
-	const dir = await mkdtemp(path.join(tmpdir(), 'jbpf-pages-'));
+
 	try {
-		const expected = await writePages(dir);
-		const browser = await playwright.chromium.launch({ executablePath: chromiumPath, timeout: LAUNCH_MS });
-		return { dir, expected, browser };
+		await access(browser.path, constants.X_OK);
 	} catch (e) {
-		await rm(dir, { recursive: true, force: true });
-		throw e;
+		throw new Error(`no browser at ${browser.path} (${e.code}): ${browser.install}`);
 	}
+	return browser.launch(playwright, browser.path);
 }
 
-after(async () => {
-	if (!prepared)
-		return;
-	try {
-		const { dir, browser } = await prepared;
-		await browser.close();
-		await rm(dir, { recursive: true, force: true });
-	} catch {
-		/* setup failed: every check has said why */
-	}
-});
+/*
+ * An element whose file fails to load (missing, or refused by the page's
+ * Content-Security-Policy) is a failed request in Chromium, but Firefox's
+ * WebDriver BiDi reports no requests of a file:// page, nor the refusal: in
+ * both, the element's error event is logged as an error instead.
+ */
+function reportFailedLoads() {
+	window.addEventListener('error', (e) => {
+		if (e.target !== window)
+			console.error(`load failed: <${e.target.localName}> ${e.target.src || e.target.href || ''}`);
+	}, true);
+}
 
 /* One check's page, and what it did: errors and dialogs are recorded from the moment it opens. */
 class PageTest {
-	constructor(t, page, dir, expected) {
+	constructor(t, page, dir, expected, browserName) {
 		this.t = t;
 		this.page = page;
 		this.dir = dir;
 		this.expected = expected;
+		this.browserName = browserName;
 		this.errors = [];
 		this.dialogs = 0;
 		page.setDefaultTimeout(COMMAND_MS);
@@ -175,11 +205,11 @@ class PageTest {
 	}
 
 	async screenshot(file, what) {
-		const where = path.join(artifactDir, file);
+		const where = path.join(artifactDir, `${this.browserName}-${file}`);
 
 		await mkdir(artifactDir, { recursive: true });
 		await this.page.screenshot({ path: where });
-		this.t.diagnostic(`screenshot of ${what}: ${where}`);
+		this.t.diagnostic(`screenshot of ${what} in ${this.browserName}: ${where}`);
 	}
 
 	/* The colour of the canvas pixel just inside the top left corner of the frame's box, as [r, g, b]. */
@@ -199,21 +229,41 @@ function assertContains(haystack, needle) {
 		assert.fail(`expected "${needle}" in "${haystack}"`);
 }
 
-/* A check on its own page in a fresh browser context, named as in expected.json. */
+const checks = [];
+
+/* A check on its own page, named as in expected.json; run in every browser by browserSuite(). */
 function check(name, body) {
-	test(name, { timeout: CHECK_MS }, async (t) => {
-		const { dir, expected, browser } = await setup();
-		const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 1 });
+	checks.push({ name, body });
+}
 
-		try {
-			const pt = new PageTest(t, await context.newPage(), dir, expected[name]);
+/* Every check in one browser, each in a fresh browser context; the browser is closed after the last. */
+function browserSuite(browser) {
+	describe(browser.name, () => {
+		let launched;
 
-			assert.ok(pt.expected, `${pageWriter} wrote nothing for ${name}`);
-			await pt.open();
-			await body(pt, pt.expected);
-			pt.noPageErrors();
-		} finally {
-			await context.close();
+		after(async () => {
+			if (launched)
+				await launched.then((b) => b.close(), () => {});
+		});
+		for (const { name, body } of checks) {
+			test(name, { timeout: CHECK_MS }, async (t) => {
+				const { dir, expected } = await pages();
+				if (!launched)
+					launched = launch(browser);
+				const context = await (await launched).newContext({ viewport: VIEWPORT, deviceScaleFactor: 1 });
+
+				try {
+					await context.addInitScript(reportFailedLoads);
+					const pt = new PageTest(t, await context.newPage(), dir, expected[name], browser.name);
+
+					assert.ok(pt.expected, `${pageWriter} wrote nothing for ${name}`);
+					await pt.open();
+					await body(pt, pt.expected);
+					pt.noPageErrors();
+				} finally {
+					await context.close();
+				}
+			});
 		}
 	});
 }
@@ -416,7 +466,7 @@ check('timeline_selects_a_range', async (pt, want) => {
 	const url = pt.page.url();
 	assert.ok(url.endsWith(want.address), url);
 	const again = await pt.page.context().newPage();
-	const other = new PageTest(pt.t, again, pt.dir, pt.expected);
+	const other = new PageTest(pt.t, again, pt.dir, pt.expected, pt.browserName);
 	await again.goto(url, { waitUntil: 'load' });
 	other.noPageErrors();
 	await other.waitTrue('the range is restored', (t) => document.getElementById('timeinfo').textContent === t,
@@ -432,3 +482,6 @@ check('timeline_selects_a_range', async (pt, want) => {
 	assert.ok(!pt.page.url().includes('#'), pt.page.url());
 	other.noPageErrors();
 });
+
+for (const browser of BROWSERS)
+	browserSuite(browser);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -163,6 +164,56 @@ int harness_wait_for(struct child *child, const char *text, int timeout_s)
 	return 0;
 }
 
+long long harness_process_cpu_ms(pid_t pid)
+{
+	unsigned long long utime, stime;
+	long long cutime, cstime;
+	char path[64], buf[1024], *fields;
+	long ticks = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || ticks <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* The name in parentheses may hold spaces: the fields start after the last ')'. */
+	fields = strrchr(buf, ')');
+	if (!fields || sscanf(fields + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &utime,
+			      &stime, &cutime, &cstime) != 4)
+		return -1;
+	return (long long)(utime + stime) * 1000 / ticks + (cutime + cstime) * 1000 / ticks;
+}
+
+int harness_wait_cpu(struct child *profiler, pid_t pid, long long cpu_ms, int timeout_s)
+{
+	int64_t deadline = now_ms() + harness_deadline_ms(timeout_s * 1000);
+	long long start = harness_process_cpu_ms(pid), used;
+
+	if (start < 0)
+		return -1;
+	for (;;) {
+		used = harness_process_cpu_ms(pid);
+		if (used < 0)
+			return -1;
+		if (used - start >= cpu_ms)
+			return 0;
+		if (now_ms() >= deadline) {
+			fprintf(stderr, "harness: pid %d used %lld of %lld ms of CPU in %d s\n", (int)pid, used - start,
+				cpu_ms, timeout_s);
+			return -1;
+		}
+		/* The profiler's stderr is drained meanwhile, so that it never blocks on a full pipe. */
+		if (harness_read_some(profiler, 20) == 1)
+			return -1;
+	}
+}
+
 int harness_start_workload(struct child *child, char *const argv[])
 {
 	if (spawn(child, argv, STDOUT_FILENO))
@@ -277,6 +328,17 @@ int harness_run_profiler(struct child *child, char *const args[], int timeout_s)
 	if (harness_start_profiler(child, args))
 		return -1;
 	return harness_finish(child, timeout_s);
+}
+
+int harness_run_profiler_cpu(struct child *child, char *const args[], pid_t target, long long cpu_ms, int timeout_s)
+{
+	if (harness_start_profiler(child, args))
+		return -1;
+	if (harness_wait_for(child, "jbpfprof: sampling", 60) || harness_wait_cpu(child, target, cpu_ms, timeout_s))
+		fprintf(stderr, "harness: the recording did not start or its target did not run; profiler:\n%s\n",
+			child->buf);
+	kill(child->pid, SIGINT);
+	return harness_finish(child, 60);
 }
 
 void harness_convert_event(const char *pprof, const char *event, const char *collapsed)
@@ -459,6 +521,28 @@ void harness_profile(struct profiled *r, const char *name, char *const wargs[], 
 	assert_int_equal(collapsed_load(r->file, &r->stacks), 0);
 }
 
+void harness_profile_cpu(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
+			 long long cpu_ms, int timeout_s)
+{
+	char *workload = harness_workload(name), *wargv[32] = { workload }, *pargs[48], pid[16];
+
+	memset(r, 0, sizeof(*r));
+	r->dir = harness_tmpdir();
+	assert_non_null(r->dir);
+	r->file = harness_path(r->dir, "profile.collapsed");
+	for (size_t i = 0; wargs && wargs[i] && i + 2 < 32; i++)
+		wargv[i + 1] = wargs[i];
+	assert_int_equal(harness_start_workload(&r->workload, wargv), 0);
+	free(workload);
+	snprintf(pid, sizeof(pid), "%d", (int)r->workload.pid);
+	harness_profiler_args(pargs, 48, by_pid ? pid : NULL, r->file, args);
+	r->profiler_status = harness_run_profiler_cpu(&r->profiler, pargs, r->workload.pid, cpu_ms, timeout_s);
+	r->workload_status = harness_stop_workload(&r->workload);
+	if (r->profiler_status != 0)
+		fprintf(stderr, "profiler exited with %d; its stderr:\n%s\n", r->profiler_status, r->profiler.buf);
+	assert_int_equal(collapsed_load(r->file, &r->stacks), 0);
+}
+
 void harness_output_free(struct collapsed *stacks, char *file, char *dir)
 {
 	collapsed_free(stacks);
@@ -478,4 +562,12 @@ void harness_profiled_free(struct profiled *r)
 double harness_percent(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+double harness_share_tolerance(uint64_t samples, double floor_pp)
+{
+	double allowed = samples ? fmax(floor_pp, 4.5 * 100.0 * sqrt(0.25 / (double)samples)) : floor_pp;
+
+	fprintf(stderr, "  %llu samples: %.2f pp allowed\n", (unsigned long long)samples, allowed);
+	return allowed;
 }

@@ -47,6 +47,15 @@ struct child {
 	size_t len;  /* bytes of output read so far, NUL-terminated in buf */
 };
 
+/* CPU time in ms of process pid and of the children it reaped (/proc/PID/stat); -1 if it cannot be read. */
+long long harness_process_cpu_ms(pid_t pid);
+/*
+ * Waits until process pid has used cpu_ms more CPU time than at the call,
+ * reading profiler's stderr meanwhile. -1 if it did not within timeout_s
+ * (scaled), if it is gone, or if the profiler's stderr ended.
+ */
+int harness_wait_cpu(struct child *profiler, pid_t pid, long long cpu_ms, int timeout_s);
+
 /* Starts argv with stdout piped and waits (10 s at most, scaled) for its "ready" line. */
 int harness_start_workload(struct child *child, char *const argv[]);
 /* SIGTERM, then reads the rest of its stdout and reaps it. Returns its exit status. */
@@ -71,6 +80,14 @@ int harness_wait_for(struct child *child, const char *text, int timeout_s);
 int harness_finish(struct child *child, int timeout_s);
 /* Starts the profiler and finishes it: exit status, stderr in child->buf. */
 int harness_run_profiler(struct child *child, char *const args[], int timeout_s);
+/*
+ * Starts the profiler (args without -d), waits for it to sample, then until
+ * process target has used cpu_ms of CPU time (harness_wait_cpu: timeout_s,
+ * scaled), stops it with SIGINT and finishes it (harness_finish). A test
+ * that needs so many samples gets them however loaded the machine is:
+ * slower, never short.
+ */
+int harness_run_profiler_cpu(struct child *child, char *const args[], pid_t target, long long cpu_ms, int timeout_s);
 /* One event of a pprof recording of several as collapsed stacks (jbpfprof convert --event); fails the test if not. */
 void harness_convert_event(const char *pprof, const char *event, const char *collapsed);
 
@@ -85,6 +102,7 @@ struct collapsed {
 int collapsed_load(const char *path, struct collapsed *c);
 /* part as a percentage of whole; 0 when whole is 0. */
 double harness_percent(uint64_t part, uint64_t whole);
+
 void collapsed_free(struct collapsed *c);
 /* Samples whose stack has a frame exactly equal to frame. */
 uint64_t collapsed_count_frame(const struct collapsed *c, const char *frame);
@@ -115,6 +133,18 @@ int find_frame(const struct frames *fr, int from, const char *name);
  */
 long long harness_truth(const struct child *child, const char *name);
 
+/*
+ * Statistical checks of shares (percentages of samples against a workload's
+ * truth): the error allowed in percentage points is floor_pp, or 4.5
+ * standard errors of the widest share (50%) over the samples there are,
+ * whichever is more. A fixed recording gets fewer samples when the machine
+ * leaves the workload less CPU: a wider allowance, never a failure. Below
+ * HARNESS_MIN_SHARE_SAMPLES the allowance (over 11 points) would no longer
+ * tell a sampler that aliases from one that does not.
+ */
+#define HARNESS_MIN_SHARE_SAMPLES 400
+double harness_share_tolerance(uint64_t samples, double floor_pp);
+
 /* One workload profiled once, and what the test reads back. */
 struct profiled {
 	struct child workload;  /* its output: the truth it printed when stopped */
@@ -140,6 +170,15 @@ char **harness_profiler_args(char **argv, size_t max, const char *pid, char *fil
  */
 void harness_profile(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
 		     int timeout_s);
+/*
+ * As harness_profile, but the recording (args without -d) lasts until the
+ * workload has used cpu_ms of CPU time (its threads and the children it
+ * reaped) after the profiler said it samples (harness_run_profiler_cpu).
+ * A workload that has not used them within timeout_s (scaled) is stopped
+ * all the same, and the test's own checks fail on what was recorded.
+ */
+void harness_profile_cpu(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
+			 long long cpu_ms, int timeout_s);
 void harness_profiled_free(struct profiled *r);
 /* Frees stacks, removes file and then its directory dir, and frees both names (each may be NULL). */
 void harness_output_free(struct collapsed *stacks, char *file, char *dir);

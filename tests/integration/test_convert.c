@@ -267,8 +267,9 @@ static void otlp_holds_what_pprof_holds(void **state)
 	struct child c;
 
 	harness_require_root();
-	harness_profile(&r, "cpu_split", (char *[]){ "-t", "2", NULL },
-			(char *[]){ "-d", "2", "-F", "499", "-f", pprof, "-f", otlp, NULL }, 1, 60);
+	/* 4 s of CPU at 499 Hz: some 2,000 samples. */
+	harness_profile_cpu(&r, "cpu_split", (char *[]){ "-t", "2", NULL },
+			    (char *[]){ "-F", "499", "-f", pprof, "-f", otlp, NULL }, 1, 4000, 600);
 	assert_int_equal(r.profiler_status, 0);
 	assert_int_equal(convert(&c, (char *[]){ pprof, "--group-by", "none", "--threads", "--annotate", "-o",
 						  "collapsed", "-f", from_pprof, NULL }),

@@ -4,9 +4,11 @@
  */
 #include "harness.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * exec_into spins in spin_before_exec for 300 ms, then becomes cpu_split.
@@ -20,8 +22,8 @@ static void exec_replaces_what_is_known(void **state)
 	struct profiled r;
 
 	harness_require_root();
-	harness_profile(&r, "exec_into", (char *[]){ target, "-t", "1", NULL },
-			(char *[]){ "-F", "997", "-d", "2.5", NULL }, 1, 60);
+	harness_profile_cpu(&r, "exec_into", (char *[]){ target, "-t", "1", NULL }, (char *[]){ "-F", "997", NULL }, 1,
+			    2500, 600);
 	assert_int_equal(r.profiler_status, 0);
 	total = r.stacks.total;
 	before = collapsed_count_frame(&r.stacks, "spin_before_exec");
@@ -29,7 +31,7 @@ static void exec_replaces_what_is_known(void **state)
 		after += collapsed_count_frame(&r.stacks, *f);
 	fprintf(stderr, "  %llu samples: %llu before the exec, %llu after it in cpu_split's functions\n",
 		(unsigned long long)total, (unsigned long long)before, (unsigned long long)after);
-	/* About 2 s of cpu_split at 997 Hz after the exec. */
+	/* 2.5 s of CPU at 997 Hz, some 2 s of it in cpu_split after the exec. */
 	assert_true(after >= 1200);
 	assert_true((before + after) * 100 >= total * 95);
 	harness_profiled_free(&r);
@@ -39,17 +41,36 @@ static void exec_replaces_what_is_known(void **state)
 /*
  * short_lived runs one child at a time, each for 30 ms of CPU, renamed
  * "sl_child" after its exec ("exe" before). The first sample of a process
- * wakes the profiler, which reads its maps while it still lives.
+ * wakes the profiler, which reads its maps while it still lives. That is a
+ * race with the child's exit which the profiler wins only if the scheduler
+ * runs it in time: on a machine loaded tenfold (load average 10 on two
+ * CPUs) it was seen to resolve 1% of the children's samples at the default
+ * priority, 96% at nice -15. The profiler runs at nice -10 here, so that
+ * what is checked is the wakeup and the read, not the machine's load.
  */
 static void short_lived_processes_resolve(void **state)
 {
+	char *workload = harness_workload("short_lived");
+	char *argv[16] = { "/usr/bin/nice", "-n", "-10", (char *)harness_profiler() };
 	uint64_t children = 0, resolved = 0;
-	struct profiled r;
+	struct profiled r = { 0 };
 
 	harness_require_root();
-	harness_profile(&r, "short_lived", (char *[]){ "30", NULL }, (char *[]){ "-a", "-F", "997", "-d", "4", NULL },
-			0, 60);
+	r.dir = harness_tmpdir();
+	assert_non_null(r.dir);
+	r.file = harness_path(r.dir, "profile.collapsed");
+	assert_int_equal(harness_start_workload(&r.workload, (char *[]){ workload, "30", NULL }), 0);
+	free(workload);
+	harness_profiler_args(argv + 4, 12, NULL, r.file, (char *[]){ "-a", "-F", "997", NULL });
+	assert_int_equal(harness_start_command(&r.profiler, argv, STDERR_FILENO), 0);
+	/* 4 s of CPU, the children's included (the parent reaps each). */
+	assert_int_equal(harness_wait_for(&r.profiler, "jbpfprof: sampling", 60), 0);
+	assert_int_equal(harness_wait_cpu(&r.profiler, r.workload.pid, 4000, 600), 0);
+	kill(r.profiler.pid, SIGINT);
+	r.profiler_status = harness_finish(&r.profiler, 60);
+	harness_stop_workload(&r.workload);
 	assert_int_equal(r.profiler_status, 0);
+	assert_int_equal(collapsed_load(r.file, &r.stacks), 0);
 	for (size_t i = 0; i < r.stacks.n; i++) {
 		const char *s = r.stacks.stacks[i];
 
