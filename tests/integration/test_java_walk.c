@@ -11,6 +11,10 @@
  *    AsyncGetCallTrace succeeds (the CPU split, JNI into libz, the frame
  *    kinds, recursion, lambdas, method handles, exceptions, JNI calling
  *    back into Java);
+ *  - deep inlining (DeepInline: chains cut into several compiled frames,
+ *    monomorphic and megamorphic call sites, a recursion inlined into
+ *    itself, an OSR loop): 99.5% the same methods, 99% the same kinds,
+ *    over enough samples to tell;
  *  - javac from the first instant of its work: 99% of the main thread's
  *    samples reach JavacDriver.main (less the sampling error of a run);
  *  - javac profiled from its exec, ten times: never the agent, and its
@@ -88,32 +92,100 @@ static int parse_agreement(const char *text, struct agreement *a)
 		       : -1;
 }
 
-/* One workload under --java-stacks both: the walk agrees with the agent on 99% of samples. */
-static void agrees(const struct jdk *jdk, const char *what, char *const jvm_opts[], const char *class,
-		   char *const args[])
+/*
+ * How far below its aim a share measured over n trials may fall: three
+ * standard errors of the aim, in points (99.5% over 3,000 samples: 0.39).
+ */
+static double three_errors(double aim_percent, double n)
+{
+	double p = aim_percent / 100.0;
+
+	return n > 0 ? 300.0 * sqrt(p * (1.0 - p) / n) : 100.0;
+}
+
+/*
+ * The comparisons of several recordings, summed: each share the summary
+ * prints (to a tenth of a point) weighted back into a count, which loses
+ * less than 0.05 points of the whole.
+ */
+struct agreement_sum {
+	double samples, methods, bci_pairs, bci, kind_pairs, kinds;
+	int rounds;
+};
+
+static double share_of(double part, double whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+/*
+ * One recording of jvm under args (which ask for --java-stacks both), its
+ * comparison added to sum and printed as "what round N", its stacks into
+ * *stacks (the caller frees them).
+ */
+static void compare_once(struct jvm *jvm, const struct jdk *jdk, const char *what, char *const args[],
+			 struct agreement_sum *sum, struct collapsed *stacks)
 {
 	struct child profiler;
-	struct collapsed stacks;
 	struct agreement a;
-	struct jvm jvm;
 
-	jvm_start_opts(&jvm, jdk, jvm_opts, class, args);
-	record(&profiler, &stacks, jvm.out.pid, jvm.dir,
-	       (char *[]){ "-F", "997", "-d", "4", "--java-stacks", "both", NULL }, 60);
-	jvm_assert_no_crash_report(&jvm);
-	jvm_stop(&jvm);
+	record(&profiler, stacks, jvm->out.pid, jvm->dir, args, 60);
 	if (parse_agreement(profiler.buf, &a)) {
 		fprintf(stderr, "no comparison in the summary; the profiler's stderr:\n%s\n", profiler.buf);
 		fail();
 	}
-	fprintf(stderr, "  %s, %s: %llu samples, %.1f%% the same methods, %.1f%% of %llu bcis, %.1f%% of %llu kinds\n",
-		jdk->name, what, a.samples, a.methods, a.bci, a.bci_pairs, a.kinds, a.kind_pairs);
-	/* Busy threads for 4 s at 997 Hz: 1,000 samples measure 99% to a tenth of a point. */
-	assert_true(a.samples >= 1000);
-	assert_true(a.methods >= 99.0);
-	assert_true(a.bci_pairs >= a.samples && a.bci >= 99.0);
-	assert_true(a.kind_pairs >= a.samples / 2 && a.kinds >= 99.0);
-	collapsed_free(&stacks);
+	sum->rounds++;
+	fprintf(stderr, "  %s, %s round %d: %llu samples, %.1f%% the same methods, %.1f%% of %llu bcis, %.1f%% of %llu "
+		"kinds%.*s\n", jdk->name, what, sum->rounds, a.samples, a.methods, a.bci, a.bci_pairs, a.kinds,
+		a.kind_pairs, strstr(profiler.buf, "; kinds that differ") ? (int)strcspn(strstr(profiler.buf,
+		"; kinds that differ"), "\n") : 0, strstr(profiler.buf, "; kinds that differ") ? strstr(profiler.buf,
+		"; kinds that differ") : "");
+	sum->samples += (double)a.samples;
+	sum->methods += a.methods * (double)a.samples / 100.0;
+	sum->bci_pairs += (double)a.bci_pairs;
+	sum->bci += a.bci * (double)a.bci_pairs / 100.0;
+	sum->kind_pairs += (double)a.kind_pairs;
+	sum->kinds += a.kinds * (double)a.kind_pairs / 100.0;
+}
+
+/*
+ * Samples compared per workload, over as many 4 s recordings as it takes
+ * (RECORD_ROUNDS at most); fewer than AGREE_FEWEST then are too few to judge.
+ */
+#define AGREE_SAMPLES 1000
+#define AGREE_FEWEST 300
+
+/*
+ * One workload under --java-stacks both: the walk agrees with the agent
+ * on 99% of samples' methods, bytecode indexes and kinds, each less three
+ * standard errors of its count.
+ */
+static void agrees(const struct jdk *jdk, const char *what, char *const jvm_opts[], const char *class,
+		   char *const args[])
+{
+	struct agreement_sum sum = { 0 };
+	struct jvm jvm;
+
+	jvm_start_opts(&jvm, jdk, jvm_opts, class, args);
+	while (sum.samples < AGREE_SAMPLES && sum.rounds < RECORD_ROUNDS) {
+		struct collapsed stacks;
+
+		compare_once(&jvm, jdk, what, (char *[]){ "-F", "997", "-d", "4", "--java-stacks", "both", NULL }, &sum,
+			     &stacks);
+		collapsed_free(&stacks);
+	}
+	jvm_assert_no_crash_report(&jvm);
+	jvm_stop(&jvm);
+	fprintf(stderr, "  %s, %s: %.0f samples, %.2f%% the same methods, %.2f%% of %.0f bcis, %.2f%% of %.0f kinds\n",
+		jdk->name, what, sum.samples, share_of(sum.methods, sum.samples), share_of(sum.bci, sum.bci_pairs),
+		sum.bci_pairs, share_of(sum.kinds, sum.kind_pairs), sum.kind_pairs);
+	/* Busy threads at 997 Hz: 1,000 samples in one recording unless the machine is very busy. */
+	assert_true(sum.samples >= AGREE_FEWEST);
+	assert_true(share_of(sum.methods, sum.samples) >= 99.0 - three_errors(99.0, sum.samples));
+	assert_true(sum.bci_pairs >= sum.samples && share_of(sum.bci, sum.bci_pairs) >= 99.0 - three_errors(99.0,
+		    sum.bci_pairs));
+	assert_true(sum.kind_pairs >= sum.samples / 2 &&
+		    share_of(sum.kinds, sum.kind_pairs) >= 99.0 - three_errors(99.0, sum.kind_pairs));
 }
 
 /* The path of the JNI library WalkShapes loads (caller frees). */
@@ -140,6 +212,90 @@ static void walk_agrees_with_agent(void **state)
 	       "FrameKinds", NULL);
 	agrees(jdk, "WalkShapes", NULL, "WalkShapes", (char *[]){ "shapes", jni, NULL });
 	free(jni);
+}
+
+/* What deep_inlining_kinds_agree waits for, over however many recordings it takes. */
+#define DEEP_MIN_SAMPLES 3000
+#define DEEP_MAX_ROUNDS (3 * RECORD_ROUNDS)
+/* Fewer than this after DEEP_MAX_ROUNDS (a machine ten times too slow gives 3,000): too few to judge. */
+#define DEEP_FEWEST_SAMPLES 1000
+
+/*
+ * Samples of DeepInline's workers (threads "inline-*") with a frame of its
+ * own ("DeepInline..."), and of those the ones whose loop, DeepInline.run,
+ * ran compiled (--annotate: "DeepInline.run_[j]", its OSR nmethod).
+ */
+static void count_loop_compiled(const struct collapsed *c, uint64_t *with_java, uint64_t *compiled)
+{
+	*with_java = *compiled = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct frames fr;
+		bool own = false;
+
+		frames_split(&fr, c->stacks[i]);
+		for (int k = 1; k < fr.n && !own; k++)
+			own = !strncmp(fr.f[k], "DeepInline", 10);
+		if (fr.n > 0 && !strncmp(fr.f[0], "[inline-", 8) && own) {
+			*with_java += c->counts[i];
+			if (find_frame(&fr, 1, "DeepInline.run_[j]") >= 0)
+				*compiled += c->counts[i];
+		}
+		free(fr.buf);
+	}
+}
+
+/*
+ * DeepInline (tests/workloads/java/DeepInline.java) under --java-stacks
+ * both: JIT-compiled code whose frames are mostly inlined (a chain of
+ * small methods cut by C2 into several compiled frames, monomorphic and
+ * megamorphic call sites, an expression tree's recursion inlined into
+ * itself) below an OSR-compiled loop. The walk and the agent must name
+ * the same methods on 99.5% of samples and give the same kind to 99% of
+ * frames, each less three standard errors of its count. Recordings of 3 s
+ * are taken until DEEP_MIN_SAMPLES samples were compared: a loaded machine
+ * takes more of them (and one so slow that DEEP_MAX_ROUNDS gave fewer is
+ * judged on what it gave, with the wider tolerance of fewer samples, down
+ * to DEEP_FEWEST_SAMPLES). The stacks must have the shape (at least six kinds compared a
+ * sample: the deep inlining is there) and the loop must run compiled:
+ * DeepInline.run_[j] (--annotate) in 95% of the workers' samples with
+ * Java frames (the profile is the agent's: AsyncGetCallTrace gives none
+ * for a few percent, caught in a prologue or a stub).
+ */
+static void deep_inlining_kinds_agree(void **state)
+{
+	const struct jdk *jdk = require_java(state);
+	struct agreement_sum sum = { 0 };
+	uint64_t on_workers = 0, osr_compiled = 0;
+	struct jvm jvm;
+
+	jvm_require(jdk, "DeepInline");
+	jvm_start(&jvm, jdk, "DeepInline", (char *[]){ "-t", "2", NULL });
+	while (sum.samples < DEEP_MIN_SAMPLES && sum.rounds < DEEP_MAX_ROUNDS) {
+		struct collapsed stacks;
+		uint64_t n, j;
+
+		compare_once(&jvm, jdk, "DeepInline",
+			     (char *[]){ "-F", "997", "-d", "3", "--java-stacks", "both", "--threads", "--annotate", NULL },
+			     &sum, &stacks);
+		count_loop_compiled(&stacks, &n, &j);
+		on_workers += n;
+		osr_compiled += j;
+		collapsed_free(&stacks);
+	}
+	jvm_assert_no_crash_report(&jvm);
+	jvm_stop(&jvm);
+	fprintf(stderr,
+		"  %s, DeepInline: %.0f samples in %d recordings, %.2f%% the same methods (at least %.2f%%), "
+		"%.2f%% of %.0f kinds the same (at least %.2f%%); the loop compiled in %.2f%% of %llu worker samples\n",
+		jdk->name, sum.samples, sum.rounds, share_of(sum.methods, sum.samples),
+		99.5 - three_errors(99.5, sum.samples), share_of(sum.kinds, sum.kind_pairs), sum.kind_pairs,
+		99.0 - three_errors(99.0, sum.kind_pairs), harness_percent(osr_compiled, on_workers),
+		(unsigned long long)on_workers);
+	assert_true(sum.samples >= DEEP_FEWEST_SAMPLES);
+	assert_true(sum.kind_pairs >= 6 * sum.samples);
+	assert_true(osr_compiled * 100 >= on_workers * 95);
+	assert_true(share_of(sum.methods, sum.samples) >= 99.5 - three_errors(99.5, sum.samples));
+	assert_true(share_of(sum.kinds, sum.kind_pairs) >= 99.0 - three_errors(99.0, sum.kind_pairs));
 }
 
 /* Samples of threads whose root frame starts with "[prefix", and of those with a frame named frame. */
@@ -945,6 +1101,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		JDK_TESTS(walk_agrees_with_agent),
+		JDK_TESTS(deep_inlining_kinds_agree),
 		JDK_TESTS(javac_main_thread_reaches_main),
 		JDK_TESTS(javac_profiled_from_its_exec),
 		JDK_TESTS(jni_calls_back_into_java),
