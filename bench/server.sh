@@ -21,6 +21,10 @@
 #   F99agent, F999agent   the same with --java-stacks agent: the JVMTI
 #               agent, AsyncGetCallTrace through a signal from BPF
 #   nojava999   jbpfprof -F 999 --no-java: native and kernel stacks only
+#   threads999  jbpfprof -F 999 --threads: stacks under their threads, named
+#               as the JVM names them (with MODES=, bench/thread_names.sh)
+#   nonames999  the same with JBPFPROF_THREAD_NAMES=0: the kernel's names
+#               (with MODES=, bench/thread_names.sh)
 #   wall        jbpfprof -e wall (BPF walks the Java stack of a walked JVM's
 #               thread at each recorded switch-out)
 #   wakers      jbpfprof -e wall --wakers: the same, and a program on every
@@ -70,6 +74,7 @@
 #
 # Two jbpfprof modes that differ in one thing are also compared round by
 # round: F999 over nojava999 (what the Java walk costs a busy server),
+# threads999 over nonames999 (what the JVM's thread names cost),
 # F999 over F999agent, and each mode over its *base (a before and after),
 # when both ran: the median of the per-round ratio of their ratios (each
 # already relative to the unprofiled runs beside it), its range, and the
@@ -177,6 +182,8 @@ PY
 		head -1 | awk '{ if ($2 + $3) printf "%.1f\n", 100 * $1 / ($2 + $3) }' >>"$tmp/$mode.java"
 	grep -o 'Java stacks: .*\|[0-9]* of [0-9]* JVM thread samples with Java frames.*' "$tmp/log" | head -1 >"$tmp/$mode.summary" || true
 	grep -h 'BPF run time' "$tmp/log" | head -1 >"$tmp/$mode.programs" || true
+	# Request threads under their whole names ("[http-nio-ADDRESS-PORT-exec-N"; the kernel's is cut at 15 bytes).
+	grep -o '^\[http-nio-[0-9.-]*-exec-[0-9]*' "$tmp/p.collapsed" | sort -u | wc -l >>"$tmp/$mode.named" || true
 	# The profiler's own CPU (its -v line), in % of one CPU over the recording.
 	sed -n 's/.*own CPU time [0-9.]* s (\([0-9.]*\)% of one CPU.*/\1/p' "$tmp/log" >>"$tmp/$mode.own"
 }
@@ -225,6 +232,8 @@ run_mode() {
 	F999base) run_prof=$baseline run_jbpfprof F999base -F 999 ;;
 	nojava) run_jbpfprof nojava -F 99 --no-java ;;
 	nojava999) run_jbpfprof nojava999 -F 999 --no-java ;;
+	threads999) run_jbpfprof threads999 -F 999 --threads ;;
+	nonames999) JBPFPROF_THREAD_NAMES=0 run_jbpfprof nonames999 -F 999 --threads ;;
 	nativemem) run_jbpfprof nativemem -e nativemem ;;
 	leaks) run_jbpfprof leaks -e nativemem --leaks ;;
 	ticks999) run_ticks ;;
@@ -277,6 +286,8 @@ for m in "${modes[@]}"; do
 	[ ! -s "$tmp/$m.summary" ] || echo "  $m, last run: $(cat "$tmp/$m.summary")"
 	[ ! -s "$tmp/$m.programs" ] || echo "  $m, last run: $(sed 's/^jbpfprof: //' "$tmp/$m.programs")"
 	[ ! -s "$tmp/$m.own" ] || echo "  $m: the profiler's own CPU, median $(median <"$tmp/$m.own")% of one CPU"
+	[ ! -s "$tmp/$m.named" ] || [ "$(sort -n "$tmp/$m.named" | tail -1)" = 0 ] ||
+		echo "  $m: request threads under their whole names, median $(median <"$tmp/$m.named") a run"
 done
 
 # Round-by-round comparisons: ratio of $1's ratio to $2's ratio, per round.
@@ -288,6 +299,7 @@ compare() {
 		"$(awk '$1 >= 1' "$tmp/pair" | wc -l)" "$(wc -l <"$tmp/pair")"
 }
 compare F999 nojava999
+compare threads999 nonames999
 compare F999 F999agent
 compare wall wallbase
 compare F999 F999base

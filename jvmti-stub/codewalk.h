@@ -23,14 +23,22 @@
  *
  * Each physical frame is matched to the trace through Method*: a
  * jmethodID points at a slot holding its Method* (Method::resolve_jmethod_id).
- * An interpreted frame's method must be the next trace frame's; a compiled
- * frame's method is looked for from the next trace frame on, and the trace
- * frames before it are inlined into it. A frame whose method does not
- * match ends the walk: the trace frames it did not reach keep kind 0
- * (unknown), which the profiler infers as before. A method inlined into
- * itself (recursion) is matched at its innermost copy: the copies further
- * out are then called inlined, and the compiled frame's own is called
- * inlined too only if the next frame does not match; the walk ends there.
+ * An interpreted frame's method must be the next trace frame's. A compiled
+ * frame stands for as many trace frames as its scope chain at its pc has
+ * scopes, as AsyncGetCallTrace itself counts them (vframeStreamForte): the
+ * PcDesc at the pc (a return address, or the top frame's pc when it is the
+ * anchor's last Java pc), else, for a top frame caught at any other pc, the
+ * first PcDesc after it (forte.cpp, is_decipherable_compiled_frame); then
+ * the chain of ScopeDescs from that PcDesc's scope, each naming its sender
+ * (ScopeDesc::decode_body: the sender's offset first, 0 for none). The
+ * last of those trace frames must be the nmethod's own method: it is the
+ * compiled frame, the ones before it were inlined into it. Counting, not
+ * searching, is what keeps a recursion inlined into itself right (A
+ * inlining B inlining A: the innermost A is inlined, not the compiled
+ * frame). A native method's wrapper is one frame (AsyncGetCallTrace's
+ * lineno -3). A frame whose method does not match ends the walk: the
+ * trace frames it did not reach keep kind 0 (unknown), which the profiler
+ * infers as before.
  *
  * Safety: the walk calls nothing and writes only the kinds of the slot's
  * frames. Stack words are read in [lo, base) (lastjava__top: the stack in
@@ -39,10 +47,18 @@
  * at each look-up: a code heap only grows (HotSpot never shrinks one), and
  * the segment map is committed after the memory it maps, so a look-up
  * checks both. A blob's fields are read only if the blob's header lies
- * below that end. Method* values are compared, never dereferenced; a
+ * below that end. An nmethod's PcDescs and scopes are read only once its
+ * method was found among the trace's frames (a live activation of it on
+ * this thread's stack, which HotSpot cannot free: its unloading waits for
+ * no frame to use it), only inside the bounds the nmethod gives them,
+ * themselves inside the blob (JDK 17) or inside its immutable data (JDK
+ * 25, a C-heap block the nmethod owns), which AsyncGetCallTrace has just
+ * read for the same frames. Method* values are compared, never dereferenced; a
  * jmethodID's slot is never freed (HotSpot clears it on unloading and
  * keeps the block). Bounds: CODEWALK_MAX_FRAMES physical frames, each to a
- * higher sp; CODEWALK_MAX_HOPS segment map steps per look-up.
+ * higher sp; CODEWALK_MAX_HOPS segment map steps per look-up; a binary
+ * search of the PcDescs (32 steps at most); CODEWALK_MAX_SCOPES scopes a
+ * chain, each at a lower offset than the last.
  *
  * Layout: every offset from VMStructs (codewalk_init.c); a JVM lacking any
  * is not understood and every kind stays 0, with one notice.
@@ -63,6 +79,10 @@
 #define CODEWALK_MAX_HOPS 1024
 /* CodeHeaps: HotSpot has one, or three with the segmented code cache. */
 #define CODEWALK_MAX_HEAPS 4
+/* Scopes in one compiled frame's chain; HotSpot's MaxInlineLevel is 15 by default. */
+#define CODEWALK_MAX_SCOPES 256
+/* Bytes of PcDescs or scopes an nmethod may claim; HotSpot's are KiBs. */
+#define CODEWALK_MAX_DEBUG_BYTES (64u << 20)
 /* libjvm's read-only segments, where an nmethod's name is (JDK 17). */
 #define CODEWALK_MAX_SEGMENTS 4
 
@@ -93,6 +113,14 @@ struct codewalk_layout {
 	uint64_t blob_header;              /* bytes of a CodeBlob read: its largest field's end */
 	uint64_t nm_method, nm_level;      /* nmethod::_method (CompiledMethod's on 17), _comp_level */
 	uint32_t level_width;              /* 4 (JDK 17) or 1 (JDK 25) */
+	/* Where an nmethod's PcDescs and scopes are: */
+	bool immutable;                    /* JDK 25: in _immutable_data; JDK 17: inside the nmethod */
+	uint64_t nm_pcs;                   /* _scopes_pcs_offset, int: from the nmethod (17), the immutable data (25) */
+	uint64_t nm_pcs_end;               /* JDK 17: _dependencies_offset, int, from the nmethod */
+	uint64_t nm_scopes;                /* JDK 17: _scopes_data_begin, an address inside the nmethod */
+	uint64_t nm_immutable, nm_immutable_size, nm_scopes_offset; /* JDK 25: pointer, int, int */
+	uint64_t pc_desc_size, pc_offset, pc_scope; /* sizeof(PcDesc); its _pc_offset, _scope_decode_offset (ints) */
+	uint8_t u5_excluded;               /* UNSIGNED5's excluded byte: 1 from JDK 20 on, else 0 */
 	uint64_t nm_header;                /* bytes of an nmethod read */
 	uintptr_t interp_low, interp_high; /* the interpreter's code */
 };
@@ -111,10 +139,12 @@ void codewalk__configure(const struct codewalk_layout *layout);
 /*
  * Sets frames[i].kind (JBPF_FRAME_*) for the first of the n frames of a
  * trace AsyncGetCallTrace wrote from top, as far as the walk gets, and
- * zero for the others. lo, base: the stack words that may be read.
- * Returns how many got a kind. Async-signal-safe: calls nothing.
+ * zero for the others. top_is_anchor: top is the thread's last Java frame
+ * (the anchor's pc), where HotSpot takes the PcDesc at the pc itself. lo,
+ * base: the stack words that may be read. Returns how many got a kind.
+ * Async-signal-safe: calls nothing.
  */
-int codewalk__kinds(const struct lastjava_regs *top, uintptr_t lo, uintptr_t base, struct ring_frame *frames,
-		    int n);
+int codewalk__kinds(const struct lastjava_regs *top, bool top_is_anchor, uintptr_t lo, uintptr_t base,
+		    struct ring_frame *frames, int n);
 
 #endif /* JBPF_CODEWALK_H */

@@ -8,7 +8,8 @@
  * read-only data); 17 lists CodeBlob::_code_begin and an int
  * _frame_complete_offset, 25 _code_offset and an int16_t; 17 has
  * Method* in CompiledMethod, 25 in nmethod; _comp_level is an int on 17,
- * a one-byte CompLevel on 25. Every offset is checked against the size
+ * a one-byte CompLevel on 25; 17 keeps an nmethod's PcDescs and scopes
+ * inside it, 25 in a block of its own (_immutable_data). Every offset is checked against the size
  * VMStructs gives its type, and each object's read extent is checked to
  * lie inside the object: anything else is refused as a whole, with one
  * line saying what was not understood.
@@ -99,7 +100,65 @@ static bool read_blob(struct codewalk_layout *l)
 	return true;
 }
 
-/* nmethod's Method* (CompiledMethod's on JDK 17) and compilation level. */
+/* The first JDK whose compressed streams exclude the zero byte (utilities/unsigned5.hpp). */
+#define UNSIGNED5_EXCLUDES_FROM 20
+
+/*
+ * Where an nmethod keeps its PcDescs and scopes (JDK 17: offsets inside
+ * it, and _scopes_data_begin; JDK 25: offsets in its _immutable_data),
+ * PcDesc's fields, and the coding of the scopes' numbers, which follows
+ * the VM's major version. *ext grows by the nmethod's fields read.
+ */
+static bool read_debug_info(struct codewalk_layout *l, uint64_t *ext)
+{
+	uintptr_t major_addr;
+	int32_t major;
+
+	if (!field("nmethod", "_scopes_pcs_offset", 4, 4, &l->nm_pcs, NULL))
+		return false;
+	extend(ext, l->nm_pcs, 4);
+	l->immutable = vmstructs__field("nmethod", "_immutable_data", &l->nm_immutable, &(uint64_t){ 0 });
+	if (l->immutable) {
+		if (!field("nmethod", "_immutable_data", 8, 8, &l->nm_immutable, NULL) ||
+		    !field("nmethod", "_immutable_data_size", 4, 4, &l->nm_immutable_size, NULL) ||
+		    !field("nmethod", "_scopes_data_offset", 4, 4, &l->nm_scopes_offset, NULL))
+			return false;
+		extend(ext, l->nm_immutable, 8);
+		extend(ext, l->nm_immutable_size, 4);
+		extend(ext, l->nm_scopes_offset, 4);
+	} else {
+		if (!field("nmethod", "_dependencies_offset", 4, 4, &l->nm_pcs_end, NULL))
+			return false;
+		if (!vmstructs__field("nmethod", "_scopes_data_begin", &l->nm_scopes, &(uint64_t){ 0 }) &&
+		    !field("CompiledMethod", "_scopes_data_begin", 8, 8, &l->nm_scopes, NULL))
+			return false;
+		extend(ext, l->nm_pcs_end, 4);
+		extend(ext, l->nm_scopes, 8);
+	}
+	if (!field("PcDesc", "_pc_offset", 4, 4, &l->pc_offset, NULL) ||
+	    !field("PcDesc", "_scope_decode_offset", 4, 4, &l->pc_scope, NULL))
+		return false;
+	l->pc_desc_size = vmstructs__type_size("PcDesc");
+	if (!l->pc_desc_size || l->pc_desc_size > 64 || l->pc_offset + 4 > l->pc_desc_size ||
+	    l->pc_scope + 4 > l->pc_desc_size) {
+		snprintf(st.err, sizeof(st.err), "a PcDesc of %llu bytes", (unsigned long long)l->pc_desc_size);
+		return false;
+	}
+	if (!vmstructs__static_field("Abstract_VM_Version", "_vm_major_version", &major_addr)) {
+		snprintf(st.err, sizeof(st.err), "VMStructs lists no Abstract_VM_Version::_vm_major_version");
+		return false;
+	}
+	/* Set before any agent can run, never changed. */
+	major = *(const int32_t *)major_addr;
+	if (major < 8 || major > 1000) {
+		snprintf(st.err, sizeof(st.err), "the VM's major version reads %d", major);
+		return false;
+	}
+	l->u5_excluded = major >= UNSIGNED5_EXCLUDES_FROM;
+	return true;
+}
+
+/* nmethod's Method* (CompiledMethod's on JDK 17), compilation level and debug information. */
 static bool read_nmethod(struct codewalk_layout *l)
 {
 	uint64_t ext = l->blob_header;
@@ -111,7 +170,7 @@ static bool read_nmethod(struct codewalk_layout *l)
 		return false;
 	extend(&ext, l->nm_method, 8);
 	extend(&ext, l->nm_level, l->level_width);
-	if (!inside("nmethod", "an", ext))
+	if (!read_debug_info(l, &ext) || !inside("nmethod", "an", ext))
 		return false;
 	l->nm_header = ext;
 	return true;

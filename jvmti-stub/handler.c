@@ -32,17 +32,20 @@
  *                        interrupted sp and its base, bounds checked, at
  *                        most LASTJAVA_MAX_LINKS or LASTJAVA_MAX_SCAN words;
  *                        no calls (check-handler checks lastjava.o too)
- *   lastjava__top(thread, &at, &top, &lo, &base)
+ *   lastjava__top(thread, &at, &top, &from_anchor, &lo, &base)
  *                        lastjava.c: the same loads from the calling
  *                        thread's JavaThread (stack bounds, anchor); no calls
- *   codewalk__kinds(&top, lo, base, frames, n)
+ *   codewalk__kinds(&top, from_anchor, lo, base, frames, n)
  *                        codewalk.c: loads from the stack in use [lo, base),
  *                        from the code heaps' committed memory and segment
  *                        maps (their ends read at each look-up), from the
- *                        trace's jmethodID slots (never freed) and, on JDK
- *                        17, from libjvm's read-only segments; at most
- *                        CODEWALK_MAX_FRAMES frames and CODEWALK_MAX_HOPS
- *                        segment map steps a look-up; writes only the
+ *                        trace's jmethodID slots (never freed), from the
+ *                        PcDescs and scopes of nmethods live on this stack
+ *                        (inside the blob, or its immutable data on JDK
+ *                        25) and, on JDK 17, from libjvm's read-only
+ *                        segments; at most CODEWALK_MAX_FRAMES frames,
+ *                        CODEWALK_MAX_HOPS segment map steps a look-up and
+ *                        CODEWALK_MAX_SCOPES scopes a frame; writes only the
  *                        slot's frame kinds; no calls (check-handler checks
  *                        codewalk.o too)
  *
@@ -185,10 +188,11 @@ static void set_anchor(const struct lastjava_anchor *a, const struct lastjava_re
  * AsyncGetCallTrace again where it gave up (lastjava.h), from each place
  * lastjava__next gives in turn, through the anchor or through the signal's
  * own context, put back as they were after each call. The first place that
- * gives frames wins; *how says which kind it was, *from what it was.
+ * gives frames wins; *how says which kind it was, *from what it was, and
+ * *anchored whether it was given through the anchor.
  */
 static void retry(ASGCT_CallTrace *trace, const char *thread, ucontext_t *uc, uint32_t *how,
-		  struct lastjava_regs *from)
+		  struct lastjava_regs *from, bool *anchored)
 {
 	struct lastjava_regs at = context_regs(uc), place, saved = { 0 };
 	struct lastjava_search search;
@@ -214,6 +218,7 @@ static void retry(ASGCT_CallTrace *trace, const char *thread, ucontext_t *uc, ui
 		if (trace->num_frames > 0) {
 			*how = anchor_pc ? JBPF_TRACE_FROM_ANCHOR : JBPF_TRACE_FROM_CALLER;
 			*from = place;
+			*anchored = search.anchored;
 			return;
 		}
 	}
@@ -221,19 +226,23 @@ static void retry(ASGCT_CallTrace *trace, const char *thread, ucontext_t *uc, ui
 
 /*
  * The kinds of the trace's frames (codewalk.h), walked from where
- * AsyncGetCallTrace started: *from when a retry found the frames, else
- * where it starts from the signal's context (lastjava__top).
+ * AsyncGetCallTrace started: *from when a retry found the frames (through
+ * the anchor when anchored), else where it starts from the signal's
+ * context (lastjava__top).
  */
 static void frame_kinds(struct ring_slot *slot, const char *thread, const ucontext_t *uc,
-			const struct lastjava_regs *from)
+			const struct lastjava_regs *from, bool anchored)
 {
 	struct lastjava_regs at = context_regs(uc), top = { 0 };
 	uintptr_t lo = 0, base = 0;
+	bool from_anchor = false;
 	int n = slot->num_frames < RING_MAX_FRAMES ? slot->num_frames : RING_MAX_FRAMES;
 
-	if (lastjava__top(thread, &at, &top, &lo, &base) && from)
+	if (lastjava__top(thread, &at, &top, &from_anchor, &lo, &base) && from) {
 		top = *from;
-	codewalk__kinds(&top, lo, base, slot->frames, n);
+		from_anchor = anchored;
+	}
+	codewalk__kinds(&top, from_anchor, lo, base, slot->frames, n);
 }
 #endif
 
@@ -245,12 +254,12 @@ static void walk(struct ring_slot *slot, JNIEnv *env, const char *thread, void *
 	hs.agct(&trace, RING_MAX_FRAMES, ucontext);
 #if defined(__x86_64__)
 	struct lastjava_regs from;
-	bool retried = false;
+	bool retried = false, anchored = false;
 
 	if (trace.num_frames <= AGCT_UNKNOWN_NOT_JAVA && trace.num_frames >= AGCT_NOT_WALKABLE_JAVA) {
 		jint first = trace.num_frames;
 
-		retry(&trace, thread, ucontext, &slot->how, &from);
+		retry(&trace, thread, ucontext, &slot->how, &from, &anchored);
 		retried = trace.num_frames > 0;
 		/* Every retry failed too: the first reason is the one that says where the thread was. */
 		if (trace.num_frames <= 0)
@@ -258,7 +267,7 @@ static void walk(struct ring_slot *slot, JNIEnv *env, const char *thread, void *
 	}
 	slot->num_frames = trace.num_frames;
 	if (trace.num_frames > 0)
-		frame_kinds(slot, thread, ucontext, retried ? &from : NULL);
+		frame_kinds(slot, thread, ucontext, retried ? &from : NULL, anchored);
 #else
 	slot->num_frames = trace.num_frames;
 	for (jint i = 0; i < trace.num_frames && i < RING_MAX_FRAMES; i++)

@@ -53,8 +53,8 @@ static bool stack_in_use(const char *thread, uintptr_t sp, uintptr_t *base)
 	return *base > size && sp >= *base - size && sp < *base && !(sp & 7);
 }
 
-bool lastjava__top(const char *thread, const struct lastjava_regs *at, struct lastjava_regs *top, uintptr_t *lo,
-		   uintptr_t *base)
+bool lastjava__top(const char *thread, const struct lastjava_regs *at, struct lastjava_regs *top, bool *from_anchor,
+		   uintptr_t *lo, uintptr_t *base)
 {
 	uintptr_t sp, pc;
 
@@ -63,7 +63,9 @@ bool lastjava__top(const char *thread, const struct lastjava_regs *at, struct la
 	*lo = at->sp;
 	sp = thread_word(thread, lj.anchor_sp);
 	pc = thread_word(thread, lj.anchor_pc);
-	*top = sp && pc ? (struct lastjava_regs){ .pc = pc, .sp = sp, .fp = thread_word(thread, lj.anchor_fp) } : *at;
+	*from_anchor = sp && pc;
+	*top = *from_anchor ? (struct lastjava_regs){ .pc = pc, .sp = sp, .fp = thread_word(thread, lj.anchor_fp) }
+			    : *at;
 	return true;
 }
 

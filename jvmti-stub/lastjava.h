@@ -141,12 +141,13 @@ bool lastjava__next(struct lastjava_search *search, struct lastjava_regs *out, b
 
 /*
  * Where AsyncGetCallTrace starts walking the calling thread (forte.cpp,
- * x86 pd_get_top_frame): its walkable anchor (last Java sp and pc set),
- * else the interrupted registers at; into *top, with the stack words that
- * may be read, [*lo, *base). false when the layout is not understood or
- * at's sp is not on the thread's stack. Async-signal-safe: calls nothing.
+ * x86 pd_get_top_frame): its walkable anchor (last Java sp and pc set;
+ * *from_anchor then true), else the interrupted registers at; into *top,
+ * with the stack words that may be read, [*lo, *base). false when the
+ * layout is not understood or at's sp is not on the thread's stack.
+ * Async-signal-safe: calls nothing.
  */
-bool lastjava__top(const char *thread, const struct lastjava_regs *at, struct lastjava_regs *top, uintptr_t *lo,
-		   uintptr_t *base);
+bool lastjava__top(const char *thread, const struct lastjava_regs *at, struct lastjava_regs *top, bool *from_anchor,
+		   uintptr_t *lo, uintptr_t *base);
 
 #endif /* JBPF_LASTJAVA_H */

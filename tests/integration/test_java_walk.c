@@ -11,6 +11,10 @@
  *    AsyncGetCallTrace succeeds (the CPU split, JNI into libz, the frame
  *    kinds, recursion, lambdas, method handles, exceptions, JNI calling
  *    back into Java);
+ *  - deep inlining (DeepInline: chains cut into several compiled frames,
+ *    monomorphic and megamorphic call sites, a recursion inlined into
+ *    itself, an OSR loop): 99.5% the same methods, 99% the same kinds,
+ *    over enough samples to tell;
  *  - javac from the first instant of its work: 99% of the main thread's
  *    samples reach JavacDriver.main (less the sampling error of a run);
  *  - javac profiled from its exec, ten times: never the agent, and its
@@ -54,61 +58,64 @@ static void walk_agrees_with_agent(void **state)
 	free(jni);
 }
 
-/* Samples of threads whose root frame starts with "[prefix", and of those with a frame named frame. */
-static void count_thread_frame(const struct collapsed *c, const char *prefix, const char *frame, uint64_t *on_threads,
-			       uint64_t *with_frame)
-{
-	size_t len = strlen(prefix);
-
-	*on_threads = *with_frame = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		struct frames fr;
-
-		frames_split(&fr, c->stacks[i]);
-		if (fr.n > 0 && fr.f[0][0] == '[' && !strncmp(fr.f[0] + 1, prefix, len)) {
-			*on_threads += c->counts[i];
-			if (find_frame(&fr, 1, frame) >= 0)
-				*with_frame += c->counts[i];
-		}
-		free(fr.buf);
-	}
-}
+/* What deep_inlining_kinds_agree waits for, over however many recordings it takes. */
+#define DEEP_MIN_SAMPLES 3000
+#define DEEP_MAX_ROUNDS (3 * RECORD_ROUNDS)
+/* Fewer than this after DEEP_MAX_ROUNDS (a machine ten times too slow gives 3,000): too few to judge. */
+#define DEEP_FEWEST_SAMPLES 1000
 
 /*
- * The thread root ("[name tid=N]", --threads) with the most samples that
- * have a frame named frame, into root (size bytes): the thread that runs
- * it. Without the agent a Java thread is named by its comm, which for the
- * thread running main() is the launcher's "java", so the name cannot tell.
+ * DeepInline (tests/workloads/java/DeepInline.java) under --java-stacks
+ * both: JIT-compiled code whose frames are mostly inlined (a chain of
+ * small methods cut by C2 into several compiled frames, monomorphic and
+ * megamorphic call sites, an expression tree's recursion inlined into
+ * itself) below an OSR-compiled loop. The walk and the agent must name
+ * the same methods on 99.5% of samples and give the same kind to 99% of
+ * frames, each less three standard errors of its count. Recordings of 3 s
+ * are taken until DEEP_MIN_SAMPLES samples were compared: a loaded machine
+ * takes more of them (and one so slow that DEEP_MAX_ROUNDS gave fewer is
+ * judged on what it gave, with the wider tolerance of fewer samples, down
+ * to DEEP_FEWEST_SAMPLES). The stacks must have the shape (at least six kinds compared a
+ * sample: the deep inlining is there) and the loop must run compiled:
+ * DeepInline.run_[j] (--annotate) in 95% of the workers' samples with
+ * Java frames (the profile is the agent's: AsyncGetCallTrace gives none
+ * for a few percent, caught in a prologue or a stub).
  */
-static void thread_running(const struct collapsed *c, const char *frame, char *root, size_t size)
+static void deep_inlining_kinds_agree(void **state)
 {
-	uint64_t best = 0;
+	const struct jdk *jdk = require_java(state);
+	struct agreement_sum sum = { 0 };
+	uint64_t on_workers = 0, osr_compiled = 0;
+	struct jvm jvm;
 
-	root[0] = '\0';
-	for (size_t i = 0; i < c->n; i++) {
-		struct frames fr;
-		uint64_t n = 0;
+	jvm_require(jdk, "DeepInline");
+	jvm_start(&jvm, jdk, "DeepInline", (char *[]){ "-t", "2", NULL });
+	while (sum.samples < DEEP_MIN_SAMPLES && sum.rounds < DEEP_MAX_ROUNDS) {
+		struct collapsed stacks;
+		uint64_t n, j;
 
-		frames_split(&fr, c->stacks[i]);
-		if (fr.n > 0 && fr.f[0][0] == '[' && find_frame(&fr, 1, frame) >= 0) {
-			size_t len = strcspn(fr.f[0], ";");
-
-			for (size_t j = 0; j < c->n; j++)
-				if (!strncmp(c->stacks[j], fr.f[0], len) && c->stacks[j][len] == ';') {
-					struct frames other;
-
-					frames_split(&other, c->stacks[j]);
-					n += find_frame(&other, 1, frame) >= 0 ? c->counts[j] : 0;
-					free(other.buf);
-				}
-			if (n > best && len + 1 < size) {
-				best = n;
-				memcpy(root, fr.f[0] + 1, len - 1);
-				root[len - 1] = '\0';
-			}
-		}
-		free(fr.buf);
+		compare_once(&jvm, jdk, "DeepInline",
+			     (char *[]){ "-F", "997", "-d", "3", "--java-stacks", "both", "--threads", "--annotate", NULL },
+			     &sum, &stacks);
+		count_loop_compiled(&stacks, &n, &j);
+		on_workers += n;
+		osr_compiled += j;
+		collapsed_free(&stacks);
 	}
+	jvm_assert_no_crash_report(&jvm);
+	jvm_stop(&jvm);
+	fprintf(stderr,
+		"  %s, DeepInline: %.0f samples in %d recordings, %.2f%% the same methods (at least %.2f%%), "
+		"%.2f%% of %.0f kinds the same (at least %.2f%%); the loop compiled in %.2f%% of %llu worker samples\n",
+		jdk->name, sum.samples, sum.rounds, share_of(sum.methods, sum.samples),
+		99.5 - three_errors(99.5, sum.samples), share_of(sum.kinds, sum.kind_pairs), sum.kind_pairs,
+		99.0 - three_errors(99.0, sum.kind_pairs), harness_percent(osr_compiled, on_workers),
+		(unsigned long long)on_workers);
+	assert_true(sum.samples >= DEEP_FEWEST_SAMPLES);
+	assert_true(sum.kind_pairs >= 6 * sum.samples);
+	assert_true(osr_compiled * 100 >= on_workers * 95);
+	assert_true(share_of(sum.methods, sum.samples) >= 99.5 - three_errors(99.5, sum.samples));
+	assert_true(share_of(sum.kinds, sum.kind_pairs) >= 99.0 - three_errors(99.0, sum.kind_pairs));
 }
 
 /*
@@ -223,72 +230,6 @@ static void javac_main_thread_reaches_main(void **state)
 	free(out_dir);
 	free(classes);
 	free(dir);
-}
-
-/*
- * Samples of thread tid (its roots "[any name tid=TID]": named by the kernel
- * until the JVM's name is read) outside the JVM's creation and the
- * launcher's loading of the main class, and of those the ones that reach
- * frame.
- */
-static void count_tid_frame(const struct collapsed *c, const char *tid_suffix, const char *frame, uint64_t *on_tid,
-			    uint64_t *with_frame)
-{
-	size_t slen = strlen(tid_suffix);
-
-	*on_tid = *with_frame = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		struct frames fr;
-		size_t len;
-
-		frames_split(&fr, c->stacks[i]);
-		len = fr.n > 0 ? strlen(fr.f[0]) : 0;
-		if (len > slen && fr.f[0][0] == '[' && !strcmp(fr.f[0] + len - slen, tid_suffix) &&
-		    find_frame(&fr, 1, "JNI_CreateJavaVM") < 0 &&
-		    find_frame(&fr, 1, "sun.launcher.LauncherHelper.checkAndLoadMain") < 0) {
-			*on_tid += c->counts[i];
-			if (find_frame(&fr, 1, frame) >= 0)
-				*with_frame += c->counts[i];
-		}
-		free(fr.buf);
-	}
-}
-
-/*
- * The " tid=N]" of the thread root with the most samples that reach frame,
- * into out, in one pass (the recordings have thousands of stacks): "" when
- * none does.
- */
-#define MAX_ROOTS 512
-static void busiest_tid(const struct collapsed *c, const char *frame, char *out, size_t size)
-{
-	static char roots[MAX_ROOTS][128];
-	uint64_t counts[MAX_ROOTS] = { 0 }, best = 0;
-	size_t nr = 0;
-
-	out[0] = '\0';
-	for (size_t i = 0; i < c->n; i++) {
-		struct frames fr;
-		const char *tid;
-		size_t k;
-
-		frames_split(&fr, c->stacks[i]);
-		tid = fr.n > 0 && fr.f[0][0] == '[' ? strstr(fr.f[0], " tid=") : NULL;
-		if (tid && strlen(tid) < sizeof(roots[0]) && find_frame(&fr, 1, frame) >= 0) {
-			for (k = 0; k < nr && strcmp(roots[k], tid); k++)
-				;
-			if (k == nr && nr < MAX_ROOTS)
-				strcpy(roots[nr++], tid);
-			if (k < nr)
-				counts[k] += c->counts[i];
-		}
-		free(fr.buf);
-	}
-	for (size_t k = 0; k < nr; k++)
-		if (counts[k] > best && strlen(roots[k]) < size) {
-			best = counts[k];
-			strcpy(out, roots[k]);
-		}
 }
 
 /* Whether /proc/PID/maps names the agent's library, or its copy in the JVM's /tmp. */
@@ -857,6 +798,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		JDK_TESTS(walk_agrees_with_agent),
+		JDK_TESTS(deep_inlining_kinds_agree),
 		JDK_TESTS(javac_main_thread_reaches_main),
 		JDK_TESTS(javac_profiled_from_its_exec),
 		JDK_TESTS(jni_calls_back_into_java),

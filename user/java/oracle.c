@@ -43,32 +43,35 @@ void oracle__free(struct oracle *o)
 	free(o);
 }
 
-/* The kind the agent's walk gave, as hotspot/names.h names kinds; 0 when it did not know. */
-static uint8_t agent_kind(uint32_t kind)
+/* The kind the agent's walk gave (jvmti-stub/codewalk.h); ORACLE_KINDS when it did not know. */
+static enum oracle_kind agent_kind(uint32_t kind)
 {
 	switch (kind & JBPF_FRAME_KIND_MASK) {
 	case JBPF_FRAME_INTERPRETED:
-		return HOTSPOT_FRAME_INTERPRETED;
+		return ORACLE_INTERPRETED;
 	case JBPF_FRAME_INLINED:
-		return HOTSPOT_FRAME_INLINED;
+		return ORACLE_INLINED;
 	case JBPF_FRAME_COMPILED:
-		return HOTSPOT_FRAME_C2; /* C1 or C2: compared as compiled */
+		return ORACLE_COMPILED; /* C1 or C2 */
 	default:
-		return 0;
+		return ORACLE_KINDS;
 	}
 }
 
-/* A walk's kind with C1 and C2 as one; native methods are not compared (0). */
-static uint8_t bpf_kind(uint8_t kind)
+/* The walk's kind (hotspot/names.h); ORACLE_KINDS for a native method's frame or none. */
+static enum oracle_kind bpf_kind(uint8_t kind)
 {
-	return kind == HOTSPOT_FRAME_C1 ? HOTSPOT_FRAME_C2 : kind == HOTSPOT_FRAME_NATIVE ? 0 : kind;
-}
-
-/* Whether walked frame k of n is a call of the same method as a neighbour's. */
-static bool recursive(const struct oracle *o, int n, int k)
-{
-	return (k > 0 && !strcmp(o->bpf[k].name, o->bpf[k - 1].name)) ||
-	       (k + 1 < n && !strcmp(o->bpf[k].name, o->bpf[k + 1].name));
+	switch (kind) {
+	case HOTSPOT_FRAME_INTERPRETED:
+		return ORACLE_INTERPRETED;
+	case HOTSPOT_FRAME_C1:
+	case HOTSPOT_FRAME_C2:
+		return ORACLE_COMPILED;
+	case HOTSPOT_FRAME_INLINED:
+		return ORACLE_INLINED;
+	default:
+		return ORACLE_KINDS;
+	}
 }
 
 static const char *agent_name(const struct javamap *map, uint64_t method_id)
@@ -133,7 +136,7 @@ void oracle__compare(void *ctx, const struct jbpf_sample *s, const struct join_t
 	}
 	o->stats.same_methods++;
 	for (int k = 0; k < n; k++) {
-		uint8_t a = agent_kind(t->frames[k].kind), b = bpf_kind(o->bpf[k].kind);
+		enum oracle_kind a = agent_kind(t->frames[k].kind), b = bpf_kind(o->bpf[k].kind);
 
 		if (k == 0 && running_interpreted(s) && t->frames[k].bci >= 0 && o->bpf[k].bci >= 0) {
 			o->stats.live_bcis++;
@@ -143,15 +146,10 @@ void oracle__compare(void *ctx, const struct jbpf_sample *s, const struct join_t
 			o->stats.same_bci += t->frames[k].bci == o->bpf[k].bci;
 			same &= t->frames[k].bci == o->bpf[k].bci;
 		}
-		/*
-		 * The agent matches its walk to its trace by method: in a
-		 * recursion compiled with itself inlined, it cannot tell which
-		 * copy is the compiled frame (jvmti-stub/codewalk.h). Those
-		 * frames' kinds are not the agent's to judge.
-		 */
-		if (a && b && !recursive(o, n, k)) {
+		if (a < ORACLE_KINDS && b < ORACLE_KINDS) {
 			o->stats.kind_pairs++;
 			o->stats.same_kind += a == b;
+			o->stats.kinds[b][a]++;
 			same &= a == b;
 		}
 	}
@@ -169,20 +167,48 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 100.0;
 }
 
+static const char *const kind_names[ORACLE_KINDS] = {
+	[ORACLE_INTERPRETED] = "interpreted",
+	[ORACLE_COMPILED] = "compiled",
+	[ORACLE_INLINED] = "inlined",
+};
+
+/* "; kinds that differ, the walk's/the agent's: compiled/inlined N, ..." into buf at *len, or nothing. */
+static void describe_differences(const struct oracle_stats *st, char *buf, size_t size, size_t *len)
+{
+	const char *sep = "; kinds that differ, the walk's/the agent's: ";
+
+	for (int b = 0; b < ORACLE_KINDS; b++)
+		for (int a = 0; a < ORACLE_KINDS; a++) {
+			int w;
+
+			if (a == b || !st->kinds[b][a] || *len >= size)
+				continue;
+			w = snprintf(buf + *len, size - *len, "%s%s/%s %llu", sep, kind_names[b], kind_names[a],
+				     (unsigned long long)st->kinds[b][a]);
+			*len += w > 0 ? (size_t)w : 0;
+			sep = ", ";
+		}
+}
+
 void oracle__describe(const struct oracle *o, char *buf, size_t size)
 {
 	const struct oracle_stats *st = &o->stats;
+	size_t len;
+	int w;
 
 	buf[0] = '\0';
-	if (!st->samples)
+	if (!st->samples || !size)
 		return;
-	snprintf(buf, size,
-		 "BPF walk against the agent: %llu samples, %.1f%% the same methods (%llu without Java frames, "
-		 "%llu ended early), %.1f%% of %llu bytecode indexes and %.1f%% of %llu kinds the same (%llu "
-		 "running interpreted frames' bytecode indexes not compared, the agent's stale in %llu)",
-		 (unsigned long long)st->samples, share(st->same_methods, st->samples),
-		 (unsigned long long)st->bpf_none, (unsigned long long)st->bpf_stopped,
-		 share(st->same_bci, st->bci_pairs), (unsigned long long)st->bci_pairs,
-		 share(st->same_kind, st->kind_pairs), (unsigned long long)st->kind_pairs,
-		 (unsigned long long)st->live_bcis, (unsigned long long)st->live_differ);
+	w = snprintf(buf, size,
+		     "BPF walk against the agent: %llu samples, %.1f%% the same methods (%llu without Java frames, "
+		     "%llu ended early), %.1f%% of %llu bytecode indexes and %.1f%% of %llu kinds the same (%llu "
+		     "running interpreted frames' bytecode indexes not compared, the agent's stale in %llu)",
+		     (unsigned long long)st->samples, share(st->same_methods, st->samples),
+		     (unsigned long long)st->bpf_none, (unsigned long long)st->bpf_stopped,
+		     share(st->same_bci, st->bci_pairs), (unsigned long long)st->bci_pairs,
+		     share(st->same_kind, st->kind_pairs), (unsigned long long)st->kind_pairs,
+		     (unsigned long long)st->live_bcis, (unsigned long long)st->live_differ);
+	len = w > 0 ? (size_t)w : 0;
+	describe_differences(st, buf, size, &len);
 }

@@ -7,7 +7,9 @@
  * profile is the agent's; each sample the agent gave a Java stack for is
  * compared here with the walk's: the same methods in the same order, the
  * same bytecode index where both have one, the same kind (interpreted,
- * compiled, inlined) where both know it. The bytecode index of an
+ * compiled, inlined) where both know it, with the frames whose kinds
+ * differ counted by class (the walk's kind against the agent's, as
+ * "compiled/inlined"). The bytecode index of an
  * interpreted frame running at the sampled pc is not compared: the walk
  * takes the interpreter's live bcp (r13), AsyncGetCallTrace the frame's
  * slot, which the interpreter writes only before it calls out (counted
@@ -27,6 +29,9 @@
 #include "user/java/join.h"
 #include "user/java/walked.h"
 
+/* The kinds compared: C1 and C2 are both compiled; native methods' frames are not compared. */
+enum oracle_kind { ORACLE_INTERPRETED, ORACLE_COMPILED, ORACLE_INLINED, ORACLE_KINDS };
+
 struct oracle_stats {
 	uint64_t samples;        /* samples with an agent stack */
 	uint64_t bpf_none;       /* ... for which the walk found no Java frame */
@@ -36,6 +41,8 @@ struct oracle_stats {
 	uint64_t live_bcis, live_differ; /* innermost interpreted frames at the pc: not compared, and of
 					    those, whose slot's bci was not the live one */
 	uint64_t kind_pairs, same_kind; /* frames of those where both knew the kind */
+	/* The same frames by kind, the walk's then the agent's (ORACLE_KIND_*): the classes of disagreement. */
+	uint64_t kinds[ORACLE_KINDS][ORACLE_KINDS];
 };
 
 struct oracle;

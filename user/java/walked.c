@@ -327,6 +327,14 @@ void walked__tick(struct walked *w, uint64_t now_ns)
 	}
 }
 
+/* Whether JBPFPROF_THREAD_NAMES=0 asks for the kernel's thread names only. */
+static bool names_turned_off(void)
+{
+	const char *v = getenv("JBPFPROF_THREAD_NAMES");
+
+	return v && !strcmp(v, "0");
+}
+
 int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 {
 	struct walked_jvm *j = find_jvm(w, tgid);
@@ -340,8 +348,9 @@ int walked__hand_over(struct walked *w, struct sampler *sampler, uint32_t tgid)
 	/*
 	 * Names where stacks begin with their threads, and the JVM's tids are
 	 * ours; a JVM whose names cannot be read keeps the kernel's, said with -v.
+	 * JBPFPROF_THREAD_NAMES=0: the kernel's names, for bench/thread_names.sh.
 	 */
-	if (aggregator__has_thread_roots(w->agg) && j->own_pidns) {
+	if (aggregator__has_thread_roots(w->agg) && j->own_pidns && !names_turned_off()) {
 		if (hotspot_thread_names__layout(j->vm, &j->mem, &j->name_layout, reason, sizeof(reason))) {
 			w->names_refused++;
 			snprintf(w->names_why, sizeof(w->names_why), "JVM pid %u: %s", tgid, reason);

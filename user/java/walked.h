@@ -62,8 +62,8 @@ void walked__free(struct walked *w);
 enum walked_result {
 	WALKED_OK = 1,         /* a JVM whose frames BPF walks: *jvm is its map entry */
 	WALKED_NOT_JVM = 0,    /* no libjvm.so in its maps */
-	WALKED_NOT_UNDERSTOOD = -1, /* a JVM whose layout is not understood: why says what */
-	WALKED_STARTING = -2,  /* a JVM still starting: why says what is not set yet; try later */
+	WALKED_NOT_UNDERSTOOD = -1, /* a JVM whose layout is not understood: err says what */
+	WALKED_STARTING = -2,  /* a JVM still starting: err says what is not set yet; try later */
 };
 
 /*
