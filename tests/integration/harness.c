@@ -499,8 +499,12 @@ char **harness_profiler_args(char **argv, size_t max, const char *pid, char *fil
 	return argv;
 }
 
-void harness_profile(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
-		     int timeout_s)
+/*
+ * harness_profile's body: cpu_ms 0 runs the profiler to its own end (args'
+ * -d), more stops it once the workload used that much CPU.
+ */
+static void profile(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
+		    long long cpu_ms, int timeout_s)
 {
 	char *workload = harness_workload(name), *wargv[32] = { workload }, *pargs[48], pid[16];
 
@@ -514,33 +518,24 @@ void harness_profile(struct profiled *r, const char *name, char *const wargs[], 
 	free(workload);
 	snprintf(pid, sizeof(pid), "%d", (int)r->workload.pid);
 	harness_profiler_args(pargs, 48, by_pid ? pid : NULL, r->file, args);
-	r->profiler_status = harness_run_profiler(&r->profiler, pargs, timeout_s);
+	r->profiler_status = cpu_ms ? harness_run_profiler_cpu(&r->profiler, pargs, r->workload.pid, cpu_ms, timeout_s)
+				    : harness_run_profiler(&r->profiler, pargs, timeout_s);
 	r->workload_status = harness_stop_workload(&r->workload);
 	if (r->profiler_status != 0)
 		fprintf(stderr, "profiler exited with %d; its stderr:\n%s\n", r->profiler_status, r->profiler.buf);
 	assert_int_equal(collapsed_load(r->file, &r->stacks), 0);
 }
 
+void harness_profile(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
+		     int timeout_s)
+{
+	profile(r, name, wargs, args, by_pid, 0, timeout_s);
+}
+
 void harness_profile_cpu(struct profiled *r, const char *name, char *const wargs[], char *const args[], int by_pid,
 			 long long cpu_ms, int timeout_s)
 {
-	char *workload = harness_workload(name), *wargv[32] = { workload }, *pargs[48], pid[16];
-
-	memset(r, 0, sizeof(*r));
-	r->dir = harness_tmpdir();
-	assert_non_null(r->dir);
-	r->file = harness_path(r->dir, "profile.collapsed");
-	for (size_t i = 0; wargs && wargs[i] && i + 2 < 32; i++)
-		wargv[i + 1] = wargs[i];
-	assert_int_equal(harness_start_workload(&r->workload, wargv), 0);
-	free(workload);
-	snprintf(pid, sizeof(pid), "%d", (int)r->workload.pid);
-	harness_profiler_args(pargs, 48, by_pid ? pid : NULL, r->file, args);
-	r->profiler_status = harness_run_profiler_cpu(&r->profiler, pargs, r->workload.pid, cpu_ms, timeout_s);
-	r->workload_status = harness_stop_workload(&r->workload);
-	if (r->profiler_status != 0)
-		fprintf(stderr, "profiler exited with %d; its stderr:\n%s\n", r->profiler_status, r->profiler.buf);
-	assert_int_equal(collapsed_load(r->file, &r->stacks), 0);
+	profile(r, name, wargs, args, by_pid, cpu_ms > 0 ? cpu_ms : 1, timeout_s);
 }
 
 void harness_output_free(struct collapsed *stacks, char *file, char *dir)
