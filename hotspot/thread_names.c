@@ -36,6 +36,25 @@ static int java_field(const struct hotspot_vm *vm, struct hotspot_memory *mem, u
 	return 0;
 }
 
+/* Where the heap counts its collections and flags a pause: optional, left 0 when not listed. */
+static void heap_state(const struct hotspot_vm *vm, struct hotspot_memory *mem,
+		       struct hotspot_thread_names__layout *out)
+{
+	uint64_t heap = 0, collections, pausing, size = 0, flag_size = 0;
+
+	if (!static_word(vm, mem, "Universe", "_collectedHeap", "_collectedHeap", 8, &heap) || !heap)
+		return;
+	if (!hotspot_vm__field(vm, "CollectedHeap", "_total_collections", &collections, &size) ||
+	    (size && size != 4))
+		return;
+	if ((!hotspot_vm__field(vm, "CollectedHeap", "_is_stw_gc_active", &pausing, &flag_size) &&
+	     !hotspot_vm__field(vm, "CollectedHeap", "_is_gc_active", &pausing, &flag_size)) ||
+	    (flag_size && flag_size != 1))
+		return;
+	out->heap_collections = heap + collections;
+	out->heap_pausing = heap + pausing;
+}
+
 int hotspot_thread_names__layout(const struct hotspot_vm *vm, struct hotspot_memory *mem,
 				struct hotspot_thread_names__layout *out, char *err, size_t err_size)
 {
@@ -74,6 +93,7 @@ int hotspot_thread_names__layout(const struct hotspot_vm *vm, struct hotspot_mem
 	    java_field(vm, mem, out->string_klass, "value", "[B", &out->string_value, err, err_size) ||
 	    java_field(vm, mem, out->string_klass, "coder", "B", &out->string_coder, err, err_size))
 		return -1;
+	heap_state(vm, mem, out);
 	out->klass = 8;
 	out->array_length = 12;
 	out->array_data = 16;
@@ -118,6 +138,24 @@ enum hotspot_thread_name_result hotspot_thread_names__string(struct hotspot_memo
 	if (!read_ref(mem, l, thread + l->thread_name, string))
 		return HOTSPOT_THREAD_NAME_UNREADABLE;
 	return *string ? HOTSPOT_THREAD_NAME_OK : HOTSPOT_THREAD_NAME_NONE;
+}
+
+bool hotspot_thread_names__heap_settled(struct hotspot_memory *mem, const struct hotspot_thread_names__layout *l,
+					uint32_t *epoch)
+{
+	uint8_t pausing = 0;
+	uint32_t count = 0;
+	struct hotspot_span spans[] = {
+		{ .addr = l->heap_pausing, .buf = &pausing, .len = sizeof(pausing) },
+		{ .addr = l->heap_collections, .buf = &count, .len = sizeof(count) },
+	};
+
+	*epoch = 0;
+	if (!l->heap_collections)
+		return true;
+	hotspot_memory__gather(mem, spans, 2);
+	*epoch = count;
+	return spans[0].ok && spans[1].ok && !pausing;
 }
 
 /* One code point as UTF-8 at out[*at], if it fits before out's last byte. */

@@ -21,7 +21,10 @@
  * compressed class pointers.
  *
  * Everything read is hostile: a Thread being renamed, a String being
- * moved by the collector, or memory that lies. A name is read only when
+ * moved by the collector, or memory that lies. The heap's count of
+ * collections and its pause flag (CollectedHeap::_total_collections and
+ * _is_gc_active, _is_stw_gc_active since JDK 21) tell a reader whether
+ * objects moved while it read. A name is read only when
  * its object's class is String, its coder 0 or 1, its array's length at
  * most HOTSPOT_THREAD_NAME_VALUE_MAX bytes (and even for UTF-16); what it
  * holds becomes UTF-8 with control characters as '?' and a lone surrogate
@@ -57,6 +60,8 @@ struct hotspot_thread_names__layout {
 	uint64_t klass_base;     /* compressed class pointers' base */
 	uint32_t klass_shift;    /* and shift */
 	uint64_t string_klass;   /* java.lang.String's Klass (a final class) */
+	uint64_t heap_collections; /* the heap's count of collections (a u32), 0 when the JVM lists none */
+	uint64_t heap_pausing;   /* its flag "a pause is moving objects" (a bool), 0 when the JVM lists none */
 };
 
 enum hotspot_thread_name_result {
@@ -78,6 +83,17 @@ int hotspot_thread_names__layout(const struct hotspot_vm *vm, struct hotspot_mem
 enum hotspot_thread_name_result hotspot_thread_names__string(struct hotspot_memory *mem,
 							   const struct hotspot_thread_names__layout *l,
 							   uint64_t java_thread, uint64_t *string);
+
+/*
+ * Whether names read now can be believed: false while a collection's pause
+ * moves objects, or when the heap's state is unreadable. *epoch is the
+ * heap's count of collections: the same address holds the same String only
+ * while it is unchanged (a compacting collection may put another object
+ * where a String was). A JVM that lists neither is taken as settled, at
+ * epoch 0.
+ */
+bool hotspot_thread_names__heap_settled(struct hotspot_memory *mem, const struct hotspot_thread_names__layout *l,
+					uint32_t *epoch);
 
 /* The String at string as UTF-8 into out (HOTSPOT_THREAD_NAME_MAX bytes); out is "" unless OK. */
 enum hotspot_thread_name_result hotspot_thread_names__read(struct hotspot_memory *mem,

@@ -6,7 +6,8 @@
  * Latin-1 and UTF-16; names that lie (an absurd length, unmapped memory,
  * an object that is not a String, an unknown coder) are refused and
  * counted once per thread; a renamed thread is read again, an unchanged
- * one is not.
+ * one is not, unless a collection ran since; names read while one runs
+ * are not believed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -267,6 +268,106 @@ static void names_by_tid(void **state)
 	fake_memory_free(&im.fm);
 }
 
+/* The heap's state, in an image of its own: its count of collections and its pause flag. */
+#define COLLECTED_HEAP 0x30000ull
+
+struct moving_image {
+	struct image im;
+	unsigned char *heap_state;
+	uint64_t collect_on; /* a read of this address starts a collection (bumps the count) after it */
+};
+
+static bool read_while_collecting(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct moving_image *m = ctx;
+	bool ok = fake_read(&m->im.fm, addr, buf, len);
+
+	if (m->collect_on && addr <= m->collect_on && m->collect_on < addr + len) {
+		uint32_t count;
+
+		memcpy(&count, m->heap_state, sizeof(count));
+		fake_put32(m->heap_state, count + 1);
+		m->collect_on = 0;
+	}
+	return ok;
+}
+
+static void collect(struct moving_image *m)
+{
+	uint32_t count;
+
+	memcpy(&count, m->heap_state, sizeof(count));
+	fake_put32(m->heap_state, count + 1);
+}
+
+/*
+ * A collection may put another String where a thread's String was, and a
+ * name read while objects move may be another object's: the cheap check
+ * is not trusted across a collection, and names read during one are not
+ * believed (the previous ones are kept), nor counted as lies.
+ */
+static void names_across_collections(void **state)
+{
+	struct hotspot_thread_names__layout heap_layout = layout;
+	struct hotspot_java_thread list[2] = {
+		{ .tid = 100, .java_thread = java_thread(0) },
+		{ .tid = 200, .java_thread = java_thread(1) },
+	};
+	struct thread_names_stats st = { 0 };
+	struct thread_names *names;
+	struct moving_image m;
+
+	(void)state;
+	image_new(&m.im);
+	m.heap_state = fake_map(&m.im.fm, COLLECTED_HEAP, 16);
+	m.collect_on = 0;
+	m.im.mem.read = read_while_collecting;
+	m.im.mem.ctx = &m;
+	heap_layout.heap_collections = COLLECTED_HEAP;
+	heap_layout.heap_pausing = COLLECTED_HEAP + 8;
+	thread_named(&m.im, 0, "generation-1", 12, 0, 12);
+	thread_named(&m.im, 1, "steady", 6, 0, 6);
+	names = thread_names__new(&heap_layout);
+	assert_non_null(names);
+	thread_names__update(names, &m.im.mem, list, 2);
+	assert_string_equal(thread_names__get(names, 100), "generation-1");
+
+	/* Renamed, then compacted: the new String now where the old one was. */
+	thread_named(&m.im, 0, "generation-2", 12, 0, 12);
+	collect(&m);
+	thread_names__update(names, &m.im.mem, list, 2);
+	assert_string_equal(thread_names__get(names, 100), "generation-2");
+	assert_string_equal(thread_names__get(names, 200), "steady");
+
+	/* A pause under way: what is read is not believed, lies included. */
+	m.heap_state[8] = 1;
+	thread_named(&m.im, 0, "generation-3", 12, 0, 12);
+	thread_named(&m.im, 1, "junk", 4, 7, 4);
+	thread_names__update(names, &m.im.mem, list, 2);
+	assert_string_equal(thread_names__get(names, 100), "generation-2");
+	assert_string_equal(thread_names__get(names, 200), "steady");
+	m.heap_state[8] = 0;
+	thread_named(&m.im, 1, "steady", 6, 0, 6);
+	thread_names__update(names, &m.im.mem, list, 2);
+	assert_string_equal(thread_names__get(names, 100), "generation-3");
+
+	/* A collection starts while thread zero's new name is read: kept as it was, read at the next list. */
+	thread_named(&m.im, 7, "generation-4", 12, 0, 12);
+	fake_put32(at(&m.im, THREAD_OF(0)) + layout.thread_name, narrow(STRING_OF(7)));
+	m.collect_on = ARRAY_OF(7) + 16;
+	thread_names__update(names, &m.im.mem, list, 2);
+	assert_int_equal(m.collect_on, 0);
+	assert_string_equal(thread_names__get(names, 100), "generation-3");
+	assert_string_equal(thread_names__get(names, 200), "steady");
+	thread_names__update(names, &m.im.mem, list, 2);
+	assert_string_equal(thread_names__get(names, 100), "generation-4");
+	thread_names__stats(names, &st);
+	assert_int_equal(st.unreadable, 0);
+	assert_int_equal(st.invalid, 0);
+	thread_names__free(names);
+	fake_memory_free(&m.im.fm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +376,7 @@ int main(void)
 		cmocka_unit_test(decoding_hostile_bytes),
 		cmocka_unit_test(names_that_lie),
 		cmocka_unit_test(names_by_tid),
+		cmocka_unit_test(names_across_collections),
 	};
 
 	return cmocka_run_group_tests_name("hotspot thread names: Java threads' names from the JVM's memory", tests,

@@ -12,6 +12,7 @@ struct thread_entry {
 	uint64_t string;       /* the String its name was read from; 0 when it has none */
 	char *name;            /* NULL when it has none */
 	uint8_t failed;        /* why it has none: enum hotspot_thread_name_result, OK when unnamed by the JVM */
+	bool kept;             /* its name is the one of the list read before, not read again */
 };
 
 /* Tids sampled but not listed, remembered until the next list so that they ask for no other; a bound. */
@@ -24,6 +25,8 @@ struct thread_names {
 	uint32_t unlisted[UNLISTED_MAX];
 	size_t nr_unlisted;
 	struct thread_names_stats stats;
+	uint32_t epoch;   /* the heap's count of collections when the names were read */
+	bool settled;     /* and they were read with no collection under way */
 };
 
 struct thread_names *thread_names__new(const struct hotspot_thread_names__layout *layout)
@@ -65,40 +68,40 @@ static struct thread_entry *find(const struct thread_names *names, uint32_t tid)
 }
 
 /* A name not read: counted once per thread and reason, not at every list read that meets it again. */
-static void count(struct thread_names *names, struct thread_entry *e, const struct thread_entry *old,
-		  enum hotspot_thread_name_result r)
+static void count(struct thread_names *names, const struct thread_entry *e, const struct thread_entry *old)
 {
-	bool again = old && old->java_thread == e->java_thread && old->failed == r;
-
-	e->failed = (uint8_t)r;
-	if (again)
+	if (old && old->java_thread == e->java_thread && old->failed == e->failed)
 		return;
-	if (r == HOTSPOT_THREAD_NAME_UNREADABLE)
+	if (e->failed == HOTSPOT_THREAD_NAME_UNREADABLE)
 		names->stats.unreadable++;
-	else if (r == HOTSPOT_THREAD_NAME_INVALID)
+	else if (e->failed == HOTSPOT_THREAD_NAME_INVALID)
 		names->stats.invalid++;
 }
 
-/* Entry e of a thread now listed: its name kept from old when its String is the same, else read. */
+/*
+ * Entry e of a thread now listed: its name kept from old when its String
+ * is the same one (same_heap: no collection since old was read), else read.
+ */
 static void name_entry(struct thread_names *names, struct hotspot_memory *mem, struct thread_entry *e,
-		       struct thread_entry *old)
+		       struct thread_entry *old, bool same_heap)
 {
 	char name[HOTSPOT_THREAD_NAME_MAX];
 	enum hotspot_thread_name_result r = hotspot_thread_names__string(mem, names->layout, e->java_thread, &e->string);
 
 	if (r != HOTSPOT_THREAD_NAME_OK) {
-		count(names, e, old, r);
+		e->failed = (uint8_t)r;
 		return;
 	}
-	if (old && old->java_thread == e->java_thread && old->string == e->string && old->name) {
+	if (same_heap && old && old->java_thread == e->java_thread && old->string == e->string && old->name) {
 		e->name = old->name;
+		e->kept = true;
 		old->name = NULL;
 		names->stats.kept++;
 		return;
 	}
 	r = hotspot_thread_names__read(mem, names->layout, e->string, name);
 	if (r != HOTSPOT_THREAD_NAME_OK) {
-		count(names, e, old, r);
+		e->failed = (uint8_t)r;
 		e->string = 0;
 		return;
 	}
@@ -110,14 +113,44 @@ void thread_names__update(struct thread_names *names, struct hotspot_memory *mem
 			  const struct hotspot_java_thread *list, size_t nr)
 {
 	struct thread_entry *entries = calloc(nr ? nr : 1, sizeof(*entries));
+	uint32_t epoch, after;
+	bool settled, same_heap;
 
 	if (!entries)
 		return;
 	for (size_t i = 0; i < nr; i++)
 		entries[i] = (struct thread_entry){ .tid = list[i].tid, .java_thread = list[i].java_thread };
 	qsort(entries, nr, sizeof(*entries), by_tid);
+	settled = hotspot_thread_names__heap_settled(mem, names->layout, &epoch);
+	same_heap = settled && names->settled && epoch == names->epoch;
 	for (size_t i = 0; i < nr; i++)
-		name_entry(names, mem, &entries[i], find(names, entries[i].tid));
+		name_entry(names, mem, &entries[i], find(names, entries[i].tid), same_heap);
+	settled = settled && hotspot_thread_names__heap_settled(mem, names->layout, &after) && after == epoch;
+	for (size_t i = 0; i < nr; i++) {
+		struct thread_entry *e = &entries[i], *old = find(names, e->tid);
+
+		if (settled) {
+			count(names, e, old);
+			continue;
+		}
+		/*
+		 * Objects moved under these reads: a name read may be another
+		 * object's. The names read before are kept, to be read again.
+		 */
+		e->string = 0;
+		if (e->kept)
+			continue;
+		free(e->name);
+		e->name = NULL;
+		e->failed = HOTSPOT_THREAD_NAME_OK;
+		if (old && old->java_thread == e->java_thread) {
+			e->name = old->name;
+			e->failed = old->failed;
+			old->name = NULL;
+		}
+	}
+	names->epoch = epoch;
+	names->settled = settled;
 	free_entries(names->entries, names->nr);
 	names->entries = entries;
 	names->nr = nr;
@@ -143,6 +176,11 @@ bool thread_names__known(const struct thread_names *names, uint32_t tid)
 		if (names->unlisted[i] == tid)
 			return true;
 	return find(names, tid) != NULL;
+}
+
+bool thread_names__settled(const struct thread_names *names)
+{
+	return names && names->settled;
 }
 
 const char *thread_names__get(const struct thread_names *names, uint32_t tid)

@@ -7,7 +7,10 @@
  * a thread seen before keeps its name while its Thread's name is the same
  * String (three reads, hotspot_thread_names__string); a new thread, or one
  * renamed since, has its name read whole (hotspot/thread_names.h). So a
- * name costs its reads once per thread and rename, never per sample. A
+ * name costs its reads once per thread and rename (and after a collection,
+ * which may have put another String at the same address), never per
+ * sample. Names read while a collection moved objects are not believed:
+ * the names read before are kept, and read again at the next list. A
  * thread the JVM does not name (no Thread object) or whose name cannot be
  * read has none here: its samples keep the kernel's name, and an
  * unreadable or invalid name is counted.
@@ -53,6 +56,8 @@ void thread_names__mark_unlisted(struct thread_names *names, uint32_t tid);
 void thread_names__forget_unlisted(struct thread_names *names);
 /* Whether tid was in the last list read, or marked since. */
 bool thread_names__known(const struct thread_names *names, uint32_t tid);
+/* Whether the last list's names were read with no collection moving objects (else they are to be read again). */
+bool thread_names__settled(const struct thread_names *names);
 /* tid's Java name, or NULL (not a Java thread, unnamed, or unreadable). */
 const char *thread_names__get(const struct thread_names *names, uint32_t tid);
 

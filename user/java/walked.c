@@ -47,6 +47,7 @@ struct walked_stats {
 	/* Of JVMs forgotten (walked__describe_naming adds the live ones'). */
 	uint64_t names_cached, reads, read_bytes, clears;
 	struct thread_names_stats thread_names; /* of JVMs forgotten (walked__describe adds the live ones') */
+	uint64_t names_moving;    /* samples of Java threads left with the kernel's name: theirs was being moved */
 };
 
 struct walked_jvm {
@@ -295,7 +296,9 @@ static void read_threads(struct walked *w, struct walked_jvm *j, uint64_t now_ns
  * kernel's name then). A thread the last list did not have has the list
  * read again, once until the next periodic reading
  * (thread_names__mark_unlisted), and no sooner than
- * WALKED_THREADS_MISS_NS after the last reading.
+ * WALKED_THREADS_MISS_NS after the last reading. So has a listed thread
+ * without a name while the names last read were not believed (read during
+ * a collection's pause), at most once each WALKED_THREADS_MISS_NS.
  */
 static const char *thread_name(struct walked *w, struct walked_jvm *j, uint32_t tid, uint64_t now_ns)
 {
@@ -306,6 +309,11 @@ static const char *thread_name(struct walked *w, struct walked_jvm *j, uint32_t 
 			read_threads(w, j, now_ns);
 		if (!thread_names__known(j->thread_names, tid))
 			thread_names__mark_unlisted(j->thread_names, tid);
+	} else if (!thread_names__settled(j->thread_names) && !thread_names__get(j->thread_names, tid)) {
+		if (now_ns - j->threads_read_ns >= WALKED_THREADS_MISS_NS)
+			read_threads(w, j, now_ns);
+		if (!thread_names__settled(j->thread_names) && !thread_names__get(j->thread_names, tid))
+			w->stats.names_moving++;
 	}
 	return thread_names__get(j->thread_names, tid);
 }
@@ -456,9 +464,13 @@ void walked__describe(const struct walked *w, char *buf, size_t size)
 					 (unsigned long long)st->carried[JBPF_JAVA_CARRIER_FROZEN]);
 	ts = all_thread_names(w);
 	if (used + 1 < size && (ts.unreadable || ts.invalid))
+		used += (size_t)snprintf(buf + used, size - used,
+					 "; Java thread names not read, the kernel's kept: %llu unreadable, %llu invalid",
+					 (unsigned long long)ts.unreadable, (unsigned long long)ts.invalid);
+	if (used + 1 < size && st->names_moving)
 		snprintf(buf + used, size - used,
-			 "; Java thread names not read, the kernel's kept: %llu unreadable, %llu invalid",
-			 (unsigned long long)ts.unreadable, (unsigned long long)ts.invalid);
+			 "; %llu samples named by the kernel while the collector moved their Java thread names",
+			 (unsigned long long)st->names_moving);
 }
 
 void walked__describe_naming(const struct walked *w, char *buf, size_t size)

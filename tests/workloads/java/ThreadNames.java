@@ -20,8 +20,9 @@ import java.util.concurrent.CountDownLatch;
  *                                     reads of a name (1 KiB): a name it must
  *                                     refuse, keeping the kernel's
  *
- * and garbage-maker-thread-long allocates, so that the collector's own
- * threads, which have no Java names, run too. Prints the names one a line
+ * and garbage-maker-thread-long allocates, and collects every 50 ms
+ * (System.gc), so that the collector's own threads, which have no Java
+ * names, run too. Prints the names one a line
  * as "name NAME" (UTF-8), then "ready" once every thread runs; on SIGTERM
  * the truth: "renames N".
  */
@@ -84,12 +85,19 @@ public final class ThreadNames {
 		threads.add(new Thread(() -> {
 			running.countDown();
 			List<byte[]> kept = new ArrayList<>();
+			long nextCollection = System.nanoTime();
 			for (long i = 0;; i++) {
 				kept.add(new byte[4096]);
 				if (kept.size() > 4096)
 					kept.clear();
-				if (i % 1024 == 0)
+				if (i % 1024 == 0) {
 					Thread.yield();
+					/* A whole collection now and then, so the collector's threads run whatever the heap's size. */
+					if (System.nanoTime() >= nextCollection) {
+						System.gc();
+						nextCollection = System.nanoTime() + 50_000_000L;
+					}
+				}
 			}
 		}, "garbage-maker-thread-long"));
 		for (Thread t : threads) {
