@@ -75,6 +75,9 @@ void compare_once(struct jvm *jvm, const struct jdk *jdk, const char *what, char
 		fprintf(stderr, "no comparison in the summary; the profiler's stderr:\n%s\n", profiler.buf);
 		fail();
 	}
+	/* The walk's own figures count no sample here (each is compared instead): not said as "0 of 0". */
+	if (strstr(profiler.buf, " 0 of 0 JVM thread samples"))
+		fail_msg("the summary counts no sample of the walk: %s", profiler.buf);
 	sum->rounds++;
 	fprintf(stderr, "  %s, %s round %d: %llu samples, %.1f%% the same methods, %.1f%% of %llu bcis, %.1f%% of %llu "
 		"kinds%.*s\n", jdk->name, what, sum->rounds, a.samples, a.methods, a.bci, a.bci_pairs, a.kinds,
@@ -146,37 +149,6 @@ void count_thread_frame(const struct collapsed *c, const char *prefix, const cha
 	}
 }
 
-void thread_running(const struct collapsed *c, const char *frame, char *root, size_t size)
-{
-	uint64_t best = 0;
-
-	root[0] = '\0';
-	for (size_t i = 0; i < c->n; i++) {
-		struct frames fr;
-		uint64_t n = 0;
-
-		frames_split(&fr, c->stacks[i]);
-		if (fr.n > 0 && fr.f[0][0] == '[' && find_frame(&fr, 1, frame) >= 0) {
-			size_t len = strcspn(fr.f[0], ";");
-
-			for (size_t j = 0; j < c->n; j++)
-				if (!strncmp(c->stacks[j], fr.f[0], len) && c->stacks[j][len] == ';') {
-					struct frames other;
-
-					frames_split(&other, c->stacks[j]);
-					n += find_frame(&other, 1, frame) >= 0 ? c->counts[j] : 0;
-					free(other.buf);
-				}
-			if (n > best && len + 1 < size) {
-				best = n;
-				memcpy(root, fr.f[0] + 1, len - 1);
-				root[len - 1] = '\0';
-			}
-		}
-		free(fr.buf);
-	}
-}
-
 void count_tid_frame(const struct collapsed *c, const char *tid_suffix, const char *frame, uint64_t *on_tid,
 		     uint64_t *with_frame)
 {
@@ -200,10 +172,15 @@ void count_tid_frame(const struct collapsed *c, const char *tid_suffix, const ch
 	}
 }
 
-/* Thread roots told apart by busiest_tid. */
+/* Thread roots told apart by busiest_root. */
 #define MAX_ROOTS 512
 
-void busiest_tid(const struct collapsed *c, const char *frame, char *out, size_t size)
+/*
+ * The thread root with the most samples that reach frame, in one pass (the
+ * recordings have thousands of stacks): its whole frame less the '[' when
+ * by_tid is false, its " tid=N]" when true; "" when none.
+ */
+static void busiest_root(const struct collapsed *c, const char *frame, bool by_tid, char *out, size_t size)
 {
 	static char roots[MAX_ROOTS][128];
 	uint64_t counts[MAX_ROOTS] = { 0 }, best = 0;
@@ -212,16 +189,17 @@ void busiest_tid(const struct collapsed *c, const char *frame, char *out, size_t
 	out[0] = '\0';
 	for (size_t i = 0; i < c->n; i++) {
 		struct frames fr;
-		const char *tid;
+		const char *key = NULL;
 		size_t k;
 
 		frames_split(&fr, c->stacks[i]);
-		tid = fr.n > 0 && fr.f[0][0] == '[' ? strstr(fr.f[0], " tid=") : NULL;
-		if (tid && strlen(tid) < sizeof(roots[0]) && find_frame(&fr, 1, frame) >= 0) {
-			for (k = 0; k < nr && strcmp(roots[k], tid); k++)
+		if (fr.n > 0 && fr.f[0][0] == '[')
+			key = by_tid ? strstr(fr.f[0], " tid=") : fr.f[0] + 1;
+		if (key && strlen(key) < sizeof(roots[0]) && find_frame(&fr, 1, frame) >= 0) {
+			for (k = 0; k < nr && strcmp(roots[k], key); k++)
 				;
 			if (k == nr && nr < MAX_ROOTS)
-				strcpy(roots[nr++], tid);
+				strcpy(roots[nr++], key);
 			if (k < nr)
 				counts[k] += c->counts[i];
 		}
@@ -232,6 +210,16 @@ void busiest_tid(const struct collapsed *c, const char *frame, char *out, size_t
 			best = counts[k];
 			strcpy(out, roots[k]);
 		}
+}
+
+void thread_running(const struct collapsed *c, const char *frame, char *root, size_t size)
+{
+	busiest_root(c, frame, false, root, size);
+}
+
+void busiest_tid(const struct collapsed *c, const char *frame, char *out, size_t size)
+{
+	busiest_root(c, frame, true, out, size);
 }
 
 void count_loop_compiled(const struct collapsed *c, uint64_t *with_java, uint64_t *compiled)

@@ -86,8 +86,8 @@ void count_thread_frame(const struct collapsed *c, const char *prefix, const cha
 
 /*
  * The thread root ("[name tid=N]", --threads) with the most samples that
- * have a frame named frame, into root (size bytes): the thread that runs
- * it. Without the agent a Java thread is named by its comm, which for the
+ * have a frame named frame, into root (size bytes, without the '['), in
+ * one pass: the thread that runs it. Without the agent a Java thread is named by its comm, which for the
  * thread running main() is the launcher's "java", so the name cannot tell.
  */
 void thread_running(const struct collapsed *c, const char *frame, char *root, size_t size);

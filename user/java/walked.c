@@ -433,7 +433,8 @@ void walked__describe(const struct walked *w, char *buf, size_t size)
 	size_t used, before, nr_stops = 0;
 
 	buf[0] = '\0';
-	if (!w || !w->nr)
+	/* No samples went through the walk (--java-stacks both compares them elsewhere): nothing to say. */
+	if (!w || !w->nr || !w->stats.samples)
 		return;
 	st = &w->stats;
 	struct named_count unnamed[] = {

@@ -328,9 +328,11 @@ static void nativemem_summary(const struct recording *rec, char *buf, size_t siz
 		return;
 	if (walked__nr_jvms(rec->walked) && used + 2 < size) {
 		memcpy(buf + used, "; ", 3);
-		used += 2;
-		walked__describe(rec->walked, buf + used, size - used);
-		used = strlen(buf);
+		walked__describe(rec->walked, buf + used + 2, size - used - 2);
+		if (buf[used + 2])
+			used = strlen(buf);
+		else
+			buf[used] = '\0';
 	}
 	if (rec->config.verbose && used < size)
 		describe_unwind(rec, buf + used, size - used);
