@@ -2,11 +2,13 @@
  * flamegraph: one self-contained HTML page that draws a profile, or the
  * change between two profiles.
  *
- * The page itself (markup, style, script) is output/flamegraph.html,
- * embedded into the binary below with .incbin so that it can be edited and
- * opened as an ordinary file. This code copies it to the output and replaces
+ * The page itself (markup, style, script) is output/flamegraph.html, and
+ * its timeline's part of the script output/flamegraph_timeline.js, both
+ * embedded into the binary below with .incbin so that they can be edited
+ * as ordinary files. This code copies the page to the output and replaces
  * its markers:
  *
+ *   @@TIMELINE@@ output/flamegraph_timeline.js, as it is
  *   @@TITLE@@    the title, HTML-escaped
  *   @@SUMMARY@@  duration, frequency, total(s) and meta->summary, HTML-escaped
  *   @@DATA@@     the profile as JSON, inside <script type="application/json">
@@ -86,8 +88,13 @@ __asm__(".section .rodata\n"
 	"jbpf_flamegraph_html:\n"
 	".incbin \"output/flamegraph.html\"\n"
 	".byte 0\n"
+	".global jbpf_flamegraph_timeline_js\n"
+	"jbpf_flamegraph_timeline_js:\n"
+	".incbin \"output/flamegraph_timeline.js\"\n"
+	".byte 0\n"
 	".previous\n");
 extern const char jbpf_flamegraph_html[];
+extern const char jbpf_flamegraph_timeline_js[];
 
 /* What one page shows. */
 struct page {
@@ -287,6 +294,8 @@ static void write_page(FILE *out, const struct page *pages, size_t nr)
 		name_len = (size_t)(close - open - 2);
 		if (name_len == 5 && !memcmp(open + 2, "TITLE", 5)) {
 			emit__html_text(out, title);
+		} else if (name_len == 8 && !memcmp(open + 2, "TIMELINE", 8)) {
+			fputs(jbpf_flamegraph_timeline_js, out);
 		} else if (name_len == 7 && !memcmp(open + 2, "SUMMARY", 7)) {
 			write_summary(out, pg);
 		} else if (name_len == 4 && !memcmp(open + 2, "DATA", 4) && nr == 1) {
