@@ -277,21 +277,13 @@ median_known() { if grep -qv '^-$' "$1"; then grep -v '^-$' "$1" | median; else 
 
 echo "java_overhead.sh: $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), $runs runs per mode," \
 	"$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.runtime.version = //p'), javac x $compiles over $nfiles files"
-for ((r = 0; r < runs; r++)); do
-	for ((k = 0; k < ${#modes[@]}; k++)); do
-		run_once "${modes[$(((k + r) % ${#modes[@]}))]}"
-	done
-	printf '  round %d:' $((r + 1))
-	for m in "${modes[@]}"; do
-		ns=$(tail -1 "$tmp/$m")
-		printf '  %s %.2f s' "$(label "$m")" "$(awk -v ns="$ns" 'BEGIN { print ns / 1e9 }')"
-		if [ "$m" != off ]; then
-			[ -f "$tmp/off" ] && printf ' (x%.3f)' "$(awk -v a="$ns" -v b="$(tail -1 "$tmp/off")" 'BEGIN { print a / b }')"
-			printf ', attach %d ms' "$(tail -1 "$tmp/$m.attach")"
-		fi
-	done
-	echo
-done
+# After each profiled mode's time in a round: its ratio to that round's unprofiled run, and its attach latency.
+round_note() {
+	[ "$1" != off ] || return 0
+	[ -f "$tmp/off" ] && printf ' (x%.3f)' "$(awk -v a="$(tail -1 "$tmp/$1")" -v b="$(tail -1 "$tmp/off")" 'BEGIN { print a / b }')"
+	printf ', attach %d ms' "$(tail -1 "$tmp/$1.attach")"
+}
+rotated_rounds "$runs" 2 "${modes[@]}"
 for m in "${modes[@]}"; do
 	read -r med lo hi <<<"$(spread "$tmp/$m")"
 	ratio=1 cpu_ratio=1

@@ -59,19 +59,26 @@ write_javac_args() {
 # Runs $1 rounds of the modes $3..., each mode once a round through the
 # script's run_once MODE (which appends the run's time, in ns, to
 # $tmp/MODE), in an order rotated from round to round so that no mode
-# always runs first or after the same one; prints each round's times in
-# seconds with $2 decimals, "  round N:  MODE T s ...".
+# always runs first or after the same one; then prints the round's times
+# in the modes' order, in seconds with $2 decimals, "  round N:  MODE T s
+# ...". A script may define label MODE (the name printed for MODE) and
+# round_note MODE (printed after MODE's time: figures of its own, such as
+# a ratio to another mode of the same round).
 rotated_rounds() {
-	local runs=$1 digits=$2 r k m
+	local runs=$1 digits=$2 r k m name
 	shift 2
 	local modes=("$@") n=$#
 
 	for ((r = 0; r < runs; r++)); do
-		printf '  round %d:' $((r + 1))
 		for ((k = 0; k < n; k++)); do
-			m=${modes[$(((k + r) % n))]}
-			run_once "$m"
-			printf "  %s %.${digits}f s" "$m" "$(awk -v v="$(tail -1 "$tmp/$m")" 'BEGIN { print v / 1e9 }')"
+			run_once "${modes[$(((k + r) % n))]}"
+		done
+		printf '  round %d:' $((r + 1))
+		for m in "${modes[@]}"; do
+			name=$m
+			if declare -F label >/dev/null; then name=$(label "$m"); fi
+			printf "  %s %.${digits}f s" "$name" "$(awk -v v="$(tail -1 "$tmp/$m")" 'BEGIN { print v / 1e9 }')"
+			if declare -F round_note >/dev/null; then round_note "$m"; fi
 		done
 		echo
 	done

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/runes.h"
 #include "symbolizer/proc.h"
 
 static bool service_rune_ok(char c)
@@ -21,15 +22,7 @@ static bool service_rune_ok(char c)
 
 void service__sanitize(const char *in, char *out, size_t size)
 {
-	size_t n = 0;
-
-	if (!size)
-		return;
-	for (; in[n] && n + 1 < size; n++)
-		out[n] = service_rune_ok(in[n]) ? in[n] : '_';
-	out[n] = '\0';
-	if (!n)
-		snprintf(out, size, "unknown");
+	runes__replace(in, out, size, service_rune_ok);
 }
 
 /* java launcher options whose value is the next argument (JDK 8 to 25). */

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/runes.h"
+
 static bool label_rune_ok(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
@@ -72,15 +74,7 @@ int labels__parse(const char *arg, struct fleet_label *out, char *err, size_t er
 
 void labels__sanitize_value(const char *in, char *out, size_t size)
 {
-	size_t n = 0;
-
-	if (!size)
-		return;
-	for (; in[n] && n + 1 < size; n++)
-		out[n] = value_rune_ok(in[n]) ? in[n] : '_';
-	out[n] = '\0';
-	if (!n)
-		snprintf(out, size, "unknown");
+	runes__replace(in, out, size, value_rune_ok);
 }
 
 int labels__app_name(char *buf, size_t size, const char *service, const char *event,
