@@ -23,8 +23,8 @@
  * Everything read is hostile: a Thread being renamed, a String being
  * moved by the collector, or memory that lies. The heap's count of
  * collections and its pause flag (CollectedHeap::_total_collections and
- * _is_gc_active, _is_stw_gc_active since JDK 21) tell a reader whether
- * objects moved while it read. A name is read only when
+ * _is_gc_active, renamed _is_stw_gc_active after JDK 17: JDK 25 has it)
+ * tell a reader whether objects moved while it read. A name is read only when
  * its object's class is String, its coder 0 or 1, its array's length at
  * most HOTSPOT_THREAD_NAME_VALUE_MAX bytes (and even for UTF-16); what it
  * holds becomes UTF-8 with control characters as '?' and a lone surrogate
