@@ -269,6 +269,7 @@ static void javac_profiled_from_its_exec(void **state)
 	char *out_dir = harness_path(dir, "classes"), *file = harness_path(dir, "javac.collapsed");
 	char *classes = jvm_class_dir(), command[4096], pid[16], *argv[32];
 	uint64_t all_main = 0, all_with = 0;
+	double share[FROM_EXEC_RUNS], mean = 0, spread = 0, error;
 
 	assert_non_null(classes);
 	assert_int_equal(mkdir(out_dir, 0700), 0);
@@ -319,14 +320,26 @@ static void javac_profiled_from_its_exec(void **state)
 		assert_false(mapped);
 		all_main += on_main;
 		all_with += with_main;
+		share[run] = harness_percent(with_main, on_main);
+		mean += share[run] / FROM_EXEC_RUNS;
 		collapsed_free(&stacks);
 		unlink(file);
 	}
 	fprintf(stderr, "  %s: %d runs, main thread %llu samples, %.2f%% reach JavacDriver.main\n", jdk->name,
 		FROM_EXEC_RUNS, (unsigned long long)all_main, harness_percent(all_with, all_main));
-	/* As javac_main_thread_reaches_main: 99% less three standard errors of a share of 99%. */
+	/*
+	 * As javac_main_thread_reaches_main: 99% less three standard errors.
+	 * The runs differ by more than their samples do (each JIT compiles its
+	 * own code: 97.4 to 99.3% in one JDK 25 set), so the error is the
+	 * larger of a share of 99%'s over all samples and the runs' own, the
+	 * spread of their shares over the square root of their number.
+	 */
+	for (int run = 0; run < FROM_EXEC_RUNS; run++)
+		spread += (share[run] - mean) * (share[run] - mean) / (FROM_EXEC_RUNS - 1);
+	error = fmax(100.0 * sqrt(0.99 * 0.01 / (double)all_main), sqrt(spread / FROM_EXEC_RUNS));
+	fprintf(stderr, "  %s: the runs' shares %.2f%% on average, standard error %.2f points\n", jdk->name, mean, error);
 	assert_true(all_main >= 1000);
-	assert_true(harness_percent(all_with, all_main) >= 99.0 - 300.0 * sqrt(0.99 * 0.01 / (double)all_main));
+	assert_true(harness_percent(all_with, all_main) >= 99.0 - 3 * error);
 	unlink(fifo);
 	unlink(argfile);
 	free(fifo);
