@@ -123,7 +123,8 @@ void thread_names__update(struct thread_names *names, struct hotspot_memory *mem
 	qsort(entries, nr, sizeof(*entries), by_tid);
 	settled = hotspot_thread_names__heap_settled(mem, names->layout, &epoch);
 	same_heap = settled && names->settled && epoch == names->epoch;
-	for (size_t i = 0; i < nr; i++)
+	/* A pause under way: nothing read now would be believed, so nothing is read. */
+	for (size_t i = 0; settled && i < nr; i++)
 		name_entry(names, mem, &entries[i], find(names, entries[i].tid), same_heap);
 	settled = settled && hotspot_thread_names__heap_settled(mem, names->layout, &after) && after == epoch;
 	for (size_t i = 0; i < nr; i++) {
@@ -135,9 +136,9 @@ void thread_names__update(struct thread_names *names, struct hotspot_memory *mem
 		}
 		/*
 		 * Objects moved under these reads: a name read may be another
-		 * object's. The names read before are kept, to be read again.
+		 * object's. The names read before are kept, to be read again
+		 * (the next list finds this one not settled).
 		 */
-		e->string = 0;
 		if (e->kept)
 			continue;
 		free(e->name);
