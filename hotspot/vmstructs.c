@@ -6,7 +6,8 @@
  *
  *   1. Each table's header: the array's address, its stride and where each
  *      member sits in an entry, from the exported variables. The stride is
- *      1..HOTSPOT_VM_MAX_STRIDE and every member must lie inside it.
+ *      1..HOTSPOT_VM_MAX_STRIDE and every member must lie inside it; an
+ *      address or stride of 0 is a libjvm not initialised yet.
  *   2. The entries, in reads of TABLE_CHUNK bytes (a few for a real table,
  *      not one per entry), until the entry whose first name is NULL; more
  *      than HOTSPOT_VM_MAX_ENTRIES before it refuses the table. A chunk
@@ -338,32 +339,36 @@ static bool read_symbol(struct hotspot_memory *mem, uint64_t symbol, const char 
 	return true;
 }
 
-static bool open_table(struct hotspot_memory *mem, struct table *t, char *err, size_t err_size)
+/* open_table's answers. */
+enum table_state { TABLE_OK, TABLE_REFUSED, TABLE_NOT_SET };
+
+static enum table_state open_table(struct hotspot_memory *mem, struct table *t, char *err, size_t err_size)
 {
 	if (!read_symbol(mem, t->array_symbol, t->name, &t->array, err, err_size) ||
 	    !read_symbol(mem, t->stride_symbol, t->stride_name, &t->stride, err, err_size))
-		return false;
-	if (!t->array) {
-		refuse__say(err, err_size, "%s is NULL", t->name);
-		return false;
+		return TABLE_REFUSED;
+	/* Zero is what the file holds before libjvm is relocated and initialised: not yet, rather than wrong. */
+	if (!t->array || !t->stride) {
+		refuse__say(err, err_size, "%s is not set yet (libjvm not initialised)", !t->array ? t->name : t->stride_name);
+		return TABLE_NOT_SET;
 	}
-	if (!t->stride || t->stride > HOTSPOT_VM_MAX_STRIDE) {
+	if (t->stride > HOTSPOT_VM_MAX_STRIDE) {
 		refuse__say(err, err_size, "%s's stride %llu is outside 1..%d", t->name, (unsigned long long)t->stride,
 		    HOTSPOT_VM_MAX_STRIDE);
-		return false;
+		return TABLE_REFUSED;
 	}
 	for (unsigned i = 0; i < t->nr_members; i++) {
 		const struct member *m = &t->members[i];
 
 		if (!read_symbol(mem, m->symbol, m->name, &t->offsets[i], err, err_size))
-			return false;
+			return TABLE_REFUSED;
 		if (t->offsets[i] > t->stride || m->width > t->stride - t->offsets[i]) {
 			refuse__say(err, err_size, "%s %llu leaves its %u bytes outside the %llu-byte entry", m->name,
 			    (unsigned long long)t->offsets[i], m->width, (unsigned long long)t->stride);
-			return false;
+			return TABLE_REFUSED;
 		}
 	}
-	return true;
+	return TABLE_OK;
 }
 
 /* ---- step 2: the entries ---- */
@@ -702,14 +707,17 @@ int hotspot_vm__read(struct hotspot_memory *mem, const struct hotspot_vm_symbols
 	struct table *all[NR_TABLES];
 	struct names names = { 0 };
 	struct hotspot_vm *vm = NULL;
+	enum table_state state = TABLE_OK;
 	bool ok = true;
 
 	*out = NULL;
 	describe_tables(tables, syms);
 	for (size_t i = 0; i < NR_TABLES; i++)
 		all[i] = &tables[i];
-	for (size_t i = 0; i < NR_TABLES && ok; i++)
-		ok = open_table(mem, &tables[i], err, err_size) && read_rows(mem, &tables[i], err, err_size);
+	for (size_t i = 0; i < NR_TABLES && ok; i++) {
+		state = open_table(mem, &tables[i], err, err_size);
+		ok = state == TABLE_OK && read_rows(mem, &tables[i], err, err_size);
+	}
 	if (ok && !(vm = hotspot_vm__new())) {
 		refuse__say(err, err_size, "out of memory reading VMStructs");
 		ok = false;
@@ -729,7 +737,7 @@ int hotspot_vm__read(struct hotspot_memory *mem, const struct hotspot_vm_symbols
 	free(names.at);
 	if (!ok) {
 		hotspot_vm__free(vm);
-		return -1;
+		return state == TABLE_NOT_SET ? HOTSPOT_VM_STARTING : -1;
 	}
 	*out = vm;
 	return 0;

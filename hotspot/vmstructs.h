@@ -47,8 +47,17 @@ struct hotspot_vm_symbols {
 struct hotspot_vm;
 
 /*
+ * What hotspot_vm__read returns for a libjvm mapped but not initialised
+ * yet: a table's address or stride still 0, as in the file, before the
+ * loader's relocations or libjvm's own initialisers have run (a JVM a few
+ * milliseconds after its exec). Asked again later, it reads.
+ */
+#define HOTSPOT_VM_STARTING (-2)
+
+/*
  * Reads the tables through mem into *out: 0, or -1 with a one-line reason
- * in err (what is missing or out of bounds).
+ * in err (what is missing or out of bounds), or HOTSPOT_VM_STARTING with
+ * what is not set yet.
  */
 int hotspot_vm__read(struct hotspot_memory *mem, const struct hotspot_vm_symbols *syms, struct hotspot_vm **out,
 		    char *err, size_t err_size);

@@ -215,9 +215,10 @@ enum walked_result walked__add_jvm(struct walked *w, const char *proc_root, uint
 	j->tgid = tgid;
 	j->own_pidns = proc__nspid(proc_root, tgid) == tgid;
 	hotspot_memory__of_process(&j->mem, (pid_t)tgid);
-	if (hotspot_vm__read(&j->mem, &syms, &j->vm, err, err_size)) {
+	rc = hotspot_vm__read(&j->mem, &syms, &j->vm, err, err_size);
+	if (rc) {
 		jvm_free(j);
-		return WALKED_NOT_UNDERSTOOD;
+		return rc == HOTSPOT_VM_STARTING ? WALKED_STARTING : WALKED_NOT_UNDERSTOOD;
 	}
 	rc = hotspot_layout__read(j->vm, &j->mem, &j->layout, err, err_size);
 	if (rc || !(j->names = hotspot_names__new(j->vm, &j->mem, err, err_size))) {
