@@ -349,7 +349,7 @@ static enum table_state open_table(struct hotspot_memory *mem, struct table *t, 
 		return TABLE_REFUSED;
 	/* Zero is what the file holds before libjvm is relocated and initialised: not yet, rather than wrong. */
 	if (!t->array || !t->stride) {
-		refuse__say(err, err_size, "%s is not set yet (libjvm not initialised)", !t->array ? t->name : t->stride_name);
+		refuse__say(err, err_size, "%s is 0: libjvm not initialised yet", !t->array ? t->name : t->stride_name);
 		return TABLE_NOT_SET;
 	}
 	if (t->stride > HOTSPOT_VM_MAX_STRIDE) {

@@ -210,7 +210,8 @@ int main(int argc, char **argv)
 	recording__summary(cmd.rec, summary, sizeof(summary));
 	if (outputs__write(&cmd.out, summary))
 		goto out;
-	fprintf(stderr, "jbpfprof: %s in %.1f s\n", summary, recording__elapsed_s(cmd.rec));
+	/* The length first: the summary is a list of clauses, the last one about whatever came last. */
+	fprintf(stderr, "jbpfprof: recorded %.1f s: %s\n", recording__elapsed_s(cmd.rec), summary);
 	recording__report(cmd.rec);
 	for (size_t i = 0; i < cmd.out.nr_outputs; i++)
 		if (!cmd.out.outputs[i].to_stdout)

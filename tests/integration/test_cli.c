@@ -273,6 +273,9 @@ static void sigint_stops_and_writes(void **state)
 	kill(prof.pid, SIGINT);
 	assert_int_equal(harness_finish(&prof, 20), 0);
 	harness_stop_workload(&w);
+	/* The summary line: the recording's length, then its counts. */
+	assert_non_null(strstr(prof.buf, "jbpfprof: recorded "));
+	assert_non_null(strstr(strstr(prof.buf, "jbpfprof: recorded "), " s: "));
 	assert_non_null(strstr(prof.buf, "samples taken"));
 	/* The file exists and parses, however short the recording was. */
 	assert_int_equal(collapsed_load(file, &c), 0);

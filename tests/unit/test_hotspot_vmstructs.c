@@ -188,7 +188,7 @@ static void endless_table_is_refused(void **state)
 static void unset_table_is_starting(void **state)
 {
 	enum fake_symbol unset[] = { FS_TYPE_STRIDE, FS_STRUCTS };
-	const char *reason[] = { "gHotSpotVMTypeEntryArrayStride is not set yet", "gHotSpotVMStructs is not set yet" };
+	const char *reason[] = { "gHotSpotVMTypeEntryArrayStride is 0: libjvm not", "gHotSpotVMStructs is 0: libjvm not" };
 
 	(void)state;
 	for (size_t i = 0; i < 2; i++) {
