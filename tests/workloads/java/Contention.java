@@ -37,12 +37,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * (its thread CPU clock: the spin before it parks, the JVM's own work
  * around the park) and the time it waited for a CPU in it (preempted, or
  * woken and not yet running: /proc/thread-self/schedstat's run-queue
- * time), both read just inside the two clock reads; once both are done they
- * print "gate_waited_ns N", "gate_cpu_ns N", "gate_queued_ns N", the same
- * three for "lock_", and "elapsed_ns N" (from the first taker's start to
+ * time), both read just inside the two clock reads, and the time it slept
+ * in it as the kernel counts it where it keeps scheduler statistics
+ * (/proc/thread-self/sched); once both are done they print
+ * "gate_waited_ns N", "gate_cpu_ns N", "gate_queued_ns N", "gate_slept_ns
+ * N" (-1 without the kernel's count), the same four for "lock_", and
+ * "elapsed_ns N" (from the first taker's start to
  * the last one's end), then "done"; the JVM then beats "alive N" until
- * stopped. Waited less CPU and queued is the time the takers slept in
- * their acquires: parked, until a release woke them.
+ * stopped. The time the takers slept in their acquires (parked, until a
+ * release woke them) is the kernel's count, or else waited less CPU and
+ * queued (test_locks.c says when the two differ).
  *
  * A monitor's taker spins before it parks: HotSpot's adaptive spin, a
  * count of iterations that grows while spins succeed and shrinks while
@@ -62,7 +66,10 @@ final class Contention {
 	private static final ReentrantLock LOCK = new ReentrantLock();
 	private static final AtomicLong gateWaited = new AtomicLong(), lockWaited = new AtomicLong(),
 			gateCpu = new AtomicLong(), lockCpu = new AtomicLong(), gateQueued = new AtomicLong(),
-			lockQueued = new AtomicLong(), startNs = new AtomicLong();
+			lockQueued = new AtomicLong(), gateSlept = new AtomicLong(), lockSlept = new AtomicLong(),
+			startNs = new AtomicLong();
+	/* Set when a thread's sched file had no sum_sleep_runtime: the *_slept_ns figures are then -1. */
+	private static volatile boolean noSleepFigures;
 	private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 	static volatile long sink;
 
@@ -114,11 +121,54 @@ final class Contention {
 	 * measured.
 	 */
 	static final class Schedstat {
-		private final FileChannel file;
-		private final ByteBuffer buffer = ByteBuffer.allocate(128);
+		private static final byte[] SLEPT = "sum_sleep_runtime".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+		private final FileChannel file, sched;
+		private final ByteBuffer buffer = ByteBuffer.allocate(128), schedBuffer = ByteBuffer.allocate(16384);
 
 		Schedstat() throws IOException {
 			file = FileChannel.open(Path.of("/proc/thread-self/schedstat"), StandardOpenOption.READ);
+			sched = FileChannel.open(Path.of("/proc/thread-self/sched"), StandardOpenOption.READ);
+		}
+
+		/*
+		 * The kernel's own count of the time the thread slept, where it
+		 * keeps scheduler statistics (kernel.sched_schedstats=1):
+		 * /proc/thread-self/sched's sum_sleep_runtime ("ms.nnnnnn", the
+		 * sleeps interruptible or not, each added when it ends). -1 where
+		 * the file has no such line.
+		 */
+		long slept() throws IOException {
+			int end, at = 0;
+			long ms = 0, frac = 0;
+
+			schedBuffer.clear();
+			while (sched.read(schedBuffer, schedBuffer.position()) > 0 && schedBuffer.hasRemaining())
+				;
+			end = schedBuffer.position();
+			for (;; at++) {
+				int k = 0;
+
+				if (at + SLEPT.length > end) {
+					noSleepFigures = true;
+					return -1;
+				}
+				while (k < SLEPT.length && schedBuffer.get(at + k) == SLEPT[k])
+					k++;
+				if (k == SLEPT.length)
+					break;
+			}
+			for (at += SLEPT.length; at < end && schedBuffer.get(at) != '.' && schedBuffer.get(at) != '\n'; at++) {
+				byte c = schedBuffer.get(at);
+
+				if (c >= '0' && c <= '9')
+					ms = ms * 10 + (c - '0');
+			}
+			for (int digits = 0; digits < 6; digits++) {
+				byte c = ++at < end ? schedBuffer.get(at) : (byte)'0';
+
+				frac = frac * 10 + (c >= '0' && c <= '9' ? c - '0' : 0);
+			}
+			return ms * 1_000_000L + frac;
 		}
 
 		/* The second field of the file: ns waiting on a run queue. */
@@ -140,10 +190,15 @@ final class Contention {
 			return value;
 		}
 
+		/* into: CPU time, run-queue time, time slept (slept(); inside the other two, which it does not need). */
 		void read(long[] into, boolean atEnd) throws IOException {
 			if (!atEnd)
 				into[0] = THREADS.getCurrentThreadCpuTime();
+			if (atEnd)
+				into[2] = slept();
 			into[1] = queued();
+			if (!atEnd)
+				into[2] = slept();
 			if (atEnd)
 				into[0] = THREADS.getCurrentThreadCpuTime();
 		}
@@ -157,7 +212,7 @@ final class Contention {
 		 * time off CPU). WARM_READS is past the JIT's thresholds.
 		 */
 		void warmUp() throws IOException {
-			long[] into = new long[2];
+			long[] into = new long[3];
 
 			for (int i = 0; i < WARM_READS; i++) {
 				read(into, (i & 1) != 0);
@@ -169,7 +224,7 @@ final class Contention {
 	private static final int WARM_READS = 20_000;
 
 	static void enterGate(int rounds, Schedstat stat) throws InterruptedException, IOException {
-		long[] statBefore = new long[2], statAfter = new long[2];
+		long[] statBefore = new long[3], statAfter = new long[3];
 
 		for (int i = 0; i < rounds; i++) {
 			long before = System.nanoTime();
@@ -180,6 +235,7 @@ final class Contention {
 
 				gateCpu.addAndGet(statAfter[0] - statBefore[0]);
 				gateQueued.addAndGet(statAfter[1] - statBefore[1]);
+				gateSlept.addAndGet(statAfter[2] < 0 || statBefore[2] < 0 ? 0 : statAfter[2] - statBefore[2]);
 				gateWaited.addAndGet(System.nanoTime() - before);
 				sink++;
 			}
@@ -188,7 +244,7 @@ final class Contention {
 	}
 
 	static void takeLock(int rounds, Schedstat stat) throws InterruptedException, IOException {
-		long[] statBefore = new long[2], statAfter = new long[2];
+		long[] statBefore = new long[3], statAfter = new long[3];
 
 		for (int i = 0; i < rounds; i++) {
 			long before = System.nanoTime();
@@ -200,6 +256,7 @@ final class Contention {
 
 				lockCpu.addAndGet(statAfter[0] - statBefore[0]);
 				lockQueued.addAndGet(statAfter[1] - statBefore[1]);
+				lockSlept.addAndGet(statAfter[2] < 0 || statBefore[2] < 0 ? 0 : statAfter[2] - statBefore[2]);
 				lockWaited.addAndGet(System.nanoTime() - before);
 				sink++;
 			} finally {
@@ -284,9 +341,11 @@ final class Contention {
 			System.out.println("gate_waited_ns " + gateWaited.get());
 			System.out.println("gate_cpu_ns " + gateCpu.get());
 			System.out.println("gate_queued_ns " + gateQueued.get());
+			System.out.println("gate_slept_ns " + (noSleepFigures ? -1 : gateSlept.get()));
 			System.out.println("lock_waited_ns " + lockWaited.get());
 			System.out.println("lock_cpu_ns " + lockCpu.get());
 			System.out.println("lock_queued_ns " + lockQueued.get());
+			System.out.println("lock_slept_ns " + (noSleepFigures ? -1 : lockSlept.get()));
 			System.out.println("elapsed_ns " + (System.nanoTime() - startNs.get()));
 			System.out.println("done");
 			System.out.flush();
