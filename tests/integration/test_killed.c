@@ -15,12 +15,15 @@
  *     other processes, such as another profiler's, are not its;
  *   - /sys/kernel/tracing/uprobe_events has the lines it had before;
  *   - the target yields at least half as fast as before the recording,
- *     over the same 2 s window (the rate during the recording is printed
- *     beside, for what the probes cost).
+ *     per second of its CPU time over the same 2 s window (the rate
+ *     during the recording is printed beside, for what the probes cost):
+ *     per CPU second, so that other load on the machine does not count,
+ *     and in the best of up to AFTER_WINDOWS windows after the kill.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <linux/bpf.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +38,8 @@
 #define MAX_LINKS 4096
 /* Rates are measured over this many "yields" lines, 500 ms apart. */
 #define RATE_LINES 4
+/* After the kill, the rate is measured up to this many times (until it passes). */
+#define AFTER_WINDOWS 3
 
 static int64_t now_ms(void)
 {
@@ -142,11 +147,16 @@ static long long next_yields(struct jvm *jvm, size_t *parsed, int64_t *at)
 	}
 }
 
-/* Yields per second over RATE_LINES lines printed from now on (not those already waiting in the pipe). */
+/*
+ * Yields per second of the JVM's CPU time, over RATE_LINES lines printed
+ * from now on (not those already waiting in the pipe). Per CPU second, not
+ * per second: a probe left behind makes each yield cost more CPU, while a
+ * machine loaded by others only gives the JVM less of it.
+ */
 static double yield_rate(struct jvm *jvm, size_t *parsed)
 {
 	int64_t t0, t1;
-	long long first, last;
+	long long first, last, cpu0, cpu1;
 	const char *nl;
 
 	while (harness_read_some(&jvm->out, 0) == 0)
@@ -155,11 +165,14 @@ static double yield_rate(struct jvm *jvm, size_t *parsed)
 	if (nl)
 		*parsed = (size_t)(nl - jvm->out.buf) + 1;
 	first = next_yields(jvm, parsed, &t0);
+	cpu0 = harness_process_cpu_ms(jvm->out.pid);
 	last = first;
 
 	for (int i = 0; i < RATE_LINES; i++)
 		last = next_yields(jvm, parsed, &t1);
-	return (double)(last - first) * 1000.0 / (double)(t1 - t0);
+	cpu1 = harness_process_cpu_ms(jvm->out.pid);
+	assert_true(cpu0 >= 0 && cpu1 > cpu0);
+	return (double)(last - first) * 1000.0 / (double)(cpu1 - cpu0);
 }
 
 static void killed_with_probes(const char *fallback)
@@ -202,8 +215,15 @@ static void killed_with_probes(const char *fallback)
 	if (strcmp(events_before, events_after))
 		fail_msg("uprobe_events was:\n%s\nand is after the profiler was killed:\n%s", events_before,
 			 events_after);
-	rate_after = yield_rate(&jvm, &parsed);
-	fprintf(stderr, "  %s: %zu links held; yields/s before %.0f, during %.0f, after the kill %.0f\n",
+	/*
+	 * The best of a few windows: a JVM whose yields ran slow under the
+	 * probes takes a while to come back up to speed (its compiled code
+	 * was built meanwhile), while a probe left behind slows every window.
+	 */
+	rate_after = 0;
+	for (int w = 0; w < AFTER_WINDOWS && rate_after < rate_before / 2; w++)
+		rate_after = fmax(rate_after, yield_rate(&jvm, &parsed));
+	fprintf(stderr, "  %s: %zu links held; yields per CPU second before %.0f, during %.0f, after the kill %.0f\n",
 		fallback ? fallback : "multi-uprobe links", nr_during, rate_before, rate_during, rate_after);
 	assert_true(rate_after >= rate_before / 2);
 	jvm_stop(&jvm);
