@@ -4,8 +4,8 @@
  * holder's stack as it released the lock. On JDK 17 and JDK 25.
  *
  * tests/workloads/java/Contention.java: a thread enters a monitor (a
- * Contention$Gate) that another holds 20 ms at a time; one takes a
- * ReentrantLock that another holds 20 ms at a time; both holders sleep
+ * Contention$Gate) that another holds 50 ms at a time; one takes a
+ * ReentrantLock that another holds 50 ms at a time; both holders sleep
  * while they hold, long enough that HotSpot's adaptive spin fails and
  * stops before a monitor's taker parks, on a kernel under emulation too
  * (see Contention.java); an idle pool and a sleeping thread wait for no
@@ -29,7 +29,11 @@
  * for a monitor is its "responsible" thread, which parks with a timeout
  * and looks again: a third of its waits end by its own timer, and -e lock
  * joins them with the release that ends the acquire (the aggregator's
- * defer_wait), so the holder is the waker there too.
+ * defer_wait), so the holder is the waker there too. Its re-checks come
+ * 1 and 9 ms into the wait: with holds of 20 ms, under emulation, one that
+ * ran late found the monitor free, took it without a wakeup, and that
+ * acquire's sleep was its timer's (81.8% by the holder in a 6.12 guest);
+ * holds of 50 ms leave the re-checks far from the release (95.8%).
  *
  * The time the takers slept is the kernel's own count (sum_sleep_runtime,
  * which each taker reads around its acquire) where the kernel keeps
@@ -53,7 +57,7 @@
 #include "jvm.h"
 
 #define ROUNDS "100"
-#define HOLD_MS "20"
+#define HOLD_MS "50"
 
 struct lock_time {
 	uint64_t total, under_method;

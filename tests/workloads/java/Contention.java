@@ -54,9 +54,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * On a slow machine (a kernel under emulation) a count spans milliseconds:
  * against 5 ms holds by a spinning holder the spin succeeds and the
  * taker's wait becomes its CPU time and the time it was preempted
- * spinning. Holders that sleep for 20 ms make each spin fail, and most
- * waits a park; the run-queue time measured takes the rest out of the
- * time asleep.
+ * spinning. Holders that sleep for tens of milliseconds (test_locks: 50)
+ * make each spin fail, and most waits a park.
  */
 final class Contention {
 	static final class Gate {
