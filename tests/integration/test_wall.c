@@ -285,6 +285,11 @@ static int threads_off_schedstat(const struct wall_run *r)
 			fprintf(stderr, "  %-9s schedstat also counted %.0f us on a runqueue while it slept: left out\n",
 				mix_names[i], r->asleep_queued_ns[i] / 1e3);
 	}
+	/* What the profiler said it missed (context switches not seen, waits lost): the first clue to a miss. */
+	if (off && strstr(r->profiler.buf, "jbpfprof: recorded "))
+		fprintf(stderr, "  the profiler's summary: %.*s\n",
+			(int)strcspn(strstr(r->profiler.buf, "jbpfprof: recorded "), "\n"),
+			strstr(r->profiler.buf, "jbpfprof: recorded "));
 	return off;
 }
 
