@@ -102,7 +102,11 @@ static struct lock_time lock_time_of(const struct collapsed *c, const char *thre
 	return t;
 }
 
-/* What the takers measured of their acquires (Contention.java): their length, and in it their CPU and run-queue time. */
+/*
+ * What the takers measured of their acquires (Contention.java): their
+ * length, and in it their CPU and run-queue time and the kernel's count of
+ * their sleep (-1: the kernel keeps none).
+ */
 struct takers_truth {
 	long long waited_ns, cpu_ns, queued_ns, slept_ns;
 };
