@@ -255,6 +255,7 @@ static int threads_off_schedstat(const struct wall_run *r)
 {
 	static const char *const what[3] = { "running", "runnable", "running+runnable" };
 	double tolerance_us = 0.01 * (double)r->window_us;
+	const char *summary;
 	int off = 0, was_off = 0;
 
 	fprintf(stderr, "  the window starts 0 to %.0f ms after the launch; %zu schedstat reads; "
@@ -286,10 +287,9 @@ static int threads_off_schedstat(const struct wall_run *r)
 				mix_names[i], r->asleep_queued_ns[i] / 1e3);
 	}
 	/* What the profiler said it missed (context switches not seen, waits lost): the first clue to a miss. */
-	if (off && strstr(r->profiler.buf, "jbpfprof: recorded "))
-		fprintf(stderr, "  the profiler's summary: %.*s\n",
-			(int)strcspn(strstr(r->profiler.buf, "jbpfprof: recorded "), "\n"),
-			strstr(r->profiler.buf, "jbpfprof: recorded "));
+	summary = strstr(r->profiler.buf, "jbpfprof: recorded ");
+	if (off && summary)
+		fprintf(stderr, "  the profiler's summary: %.*s\n", (int)strcspn(summary, "\n"), summary);
 	return off;
 }
 

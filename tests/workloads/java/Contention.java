@@ -67,7 +67,7 @@ final class Contention {
 			gateCpu = new AtomicLong(), lockCpu = new AtomicLong(), gateQueued = new AtomicLong(),
 			lockQueued = new AtomicLong(), gateSlept = new AtomicLong(), lockSlept = new AtomicLong(),
 			startNs = new AtomicLong();
-	/* Set when a thread's sched file had no sum_sleep_runtime: the *_slept_ns figures are then -1. */
+	/* Set when a thread's sched file had no sum_sleep_runtime: the *_slept_ns figures are then -1, not their sums. */
 	private static volatile boolean noSleepFigures;
 	private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 	static volatile long sink;
@@ -134,12 +134,14 @@ final class Contention {
 		 * keeps scheduler statistics (kernel.sched_schedstats=1):
 		 * /proc/thread-self/sched's sum_sleep_runtime ("ms.nnnnnn", the
 		 * sleeps interruptible or not, each added when it ends). -1 where
-		 * the file has no such line.
+		 * the file has no such line, and from then on without reading it.
 		 */
 		long slept() throws IOException {
 			int end, at = 0;
 			long ms = 0, frac = 0;
 
+			if (noSleepFigures)
+				return -1;
 			schedBuffer.clear();
 			while (sched.read(schedBuffer, schedBuffer.position()) > 0 && schedBuffer.hasRemaining())
 				;
@@ -191,15 +193,15 @@ final class Contention {
 
 		/* into: CPU time, run-queue time, time slept (slept(); inside the other two, which it does not need). */
 		void read(long[] into, boolean atEnd) throws IOException {
-			if (!atEnd)
-				into[0] = THREADS.getCurrentThreadCpuTime();
-			if (atEnd)
+			if (atEnd) {
 				into[2] = slept();
-			into[1] = queued();
-			if (!atEnd)
-				into[2] = slept();
-			if (atEnd)
+				into[1] = queued();
 				into[0] = THREADS.getCurrentThreadCpuTime();
+			} else {
+				into[0] = THREADS.getCurrentThreadCpuTime();
+				into[1] = queued();
+				into[2] = slept();
+			}
 		}
 
 		/*
@@ -234,7 +236,7 @@ final class Contention {
 
 				gateCpu.addAndGet(statAfter[0] - statBefore[0]);
 				gateQueued.addAndGet(statAfter[1] - statBefore[1]);
-				gateSlept.addAndGet(statAfter[2] < 0 || statBefore[2] < 0 ? 0 : statAfter[2] - statBefore[2]);
+				gateSlept.addAndGet(statAfter[2] - statBefore[2]);
 				gateWaited.addAndGet(System.nanoTime() - before);
 				sink++;
 			}
@@ -255,7 +257,7 @@ final class Contention {
 
 				lockCpu.addAndGet(statAfter[0] - statBefore[0]);
 				lockQueued.addAndGet(statAfter[1] - statBefore[1]);
-				lockSlept.addAndGet(statAfter[2] < 0 || statBefore[2] < 0 ? 0 : statAfter[2] - statBefore[2]);
+				lockSlept.addAndGet(statAfter[2] - statBefore[2]);
 				lockWaited.addAndGet(System.nanoTime() - before);
 				sink++;
 			} finally {
