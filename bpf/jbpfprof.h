@@ -326,6 +326,7 @@ enum jbpf_counter {
 	JBPF_CNT_SWITCH_IN_LATE,
 	JBPF_CNT_WAIT_NO_STACKS,
 	JBPF_CNT_TICKS_THINNED,  /* of JBPF_CNT_TICKS, dropped by thinning (see cpu_sampler.c) */
+	JBPF_CNT_SAMPLES_LATE,   /* of JBPF_CNT_SAMPLES, taken on a tick more than half a base period late */
 	JBPF_CNT_UNWIND_JAVA_STOP, /* a walk of HotSpot's frames ended early: its last Java frame says why */
 	JBPF_CNT_SIGNAL_BUSY,    /* Java stack signals not sent: the thread still had one pending or in its handler */
 	/* -e nativemem (bpf/nativemem.bpf.c): */

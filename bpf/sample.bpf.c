@@ -54,6 +54,22 @@
 const volatile bool filter_by_tgid = false;
 const volatile bool thin_ticks = false;
 const volatile __u32 keep_threshold = 0; /* keep a tick when prandom < this */
+const volatile __u64 base_period_ns = 0;
+
+/*
+ * When this CPU's timer last ticked. The timer fires every base period
+ * while the CPU runs; a gap of more means it could not: the hypervisor
+ * ran something else (steal time) or interrupts were off. The tick that
+ * ends the gap samples where the thread stood before it, which says
+ * nothing of the time in between, so such samples are counted
+ * (JBPF_CNT_SAMPLES_LATE) and the summary reports them.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} last_tick SEC(".maps");
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -188,6 +204,21 @@ static __always_inline void request_java_stack(struct jbpf_sample *sample, const
 	signal_for_java_stack(sample, bpf_get_current_task_btf(), jt->signo, seq);
 }
 
+/* Whether this tick came more than half a base period after its time; notes it as the last. */
+static __always_inline bool tick_late(void)
+{
+	__u64 now = bpf_ktime_get_ns(), *last;
+	__u32 zero = 0;
+	bool late;
+
+	last = bpf_map_lookup_elem(&last_tick, &zero);
+	if (!last)
+		return false;
+	late = *last && now - *last > base_period_ns + base_period_ns / 2;
+	*last = now;
+	return late;
+}
+
 SEC("perf_event")
 int sample_cpu(struct bpf_perf_event_data *ctx)
 {
@@ -198,6 +229,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	struct jbpf_sample *sample;
 	__u32 zero = 0;
 	__u64 kn, un, size;
+	bool late = tick_late();
 
 	count(JBPF_CNT_TICKS);
 	if (thin_ticks && bpf_get_prandom_u32() >= keep_threshold) {
@@ -210,6 +242,8 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	if (filter_by_tgid && !is_target_task(tgid, current))
 		return 0;
 	count(JBPF_CNT_SAMPLES);
+	if (late)
+		count(JBPF_CNT_SAMPLES_LATE);
 
 	sample = bpf_map_lookup_elem(&scratch, &zero);
 	if (!sample)

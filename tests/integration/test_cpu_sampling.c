@@ -18,7 +18,22 @@ struct shares {
 	double measured[3]; /* percent of the three functions' samples */
 	double truth[3];    /* percent of their CPU time, from the workload */
 	uint64_t samples;
+	uint64_t late;      /* samples the profiler says it took late, of all its targets' */
 };
+
+/* The number in the summary's "; N taken late", 0 without one. */
+static uint64_t late_samples(const char *log)
+{
+	const char *p = strstr(log, " taken late");
+	const char *digits = p;
+
+	if (!p)
+		return 0;
+	while (digits > log && digits[-1] >= '0' && digits[-1] <= '9')
+		digits--;
+	assert_true(digits < p);
+	return strtoull(digits, NULL, 10);
+}
 
 /*
  * Profiles cpu_split run with wargs, with the profiler options args, into
@@ -52,7 +67,25 @@ static void profile_cpu_split(char *const wargs[], char *const args[], long long
 			out->measured[i], out->truth[i], (unsigned long long)n[i]);
 	}
 	out->samples = counted;
+	out->late = late_samples(r.profiler.buf);
 	harness_profiled_free(&r);
+}
+
+/*
+ * What a recording's shares may be off by: floor_pp, or what the sample
+ * count allows if more, and a point per percent of samples taken late. A
+ * late tick is credited to where its thread stood before its CPU was held
+ * up (a hypervisor running something else, interrupts off), and those
+ * moments need not spread over the work's phases: a hypervisor's time
+ * slices can be as periodic as the work. At worst all of them fall in one
+ * function. On a machine with no steal time there are none or a few.
+ */
+static double allowed_error(const struct shares *s, double floor_pp)
+{
+	double late_pp = s->samples ? 100.0 * (double)s->late / (double)s->samples : 0;
+
+	fprintf(stderr, "  %llu taken late: %.2f pp more allowed\n", (unsigned long long)s->late, late_pp);
+	return harness_share_tolerance(s->samples, floor_pp) + late_pp;
 }
 
 static double worst_error(const struct shares *s)
@@ -71,9 +104,13 @@ static void shares_at_997_hz(void **state)
 
 	harness_require_root();
 	profile_cpu_split((char *[]){ "-t", "2", "-c", "10", NULL }, (char *[]){ "-F", "997", NULL }, 12000, &s);
-	/* 12 s of CPU at 997 Hz: about 12,000 samples, and those of the moments the profiler takes to stop. */
-	assert_in_range(s.samples, 10000, 15000);
-	assert_true(worst_error(&s) <= harness_share_tolerance(s.samples, 2.0));
+	/*
+	 * 12 s of CPU at 997 Hz: about 12,000 samples, and those of the
+	 * moments the profiler takes to stop. Late ones come on top: a CPU
+	 * held up by the hypervisor runs no thread, but its next tick samples one.
+	 */
+	assert_in_range(s.samples - s.late, 10000, 15000);
+	assert_true(worst_error(&s) <= allowed_error(&s, 2.0));
 }
 
 /*
@@ -89,9 +126,9 @@ static void no_aliasing_at_100_hz(void **state)
 	harness_require_root();
 	profile_cpu_split((char *[]){ "-t", "2", "-c", "10", "-p", "-w", NULL }, (char *[]){ "-F", "100", NULL }, 40000,
 			  &s);
-	/* 40 s of CPU at 100 Hz: about 4,000 samples, and those of the moments the profiler takes to stop. */
-	assert_in_range(s.samples, 3300, 5000);
-	assert_true(worst_error(&s) <= harness_share_tolerance(s.samples, 3.0));
+	/* 40 s of CPU at 100 Hz: about 4,000 samples, as above. */
+	assert_in_range(s.samples - s.late, 3300, 5000);
+	assert_true(worst_error(&s) <= allowed_error(&s, 3.0));
 }
 
 /*
@@ -133,7 +170,7 @@ static void few_ticks_per_sample(void **state)
 	assert_int_equal(r.profiler_status, 0);
 	line = strstr(r.profiler.buf, "jbpfprof: BPF ticks ");
 	assert_non_null(line);
-	assert_int_equal(sscanf(line, "jbpfprof: BPF ticks %llu (%llu thinned out), samples kept %llu, base period "
+	assert_int_equal(sscanf(line, "jbpfprof: BPF ticks %llu (%llu thinned out), samples kept %llu (%*u late), base period "
 				      "%llu ns", &ticks, &thinned, &kept, &period_ns),
 			 4);
 	assert_true(period_ns >= (unsigned long long)(0.9 * mean_ns) &&

@@ -165,6 +165,7 @@ static void configure(struct cpu_sampler *cs, const struct sampler_config *confi
 	skel->rodata->filter_by_tgid = config->nr_tgids > 0;
 	skel->rodata->thin_ticks = !config->fixed_interval;
 	skel->rodata->keep_threshold = keep_threshold;
+	skel->rodata->base_period_ns = cs->base_period_ns;
 	bpf_map__set_max_entries(skel->maps.events, config->ringbuf_bytes ? config->ringbuf_bytes
 									  : DEFAULT_RINGBUF_BYTES);
 	bpf_map__set_max_entries(skel->maps.waits, config->waits && config->max_threads ? config->max_threads

@@ -60,6 +60,11 @@ static void describe_losses(const struct recording *rec, const struct aggregator
 	if (stats->no_kernel_stack && used < size)
 		used += (size_t)snprintf(buf + used, size - used, "; %llu without a kernel stack",
 					 (unsigned long long)stats->no_kernel_stack);
+	if (rec->counters[JBPF_CNT_SAMPLES_LATE] && used < size)
+		used += (size_t)snprintf(buf + used, size - used,
+					 "; %llu taken late (their CPU was held up: the hypervisor's steal time, or "
+					 "interrupts off), each credited to where its thread stood before",
+					 (unsigned long long)rec->counters[JBPF_CNT_SAMPLES_LATE]);
 	if (stats->times_lost && used < size)
 		used += (size_t)snprintf(buf + used, size - used, "; %llu without their time (the timeline full)",
 					 (unsigned long long)stats->times_lost);
@@ -528,11 +533,12 @@ static void print_verbose_stats(const struct recording *rec)
 	}
 	aggregator__stats(rec->agg, &agg);
 	fprintf(stderr,
-		"jbpfprof: BPF ticks %llu (%llu thinned out), samples kept %llu, base period %llu ns, execs %llu "
-		"(%llu lost)\n",
+		"jbpfprof: BPF ticks %llu (%llu thinned out), samples kept %llu (%llu late), base period %llu ns, "
+		"execs %llu (%llu lost)\n",
 		(unsigned long long)rec->counters[JBPF_CNT_TICKS],
 		(unsigned long long)rec->counters[JBPF_CNT_TICKS_THINNED],
 		(unsigned long long)rec->counters[JBPF_CNT_SAMPLES],
+		(unsigned long long)rec->counters[JBPF_CNT_SAMPLES_LATE],
 		(unsigned long long)rec->base_period_ns, (unsigned long long)agg.execs,
 		(unsigned long long)rec->counters[JBPF_CNT_EXEC_LOST]);
 	fprintf(stderr,
