@@ -4,11 +4,24 @@
  */
 #include "hostile.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/*
+ * Where hostile_workload's copies are, and the process that made it (its
+ * forks must not remove it). Not under /tmp: some tests mount a directory
+ * of their own over /tmp before they run the copy.
+ */
+static char staged_dir[] = "/var/tmp/jbpfprof-hostile-XXXXXX";
+static pid_t staged_by;
 
 static int lookup(uid_t *uid, gid_t *gid)
 {
@@ -68,4 +81,93 @@ int hostile_chown(const char *path)
 	if (hostile_user(&uid, &gid))
 		return -1;
 	return chown(path, uid, gid);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void remove_staged(void)
+{
+	if (getpid() == staged_by)
+		nftw(staged_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The staging directory, made on first use: readable and searchable by all, writable by root only. */
+static const char *staging(void)
+{
+	if (staged_by)
+		return staged_dir;
+	if (!mkdtemp(staged_dir) || chmod(staged_dir, 0755)) {
+		fprintf(stderr, "hostile: cannot make %s: %s\n", staged_dir, strerror(errno));
+		return NULL;
+	}
+	staged_by = getpid();
+	atexit(remove_staged);
+	return staged_dir;
+}
+
+/* Makes the directories of path below the staging directory, mode 0755. */
+static int make_parents(char *path, size_t below)
+{
+	for (char *slash = strchr(path + below + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			fprintf(stderr, "hostile: cannot make %s: %s\n", path, strerror(errno));
+			*slash = '/';
+			return -1;
+		}
+		*slash = '/';
+	}
+	return 0;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+	char buf[65536];
+	ssize_t n;
+
+	if (in < 0)
+		goto done;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	if (out < 0)
+		goto done;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			goto done;
+	rc = n == 0 && fchmod(out, 0755) == 0 ? 0 : -1;
+done:
+	if (rc)
+		fprintf(stderr, "hostile: cannot copy %s to %s: %s\n", from, to, strerror(errno));
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out))
+		rc = -1;
+	return rc;
+}
+
+char *hostile_copy(const char *path, const char *name)
+{
+	const char *dir = staging();
+	char *copy = NULL;
+
+	if (!dir || asprintf(&copy, "%s/%s", dir, name) < 0)
+		return NULL;
+	if (access(copy, F_OK) && (make_parents(copy, strlen(dir)) || copy_file(path, copy))) {
+		free(copy);
+		copy = NULL;
+	}
+	return copy;
+}
+
+char *hostile_workload(const char *name)
+{
+	char *built = harness_workload(name), *copy = built ? hostile_copy(built, name) : NULL;
+
+	free(built);
+	return copy;
 }

@@ -26,6 +26,19 @@ int hostile_user(uid_t *uid, gid_t *gid);
  */
 int hostile_start(struct child *child, char *const argv[], int fd);
 
+/*
+ * The path of a copy of the file at path, named name ("dir/file" allowed),
+ * that the user may read and run, or NULL with a message on stderr. The
+ * checkout may be where the user cannot go (a clone in a directory of mode
+ * 0700), so the copy is made in a directory of this process under
+ * /var/tmp, once per name; the process that made the directory removes it
+ * when it exits. Free the result.
+ */
+char *hostile_copy(const char *path, const char *name);
+
+/* hostile_copy of the workload name, as harness_workload names it. */
+char *hostile_workload(const char *name);
+
 /* Gives path (a file or directory the test made) to the user. 0 or -1. */
 int hostile_chown(const char *path);
 

@@ -5,6 +5,7 @@
  * that still writes its output, and make install with --agent-path.
  */
 #include "harness.h"
+#include "hostile.h"
 
 #include <dirent.h>
 #include <regex.h>
@@ -113,18 +114,22 @@ static void missing_pid_is_one_clear_line(void **state)
 static void not_root_is_one_clear_line(void **state)
 {
 	struct child prof;
+	char *profiler;
 
 	harness_require_root();
 	if (access("/usr/bin/setpriv", X_OK))
 		skip();
+	/* A copy: the checkout itself may be out of the user's reach. */
+	profiler = hostile_copy(harness_profiler(), "jbpfprof");
+	assert_non_null(profiler);
 	char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-			 "--inh-caps=-all", "--bounding-set=-all", (char *)harness_profiler(), "-a", "-d", "1",
-			 NULL };
+			 "--inh-caps=-all", "--bounding-set=-all", profiler, "-a", "-d", "1", NULL };
 
 	assert_int_equal(harness_start_command(&prof, argv, STDERR_FILENO), 0);
 	assert_int_equal(harness_finish(&prof, 10), 1);
 	assert_non_null(strstr(prof.buf, "must run as root"));
 	assert_int_equal(message_lines(prof.buf), 1);
+	free(profiler);
 }
 
 /*

@@ -177,7 +177,7 @@ static void debuglink_symlink_to_canary_is_never_opened(void **state)
 /* The target's private /tmp holds /tmp/perf-PID.map, a symlink to a canary written as a perf map. */
 static void perf_map_symlink_to_canary_is_never_opened(void **state)
 {
-	char *workload = harness_workload("hostile_target"), line[128];
+	char *workload = hostile_workload("hostile_target"), line[128];
 	struct child target, profiler;
 	struct trap t;
 	long long jit;
@@ -211,7 +211,7 @@ static void perf_map_symlink_to_canary_is_never_opened(void **state)
  */
 static void covered_mapping_path_to_canary_is_never_opened(void **state)
 {
-	char *workload = harness_workload("hostile_target"), *libdir, *lib, cmd[1024];
+	char *workload = hostile_workload("hostile_target"), *libdir, *lib, cmd[1024];
 	struct child target, profiler;
 	struct trap t;
 

@@ -85,7 +85,7 @@ static void require_userns(void)
  */
 static void start_fake(struct child *fake, const char *libjvm, const char *mode, const char *tmp)
 {
-	char *workload = harness_workload("fake_jvm");
+	char *workload = hostile_workload("fake_jvm");
 	int rc;
 
 	require_userns();

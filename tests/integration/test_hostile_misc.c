@@ -35,7 +35,7 @@ static int teardown(void **state)
 /* Starts comm_target as the hostile user with thread name comm_hex, and waits for "ready". */
 static void start_target(struct child *c, const char *comm_hex)
 {
-	char *target = harness_workload("comm_target");
+	char *target = hostile_workload("comm_target");
 
 	assert_int_equal(hostile_start(c, (char *[]){ target, (char *)comm_hex, NULL }, STDOUT_FILENO), 0);
 	assert_int_equal(harness_wait_for(c, "ready", 10), 0);
@@ -79,7 +79,7 @@ static void escapes_in_comm_never_reach_the_terminal(void **state)
  */
 static int fork_with_pid(struct child *c, pid_t want, const char *comm_hex)
 {
-	char *target = harness_workload("comm_target");
+	char *target = hostile_workload("comm_target");
 	uid_t uid;
 	gid_t gid;
 

@@ -127,7 +127,7 @@ static void finish_profiler(struct run *r, double start, double deadline)
 /* hostile_jvm in mode, as the hostile user, profiled once; its output loaded into r. */
 static void run_mode(struct run *r, const char *mode)
 {
-	char *workload = harness_workload("hostile_jvm"), *libjvm = harness_workload("hostile_jvm_lib/libjvm.so");
+	char *workload = hostile_workload("hostile_jvm"), *libjvm = hostile_workload("hostile_jvm_lib/libjvm.so");
 	double start;
 
 	memset(r, 0, sizeof(*r));
