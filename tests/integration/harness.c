@@ -559,6 +559,20 @@ double harness_percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+double harness_steal_ns(void)
+{
+	unsigned long long user, nice, system, idle, iowait, irq, softirq, steal;
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	assert_non_null(f);
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system, &idle, &iowait,
+		   &irq, &softirq, &steal);
+	fclose(f);
+	assert_int_equal(n, 8);
+	return (double)steal * 1e9 / (double)sysconf(_SC_CLK_TCK);
+}
+
 double harness_share_tolerance(uint64_t samples, double floor_pp)
 {
 	double allowed = samples ? fmax(floor_pp, 4.5 * 100.0 * sqrt(0.25 / (double)samples)) : floor_pp;

@@ -134,6 +134,12 @@ int find_frame(const struct frames *fr, int from, const char *name);
 long long harness_truth(const struct child *child, const char *name);
 
 /*
+ * The steal time of all CPUs since boot, in ns: time the hypervisor gave
+ * our virtual CPUs' host CPUs to others. /proc/stat counts it in clock ticks.
+ */
+double harness_steal_ns(void);
+
+/*
  * Statistical checks of shares (percentages of samples against a workload's
  * truth): the error allowed in percentage points is floor_pp, or 4.5
  * standard errors of the widest share (50%) over the samples there are,

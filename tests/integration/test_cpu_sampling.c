@@ -44,6 +44,7 @@ static void profile_cpu_split(char *const wargs[], char *const args[], long long
 {
 	long long truth[3], truth_total = 0;
 	uint64_t counted = 0, n[3];
+	double stolen_ns = harness_steal_ns();
 	struct profiled r;
 
 	if (cpu_ms)
@@ -68,6 +69,7 @@ static void profile_cpu_split(char *const wargs[], char *const args[], long long
 	}
 	out->samples = counted;
 	out->late = late_samples(r.profiler.buf);
+	fprintf(stderr, "  steal time on all CPUs meanwhile: %.0f ms\n", (harness_steal_ns() - stolen_ns) / 1e6);
 	harness_profiled_free(&r);
 }
 

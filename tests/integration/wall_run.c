@@ -29,20 +29,6 @@ static int64_t monotonic_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-double steal_ns(void)
-{
-	unsigned long long user, nice, system, idle, iowait, irq, softirq, steal;
-	FILE *f = fopen("/proc/stat", "r");
-	int n;
-
-	assert_non_null(f);
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system, &idle, &iowait,
-		   &irq, &softirq, &steal);
-	fclose(f);
-	assert_int_equal(n, 8);
-	return (double)steal * 1e9 / (double)sysconf(_SC_CLK_TCK);
-}
-
 /* The state letter of a thread (R, S, D...) from /proc/PID/task/TID/stat. */
 static char thread_state(pid_t pid, long tid)
 {
@@ -88,7 +74,7 @@ static void read_schedstats(struct wall_run *r)
 		point->cpu_ns[i] = (double)cpu;
 		point->runqueue_ns[i] = (double)wait;
 	}
-	point->steal_ns = steal_ns();
+	point->steal_ns = harness_steal_ns();
 	point->t_ns = monotonic_ns();
 }
 

@@ -52,11 +52,6 @@ struct wall_run {
 	double asleep_queued_ns[NR_MIX]; /* runqueue time schedstat counted while the thread slept */
 };
 
-/*
- * The steal time of all CPUs since boot, in ns: time the hypervisor gave
- * our virtual CPUs' host CPUs to others. /proc/stat counts it in clock ticks.
- */
-double steal_ns(void);
 
 /* The last point read at or before t, and the first at or after it. */
 void points_around(const struct wall_run *r, int64_t t, size_t *before, size_t *after);
