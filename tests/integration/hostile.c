@@ -147,6 +147,9 @@ done:
 		close(in);
 	if (out >= 0 && close(out))
 		rc = -1;
+	/* A part copy must not pass for the file at the next call. */
+	if (rc && out >= 0)
+		unlink(to);
 	return rc;
 }
 
