@@ -68,6 +68,9 @@ if [ ! -s "$initramfs" ] || [ "$here/guest-init" -nt "$initramfs" ]; then
 	mv "$initramfs.tmp" "$initramfs"
 fi
 
+# The guest mounts a /tmp of its own; guest-init keeps a checkout under
+# the host's /tmp (a clone in a mktemp -d directory) in sight through it.
+printf '%s\n' "$PWD" >"$results/checkout"
 {
 	echo "cd $(printf '%q' "$PWD") || exit 126"
 	printf '%q ' "$@"
