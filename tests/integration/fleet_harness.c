@@ -8,7 +8,6 @@
 #include "jvm.h"
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -25,16 +24,10 @@
 #include "proto/pyroscope/push/v1/push.pb-c.h"
 #include "../unit/pprof_fixture.h"
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	remove(path); /* what cannot be removed stays behind in /tmp; the walk goes on */
-	return 0;
-}
-
 void remove_tree(char *dir)
 {
 	if (dir)
-		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		harness_remove_tree(dir);
 	free(dir);
 }
 

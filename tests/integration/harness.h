@@ -191,6 +191,12 @@ void harness_output_free(struct collapsed *stacks, char *file, char *dir);
 
 /* A fresh temporary directory (caller frees the string) and a path in it. */
 char *harness_tmpdir(void);
+/*
+ * Removes dir and everything under it, symbolic links as links (a tree may
+ * hold what a hostile user put there). What cannot be removed stays; the
+ * walk goes on.
+ */
+void harness_remove_tree(const char *dir);
 char *harness_path(const char *dir, const char *file);
 
 #endif /* JBPF_HARNESS_H */

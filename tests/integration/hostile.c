@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,17 +82,10 @@ int hostile_chown(const char *path)
 	return chown(path, uid, gid);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return type == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static void remove_staged(void)
 {
 	if (getpid() == staged_by)
-		nftw(staged_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		harness_remove_tree(staged_dir);
 }
 
 /* The staging directory, made on first use: readable and searchable by all, writable by root only. */

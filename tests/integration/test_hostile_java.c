@@ -180,27 +180,6 @@ static char *private_tmp(const char *top)
 	return tmp;
 }
 
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char *p;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		p = harness_path(dir, e->d_name);
-		if (unlink(p))
-			remove_tree(p);
-		free(p);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 /* A fake JVM of the hostile user, with its private /tmp and its libjvm.so. */
 struct fake_target {
 	char *top, *tmp, *libjvm;
@@ -225,7 +204,7 @@ static void fake_target_finish(struct fake_target *t, bool clean_exit)
 
 	if (clean_exit)
 		assert_int_equal(status, 0);
-	remove_tree(t->top);
+	harness_remove_tree(t->top);
 	free(t->tmp);
 	free(t->libjvm);
 	free(t->top);

@@ -52,7 +52,6 @@ struct wall_run {
 	double asleep_queued_ns[NR_MIX]; /* runqueue time schedstat counted while the thread slept */
 };
 
-
 /* The last point read at or before t, and the first at or after it. */
 void points_around(const struct wall_run *r, int64_t t, size_t *before, size_t *after);
 
