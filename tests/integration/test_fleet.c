@@ -319,8 +319,7 @@ static void spool_bound_drops_oldest(void **state)
 	assert_int_equal(dropped, (long long)(hi + 1 - kept));
 	free(url);
 	remove_tree(spool);
-	free(s.dir);
-	free(s.portfile);
+	server_free(&s);
 }
 
 /* The seq of a --dir file "<UTC>-<seq>-<service>....pb.gz", or -1. */
