@@ -29,6 +29,7 @@
 	var tlStates = [], tlStateOf, tlRows = [], tlRowOf, tlLabelW = 0;
 	var bucketTotal, stateCounts, rowCounts, maxBucket = 0, maxRowCell = 0;
 	var tlCanvas = document.getElementById("timeline"), tlCtx = tlCanvas.getContext("2d");
+	var tlScroll = document.getElementById("timescroll");
 	var timeInfo = document.getElementById("timeinfo");
 	var tlWidth = 0, tlPlotW = 0;
 
@@ -145,11 +146,12 @@
 	function drawTimeline() {
 		if (!tlBuckets)
 			return;
-		tlWidth = Math.max(chart.clientWidth - 20, 100);
 		var height = TL_BARS + tlRows.length * TL_ROW + TL_AXIS;
 		var ratio = window.devicePixelRatio || 1;
-		tlCanvas.style.width = tlWidth + "px";
+		/* Height first: it decides whether the box shows a scroll bar, which takes from the width. */
 		tlCanvas.style.height = height + "px";
+		tlWidth = Math.max(tlScroll.clientWidth, 100);
+		tlCanvas.style.width = tlWidth + "px";
 		tlCanvas.width = Math.max(1, Math.floor(tlWidth * ratio));
 		tlCanvas.height = Math.max(1, Math.floor(height * ratio));
 		var g = tlCtx;

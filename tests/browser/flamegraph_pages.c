@@ -536,6 +536,52 @@ static void timeline_selects_a_range(struct emitter *e)
 	profile__free(p);
 }
 
+/*
+ * A recording taller than the window: DEEP_THREADS threads, each with a
+ * stack of DEEP_FRAMES frames, every sample timed. The page opens at the
+ * flame graph's root; the timeline's bars and its first row must be in
+ * view beside it, not scrolled off above.
+ */
+#define DEEP_THREADS 48
+#define DEEP_FRAMES 90
+#define DEEP_TICKS 2000
+
+static void deep_page_shows_timeline_and_root(struct emitter *e)
+{
+	struct profile *p = new_profile();
+	struct output_meta meta = { .title = "CPU profile of a deep program", .duration_s = DEEP_TICKS / 1000.0,
+				    .frequency_hz = 100 };
+	uint32_t frames[DEEP_FRAMES + 1], index;
+	char name[64];
+
+	for (int t = 0; t < DEEP_THREADS; t++) {
+		int64_t id;
+
+		snprintf(name, sizeof(name), "worker-%d", t);
+		id = profile__intern_thread(p, name, 5000 + t);
+		if (id < 0)
+			die("cannot add thread %s", name);
+		frames[0] = (uint32_t)id;
+		for (int d = 1; d <= DEEP_FRAMES; d++) {
+			snprintf(name, sizeof(name), "level_%d_%d", d, d < DEEP_FRAMES / 2 ? 0 : t);
+			id = profile__intern(p, name, FRAME_KIND_JAVA);
+			if (id < 0)
+				die("cannot add frame %s", name);
+			frames[d] = (uint32_t)id;
+		}
+		for (uint32_t tick = (uint32_t)t; tick < DEEP_TICKS; tick += 10) {
+			if (profile__add_indexed(p, frames, DEEP_FRAMES + 1, 1, &index) ||
+			    profile__add_span(p, index, tick, tick, 1))
+				die("cannot add a sample of thread %d", t);
+		}
+	}
+	write_page("deep.html", NULL, p, &meta);
+	emit_check(e, __func__, "deep.html");
+	emit_u64(e, "seconds", DEEP_TICKS / 1000);
+	emit_close(e, '}');
+	profile__free(p);
+}
+
 int main(int argc, char **argv)
 {
 	static void (*const checks[])(struct emitter *) = {
@@ -543,7 +589,7 @@ int main(int argc, char **argv)
 		click_zooms_and_reset_returns,  icicle_toggle_puts_the_root_on_top,
 		hostile_names_are_shown_as_text, diff_page_colours_by_change_of_share,
 		thread_and_state_are_named,     events_page_shows_one_event_at_a_time,
-		timeline_selects_a_range,
+		timeline_selects_a_range,       deep_page_shows_timeline_and_root,
 	};
 	char path[4096];
 	struct emitter e;

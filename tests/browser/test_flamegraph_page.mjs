@@ -430,6 +430,36 @@ function timelinePixel(pt, p) {
 
 const timelinePoint = (pt, s, row) => pt.page.evaluate(([t, r]) => flamegraphPage.timelinePoint(t, r), [s, row]);
 
+/* The element the browser would give a click at viewport point p: its id, or its tag. */
+const elementAt = (pt, p) => pt.page.evaluate((q) => {
+	const el = document.elementFromPoint(q.x, q.y);
+	return el ? el.id || el.tagName : null;
+}, p);
+
+check('deep_page_shows_timeline_and_root', async (pt, want) => {
+	const size = await pt.page.evaluate(() => [document.documentElement.scrollHeight, window.innerHeight]);
+	assert.ok(size[0] > size[1] * 1.5, `the page is ${size[0]} pixels tall in a window of ${size[1]}: not deep enough`);
+
+	/* Opened at the root, which is drawn and not under the header. */
+	const root = await pt.drawnFrame('all');
+	assert.ok(root.y + root.height <= size[1], `the root is drawn at y=${root.y}, below the window`);
+	assert.equal(await elementAt(pt, { x: root.x + root.width / 2, y: root.y + root.height / 2 }), 'canvas');
+
+	/* The timeline's bars and its busiest row are in view at once. */
+	for (const row of [-1, 0]) {
+		const p = await timelinePoint(pt, want.seconds / 2, row);
+		assert.ok(p.y > 0 && p.y < size[1], `the timeline's row ${row} is at y=${p.y}, out of the window`);
+		assert.equal(await elementAt(pt, p), 'timeline', `row ${row}`);
+	}
+	/* The rows past the box's height scroll inside it, and leave the flame graph room. */
+	const box = await pt.page.evaluate(() => {
+		const b = document.getElementById('timescroll');
+		return [b.scrollHeight, b.clientHeight];
+	});
+	assert.ok(box[0] > box[1] && box[1] <= size[1] * 0.4 + 1, `the timeline box is ${box[1]} of ${box[0]} pixels`);
+	await pt.screenshot('flamegraph-deep.png', 'a deep page as it opens');
+});
+
 check('timeline_selects_a_range', async (pt, want) => {
 	const purple = ([r, g, b]) => r > g + 50 && b > g + 50;
 
