@@ -82,59 +82,40 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+. bench/tomcat.sh
 
 rounds=${1:-4}
 asprof=${2:-}
 prof=${PROFILER:-build/jbpfprof}
 baseline=${BASELINE:-}
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
-catalina_home=/usr/share/tomcat10
 seconds=${SERVER_SECONDS:-8}
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 [ -x "$prof" ] || { echo "bench: $prof not built (make)" >&2; exit 1; }
 for tool in wrk bpftool curl python3; do
 	command -v "$tool" >/dev/null || { echo "bench: needs $tool (apt-get install $tool)" >&2; exit 1; }
 done
-[ -x "$catalina_home/bin/catalina.sh" ] || { echo "bench: needs tomcat10 (apt-get install tomcat10)" >&2; exit 1; }
+[ -z "$(tomcat_missing)" ] || { echo "bench: $(tomcat_missing)" >&2; exit 1; }
 [ -z "$asprof" ] || [ -x "$asprof" ] || { echo "bench: $asprof is not executable" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 old_stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
-tomcat=
 cleanup() {
-	if [ -n "$tomcat" ] && kill "$tomcat" 2>/dev/null; then
-		for _ in $(seq 50); do kill -0 "$tomcat" 2>/dev/null || break; sleep 0.2; done
-		kill -9 "$tomcat" 2>/dev/null || true
-	fi
+	tomcat_stop
 	echo "$old_stats" >/proc/sys/kernel/bpf_stats_enabled
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-# A CATALINA_BASE: Debian's configuration on a free port, no shutdown port, one JSP.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-base=$tmp/base
-mkdir -p "$base/conf" "$base/logs" "$base/temp" "$base/work" "$base/webapps/ROOT"
-cp "$catalina_home"/etc/* "$base/conf/"
-sed -i -e "s/port=\"8080\"/port=\"$port\" address=\"127.0.0.1\"/" -e 's/port="8005"/port="-1"/' "$base/conf/server.xml"
-cat >"$base/webapps/ROOT/index.jsp" <<'JSP'
-<%@ page session="false" import="java.util.*" %><%
+# One small JSP: a few string and map operations per request.
+tomcat_start "$tmp" '<%@ page session="false" import="java.util.*" %><%
 	Map<String, Integer> words = new TreeMap<>();
 	String text = "the quick brown fox jumps over the lazy dog " + request.getQueryString();
 	for (String w : text.split(" "))
 		words.merge(w, 1, Integer::sum);
 	out.print(words);
-%>
-JSP
-CATALINA_HOME=$catalina_home CATALINA_BASE=$base CATALINA_TMPDIR=$base/temp \
-	"$catalina_home/bin/catalina.sh" run >"$tmp/tomcat.log" 2>&1 &
-tomcat=$!
-url=http://127.0.0.1:$port/index.jsp?x=1
-for _ in $(seq 120); do
-	curl -sf "$url" >/dev/null 2>&1 && break
-	sleep 0.5
-done
-curl -sf "$url" >/dev/null || { echo "bench: Tomcat did not start:" >&2; cat "$tmp/tomcat.log" >&2; exit 1; }
+%>'
+url="$url?x=1"
 jvm=$tomcat   # catalina.sh run execs java
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 

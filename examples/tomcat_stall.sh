@@ -18,12 +18,12 @@
 # keeps 8 connections open), and is stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/lib.sh   # wait_for_sampling
+. bench/lib.sh      # wait_for_sampling
+. bench/tomcat.sh   # tomcat_start, tomcat_stop
 
 out=${1:?usage: examples/tomcat_stall.sh OUTPUT.html [SCREENSHOT.png]}
 shot=${2:-}
 prof=build/jbpfprof
-catalina_home=/usr/share/tomcat10
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 seconds=20 stall_at=8 stall_ms=4000
 [ "$(id -u)" = 0 ] || { echo "tomcat_stall.sh: run as root" >&2; exit 1; }
@@ -31,28 +31,17 @@ seconds=20 stall_at=8 stall_ms=4000
 for tool in wrk curl python3; do
 	command -v "$tool" >/dev/null || { echo "tomcat_stall.sh: needs $tool (apt-get install $tool)" >&2; exit 1; }
 done
-[ -x "$catalina_home/bin/catalina.sh" ] ||
-	{ echo "tomcat_stall.sh: needs tomcat10 (apt-get install tomcat10)" >&2; exit 1; }
+[ -z "$(tomcat_missing)" ] || { echo "tomcat_stall.sh: $(tomcat_missing)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
-tomcat=
 cleanup() {
-	if [ -n "$tomcat" ] && kill "$tomcat" 2>/dev/null; then
-		for _ in $(seq 50); do kill -0 "$tomcat" 2>/dev/null || break; sleep 0.2; done
-		kill -9 "$tomcat" 2>/dev/null || true
-	fi
+	tomcat_stop
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-# A CATALINA_BASE: Debian's configuration on a free port, 8 request threads, no shutdown port, one JSP.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-base=$tmp/base
-mkdir -p "$base/conf" "$base/logs" "$base/temp" "$base/work" "$base/webapps/ROOT"
-cp "$catalina_home"/etc/* "$base/conf/"
-sed -i -e "0,/port=\"8080\"/s//port=\"$port\" address=\"127.0.0.1\" maxThreads=\"8\" minSpareThreads=\"8\"/" \
-	-e 's/port="8005"/port="-1"/' "$base/conf/server.xml"
-cat >"$base/webapps/ROOT/index.jsp" <<'JSP'
+# 8 request threads (wrk keeps 8 connections open), and one JSP.
+jsp=$(cat <<'JSP'
 <%@ page session="false" import="java.util.*" %><%!
 	/* The price list every request reads, and the lock that guards it. */
 	static final Object PRICES_LOCK = new Object();
@@ -89,15 +78,9 @@ cat >"$base/webapps/ROOT/index.jsp" <<'JSP'
 	out.print(words + " " + priceOf("fox"));
 %>
 JSP
-CATALINA_HOME=$catalina_home CATALINA_BASE=$base CATALINA_TMPDIR=$base/temp \
-	"$catalina_home/bin/catalina.sh" run >"$tmp/tomcat.log" 2>&1 &
-tomcat=$!   # catalina.sh run execs java
-url="http://127.0.0.1:$port/index.jsp?x=1"
-for _ in $(seq 120); do
-	curl -sf "$url" >/dev/null 2>&1 && break
-	sleep 0.5
-done
-curl -sf "$url" >/dev/null || { echo "tomcat_stall.sh: Tomcat did not start:" >&2; cat "$tmp/tomcat.log" >&2; exit 1; }
+)
+tomcat_start "$tmp" "$jsp" 'maxThreads="8" minSpareThreads="8"'
+url="$url?x=1"
 
 # Warm up (JIT), so that the recording shows the service, not the compiler.
 wrk -t2 -c8 -d25s "$url" >/dev/null
