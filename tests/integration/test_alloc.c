@@ -17,7 +17,13 @@
  * points are at least four of them, and a total's relative deviation
  * 1 / sqrt(N) makes 10% more still. A slow machine takes longer, the same
  * work, the same figures. And each class is allocated under its method
- * alone: no stack puts long[] under alloc30.
+ * alone: no stack puts long[] under alloc30. A method's stack may end in
+ * a class none of them allocates: what the VM allocates on its behalf the
+ * first time it runs (resolving AllocSplit$Box makes a String and a byte[],
+ * 343 bytes, seen with --alloc-interval 64). A sample can land there, as
+ * any allocation may be sampled, so such bytes are allowed up to 0.1% of
+ * the total (some eight samples), far more than they can take by chance,
+ * far less than a profiler that names the wrong class would give them.
  *
  * And the objects: the recording's pprof file, read by `go tool pprof`
  * (Debian's golang-go) with -sample_index=alloc_objects, counts the Box
@@ -44,6 +50,15 @@
 static const char *const methods[] = { "AllocSplit.alloc60", "AllocSplit.alloc30", "AllocSplit.alloc10" };
 static const char *const classes[] = { "long[]", "int[]", "AllocSplit$Box" };
 static const char *const truths[] = { "alloc60", "alloc30", "alloc10" };
+
+/* Which of the three methods allocates class, or -1. */
+static int class_index(const char *class)
+{
+	for (int m = 0; m < 3; m++)
+		if (!strcmp(class, classes[m]))
+			return m;
+	return -1;
+}
 
 /*
  * The alloc_objects of the stacks ending in class, from `go tool pprof
@@ -139,7 +154,7 @@ static void check_cpu_view(const struct jdk *jdk, const char *collapsed, const c
 static void check(const struct jdk *jdk, bool with_cpu)
 {
 	char *dir, *collapsed, *cpu_collapsed, *pprof, *go, pid[16];
-	uint64_t bytes[3] = { 0 }, misplaced = 0, sum = 0;
+	uint64_t bytes[3] = { 0 }, misplaced = 0, vm_made = 0, sum = 0;
 	long long truth[3], truth_sum = 0;
 	struct child profiler;
 	struct collapsed c;
@@ -192,8 +207,14 @@ static void check(const struct jdk *jdk, bool with_cpu)
 			if (find_frame(&fr, 0, methods[m]) < 0)
 				continue;
 			bytes[m] += c.counts[i];
-			if (strcmp(leaf_of(&fr), classes[m]))
+			if (!strcmp(leaf_of(&fr), classes[m]))
+				continue;
+			fprintf(stderr, "  %s: %" PRIu64 " bytes under %s end in %s\n", jdk->name, c.counts[i], methods[m],
+				leaf_of(&fr));
+			if (class_index(leaf_of(&fr)) >= 0)
 				misplaced += c.counts[i];
+			else
+				vm_made += c.counts[i];
 		}
 		free(fr.buf);
 	}
@@ -217,8 +238,9 @@ static void check(const struct jdk *jdk, bool with_cpu)
 		}
 		assert_true(fabs((double)sum - (double)truth_sum) <= 0.10 * (double)truth_sum);
 	}
-	/* Each method's bytes end in its own class only. */
+	/* No method's bytes end in another method's class; what the VM made for them is a sample or a few. */
 	assert_int_equal(misplaced, 0);
+	assert_true(vm_made * 1000 <= sum);
 	{
 		double boxes = pprof_objects(pprof, "AllocSplit$Box"), want = (double)harness_truth(&jvm.out, "objects10");
 		double n = (double)truth[2] / INTERVAL, bound = 4 / sqrt(n);
