@@ -16,14 +16,15 @@
  * deviation is sqrt(p (1 - p) / N): the test asks for enough work that 3
  * points are at least four of them, and a total's relative deviation
  * 1 / sqrt(N) makes 10% more still. A slow machine takes longer, the same
- * work, the same figures. And each class is allocated under its method
- * alone: no stack puts long[] under alloc30. A method's stack may end in
- * a class none of them allocates: what the VM allocates on its behalf the
- * first time it runs (resolving AllocSplit$Box makes a String and a byte[],
- * 343 bytes, seen with --alloc-interval 64). A sample can land there, as
- * any allocation may be sampled, so such bytes are allowed up to 0.1% of
- * the total (some eight samples), far more than they can take by chance,
- * far less than a profiler that names the wrong class would give them.
+ * work, the same figures. And each method allocates its own class alone:
+ * no stack puts long[] right above alloc30. Other stacks under a method
+ * are what the JVM makes on its behalf the first time it runs: resolving
+ * and loading AllocSplit$Box (recorded with --alloc-interval 64: JDK 17
+ * makes a String and a byte[] right above alloc10, 454 bytes; JDK 25 runs
+ * its class loader's Java code, 2,183 bytes of nine classes, int[]
+ * among them). Any allocation may be sampled, so those are allowed up to
+ * 0.1% of the bytes (some eight samples): far more than they can take by
+ * chance, far less than a profiler that names the wrong class gives them.
  *
  * And the objects: the recording's pprof file, read by `go tool pprof`
  * (Debian's golang-go) with -sample_index=alloc_objects, counts the Box
@@ -154,7 +155,7 @@ static void check_cpu_view(const struct jdk *jdk, const char *collapsed, const c
 static void check(const struct jdk *jdk, bool with_cpu)
 {
 	char *dir, *collapsed, *cpu_collapsed, *pprof, *go, pid[16];
-	uint64_t bytes[3] = { 0 }, misplaced = 0, vm_made = 0, sum = 0;
+	uint64_t bytes[3] = { 0 }, misplaced = 0, others = 0, sum = 0;
 	long long truth[3], truth_sum = 0;
 	struct child profiler;
 	struct collapsed c;
@@ -211,10 +212,11 @@ static void check(const struct jdk *jdk, bool with_cpu)
 				continue;
 			fprintf(stderr, "  %s: %" PRIu64 " bytes under %s end in %s\n", jdk->name, c.counts[i], methods[m],
 				leaf_of(&fr));
-			if (class_index(leaf_of(&fr)) >= 0)
+			/* The method's own 'new' named with another method's class: a wrong class. */
+			if (fr.n >= 2 && !strcmp(fr.f[fr.n - 2], methods[m]) && class_index(leaf_of(&fr)) >= 0)
 				misplaced += c.counts[i];
 			else
-				vm_made += c.counts[i];
+				others += c.counts[i];
 		}
 		free(fr.buf);
 	}
@@ -238,9 +240,9 @@ static void check(const struct jdk *jdk, bool with_cpu)
 		}
 		assert_true(fabs((double)sum - (double)truth_sum) <= 0.10 * (double)truth_sum);
 	}
-	/* No method's bytes end in another method's class; what the VM made for them is a sample or a few. */
+	/* No method allocates another's class itself; what the JVM made for them is a sample or a few. */
 	assert_int_equal(misplaced, 0);
-	assert_true(vm_made * 1000 <= sum);
+	assert_true(others * 1000 <= sum);
 	{
 		double boxes = pprof_objects(pprof, "AllocSplit$Box"), want = (double)harness_truth(&jvm.out, "objects10");
 		double n = (double)truth[2] / INTERVAL, bound = 4 / sqrt(n);
