@@ -115,7 +115,6 @@ tomcat_start "$tmp" '<%@ page session="false" import="java.util.*" %><%
 		words.merge(w, 1, Integer::sum);
 	out.print(words);
 %>'
-url="$url?x=1"
 jvm=$tomcat   # catalina.sh run execs java
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 

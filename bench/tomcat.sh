@@ -10,7 +10,8 @@
 #       index.jsp; ATTRIBUTES are added to the HTTP connector (for example
 #       maxThreads="8"). Returns once a request has been served, with
 #       tomcat (the JVM's pid: catalina.sh run execs java), port and url
-#       (the JSP's address) set; else prints Tomcat's log and returns 1.
+#       (the JSP's address with the query x=1, which the JSPs print) set;
+#       else prints Tomcat's log and returns 1.
 #   tomcat_stop
 #       Stops it: TERM, then KILL after 10 s. For the caller's exit trap.
 
@@ -35,9 +36,9 @@ tomcat_start() {
 	CATALINA_HOME=$tomcat_home CATALINA_BASE=$base CATALINA_TMPDIR=$base/temp \
 		"$tomcat_home/bin/catalina.sh" run >"$dir/tomcat.log" 2>&1 &
 	tomcat=$!
-	url=http://127.0.0.1:$port/index.jsp
+	url="http://127.0.0.1:$port/index.jsp?x=1"
 	for _ in $(seq 120); do
-		curl -sf "$url?x=1" >/dev/null 2>&1 && return 0
+		curl -sf "$url" >/dev/null 2>&1 && return 0
 		kill -0 "$tomcat" 2>/dev/null || break
 		sleep 0.5
 	done

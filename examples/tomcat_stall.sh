@@ -80,7 +80,6 @@ jsp=$(cat <<'JSP'
 JSP
 )
 tomcat_start "$tmp" "$jsp" 'maxThreads="8" minSpareThreads="8"'
-url="$url?x=1"
 
 # Warm up (JIT), so that the recording shows the service, not the compiler.
 wrk -t2 -c8 -d25s "$url" >/dev/null
