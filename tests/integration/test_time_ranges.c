@@ -259,6 +259,13 @@ static void totals_of_diff(const char *path, uint64_t *before, uint64_t *after)
 		fail_msg("%s: no before/after totals", path);
 }
 
+/* The line at line (up to its end), after who; nothing when line is NULL. */
+static void print_line(const char *who, const char *line)
+{
+	if (line)
+		fprintf(stderr, "  %s: %.*s\n", who, (int)strcspn(line, "\n"), line);
+}
+
 /* Whether want holds at least 95% of the two phases' samples, which must be some. */
 static void check_share(const char *what, const char *range, struct split s, bool one)
 {
@@ -301,6 +308,10 @@ static void phases_cut(void **state)
 	assert_int_equal(harness_finish(&profiler, 60), 0);
 	if (harness_wait_for(&target, "done", 30))
 		fail_msg("phases did not finish: %s", target.buf);
+	/* When the phases switched and ended, and what the profiler recorded: the clues if a range misses. */
+	print_line("phases", strstr(target.buf, "switch "));
+	print_line("phases", strstr(target.buf, "done "));
+	print_line("profiler", strstr(profiler.buf, "jbpfprof: recorded "));
 	harness_stop_workload(&target);
 	run((char *[]){ "convert", pprof, "-f", again, NULL });
 	for (size_t r = 0; r < 2; r++) {
