@@ -423,11 +423,12 @@ static int add_samples(struct builder *b, const struct profile *profile, uint64_
  * counts in µs (a wall-clock profile's) is shared out in µs, so that each
  * span's part reads back to a whole number of them and the parts of a
  * stack still add up to its count once read (input/pprof_read.c rounds
- * each sample's ns to µs).
+ * each sample's ns to µs). Only a value in ns: a count (samples, bytes,
+ * objects) of 1000 is 1000 units, not one unit of 1000 to give a single span.
  */
-static uint64_t value_unit(uint64_t value)
+static uint64_t value_unit(uint64_t value, bool in_ns)
 {
-	return value && value % 1000 == 0 ? 1000 : 1;
+	return in_ns && value && value % 1000 == 0 ? 1000 : 1;
 }
 
 /*
@@ -477,7 +478,7 @@ static int add_timed_samples(struct builder *b, const struct profile *profile, i
 		*s = *of;
 		s->value = &b->timed_values[n * types];
 		for (size_t v = 0; v < types; v++) {
-			uint64_t quantum = value_unit((uint64_t)of->value[v]);
+			uint64_t quantum = value_unit((uint64_t)of->value[v], b->msg.sample_type[v]->unit == unit);
 
 			s->value[v] = (int64_t)(quantum * timeline__span_share(sp, (uint64_t)of->value[v] / quantum,
 									   weights[sp->stack],

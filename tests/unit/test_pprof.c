@@ -28,6 +28,7 @@
 #include "output/output.h"
 #include "proto/profile.pb-c.h"
 #include "input/pprof_read.h"
+#include "profile/view.h"
 #include "profile/profile.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -211,6 +212,56 @@ static void profile_without_thread_frames_reads_back(void **state)
 
 	meta.process_roots = "name";
 	check_round_trip(stacks, ARRAY_SIZE(stacks), &meta, false, false);
+}
+
+/*
+ * A stack counted 1000 times, one sample a tick over ticks 0..999, and
+ * another over 1000..1999: each span's part of the count survives the file,
+ * so ticks 100..399 read back as 300 of the first stack. (A count of 1000
+ * was once shared out in units of 1000, as a time in ns is: the whole count
+ * landed on the stack's last span.)
+ */
+static void spans_keep_their_part_of_a_round_count(void **state)
+{
+	struct profile *p = profile__new(NULL), *cut = profile__new(NULL);
+	uint32_t a, b, index;
+	struct pprof_recording rec;
+	uint8_t *data;
+	size_t len;
+	int found = 0;
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(cut);
+	a = (uint32_t)profile__intern(p, "a", FRAME_KIND_NATIVE);
+	b = (uint32_t)profile__intern(p, "b", FRAME_KIND_NATIVE);
+	for (uint32_t tick = 0; tick < 2000; tick++) {
+		assert_int_equal(profile__add_indexed(p, tick < 1000 ? &a : &b, 1, 1, &index), 0);
+		assert_int_equal(profile__add_span(p, index, tick, tick, 1), 0);
+	}
+	data = write_pprof(p, &cpu_meta, &len);
+	read_ok(data, len, &rec);
+	assert_int_equal(view__apply(rec.profile, &(struct view_config){ .time_range = true, .from_tick = 100,
+									  .to_tick = 400 },
+				     cut, NULL),
+			 0);
+	for (size_t i = 0; i < profile__stack_count(cut); i++) {
+		size_t depth;
+		uint64_t count;
+		const uint32_t *frames = profile__stack(cut, i, &depth, &count);
+
+		if (!strcmp(profile__frame_name(cut, frames[depth - 1]), "a")) {
+			assert_int_equal(count, 300);
+			found = 1;
+		} else {
+			assert_int_equal(count, 0);
+		}
+	}
+	assert_true(found);
+	pprof_recording__free(&rec);
+	free(data);
+	profile__free(cut);
+	profile__free(p);
 }
 
 static void empty_profile_reads_back_empty(void **state)
@@ -823,6 +874,7 @@ int main(void)
 		cmocka_unit_test(java_lines_and_files_travel),
 		cmocka_unit_test(wall_profile_reads_back_as_written),
 		cmocka_unit_test(profile_without_thread_frames_reads_back),
+		cmocka_unit_test(spans_keep_their_part_of_a_round_count),
 		cmocka_unit_test(empty_profile_reads_back_empty),
 		cmocka_unit_test(cpu_message_has_samples_and_cpu_time),
 		cmocka_unit_test(wall_message_has_nanoseconds_and_states),
